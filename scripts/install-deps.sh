@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages paradnn builds and runs with. Idempotent:
+# installs only what is missing. Needs root (or sudo) for apt-get.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
+  libsqlite3-dev sqlite3
+  libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libboost-dev libboost-system-dev
+  libgtest-dev libgmock-dev
+  libtorch-dev libopenblas0-pthread
+  python3-torch
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all packages present"
+fi
+
+# LibTorch calls whatever libblas.so.3 is selected; the reference BLAS is ~13x
+# slower than OpenBLAS, so make sure OpenBLAS is the one selected.
+openblas=$(update-alternatives --list "libblas.so.3-$(dpkg-architecture -qDEB_HOST_MULTIARCH)" 2>/dev/null \
+           | grep -m1 openblas-pthread || true)
+if [ -n "$openblas" ]; then
+  current=$(readlink -f "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libblas.so.3" || true)
+  if [ "$current" != "$(readlink -f "$openblas")" ]; then
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" update-alternatives --set "libblas.so.3-$(dpkg-architecture -qDEB_HOST_MULTIARCH)" "$openblas"
+    "${sudo_cmd[@]}" update-alternatives --set "liblapack.so.3-$(dpkg-architecture -qDEB_HOST_MULTIARCH)" \
+      "$(dirname "$openblas")/liblapack.so.3" 2>/dev/null || true
+  fi
+fi
