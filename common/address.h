@@ -1,0 +1,28 @@
+// Where the coordinator is: --coordinator, else $PARADNN_COORDINATOR, else
+// the loopback default. Accepts HOST:PORT, [V6]:PORT and unix:PATH.
+#ifndef PARADNN_COMMON_ADDRESS_H_
+#define PARADNN_COMMON_ADDRESS_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace paradnn::common {
+
+inline constexpr const char* kDefaultCoordinatorAddress = "127.0.0.1:7070";
+inline constexpr const char* kCoordinatorEnv = "PARADNN_COORDINATOR";
+
+// Returns the gRPC target for `flag_value` (may be empty), or InvalidArgument
+// naming `field` when the address has no port or an empty unix path.
+absl::StatusOr<std::string> ResolveCoordinatorAddress(const std::string& flag_value,
+                                                      const std::string& field = "--coordinator");
+
+// Validates a listen/target address ("HOST:PORT", "[V6]:PORT", "unix:PATH").
+absl::Status ValidateAddress(const std::string& address, const std::string& field);
+
+// True when `address` listens only on this host (loopback or a unix socket).
+bool IsLoopbackAddress(const std::string& address);
+
+}  // namespace paradnn::common
+
+#endif  // PARADNN_COMMON_ADDRESS_H_

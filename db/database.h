@@ -1,0 +1,109 @@
+// Database owns one SQLite file: schema migrations, the single writer thread
+// and read connections.
+//
+// Writes: Write() queues a function that runs on the writer thread inside a
+// BEGIN IMMEDIATE transaction. Functions queued close together share one
+// transaction (batched commit); each caller's callback runs only after that
+// transaction has committed, so an acknowledgement sent from the callback is
+// never ahead of the disk. A function that returns an error has its own
+// changes rolled back (SAVEPOINT per function) without failing the batch.
+//
+// Reads: Read() runs a function on a read connection from a small pool on
+// the caller's thread (WAL lets readers proceed while the writer writes).
+//
+// Thread-safe.
+#ifndef PARADNN_DB_DATABASE_H_
+#define PARADNN_DB_DATABASE_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace paradnn::db {
+
+// Schema version this binary writes. A file with a higher user_version is
+// refused (written by a newer paradnn).
+int SchemaVersion();
+
+struct DatabaseOptions {
+  int busy_timeout_ms = 5000;
+  int max_batch = 256;       // most write functions per transaction
+  int read_connections = 4;
+};
+
+class Database {
+ public:
+  using WriteFn = std::function<absl::Status(sqlite3* db)>;
+  using DoneFn = std::function<void(absl::Status)>;
+  using ReadFn = std::function<absl::Status(sqlite3* db)>;
+
+  // Opens (creating if needed) `path`, applies pending migrations, and starts
+  // the writer thread. FailedPrecondition if the file is from a newer schema.
+  static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& path,
+                                                        DatabaseOptions options = {});
+  ~Database();  // drains queued writes, then stops the writer
+
+  // Queues `fn`; `done` (optional) runs on the writer thread after commit
+  // (or with the error). Never blocks on I/O.
+  void Write(WriteFn fn, DoneFn done = nullptr);
+  // Queues `fn` and waits for its commit. For tests, start-up and the CLI.
+  absl::Status WriteSync(WriteFn fn);
+  // Runs `fn` on a read connection.
+  absl::Status Read(const ReadFn& fn) const;
+
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  explicit Database(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// RAII prepared statement: cached per connection (SQLITE_PREPARE_PERSISTENT)
+// and reset + cleared on destruction. Parameters are bound by index (1-based).
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  absl::Status status() const { return status_; }
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, int value) { return Bind(index, static_cast<int64_t>(value)); }
+  Statement& Bind(int index, double value);
+  Statement& Bind(int index, const std::string& value);  // TEXT
+  Statement& BindBlob(int index, const std::string& bytes);
+  Statement& BindNull(int index);
+
+  // Steps once: true while a row is available, false when done.
+  absl::StatusOr<bool> Step();
+  // Steps to completion (for statements that return no rows).
+  absl::Status Run();
+
+  int64_t ColumnInt(int col) const;
+  double ColumnDouble(int col) const;
+  std::string ColumnText(int col) const;
+  std::string ColumnBlob(int col) const;
+  bool ColumnIsNull(int col) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  absl::Status status_;
+};
+
+// Runs SQL without results (DDL, pragmas).
+absl::Status Exec(sqlite3* db, const char* sql);
+// Converts an SQLite result code into a Status naming the operation.
+absl::Status SqliteError(sqlite3* db, int rc, const char* what);
+
+}  // namespace paradnn::db
+
+#endif  // PARADNN_DB_DATABASE_H_

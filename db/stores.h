@@ -1,0 +1,189 @@
+// Typed stores over one Database: sweeps, jobs + attempts (leases),
+// results + samples, workers, platforms.
+//
+// Every mutating method goes through Database::Write (the writer thread) and
+// has an async form taking a callback that runs after commit, plus a
+// blocking *Sync form for tests and start-up. Reads run on the caller's
+// thread. All stores are thread-safe.
+#ifndef PARADNN_DB_STORES_H_
+#define PARADNN_DB_STORES_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "db/database.h"
+#include "paradnn/v1/coordinator.pb.h"
+#include "paradnn/v1/metrics.pb.h"
+#include "paradnn/v1/sweep.pb.h"
+
+namespace paradnn::db {
+
+template <typename T>
+using Callback = std::function<void(absl::StatusOr<T>)>;
+
+// ---- sweeps ---------------------------------------------------------------
+
+struct NewJob {
+  v1::ModelConfig config;
+  v1::RunSettings settings;
+  std::string device;
+  int32_t ordinal = 0;  // position in the sweep's (shuffled) run order
+};
+
+class SweepStore {
+ public:
+  explicit SweepStore(Database* db) : db_(db) {}
+
+  // Inserts the sweep and all its jobs (pending) in one transaction, plus each
+  // job's hyper-parameters into job_params. Returns the sweep id.
+  void Create(const v1::SweepSpec& spec, std::vector<NewJob> jobs, int64_t now_unix_ms,
+              Callback<int64_t> done);
+  absl::StatusOr<int64_t> CreateSync(const v1::SweepSpec& spec, std::vector<NewJob> jobs,
+                                     int64_t now_unix_ms);
+
+  // Status with job counts by state; NotFound for an unknown id.
+  // elapsed_seconds is computed against `now_unix_ms` while running.
+  absl::StatusOr<v1::SweepStatus> Get(int64_t sweep_id, int64_t now_unix_ms) const;
+  absl::StatusOr<std::vector<v1::SweepStatus>> List(int64_t now_unix_ms) const;
+
+  // Marks the sweep cancelled and its pending jobs cancelled. Returns the
+  // attempts still leased (job_id, attempt_id, worker_id) so the caller can
+  // tell their workers to stop. NotFound for an unknown id.
+  struct LiveAttempt {
+    int64_t job_id;
+    int64_t attempt_id;
+    std::string worker_id;
+  };
+  void Cancel(int64_t sweep_id, int64_t now_unix_ms, Callback<std::vector<LiveAttempt>> done);
+  absl::StatusOr<std::vector<LiveAttempt>> CancelSync(int64_t sweep_id, int64_t now_unix_ms);
+
+ private:
+  Database* db_;
+};
+
+// ---- jobs and leases ------------------------------------------------------
+
+struct Lease {
+  int64_t job_id = 0;
+  int64_t attempt_id = 0;
+  int64_t sweep_id = 0;
+  v1::ModelConfig config;
+  v1::RunSettings settings;
+  std::string device;
+};
+
+class JobStore {
+ public:
+  explicit JobStore(Database* db) : db_(db) {}
+
+  // Leases the next pending job for `device` (running sweeps, oldest sweep
+  // first, then by ordinal): inserts an attempt for `worker_id` with
+  // `lease_deadline_unix_ms`, sets the job leased and increments its attempt
+  // count. nullopt when no job is pending for that device.
+  void LeaseNext(const std::string& device, const std::string& worker_id, int64_t now_unix_ms,
+                 int64_t lease_deadline_unix_ms, Callback<std::optional<Lease>> done);
+  absl::StatusOr<std::optional<Lease>> LeaseNextSync(const std::string& device,
+                                                     const std::string& worker_id,
+                                                     int64_t now_unix_ms,
+                                                     int64_t lease_deadline_unix_ms);
+
+  // Moves the deadline of every open attempt of `worker_id`.
+  void ExtendLeases(const std::string& worker_id, int64_t lease_deadline_unix_ms);
+
+  // Closes an open attempt without a result (worker lost, lease expired,
+  // coordinator restart): the attempt gets `reason`; the job goes back to
+  // pending, or to failed once it has had `max_attempts` attempts. Closing an
+  // attempt that is already closed is a no-op (returns OK).
+  void Release(int64_t attempt_id, const std::string& reason, int64_t now_unix_ms,
+               int max_attempts, Callback<v1::JobState> done);
+  absl::StatusOr<v1::JobState> ReleaseSync(int64_t attempt_id, const std::string& reason,
+                                           int64_t now_unix_ms, int max_attempts);
+
+  // Open attempts whose lease deadline is before `now_unix_ms`.
+  absl::StatusOr<std::vector<int64_t>> ExpiredAttempts(int64_t now_unix_ms) const;
+  // Every open attempt (used at start-up to release what a previous process
+  // had leased).
+  absl::StatusOr<std::vector<int64_t>> OpenAttempts() const;
+  // Open attempts of one worker.
+  absl::StatusOr<std::vector<int64_t>> OpenAttemptsOf(const std::string& worker_id) const;
+  // Count of pending jobs per device.
+  absl::StatusOr<int64_t> PendingCount(const std::string& device) const;
+
+ private:
+  Database* db_;
+};
+
+// ---- results --------------------------------------------------------------
+
+enum class StoreOutcome { kStored, kDuplicate };
+
+class ResultStore {
+ public:
+  explicit ResultStore(Database* db) : db_(db) {}
+
+  // Stores the result of `attempt_id` for `job_id` exactly once per job: if
+  // the job already has a result (any attempt), nothing changes and the
+  // answer is kDuplicate. Otherwise writes the results row (columns for
+  // every metric + the Measurement blob without samples), one samples row per
+  // timed step, closes the attempt with the outcome, sets the job done and,
+  // when it was the sweep's last unfinished job, the sweep done. A result for
+  // an attempt that was released (lease expired) is still accepted while the
+  // job has no result. NotFound for an unknown job, InvalidArgument if the
+  // attempt does not belong to the job.
+  void Store(int64_t job_id, int64_t attempt_id, const std::string& worker_id,
+             int64_t platform_id, const v1::Measurement& measurement, int64_t now_unix_ms,
+             Callback<StoreOutcome> done);
+  absl::StatusOr<StoreOutcome> StoreSync(int64_t job_id, int64_t attempt_id,
+                                         const std::string& worker_id, int64_t platform_id,
+                                         const v1::Measurement& measurement,
+                                         int64_t now_unix_ms);
+
+  // One row per job of the sweep (jobs without a result have no
+  // measurement), ordered by job id. Samples filled when asked.
+  absl::StatusOr<std::vector<v1::ResultRow>> Query(int64_t sweep_id, bool include_samples) const;
+  // How many result rows a job has (tests assert exactly one).
+  absl::StatusOr<int64_t> CountForJob(int64_t job_id) const;
+
+ private:
+  Database* db_;
+};
+
+// ---- platforms and workers ------------------------------------------------
+
+class PlatformStore {
+ public:
+  explicit PlatformStore(Database* db) : db_(db) {}
+  // Inserts the platform if its fingerprint is new; returns its id either way.
+  void Upsert(const v1::Platform& platform, Callback<int64_t> done);
+  absl::StatusOr<int64_t> UpsertSync(const v1::Platform& platform);
+  absl::StatusOr<v1::Platform> Get(int64_t platform_id) const;
+
+ private:
+  Database* db_;
+};
+
+class WorkerStore {
+ public:
+  explicit WorkerStore(Database* db) : db_(db) {}
+  // Records a (re)connected worker.
+  void Connected(const std::string& worker_id, const std::string& device_kind,
+                 const std::string& hostname, int64_t platform_id, int64_t now_unix_ms);
+  void Disconnected(const std::string& worker_id, int64_t now_unix_ms);
+  void Seen(const std::string& worker_id, int64_t now_unix_ms);
+  // Every worker ever seen, with its platform and jobs_done (count of results).
+  absl::StatusOr<std::vector<v1::WorkerInfo>> List() const;
+  // Marks every worker disconnected (start-up: no stream survives a restart).
+  absl::Status MarkAllDisconnectedSync(int64_t now_unix_ms);
+
+ private:
+  Database* db_;
+};
+
+}  // namespace paradnn::db
+
+#endif  // PARADNN_DB_STORES_H_
