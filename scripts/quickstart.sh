@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The main job from a fresh Debian 12 machine: install what is missing,
+# build, then run the quick sweep through an embedded coordinator and one
+# local worker. Results stay in ./paradnn.db.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh
+exec build/bin/paradnn local examples/quick.yaml "$@"

@@ -1,0 +1,197 @@
+// paradnn-coordinator: owns the sweep plan and every result in one SQLite
+// file, leases jobs to workers over WorkerGateway and answers the CLI over
+// Coordinator.
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "common/address.h"
+#include "common/clock.h"
+#include "common/logging.h"
+#include "common/version.h"
+#include "db/database.h"
+#include "server/coordinator_service.h"
+#include "server/scheduler.h"
+#include "server/worker_gateway_service.h"
+
+namespace {
+
+struct Flags {
+  std::string listen = paradnn::common::kDefaultCoordinatorAddress;
+  std::string db_path = "paradnn.db";
+  std::string address_file;
+  std::string log_level = "info";
+  int64_t max_jobs = 100000;
+  int64_t heartbeat_ms = 2000;
+  int64_t lease_timeout_ms = 15000;
+  int max_attempts = 3;
+  int64_t max_message_bytes = 64 << 20;
+  double shutdown_grace_seconds = 5;
+  bool reflection = false;
+};
+
+// The address clients should use: port 0 replaced by the bound port.
+std::string BoundAddress(const std::string& listen, int port) {
+  if (absl::StartsWith(listen, "unix:")) return listen;
+  const size_t colon = listen.rfind(':');
+  return listen.substr(0, colon + 1) + std::to_string(port);
+}
+
+bool WriteAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!(out << text << "\n")) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  CLI::App app{"paradnn-coordinator: keeps sweeps and results in SQLite and leases jobs to workers"};
+  app.add_option("--listen", flags.listen,
+                 "Address to serve on: HOST:PORT (port 0 picks a free port) or unix:PATH")
+      ->capture_default_str();
+  app.add_option("--db", flags.db_path, "SQLite database file (created if missing)")->capture_default_str();
+  app.add_option("--address-file", flags.address_file,
+                 "After listening, write the bound address to this file (for scripts and tests)");
+  app.add_option("--max-jobs", flags.max_jobs, "Refuse sweeps that expand to more jobs than this")
+      ->check(CLI::Range(int64_t{1}, int64_t{10'000'000}))
+      ->capture_default_str();
+  app.add_option("--heartbeat-ms", flags.heartbeat_ms, "Interval workers send heartbeats at")
+      ->check(CLI::Range(int64_t{50}, int64_t{600'000}))
+      ->capture_default_str();
+  app.add_option("--lease-timeout-ms", flags.lease_timeout_ms,
+                 "A job whose worker is silent this long goes back to the queue")
+      ->check(CLI::Range(int64_t{200}, int64_t{86'400'000}))
+      ->capture_default_str();
+  app.add_option("--max-attempts", flags.max_attempts,
+                 "Infrastructure failures (lost workers) before a job is FAILED")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_option("--shutdown-grace-seconds", flags.shutdown_grace_seconds,
+                 "On SIGTERM, how long in-flight calls may finish")
+      ->capture_default_str();
+  app.add_flag("--reflection", flags.reflection, "Enable gRPC server reflection");
+  app.add_option("--log-level", flags.log_level, paradnn::common::kLogLevels)->capture_default_str();
+  app.set_version_flag("--version", paradnn::common::kVersion);
+  CLI11_PARSE(app, argc, argv);
+
+  if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-coordinator", flags.log_level); !s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (absl::Status s = paradnn::common::ValidateAddress(flags.listen, "--listen"); !s.ok()) {
+    spdlog::critical("{}", std::string(s.message()));
+    return 2;
+  }
+  if (flags.lease_timeout_ms <= flags.heartbeat_ms) {
+    spdlog::critical("--lease-timeout-ms ({}) must be greater than --heartbeat-ms ({})",
+                     flags.lease_timeout_ms, flags.heartbeat_ms);
+    return 2;
+  }
+
+  absl::StatusOr<std::unique_ptr<paradnn::db::Database>> database =
+      paradnn::db::Database::Open(flags.db_path);
+  if (!database.ok()) {
+    spdlog::critical("opening {}: {}", flags.db_path, database.status().ToString());
+    return 1;
+  }
+  paradnn::common::SystemClock clock;
+  paradnn::db::WorkerStore(database->get()).MarkAllDisconnectedSync(clock.NowUnixMs()).IgnoreError();
+
+  paradnn::server::SchedulerOptions scheduler_options;
+  scheduler_options.heartbeat_interval_ms = flags.heartbeat_ms;
+  scheduler_options.lease_timeout_ms = flags.lease_timeout_ms;
+  scheduler_options.max_attempts = flags.max_attempts;
+  auto scheduler =
+      std::make_unique<paradnn::server::Scheduler>(database->get(), &clock, scheduler_options);
+  paradnn::server::CoordinatorOptions coordinator_options;
+  coordinator_options.max_jobs_per_sweep = flags.max_jobs;
+  auto coordinator = std::make_unique<paradnn::server::CoordinatorService>(
+      database->get(), scheduler.get(), &clock, coordinator_options);
+  scheduler->SetChangeListener([svc = coordinator.get()] { svc->NotifyWatchers(); });
+  auto gateway = std::make_unique<paradnn::server::WorkerGatewayService>(scheduler.get());
+
+  grpc::EnableDefaultHealthCheckService(true);
+  if (flags.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  if (!paradnn::common::IsLoopbackAddress(flags.listen)) {
+    spdlog::warn("listening on {} beyond loopback without authentication; anyone who can reach it "
+                 "can submit sweeps and act as a worker",
+                 flags.listen);
+  }
+  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &bound_port);
+  builder.RegisterService(coordinator.get());
+  builder.RegisterService(gateway.get());
+  builder.SetMaxReceiveMessageSize(static_cast<int>(flags.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(flags.max_message_bytes));
+  // Workers ping to detect dead links; allow it without data in flight.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || (bound_port == 0 && !absl::StartsWith(flags.listen, "unix:"))) {
+    spdlog::critical("could not listen on {}", flags.listen);
+    return 1;
+  }
+  const std::string address = BoundAddress(flags.listen, bound_port);
+  server->GetHealthCheckService()->SetServingStatus(true);
+  spdlog::info("paradnn-coordinator {} listening on {} (database {})", paradnn::common::kVersion,
+               address, flags.db_path);
+  if (!flags.address_file.empty() && !WriteAtomically(flags.address_file, address)) {
+    spdlog::critical("could not write --address-file {}", flags.address_file);
+    return 1;
+  }
+
+  // Asio carries signals and the lease timer; gRPC owns its own threads.
+  boost::asio::io_context io;
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT);
+  boost::asio::steady_timer lease_timer(io);
+  const auto lease_check_interval =
+      std::chrono::milliseconds(std::max<int64_t>(100, std::min<int64_t>(1000, flags.heartbeat_ms / 2)));
+  std::function<void()> schedule_lease_check = [&] {
+    lease_timer.expires_after(lease_check_interval);
+    lease_timer.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      scheduler->ExpireLeases();
+      schedule_lease_check();
+    });
+  };
+  schedule_lease_check();
+  signals.async_wait([&](const boost::system::error_code& ec, int signal_number) {
+    if (ec) return;
+    spdlog::info("signal {}: draining", signal_number);
+    server->GetHealthCheckService()->SetServingStatus(false);
+    scheduler->StopAssigning();
+    lease_timer.cancel();
+  });
+  io.run();
+
+  const auto deadline = std::chrono::system_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(flags.shutdown_grace_seconds * 1000));
+  server->Shutdown(deadline);
+  server->Wait();
+  scheduler->SetChangeListener(nullptr);
+  coordinator.reset();
+  gateway.reset();
+  database->reset();  // commits queued writes (their callbacks still see the scheduler)
+  scheduler.reset();
+  spdlog::info("stopped");
+  return 0;
+}

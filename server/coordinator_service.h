@@ -1,0 +1,89 @@
+// Coordinator: the client-facing service (callback API). Submissions are
+// validated again here (clients are not trusted), expanded into shuffled
+// jobs and stored in one transaction; watchers are pushed a new status
+// whenever the scheduler reports a change.
+#ifndef PARADNN_SERVER_COORDINATOR_SERVICE_H_
+#define PARADNN_SERVER_COORDINATOR_SERVICE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "common/clock.h"
+#include "db/database.h"
+#include "db/stores.h"
+#include "paradnn/v1/coordinator.grpc.pb.h"
+#include "server/scheduler.h"
+
+namespace paradnn::server {
+
+struct CoordinatorOptions {
+  int64_t max_jobs_per_sweep = 100000;
+  // Least time between two status pushes to one watcher.
+  int64_t watch_min_interval_ms = 100;
+};
+
+class SweepWatch;
+
+class CoordinatorService final : public v1::Coordinator::CallbackService {
+ public:
+  // `database`, `scheduler` and `clock` must outlive the service.
+  CoordinatorService(db::Database* database, Scheduler* scheduler, const common::Clock* clock,
+                     CoordinatorOptions options);
+  ~CoordinatorService() override;
+
+  grpc::ServerUnaryReactor* SubmitSweep(grpc::CallbackServerContext* context,
+                                        const v1::SubmitSweepRequest* request,
+                                        v1::SubmitSweepResponse* response) override;
+  grpc::ServerUnaryReactor* GetSweep(grpc::CallbackServerContext* context,
+                                     const v1::GetSweepRequest* request,
+                                     v1::SweepStatus* response) override;
+  grpc::ServerUnaryReactor* ListSweeps(grpc::CallbackServerContext* context,
+                                       const v1::ListSweepsRequest* request,
+                                       v1::ListSweepsResponse* response) override;
+  grpc::ServerUnaryReactor* CancelSweep(grpc::CallbackServerContext* context,
+                                        const v1::CancelSweepRequest* request,
+                                        v1::SweepStatus* response) override;
+  grpc::ServerWriteReactor<v1::SweepStatus>* WatchSweep(grpc::CallbackServerContext* context,
+                                                        const v1::WatchSweepRequest* request) override;
+  grpc::ServerWriteReactor<v1::ResultRow>* QueryResults(
+      grpc::CallbackServerContext* context, const v1::QueryResultsRequest* request) override;
+  grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* context,
+                                        const v1::ListWorkersRequest* request,
+                                        v1::ListWorkersResponse* response) override;
+
+  // Something changed: push fresh statuses to watchers (on the notifier
+  // thread, so the caller — often the database writer — never waits).
+  void NotifyWatchers();
+
+  // Watchers register themselves for their lifetime.
+  void AddWatch(SweepWatch* watch);
+  void RemoveWatch(SweepWatch* watch);
+
+  db::SweepStore& sweeps() { return sweeps_; }
+  const common::Clock& clock() const { return *clock_; }
+
+ private:
+  void NotifierLoop();
+
+  db::Database* const database_;
+  Scheduler* const scheduler_;
+  const common::Clock* const clock_;
+  const CoordinatorOptions options_;
+  db::SweepStore sweeps_;
+  db::ResultStore results_;
+  db::WorkerStore workers_;
+
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  std::set<SweepWatch*> watches_;
+  bool change_pending_ = false;
+  bool stopping_ = false;
+  std::thread notifier_;
+};
+
+}  // namespace paradnn::server
+
+#endif  // PARADNN_SERVER_COORDINATOR_SERVICE_H_

@@ -1,0 +1,405 @@
+#include "server/scheduler.h"
+
+#include <spdlog/spdlog.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace paradnn::server {
+namespace {
+
+// Errors that will not go away by sending the same result again: the
+// worker may drop such a result once told.
+bool IsPermanent(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kNotFound ||
+         status.code() == absl::StatusCode::kInvalidArgument;
+}
+
+v1::CoordinatorMessage AckMessage(int64_t job_id, int64_t attempt_id) {
+  v1::CoordinatorMessage message;
+  message.mutable_ack()->set_job_id(job_id);
+  message.mutable_ack()->set_attempt_id(attempt_id);
+  return message;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(db::Database* database, const common::Clock* clock, SchedulerOptions options)
+    : database_(database),
+      clock_(clock),
+      options_(options),
+      sweeps_(database),
+      jobs_(database),
+      results_(database),
+      platforms_(database),
+      workers_store_(database),
+      started_unix_ms_(clock->NowUnixMs()) {}
+
+void Scheduler::SetChangeListener(std::function<void()> listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  change_listener_ = std::move(listener);
+}
+
+void Scheduler::NotifyChange() {
+  std::function<void()> listener;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    listener = change_listener_;
+  }
+  if (listener) listener();
+}
+
+absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
+                                const v1::WorkerHello& hello) {
+  if (hello.worker_id().empty() || hello.worker_id().size() > 256) {
+    return absl::InvalidArgumentError("hello.worker_id: must be 1..256 characters");
+  }
+  if (hello.device_kind().empty() || hello.device_kind().size() > 64) {
+    return absl::InvalidArgumentError("hello.device_kind: must be 1..64 characters");
+  }
+  // Attempts this worker held before (a previous stream, or a previous
+  // coordinator process): it either still runs one of them or re-sends its
+  // result; the first heartbeat tells which.
+  absl::StatusOr<std::vector<int64_t>> open = jobs_.OpenAttemptsOf(hello.worker_id());
+  if (!open.ok()) return absl::UnavailableError(open.status().message());
+
+  const std::string worker_id = hello.worker_id();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    WorkerState& worker = workers_[worker_id];
+    if (worker.session && worker.session != session) {
+      spdlog::warn("worker {} connected again; the previous stream is dropped", worker_id);
+      worker.session->MarkClosed();
+    }
+    worker.session = session;
+    worker.device_kind = hello.device_kind();
+    worker.ready = false;
+    worker.leasing = false;
+    worker.first_heartbeat_seen = false;
+    worker.inherited_attempts.clear();
+    for (int64_t attempt : *open) {
+      if (worker.open_attempts.insert(attempt).second) attempt_owner_[attempt] = worker_id;
+      worker.inherited_attempts.insert(attempt);
+    }
+  }
+  spdlog::info("worker {} ({} on {}) said hello; {} open attempt(s), {} unacked result(s)", worker_id,
+               hello.device_kind(), hello.platform().hostname(), open->size(),
+               hello.unacked_results());
+
+  v1::Platform platform = hello.platform();
+  if (platform.device_kind().empty()) platform.set_device_kind(hello.device_kind());
+  const uint64_t serial = session->stream_serial();
+  platforms_.Upsert(platform, [this, worker_id, serial, platform](absl::StatusOr<int64_t> id) {
+    if (!id.ok()) spdlog::error("storing platform of worker {}: {}", worker_id, id.status().ToString());
+    std::shared_ptr<WorkerSession> current;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = workers_.find(worker_id);
+      if (it == workers_.end() || !it->second.session ||
+          it->second.session->stream_serial() != serial) {
+        return;  // that stream is already gone
+      }
+      WorkerState& worker = it->second;
+      worker.platform_id = id.ok() ? *id : 0;
+      worker.ready = true;
+      current = worker.session;
+    }
+    workers_store_.Connected(worker_id, platform.device_kind(), platform.hostname(),
+                             id.ok() ? *id : 0, clock_->NowUnixMs());
+    v1::CoordinatorMessage ack;
+    ack.mutable_hello_ack()->set_heartbeat_interval_ms(options_.heartbeat_interval_ms);
+    ack.mutable_hello_ack()->set_lease_timeout_ms(options_.lease_timeout_ms);
+    current->Send(ack);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = workers_.find(worker_id);
+    if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
+  });
+  return absl::OkStatus();
+}
+
+void Scheduler::OnWorkerMessage(const std::shared_ptr<WorkerSession>& session,
+                                const std::string& worker_id, const v1::WorkerMessage& message) {
+  switch (message.msg_case()) {
+    case v1::WorkerMessage::kResult:
+      OnResult(worker_id, message.result());
+      return;
+    case v1::WorkerMessage::kHeartbeat: {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = workers_.find(worker_id);
+      if (it == workers_.end() || it->second.session != session) return;
+      OnHeartbeat(worker_id, it->second, message.heartbeat());
+      return;
+    }
+    case v1::WorkerMessage::kStarted:
+      spdlog::debug("worker {} started job {} (attempt {})", worker_id, message.started().job_id(),
+                    message.started().attempt_id());
+      return;
+    case v1::WorkerMessage::kProgress:
+      return;  // step-level progress is not stored; the result carries every step
+    case v1::WorkerMessage::kHello:
+      spdlog::warn("worker {} sent a second hello on one stream; ignored", worker_id);
+      return;
+    case v1::WorkerMessage::MSG_NOT_SET:
+      spdlog::warn("worker {} sent an empty message", worker_id);
+      return;
+  }
+}
+
+void Scheduler::OnHeartbeat(const std::string& worker_id, WorkerState& worker,
+                            const v1::Heartbeat& heartbeat) {
+  const int64_t now = clock_->NowUnixMs();
+  workers_store_.Seen(worker_id, now);
+  if (!worker.open_attempts.empty()) jobs_.ExtendLeases(worker_id, now + options_.lease_timeout_ms);
+  if (worker.first_heartbeat_seen) return;
+  worker.first_heartbeat_seen = true;
+  // Attempts held before this stream that the worker neither runs nor has a
+  // result for (they would have arrived before this heartbeat): give back.
+  std::vector<int64_t> lost;
+  for (int64_t attempt : worker.inherited_attempts) {
+    if (attempt != heartbeat.running_attempt_id() && worker.results_in_flight.count(attempt) == 0 &&
+        worker.open_attempts.count(attempt) != 0) {
+      lost.push_back(attempt);
+    }
+  }
+  worker.inherited_attempts.clear();
+  for (int64_t attempt : lost) {
+    ForgetAttemptLocked(attempt);
+    releasing_.insert(attempt);
+    jobs_.Release(attempt, "worker reconnected without this job", now, options_.max_attempts,
+                  [this, attempt](absl::StatusOr<v1::JobState> state) {
+                    {
+                      std::lock_guard<std::mutex> lock(mu_);
+                      releasing_.erase(attempt);
+                    }
+                    if (!state.ok()) spdlog::error("release {}: {}", attempt, state.status().ToString());
+                    OfferPendingJobs();
+                    NotifyChange();
+                  });
+  }
+  if (!lost.empty()) TryAssignLocked(worker_id, worker);
+}
+
+void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& result) {
+  const int64_t job_id = result.job_id();
+  const int64_t attempt_id = result.attempt_id();
+  int64_t platform_id = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    WorkerState& worker = workers_[worker_id];
+    worker.results_in_flight.insert(attempt_id);
+    platform_id = worker.platform_id;
+  }
+  spdlog::info("worker {} finished job {} (attempt {}): {}", worker_id, job_id, attempt_id,
+               v1::Outcome_Name(result.measurement().outcome()));
+  results_.Store(
+      job_id, attempt_id, worker_id, platform_id, result.measurement(), clock_->NowUnixMs(),
+      [this, worker_id, job_id, attempt_id](absl::StatusOr<db::StoreOutcome> stored) {
+        std::shared_ptr<WorkerSession> session;
+        bool ack = stored.ok() || IsPermanent(stored.status());
+        if (!stored.ok()) {
+          spdlog::error("storing result of job {} attempt {} from {}: {}", job_id, attempt_id,
+                        worker_id, stored.status().ToString());
+        } else if (*stored == db::StoreOutcome::kDuplicate) {
+          spdlog::info("result of job {} attempt {} is a duplicate; dropped", job_id, attempt_id);
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          WorkerState& worker = workers_[worker_id];
+          worker.results_in_flight.erase(attempt_id);
+          if (ack) ForgetAttemptLocked(attempt_id);
+          session = worker.session;
+        }
+        if (ack && session) session->Send(AckMessage(job_id, attempt_id));
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          auto it = workers_.find(worker_id);
+          if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
+        }
+        NotifyChange();
+      });
+}
+
+void Scheduler::ForgetAttemptLocked(int64_t attempt_id) {
+  auto owner = attempt_owner_.find(attempt_id);
+  if (owner == attempt_owner_.end()) return;
+  auto it = workers_.find(owner->second);
+  if (it != workers_.end()) {
+    it->second.open_attempts.erase(attempt_id);
+    it->second.attempt_job.erase(attempt_id);
+    it->second.inherited_attempts.erase(attempt_id);
+  }
+  attempt_owner_.erase(owner);
+}
+
+void Scheduler::OnStreamClosed(const std::shared_ptr<WorkerSession>& session,
+                               const std::string& worker_id) {
+  if (worker_id.empty()) return;  // closed before hello
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = workers_.find(worker_id);
+    if (it == workers_.end() || it->second.session != session) return;  // replaced already
+    WorkerState& worker = it->second;
+    worker.session = nullptr;
+    worker.ready = false;
+    worker.leasing = false;
+    spdlog::info("worker {} disconnected; {} lease(s) kept until their deadline", worker_id,
+                 worker.open_attempts.size());
+  }
+  workers_store_.Disconnected(worker_id, clock_->NowUnixMs());
+}
+
+void Scheduler::OfferPendingJobs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [worker_id, worker] : workers_) TryAssignLocked(worker_id, worker);
+}
+
+void Scheduler::TryAssignLocked(const std::string& worker_id, WorkerState& worker) {
+  if (!assigning_ || !worker.session || !worker.ready || worker.leasing ||
+      !worker.open_attempts.empty() || !worker.results_in_flight.empty()) {
+    return;
+  }
+  worker.leasing = true;
+  const int64_t now = clock_->NowUnixMs();
+  const uint64_t serial = worker.session->stream_serial();
+  jobs_.LeaseNext(worker.device_kind, worker_id, now, now + options_.lease_timeout_ms,
+                  [this, worker_id, serial](absl::StatusOr<std::optional<db::Lease>> lease) {
+                    OnLeaseGranted(worker_id, serial, std::move(lease));
+                  });
+}
+
+void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
+                               absl::StatusOr<std::optional<db::Lease>> lease) {
+  if (!lease.ok()) {
+    spdlog::error("leasing a job for {}: {}", worker_id, lease.status().ToString());
+    std::lock_guard<std::mutex> lock(mu_);
+    workers_[worker_id].leasing = false;  // ExpireLeases' periodic offer retries
+    return;
+  }
+  if (!lease->has_value()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    workers_[worker_id].leasing = false;
+    return;
+  }
+  const db::Lease& granted = **lease;
+  std::shared_ptr<WorkerSession> session;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    WorkerState& worker = workers_[worker_id];
+    worker.leasing = false;
+    if (worker.session && worker.session->stream_serial() == stream_serial && assigning_) {
+      session = worker.session;
+      worker.open_attempts.insert(granted.attempt_id);
+      worker.attempt_job[granted.attempt_id] = granted.job_id;
+      attempt_owner_[granted.attempt_id] = worker_id;
+    }
+  }
+  v1::CoordinatorMessage message;
+  v1::JobAssignment* assignment = message.mutable_assignment();
+  assignment->set_job_id(granted.job_id);
+  assignment->set_attempt_id(granted.attempt_id);
+  assignment->set_sweep_id(granted.sweep_id);
+  *assignment->mutable_job()->mutable_config() = granted.config;
+  *assignment->mutable_job()->mutable_settings() = granted.settings;
+  assignment->mutable_job()->set_device(granted.device);
+  assignment->mutable_job()->set_stream_steps(true);
+  if (session && session->Send(message)) {
+    spdlog::info("assigned job {} (attempt {}) to {}", granted.job_id, granted.attempt_id, worker_id);
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ForgetAttemptLocked(granted.attempt_id);
+    }
+    Release(granted.attempt_id, "worker gone before the assignment was sent");
+  }
+  NotifyChange();
+}
+
+void Scheduler::Release(int64_t attempt_id, const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!releasing_.insert(attempt_id).second) return;
+  }
+  jobs_.Release(attempt_id, reason, clock_->NowUnixMs(), options_.max_attempts,
+                [this, attempt_id, reason](absl::StatusOr<v1::JobState> state) {
+                  {
+                    std::lock_guard<std::mutex> lock(mu_);
+                    releasing_.erase(attempt_id);
+                  }
+                  if (!state.ok()) {
+                    spdlog::error("releasing attempt {}: {}", attempt_id, state.status().ToString());
+                  } else {
+                    spdlog::info("attempt {} released ({}); job now {}", attempt_id, reason,
+                                 v1::JobState_Name(*state));
+                  }
+                  OfferPendingJobs();
+                  NotifyChange();
+                });
+}
+
+void Scheduler::ExpireLeases() {
+  const int64_t now = clock_->NowUnixMs();
+  // Right after a restart, leases from the previous process get one full
+  // timeout for their workers to reconnect and renew them.
+  if (now >= started_unix_ms_ + options_.lease_timeout_ms) {
+    absl::StatusOr<std::vector<int64_t>> expired = jobs_.ExpiredAttempts(now);
+    if (!expired.ok()) {
+      spdlog::error("finding expired leases: {}", expired.status().ToString());
+    } else {
+      for (int64_t attempt : *expired) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          auto owner = attempt_owner_.find(attempt);
+          // A live worker that is storing this attempt's result keeps it.
+          if (owner != attempt_owner_.end()) {
+            auto w = workers_.find(owner->second);
+            if (w != workers_.end() && w->second.results_in_flight.count(attempt)) continue;
+          }
+          ForgetAttemptLocked(attempt);
+        }
+        Release(attempt, "lease expired");
+      }
+    }
+  }
+  OfferPendingJobs();  // also retries offers that failed on a transient error
+}
+
+void Scheduler::CancelAttempts(const std::vector<db::SweepStore::LiveAttempt>& attempts) {
+  for (const auto& live : attempts) {
+    std::shared_ptr<WorkerSession> session;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = workers_.find(live.worker_id);
+      if (it != workers_.end()) session = it->second.session;
+    }
+    if (!session) continue;  // its lease expires and the release cancels the job
+    v1::CoordinatorMessage message;
+    message.mutable_cancel()->set_job_id(live.job_id);
+    message.mutable_cancel()->set_attempt_id(live.attempt_id);
+    session->Send(message);
+  }
+  NotifyChange();
+}
+
+void Scheduler::StopAssigning() {
+  std::lock_guard<std::mutex> lock(mu_);
+  assigning_ = false;
+}
+
+std::map<std::string, LiveWorker> Scheduler::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, LiveWorker> out;
+  for (const auto& [worker_id, worker] : workers_) {
+    LiveWorker live;
+    if (!worker.session) {
+      live.state = "disconnected";
+    } else if (!worker.open_attempts.empty()) {
+      live.state = "busy";
+      if (!worker.attempt_job.empty()) live.current_job_id = worker.attempt_job.begin()->second;
+    } else {
+      live.state = "idle";
+    }
+    out[worker_id] = live;
+  }
+  return out;
+}
+
+}  // namespace paradnn::server

@@ -1,0 +1,124 @@
+// Scheduler matches pending jobs to connected, idle workers of the job's
+// device kind, one job per worker at a time, and keeps leases honest:
+//
+// - A lease is granted in the database (JobStore::LeaseNext on the writer
+//   thread, so two workers can never lease the same job) and sent to the
+//   worker as an assignment.
+// - Heartbeats move the lease deadline. A stream that closes keeps its
+//   leases until the deadline, so a worker that reconnects in time keeps its
+//   job; past the deadline the attempt is released and the job re-queued
+//   (FAILED after max_attempts).
+// - A result is acknowledged only after it is committed (or recognized as a
+//   duplicate), so a worker never forgets a result the store has not got.
+//
+// All methods are thread-safe and never block on I/O: database writes are
+// queued and their completions re-enter the scheduler from the writer thread.
+#ifndef PARADNN_SERVER_SCHEDULER_H_
+#define PARADNN_SERVER_SCHEDULER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "db/database.h"
+#include "db/stores.h"
+#include "paradnn/v1/coordinator.pb.h"
+#include "server/worker_session.h"
+
+namespace paradnn::server {
+
+struct SchedulerOptions {
+  int64_t heartbeat_interval_ms = 2000;
+  int64_t lease_timeout_ms = 15000;
+  int max_attempts = 3;
+};
+
+// A worker as the scheduler sees it right now (for ListWorkers).
+struct LiveWorker {
+  std::string state;  // "idle", "busy", "disconnected"
+  int64_t current_job_id = 0;
+};
+
+class Scheduler {
+ public:
+  // `database` and `clock` must outlive the scheduler.
+  Scheduler(db::Database* database, const common::Clock* clock, SchedulerOptions options);
+
+  // Called after anything that may change a sweep's status (lease granted,
+  // result stored, job released, cancel). Runs without the scheduler's lock.
+  void SetChangeListener(std::function<void()> listener);
+
+  // ---- from worker streams (any gRPC thread) ----
+  // First message of a stream. Returns InvalidArgument for a malformed hello
+  // (the reactor then ends the stream with that status).
+  absl::Status OnHello(const std::shared_ptr<WorkerSession>& session, const v1::WorkerHello& hello);
+  // Every later message of a stream whose hello was `worker_id`.
+  void OnWorkerMessage(const std::shared_ptr<WorkerSession>& session, const std::string& worker_id,
+                       const v1::WorkerMessage& message);
+  // The stream of `session` ended (any reason).
+  void OnStreamClosed(const std::shared_ptr<WorkerSession>& session, const std::string& worker_id);
+
+  // ---- from the Coordinator service and timers ----
+  // New jobs may be pending: offer them to idle workers.
+  void OfferPendingJobs();
+  // Tells the workers running these attempts to stop them.
+  void CancelAttempts(const std::vector<db::SweepStore::LiveAttempt>& attempts);
+  // Releases attempts whose lease deadline passed. Call periodically.
+  void ExpireLeases();
+  // Stops handing out new jobs (graceful shutdown).
+  void StopAssigning();
+
+  std::map<std::string, LiveWorker> Snapshot() const;
+  const SchedulerOptions& options() const { return options_; }
+
+ private:
+  struct WorkerState {
+    std::shared_ptr<WorkerSession> session;  // null while disconnected
+    std::string device_kind;
+    int64_t platform_id = 0;
+    bool ready = false;              // hello processed, hello_ack sent
+    bool leasing = false;            // a LeaseNext is in flight
+    bool first_heartbeat_seen = false;
+    std::set<int64_t> open_attempts;       // leased to this worker, no result yet
+    std::set<int64_t> inherited_attempts;  // open when this stream said hello
+    std::set<int64_t> results_in_flight;   // results being committed
+    std::map<int64_t, int64_t> attempt_job;  // attempt -> job, for Snapshot
+  };
+
+  void TryAssignLocked(const std::string& worker_id, WorkerState& worker);
+  void OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
+                      absl::StatusOr<std::optional<db::Lease>> lease);
+  void OnResult(const std::string& worker_id, const v1::JobResult& result);
+  void OnHeartbeat(const std::string& worker_id, WorkerState& worker,
+                   const v1::Heartbeat& heartbeat);
+  void Release(int64_t attempt_id, const std::string& reason);
+  void ForgetAttemptLocked(int64_t attempt_id);
+  void NotifyChange();
+
+  db::Database* const database_;
+  const common::Clock* const clock_;
+  const SchedulerOptions options_;
+  db::SweepStore sweeps_;
+  db::JobStore jobs_;
+  db::ResultStore results_;
+  db::PlatformStore platforms_;
+  db::WorkerStore workers_store_;
+  const int64_t started_unix_ms_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, WorkerState> workers_;      // by worker id
+  std::map<int64_t, std::string> attempt_owner_;    // open attempt -> worker id
+  std::set<int64_t> releasing_;                     // releases in flight
+  bool assigning_ = true;
+  std::function<void()> change_listener_;
+};
+
+}  // namespace paradnn::server
+
+#endif  // PARADNN_SERVER_SCHEDULER_H_

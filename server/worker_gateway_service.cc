@@ -1,0 +1,130 @@
+#include "server/worker_gateway_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace paradnn::server {
+namespace {
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+// Lives from Connect until OnDone. Reads one message at a time; writes are
+// queued and sent one at a time (the callback API allows one outstanding
+// write).
+class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage> {
+ public:
+  WorkerStream(Scheduler* scheduler, uint64_t serial, std::string peer)
+      : scheduler_(scheduler), peer_(std::move(peer)) {
+    session_ = std::make_shared<WorkerSession>(
+        serial, [this](const v1::CoordinatorMessage& message) { Enqueue(message); });
+    StartRead(&incoming_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      // The worker closed its side or the stream broke.
+      Close(grpc::Status::OK);
+      return;
+    }
+    if (worker_id_.empty()) {
+      if (!incoming_.has_hello()) {
+        Close(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                           "the first message of WorkerGateway.Connect must be a hello"));
+        return;
+      }
+      absl::Status status = scheduler_->OnHello(session_, incoming_.hello());
+      if (!status.ok()) {
+        Close(ToGrpc(status));
+        return;
+      }
+      worker_id_ = incoming_.hello().worker_id();
+      spdlog::debug("stream from {} is worker {}", peer_, worker_id_);
+    } else {
+      scheduler_->OnWorkerMessage(session_, worker_id_, incoming_);
+    }
+    StartRead(&incoming_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    bool finish = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      outbox_.pop_front();
+      if (!ok) {
+        write_broken_ = true;
+        outbox_.clear();
+      }
+      if (!outbox_.empty()) {
+        StartWrite(&outbox_.front());
+      } else {
+        writing_ = false;
+        finish = closing_ && !finished_;
+        if (finish) finished_ = true;
+      }
+    }
+    if (finish) Finish(final_status_);
+  }
+
+  void OnDone() override {
+    session_->MarkClosed();
+    scheduler_->OnStreamClosed(session_, worker_id_);
+    delete this;
+  }
+
+  void OnCancel() override { spdlog::debug("stream of worker {} cancelled", worker_id_); }
+
+ private:
+  void Enqueue(const v1::CoordinatorMessage& message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_ || write_broken_) return;
+    outbox_.push_back(message);
+    if (!writing_) {
+      writing_ = true;
+      StartWrite(&outbox_.front());
+    }
+  }
+
+  // Ends the stream once queued writes are out.
+  void Close(grpc::Status status) {
+    session_->MarkClosed();
+    bool finish = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closing_) return;
+      closing_ = true;
+      final_status_ = std::move(status);
+      finish = !writing_ && !finished_;
+      if (finish) finished_ = true;
+    }
+    if (finish) Finish(final_status_);
+  }
+
+  Scheduler* const scheduler_;
+  const std::string peer_;
+  std::shared_ptr<WorkerSession> session_;
+  std::string worker_id_;  // set by the hello; used on the reactor's threads only
+  v1::WorkerMessage incoming_;
+
+  std::mutex mu_;
+  std::deque<v1::CoordinatorMessage> outbox_;  // front is being written
+  bool writing_ = false;
+  bool write_broken_ = false;
+  bool closing_ = false;
+  bool finished_ = false;
+  grpc::Status final_status_;
+};
+
+}  // namespace
+
+grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage>* WorkerGatewayService::Connect(
+    grpc::CallbackServerContext* context) {
+  return new WorkerStream(scheduler_, next_stream_serial_++, context->peer());
+}
+
+}  // namespace paradnn::server

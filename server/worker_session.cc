@@ -1,0 +1,24 @@
+#include "server/worker_session.h"
+
+namespace paradnn::server {
+
+bool WorkerSession::Send(const v1::CoordinatorMessage& message) {
+  // Held across the call so the reactor cannot finish (and be deleted)
+  // between the check and the send.
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!send_) return false;
+  send_(message);
+  return true;
+}
+
+void WorkerSession::MarkClosed() {
+  std::lock_guard<std::mutex> lock(mu_);
+  send_ = nullptr;
+}
+
+bool WorkerSession::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !send_;
+}
+
+}  // namespace paradnn::server

@@ -1,0 +1,44 @@
+// WorkerSession is the coordinator's view of one connected worker stream:
+// identity, platform, the job it runs, and an outbox onto the stream.
+//
+// The gRPC reactor owns the stream; the session outlives it (shared_ptr held
+// by the Scheduler) and drops messages once the stream is gone.
+// Thread-safe.
+#ifndef PARADNN_SERVER_WORKER_SESSION_H_
+#define PARADNN_SERVER_WORKER_SESSION_H_
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "paradnn/v1/coordinator.pb.h"
+
+namespace paradnn::server {
+
+class WorkerSession {
+ public:
+  // `send` queues a message on the stream; it runs under the session's lock
+  // and must neither block nor call back into the session.
+  using SendFn = std::function<void(const v1::CoordinatorMessage&)>;
+
+  WorkerSession(uint64_t stream_serial, SendFn send)
+      : stream_serial_(stream_serial), send_(std::move(send)) {}
+
+  // Sends unless the stream has closed. Returns false if it had.
+  bool Send(const v1::CoordinatorMessage& message);
+  // Called by the reactor when the stream ends; later Sends are dropped.
+  void MarkClosed();
+  bool closed() const;
+
+  uint64_t stream_serial() const { return stream_serial_; }
+
+ private:
+  const uint64_t stream_serial_;
+  mutable std::mutex mu_;
+  SendFn send_;  // cleared when closed
+};
+
+}  // namespace paradnn::server
+
+#endif  // PARADNN_SERVER_WORKER_SESSION_H_

@@ -1,0 +1,243 @@
+// The whole path on loopback: a real paradnn-coordinator, two real
+// paradnn-worker processes (each running real paradnn-runner children), the
+// paradnn CLI, and the SQLite file they leave behind.
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/integration/test_processes.h"
+
+namespace paradnn::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+int64_t QueryInt(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  int64_t value = -1;
+  if (sqlite3_step(stmt) == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
+}
+
+// Splits one CSV record (RFC 4180 quoting).
+std::vector<std::string> SplitCsvLine(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+class Cluster {
+ public:
+  explicit Cluster(const TempDir& dir) : dir_(dir), db_path_(dir.File("sweeps.db")) {}
+
+  void StartCoordinator() {
+    std::remove(dir_.File("addr").c_str());
+    coordinator_.Start({BinDir() + "/paradnn-coordinator", "--listen", "127.0.0.1:0", "--db", db_path_,
+                        "--address-file", dir_.File("addr"), "--heartbeat-ms", "500",
+                        "--lease-timeout-ms", "5000", "--log-level", "debug"},
+                       dir_.File("coordinator.log"));
+    ASSERT_TRUE(WaitFor([&] { return !ReadFile(dir_.File("addr")).empty(); }, seconds(20)))
+        << ReadFile(coordinator_.log_path());
+    address_ = ReadFile(dir_.File("addr"));
+    while (!address_.empty() && (address_.back() == '\n' || address_.back() == ' ')) address_.pop_back();
+  }
+
+  void StartWorker(const std::string& id) {
+    workers_.push_back(std::make_unique<ChildProcess>());
+    workers_.back()->Start({BinDir() + "/paradnn-worker", "--coordinator", address_, "--worker-id", id,
+                            "--device", "cpu", "--log-level", "debug"},
+                           dir_.File(id + ".log"));
+  }
+
+  CommandResult Cli(std::vector<std::string> args, seconds timeout = seconds(60)) {
+    std::vector<std::string> argv = {BinDir() + "/paradnn", "--coordinator", address_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv, timeout);
+  }
+
+  // SIGTERM everything and expect clean exits.
+  void Stop() {
+    for (auto& worker : workers_) worker->Signal(SIGTERM);
+    for (auto& worker : workers_) {
+      std::optional<int> status = worker->Wait(seconds(40));
+      ASSERT_TRUE(status.has_value()) << "worker did not stop: " << ReadFile(worker->log_path());
+      EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(worker->log_path());
+    }
+    workers_.clear();
+    coordinator_.Signal(SIGTERM);
+    std::optional<int> status = coordinator_.Wait(seconds(20));
+    ASSERT_TRUE(status.has_value()) << "coordinator did not stop";
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(coordinator_.log_path());
+  }
+
+  std::string Logs() {
+    std::string all = "--- coordinator\n" + ReadFile(coordinator_.log_path());
+    for (auto& worker : workers_) all += "--- worker\n" + ReadFile(worker->log_path());
+    return all;
+  }
+
+  const std::string& db_path() const { return db_path_; }
+  const std::string& address() const { return address_; }
+
+ private:
+  const TempDir& dir_;
+  std::string db_path_;
+  std::string address_;
+  ChildProcess coordinator_;
+  std::vector<std::unique_ptr<ChildProcess>> workers_;
+};
+
+TEST(EndToEndTest, QuickSweepOnTwoWorkersStoresOneResultPerJob) {
+  TempDir dir;
+  Cluster cluster(dir);
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
+  cluster.StartWorker("it-worker-1");
+  cluster.StartWorker("it-worker-2");
+
+  CommandResult submit = cluster.Cli({"submit", SourceDir() + "/examples/quick.yaml", "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  const std::string sweep_id = submit.out.substr(0, submit.out.find_first_of("\n "));
+  ASSERT_FALSE(sweep_id.empty());
+  ASSERT_GT(std::stoll(sweep_id), 0) << submit.out;
+
+  CommandResult watch = cluster.Cli({"watch", sweep_id}, seconds(420));
+  ASSERT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster.Logs();
+
+  const int64_t jobs = QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE sweep_id = " + sweep_id);
+  EXPECT_GE(jobs, 12);
+  EXPECT_LE(jobs, 20);
+  // Exactly one stored result per job, none orphaned.
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id "
+                                        "WHERE j.sweep_id = " + sweep_id),
+            jobs);
+  EXPECT_EQ(QueryInt(cluster.db_path(),
+                     "SELECT count(*) FROM (SELECT job_id FROM results GROUP BY job_id HAVING count(*) > 1)"),
+            0);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE examples_per_sec <= 0"), 0);
+  EXPECT_GT(QueryInt(cluster.db_path(), "SELECT count(*) FROM samples"), jobs);
+
+  CommandResult json_out = cluster.Cli({"results", sweep_id, "--format", "json"});
+  ASSERT_EQ(json_out.exit_code, 0) << json_out.err;
+  nlohmann::json rows = nlohmann::json::parse(json_out.out);
+  ASSERT_TRUE(rows.is_array());
+  ASSERT_EQ(static_cast<int64_t>(rows.size()), jobs);
+  std::map<std::string, int> per_worker;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("outcome"), "OK") << row.dump();
+    EXPECT_GT(row.at("examples_per_sec").get<double>(), 0) << row.dump();
+    EXPECT_TRUE(row.at("node").is_number()) << row.dump();
+    EXPECT_TRUE(row.at("batch").is_number()) << row.dump();
+    per_worker[row.at("worker").get<std::string>()]++;
+  }
+  EXPECT_EQ(per_worker.size(), 2u) << "both workers should have run jobs";
+
+  CommandResult csv_out = cluster.Cli({"results", sweep_id, "--format", "csv"});
+  ASSERT_EQ(csv_out.exit_code, 0) << csv_out.err;
+  std::istringstream csv(csv_out.out);
+  std::string line;
+  ASSERT_TRUE(std::getline(csv, line));
+  const std::vector<std::string> header = SplitCsvLine(line);
+  EXPECT_NE(std::find(header.begin(), header.end(), "examples_per_sec"), header.end());
+  EXPECT_NE(std::find(header.begin(), header.end(), "layer"), header.end());
+  int data_lines = 0;
+  while (std::getline(csv, line)) {
+    if (line.empty()) continue;
+    EXPECT_EQ(SplitCsvLine(line).size(), header.size()) << line;
+    ++data_lines;
+  }
+  EXPECT_EQ(data_lines, jobs);
+
+  CommandResult workers = cluster.Cli({"workers"});
+  ASSERT_EQ(workers.exit_code, 0) << workers.err;
+  EXPECT_NE(workers.out.find("it-worker-1"), std::string::npos) << workers.out;
+  EXPECT_NE(workers.out.find("it-worker-2"), std::string::npos) << workers.out;
+
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());
+
+  // A coordinator started later on the same file serves the same results.
+  Cluster again(dir);
+  ASSERT_NO_FATAL_FAILURE(again.StartCoordinator());
+  CommandResult json_again = again.Cli({"results", sweep_id, "--format", "json"});
+  ASSERT_EQ(json_again.exit_code, 0) << json_again.err;
+  EXPECT_EQ(nlohmann::json::parse(json_again.out).size(), rows.size());
+  CommandResult status = again.Cli({"status", sweep_id});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  ASSERT_NO_FATAL_FAILURE(again.Stop());
+}
+
+TEST(EndToEndTest, BadSweepIsRefusedByCliAndCoordinatorWithoutTouchingTheStore) {
+  TempDir dir;
+  Cluster cluster(dir);
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
+  std::ofstream(dir.File("good.yaml")) << "name: tiny\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, "
+                                          "output: 4, batch: 4}\nrun: {max_seconds: 0.2}\n";
+  CommandResult good = cluster.Cli({"submit", dir.File("good.yaml"), "-q"});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+
+  std::ofstream(dir.File("bad.yaml")) << "name: bad\nfamily: fc\nparams:\n  layer: 4\n"
+                                         "  node: {min: 512, max: 32, mul: 2}\n  input: 8\n  output: 4\n"
+                                         "  batch: 4\n";
+  CommandResult bad = cluster.Cli({"submit", dir.File("bad.yaml")});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("params.node"), std::string::npos) << bad.err;
+
+  std::ofstream(dir.File("unknown.yaml")) << "name: u\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, "
+                                             "output: 4, batch: 4, depth: 3}\n";
+  CommandResult unknown = cluster.Cli({"submit", dir.File("unknown.yaml")});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("depth"), std::string::npos) << unknown.err;
+
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM sweeps"), 1);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs"), 1);
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());
+}
+
+TEST(EndToEndTest, LocalRunsASweepWithEmbeddedCoordinatorAndWorker) {
+  TempDir dir;
+  std::ofstream(dir.File("two.yaml")) << "name: two\nfamily: fc\nparams:\n  layer: 2\n"
+                                         "  node: {values: [16, 32]}\n  input: 32\n  output: 8\n  batch: 16\n"
+                                         "run: {max_seconds: 0.3, warmup_steps: 1}\n";
+  CommandResult local = RunCommand({BinDir() + "/paradnn", "local", dir.File("two.yaml"), "--db",
+                                    dir.File("local.db"), "--format", "json"},
+                                   seconds(240));
+  ASSERT_EQ(local.exit_code, 0) << local.out << local.err;
+  EXPECT_EQ(QueryInt(dir.File("local.db"), "SELECT count(*) FROM results WHERE outcome = 1"), 2);
+  EXPECT_NE(local.out.find("examples_per_sec"), std::string::npos) << local.out;
+}
+
+}  // namespace
+}  // namespace paradnn::testing

@@ -1,0 +1,154 @@
+#include "tests/integration/test_processes.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace paradnn::testing {
+namespace {
+
+std::vector<char*> ArgvPointers(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (const std::string& arg : argv) out.push_back(const_cast<char*>(arg.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+std::string BinDir() {
+  const char* dir = std::getenv("PARADNN_BIN_DIR");
+  if (dir == nullptr) throw std::runtime_error("PARADNN_BIN_DIR is not set (run through ctest)");
+  return dir;
+}
+
+std::string SourceDir() {
+  const char* dir = std::getenv("PARADNN_SOURCE_DIR");
+  if (dir == nullptr) throw std::runtime_error("PARADNN_SOURCE_DIR is not set (run through ctest)");
+  return dir;
+}
+
+TempDir::TempDir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "paradnn-test-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  if (std::getenv("PARADNN_KEEP_TEST_DIRS") == nullptr) std::filesystem::remove_all(path_, ignored);
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0 && !reaped_) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status_, 0);
+  }
+}
+
+void ChildProcess::Start(const std::vector<std::string>& argv, const std::string& log_path) {
+  log_path_ = log_path;
+  reaped_ = false;
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::close(fd);
+    }
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    std::vector<char*> args = ArgvPointers(argv);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+}
+
+void ChildProcess::Signal(int signal_number) {
+  if (pid_ > 0 && !reaped_) ::kill(pid_, signal_number);
+}
+
+std::optional<int> ChildProcess::Wait(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return std::nullopt;
+  if (reaped_) return status_;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    pid_t r = ::waitpid(pid_, &status_, WNOHANG);
+    if (r == pid_) {
+      reaped_ = true;
+      return status_;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+bool ChildProcess::running() { return pid_ > 0 && !Wait(std::chrono::milliseconds(0)).has_value(); }
+
+CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                         const std::vector<std::string>& extra_env) {
+  TempDir dir;
+  const std::string out_path = dir.File("out");
+  const std::string err_path = dir.File("err");
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(err, STDERR_FILENO);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    for (const std::string& kv : extra_env) ::putenv(const_cast<char*>(kv.c_str()));
+    std::vector<char*> args = ArgvPointers(argv);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  CommandResult result;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (true) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  result.out = ReadFile(out_path);
+  result.err = ReadFile(err_path);
+  return result;
+}
+
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return condition();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace paradnn::testing
