@@ -50,14 +50,30 @@ class Database {
   ~Database();  // drains queued writes, then stops the writer
 
   // Queues `fn`; `done` (optional) runs on the writer thread after commit
-  // (or with the error). Never blocks on I/O.
+  // (or with the error). Never blocks on I/O. If COMMIT fails, every
+  // function of the batch that had succeeded gets the commit's error. `fn`
+  // must not COMMIT or ROLLBACK itself (the batch would then fail, Aborted).
+  // `done` must not block on the writer (no WriteSync / *Sync writes).
   void Write(WriteFn fn, DoneFn done = nullptr);
   // Queues `fn` and waits for its commit. For tests, start-up and the CLI.
   absl::Status WriteSync(WriteFn fn);
-  // Runs `fn` on a read connection.
+  // Runs `fn` on a read connection, inside one read transaction (a single
+  // snapshot). Waits while every pooled connection is borrowed; the
+  // connection refuses writes (query_only).
   absl::Status Read(const ReadFn& fn) const;
 
   const std::string& path() const;
+
+  // True on the writer thread (inside write functions and their callbacks),
+  // where a *Sync call would wait on itself.
+  bool OnWriterThread() const;
+
+  // Counters since Open, for metrics and for tests that check batching.
+  struct WriterStats {
+    int64_t transactions = 0;  // BEGIN IMMEDIATE ... COMMIT attempts
+    int64_t writes = 0;        // write functions run
+  };
+  WriterStats writer_stats() const;
 
  private:
   struct Impl;
@@ -67,6 +83,11 @@ class Database {
 
 // RAII prepared statement: cached per connection (SQLITE_PREPARE_PERSISTENT)
 // and reset + cleared on destruction. Parameters are bound by index (1-based).
+// Caching applies to the connection a Read/Write function was handed, on
+// that function's thread; the same SQL nested inside its own loop, or any
+// other sqlite3*, gets a private statement finalized on destruction. The
+// SQL must be one statement (InvalidArgument otherwise). Errors from
+// prepare and Bind are kept in status() and returned by Step()/Run().
 class Statement {
  public:
   Statement(sqlite3* db, const char* sql);
@@ -97,6 +118,9 @@ class Statement {
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
   absl::Status status_;
+  // Set when stmt_ is borrowed from the connection's cache (cleared again on
+  // destruction); null when stmt_ is owned and finalized here.
+  bool* in_use_ = nullptr;
 };
 
 // Runs SQL without results (DDL, pragmas).

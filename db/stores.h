@@ -40,7 +40,10 @@ class SweepStore {
   explicit SweepStore(Database* db) : db_(db) {}
 
   // Inserts the sweep and all its jobs (pending) in one transaction, plus each
-  // job's hyper-parameters into job_params. Returns the sweep id.
+  // job's hyper-parameters into job_params. Returns the sweep id. A job with
+  // an empty device takes spec.device; a key in both config.params and
+  // config.options is InvalidArgument (nothing is inserted). A sweep without
+  // jobs is done at once.
   void Create(const v1::SweepSpec& spec, std::vector<NewJob> jobs, int64_t now_unix_ms,
               Callback<int64_t> done);
   absl::StatusOr<int64_t> CreateSync(const v1::SweepSpec& spec, std::vector<NewJob> jobs,
@@ -53,7 +56,10 @@ class SweepStore {
 
   // Marks the sweep cancelled and its pending jobs cancelled. Returns the
   // attempts still leased (job_id, attempt_id, worker_id) so the caller can
-  // tell their workers to stop. NotFound for an unknown id.
+  // tell their workers to stop; those jobs end when their workers report
+  // (CANCELLED or a result) or are released. Cancelling again returns the
+  // still-leased attempts again; a sweep that is already done stays done
+  // (empty list). NotFound for an unknown id.
   struct LiveAttempt {
     int64_t job_id;
     int64_t attempt_id;
@@ -97,8 +103,11 @@ class JobStore {
 
   // Closes an open attempt without a result (worker lost, lease expired,
   // coordinator restart): the attempt gets `reason`; the job goes back to
-  // pending, or to failed once it has had `max_attempts` attempts. Closing an
-  // attempt that is already closed is a no-op (returns OK).
+  // pending, or to failed once it has had `max_attempts` attempts (cancelled
+  // if its sweep was cancelled). Closing an attempt that is already closed is
+  // a no-op (returns OK with the job's state); so is the job side when the
+  // job already has a result. NotFound for an unknown attempt,
+  // InvalidArgument for max_attempts < 1.
   void Release(int64_t attempt_id, const std::string& reason, int64_t now_unix_ms,
                int max_attempts, Callback<v1::JobState> done);
   absl::StatusOr<v1::JobState> ReleaseSync(int64_t attempt_id, const std::string& reason,
@@ -134,7 +143,14 @@ class ResultStore {
   // when it was the sweep's last unfinished job, the sweep done. A result for
   // an attempt that was released (lease expired) is still accepted while the
   // job has no result. NotFound for an unknown job, InvalidArgument if the
-  // attempt does not belong to the job.
+  // attempt does not belong to the job or platform_id (> 0) is unknown;
+  // platform_id <= 0 stores no platform.
+  //
+  // On kDuplicate the reporting attempt, if still open, is closed
+  // ("duplicate") so its lease stops being extended. Outcome CANCELLED writes
+  // no results row: the open attempt is closed ("cancelled"), the job becomes
+  // JOB_CANCELLED and the answer is kStored; a CANCELLED from an attempt that
+  // is already closed changes nothing (kDuplicate).
   void Store(int64_t job_id, int64_t attempt_id, const std::string& worker_id,
              int64_t platform_id, const v1::Measurement& measurement, int64_t now_unix_ms,
              Callback<StoreOutcome> done);
@@ -144,7 +160,8 @@ class ResultStore {
                                          int64_t now_unix_ms);
 
   // One row per job of the sweep (jobs without a result have no
-  // measurement), ordered by job id. Samples filled when asked.
+  // measurement, worker_id, attempt_id or platform_fingerprint), ordered by
+  // job id. Samples filled when asked. NotFound for an unknown sweep.
   absl::StatusOr<std::vector<v1::ResultRow>> Query(int64_t sweep_id, bool include_samples) const;
   // How many result rows a job has (tests assert exactly one).
   absl::StatusOr<int64_t> CountForJob(int64_t job_id) const;
@@ -158,7 +175,9 @@ class ResultStore {
 class PlatformStore {
  public:
   explicit PlatformStore(Database* db) : db_(db) {}
-  // Inserts the platform if its fingerprint is new; returns its id either way.
+  // Inserts the platform if its fingerprint is new; returns its id either way
+  // (the first report's details are kept). InvalidArgument for an empty
+  // fingerprint.
   void Upsert(const v1::Platform& platform, Callback<int64_t> done);
   absl::StatusOr<int64_t> UpsertSync(const v1::Platform& platform);
   absl::StatusOr<v1::Platform> Get(int64_t platform_id) const;
@@ -170,7 +189,9 @@ class PlatformStore {
 class WorkerStore {
  public:
   explicit WorkerStore(Database* db) : db_(db) {}
-  // Records a (re)connected worker.
+  // Records a (re)connected worker. platform_id <= 0, or one that is not
+  // stored, records no platform. These three writes are fire-and-forget:
+  // failures are logged.
   void Connected(const std::string& worker_id, const std::string& device_kind,
                  const std::string& hostname, int64_t platform_id, int64_t now_unix_ms);
   void Disconnected(const std::string& worker_id, int64_t now_unix_ms);

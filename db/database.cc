@@ -1,0 +1,586 @@
+#include "db/database.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/container/node_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "db/migrations.h"
+#include "spdlog/spdlog.h"
+
+namespace paradnn::db {
+namespace {
+
+// Prepared statements of one connection, kept for the connection's lifetime
+// so that hot statements (lease, store, bulk insert) are compiled once.
+class StatementCache {
+ public:
+  struct Entry {
+    sqlite3_stmt* stmt = nullptr;
+    bool in_use = false;
+  };
+
+  explicit StatementCache(sqlite3* db) : db_(db) {}
+  ~StatementCache() {
+    for (auto& [sql, entry] : entries_) sqlite3_finalize(entry.stmt);
+  }
+  StatementCache(const StatementCache&) = delete;
+  StatementCache& operator=(const StatementCache&) = delete;
+
+  sqlite3* db() const { return db_; }
+
+  // The cached statement for `sql`, prepared on first use. nullptr when the
+  // cached one is already borrowed (the same SQL nested in its own loop);
+  // the caller then prepares a private copy.
+  absl::StatusOr<Entry*> Acquire(const char* sql);
+
+ private:
+  sqlite3* db_;
+  // node_hash_map: Statement keeps a pointer to Entry::in_use across inserts.
+  absl::node_hash_map<std::string, Entry> entries_;
+};
+
+// The cache of the connection the current thread is running a write or read
+// function on. Statement only receives a sqlite3*, and each connection is
+// used by one thread at a time, so a thread-local finds the cache without a
+// lock; a Statement on any other connection is simply not cached.
+thread_local StatementCache* current_cache = nullptr;
+
+class ScopedCache {
+ public:
+  explicit ScopedCache(StatementCache* cache) : saved_(current_cache) { current_cache = cache; }
+  ~ScopedCache() { current_cache = saved_; }
+  ScopedCache(const ScopedCache&) = delete;
+  ScopedCache& operator=(const ScopedCache&) = delete;
+
+ private:
+  StatementCache* saved_;
+};
+
+std::string SqlSnippet(const char* sql) {
+  if (sql == nullptr) return "";
+  std::string text(absl::StripAsciiWhitespace(sql));
+  constexpr size_t kMax = 80;
+  if (text.size() > kMax) text = absl::StrCat(text.substr(0, kMax), "...");
+  return text;
+}
+
+absl::Status Prepare(sqlite3* db, const char* sql, unsigned int flags, sqlite3_stmt** out) {
+  const char* tail = nullptr;
+  int rc = sqlite3_prepare_v3(db, sql, -1, flags, out, &tail);
+  if (rc != SQLITE_OK) {
+    return SqliteError(db, rc, absl::StrCat("prepare \"", SqlSnippet(sql), "\"").c_str());
+  }
+  // Statement runs exactly one statement; silently ignoring the rest of a
+  // multi-statement string would drop writes.
+  if (*out == nullptr || (tail != nullptr && !absl::StripAsciiWhitespace(tail).empty())) {
+    sqlite3_finalize(*out);
+    *out = nullptr;
+    return absl::InvalidArgumentError(
+        absl::StrCat("Statement takes exactly one SQL statement: \"", SqlSnippet(sql), "\""));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StatementCache::Entry*> StatementCache::Acquire(const char* sql) {
+  auto it = entries_.find(absl::string_view(sql));
+  if (it != entries_.end()) {
+    if (it->second.in_use) return nullptr;
+    return &it->second;
+  }
+  sqlite3_stmt* stmt = nullptr;
+  if (absl::Status s = Prepare(db_, sql, SQLITE_PREPARE_PERSISTENT, &stmt); !s.ok()) return s;
+  Entry& entry = entries_[sql];
+  entry.stmt = stmt;
+  return &entry;
+}
+
+// One open connection and its statement cache.
+struct Connection {
+  sqlite3* db = nullptr;
+  std::unique_ptr<StatementCache> cache;
+
+  ~Connection() {
+    if (db == nullptr) return;
+    cache.reset();  // finalize cached statements first, or close fails busy
+    int rc = sqlite3_close(db);
+    if (rc != SQLITE_OK) {
+      // A Statement outlived its Database; let SQLite free the handle once
+      // that statement is finalized rather than leaking the file lock.
+      spdlog::error("closing sqlite connection: {}", sqlite3_errstr(rc));
+      sqlite3_close_v2(db);
+    }
+  }
+};
+
+enum class Role { kWriter, kReader };
+
+absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& path, Role role,
+                                                           const DatabaseOptions& options) {
+  auto conn = std::make_unique<Connection>();
+  // NOMUTEX: a connection is only ever used by one thread at a time (the
+  // writer thread, or the reader that borrowed it from the pool).
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  if (role == Role::kWriter) flags |= SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(path.c_str(), &conn->db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    absl::Status status = SqliteError(conn->db, rc, absl::StrCat("open ", path).c_str());
+    return status;  // ~Connection closes the half-open handle
+  }
+  sqlite3_extended_result_codes(conn->db, 1);
+  sqlite3_busy_timeout(conn->db, options.busy_timeout_ms);
+
+  // The first read of the file is where SQLite notices it is not a
+  // database; say so plainly instead of failing on a pragma later.
+  absl::StatusOr<int> version = ReadUserVersion(conn->db);
+  if (!version.ok()) {
+    if (sqlite3_errcode(conn->db) == SQLITE_NOTADB) {
+      return absl::FailedPreconditionError(absl::StrCat("open ", path, ": not an SQLite database (",
+                                                        version.status().message(), ")"));
+    }
+    return version.status();
+  }
+
+  if (role == Role::kWriter) {
+    // journal_mode is persistent in the file, so setting it once on the
+    // writer covers the readers; readers must not try (query_only).
+    Statement wal(conn->db, "PRAGMA journal_mode=WAL");
+    absl::StatusOr<bool> row = wal.Step();
+    if (!row.ok()) return row.status();
+    std::string mode = *row ? absl::AsciiStrToLower(wal.ColumnText(0)) : "";
+    if (mode != "wal") {
+      return absl::FailedPreconditionError(
+          absl::StrCat("open ", path, ": could not enable WAL journal mode (got \"", mode, "\")"));
+    }
+  }
+  for (const char* pragma : {"PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
+    if (absl::Status s = Exec(conn->db, pragma); !s.ok()) return s;
+  }
+  if (role == Role::kReader) {
+    // Readers open the file read-write so that WAL recovery and shared
+    // memory work in every case, but refuse to change it.
+    if (absl::Status s = Exec(conn->db, "PRAGMA query_only=ON"); !s.ok()) return s;
+  }
+  conn->cache = std::make_unique<StatementCache>(conn->db);
+  return conn;
+}
+
+}  // namespace
+
+// ---- Database --------------------------------------------------------------
+
+struct Database::Impl {
+  struct PendingWrite {
+    WriteFn fn;
+    DoneFn done;
+  };
+
+  std::string path;
+  DatabaseOptions options;
+  std::unique_ptr<Connection> writer;
+
+  std::vector<std::unique_ptr<Connection>> readers;
+  std::mutex read_mu;
+  std::condition_variable read_cv;
+  std::vector<Connection*> free_readers;  // guarded by read_mu
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<PendingWrite> queue;  // guarded by mu
+  bool stopping = false;           // guarded by mu
+  std::thread thread;
+  std::atomic<std::thread::id> writer_id{};
+
+  std::atomic<int64_t> transactions{0};
+  std::atomic<int64_t> writes{0};
+
+  ~Impl() {
+    readers.clear();  // the writer closes last, so it checkpoints the WAL
+    writer.reset();
+  }
+
+  void RunWriter();
+  // Runs batch[begin, end) in one transaction, or a prefix of it if the
+  // transaction is lost part-way. Returns the index after the last function
+  // it ran (whose callbacks it has called).
+  size_t RunTransaction(std::vector<PendingWrite>& batch, size_t begin);
+};
+
+void Database::Impl::RunWriter() {
+  writer_id = std::this_thread::get_id();
+  ScopedCache scope(writer->cache.get());
+  std::vector<PendingWrite> batch;
+  batch.reserve(static_cast<size_t>(options.max_batch));
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [this] { return stopping || !queue.empty(); });
+      // Stop only once drained: every queued write gets committed and its
+      // callback run, even during destruction.
+      if (queue.empty()) return;
+      while (!queue.empty() && batch.size() < static_cast<size_t>(options.max_batch)) {
+        batch.push_back(std::move(queue.front()));
+        queue.pop_front();
+      }
+    }
+    size_t next = 0;
+    while (next < batch.size()) next = RunTransaction(batch, next);
+    batch.clear();
+  }
+}
+
+size_t Database::Impl::RunTransaction(std::vector<PendingWrite>& batch, size_t begin) {
+  sqlite3* db = writer->db;
+  ++transactions;
+  std::vector<absl::Status> statuses;
+  statuses.reserve(batch.size() - begin);
+  auto finish = [&](size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      if (batch[i].done) batch[i].done(std::move(statuses[i - begin]));
+    }
+    return end;
+  };
+
+  if (absl::Status s = Exec(db, "BEGIN IMMEDIATE"); !s.ok()) {
+    statuses.assign(batch.size() - begin, s);
+    return finish(batch.size());
+  }
+
+  for (size_t i = begin; i < batch.size(); ++i) {
+    ++writes;
+    absl::Status status = Exec(db, "SAVEPOINT paradnn_write");
+    bool broken = !status.ok();
+    if (!broken) {
+      status = batch[i].fn(db);
+      // A function that ran COMMIT/ROLLBACK, or an error after which SQLite
+      // rolled the whole transaction back (disk full, I/O error), leaves no
+      // transaction: the earlier functions' changes are gone with it.
+      broken = sqlite3_get_autocommit(db) != 0;
+      if (broken) {
+        status = absl::AbortedError(absl::StrCat(
+            "write transaction ended inside a write function; its batch was rolled back",
+            status.ok() ? "" : absl::StrCat(": ", status.ToString())));
+      } else if (status.ok()) {
+        if (absl::Status s = Exec(db, "RELEASE paradnn_write"); !s.ok()) {
+          status = s;
+          broken = true;
+        }
+      } else {
+        absl::Status s = Exec(db, "ROLLBACK TO paradnn_write");
+        if (s.ok()) s = Exec(db, "RELEASE paradnn_write");
+        if (!s.ok()) {
+          spdlog::error("database {}: rolling back a failed write: {}", path, s.ToString());
+          broken = true;
+        }
+      }
+    }
+    if (broken) {
+      if (sqlite3_get_autocommit(db) == 0) Exec(db, "ROLLBACK").IgnoreError();
+      const absl::Status lost =
+          status.ok() ? absl::AbortedError("write batch rolled back") : status;
+      for (absl::Status& earlier : statuses) {
+        if (earlier.ok()) earlier = lost;
+      }
+      statuses.push_back(lost);
+      return finish(i + 1);
+    }
+    statuses.push_back(std::move(status));
+  }
+
+  if (absl::Status s = Exec(db, "COMMIT"); !s.ok()) {
+    // A failed COMMIT (e.g. a deferred constraint) may leave the
+    // transaction open; nothing of it is durable.
+    if (sqlite3_get_autocommit(db) == 0) Exec(db, "ROLLBACK").IgnoreError();
+    for (absl::Status& status : statuses) {
+      if (status.ok()) status = s;
+    }
+  }
+  return finish(batch.size());
+}
+
+Database::Database(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Database::~Database() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->cv.notify_all();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path,
+                                                         DatabaseOptions options) {
+  if (options.max_batch < 1 || options.read_connections < 1 || options.busy_timeout_ms < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DatabaseOptions: max_batch (", options.max_batch, ") and read_connections (",
+                     options.read_connections, ") must be >= 1, busy_timeout_ms (",
+                     options.busy_timeout_ms, ") >= 0"));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->options = options;
+
+  absl::StatusOr<std::unique_ptr<Connection>> writer = OpenConnection(path, Role::kWriter, options);
+  if (!writer.ok()) return writer.status();
+  impl->writer = *std::move(writer);
+  if (absl::Status s = ApplyMigrations(impl->writer->db, path); !s.ok()) return s;
+
+  for (int i = 0; i < options.read_connections; ++i) {
+    absl::StatusOr<std::unique_ptr<Connection>> reader =
+        OpenConnection(path, Role::kReader, options);
+    if (!reader.ok()) return reader.status();
+    impl->free_readers.push_back(reader->get());
+    impl->readers.push_back(*std::move(reader));
+  }
+
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->RunWriter(); });
+  return std::unique_ptr<Database>(new Database(std::move(impl)));
+}
+
+void Database::Write(WriteFn fn, DoneFn done) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->queue.push_back({std::move(fn), std::move(done)});
+  }
+  impl_->cv.notify_one();
+}
+
+absl::Status Database::WriteSync(WriteFn fn) {
+  if (OnWriterThread()) {
+    return absl::FailedPreconditionError(
+        "WriteSync called on the database writer thread (it would wait for itself)");
+  }
+  std::promise<absl::Status> committed;
+  std::future<absl::Status> result = committed.get_future();
+  Write(std::move(fn), [&committed](absl::Status s) { committed.set_value(std::move(s)); });
+  return result.get();
+}
+
+absl::Status Database::Read(const ReadFn& fn) const {
+  Connection* conn = nullptr;
+  {
+    std::unique_lock<std::mutex> lock(impl_->read_mu);
+    impl_->read_cv.wait(lock, [this] { return !impl_->free_readers.empty(); });
+    conn = impl_->free_readers.back();
+    impl_->free_readers.pop_back();
+  }
+  absl::Status status;
+  {
+    ScopedCache scope(conn->cache.get());
+    // One read transaction per Read: every query of `fn` sees the same
+    // snapshot, so counts computed by several statements agree.
+    status = Exec(conn->db, "BEGIN");
+    if (status.ok()) {
+      status = fn(conn->db);
+      absl::Status end = Exec(conn->db, status.ok() ? "COMMIT" : "ROLLBACK");
+      if (status.ok()) status = end;
+    }
+    if (sqlite3_get_autocommit(conn->db) == 0) Exec(conn->db, "ROLLBACK").IgnoreError();
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->read_mu);
+    impl_->free_readers.push_back(conn);
+  }
+  impl_->read_cv.notify_one();
+  return status;
+}
+
+const std::string& Database::path() const { return impl_->path; }
+
+bool Database::OnWriterThread() const {
+  return impl_->writer_id.load() == std::this_thread::get_id();
+}
+
+Database::WriterStats Database::writer_stats() const {
+  WriterStats stats;
+  stats.transactions = impl_->transactions.load();
+  stats.writes = impl_->writes.load();
+  return stats;
+}
+
+// ---- Statement -------------------------------------------------------------
+
+Statement::Statement(sqlite3* db, const char* sql) : db_(db) {
+  StatementCache* cache = current_cache;
+  if (cache != nullptr && cache->db() == db) {
+    absl::StatusOr<StatementCache::Entry*> entry = cache->Acquire(sql);
+    if (!entry.ok()) {
+      status_ = entry.status();
+      return;
+    }
+    if (*entry != nullptr) {
+      stmt_ = (*entry)->stmt;
+      in_use_ = &(*entry)->in_use;
+      *in_use_ = true;
+      return;
+    }
+  }
+  status_ = Prepare(db, sql, 0, &stmt_);
+}
+
+Statement::~Statement() {
+  if (stmt_ == nullptr) return;
+  if (in_use_ != nullptr) {
+    // Reset releases the statement's read snapshot; clearing bindings keeps
+    // one caller's values from leaking into the next.
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    *in_use_ = false;
+  } else {
+    sqlite3_finalize(stmt_);
+  }
+}
+
+namespace {
+absl::Status BindResult(sqlite3* db, int rc, int index) {
+  if (rc == SQLITE_OK) return absl::OkStatus();
+  return SqliteError(db, rc, absl::StrCat("bind parameter ", index).c_str());
+}
+}  // namespace
+
+Statement& Statement::Bind(int index, int64_t value) {
+  if (status_.ok()) status_ = BindResult(db_, sqlite3_bind_int64(stmt_, index, value), index);
+  return *this;
+}
+
+Statement& Statement::Bind(int index, double value) {
+  if (status_.ok()) status_ = BindResult(db_, sqlite3_bind_double(stmt_, index, value), index);
+  return *this;
+}
+
+Statement& Statement::Bind(int index, const std::string& value) {
+  if (status_.ok()) {
+    status_ = BindResult(db_,
+                         sqlite3_bind_text64(stmt_, index, value.data(), value.size(),
+                                             SQLITE_TRANSIENT, SQLITE_UTF8),
+                         index);
+  }
+  return *this;
+}
+
+Statement& Statement::BindBlob(int index, const std::string& bytes) {
+  if (status_.ok()) {
+    // data() is never null, so an empty message is stored as an empty blob,
+    // not NULL.
+    status_ = BindResult(
+        db_, sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT),
+        index);
+  }
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  if (status_.ok()) status_ = BindResult(db_, sqlite3_bind_null(stmt_, index), index);
+  return *this;
+}
+
+absl::StatusOr<bool> Statement::Step() {
+  if (!status_.ok()) return status_;
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  status_ = SqliteError(db_, rc, absl::StrCat("\"", SqlSnippet(sqlite3_sql(stmt_)), "\"").c_str());
+  return status_;
+}
+
+absl::Status Statement::Run() {
+  for (;;) {
+    absl::StatusOr<bool> row = Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::OkStatus();
+  }
+}
+
+int64_t Statement::ColumnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+double Statement::ColumnDouble(int col) const { return sqlite3_column_double(stmt_, col); }
+
+std::string Statement::ColumnText(int col) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, col);
+  if (text == nullptr) return std::string();
+  return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+std::string Statement::ColumnBlob(int col) const {
+  const void* data = sqlite3_column_blob(stmt_, col);
+  if (data == nullptr) return std::string();
+  return std::string(static_cast<const char*>(data),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+bool Statement::ColumnIsNull(int col) const {
+  return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+}
+
+// ---- free functions -------------------------------------------------------
+
+absl::Status Exec(sqlite3* db, const char* sql) {
+  char* message = nullptr;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &message);
+  if (rc == SQLITE_OK) return absl::OkStatus();
+  std::string text = message != nullptr ? message : sqlite3_errstr(rc);
+  sqlite3_free(message);
+  // sqlite3_exec hands back the message of the statement that failed; only
+  // the code mapping is shared with SqliteError.
+  absl::Status coded = SqliteError(nullptr, rc, "");
+  return absl::Status(coded.code(),
+                      absl::StrCat("\"", SqlSnippet(sql), "\": ", text, " (sqlite ", rc, ")"));
+}
+
+absl::Status SqliteError(sqlite3* db, int rc, const char* what) {
+  std::string message;
+  if (db != nullptr && sqlite3_extended_errcode(db) == rc) {
+    message = sqlite3_errmsg(db);
+  } else {
+    message = sqlite3_errstr(rc);
+  }
+  std::string text = absl::StrCat(what, ": ", message, " (sqlite ", rc, ")");
+  switch (rc & 0xff) {
+    case SQLITE_OK:
+      return absl::InternalError(absl::StrCat(what, ": SqliteError called with SQLITE_OK"));
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+      return absl::UnavailableError(text);
+    case SQLITE_CONSTRAINT:
+      if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
+        return absl::AlreadyExistsError(text);
+      }
+      return absl::FailedPreconditionError(text);
+    case SQLITE_NOTADB:
+    case SQLITE_CANTOPEN:
+      return absl::FailedPreconditionError(text);
+    case SQLITE_CORRUPT:
+      return absl::DataLossError(text);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return absl::PermissionDeniedError(text);
+    case SQLITE_FULL:
+    case SQLITE_NOMEM:
+      return absl::ResourceExhaustedError(text);
+    case SQLITE_INTERRUPT:
+    case SQLITE_ABORT:
+      return absl::AbortedError(text);
+    case SQLITE_TOOBIG:
+    case SQLITE_MISMATCH:
+      return absl::InvalidArgumentError(text);
+    default:
+      return absl::InternalError(text);
+  }
+}
+
+}  // namespace paradnn::db

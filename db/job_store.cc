@@ -1,0 +1,213 @@
+// JobStore: the lease queue and attempts.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "db/stores.h"
+#include "db/stores_internal.h"
+
+namespace paradnn::db {
+namespace {
+
+// Runs a query whose rows are one integer each (ids, or a count).
+absl::StatusOr<std::vector<int64_t>> ReadInts(const Database* database, const char* sql,
+                                              const std::function<void(Statement&)>& bind) {
+  std::vector<int64_t> ids;
+  absl::Status status = database->Read([&](sqlite3* db) -> absl::Status {
+    Statement stmt(db, sql);
+    bind(stmt);
+    for (;;) {
+      absl::StatusOr<bool> more = stmt.Step();
+      if (!more.ok()) return more.status();
+      if (!*more) return absl::OkStatus();
+      ids.push_back(stmt.ColumnInt(0));
+    }
+  });
+  if (!status.ok()) return status;
+  return ids;
+}
+
+}  // namespace
+
+void JobStore::LeaseNext(const std::string& device, const std::string& worker_id,
+                         int64_t now_unix_ms, int64_t lease_deadline_unix_ms,
+                         Callback<std::optional<Lease>> done) {
+  internal::WriteValue<std::optional<Lease>>(
+      db_,
+      [device, worker_id, now_unix_ms,
+       lease_deadline_unix_ms](sqlite3* db) -> absl::StatusOr<std::optional<Lease>> {
+        Lease lease;
+        {
+          // jobs is the outer loop on purpose (EXISTS, not a join): the
+          // jobs_queue index then yields rows already in run order, so the
+          // first match ends the search without a sort.
+          Statement next(db,
+                         "SELECT j.id, j.sweep_id, j.config, j.settings, j.device FROM jobs j "
+                         "WHERE j.state = ?1 AND j.device = ?2 AND EXISTS ("
+                         "  SELECT 1 FROM sweeps s WHERE s.id = j.sweep_id AND s.state = ?3) "
+                         "ORDER BY j.sweep_id, j.ordinal LIMIT 1");
+          next.Bind(1, static_cast<int>(v1::JOB_PENDING))
+              .Bind(2, device)
+              .Bind(3, static_cast<int>(v1::SWEEP_RUNNING));
+          absl::StatusOr<bool> found = next.Step();
+          if (!found.ok()) return found.status();
+          if (!*found) return std::optional<Lease>();
+          lease.job_id = next.ColumnInt(0);
+          lease.sweep_id = next.ColumnInt(1);
+          if (absl::Status s =
+                  internal::ParseBlob(next.ColumnBlob(2), &lease.config, "jobs", lease.job_id);
+              !s.ok()) {
+            return s;
+          }
+          if (absl::Status s =
+                  internal::ParseBlob(next.ColumnBlob(3), &lease.settings, "jobs", lease.job_id);
+              !s.ok()) {
+            return s;
+          }
+          lease.device = next.ColumnText(4);
+        }
+        {
+          Statement attempt(db,
+                            "INSERT INTO attempts (job_id, worker_id, started_unix_ms, "
+                            "lease_deadline_unix_ms) VALUES (?, ?, ?, ?)");
+          attempt.Bind(1, lease.job_id)
+              .Bind(2, worker_id)
+              .Bind(3, now_unix_ms)
+              .Bind(4, lease_deadline_unix_ms);
+          if (absl::Status s = attempt.Run(); !s.ok()) return s;
+        }
+        lease.attempt_id = sqlite3_last_insert_rowid(db);
+        Statement job(db,
+                      "UPDATE jobs SET state = ?, attempts = attempts + 1, updated_unix_ms = ? "
+                      "WHERE id = ?");
+        job.Bind(1, static_cast<int>(v1::JOB_LEASED)).Bind(2, now_unix_ms).Bind(3, lease.job_id);
+        if (absl::Status s = job.Run(); !s.ok()) return s;
+        return std::optional<Lease>(std::move(lease));
+      },
+      std::move(done));
+}
+
+absl::StatusOr<std::optional<Lease>> JobStore::LeaseNextSync(const std::string& device,
+                                                             const std::string& worker_id,
+                                                             int64_t now_unix_ms,
+                                                             int64_t lease_deadline_unix_ms) {
+  return internal::Await<std::optional<Lease>>(db_, [&](Callback<std::optional<Lease>> done) {
+    LeaseNext(device, worker_id, now_unix_ms, lease_deadline_unix_ms, std::move(done));
+  });
+}
+
+void JobStore::ExtendLeases(const std::string& worker_id, int64_t lease_deadline_unix_ms) {
+  db_->Write(
+      [worker_id, lease_deadline_unix_ms](sqlite3* db) -> absl::Status {
+        Statement extend(db,
+                         "UPDATE attempts SET lease_deadline_unix_ms = ? "
+                         "WHERE worker_id = ? AND finished_unix_ms IS NULL");
+        extend.Bind(1, lease_deadline_unix_ms).Bind(2, worker_id);
+        return extend.Run();
+      },
+      internal::LogIfFailed(absl::StrCat("extend leases of worker ", worker_id)));
+}
+
+void JobStore::Release(int64_t attempt_id, const std::string& reason, int64_t now_unix_ms,
+                       int max_attempts, Callback<v1::JobState> done) {
+  internal::WriteValue<v1::JobState>(
+      db_,
+      [attempt_id, reason, now_unix_ms, max_attempts](sqlite3* db) -> absl::StatusOr<v1::JobState> {
+        if (max_attempts < 1) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("max_attempts must be >= 1, got ", max_attempts));
+        }
+        int64_t job_id = 0;
+        int64_t sweep_id = 0;
+        bool open = false;
+        v1::JobState job_state = v1::JOB_STATE_UNSPECIFIED;
+        int64_t attempts = 0;
+        bool sweep_cancelled = false;
+        {
+          Statement find(db,
+                         "SELECT a.job_id, a.finished_unix_ms IS NULL, j.state, j.attempts, "
+                         "j.sweep_id, s.state FROM attempts a "
+                         "JOIN jobs j ON j.id = a.job_id JOIN sweeps s ON s.id = j.sweep_id "
+                         "WHERE a.id = ?");
+          find.Bind(1, attempt_id);
+          absl::StatusOr<bool> found = find.Step();
+          if (!found.ok()) return found.status();
+          if (!*found) {
+            return absl::NotFoundError(absl::StrCat("attempt ", attempt_id, " not found"));
+          }
+          job_id = find.ColumnInt(0);
+          open = find.ColumnInt(1) != 0;
+          job_state = static_cast<v1::JobState>(find.ColumnInt(2));
+          attempts = find.ColumnInt(3);
+          sweep_id = find.ColumnInt(4);
+          sweep_cancelled = find.ColumnInt(5) == v1::SWEEP_CANCELLED;
+        }
+        if (!open) return job_state;  // already closed: releasing twice is harmless
+
+        {
+          Statement close(db, "UPDATE attempts SET finished_unix_ms = ?, outcome = ? WHERE id = ?");
+          close.Bind(1, now_unix_ms).Bind(2, reason).Bind(3, attempt_id);
+          if (absl::Status s = close.Run(); !s.ok()) return s;
+        }
+        // Only a job leased by this attempt moves. A job that is already done
+        // (a late result of an earlier attempt arrived while this one ran)
+        // keeps its result.
+        if (job_state != v1::JOB_LEASED) return job_state;
+        v1::JobState next = v1::JOB_PENDING;
+        if (sweep_cancelled) {
+          next = v1::JOB_CANCELLED;
+        } else if (attempts >= max_attempts) {
+          next = v1::JOB_FAILED;
+        }
+        {
+          Statement job(db, "UPDATE jobs SET state = ?, updated_unix_ms = ? WHERE id = ?");
+          job.Bind(1, static_cast<int>(next)).Bind(2, now_unix_ms).Bind(3, job_id);
+          if (absl::Status s = job.Run(); !s.ok()) return s;
+        }
+        if (next != v1::JOB_PENDING) {
+          if (absl::Status s = internal::FinishSweepIfDone(db, sweep_id, now_unix_ms); !s.ok()) {
+            return s;
+          }
+        }
+        return next;
+      },
+      std::move(done));
+}
+
+absl::StatusOr<v1::JobState> JobStore::ReleaseSync(int64_t attempt_id, const std::string& reason,
+                                                   int64_t now_unix_ms, int max_attempts) {
+  return internal::Await<v1::JobState>(db_, [&](Callback<v1::JobState> done) {
+    Release(attempt_id, reason, now_unix_ms, max_attempts, std::move(done));
+  });
+}
+
+absl::StatusOr<std::vector<int64_t>> JobStore::ExpiredAttempts(int64_t now_unix_ms) const {
+  return ReadInts(db_,
+                  "SELECT id FROM attempts WHERE finished_unix_ms IS NULL "
+                  "AND lease_deadline_unix_ms < ? ORDER BY id",
+                  [&](Statement& stmt) { stmt.Bind(1, now_unix_ms); });
+}
+
+absl::StatusOr<std::vector<int64_t>> JobStore::OpenAttempts() const {
+  return ReadInts(db_, "SELECT id FROM attempts WHERE finished_unix_ms IS NULL ORDER BY id",
+                  [](Statement&) {});
+}
+
+absl::StatusOr<std::vector<int64_t>> JobStore::OpenAttemptsOf(const std::string& worker_id) const {
+  return ReadInts(db_,
+                  "SELECT id FROM attempts WHERE finished_unix_ms IS NULL AND worker_id = ? "
+                  "ORDER BY id",
+                  [&](Statement& stmt) { stmt.Bind(1, worker_id); });
+}
+
+absl::StatusOr<int64_t> JobStore::PendingCount(const std::string& device) const {
+  absl::StatusOr<std::vector<int64_t>> count =
+      ReadInts(db_, "SELECT COUNT(*) FROM jobs WHERE state = ? AND device = ?",
+               [&](Statement& s) { s.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device); });
+  if (!count.ok()) return count.status();
+  return count->empty() ? 0 : count->front();
+}
+
+}  // namespace paradnn::db

@@ -1,0 +1,215 @@
+#include "db/migrations.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "db/database.h"
+#include "spdlog/spdlog.h"
+
+namespace paradnn::db {
+namespace {
+
+// Version 1: the data model of DESIGN.md.
+//
+// Enums (sweeps.state, jobs.state, results.outcome) are stored as their
+// proto numbers so that SQL can filter on them; messages that are only ever
+// read whole (specs, configs, platforms, measurements) are serialized proto
+// blobs, with the fields analyses filter and aggregate on copied into
+// columns (results.*) or the job_params key/value table.
+constexpr const char kSchemaV1[] = R"sql(
+CREATE TABLE sweeps (
+  id               INTEGER PRIMARY KEY,
+  name             TEXT    NOT NULL,
+  family           TEXT    NOT NULL,
+  device           TEXT    NOT NULL,
+  state            INTEGER NOT NULL,   -- v1::SweepState
+  spec             BLOB    NOT NULL,   -- v1::SweepSpec
+  created_unix_ms  INTEGER NOT NULL,
+  finished_unix_ms INTEGER             -- NULL while running
+);
+
+CREATE TABLE platforms (
+  id               INTEGER PRIMARY KEY,
+  fingerprint      TEXT    NOT NULL UNIQUE,
+  device_kind      TEXT    NOT NULL,
+  device_name      TEXT    NOT NULL,
+  hostname         TEXT    NOT NULL,
+  libtorch_version TEXT    NOT NULL,
+  blas_backend     TEXT    NOT NULL,
+  details          BLOB    NOT NULL,   -- v1::Platform
+  created_unix_ms  INTEGER NOT NULL
+);
+
+CREATE TABLE jobs (
+  id              INTEGER PRIMARY KEY,
+  sweep_id        INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+  ordinal         INTEGER NOT NULL,    -- position in the sweep's run order
+  device          TEXT    NOT NULL,
+  state           INTEGER NOT NULL,    -- v1::JobState
+  config          BLOB    NOT NULL,    -- v1::ModelConfig
+  settings        BLOB    NOT NULL,    -- v1::RunSettings
+  precision       TEXT    NOT NULL,
+  optimizer       TEXT    NOT NULL,
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  updated_unix_ms INTEGER NOT NULL
+);
+-- The lease queue: equality on (state, device), then walked in run order.
+CREATE INDEX jobs_queue ON jobs(state, device, sweep_id, ordinal);
+-- Per-sweep counts by state and the "is the sweep finished" check.
+CREATE INDEX jobs_sweep_state ON jobs(sweep_id, state);
+
+-- Hyper-parameters one row each (ModelConfig.params as int_value,
+-- ModelConfig.options as text_value) so analyses filter and pivot in SQL.
+CREATE TABLE job_params (
+  job_id     INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  key        TEXT    NOT NULL,
+  int_value  INTEGER,
+  text_value TEXT,
+  PRIMARY KEY (job_id, key)
+) WITHOUT ROWID;
+CREATE INDEX job_params_key ON job_params(key, int_value);
+
+CREATE TABLE attempts (
+  id                     INTEGER PRIMARY KEY,
+  job_id                 INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  worker_id              TEXT    NOT NULL,
+  started_unix_ms        INTEGER NOT NULL,
+  lease_deadline_unix_ms INTEGER NOT NULL,
+  finished_unix_ms       INTEGER,          -- NULL while the attempt is open
+  outcome                TEXT              -- outcome name or release reason
+);
+CREATE INDEX attempts_job ON attempts(job_id);
+-- Partial indexes: only open attempts are ever searched by deadline/worker.
+CREATE INDEX attempts_open_deadline ON attempts(lease_deadline_unix_ms)
+  WHERE finished_unix_ms IS NULL;
+CREATE INDEX attempts_open_worker ON attempts(worker_id)
+  WHERE finished_unix_ms IS NULL;
+
+CREATE TABLE results (
+  id                     INTEGER PRIMARY KEY,
+  job_id                 INTEGER NOT NULL UNIQUE REFERENCES jobs(id) ON DELETE CASCADE,
+  attempt_id             INTEGER NOT NULL UNIQUE REFERENCES attempts(id),
+  worker_id              TEXT    NOT NULL,
+  platform_id            INTEGER REFERENCES platforms(id),
+  outcome                INTEGER NOT NULL,  -- v1::Outcome
+  error                  TEXT    NOT NULL,
+  examples_per_sec       REAL,
+  step_median_s          REAL,
+  step_mean_s            REAL,
+  step_stddev_s          REAL,
+  step_p10_s             REAL,
+  step_p90_s             REAL,
+  step_cv                REAL,
+  ci95_rel               REAL,
+  steps                  INTEGER,
+  warmup_steps           INTEGER,
+  stop_reason            TEXT,
+  params                 INTEGER,
+  macs_per_example       INTEGER,
+  model_flops            REAL,
+  executed_flops         REAL,
+  bytes_per_step         REAL,
+  model_flops_per_sec    REAL,
+  executed_flops_per_sec REAL,
+  intra_op_threads       INTEGER,
+  inter_op_threads       INTEGER,
+  peak_rss_bytes         INTEGER,
+  build_seconds          REAL,
+  timed_seconds          REAL,
+  measurement            BLOB    NOT NULL,  -- v1::Measurement without step_seconds
+  created_unix_ms        INTEGER NOT NULL
+);
+CREATE INDEX results_worker ON results(worker_id);
+CREATE INDEX results_platform ON results(platform_id);
+
+CREATE TABLE samples (
+  result_id INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,
+  step      INTEGER NOT NULL,
+  seconds   REAL    NOT NULL,
+  PRIMARY KEY (result_id, step)
+) WITHOUT ROWID;
+
+CREATE TABLE workers (
+  id                TEXT    PRIMARY KEY,
+  device_kind       TEXT    NOT NULL,
+  hostname          TEXT    NOT NULL,
+  platform_id       INTEGER REFERENCES platforms(id),
+  connected         INTEGER NOT NULL,
+  connected_unix_ms INTEGER NOT NULL,
+  last_seen_unix_ms INTEGER NOT NULL
+);
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& Migrations() {
+  static const std::vector<Migration>* const kMigrations = new std::vector<Migration>{
+      {1, "sweeps, jobs, job_params, attempts, results, samples, workers, platforms", kSchemaV1},
+  };
+  return *kMigrations;
+}
+
+int SchemaVersion() { return static_cast<int>(Migrations().size()); }
+
+absl::StatusOr<int> ReadUserVersion(sqlite3* db) {
+  Statement stmt(db, "PRAGMA user_version");
+  absl::StatusOr<bool> row = stmt.Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::InternalError("PRAGMA user_version returned no row");
+  return static_cast<int>(stmt.ColumnInt(0));
+}
+
+absl::Status ApplyMigrations(sqlite3* db, const std::string& path) {
+  const int target = SchemaVersion();
+  // Lock-free look first, so reopening a current file takes no write lock
+  // and a newer file is refused before anything is written to it.
+  absl::StatusOr<int> current = ReadUserVersion(db);
+  if (!current.ok()) return current.status();
+  if (*current > target) {
+    return absl::FailedPreconditionError(absl::StrCat("database ", path,
+                                                      " was written by a newer paradnn (schema ",
+                                                      *current, " > ", target, ")"));
+  }
+  if (*current == target) return absl::OkStatus();
+  for (const Migration& migration : Migrations()) {
+    if (absl::Status s = Exec(db, "BEGIN IMMEDIATE"); !s.ok()) return s;
+    // Read under the write lock: another process may have migrated the file
+    // since we last looked.
+    absl::StatusOr<int> version = ReadUserVersion(db);
+    absl::Status status = version.status();
+    if (status.ok() && *version > target) {
+      status = absl::FailedPreconditionError(
+          absl::StrCat("database ", path, " was written by a newer paradnn (schema ", *version,
+                       " > ", target, ")"));
+    }
+    if (status.ok() && *version >= migration.version) {
+      status = Exec(db, "COMMIT");
+      if (!status.ok()) {
+        Exec(db, "ROLLBACK").IgnoreError();
+        return status;
+      }
+      continue;
+    }
+    if (status.ok() && *version != migration.version - 1) {
+      status = absl::DataLossError(absl::StrCat("database ", path, " is at schema ", *version,
+                                                " but migration ", migration.version, " expects ",
+                                                migration.version - 1));
+    }
+    if (status.ok()) status = Exec(db, migration.sql);
+    if (status.ok()) {
+      // PRAGMA takes no parameters; the value is our own constant, not input.
+      status = Exec(db, absl::StrCat("PRAGMA user_version = ", migration.version).c_str());
+    }
+    if (status.ok()) status = Exec(db, "COMMIT");
+    if (!status.ok()) {
+      Exec(db, "ROLLBACK").IgnoreError();
+      return status;
+    }
+    spdlog::info("database {}: applied migration {} ({})", path, migration.version,
+                 migration.description);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace paradnn::db

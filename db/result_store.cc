@@ -1,0 +1,289 @@
+// ResultStore: exactly-once results, their per-step samples, and queries.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "db/stores.h"
+#include "db/stores_internal.h"
+
+namespace paradnn::db {
+namespace {
+
+struct JobRow {
+  v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
+  int64_t sweep_id = 0;
+  bool has_result = false;
+};
+
+struct AttemptRow {
+  int64_t job_id = 0;
+  bool open = false;
+};
+
+absl::StatusOr<JobRow> FindJob(sqlite3* db, int64_t job_id) {
+  Statement find(db,
+                 "SELECT state, sweep_id, EXISTS (SELECT 1 FROM results WHERE job_id = ?1) "
+                 "FROM jobs WHERE id = ?1");
+  find.Bind(1, job_id);
+  absl::StatusOr<bool> found = find.Step();
+  if (!found.ok()) return found.status();
+  if (!*found) return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
+  JobRow row;
+  row.state = static_cast<v1::JobState>(find.ColumnInt(0));
+  row.sweep_id = find.ColumnInt(1);
+  row.has_result = find.ColumnInt(2) != 0;
+  return row;
+}
+
+absl::StatusOr<AttemptRow> FindAttempt(sqlite3* db, int64_t attempt_id, int64_t job_id) {
+  Statement find(db, "SELECT job_id, finished_unix_ms IS NULL FROM attempts WHERE id = ?");
+  find.Bind(1, attempt_id);
+  absl::StatusOr<bool> found = find.Step();
+  if (!found.ok()) return found.status();
+  if (!*found || find.ColumnInt(0) != job_id) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attempt ", attempt_id, " does not belong to job ", job_id));
+  }
+  return AttemptRow{find.ColumnInt(0), find.ColumnInt(1) != 0};
+}
+
+absl::Status CloseAttempt(sqlite3* db, int64_t attempt_id, const std::string& outcome,
+                          int64_t now_unix_ms) {
+  Statement close(db,
+                  "UPDATE attempts SET finished_unix_ms = ?, outcome = ? "
+                  "WHERE id = ? AND finished_unix_ms IS NULL");
+  close.Bind(1, now_unix_ms).Bind(2, outcome).Bind(3, attempt_id);
+  return close.Run();
+}
+
+absl::Status SetJobState(sqlite3* db, int64_t job_id, v1::JobState state, int64_t now_unix_ms) {
+  Statement update(db, "UPDATE jobs SET state = ?, updated_unix_ms = ? WHERE id = ?");
+  update.Bind(1, static_cast<int>(state)).Bind(2, now_unix_ms).Bind(3, job_id);
+  return update.Run();
+}
+
+absl::Status CheckPlatform(sqlite3* db, int64_t platform_id) {
+  if (platform_id <= 0) return absl::OkStatus();
+  Statement find(db, "SELECT 1 FROM platforms WHERE id = ?");
+  find.Bind(1, platform_id);
+  absl::StatusOr<bool> found = find.Step();
+  if (!found.ok()) return found.status();
+  if (!*found) {
+    return absl::InvalidArgumentError(absl::StrCat("platform_id ", platform_id, " is unknown"));
+  }
+  return absl::OkStatus();
+}
+
+// Writes the results row and its samples; returns the result id.
+absl::StatusOr<int64_t> InsertResult(sqlite3* db, int64_t job_id, int64_t attempt_id,
+                                     const std::string& worker_id, int64_t platform_id,
+                                     const v1::Measurement& m, int64_t now_unix_ms) {
+  // The samples live in their own table; keeping them out of the blob keeps
+  // result rows small for the queries that only want statistics.
+  v1::Measurement without_samples = m;
+  without_samples.clear_step_seconds();
+  const v1::StepStats& stats = m.stats();
+  const v1::ModelCounts& counts = m.counts();
+  {
+    Statement insert(
+        db,
+        "INSERT INTO results (job_id, attempt_id, worker_id, platform_id, outcome, error, "
+        "examples_per_sec, step_median_s, step_mean_s, step_stddev_s, step_p10_s, step_p90_s, "
+        "step_cv, ci95_rel, steps, warmup_steps, stop_reason, params, macs_per_example, "
+        "model_flops, executed_flops, bytes_per_step, model_flops_per_sec, "
+        "executed_flops_per_sec, intra_op_threads, inter_op_threads, peak_rss_bytes, "
+        "build_seconds, timed_seconds, measurement, created_unix_ms) VALUES ("
+        "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
+        "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)");
+    insert.Bind(1, job_id).Bind(2, attempt_id).Bind(3, worker_id);
+    internal::BindOptionalId(insert, 4, platform_id);
+    insert.Bind(5, static_cast<int>(m.outcome()))
+        .Bind(6, m.error())
+        .Bind(7, m.examples_per_sec())
+        .Bind(8, stats.median_s())
+        .Bind(9, stats.mean_s())
+        .Bind(10, stats.stddev_s())
+        .Bind(11, stats.p10_s())
+        .Bind(12, stats.p90_s())
+        .Bind(13, stats.cv())
+        .Bind(14, stats.ci95_rel())
+        .Bind(15, stats.steps())
+        .Bind(16, stats.warmup_steps())
+        .Bind(17, stats.stop_reason())
+        .Bind(18, counts.params())
+        .Bind(19, counts.macs_per_example())
+        .Bind(20, counts.model_flops())
+        .Bind(21, counts.executed_flops())
+        .Bind(22, counts.bytes_per_step())
+        .Bind(23, m.model_flops_per_sec())
+        .Bind(24, m.executed_flops_per_sec())
+        .Bind(25, m.intra_op_threads())
+        .Bind(26, m.inter_op_threads())
+        .Bind(27, m.peak_rss_bytes())
+        .Bind(28, m.build_seconds())
+        .Bind(29, m.timed_seconds())
+        .BindBlob(30, without_samples.SerializeAsString())
+        .Bind(31, now_unix_ms);
+    if (absl::Status s = insert.Run(); !s.ok()) return s;
+  }
+  const int64_t result_id = sqlite3_last_insert_rowid(db);
+  for (int step = 0; step < m.step_seconds_size(); ++step) {
+    Statement sample(db, "INSERT INTO samples (result_id, step, seconds) VALUES (?, ?, ?)");
+    sample.Bind(1, result_id).Bind(2, step).Bind(3, m.step_seconds(step));
+    if (absl::Status s = sample.Run(); !s.ok()) return s;
+  }
+  return result_id;
+}
+
+absl::StatusOr<StoreOutcome> StoreInTransaction(sqlite3* db, int64_t job_id, int64_t attempt_id,
+                                                const std::string& worker_id, int64_t platform_id,
+                                                const v1::Measurement& m, int64_t now_unix_ms) {
+  absl::StatusOr<JobRow> job = FindJob(db, job_id);
+  if (!job.ok()) return job.status();
+  absl::StatusOr<AttemptRow> attempt = FindAttempt(db, attempt_id, job_id);
+  if (!attempt.ok()) return attempt.status();
+
+  if (job->has_result) {
+    // The worker re-sent a result we already hold (its ack was lost), or a
+    // second attempt finished the same job. The result stands; the
+    // reporting attempt is closed so its lease is not extended forever.
+    if (absl::Status s = CloseAttempt(db, attempt_id, "duplicate", now_unix_ms); !s.ok()) {
+      return s;
+    }
+    return StoreOutcome::kDuplicate;
+  }
+
+  if (m.outcome() == v1::CANCELLED) {
+    // A stopped run is not a measurement: no results row. Only the attempt
+    // that holds the lease moves the job; a CANCELLED from an attempt that
+    // was already released must not cancel the job's retry.
+    if (!attempt->open) return StoreOutcome::kDuplicate;
+    if (absl::Status s = CloseAttempt(db, attempt_id, "cancelled", now_unix_ms); !s.ok()) {
+      return s;
+    }
+    if (job->state == v1::JOB_LEASED) {
+      if (absl::Status s = SetJobState(db, job_id, v1::JOB_CANCELLED, now_unix_ms); !s.ok()) {
+        return s;
+      }
+    }
+    if (absl::Status s = internal::FinishSweepIfDone(db, job->sweep_id, now_unix_ms); !s.ok()) {
+      return s;
+    }
+    return StoreOutcome::kStored;
+  }
+
+  if (absl::Status s = CheckPlatform(db, platform_id); !s.ok()) return s;
+  absl::StatusOr<int64_t> result_id =
+      InsertResult(db, job_id, attempt_id, worker_id, platform_id, m, now_unix_ms);
+  if (!result_id.ok()) return result_id.status();
+  // An attempt released earlier (lease expired) keeps its release reason.
+  if (absl::Status s = CloseAttempt(db, attempt_id, v1::Outcome_Name(m.outcome()), now_unix_ms);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = SetJobState(db, job_id, v1::JOB_DONE, now_unix_ms); !s.ok()) return s;
+  if (absl::Status s = internal::FinishSweepIfDone(db, job->sweep_id, now_unix_ms); !s.ok()) {
+    return s;
+  }
+  return StoreOutcome::kStored;
+}
+
+}  // namespace
+
+void ResultStore::Store(int64_t job_id, int64_t attempt_id, const std::string& worker_id,
+                        int64_t platform_id, const v1::Measurement& measurement,
+                        int64_t now_unix_ms, Callback<StoreOutcome> done) {
+  auto shared = std::make_shared<const v1::Measurement>(measurement);
+  internal::WriteValue<StoreOutcome>(
+      db_,
+      [job_id, attempt_id, worker_id, platform_id, shared,
+       now_unix_ms](sqlite3* db) -> absl::StatusOr<StoreOutcome> {
+        return StoreInTransaction(db, job_id, attempt_id, worker_id, platform_id, *shared,
+                                  now_unix_ms);
+      },
+      std::move(done));
+}
+
+absl::StatusOr<StoreOutcome> ResultStore::StoreSync(int64_t job_id, int64_t attempt_id,
+                                                    const std::string& worker_id,
+                                                    int64_t platform_id,
+                                                    const v1::Measurement& measurement,
+                                                    int64_t now_unix_ms) {
+  return internal::Await<StoreOutcome>(db_, [&](Callback<StoreOutcome> done) {
+    Store(job_id, attempt_id, worker_id, platform_id, measurement, now_unix_ms, std::move(done));
+  });
+}
+
+absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
+                                                              bool include_samples) const {
+  std::vector<v1::ResultRow> rows;
+  absl::Status status = db_->Read([&](sqlite3* db) -> absl::Status {
+    {
+      Statement sweep(db, "SELECT 1 FROM sweeps WHERE id = ?");
+      sweep.Bind(1, sweep_id);
+      absl::StatusOr<bool> found = sweep.Step();
+      if (!found.ok()) return found.status();
+      if (!*found) return absl::NotFoundError(absl::StrCat("sweep ", sweep_id, " not found"));
+    }
+    Statement query(db,
+                    "SELECT j.id, j.sweep_id, j.state, j.config, j.attempts, r.id, r.measurement, "
+                    "r.worker_id, r.attempt_id, p.fingerprint "
+                    "FROM jobs j LEFT JOIN results r ON r.job_id = j.id "
+                    "LEFT JOIN platforms p ON p.id = r.platform_id "
+                    "WHERE j.sweep_id = ? ORDER BY j.id");
+    query.Bind(1, sweep_id);
+    for (;;) {
+      absl::StatusOr<bool> more = query.Step();
+      if (!more.ok()) return more.status();
+      if (!*more) return absl::OkStatus();
+      v1::ResultRow& row = rows.emplace_back();
+      row.set_job_id(query.ColumnInt(0));
+      row.set_sweep_id(query.ColumnInt(1));
+      row.set_state(static_cast<v1::JobState>(query.ColumnInt(2)));
+      if (absl::Status s =
+              internal::ParseBlob(query.ColumnBlob(3), row.mutable_config(), "jobs", row.job_id());
+          !s.ok()) {
+        return s;
+      }
+      row.set_attempts(static_cast<int32_t>(query.ColumnInt(4)));
+      if (query.ColumnIsNull(5)) continue;  // no result yet: measurement unset
+      const int64_t result_id = query.ColumnInt(5);
+      if (absl::Status s = internal::ParseBlob(query.ColumnBlob(6), row.mutable_measurement(),
+                                               "results", result_id);
+          !s.ok()) {
+        return s;
+      }
+      row.set_worker_id(query.ColumnText(7));
+      row.set_attempt_id(query.ColumnInt(8));
+      row.set_platform_fingerprint(query.ColumnText(9));
+      if (!include_samples) continue;
+      Statement samples(db, "SELECT seconds FROM samples WHERE result_id = ? ORDER BY step");
+      samples.Bind(1, result_id);
+      for (;;) {
+        absl::StatusOr<bool> sample = samples.Step();
+        if (!sample.ok()) return sample.status();
+        if (!*sample) break;
+        row.mutable_measurement()->add_step_seconds(samples.ColumnDouble(0));
+      }
+    }
+  });
+  if (!status.ok()) return status;
+  return rows;
+}
+
+absl::StatusOr<int64_t> ResultStore::CountForJob(int64_t job_id) const {
+  int64_t count = 0;
+  absl::Status status = db_->Read([&](sqlite3* db) -> absl::Status {
+    Statement stmt(db, "SELECT COUNT(*) FROM results WHERE job_id = ?");
+    stmt.Bind(1, job_id);
+    absl::StatusOr<bool> row = stmt.Step();
+    if (!row.ok()) return row.status();
+    count = *row ? stmt.ColumnInt(0) : 0;
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return count;
+}
+
+}  // namespace paradnn::db

@@ -1,0 +1,45 @@
+#include "db/stores_internal.h"
+
+#include <string>
+#include <utility>
+
+#include "spdlog/spdlog.h"
+
+namespace paradnn::db::internal {
+
+Database::DoneFn LogIfFailed(std::string what) {
+  return [what = std::move(what)](const absl::Status& status) {
+    if (!status.ok()) spdlog::error("database write failed: {}: {}", what, status.ToString());
+  };
+}
+
+absl::Status ParseBlob(const std::string& bytes, google::protobuf::MessageLite* message,
+                       const char* table, int64_t id) {
+  if (message->ParseFromString(bytes)) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat("stored ", message->GetTypeName(), " of ", table, " row ",
+                                          id, " does not parse"));
+}
+
+void BindOptionalId(Statement& stmt, int index, int64_t id) {
+  if (id > 0) {
+    stmt.Bind(index, id);
+  } else {
+    stmt.BindNull(index);
+  }
+}
+
+absl::Status FinishSweepIfDone(sqlite3* db, int64_t sweep_id, int64_t now_unix_ms) {
+  Statement stmt(db,
+                 "UPDATE sweeps SET state = ?1, finished_unix_ms = ?2 "
+                 "WHERE id = ?3 AND state = ?4 AND NOT EXISTS ("
+                 "  SELECT 1 FROM jobs WHERE sweep_id = ?3 AND state IN (?5, ?6))");
+  stmt.Bind(1, static_cast<int>(v1::SWEEP_DONE))
+      .Bind(2, now_unix_ms)
+      .Bind(3, sweep_id)
+      .Bind(4, static_cast<int>(v1::SWEEP_RUNNING))
+      .Bind(5, static_cast<int>(v1::JOB_PENDING))
+      .Bind(6, static_cast<int>(v1::JOB_LEASED));
+  return stmt.Run();
+}
+
+}  // namespace paradnn::db::internal

@@ -1,0 +1,164 @@
+// PlatformStore and WorkerStore: the fleet as the coordinator has seen it.
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "db/stores.h"
+#include "db/stores_internal.h"
+
+namespace paradnn::db {
+
+// ---- platforms ------------------------------------------------------------
+
+void PlatformStore::Upsert(const v1::Platform& platform, Callback<int64_t> done) {
+  // Upsert takes no clock; created_unix_ms is informational (when the
+  // coordinator first met this stack) and nothing schedules on it.
+  const int64_t now_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  internal::WriteValue<int64_t>(
+      db_,
+      [platform, now_unix_ms](sqlite3* db) -> absl::StatusOr<int64_t> {
+        if (platform.fingerprint().empty()) {
+          return absl::InvalidArgumentError("platform.fingerprint is empty");
+        }
+        {
+          // The first host to report a fingerprint describes it; later hosts
+          // with the same stack differ only in hostname, which the
+          // fingerprint deliberately leaves out.
+          Statement insert(db,
+                           "INSERT INTO platforms (fingerprint, device_kind, device_name, "
+                           "hostname, libtorch_version, blas_backend, details, created_unix_ms) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                           "ON CONFLICT (fingerprint) DO NOTHING");
+          insert.Bind(1, platform.fingerprint())
+              .Bind(2, platform.device_kind())
+              .Bind(3, platform.device_name())
+              .Bind(4, platform.hostname())
+              .Bind(5, platform.libtorch_version())
+              .Bind(6, platform.blas_backend())
+              .BindBlob(7, platform.SerializeAsString())
+              .Bind(8, now_unix_ms);
+          if (absl::Status s = insert.Run(); !s.ok()) return s;
+        }
+        Statement find(db, "SELECT id FROM platforms WHERE fingerprint = ?");
+        find.Bind(1, platform.fingerprint());
+        absl::StatusOr<bool> found = find.Step();
+        if (!found.ok()) return found.status();
+        if (!*found) return absl::InternalError("platform vanished right after its insert");
+        return find.ColumnInt(0);
+      },
+      std::move(done));
+}
+
+absl::StatusOr<int64_t> PlatformStore::UpsertSync(const v1::Platform& platform) {
+  return internal::Await<int64_t>(
+      db_, [&](Callback<int64_t> done) { Upsert(platform, std::move(done)); });
+}
+
+absl::StatusOr<v1::Platform> PlatformStore::Get(int64_t platform_id) const {
+  v1::Platform platform;
+  absl::Status status = db_->Read([&](sqlite3* db) -> absl::Status {
+    Statement find(db, "SELECT details FROM platforms WHERE id = ?");
+    find.Bind(1, platform_id);
+    absl::StatusOr<bool> found = find.Step();
+    if (!found.ok()) return found.status();
+    if (!*found) return absl::NotFoundError(absl::StrCat("platform ", platform_id, " not found"));
+    return internal::ParseBlob(find.ColumnBlob(0), &platform, "platforms", platform_id);
+  });
+  if (!status.ok()) return status;
+  return platform;
+}
+
+// ---- workers --------------------------------------------------------------
+
+void WorkerStore::Connected(const std::string& worker_id, const std::string& device_kind,
+                            const std::string& hostname, int64_t platform_id, int64_t now_unix_ms) {
+  db_->Write(
+      [worker_id, device_kind, hostname, platform_id, now_unix_ms](sqlite3* db) -> absl::Status {
+        // An unknown platform id links no platform rather than losing the
+        // worker's row: nobody waits on this write to hear about the error.
+        Statement upsert(db,
+                         "INSERT INTO workers (id, device_kind, hostname, platform_id, connected, "
+                         "connected_unix_ms, last_seen_unix_ms) VALUES (?1, ?2, ?3, "
+                         "(SELECT id FROM platforms WHERE id = ?4), 1, ?5, ?5) "
+                         "ON CONFLICT (id) DO UPDATE SET device_kind = excluded.device_kind, "
+                         "hostname = excluded.hostname, platform_id = excluded.platform_id, "
+                         "connected = 1, connected_unix_ms = excluded.connected_unix_ms, "
+                         "last_seen_unix_ms = excluded.last_seen_unix_ms");
+        upsert.Bind(1, worker_id).Bind(2, device_kind).Bind(3, hostname);
+        internal::BindOptionalId(upsert, 4, platform_id);
+        upsert.Bind(5, now_unix_ms);
+        return upsert.Run();
+      },
+      internal::LogIfFailed(absl::StrCat("record worker ", worker_id, " connected")));
+}
+
+void WorkerStore::Disconnected(const std::string& worker_id, int64_t now_unix_ms) {
+  db_->Write(
+      [worker_id, now_unix_ms](sqlite3* db) -> absl::Status {
+        Statement update(db,
+                         "UPDATE workers SET connected = 0, last_seen_unix_ms = ? WHERE id = ?");
+        update.Bind(1, now_unix_ms).Bind(2, worker_id);
+        return update.Run();
+      },
+      internal::LogIfFailed(absl::StrCat("record worker ", worker_id, " disconnected")));
+}
+
+void WorkerStore::Seen(const std::string& worker_id, int64_t now_unix_ms) {
+  db_->Write(
+      [worker_id, now_unix_ms](sqlite3* db) -> absl::Status {
+        Statement update(db, "UPDATE workers SET last_seen_unix_ms = ? WHERE id = ?");
+        update.Bind(1, now_unix_ms).Bind(2, worker_id);
+        return update.Run();
+      },
+      internal::LogIfFailed(absl::StrCat("record worker ", worker_id, " seen")));
+}
+
+absl::StatusOr<std::vector<v1::WorkerInfo>> WorkerStore::List() const {
+  std::vector<v1::WorkerInfo> workers;
+  absl::Status status = db_->Read([&](sqlite3* db) -> absl::Status {
+    Statement list(db,
+                   "SELECT w.id, w.device_kind, w.hostname, w.connected, w.connected_unix_ms, "
+                   "w.last_seen_unix_ms, p.id, p.details, "
+                   "(SELECT COUNT(*) FROM results r WHERE r.worker_id = w.id) "
+                   "FROM workers w LEFT JOIN platforms p ON p.id = w.platform_id ORDER BY w.id");
+    for (;;) {
+      absl::StatusOr<bool> more = list.Step();
+      if (!more.ok()) return more.status();
+      if (!*more) return absl::OkStatus();
+      v1::WorkerInfo& info = workers.emplace_back();
+      info.set_worker_id(list.ColumnText(0));
+      info.set_device_kind(list.ColumnText(1));
+      info.set_hostname(list.ColumnText(2));
+      info.set_connected(list.ColumnInt(3) != 0);
+      // Busy is live state only the coordinator knows; it overlays it.
+      info.set_state(info.connected() ? "idle" : "disconnected");
+      info.set_connected_unix_ms(list.ColumnInt(4));
+      info.set_last_seen_unix_ms(list.ColumnInt(5));
+      if (!list.ColumnIsNull(6)) {
+        if (absl::Status s = internal::ParseBlob(list.ColumnBlob(7), info.mutable_platform(),
+                                                 "platforms", list.ColumnInt(6));
+            !s.ok()) {
+          return s;
+        }
+      }
+      info.set_jobs_done(list.ColumnInt(8));
+    }
+  });
+  if (!status.ok()) return status;
+  return workers;
+}
+
+absl::Status WorkerStore::MarkAllDisconnectedSync(int64_t /*now_unix_ms*/) {
+  // last_seen_unix_ms keeps the last real sighting: a coordinator restart
+  // saw none of these workers, so the restart time is not recorded there.
+  return db_->WriteSync([](sqlite3* db) -> absl::Status {
+    Statement update(db, "UPDATE workers SET connected = 0 WHERE connected != 0");
+    return update.Run();
+  });
+}
+
+}  // namespace paradnn::db

@@ -1,0 +1,187 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "db/stores.h"
+#include "tests/unit/db/test_db.h"
+
+namespace paradnn::db {
+namespace {
+
+using testing::DbTest;
+using testing::Flush;
+using testing::Jobs;
+using testing::ScalarInt;
+using testing::ScalarText;
+using testing::Spec;
+
+class JobStoreTest : public DbTest {
+ protected:
+  void SetUp() override {
+    DbTest::SetUp();
+    sweeps_ = std::make_unique<SweepStore>(db_.get());
+    jobs_ = std::make_unique<JobStore>(db_.get());
+  }
+
+  Lease MustLease(const std::string& device, const std::string& worker, int64_t deadline) {
+    absl::StatusOr<std::optional<Lease>> lease =
+        jobs_->LeaseNextSync(device, worker, kNow, deadline);
+    EXPECT_TRUE(lease.ok()) << lease.status();
+    EXPECT_TRUE(lease.ok() && lease->has_value()) << "no job for " << device;
+    return lease.ok() && lease->has_value() ? **lease : Lease{};
+  }
+
+  std::unique_ptr<SweepStore> sweeps_;
+  std::unique_ptr<JobStore> jobs_;
+};
+
+TEST_F(JobStoreTest, LeasesOldestSweepFirstThenByOrdinal) {
+  // The first sweep's jobs are inserted out of run order.
+  std::vector<NewJob> first = Jobs(3);
+  first[0].ordinal = 2;
+  first[1].ordinal = 0;
+  first[2].ordinal = 1;
+  absl::StatusOr<int64_t> older = sweeps_->CreateSync(Spec("older"), std::move(first), kNow);
+  absl::StatusOr<int64_t> newer = sweeps_->CreateSync(Spec("newer"), Jobs(2), kNow + 1);
+  ASSERT_TRUE(older.ok() && newer.ok());
+
+  std::vector<std::pair<int64_t, int64_t>> order;  // (sweep, index param)
+  for (int i = 0; i < 5; ++i) {
+    Lease lease = MustLease("cpu", "w", kNow + 100);
+    order.emplace_back(lease.sweep_id, lease.config.params().at("index"));
+    EXPECT_EQ(lease.device, "cpu");
+    EXPECT_GT(lease.attempt_id, 0);
+  }
+  // Ordinals 0, 1, 2 of the older sweep are the jobs with index 1, 2, 0.
+  std::vector<std::pair<int64_t, int64_t>> want = {
+      {*older, 1}, {*older, 2}, {*older, 0}, {*newer, 0}, {*newer, 1}};
+  EXPECT_EQ(order, want);
+  EXPECT_FALSE(jobs_->LeaseNextSync("cpu", "w", kNow, kNow + 100)->has_value());
+}
+
+TEST_F(JobStoreTest, TheLeaseQueryNeedsNoSort) {
+  std::string plan = testing::QueryPlan(
+      *db_,
+      "SELECT j.id FROM jobs j WHERE j.state = 1 AND j.device = 'cpu' AND EXISTS ("
+      "SELECT 1 FROM sweeps s WHERE s.id = j.sweep_id AND s.state = 1) "
+      "ORDER BY j.sweep_id, j.ordinal LIMIT 1");
+  EXPECT_NE(plan.find("jobs_queue"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("TEMP B-TREE"), std::string::npos) << plan;
+}
+
+TEST_F(JobStoreTest, LeasesOnlyJobsForTheWorkersDevice) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("gpu", "cuda"), Jobs(2, "cuda"), kNow).ok());
+  EXPECT_EQ(*jobs_->PendingCount("cuda"), 2);
+  EXPECT_EQ(*jobs_->PendingCount("cpu"), 0);
+  EXPECT_FALSE(jobs_->LeaseNextSync("cpu", "cpu-worker", kNow, kNow + 1)->has_value());
+  Lease lease = MustLease("cuda", "gpu-worker", kNow + 1);
+  EXPECT_EQ(lease.device, "cuda");
+  EXPECT_EQ(*jobs_->PendingCount("cuda"), 1);
+}
+
+TEST_F(JobStoreTest, ALeaseRecordsAnOpenAttempt) {
+  absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("s"), Jobs(2), kNow);
+  ASSERT_TRUE(id.ok());
+  Lease lease = MustLease("cpu", "worker-a", kNow + 15'000);
+  absl::StatusOr<v1::SweepStatus> status = sweeps_->Get(*id, kNow);
+  EXPECT_EQ(status->leased_jobs(), 1);
+  EXPECT_EQ(status->pending_jobs(), 1);
+  EXPECT_EQ(*jobs_->OpenAttempts(), std::vector<int64_t>{lease.attempt_id});
+  EXPECT_EQ(*jobs_->OpenAttemptsOf("worker-a"), std::vector<int64_t>{lease.attempt_id});
+  EXPECT_TRUE(jobs_->OpenAttemptsOf("worker-b")->empty());
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT attempts FROM jobs WHERE state = 2"), 1);
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT lease_deadline_unix_ms FROM attempts"), kNow + 15'000);
+}
+
+TEST_F(JobStoreTest, ExtendLeasesMovesOnlyThatWorkersDeadlines) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("s"), Jobs(2), kNow).ok());
+  Lease a = MustLease("cpu", "worker-a", kNow + 1000);
+  Lease b = MustLease("cpu", "worker-b", kNow + 1000);
+  jobs_->ExtendLeases("worker-a", kNow + 5000);
+  Flush(*db_);
+  EXPECT_TRUE(jobs_->ExpiredAttempts(kNow + 500)->empty());
+  EXPECT_EQ(*jobs_->ExpiredAttempts(kNow + 2000), std::vector<int64_t>{b.attempt_id});
+  EXPECT_EQ(*jobs_->ExpiredAttempts(kNow + 6000),
+            (std::vector<int64_t>{a.attempt_id, b.attempt_id}));
+  // Released attempts are no longer open, so no longer expire.
+  ASSERT_TRUE(jobs_->ReleaseSync(b.attempt_id, "lease expired", kNow + 2000, 3).ok());
+  EXPECT_EQ(*jobs_->ExpiredAttempts(kNow + 6000), std::vector<int64_t>{a.attempt_id});
+}
+
+TEST_F(JobStoreTest, ReleaseRequeuesThenFailsAfterMaxAttempts) {
+  absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("retry"), Jobs(1), kNow);
+  ASSERT_TRUE(id.ok());
+  Lease first = MustLease("cpu", "w1", kNow + 10);
+  EXPECT_EQ(*jobs_->ReleaseSync(first.attempt_id, "worker lost", kNow + 20, 2), v1::JOB_PENDING);
+  EXPECT_EQ(sweeps_->Get(*id, kNow)->pending_jobs(), 1);
+  EXPECT_EQ(sweeps_->Get(*id, kNow)->state(), v1::SWEEP_RUNNING);
+  EXPECT_EQ(*ScalarText(*db_, "SELECT outcome FROM attempts ORDER BY id LIMIT 1"), "worker lost");
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT finished_unix_ms FROM attempts ORDER BY id LIMIT 1"),
+            kNow + 20);
+
+  Lease second = MustLease("cpu", "w2", kNow + 30);
+  EXPECT_EQ(second.job_id, first.job_id);
+  EXPECT_NE(second.attempt_id, first.attempt_id);
+  EXPECT_EQ(*jobs_->ReleaseSync(second.attempt_id, "lease expired", kNow + 40, 2), v1::JOB_FAILED);
+  absl::StatusOr<v1::SweepStatus> status = sweeps_->Get(*id, kNow);
+  EXPECT_EQ(status->failed_jobs(), 1);
+  EXPECT_EQ(status->state(), v1::SWEEP_DONE);
+  EXPECT_EQ(status->finished_unix_ms(), kNow + 40);
+  EXPECT_FALSE(jobs_->LeaseNextSync("cpu", "w3", kNow, kNow + 1)->has_value());
+
+  // Releasing an already closed attempt changes nothing.
+  EXPECT_EQ(*jobs_->ReleaseSync(second.attempt_id, "again", kNow + 50, 2), v1::JOB_FAILED);
+  EXPECT_EQ(*ScalarText(*db_, "SELECT outcome FROM attempts ORDER BY id DESC LIMIT 1"),
+            "lease expired");
+}
+
+TEST_F(JobStoreTest, ReleaseRejectsUnknownAttemptsAndBadLimits) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("s"), Jobs(1), kNow).ok());
+  EXPECT_EQ(jobs_->ReleaseSync(12345, "x", kNow, 3).status().code(), absl::StatusCode::kNotFound);
+  Lease lease = MustLease("cpu", "w", kNow + 1);
+  EXPECT_EQ(jobs_->ReleaseSync(lease.attempt_id, "x", kNow, 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // The refused release left the attempt open.
+  EXPECT_EQ(*jobs_->OpenAttempts(), std::vector<int64_t>{lease.attempt_id});
+}
+
+TEST_F(JobStoreTest, AsyncLeaseReportsNoJobAsNullopt) {
+  std::promise<absl::StatusOr<std::optional<Lease>>> got;
+  jobs_->LeaseNext("cpu", "w", kNow, kNow + 1, [&](absl::StatusOr<std::optional<Lease>> lease) {
+    got.set_value(std::move(lease));
+  });
+  absl::StatusOr<std::optional<Lease>> lease = got.get_future().get();
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  EXPECT_FALSE(lease->has_value());
+}
+
+TEST_F(JobStoreTest, ConcurrentLeasesNeverHandOutAJobTwice) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("race"), Jobs(60), kNow).ok());
+  std::mutex mu;
+  std::vector<int64_t> leased;
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&, w] {
+      for (;;) {
+        absl::StatusOr<std::optional<Lease>> lease =
+            jobs_->LeaseNextSync("cpu", "w" + std::to_string(w), kNow, kNow + 1);
+        if (!lease.ok() || !lease->has_value()) return;
+        std::lock_guard<std::mutex> lock(mu);
+        leased.push_back((*lease)->job_id);
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  std::sort(leased.begin(), leased.end());
+  EXPECT_EQ(leased.size(), 60u);
+  EXPECT_EQ(std::unique(leased.begin(), leased.end()), leased.end());
+}
+
+}  // namespace
+}  // namespace paradnn::db

@@ -1,0 +1,255 @@
+#include <gtest/gtest.h>
+
+#include <future>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/stores.h"
+#include "tests/unit/db/test_db.h"
+
+namespace paradnn::db {
+namespace {
+
+using testing::DbTest;
+using testing::Jobs;
+using testing::OkMeasurement;
+using testing::ScalarInt;
+using testing::ScalarText;
+using testing::Spec;
+
+class ResultStoreTest : public DbTest {
+ protected:
+  void SetUp() override {
+    DbTest::SetUp();
+    sweeps_ = std::make_unique<SweepStore>(db_.get());
+    jobs_ = std::make_unique<JobStore>(db_.get());
+    results_ = std::make_unique<ResultStore>(db_.get());
+    platforms_ = std::make_unique<PlatformStore>(db_.get());
+    v1::Platform platform;
+    platform.set_fingerprint("fp-1");
+    platform.set_device_kind("cpu");
+    absl::StatusOr<int64_t> id = platforms_->UpsertSync(platform);
+    ASSERT_TRUE(id.ok()) << id.status();
+    platform_id_ = *id;
+  }
+
+  Lease MustLease(const std::string& worker = "w") {
+    absl::StatusOr<std::optional<Lease>> lease =
+        jobs_->LeaseNextSync("cpu", worker, kNow, kNow + 15'000);
+    EXPECT_TRUE(lease.ok() && lease->has_value());
+    return lease.ok() && lease->has_value() ? **lease : Lease{};
+  }
+
+  absl::StatusOr<StoreOutcome> Store(const Lease& lease, const v1::Measurement& m,
+                                     int64_t at = kNow + 100, const std::string& worker = "w") {
+    return results_->StoreSync(lease.job_id, lease.attempt_id, worker, platform_id_, m, at);
+  }
+
+  std::unique_ptr<SweepStore> sweeps_;
+  std::unique_ptr<JobStore> jobs_;
+  std::unique_ptr<ResultStore> results_;
+  std::unique_ptr<PlatformStore> platforms_;
+  int64_t platform_id_ = 0;
+};
+
+TEST_F(ResultStoreTest, StoresOnceAndAnswersDuplicatesAfterwards) {
+  absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("s"), Jobs(2), kNow);
+  ASSERT_TRUE(id.ok());
+  Lease lease = MustLease();
+  EXPECT_EQ(*Store(lease, OkMeasurement(5)), StoreOutcome::kStored);
+  EXPECT_EQ(*Store(lease, OkMeasurement(5)), StoreOutcome::kDuplicate);
+  EXPECT_EQ(*results_->CountForJob(lease.job_id), 1);
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM samples"), 5);
+
+  absl::StatusOr<v1::SweepStatus> status = sweeps_->Get(*id, kNow);
+  EXPECT_EQ(status->done_jobs(), 1);
+  EXPECT_EQ(status->ok_results(), 1);
+  EXPECT_EQ(status->pending_jobs(), 1);
+  EXPECT_EQ(status->state(), v1::SWEEP_RUNNING);
+  EXPECT_EQ(*ScalarText(*db_, "SELECT outcome FROM attempts"), "OK");
+  EXPECT_TRUE(jobs_->OpenAttempts()->empty());
+
+  // The last job's result finishes the sweep, whatever its outcome.
+  Lease last = MustLease();
+  EXPECT_EQ(*Store(last, OkMeasurement(0, v1::OOM), kNow + 700), StoreOutcome::kStored);
+  status = sweeps_->Get(*id, kNow + 99'000);
+  EXPECT_EQ(status->state(), v1::SWEEP_DONE);
+  EXPECT_EQ(status->finished_unix_ms(), kNow + 700);
+  EXPECT_DOUBLE_EQ(status->elapsed_seconds(), 0.7);
+  EXPECT_EQ(status->done_jobs(), 2);
+  EXPECT_EQ(status->ok_results(), 1);
+}
+
+TEST_F(ResultStoreTest, MetricsLandInColumnsAndSamplesInTheirOwnTable) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("s"), Jobs(1), kNow).ok());
+  Lease lease = MustLease();
+  v1::Measurement m = OkMeasurement(4);
+  ASSERT_EQ(*Store(lease, m), StoreOutcome::kStored);
+  EXPECT_EQ(*ScalarInt(*db_,
+                       "SELECT COUNT(*) FROM results WHERE examples_per_sec = 1234.5 "
+                       "AND step_median_s = 0.01 AND stop_reason = 'ci' AND steps = 4 "
+                       "AND params = 4096 AND model_flops = 1e9 AND peak_rss_bytes = 1048576 "
+                       "AND outcome = 1 AND platform_id IS NOT NULL"),
+            1);
+  EXPECT_EQ(
+      *ScalarInt(*db_,
+                 "SELECT COUNT(*) FROM samples WHERE step = 3 AND abs(seconds - 0.013) < 1e-12"),
+      1);
+  // The blob carries everything but the samples.
+  absl::StatusOr<std::string> blob_size =
+      ScalarText(*db_, "SELECT length(measurement) FROM results");
+  v1::Measurement without = m;
+  without.clear_step_seconds();
+  EXPECT_EQ(*blob_size, std::to_string(without.ByteSizeLong()));
+}
+
+TEST_F(ResultStoreTest, ALateResultOfAReleasedAttemptIsAcceptedOnce) {
+  absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("s"), Jobs(1), kNow);
+  ASSERT_TRUE(id.ok());
+  Lease first = MustLease("slow");
+  ASSERT_EQ(*jobs_->ReleaseSync(first.attempt_id, "lease expired", kNow + 10, 3), v1::JOB_PENDING);
+  Lease second = MustLease("fast");
+  ASSERT_EQ(second.job_id, first.job_id);
+
+  // The first worker's result arrives although its lease expired.
+  EXPECT_EQ(*Store(first, OkMeasurement(3), kNow + 20, "slow"), StoreOutcome::kStored);
+  EXPECT_EQ(sweeps_->Get(*id, kNow)->state(), v1::SWEEP_DONE);
+  // The second attempt's result is a duplicate, and closes that attempt.
+  EXPECT_EQ(*Store(second, OkMeasurement(3), kNow + 30, "fast"), StoreOutcome::kDuplicate);
+  EXPECT_EQ(*results_->CountForJob(first.job_id), 1);
+  EXPECT_TRUE(jobs_->OpenAttempts()->empty());
+  EXPECT_EQ(*ScalarText(*db_, "SELECT worker_id FROM results"), "slow");
+  EXPECT_EQ(*ScalarText(*db_,
+                        "SELECT group_concat(outcome, ',') FROM "
+                        "(SELECT outcome FROM attempts ORDER BY id)"),
+            "lease expired,duplicate");
+}
+
+TEST_F(ResultStoreTest, AResultRescuesAJobThatHadFailed) {
+  absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("s"), Jobs(1), kNow);
+  ASSERT_TRUE(id.ok());
+  Lease lease = MustLease();
+  ASSERT_EQ(*jobs_->ReleaseSync(lease.attempt_id, "lease expired", kNow + 10, 1), v1::JOB_FAILED);
+  EXPECT_EQ(*Store(lease, OkMeasurement(2)), StoreOutcome::kStored);
+  absl::StatusOr<v1::SweepStatus> status = sweeps_->Get(*id, kNow);
+  EXPECT_EQ(status->done_jobs(), 1);
+  EXPECT_EQ(status->failed_jobs(), 0);
+  EXPECT_EQ(status->state(), v1::SWEEP_DONE);
+}
+
+TEST_F(ResultStoreTest, RejectsUnknownJobsForeignAttemptsAndUnknownPlatforms) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("s"), Jobs(2), kNow).ok());
+  Lease a = MustLease();
+  Lease b = MustLease();
+  EXPECT_EQ(results_->StoreSync(999, a.attempt_id, "w", 0, OkMeasurement(1), kNow).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      results_->StoreSync(a.job_id, b.attempt_id, "w", 0, OkMeasurement(1), kNow).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(results_->StoreSync(a.job_id, 999, "w", 0, OkMeasurement(1), kNow).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      results_->StoreSync(a.job_id, a.attempt_id, "w", 777, OkMeasurement(1), kNow).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*results_->CountForJob(a.job_id), 0);
+  // Without a platform (id 0) the result is stored with a NULL platform.
+  EXPECT_EQ(*results_->StoreSync(a.job_id, a.attempt_id, "w", 0, OkMeasurement(1), kNow),
+            StoreOutcome::kStored);
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM results WHERE platform_id IS NULL"), 1);
+}
+
+TEST_F(ResultStoreTest, ACancelledOutcomeCancelsTheJobWithoutAResult) {
+  absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("s"), Jobs(2), kNow);
+  ASSERT_TRUE(id.ok());
+  Lease lease = MustLease();
+  absl::StatusOr<std::vector<SweepStore::LiveAttempt>> live = sweeps_->CancelSync(*id, kNow + 5);
+  ASSERT_TRUE(live.ok());
+  ASSERT_EQ(live->size(), 1u);
+
+  EXPECT_EQ(*Store(lease, OkMeasurement(0, v1::CANCELLED)), StoreOutcome::kStored);
+  EXPECT_EQ(*results_->CountForJob(lease.job_id), 0);
+  EXPECT_EQ(*ScalarText(*db_, "SELECT outcome FROM attempts"), "cancelled");
+  absl::StatusOr<v1::SweepStatus> status = sweeps_->Get(*id, kNow);
+  EXPECT_EQ(status->cancelled_jobs(), 2);
+  EXPECT_EQ(status->leased_jobs(), 0);
+  EXPECT_EQ(status->state(), v1::SWEEP_CANCELLED);
+  EXPECT_TRUE(sweeps_->CancelSync(*id, kNow + 9)->empty());
+  // A re-sent CANCELLED changes nothing.
+  EXPECT_EQ(*Store(lease, OkMeasurement(0, v1::CANCELLED)), StoreOutcome::kDuplicate);
+  EXPECT_EQ(*results_->CountForJob(lease.job_id), 0);
+}
+
+TEST_F(ResultStoreTest, ACancelledLastJobOfARunningSweepFinishesIt) {
+  absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("s"), Jobs(1), kNow);
+  ASSERT_TRUE(id.ok());
+  Lease lease = MustLease();
+  EXPECT_EQ(*Store(lease, OkMeasurement(0, v1::CANCELLED), kNow + 40), StoreOutcome::kStored);
+  absl::StatusOr<v1::SweepStatus> status = sweeps_->Get(*id, kNow);
+  EXPECT_EQ(status->cancelled_jobs(), 1);
+  EXPECT_EQ(status->state(), v1::SWEEP_DONE);
+  EXPECT_EQ(status->finished_unix_ms(), kNow + 40);
+}
+
+TEST_F(ResultStoreTest, QueryReturnsOneRowPerJobWithSamplesOnRequest) {
+  absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("q"), Jobs(3), kNow);
+  ASSERT_TRUE(id.ok());
+  // Another sweep's jobs must not show up.
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("other"), Jobs(2), kNow).ok());
+  Lease a = MustLease("worker-a");
+  Lease b = MustLease("worker-b");
+  ASSERT_EQ(*Store(a, OkMeasurement(5), kNow + 1, "worker-a"), StoreOutcome::kStored);
+  ASSERT_EQ(*Store(b, OkMeasurement(0, v1::TIMEOUT), kNow + 2, "worker-b"), StoreOutcome::kStored);
+
+  absl::StatusOr<std::vector<v1::ResultRow>> rows = results_->Query(*id, false);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_LT((*rows)[0].job_id(), (*rows)[1].job_id());
+  EXPECT_LT((*rows)[1].job_id(), (*rows)[2].job_id());
+  const v1::ResultRow& first = (*rows)[0];
+  EXPECT_EQ(first.job_id(), a.job_id);
+  EXPECT_EQ(first.sweep_id(), *id);
+  EXPECT_EQ(first.state(), v1::JOB_DONE);
+  EXPECT_EQ(first.config().params().at("index"), 0);
+  EXPECT_EQ(first.config().params().at("layer"), 1);
+  EXPECT_TRUE(first.has_measurement());
+  EXPECT_EQ(first.measurement().outcome(), v1::OK);
+  EXPECT_DOUBLE_EQ(first.measurement().examples_per_sec(), 1234.5);
+  EXPECT_EQ(first.measurement().step_seconds_size(), 0);
+  EXPECT_EQ(first.worker_id(), "worker-a");
+  EXPECT_EQ(first.platform_fingerprint(), "fp-1");
+  EXPECT_EQ(first.attempt_id(), a.attempt_id);
+  EXPECT_EQ(first.attempts(), 1);
+  EXPECT_EQ((*rows)[1].measurement().outcome(), v1::TIMEOUT);
+  const v1::ResultRow& pending = (*rows)[2];
+  EXPECT_EQ(pending.state(), v1::JOB_PENDING);
+  EXPECT_FALSE(pending.has_measurement());
+  EXPECT_EQ(pending.attempts(), 0);
+  EXPECT_EQ(pending.config().params().at("index"), 2);
+
+  rows = results_->Query(*id, true);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ((*rows)[0].measurement().step_seconds_size(), 5);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_DOUBLE_EQ((*rows)[0].measurement().step_seconds(i), 0.01 + 0.001 * i);
+  }
+  EXPECT_EQ((*rows)[1].measurement().step_seconds_size(), 0);
+
+  EXPECT_EQ(results_->Query(4242, false).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ResultStoreTest, AsyncStoreAcknowledgesAfterCommit) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("s"), Jobs(1), kNow).ok());
+  Lease lease = MustLease();
+  std::promise<int64_t> count_at_ack;
+  results_->Store(lease.job_id, lease.attempt_id, "w", platform_id_, OkMeasurement(2), kNow,
+                  [&](absl::StatusOr<StoreOutcome> outcome) {
+                    EXPECT_TRUE(outcome.ok() && *outcome == StoreOutcome::kStored);
+                    absl::StatusOr<int64_t> n = results_->CountForJob(lease.job_id);
+                    count_at_ack.set_value(n.ok() ? *n : -1);
+                  });
+  EXPECT_EQ(count_at_ack.get_future().get(), 1);
+}
+
+}  // namespace
+}  // namespace paradnn::db

@@ -1,0 +1,156 @@
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/stores.h"
+#include "tests/unit/db/test_db.h"
+
+namespace paradnn::db {
+namespace {
+
+using testing::DbTest;
+using testing::Flush;
+using testing::Jobs;
+using testing::OkMeasurement;
+using testing::ScalarInt;
+using testing::Spec;
+
+v1::Platform MakePlatform(const std::string& fingerprint, const std::string& hostname) {
+  v1::Platform platform;
+  platform.set_fingerprint(fingerprint);
+  platform.set_device_kind("cpu");
+  platform.set_device_name("Xeon");
+  platform.set_hostname(hostname);
+  platform.set_cores(2);
+  platform.set_libtorch_version("2.3.0");
+  platform.set_blas_backend("OpenBLAS 0.3.21");
+  return platform;
+}
+
+class WorkerStoreTest : public DbTest {
+ protected:
+  void SetUp() override {
+    DbTest::SetUp();
+    platforms_ = std::make_unique<PlatformStore>(db_.get());
+    workers_ = std::make_unique<WorkerStore>(db_.get());
+  }
+  std::unique_ptr<PlatformStore> platforms_;
+  std::unique_ptr<WorkerStore> workers_;
+};
+
+TEST_F(WorkerStoreTest, PlatformUpsertIsIdempotentByFingerprint) {
+  absl::StatusOr<int64_t> first = platforms_->UpsertSync(MakePlatform("fp-a", "host-1"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  // Same stack on another host: the same platform.
+  EXPECT_EQ(*platforms_->UpsertSync(MakePlatform("fp-a", "host-2")), *first);
+  EXPECT_EQ(*platforms_->UpsertSync(MakePlatform("fp-a", "host-1")), *first);
+  absl::StatusOr<int64_t> other = platforms_->UpsertSync(MakePlatform("fp-b", "host-1"));
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(*other, *first);
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM platforms"), 2);
+
+  absl::StatusOr<v1::Platform> stored = platforms_->Get(*first);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->fingerprint(), "fp-a");
+  EXPECT_EQ(stored->hostname(), "host-1");  // the first report describes it
+  EXPECT_EQ(stored->cores(), 2);
+  EXPECT_EQ(*ScalarInt(*db_,
+                       "SELECT COUNT(*) FROM platforms WHERE blas_backend = "
+                       "'OpenBLAS 0.3.21' AND libtorch_version = '2.3.0'"),
+            2);
+
+  EXPECT_EQ(platforms_->Get(9999).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(platforms_->UpsertSync(MakePlatform("", "h")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(WorkerStoreTest, ListShowsConnectionStatePlatformAndJobsDone) {
+  absl::StatusOr<int64_t> platform = platforms_->UpsertSync(MakePlatform("fp-a", "host-1"));
+  ASSERT_TRUE(platform.ok());
+  workers_->Connected("host-1-cpu", "cpu", "host-1", *platform, kNow);
+  workers_->Connected("host-2-cpu", "cpu", "host-2", 0, kNow + 1);
+  workers_->Seen("host-1-cpu", kNow + 500);
+  workers_->Disconnected("host-2-cpu", kNow + 600);
+
+  // Two results by host-1-cpu.
+  SweepStore sweeps(db_.get());
+  JobStore jobs(db_.get());
+  ResultStore results(db_.get());
+  ASSERT_TRUE(sweeps.CreateSync(Spec("s"), Jobs(3), kNow).ok());
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<std::optional<Lease>> lease =
+        jobs.LeaseNextSync("cpu", "host-1-cpu", kNow, kNow + 1);
+    ASSERT_TRUE(lease.ok() && lease->has_value());
+    ASSERT_TRUE(results
+                    .StoreSync((*lease)->job_id, (*lease)->attempt_id, "host-1-cpu", *platform,
+                               OkMeasurement(1), kNow)
+                    .ok());
+  }
+  Flush(*db_);
+
+  absl::StatusOr<std::vector<v1::WorkerInfo>> list = workers_->List();
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->size(), 2u);
+  const v1::WorkerInfo& one = (*list)[0];
+  EXPECT_EQ(one.worker_id(), "host-1-cpu");
+  EXPECT_EQ(one.device_kind(), "cpu");
+  EXPECT_EQ(one.hostname(), "host-1");
+  EXPECT_TRUE(one.connected());
+  EXPECT_EQ(one.state(), "idle");
+  EXPECT_EQ(one.connected_unix_ms(), kNow);
+  EXPECT_EQ(one.last_seen_unix_ms(), kNow + 500);
+  EXPECT_EQ(one.platform().fingerprint(), "fp-a");
+  EXPECT_EQ(one.jobs_done(), 2);
+  const v1::WorkerInfo& two = (*list)[1];
+  EXPECT_EQ(two.worker_id(), "host-2-cpu");
+  EXPECT_FALSE(two.connected());
+  EXPECT_EQ(two.state(), "disconnected");
+  EXPECT_EQ(two.last_seen_unix_ms(), kNow + 600);
+  EXPECT_FALSE(two.has_platform());
+  EXPECT_EQ(two.jobs_done(), 0);
+}
+
+TEST_F(WorkerStoreTest, ReconnectingUpdatesTheSameRow) {
+  workers_->Connected("w", "cpu", "old-host", 0, kNow);
+  workers_->Disconnected("w", kNow + 10);
+  workers_->Connected("w", "cpu", "new-host", 0, kNow + 20);
+  Flush(*db_);
+  absl::StatusOr<std::vector<v1::WorkerInfo>> list = workers_->List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_TRUE((*list)[0].connected());
+  EXPECT_EQ((*list)[0].hostname(), "new-host");
+  EXPECT_EQ((*list)[0].connected_unix_ms(), kNow + 20);
+}
+
+TEST_F(WorkerStoreTest, MarkAllDisconnectedKeepsLastSeen) {
+  workers_->Connected("a", "cpu", "h1", 0, kNow);
+  workers_->Connected("b", "cuda", "h2", 0, kNow + 5);
+  Flush(*db_);
+  ASSERT_TRUE(workers_->MarkAllDisconnectedSync(kNow + 1000).ok());
+  absl::StatusOr<std::vector<v1::WorkerInfo>> list = workers_->List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  for (const v1::WorkerInfo& info : *list) {
+    EXPECT_FALSE(info.connected()) << info.worker_id();
+    EXPECT_EQ(info.state(), "disconnected");
+  }
+  EXPECT_EQ((*list)[0].last_seen_unix_ms(), kNow);
+  EXPECT_EQ((*list)[1].last_seen_unix_ms(), kNow + 5);
+}
+
+TEST_F(WorkerStoreTest, AnUnknownPlatformIdStillRecordsTheWorker) {
+  workers_->Connected("w", "cpu", "h", 4242, kNow);
+  Flush(*db_);
+  absl::StatusOr<std::vector<v1::WorkerInfo>> list = workers_->List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_TRUE((*list)[0].connected());
+  EXPECT_FALSE((*list)[0].has_platform());
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM workers WHERE platform_id IS NULL"), 1);
+}
+
+}  // namespace
+}  // namespace paradnn::db
