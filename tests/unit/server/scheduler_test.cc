@@ -1,0 +1,271 @@
+#include "server/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "common/clock.h"
+#include "db/database.h"
+#include "db/stores.h"
+
+namespace paradnn::server {
+namespace {
+
+// Captures what the scheduler sends down one worker stream.
+class FakeStream {
+ public:
+  explicit FakeStream(uint64_t serial)
+      : session_(std::make_shared<WorkerSession>(serial, [this](const v1::CoordinatorMessage& m) {
+          std::lock_guard<std::mutex> lock(mu_);
+          sent_.push_back(m);
+        })) {}
+
+  std::shared_ptr<WorkerSession> session() const { return session_; }
+
+  // Waits (with a deadline) until `n` messages of kind `kind` were sent.
+  std::vector<v1::CoordinatorMessage> WaitFor(v1::CoordinatorMessage::MsgCase kind, size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (true) {
+      std::vector<v1::CoordinatorMessage> of_kind = Sent(kind);
+      if (of_kind.size() >= n || std::chrono::steady_clock::now() > deadline) return of_kind;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  std::vector<v1::CoordinatorMessage> Sent(v1::CoordinatorMessage::MsgCase kind) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<v1::CoordinatorMessage> out;
+    for (const auto& m : sent_) {
+      if (m.msg_case() == kind) out.push_back(m);
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<v1::CoordinatorMessage> sent_;
+  std::shared_ptr<WorkerSession> session_;
+};
+
+v1::WorkerHello Hello(const std::string& id) {
+  v1::WorkerHello hello;
+  hello.set_worker_id(id);
+  hello.set_device_kind("cpu");
+  hello.mutable_platform()->set_fingerprint("fp-test");
+  hello.mutable_platform()->set_hostname("host");
+  return hello;
+}
+
+v1::WorkerMessage Result(int64_t job_id, int64_t attempt_id) {
+  v1::WorkerMessage message;
+  v1::JobResult* result = message.mutable_result();
+  result->set_job_id(job_id);
+  result->set_attempt_id(attempt_id);
+  result->mutable_measurement()->set_outcome(v1::OK);
+  result->mutable_measurement()->set_examples_per_sec(100);
+  result->mutable_measurement()->add_step_seconds(0.01);
+  return message;
+}
+
+v1::WorkerMessage Heartbeat(int64_t running_attempt) {
+  v1::WorkerMessage message;
+  message.mutable_heartbeat()->set_running_attempt_id(running_attempt);
+  return message;
+}
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("scheduler_test_" + std::to_string(::getpid()) + "_" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db"))
+                .string();
+    std::filesystem::remove(path_);
+    database_ = *db::Database::Open(path_);
+    SchedulerOptions options;
+    options.heartbeat_interval_ms = 100;
+    options.lease_timeout_ms = 1000;
+    options.max_attempts = 2;
+    scheduler_ = std::make_unique<Scheduler>(database_.get(), &clock_, options);
+  }
+  void TearDown() override {
+    database_.reset();
+    scheduler_.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+  }
+
+  int64_t CreateSweep(int jobs, const std::string& device = "cpu") {
+    v1::SweepSpec spec;
+    spec.set_name("s");
+    spec.set_family("fc");
+    spec.set_device(device);
+    std::vector<db::NewJob> new_jobs(jobs);
+    for (int i = 0; i < jobs; ++i) {
+      new_jobs[i].config.set_family("fc");
+      (*new_jobs[i].config.mutable_params())["node"] = 8 * (i + 1);
+      new_jobs[i].device = device;
+      new_jobs[i].ordinal = i;
+    }
+    return *db::SweepStore(database_.get()).CreateSync(spec, new_jobs, clock_.NowUnixMs());
+  }
+
+  v1::SweepStatus Status(int64_t sweep_id) {
+    return *db::SweepStore(database_.get()).Get(sweep_id, clock_.NowUnixMs());
+  }
+
+  // Waits for a condition on the database with a deadline.
+  bool Eventually(const std::function<bool()>& condition) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!condition()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+
+  std::string path_;
+  common::FakeClock clock_;
+  std::unique_ptr<db::Database> database_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(SchedulerTest, HelloGetsAckThenOneJobAtATimeAndResultsAreAcked) {
+  const int64_t sweep = CreateSweep(2);
+  FakeStream stream(1);
+  ASSERT_TRUE(scheduler_->OnHello(stream.session(), Hello("w1")).ok());
+  ASSERT_EQ(stream.WaitFor(v1::CoordinatorMessage::kHelloAck, 1).size(), 1u);
+  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(assignments.size(), 1u);
+  // Only one job at a time, even though two are pending.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(stream.Sent(v1::CoordinatorMessage::kAssignment).size(), 1u);
+  EXPECT_EQ(scheduler_->Snapshot()["w1"].state, "busy");
+
+  const auto& first = assignments[0].assignment();
+  scheduler_->OnWorkerMessage(stream.session(), "w1", Result(first.job_id(), first.attempt_id()));
+  auto acks = stream.WaitFor(v1::CoordinatorMessage::kAck, 1);
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].ack().attempt_id(), first.attempt_id());
+  assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 2);
+  ASSERT_EQ(assignments.size(), 2u);
+  EXPECT_NE(assignments[1].assignment().job_id(), first.job_id());
+  const auto& second = assignments[1].assignment();
+  scheduler_->OnWorkerMessage(stream.session(), "w1", Result(second.job_id(), second.attempt_id()));
+  ASSERT_TRUE(Eventually([&] { return Status(sweep).state() == v1::SWEEP_DONE; }));
+  EXPECT_EQ(Status(sweep).ok_results(), 2);
+}
+
+TEST_F(SchedulerTest, DuplicateResultIsAckedButStoredOnce) {
+  CreateSweep(1);
+  FakeStream stream(1);
+  ASSERT_TRUE(scheduler_->OnHello(stream.session(), Hello("w1")).ok());
+  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(assignments.size(), 1u);
+  const auto& a = assignments[0].assignment();
+  scheduler_->OnWorkerMessage(stream.session(), "w1", Result(a.job_id(), a.attempt_id()));
+  scheduler_->OnWorkerMessage(stream.session(), "w1", Result(a.job_id(), a.attempt_id()));
+  EXPECT_EQ(stream.WaitFor(v1::CoordinatorMessage::kAck, 2).size(), 2u);
+  EXPECT_EQ(*db::ResultStore(database_.get()).CountForJob(a.job_id()), 1);
+}
+
+TEST_F(SchedulerTest, OnlyWorkersOfTheRightDeviceGetJobs) {
+  CreateSweep(1, "cuda");
+  FakeStream stream(1);
+  ASSERT_TRUE(scheduler_->OnHello(stream.session(), Hello("cpu-worker")).ok());
+  ASSERT_EQ(stream.WaitFor(v1::CoordinatorMessage::kHelloAck, 1).size(), 1u);
+  scheduler_->OfferPendingJobs();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(stream.Sent(v1::CoordinatorMessage::kAssignment).empty());
+}
+
+TEST_F(SchedulerTest, LostWorkerKeepsLeaseUntilDeadlineThenJobMovesOn) {
+  const int64_t sweep = CreateSweep(1);
+  FakeStream first(1);
+  ASSERT_TRUE(scheduler_->OnHello(first.session(), Hello("w1")).ok());
+  ASSERT_EQ(first.WaitFor(v1::CoordinatorMessage::kAssignment, 1).size(), 1u);
+  first.session()->MarkClosed();
+  scheduler_->OnStreamClosed(first.session(), "w1");
+
+  FakeStream second(2);
+  ASSERT_TRUE(scheduler_->OnHello(second.session(), Hello("w2")).ok());
+  ASSERT_EQ(second.WaitFor(v1::CoordinatorMessage::kHelloAck, 1).size(), 1u);
+  // Before the deadline, w1 still holds the job.
+  clock_.Advance(500);
+  scheduler_->ExpireLeases();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(second.Sent(v1::CoordinatorMessage::kAssignment).empty());
+  EXPECT_EQ(Status(sweep).leased_jobs(), 1);
+  // Past it, the job is re-queued and offered to w2 (no sleeping for the
+  // lease: the clock is fake).
+  clock_.Advance(1000);
+  scheduler_->ExpireLeases();
+  auto assignments = second.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(assignments.size(), 1u);
+  EXPECT_EQ(assignments[0].assignment().job_id(),
+            first.Sent(v1::CoordinatorMessage::kAssignment)[0].assignment().job_id());
+}
+
+TEST_F(SchedulerTest, JobFailsAfterMaxAttemptsOfLostWorkers) {
+  const int64_t sweep = CreateSweep(1);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    FakeStream stream(10 + attempt);
+    const std::string id = "w" + std::to_string(attempt);
+    ASSERT_TRUE(scheduler_->OnHello(stream.session(), Hello(id)).ok());
+    ASSERT_EQ(stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1).size(), 1u) << attempt;
+    stream.session()->MarkClosed();
+    scheduler_->OnStreamClosed(stream.session(), id);
+    clock_.Advance(2000);
+    scheduler_->ExpireLeases();
+    ASSERT_TRUE(Eventually([&] { return Status(sweep).leased_jobs() == 0; }));
+  }
+  ASSERT_TRUE(Eventually([&] { return Status(sweep).failed_jobs() == 1; }));
+  EXPECT_EQ(Status(sweep).state(), v1::SWEEP_DONE);
+}
+
+TEST_F(SchedulerTest, ReconnectingWorkerKeepsItsRunningJobAndDeliversTheResult) {
+  const int64_t sweep = CreateSweep(1);
+  FakeStream first(1);
+  ASSERT_TRUE(scheduler_->OnHello(first.session(), Hello("w1")).ok());
+  auto assignments = first.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(assignments.size(), 1u);
+  const auto a = assignments[0].assignment();
+  first.session()->MarkClosed();
+  scheduler_->OnStreamClosed(first.session(), "w1");
+
+  FakeStream second(2);
+  ASSERT_TRUE(scheduler_->OnHello(second.session(), Hello("w1")).ok());
+  ASSERT_EQ(second.WaitFor(v1::CoordinatorMessage::kHelloAck, 1).size(), 1u);
+  scheduler_->OnWorkerMessage(second.session(), "w1", Heartbeat(a.attempt_id()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(second.Sent(v1::CoordinatorMessage::kAssignment).empty()) << "still busy with its job";
+  scheduler_->OnWorkerMessage(second.session(), "w1", Result(a.job_id(), a.attempt_id()));
+  ASSERT_EQ(second.WaitFor(v1::CoordinatorMessage::kAck, 1).size(), 1u);
+  ASSERT_TRUE(Eventually([&] { return Status(sweep).state() == v1::SWEEP_DONE; }));
+  EXPECT_EQ(Status(sweep).ok_results(), 1);
+}
+
+TEST_F(SchedulerTest, CancelReachesTheWorkerRunningTheJob) {
+  const int64_t sweep = CreateSweep(3);
+  FakeStream stream(1);
+  ASSERT_TRUE(scheduler_->OnHello(stream.session(), Hello("w1")).ok());
+  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(assignments.size(), 1u);
+  auto live = db::SweepStore(database_.get()).CancelSync(sweep, clock_.NowUnixMs());
+  ASSERT_TRUE(live.ok());
+  ASSERT_EQ(live->size(), 1u);
+  scheduler_->CancelAttempts(*live);
+  auto cancels = stream.WaitFor(v1::CoordinatorMessage::kCancel, 1);
+  ASSERT_EQ(cancels.size(), 1u);
+  EXPECT_EQ(cancels[0].cancel().attempt_id(), assignments[0].assignment().attempt_id());
+  EXPECT_EQ(Status(sweep).state(), v1::SWEEP_CANCELLED);
+}
+
+TEST_F(SchedulerTest, MalformedHelloIsRefused) {
+  FakeStream stream(1);
+  v1::WorkerHello hello = Hello("");
+  EXPECT_EQ(scheduler_->OnHello(stream.session(), hello).code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace paradnn::server
