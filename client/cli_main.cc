@@ -1,0 +1,228 @@
+// paradnn: the command-line client. Submits sweep files, follows them,
+// lists results and workers, and runs everything locally with `paradnn
+// local`.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "client/commands.h"
+#include "client/interrupt.h"
+#include "client/local_runner.h"
+#include "client/output_format.h"
+#include "common/address.h"
+#include "common/logging.h"
+#include "common/sweep_validation.h"
+#include "common/version.h"
+
+namespace {
+
+using namespace paradnn;  // NOLINT(build/namespaces): main only
+using client::OutputFormat;
+
+constexpr const char* kDescription =
+    "paradnn runs the ParaDnn benchmark methodology: sweeps of parameterized models,\n"
+    "each trained for a few timed steps on CPU/GPU workers, every measurement stored.\n\n"
+    "Exit status: 0 success (for watch/local: every job has a result); 1 a sweep finished\n"
+    "with jobs that failed or were cancelled; 2 bad input (sweep file, flags, unknown sweep,\n"
+    "request refused by the coordinator); 3 the coordinator could not be reached; 130\n"
+    "interrupted.";
+
+struct Flags {
+  std::string coordinator;
+  std::string log_level = "warn";
+  double timeout_seconds = 30;
+  std::string file;
+  int64_t sweep_id = 0;
+  bool quiet = false;
+  int64_t max_jobs = common::kDefaultMaxJobs;
+  std::string format = "table";
+  bool samples = false;
+  std::string db_path = "paradnn.db";
+  int workers = 1;
+};
+
+// CLI11's PositiveNumber prints the whole double range for "abc"; say it
+// plainly.
+CLI::Validator PositiveInteger(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        int64_t value = 0;
+        if (!absl::SimpleAtoi(text, &value) || value <= 0) {
+          return absl::StrCat("'", text, "' is not ", what, " (a positive integer)");
+        }
+        return "";
+      },
+      "", "positive integer");
+}
+
+CLI::Option* AddSweepId(CLI::App* command, Flags* flags, bool required) {
+  CLI::Option* option =
+      command->add_option("SWEEP", flags->sweep_id, "Sweep id (as printed by submit or status)")
+          ->check(PositiveInteger("a sweep id"));
+  if (required) option->required();
+  return option;
+}
+
+CLI::Option* AddFormat(CLI::App* command, Flags* flags) {
+  return command
+      ->add_option("--format", flags->format,
+                   "table (aligned, human units), csv (RFC 4180, raw numbers) or json (an "
+                   "array of objects)")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+}
+
+int Run(int argc, char** argv) {
+  // Before any thread starts: signals are then received by the watcher only.
+  client::InterruptWatcher interrupts;
+
+  Flags flags;
+  CLI::App app(kDescription, "paradnn");
+  app.fallthrough();
+  app.require_subcommand(1);
+  app.set_version_flag("--version", common::kVersion);
+  app.add_option(
+      "--coordinator", flags.coordinator,
+      absl::StrCat("Coordinator address: HOST:PORT, [V6]:PORT or unix:PATH (default: $",
+                   common::kCoordinatorEnv, ", else ", common::kDefaultCoordinatorAddress, ")"));
+  app.add_option("--log-level", flags.log_level, common::kLogLevels)->capture_default_str();
+  app.add_option("--timeout", flags.timeout_seconds, "Deadline of each request, seconds")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str();
+
+  CLI::App* submit = app.add_subcommand(
+      "submit",
+      "Check a sweep file (YAML, see docs/sweep-files.md) and submit it to the coordinator.\n"
+      "Prints the new sweep's id and job count; nothing is sent if the file is invalid.");
+  submit->add_option("FILE", flags.file, "Sweep file (- reads standard input)")->required();
+  submit->add_flag("-q,--quiet", flags.quiet, "Print only the new sweep's id");
+  submit
+      ->add_option("--max-jobs", flags.max_jobs,
+                   "Refuse a sweep that expands to more configurations than this")
+      ->check(PositiveInteger("a job count"))
+      ->capture_default_str();
+
+  CLI::App* watch = app.add_subcommand(
+      "watch",
+      "Follow a sweep until it finishes, with a progress bar and ETA on stderr.\n"
+      "Exits 0 when every job has a result, 1 when some failed or were cancelled.");
+  AddSweepId(watch, &flags, true);
+
+  CLI::App* status = app.add_subcommand(
+      "status",
+      "List every sweep (id, name, state, done/total, ok, elapsed), or one sweep in "
+      "detail");
+  CLI::Option* status_id = AddSweepId(status, &flags, false);
+
+  CLI::App* results = app.add_subcommand(
+      "results",
+      "Print one row per job of a sweep: job id, its hyper-parameters (layer, node, ...),\n"
+      "precision, optimizer, examples/s, step-time statistics, GFLOP/s, outcome, worker.");
+  AddSweepId(results, &flags, true);
+  AddFormat(results, &flags);
+  results->add_flag("--samples", flags.samples,
+                    "Include every timed step's seconds (json: step_seconds arrays; csv: a "
+                    "step_seconds column, space-separated)");
+
+  CLI::App* workers = app.add_subcommand(
+      "workers",
+      "List the workers the coordinator knows: id, device, state, host, jobs done, "
+      "BLAS, LibTorch, last seen");
+
+  CLI::App* cancel = app.add_subcommand(
+      "cancel", "Cancel a sweep: pending jobs are cancelled, running ones stopped");
+  AddSweepId(cancel, &flags, true);
+
+  CLI::App* local = app.add_subcommand(
+      "local",
+      "Run a sweep file on this machine with no set-up: starts a private paradnn-coordinator\n"
+      "(Unix socket, SQLite file --db) and --workers paradnn-worker processes, submits the\n"
+      "sweep, shows progress, prints the results and stops them again. The database stays:\n"
+      "`paradnn-coordinator --db FILE` serves the same results later.");
+  local->add_option("FILE", flags.file, "Sweep file (- reads standard input)")->required();
+  local->add_option("--db", flags.db_path, "SQLite database file (kept)")->capture_default_str();
+  local->add_option("--workers", flags.workers, "Local workers to start")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  AddFormat(local, &flags);
+  local
+      ->add_option("--max-jobs", flags.max_jobs,
+                   "Refuse a sweep that expands to more configurations than this")
+      ->check(PositiveInteger("a job count"))
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : client::kExitUsage;
+  }
+
+  if (absl::Status s = common::ConfigureLogging("paradnn", flags.log_level); !s.ok()) {
+    std::cerr << "paradnn: " << s.message() << "\n";
+    return client::kExitUsage;
+  }
+  absl::StatusOr<std::string> address = common::ResolveCoordinatorAddress(flags.coordinator);
+  if (!address.ok() && !local->parsed()) {
+    std::cerr << "paradnn: " << address.status().message() << "\n";
+    return client::kExitUsage;
+  }
+
+  client::CommandContext ctx;
+  ctx.address = address.ok() ? *address : "";
+  ctx.timeout_seconds = flags.timeout_seconds;
+  ctx.interrupts = &interrupts;
+  ctx.out = &std::cout;
+  ctx.err = &std::cerr;
+  ctx.err_is_terminal = isatty(STDERR_FILENO) == 1;
+
+  absl::StatusOr<OutputFormat> format = client::ParseOutputFormat(flags.format);
+  if (!format.ok()) {
+    std::cerr << "paradnn: " << format.status().message() << "\n";
+    return client::kExitUsage;
+  }
+  if (flags.samples && *format == OutputFormat::kTable) {
+    std::cerr << "paradnn: --samples needs --format csv or json\n";
+    return client::kExitUsage;
+  }
+
+  if (submit->parsed()) return client::RunSubmit(ctx, flags.file, flags.quiet, flags.max_jobs);
+  if (watch->parsed()) return client::RunWatch(ctx, flags.sweep_id);
+  if (status->parsed()) {
+    return client::RunStatus(
+        ctx, status_id->count() > 0 ? std::optional<int64_t>(flags.sweep_id) : std::nullopt);
+  }
+  if (results->parsed()) return client::RunResults(ctx, flags.sweep_id, *format, flags.samples);
+  if (workers->parsed()) return client::RunWorkers(ctx);
+  if (cancel->parsed()) return client::RunCancel(ctx, flags.sweep_id);
+  if (local->parsed()) {
+    client::LocalOptions options;
+    options.sweep_file = flags.file;
+    options.db_path = flags.db_path;
+    options.workers = flags.workers;
+    options.format = *format;
+    options.max_jobs = flags.max_jobs;
+    options.log_level = flags.log_level;
+    return client::RunLocal(ctx, options);
+  }
+  return client::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    // Libraries report failures as statuses; anything thrown is a bug.
+    std::cerr << "paradnn: internal error: " << e.what() << "\n";
+    return paradnn::client::kExitFailed;
+  }
+}

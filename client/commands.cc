@@ -1,0 +1,359 @@
+#include "client/commands.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client/progress.h"
+#include "client/sweep_file.h"
+#include "common/clock.h"
+
+namespace paradnn::client {
+namespace {
+
+// Results with per-step samples can exceed gRPC's 4 MiB default.
+constexpr int kMaxReceiveBytes = 256 << 20;
+
+using SteadyClock = std::chrono::steady_clock;
+
+double SecondsSince(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+}  // namespace
+
+int ExitCodeFor(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+      return kExitOk;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kOutOfRange:
+      return kExitUsage;
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+      return kExitUnavailable;
+    case absl::StatusCode::kCancelled:
+      return kExitInterrupted;
+    default:
+      return kExitFailed;
+  }
+}
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+CoordinatorClient::CoordinatorClient(std::string address, double timeout_seconds)
+    : address_(std::move(address)), timeout_seconds_(timeout_seconds) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
+  channel_ = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
+  stub_ = v1::Coordinator::NewStub(channel_);
+}
+
+void CoordinatorClient::SetDeadline(grpc::ClientContext* context) const {
+  // gRPC converts only system_clock time points.
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                            std::chrono::duration<double>(timeout_seconds_)));
+}
+
+absl::Status CoordinatorClient::Annotate(const grpc::Status& status) const {
+  absl::Status s = FromGrpc(status);
+  switch (s.code()) {
+    case absl::StatusCode::kUnavailable:
+      return absl::UnavailableError(
+          absl::StrCat("cannot reach the coordinator at ", address_, ": ", s.message()));
+    case absl::StatusCode::kDeadlineExceeded:
+      return absl::DeadlineExceededError(absl::StrCat("the coordinator at ", address_,
+                                                      " did not answer within ", timeout_seconds_,
+                                                      " s (--timeout)"));
+    case absl::StatusCode::kCancelled:
+      return absl::CancelledError("interrupted");
+    default:
+      return s;
+  }
+}
+
+absl::StatusOr<v1::SubmitSweepResponse> CoordinatorClient::SubmitSweep(const v1::SweepSpec& spec,
+                                                                       int64_t max_jobs) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::SubmitSweepRequest request;
+  *request.mutable_spec() = spec;
+  request.set_max_jobs(max_jobs);
+  v1::SubmitSweepResponse response;
+  if (grpc::Status s = stub_->SubmitSweep(&context, request, &response); !s.ok()) {
+    return Annotate(s);
+  }
+  return response;
+}
+
+absl::StatusOr<v1::SweepStatus> CoordinatorClient::GetSweep(int64_t sweep_id) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::GetSweepRequest request;
+  request.set_sweep_id(sweep_id);
+  v1::SweepStatus response;
+  if (grpc::Status s = stub_->GetSweep(&context, request, &response); !s.ok()) return Annotate(s);
+  return response;
+}
+
+absl::StatusOr<std::vector<v1::SweepStatus>> CoordinatorClient::ListSweeps() {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::ListSweepsResponse response;
+  if (grpc::Status s = stub_->ListSweeps(&context, v1::ListSweepsRequest(), &response); !s.ok()) {
+    return Annotate(s);
+  }
+  return std::vector<v1::SweepStatus>(response.sweeps().begin(), response.sweeps().end());
+}
+
+absl::StatusOr<v1::SweepStatus> CoordinatorClient::CancelSweep(int64_t sweep_id) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::CancelSweepRequest request;
+  request.set_sweep_id(sweep_id);
+  v1::SweepStatus response;
+  if (grpc::Status s = stub_->CancelSweep(&context, request, &response); !s.ok()) {
+    return Annotate(s);
+  }
+  return response;
+}
+
+absl::StatusOr<std::vector<v1::ResultRow>> CoordinatorClient::QueryResults(
+    int64_t sweep_id, bool samples, InterruptWatcher* interrupts) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  ScopedInterruptHandler cancel(interrupts, [&context] { context.TryCancel(); });
+  v1::QueryResultsRequest request;
+  request.set_sweep_id(sweep_id);
+  request.set_include_samples(samples);
+  std::unique_ptr<grpc::ClientReader<v1::ResultRow>> reader =
+      stub_->QueryResults(&context, request);
+  std::vector<v1::ResultRow> rows;
+  v1::ResultRow row;
+  while (reader->Read(&row)) rows.push_back(std::move(row));
+  if (grpc::Status s = reader->Finish(); !s.ok()) return Annotate(s);
+  return rows;
+}
+
+absl::StatusOr<std::vector<v1::WorkerInfo>> CoordinatorClient::ListWorkers() {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::ListWorkersResponse response;
+  if (grpc::Status s = stub_->ListWorkers(&context, v1::ListWorkersRequest(), &response); !s.ok()) {
+    return Annotate(s);
+  }
+  return std::vector<v1::WorkerInfo>(response.workers().begin(), response.workers().end());
+}
+
+absl::StatusOr<v1::SweepStatus> CoordinatorClient::Watch(
+    int64_t sweep_id, InterruptWatcher* interrupts,
+    const std::function<void(const v1::SweepStatus&, double)>& on_tick,
+    const std::function<absl::Status()>& health) {
+  // A unary call first, under the deadline: an unknown sweep or an
+  // unreachable coordinator fails fast instead of hanging on the stream.
+  absl::StatusOr<v1::SweepStatus> first = GetSweep(sweep_id);
+  if (!first.ok()) return first.status();
+
+  // The stream itself has no deadline: a sweep may run for days.
+  grpc::ClientContext context;
+  v1::WatchSweepRequest request;
+  request.set_sweep_id(sweep_id);
+  std::unique_ptr<grpc::ClientReader<v1::SweepStatus>> reader =
+      stub_->WatchSweep(&context, request);
+
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    v1::SweepStatus latest;
+    SteadyClock::time_point received = SteadyClock::now();
+    bool fresh = false;
+    bool ended = false;
+    grpc::Status final_status;
+  } shared;
+  shared.latest = *first;
+
+  // Read() blocks; a reader thread hands updates to this thread, which also
+  // redraws once a second so that elapsed time keeps moving.
+  std::thread reader_thread([&] {
+    v1::SweepStatus update;
+    while (reader->Read(&update)) {
+      std::lock_guard<std::mutex> lock(shared.mu);
+      shared.latest = update;
+      shared.received = SteadyClock::now();
+      shared.fresh = true;
+      shared.cv.notify_all();
+    }
+    grpc::Status status = reader->Finish();
+    std::lock_guard<std::mutex> lock(shared.mu);
+    shared.final_status = std::move(status);
+    shared.ended = true;
+    shared.cv.notify_all();
+  });
+
+  absl::Status abort_reason;
+  {
+    ScopedInterruptHandler cancel(interrupts, [&context] { context.TryCancel(); });
+    std::unique_lock<std::mutex> lock(shared.mu);
+    while (true) {
+      shared.cv.wait_for(lock, std::chrono::seconds(1),
+                         [&] { return shared.fresh || shared.ended; });
+      shared.fresh = false;
+      double elapsed = shared.latest.elapsed_seconds();
+      if (shared.latest.state() == v1::SWEEP_RUNNING) elapsed += SecondsSince(shared.received);
+      if (on_tick) on_tick(shared.latest, elapsed);
+      if (shared.ended) break;
+      if (health && abort_reason.ok()) {
+        lock.unlock();
+        absl::Status healthy = health();
+        lock.lock();
+        if (!healthy.ok()) {
+          abort_reason = healthy;
+          context.TryCancel();
+        }
+      }
+    }
+  }
+  reader_thread.join();
+
+  if (!abort_reason.ok()) return abort_reason;
+  if (!shared.final_status.ok()) return Annotate(shared.final_status);
+  if (shared.latest.state() == v1::SWEEP_RUNNING) {
+    return absl::UnavailableError(absl::StrCat(
+        "the coordinator at ", address_, " ended the watch before sweep ", sweep_id, " finished"));
+  }
+  return shared.latest;
+}
+
+int ExitCodeForSweep(const v1::SweepStatus& status) {
+  const bool complete =
+      status.state() != v1::SWEEP_RUNNING && status.done_jobs() == status.total_jobs();
+  return complete ? kExitOk : kExitFailed;
+}
+
+int ReportError(const CommandContext& ctx, const absl::Status& status) {
+  *ctx.err << "paradnn: " << status.message() << "\n" << std::flush;
+  return ExitCodeFor(status);
+}
+
+int WatchWithProgress(const CommandContext& ctx, CoordinatorClient& client, int64_t sweep_id,
+                      const std::function<absl::Status()>& health) {
+  ProgressPrinter printer(ctx.err, ctx.err_is_terminal);
+  const SteadyClock::time_point start = SteadyClock::now();
+  absl::StatusOr<v1::SweepStatus> final_status = client.Watch(
+      sweep_id, ctx.interrupts,
+      [&](const v1::SweepStatus& status, double elapsed) {
+        printer.Show(status, elapsed, SecondsSince(start));
+      },
+      health);
+  printer.Finish();
+  if (!final_status.ok()) return ReportError(ctx, final_status.status());
+  const int code = ExitCodeForSweep(*final_status);
+  if (code != kExitOk) {
+    const v1::SweepStatus& s = *final_status;
+    *ctx.err << "paradnn: sweep " << s.sweep_id() << " (" << s.name() << ") is "
+             << SweepStateName(s.state()) << "; " << s.total_jobs() - s.done_jobs() << " of "
+             << s.total_jobs() << " jobs have no result (" << s.failed_jobs() << " failed, "
+             << s.cancelled_jobs() << " cancelled)\n"
+             << std::flush;
+  }
+  return code;
+}
+
+void PrintResults(const CommandContext& ctx, const std::vector<v1::ResultRow>& rows,
+                  OutputFormat format, bool samples) {
+  const ResultTable table = BuildResultTable(rows);
+  switch (format) {
+    case OutputFormat::kCsv:
+      *ctx.out << FormatCsv(table, samples);
+      break;
+    case OutputFormat::kJson:
+      *ctx.out << FormatJson(table, samples);
+      break;
+    case OutputFormat::kTable:
+      *ctx.out << FormatHumanTable(table);
+      break;
+  }
+  ctx.out->flush();
+}
+
+int RunSubmit(const CommandContext& ctx, const std::string& file, bool quiet, int64_t max_jobs) {
+  absl::StatusOr<v1::SweepSpec> spec = ReadSweepFile(file, max_jobs);
+  if (!spec.ok()) return ReportError(ctx, spec.status());
+  CoordinatorClient client(ctx.address, ctx.timeout_seconds);
+  absl::StatusOr<v1::SubmitSweepResponse> response = client.SubmitSweep(*spec, max_jobs);
+  if (!response.ok()) return ReportError(ctx, response.status());
+  if (quiet) {
+    *ctx.out << response->sweep_id() << "\n";
+  } else {
+    *ctx.out << "submitted sweep " << response->sweep_id() << " (" << spec->name()
+             << "): " << response->jobs() << " jobs\n";
+  }
+  ctx.out->flush();
+  return kExitOk;
+}
+
+int RunWatch(const CommandContext& ctx, int64_t sweep_id) {
+  CoordinatorClient client(ctx.address, ctx.timeout_seconds);
+  return WatchWithProgress(ctx, client, sweep_id);
+}
+
+int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id) {
+  CoordinatorClient client(ctx.address, ctx.timeout_seconds);
+  if (sweep_id.has_value()) {
+    absl::StatusOr<v1::SweepStatus> status = client.GetSweep(*sweep_id);
+    if (!status.ok()) return ReportError(ctx, status.status());
+    *ctx.out << FormatSweepDetail(*status) << std::flush;
+    return kExitOk;
+  }
+  absl::StatusOr<std::vector<v1::SweepStatus>> sweeps = client.ListSweeps();
+  if (!sweeps.ok()) return ReportError(ctx, sweeps.status());
+  if (sweeps->empty()) {
+    *ctx.out << "no sweeps yet; submit one with: paradnn submit FILE.yaml\n" << std::flush;
+    return kExitOk;
+  }
+  *ctx.out << FormatSweepList(*sweeps) << std::flush;
+  return kExitOk;
+}
+
+int RunResults(const CommandContext& ctx, int64_t sweep_id, OutputFormat format, bool samples) {
+  CoordinatorClient client(ctx.address, ctx.timeout_seconds);
+  absl::StatusOr<std::vector<v1::ResultRow>> rows =
+      client.QueryResults(sweep_id, samples, ctx.interrupts);
+  if (!rows.ok()) return ReportError(ctx, rows.status());
+  PrintResults(ctx, *rows, format, samples);
+  return kExitOk;
+}
+
+int RunWorkers(const CommandContext& ctx) {
+  CoordinatorClient client(ctx.address, ctx.timeout_seconds);
+  absl::StatusOr<std::vector<v1::WorkerInfo>> workers = client.ListWorkers();
+  if (!workers.ok()) return ReportError(ctx, workers.status());
+  if (workers->empty()) {
+    *ctx.out << "no workers have connected; start one with: paradnn-worker --coordinator "
+             << ctx.address << "\n"
+             << std::flush;
+    return kExitOk;
+  }
+  *ctx.out << FormatWorkers(*workers, common::SystemClock().NowUnixMs()) << std::flush;
+  return kExitOk;
+}
+
+int RunCancel(const CommandContext& ctx, int64_t sweep_id) {
+  CoordinatorClient client(ctx.address, ctx.timeout_seconds);
+  absl::StatusOr<v1::SweepStatus> status = client.CancelSweep(sweep_id);
+  if (!status.ok()) return ReportError(ctx, status.status());
+  *ctx.out << FormatSweepDetail(*status) << std::flush;
+  return kExitOk;
+}
+
+}  // namespace paradnn::client

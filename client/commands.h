@@ -1,0 +1,125 @@
+// The CLI's commands against a coordinator (Coordinator service, sync stubs,
+// every unary call and result query under a deadline) and the exit statuses
+// they return.
+#ifndef PARADNN_CLIENT_COMMANDS_H_
+#define PARADNN_CLIENT_COMMANDS_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "client/interrupt.h"
+#include "client/output_format.h"
+#include "paradnn/v1/coordinator.grpc.pb.h"
+
+namespace paradnn::client {
+
+// Exit statuses of every command.
+inline constexpr int kExitOk = 0;
+// The sweep finished but some job has no result (failed or cancelled), or
+// an unexpected error.
+inline constexpr int kExitFailed = 1;
+// Bad input: a sweep file, a flag, an unknown sweep, a request the
+// coordinator refused.
+inline constexpr int kExitUsage = 2;
+// The coordinator could not be reached, or the connection broke.
+inline constexpr int kExitUnavailable = 3;
+// Stopped by SIGINT/SIGTERM (128 + SIGINT).
+inline constexpr int kExitInterrupted = 130;
+
+// The exit status for a failed call: 2 for request errors (InvalidArgument,
+// NotFound, FailedPrecondition, AlreadyExists, OutOfRange), 3 for
+// Unavailable and DeadlineExceeded, 130 for Cancelled, else 1.
+int ExitCodeFor(const absl::Status& status);
+
+absl::Status FromGrpc(const grpc::Status& status);
+
+// A sync client of one coordinator. Thread-compatible: one call at a time,
+// except that the interrupt handler may cancel the call in flight.
+class CoordinatorClient {
+ public:
+  // `address` as common::ResolveCoordinatorAddress returns it.
+  CoordinatorClient(std::string address, double timeout_seconds);
+
+  const std::string& address() const { return address_; }
+
+  absl::StatusOr<v1::SubmitSweepResponse> SubmitSweep(const v1::SweepSpec& spec, int64_t max_jobs);
+  absl::StatusOr<v1::SweepStatus> GetSweep(int64_t sweep_id);
+  absl::StatusOr<std::vector<v1::SweepStatus>> ListSweeps();
+  absl::StatusOr<v1::SweepStatus> CancelSweep(int64_t sweep_id);
+  absl::StatusOr<std::vector<v1::ResultRow>> QueryResults(int64_t sweep_id, bool samples,
+                                                          InterruptWatcher* interrupts);
+  absl::StatusOr<std::vector<v1::WorkerInfo>> ListWorkers();
+
+  // Follows WatchSweep until the sweep is no longer running and returns its
+  // final status. `on_tick(latest, elapsed_seconds)` runs on the calling
+  // thread at every update and at least once a second in between; elapsed
+  // keeps counting between updates. `health` (may be empty) runs on each
+  // tick; an error from it ends the watch with that error. Unavailable when
+  // the stream ends before the sweep does; Cancelled when interrupted.
+  absl::StatusOr<v1::SweepStatus> Watch(
+      int64_t sweep_id, InterruptWatcher* interrupts,
+      const std::function<void(const v1::SweepStatus&, double)>& on_tick,
+      const std::function<absl::Status()>& health);
+
+ private:
+  void SetDeadline(grpc::ClientContext* context) const;
+  absl::Status Annotate(const grpc::Status& status) const;
+
+  std::string address_;
+  double timeout_seconds_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Coordinator::Stub> stub_;
+};
+
+// What every command needs: where the coordinator is, the RPC deadline,
+// where to write, and the signal watcher (may be null).
+struct CommandContext {
+  std::string address;
+  double timeout_seconds = 30;
+  InterruptWatcher* interrupts = nullptr;
+  std::ostream* out = nullptr;   // results (stdout)
+  std::ostream* err = nullptr;   // diagnostics and progress (stderr)
+  bool err_is_terminal = false;  // draw the progress line in place
+};
+
+// Follows a sweep with a progress line on ctx.err; returns the exit status
+// as for `paradnn watch`. `health` as for CoordinatorClient::Watch.
+int WatchWithProgress(const CommandContext& ctx, CoordinatorClient& client, int64_t sweep_id,
+                      const std::function<absl::Status()>& health = {});
+
+// Exit status of a finished sweep: 0 when every job has a result, else 1.
+int ExitCodeForSweep(const v1::SweepStatus& status);
+
+// Prints a failed call's error on ctx.err ("paradnn: ...") and returns its
+// exit status.
+int ReportError(const CommandContext& ctx, const absl::Status& status);
+
+// Writes the results of `rows` in `format` to ctx.out.
+void PrintResults(const CommandContext& ctx, const std::vector<v1::ResultRow>& rows,
+                  OutputFormat format, bool samples);
+
+// `paradnn submit FILE [-q] [--max-jobs N]`.
+int RunSubmit(const CommandContext& ctx, const std::string& file, bool quiet, int64_t max_jobs);
+// `paradnn watch SWEEP`.
+int RunWatch(const CommandContext& ctx, int64_t sweep_id);
+// `paradnn status [SWEEP]`.
+int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id);
+// `paradnn results SWEEP [--format F] [--samples]`.
+int RunResults(const CommandContext& ctx, int64_t sweep_id, OutputFormat format, bool samples);
+// `paradnn workers`.
+int RunWorkers(const CommandContext& ctx);
+// `paradnn cancel SWEEP`.
+int RunCancel(const CommandContext& ctx, int64_t sweep_id);
+
+}  // namespace paradnn::client
+
+#endif  // PARADNN_CLIENT_COMMANDS_H_

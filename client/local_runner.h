@@ -1,0 +1,136 @@
+// `paradnn local SWEEP.yaml`: the embedded default. Starts a private
+// paradnn-coordinator (Unix socket in a fresh temporary directory, the
+// SQLite file the user names) and N paradnn-worker processes, submits the
+// sweep, follows it with the progress line, prints the results and stops
+// everything again. The database file stays; a coordinator started on it
+// later serves the same results (and continues a sweep that was stopped
+// before it finished).
+#ifndef PARADNN_CLIENT_LOCAL_RUNNER_H_
+#define PARADNN_CLIENT_LOCAL_RUNNER_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "client/commands.h"
+#include "client/interrupt.h"
+#include "client/output_format.h"
+
+namespace paradnn::client {
+
+// The folder of the running executable (dirname of /proc/self/exe), where
+// the build puts paradnn-coordinator and paradnn-worker beside paradnn.
+absl::StatusOr<std::string> ExecutableDir();
+
+// The last `max_bytes` of the file at `path` (whole lines), or "" when it
+// cannot be read.
+std::string FileTail(const std::string& path, size_t max_bytes = 2000);
+
+// One child process: its own process group (a terminal's Ctrl-C reaches
+// only the CLI, which then stops children in order), SIGTERM when the CLI
+// dies (PR_SET_PDEATHSIG), stdin from /dev/null, stdout and stderr to
+// `log_path`. The destructor kills and reaps a child still running.
+class ChildProcess {
+ public:
+  // Starts argv[0] (a path) with `argv`. `name` is used in messages.
+  static absl::StatusOr<std::unique_ptr<ChildProcess>> Start(std::string name,
+                                                             const std::vector<std::string>& argv,
+                                                             const std::string& log_path);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& log_path() const { return log_path_; }
+  pid_t pid() const { return pid_; }
+
+  // True while the child runs; reaps it once it has exited.
+  bool Running();
+  // "exited with status 1", "killed by signal 9"; "" while running.
+  std::string ExitDescription() const;
+  // True when it exited with status 0 (or has not exited).
+  bool ExitedCleanly() const;
+
+  // Sends SIGTERM (once). Does not wait.
+  void Terminate();
+  // Waits until `deadline`; then SIGKILL and waits. Returns true if the
+  // child ended before the deadline.
+  bool WaitUntil(std::chrono::steady_clock::time_point deadline);
+
+ private:
+  ChildProcess(std::string name, pid_t pid, std::string log_path)
+      : name_(std::move(name)), pid_(pid), log_path_(std::move(log_path)) {}
+
+  std::string name_;
+  pid_t pid_;
+  std::string log_path_;
+  bool reaped_ = false;
+  bool terminated_ = false;
+  int wait_status_ = 0;
+};
+
+struct LocalOptions {
+  std::string sweep_file;
+  std::string db_path = "paradnn.db";
+  int workers = 1;
+  OutputFormat format = OutputFormat::kTable;
+  int64_t max_jobs = 0;            // 0: common::kDefaultMaxJobs
+  std::string log_level = "warn";  // passed to the children
+  std::string bin_dir;             // empty: ExecutableDir()
+  std::chrono::seconds startup_timeout{30};
+  std::chrono::seconds stop_grace{10};
+};
+
+// A private coordinator and its workers. Stop() (or the destructor) sends
+// SIGTERM to the workers, then the coordinator, waits for each up to
+// `stop_grace` before SIGKILL, and removes the temporary directory.
+class LocalCluster {
+ public:
+  // Starts the coordinator, waits for its address file (failing early with
+  // the coordinator's log tail if it exits first, or on interrupt), then
+  // starts the workers for `device`.
+  static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(const LocalOptions& options,
+                                                             const std::string& device,
+                                                             InterruptWatcher* interrupts);
+  ~LocalCluster();
+  LocalCluster(const LocalCluster&) = delete;
+  LocalCluster& operator=(const LocalCluster&) = delete;
+
+  // The coordinator's address ("unix:/tmp/paradnn-local-XXXXXX/coordinator.sock").
+  const std::string& address() const { return address_; }
+
+  // OK while every child runs; else FailedPrecondition naming the first
+  // child that exited, with the tail of its log.
+  absl::Status CheckAlive();
+
+  // Stops the children and removes the temporary directory. Returns an
+  // error naming children that had to be killed or exited with a failure
+  // not already reported by CheckAlive. Idempotent.
+  absl::Status Stop();
+
+ private:
+  LocalCluster(std::string temp_dir, std::chrono::seconds stop_grace)
+      : temp_dir_(std::move(temp_dir)), stop_grace_(stop_grace) {}
+
+  std::string temp_dir_;
+  std::chrono::seconds stop_grace_;
+  std::string address_;
+  std::unique_ptr<ChildProcess> coordinator_;
+  std::vector<std::unique_ptr<ChildProcess>> workers_;
+  std::set<const ChildProcess*> reported_;  // failures CheckAlive returned
+  bool stopped_ = false;
+};
+
+// The whole `paradnn local` command; returns its exit status (as `watch`).
+int RunLocal(const CommandContext& ctx, const LocalOptions& options);
+
+}  // namespace paradnn::client
+
+#endif  // PARADNN_CLIENT_LOCAL_RUNNER_H_

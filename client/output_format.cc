@@ -1,0 +1,478 @@
+#include "client/output_format.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "paradnn/v1/metrics.pb.h"
+
+namespace paradnn::client {
+namespace {
+
+constexpr size_t kMaxErrorWidth = 60;
+
+// The fixed columns that follow the hyper-parameters, in order.
+const std::vector<ResultColumn>& MeasurementColumns() {
+  static const std::vector<ResultColumn>* const kColumns = new std::vector<ResultColumn>{
+      {"examples_per_sec", "ex/s", ColumnUnit::kRate},
+      {"step_median_ms", "median", ColumnUnit::kMillis},
+      {"step_ci95_pct", "±ci95", ColumnUnit::kPercent},
+      {"step_p10_ms", "p10", ColumnUnit::kMillis},
+      {"step_p90_ms", "p90", ColumnUnit::kMillis},
+      {"step_cv", "cv", ColumnUnit::kRatio},
+      {"steps", "steps", ColumnUnit::kInteger},
+      {"stop_reason", "stop", ColumnUnit::kText},
+      {"model_gflops_per_sec", "model GF/s", ColumnUnit::kRate},
+      {"executed_gflops_per_sec", "exec GF/s", ColumnUnit::kRate},
+      {"params", "#params", ColumnUnit::kCount},
+      {"outcome", "outcome", ColumnUnit::kText},
+      {"worker", "worker", ColumnUnit::kText},
+      {"error", "error", ColumnUnit::kText},
+  };
+  return *kColumns;
+}
+
+bool IsFixedColumn(const std::string& name) {
+  if (name == "job_id" || name == "precision" || name == "optimizer") return true;
+  for (const ResultColumn& c : MeasurementColumns()) {
+    if (c.name == name) return true;
+  }
+  return false;
+}
+
+Cell Text(const std::string& text) {
+  if (text.empty()) return std::monostate{};
+  return text;
+}
+
+// Three significant digits for values below 1000.
+std::string Significant3(double v) {
+  const double a = std::fabs(v);
+  if (a >= 99.95) return absl::StrFormat("%.0f", v);
+  if (a >= 9.995) return absl::StrFormat("%.1f", v);
+  if (a >= 0.9995) return absl::StrFormat("%.2f", v);
+  return absl::StrFormat("%.3f", v);
+}
+
+std::string ShortestDouble(double value) {
+  if (!std::isfinite(value)) return "";
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, result.ptr);
+}
+
+size_t DisplayWidth(absl::string_view text) {
+  size_t width = 0;
+  for (char c : text) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++width;
+  }
+  return width;
+}
+
+// At most `max_points` code points of `text`, with "…" when shortened, on
+// one line.
+std::string OneLine(const std::string& text, size_t max_points) {
+  std::string flat;
+  for (char c : text) flat.push_back(c == '\n' || c == '\r' || c == '\t' ? ' ' : c);
+  if (DisplayWidth(flat) <= max_points) return flat;
+  size_t points = 0, i = 0;
+  for (; i < flat.size(); ++i) {
+    if ((static_cast<unsigned char>(flat[i]) & 0xC0) != 0x80) {
+      if (points == max_points - 1) break;
+      ++points;
+    }
+  }
+  return flat.substr(0, i) + "…";
+}
+
+std::string HumanCell(const Cell& cell, ColumnUnit unit) {
+  if (std::holds_alternative<std::monostate>(cell)) return "";
+  if (const auto* text = std::get_if<std::string>(&cell)) return OneLine(*text, kMaxErrorWidth);
+  const double v = std::holds_alternative<int64_t>(cell)
+                       ? static_cast<double>(std::get<int64_t>(cell))
+                       : std::get<double>(cell);
+  switch (unit) {
+    case ColumnUnit::kInteger:
+      if (const auto* i = std::get_if<int64_t>(&cell)) return absl::StrCat(*i);
+      return absl::StrFormat("%.0f", v);
+    case ColumnUnit::kCount:
+    case ColumnUnit::kRate:
+      return HumanCount(v);
+    case ColumnUnit::kMillis:
+      return HumanMillis(v);
+    case ColumnUnit::kPercent:
+      return absl::StrCat(Significant3(v), "%");
+    case ColumnUnit::kRatio:
+      return absl::StrFormat("%.3f", v);
+    case ColumnUnit::kText:
+      break;
+  }
+  return ShortestDouble(v);
+}
+
+std::string RawCell(const Cell& cell) {
+  if (const auto* i = std::get_if<int64_t>(&cell)) return absl::StrCat(*i);
+  if (const auto* d = std::get_if<double>(&cell)) return ShortestDouble(*d);
+  if (const auto* s = std::get_if<std::string>(&cell)) return *s;
+  return "";
+}
+
+std::string FormatLocalTime(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  const std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M:%S", &local);
+  return buffer;
+}
+
+int64_t Finished(const v1::SweepStatus& s) {
+  return s.done_jobs() + s.failed_jobs() + s.cancelled_jobs();
+}
+
+std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }
+
+}  // namespace
+
+absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view name) {
+  if (name == "table") return OutputFormat::kTable;
+  if (name == "csv") return OutputFormat::kCsv;
+  if (name == "json") return OutputFormat::kJson;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format: '", name, "' is not one of table|csv|json"));
+}
+
+ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
+  std::set<std::string> keys;
+  for (const v1::ResultRow& row : rows) {
+    for (const auto& [key, unused] : row.config().params()) keys.insert(key);
+  }
+  ResultTable table;
+  table.columns.push_back({"job_id", "job", ColumnUnit::kInteger});
+  for (const std::string& key : keys) {
+    // A future family's parameter must not shadow a measurement column.
+    const std::string name = IsFixedColumn(key) ? "param_" + key : key;
+    table.columns.push_back({name, name, ColumnUnit::kInteger});
+  }
+  table.columns.push_back({"precision", "precision", ColumnUnit::kText});
+  table.columns.push_back({"optimizer", "optimizer", ColumnUnit::kText});
+  for (const ResultColumn& c : MeasurementColumns()) table.columns.push_back(c);
+
+  for (const v1::ResultRow& row : rows) {
+    std::vector<Cell> cells;
+    cells.reserve(table.columns.size());
+    cells.emplace_back(row.job_id());
+    for (const std::string& key : keys) {
+      const auto it = row.config().params().find(key);
+      cells.push_back(it == row.config().params().end() ? Cell{} : Cell{it->second});
+    }
+    cells.push_back(Text(row.config().precision()));
+    cells.push_back(Text(row.config().optimizer()));
+
+    const v1::Measurement& m = row.measurement();
+    const v1::StepStats& stats = m.stats();
+    // Outcomes other than OK (OOM, ERROR, ...) carry no meaningful timing.
+    const bool timed = row.has_measurement() && (m.outcome() == v1::OK || stats.steps() > 0);
+    auto timed_value = [timed](double v) { return timed ? Cell{v} : Cell{}; };
+    cells.push_back(timed_value(m.examples_per_sec()));
+    cells.push_back(timed_value(stats.median_s() * 1e3));
+    cells.push_back(timed_value(stats.ci95_rel() * 100));
+    cells.push_back(timed_value(stats.p10_s() * 1e3));
+    cells.push_back(timed_value(stats.p90_s() * 1e3));
+    cells.push_back(timed_value(stats.cv()));
+    cells.push_back(timed ? Cell{int64_t{stats.steps()}} : Cell{});
+    cells.push_back(timed ? Text(stats.stop_reason()) : Cell{});
+    cells.push_back(timed_value(m.model_flops_per_sec() / 1e9));
+    cells.push_back(timed_value(m.executed_flops_per_sec() / 1e9));
+    cells.push_back(m.counts().params() > 0 ? Cell{m.counts().params()} : Cell{});
+    if (row.has_measurement()) {
+      cells.push_back(v1::Outcome_Name(m.outcome()));
+    } else {
+      cells.push_back(std::string(absl::StripPrefix(v1::JobState_Name(row.state()), "JOB_")));
+    }
+    cells.push_back(Text(row.worker_id()));
+    cells.push_back(Text(m.error()));
+    table.rows.push_back(std::move(cells));
+    table.step_seconds.emplace_back(m.step_seconds().begin(), m.step_seconds().end());
+  }
+  return table;
+}
+
+std::string CsvField(absl::string_view text) {
+  if (text.find_first_of(",\"\r\n") == absl::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string FormatCsv(const ResultTable& table, bool samples) {
+  std::string out;
+  std::vector<std::string> fields;
+  for (const ResultColumn& c : table.columns) fields.push_back(CsvField(c.name));
+  if (samples) fields.push_back("step_seconds");
+  absl::StrAppend(&out, absl::StrJoin(fields, ","), "\n");
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    fields.clear();
+    for (const Cell& cell : table.rows[r]) fields.push_back(CsvField(RawCell(cell)));
+    if (samples) {
+      std::vector<std::string> steps;
+      for (double s : table.step_seconds[r]) steps.push_back(ShortestDouble(s));
+      fields.push_back(absl::StrJoin(steps, " "));
+    }
+    absl::StrAppend(&out, absl::StrJoin(fields, ","), "\n");
+  }
+  return out;
+}
+
+std::string FormatJson(const ResultTable& table, bool samples) {
+  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    nlohmann::ordered_json object = nlohmann::ordered_json::object();
+    for (size_t c = 0; c < table.columns.size(); ++c) {
+      const Cell& cell = table.rows[r][c];
+      nlohmann::ordered_json& slot = object[table.columns[c].name];
+      if (const auto* i = std::get_if<int64_t>(&cell)) {
+        slot = *i;
+      } else if (const auto* d = std::get_if<double>(&cell)) {
+        slot = std::isfinite(*d) ? nlohmann::ordered_json(*d) : nlohmann::ordered_json();
+      } else if (const auto* s = std::get_if<std::string>(&cell)) {
+        slot = *s;
+      } else {
+        slot = nullptr;
+      }
+    }
+    if (samples) object["step_seconds"] = table.step_seconds[r];
+    array.push_back(std::move(object));
+  }
+  // Replace invalid UTF-8 (an error text from a crashed runner) rather than
+  // throw half-way through the output.
+  return array.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string AlignColumns(const std::vector<std::string>& header,
+                         const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<bool>& right_align) {
+  std::vector<size_t> widths(header.size(), 0);
+  for (size_t c = 0; c < header.size(); ++c) widths[c] = DisplayWidth(header[c]);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size() && c < widths.size(); ++c) {
+      widths[c] = std::max(widths[c], DisplayWidth(row[c]));
+    }
+  }
+  std::string out;
+  auto append_line = [&](const std::vector<std::string>& cells) {
+    std::string line;
+    for (size_t c = 0; c < widths.size(); ++c) {
+      const std::string& cell = c < cells.size() ? cells[c] : std::string();
+      const std::string pad(widths[c] - DisplayWidth(cell), ' ');
+      if (c > 0) line += "  ";
+      line += right_align[c] ? pad + cell : cell + pad;
+    }
+    absl::StrAppend(&out, absl::StripTrailingAsciiWhitespace(line), "\n");
+  };
+  append_line(header);
+  for (const auto& row : rows) append_line(row);
+  return out;
+}
+
+std::string FormatHumanTable(const ResultTable& table) {
+  std::vector<size_t> shown;
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    const bool any = std::any_of(table.rows.begin(), table.rows.end(), [c](const auto& row) {
+      return !std::holds_alternative<std::monostate>(row[c]);
+    });
+    if (any || table.rows.empty()) shown.push_back(c);
+  }
+  std::vector<std::string> header;
+  std::vector<bool> right;
+  for (size_t c : shown) {
+    header.push_back(table.columns[c].title);
+    right.push_back(table.columns[c].unit != ColumnUnit::kText);
+  }
+  std::vector<std::vector<std::string>> lines;
+  for (const auto& row : table.rows) {
+    std::vector<std::string> cells;
+    for (size_t c : shown) cells.push_back(HumanCell(row[c], table.columns[c].unit));
+    lines.push_back(std::move(cells));
+  }
+  return AlignColumns(header, lines, right);
+}
+
+std::string HumanCount(double value) {
+  if (!std::isfinite(value)) return "-";
+  static constexpr const char* kSuffix[] = {"", "k", "M", "G", "T", "P"};
+  size_t unit = 0;
+  while (std::fabs(value) >= 999.5 && unit + 1 < std::size(kSuffix)) {
+    value /= 1000;
+    ++unit;
+  }
+  if (unit == 0 && value == std::floor(value)) return absl::StrFormat("%.0f", value);
+  return absl::StrCat(Significant3(value), kSuffix[unit]);
+}
+
+std::string HumanMillis(double millis) {
+  if (!std::isfinite(millis)) return "-";
+  if (millis == 0) return "0";
+  if (std::fabs(millis) < 0.9995) return absl::StrCat(Significant3(millis * 1e3), " µs");
+  if (std::fabs(millis) < 999.5) return absl::StrCat(Significant3(millis), " ms");
+  return absl::StrCat(Significant3(millis / 1e3), " s");
+}
+
+std::string HumanClock(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "--";
+  const int64_t total = static_cast<int64_t>(std::llround(seconds));
+  const int64_t h = total / 3600, m = total / 60 % 60, s = total % 60;
+  if (h > 0) return absl::StrFormat("%d:%02d:%02d", h, m, s);
+  return absl::StrFormat("%d:%02d", m, s);
+}
+
+std::string HumanAge(int64_t then_unix_ms, int64_t now_unix_ms) {
+  if (then_unix_ms <= 0) return "-";
+  const int64_t seconds = (now_unix_ms - then_unix_ms) / 1000;
+  if (seconds < 2) return "now";
+  if (seconds < 60) return absl::StrCat(seconds, "s ago");
+  if (seconds < 3600) return absl::StrCat(seconds / 60, "m ago");
+  if (seconds < 86400) return absl::StrCat(seconds / 3600, "h ago");
+  return absl::StrCat(seconds / 86400, "d ago");
+}
+
+std::string SweepStateName(v1::SweepState state) {
+  switch (state) {
+    case v1::SWEEP_RUNNING:
+      return "running";
+    case v1::SWEEP_DONE:
+      return "done";
+    case v1::SWEEP_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
+  }
+}
+
+std::string JobStateName(v1::JobState state) {
+  switch (state) {
+    case v1::JOB_PENDING:
+      return "pending";
+    case v1::JOB_LEASED:
+      return "running";
+    case v1::JOB_DONE:
+      return "done";
+    case v1::JOB_FAILED:
+      return "failed";
+    case v1::JOB_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
+  }
+}
+
+std::string DescribeParam(const v1::ParamSpec& spec) {
+  switch (spec.kind_case()) {
+    case v1::ParamSpec::kValue:
+      return absl::StrCat(spec.value());
+    case v1::ParamSpec::kValues:
+      return absl::StrCat("[", absl::StrJoin(spec.values().values(), ", "), "]");
+    case v1::ParamSpec::kRange: {
+      const v1::IntRange& r = spec.range();
+      std::string out = absl::StrCat(r.min(), "..", r.max());
+      if (r.has_mul()) absl::StrAppend(&out, " x", r.mul());
+      if (r.has_add()) absl::StrAppend(&out, " +", r.add());
+      return out;
+    }
+    case v1::ParamSpec::KIND_NOT_SET:
+      break;
+  }
+  return "?";
+}
+
+std::string FormatSweepList(const std::vector<v1::SweepStatus>& sweeps) {
+  std::vector<std::vector<std::string>> rows;
+  for (const v1::SweepStatus& s : sweeps) {
+    rows.push_back({absl::StrCat(s.sweep_id()), s.name(), s.family(), s.device(),
+                    SweepStateName(s.state()), absl::StrCat(Finished(s), "/", s.total_jobs()),
+                    absl::StrCat(s.ok_results()), HumanClock(s.elapsed_seconds())});
+  }
+  return AlignColumns({"id", "name", "family", "device", "state", "done", "ok", "elapsed"}, rows,
+                      {true, false, false, false, false, true, true, true});
+}
+
+std::string FormatSweepDetail(const v1::SweepStatus& s) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"family", s.family()});
+  rows.push_back({"device", s.device()});
+  rows.push_back({"state", SweepStateName(s.state())});
+  rows.push_back(
+      {"jobs", absl::StrCat(s.total_jobs(), " total: ", s.done_jobs(), " done, ", s.leased_jobs(),
+                            " running, ", s.pending_jobs(), " pending, ", s.failed_jobs(),
+                            " failed, ", s.cancelled_jobs(), " cancelled")});
+  rows.push_back({"ok results", absl::StrCat(s.ok_results())});
+  rows.push_back({"created", FormatLocalTime(s.created_unix_ms())});
+  rows.push_back({"finished", FormatLocalTime(s.finished_unix_ms())});
+  rows.push_back({"elapsed", HumanClock(s.elapsed_seconds())});
+  const v1::SweepSpec& spec = s.spec();
+  if (!spec.params().empty()) {
+    std::map<std::string, std::string> params;
+    for (const auto& [key, param] : spec.params()) params[key] = DescribeParam(param);
+    std::vector<std::string> parts;
+    for (const auto& [key, text] : params) parts.push_back(absl::StrCat(key, "=", text));
+    rows.push_back({"params", absl::StrJoin(parts, "  ")});
+  }
+  rows.push_back(
+      {"precision", spec.precision().empty() ? "float32" : absl::StrJoin(spec.precision(), ", ")});
+  rows.push_back(
+      {"optimizer", spec.optimizer().empty() ? "rmsprop" : absl::StrJoin(spec.optimizer(), ", ")});
+  if (spec.has_run()) {
+    const v1::RunSettings& r = spec.run();
+    std::vector<std::string> parts;
+    if (r.ci() != 0) parts.push_back(absl::StrCat("ci=", r.ci()));
+    if (r.max_seconds() != 0) parts.push_back(absl::StrCat("max_seconds=", r.max_seconds()));
+    if (r.warmup_steps() != 0) parts.push_back(absl::StrCat("warmup_steps=", r.warmup_steps()));
+    if (r.min_steps() != 0) parts.push_back(absl::StrCat("min_steps=", r.min_steps()));
+    if (r.max_steps() != 0) parts.push_back(absl::StrCat("max_steps=", r.max_steps()));
+    if (r.intra_op_threads() != 0) {
+      parts.push_back(absl::StrCat("intra_op_threads=", r.intra_op_threads()));
+    }
+    if (r.inter_op_threads() != 0) {
+      parts.push_back(absl::StrCat("inter_op_threads=", r.inter_op_threads()));
+    }
+    if (r.timeout_seconds() != 0) {
+      parts.push_back(absl::StrCat("timeout_seconds=", r.timeout_seconds()));
+    }
+    if (r.seed() != 0) parts.push_back(absl::StrCat("seed=", r.seed()));
+    rows.push_back({"run", parts.empty() ? "defaults" : absl::StrJoin(parts, " ")});
+  }
+  std::string out = absl::StrCat("sweep ", s.sweep_id(), ": ", s.name(), "\n");
+  std::string body = AlignColumns({"", ""}, rows, {false, false});
+  // Drop the empty header line AlignColumns writes first.
+  absl::StrAppend(&out, body.substr(body.find('\n') + 1));
+  return out;
+}
+
+std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t now_unix_ms) {
+  std::vector<std::vector<std::string>> rows;
+  for (const v1::WorkerInfo& w : workers) {
+    rows.push_back({w.worker_id(), Dash(w.device_kind()), Dash(w.state()), Dash(w.hostname()),
+                    absl::StrCat(w.jobs_done()), Dash(w.platform().blas_backend()),
+                    Dash(w.platform().libtorch_version()),
+                    HumanAge(w.last_seen_unix_ms(), now_unix_ms)});
+  }
+  return AlignColumns(
+      {"id", "device", "state", "host", "jobs done", "BLAS", "LibTorch", "last seen"}, rows,
+      {false, false, false, false, true, false, false, false});
+}
+
+}  // namespace paradnn::client

@@ -1,0 +1,72 @@
+#include "client/progress.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "client/output_format.h"
+
+namespace paradnn::client {
+
+ProgressCounts CountProgress(const v1::SweepStatus& status) {
+  ProgressCounts c;
+  c.total = status.total_jobs();
+  c.finished = status.done_jobs() + status.failed_jobs() + status.cancelled_jobs();
+  c.running = status.leased_jobs();
+  c.ok = status.ok_results();
+  c.cancelled = status.cancelled_jobs();
+  c.failed = std::max<int64_t>(0, c.finished - c.ok - c.cancelled);
+  return c;
+}
+
+double EstimateRemainingSeconds(const ProgressCounts& counts, double elapsed_seconds) {
+  if (counts.finished <= 0) return -1;
+  const int64_t remaining = std::max<int64_t>(0, counts.total - counts.finished);
+  return elapsed_seconds / static_cast<double>(counts.finished) * static_cast<double>(remaining);
+}
+
+std::string FormatProgressLine(const v1::SweepStatus& status, double elapsed_seconds,
+                               int bar_width) {
+  const ProgressCounts c = CountProgress(status);
+  int filled = 0;
+  if (c.total > 0) {
+    filled = static_cast<int>(std::min<int64_t>(c.finished, c.total) * bar_width / c.total);
+  }
+  std::string line = absl::StrCat(
+      "[", std::string(filled, '#'), std::string(bar_width - filled, '.'), "] ", c.finished, "/",
+      c.total, " done, ", c.running, " running, ok ", c.ok, ", failed ", c.failed);
+  if (c.cancelled > 0) absl::StrAppend(&line, ", cancelled ", c.cancelled);
+  absl::StrAppend(&line, "  elapsed ", HumanClock(elapsed_seconds), "  ETA ",
+                  HumanClock(EstimateRemainingSeconds(c, elapsed_seconds)));
+  return line;
+}
+
+void ProgressPrinter::Show(const v1::SweepStatus& status, double elapsed_seconds, double now) {
+  last_line_ = FormatProgressLine(status, elapsed_seconds);
+  if (terminal_) {
+    *out_ << "\r" << last_line_ << "\x1b[K" << std::flush;
+    drawn_ = true;
+    return;
+  }
+  // Plain streams get a line only when the counts changed, not every tick
+  // of the clock, so compare without the elapsed/ETA part.
+  const std::string counts = last_line_.substr(0, last_line_.find("  elapsed"));
+  if (counts == printed_line_.substr(0, printed_line_.find("  elapsed"))) return;
+  if (now - printed_at_ < min_interval_seconds_) return;
+  *out_ << last_line_ << "\n" << std::flush;
+  printed_line_ = last_line_;
+  printed_at_ = now;
+}
+
+void ProgressPrinter::Finish() {
+  if (terminal_) {
+    if (drawn_) *out_ << "\n" << std::flush;
+    drawn_ = false;
+    return;
+  }
+  if (!last_line_.empty() && last_line_ != printed_line_) {
+    *out_ << last_line_ << "\n" << std::flush;
+    printed_line_ = last_line_;
+  }
+}
+
+}  // namespace paradnn::client

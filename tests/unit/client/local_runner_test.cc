@@ -1,0 +1,252 @@
+// The child-process pieces of `paradnn local`, driven with small shell
+// scripts standing in for paradnn-coordinator and paradnn-worker.
+#include "client/local_runner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <string>
+
+#include "client/interrupt.h"
+
+namespace paradnn::client {
+namespace {
+
+using ::testing::HasSubstr;
+using SteadyClock = std::chrono::steady_clock;
+
+// Parses the flags paradnn local passes, writes the arguments it got beside
+// the address file, then serves until SIGTERM.
+constexpr const char* kFakeCoordinator = R"(#!/bin/sh
+listen=""; file=""
+for a in "$@"; do echo "$a" >> "$(dirname "$0")/coordinator.args"; done
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --listen) listen="$2"; shift ;;
+    --address-file) file="$2"; shift ;;
+  esac
+  shift
+done
+echo "fake coordinator listening on $listen" >&2
+printf '%s\n' "$listen" > "$file.tmp" && mv "$file.tmp" "$file"
+trap 'echo stopping >&2; exit 0' TERM
+while :; do sleep 0.05; done
+)";
+
+constexpr const char* kFailingCoordinator = R"(#!/bin/sh
+echo "cannot open database: disk on fire" >&2
+exit 4
+)";
+
+constexpr const char* kFakeWorker = R"(#!/bin/sh
+echo "$@" >> "$(dirname "$0")/worker.args"
+trap 'exit 0' TERM
+while :; do sleep 0.05; done
+)";
+
+// Ignores SIGTERM: must be killed after the grace period.
+constexpr const char* kStubbornWorker = R"(#!/bin/sh
+trap '' TERM
+while :; do sleep 0.05; done
+)";
+
+constexpr const char* kCrashingWorker = R"(#!/bin/sh
+echo "worker gave up: no runner" >&2
+exit 3
+)";
+
+class LocalRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/paradnn-local-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void WriteScript(const std::string& name, const char* text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    ASSERT_EQ(chmod(path.c_str(), 0755), 0);
+  }
+
+  LocalOptions Options(int workers) {
+    LocalOptions options;
+    options.bin_dir = dir_;
+    options.db_path = dir_ + "/test.db";
+    options.workers = workers;
+    options.startup_timeout = std::chrono::seconds(10);
+    options.stop_grace = std::chrono::seconds(1);
+    return options;
+  }
+
+  std::string Read(const std::string& name) {
+    std::ifstream in(dir_ + "/" + name);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+
+  std::string dir_;
+};
+
+TEST_F(LocalRunnerTest, StartsCoordinatorAndWorkersAndStopsThem) {
+  WriteScript("paradnn-coordinator", kFakeCoordinator);
+  WriteScript("paradnn-worker", kFakeWorker);
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
+      LocalCluster::Start(Options(2), "cpu", nullptr);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const std::string address = (*cluster)->address();
+  EXPECT_THAT(address, ::testing::StartsWith("unix:/"));
+  EXPECT_THAT(address, ::testing::EndsWith("/coordinator.sock"));
+  const std::string temp_dir = std::filesystem::path(address.substr(5)).parent_path().string();
+  EXPECT_TRUE(std::filesystem::is_directory(temp_dir));
+  EXPECT_TRUE((*cluster)->CheckAlive().ok());
+
+  const std::string coordinator_args = Read("coordinator.args");
+  EXPECT_THAT(coordinator_args, HasSubstr("--db\n" + dir_ + "/test.db\n"));
+  EXPECT_THAT(coordinator_args, HasSubstr("--address-file\n"));
+  // Workers start after the address is known; wait for both to have run.
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
+  std::string worker_args = Read("worker.args");
+  while (std::count(worker_args.begin(), worker_args.end(), '\n') < 2 &&
+         SteadyClock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    worker_args = Read("worker.args");
+  }
+  EXPECT_THAT(worker_args, HasSubstr("--coordinator " + address +
+                                     " --worker-id local-1-cpu "
+                                     "--device cpu"));
+  EXPECT_THAT(worker_args, HasSubstr("--worker-id local-2-cpu"));
+
+  EXPECT_TRUE((*cluster)->Stop().ok());
+  EXPECT_FALSE(std::filesystem::exists(temp_dir));
+  EXPECT_TRUE((*cluster)->Stop().ok());  // idempotent
+}
+
+TEST_F(LocalRunnerTest, ReportsACoordinatorThatExitsBeforeListening) {
+  WriteScript("paradnn-coordinator", kFailingCoordinator);
+  WriteScript("paradnn-worker", kFakeWorker);
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
+      LocalCluster::Start(Options(1), "cpu", nullptr);
+  ASSERT_FALSE(cluster.ok());
+  EXPECT_EQ(cluster.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(cluster.status().message()),
+              HasSubstr("paradnn-coordinator stopped before it listened (exited with status 4)"));
+  EXPECT_THAT(std::string(cluster.status().message()), HasSubstr("disk on fire"));
+  EXPECT_EQ(Read("worker.args"), "");
+}
+
+TEST_F(LocalRunnerTest, MissingBinariesAreNamed) {
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
+      LocalCluster::Start(Options(1), "cpu", nullptr);
+  ASSERT_FALSE(cluster.ok());
+  EXPECT_EQ(cluster.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(cluster.status().message()), HasSubstr("paradnn-coordinator"));
+}
+
+TEST_F(LocalRunnerTest, NoticesADeadWorkerAndKillsAStubbornOne) {
+  WriteScript("paradnn-coordinator", kFakeCoordinator);
+  WriteScript("paradnn-worker", kCrashingWorker);
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
+      LocalCluster::Start(Options(1), "cpu", nullptr);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::Status alive;
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
+  while ((alive = (*cluster)->CheckAlive()).ok() && SteadyClock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(alive.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(alive.message()),
+              HasSubstr("paradnn-worker local-1-cpu stopped (exited with status 3)"));
+  EXPECT_THAT(std::string(alive.message()), HasSubstr("no runner"));
+  (*cluster)->Stop().IgnoreError();
+
+  WriteScript("paradnn-worker", kStubbornWorker);
+  cluster = LocalCluster::Start(Options(1), "cuda", nullptr);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the trap be installed
+  absl::Status stopped = (*cluster)->Stop();
+  EXPECT_THAT(std::string(stopped.message()),
+              HasSubstr("paradnn-worker local-1-cuda did not stop within 1 s and was killed"));
+}
+
+TEST(ChildProcessTest, ExitStatusLogAndExecFailure) {
+  char pattern[] = "/tmp/paradnn-child-test-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child =
+      ChildProcess::Start("sh", {"/bin/sh", "-c", "echo out; echo err >&2; exit 5"}, dir + "/log");
+  ASSERT_TRUE(child.ok()) << child.status();
+  EXPECT_TRUE((*child)->WaitUntil(SteadyClock::now() + std::chrono::seconds(10)));
+  EXPECT_FALSE((*child)->Running());
+  EXPECT_EQ((*child)->ExitDescription(), "exited with status 5");
+  EXPECT_FALSE((*child)->ExitedCleanly());
+  EXPECT_EQ(FileTail(dir + "/log"), "out\nerr");
+
+  child = ChildProcess::Start("sleep", {"/bin/sleep", "30"}, dir + "/log2");
+  ASSERT_TRUE(child.ok());
+  EXPECT_TRUE((*child)->Running());
+  (*child)->Terminate();
+  EXPECT_TRUE((*child)->WaitUntil(SteadyClock::now() + std::chrono::seconds(10)));
+  EXPECT_THAT((*child)->ExitDescription(), HasSubstr("killed by signal 15"));
+
+  child = ChildProcess::Start("nothing", {dir + "/does-not-exist"}, dir + "/log3");
+  EXPECT_EQ(child.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(child.status().message()), HasSubstr("No such file or directory"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FileTailTest, KeepsWholeLines) {
+  char path[] = "/tmp/paradnn-tail-test-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < 100; ++i) out << "line " << i << "\n";
+  }
+  // The last 30 bytes begin inside "line 96", which is dropped.
+  EXPECT_EQ(FileTail(path, 30), "line 97\nline 98\nline 99");
+  EXPECT_EQ(FileTail(path, 32), "line 96\nline 97\nline 98\nline 99");
+  EXPECT_EQ(FileTail("/nonexistent/log"), "");
+  std::remove(path);
+}
+
+TEST(InterruptWatcherTest, RunsTheInnermostHandler) {
+  InterruptWatcher watcher;
+  std::mutex mu;
+  std::condition_variable cv;
+  int outer = 0, inner = 0;
+  ScopedInterruptHandler outer_handler(&watcher, [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    ++outer;
+    cv.notify_all();
+  });
+  {
+    ScopedInterruptHandler inner_handler(&watcher, [&] {
+      std::lock_guard<std::mutex> lock(mu);
+      ++inner;
+      cv.notify_all();
+    });
+    ASSERT_EQ(kill(getpid(), SIGINT), 0);
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return inner == 1; }));
+  }
+  EXPECT_EQ(outer, 0);
+  EXPECT_TRUE(watcher.interrupted());
+  EXPECT_EQ(watcher.signal_number(), SIGINT);
+  // A handler installed after the signal runs at once.
+  bool late = false;
+  ScopedInterruptHandler late_handler(&watcher, [&] { late = true; });
+  EXPECT_TRUE(late);
+}
+
+}  // namespace
+}  // namespace paradnn::client

@@ -1,0 +1,259 @@
+#include "client/sweep_file.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_replace.h"
+#include "common/sweep_validation.h"
+
+namespace paradnn::client {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// The issue's example, exactly as written (line numbers matter below).
+constexpr const char* kIssueExample =
+    "name: fc-small\n"                       // 1
+    "family: fc\n"                           // 2
+    "device: cpu\n"                          // 3
+    "params:\n"                              // 4
+    "  layer: 4\n"                           // 5
+    "  node: {min: 32, max: 512, mul: 2}\n"  // 6
+    "  input: 2000\n"                        // 7
+    "  output: 200\n"                        // 8
+    "  batch: {values: [64, 256]}\n"         // 9
+    "precision: [float32]\n"                 // 10
+    "run: {ci: 0.02, max_seconds: 10}\n";    // 11
+
+absl::StatusOr<v1::SweepSpec> Parse(const std::string& text, int64_t max_jobs = 0) {
+  return ParseSweepText(text, "t.yaml", max_jobs);
+}
+
+std::string Replace(const std::string& from, const std::string& to) {
+  std::string text = kIssueExample;
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(SweepFileTest, AcceptsTheIssueExampleAsWritten) {
+  absl::StatusOr<v1::SweepSpec> spec = Parse(kIssueExample);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->name(), "fc-small");
+  EXPECT_EQ(spec->family(), "fc");
+  EXPECT_EQ(spec->device(), "cpu");
+  ASSERT_EQ(spec->params().size(), 5u);
+  EXPECT_EQ(spec->params().at("layer").value(), 4);
+  EXPECT_EQ(spec->params().at("input").value(), 2000);
+  EXPECT_EQ(spec->params().at("output").value(), 200);
+  const v1::IntRange& node = spec->params().at("node").range();
+  EXPECT_EQ(node.min(), 32);
+  EXPECT_EQ(node.max(), 512);
+  ASSERT_TRUE(node.has_mul());
+  EXPECT_DOUBLE_EQ(node.mul(), 2);
+  EXPECT_FALSE(node.has_add());
+  EXPECT_THAT(spec->params().at("batch").values().values(), ::testing::ElementsAre(64, 256));
+  EXPECT_THAT(spec->precision(), ::testing::ElementsAre("float32"));
+  EXPECT_TRUE(spec->optimizer().empty());
+  EXPECT_DOUBLE_EQ(spec->run().ci(), 0.02);
+  EXPECT_DOUBLE_EQ(spec->run().max_seconds(), 10);
+  EXPECT_EQ(spec->source_text(), kIssueExample);
+  EXPECT_EQ(common::CountConfigurations(*spec), 10);
+}
+
+TEST(SweepFileTest, AcceptsScalarsBareListsBlockStyleAndAllRunKeys) {
+  constexpr const char* kText = R"(# a comment
+name: variants
+family: fc
+params:
+  layer: {min: 1, max: 3, add: 1}
+  node:
+    min: 32
+    max: 128
+    mul: 2
+  input: 2000
+  output: 200
+  batch: [64, 256]
+precision: bfloat16
+optimizer: [sgd, momentum]
+run:
+  ci: 0.05
+  max_seconds: 2
+  warmup_steps: 2
+  min_steps: 5
+  max_steps: 100
+  intra_op_threads: 2
+  inter_op_threads: 1
+  timeout_seconds: 60
+  seed: 18446744073709551615
+)";
+  absl::StatusOr<v1::SweepSpec> spec = Parse(kText);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->device(), "cpu");  // the default
+  EXPECT_EQ(spec->params().at("layer").range().add(), 1);
+  EXPECT_EQ(spec->params().at("node").range().max(), 128);
+  EXPECT_THAT(spec->params().at("batch").values().values(), ::testing::ElementsAre(64, 256));
+  EXPECT_THAT(spec->precision(), ::testing::ElementsAre("bfloat16"));
+  EXPECT_THAT(spec->optimizer(), ::testing::ElementsAre("sgd", "momentum"));
+  const v1::RunSettings& run = spec->run();
+  EXPECT_DOUBLE_EQ(run.ci(), 0.05);
+  EXPECT_DOUBLE_EQ(run.max_seconds(), 2);
+  EXPECT_EQ(run.warmup_steps(), 2);
+  EXPECT_EQ(run.min_steps(), 5);
+  EXPECT_EQ(run.max_steps(), 100);
+  EXPECT_EQ(run.intra_op_threads(), 2);
+  EXPECT_EQ(run.inter_op_threads(), 1);
+  EXPECT_DOUBLE_EQ(run.timeout_seconds(), 60);
+  EXPECT_EQ(run.seed(), 18446744073709551615ull);
+  EXPECT_EQ(common::CountConfigurations(*spec), 3 * 3 * 2 * 2);
+}
+
+TEST(SweepFileTest, ScalarOptimizerAndExplicitDevice) {
+  absl::StatusOr<v1::SweepSpec> spec =
+      Parse(Replace("device: cpu\n", "device: cuda\noptimizer: momentum\n"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->device(), "cuda");
+  EXPECT_THAT(spec->optimizer(), ::testing::ElementsAre("momentum"));
+}
+
+TEST(SweepFileTest, ExampleFileInTheRepositoryIsValid) {
+  const char* source_dir = std::getenv("PARADNN_SOURCE_DIR");
+  if (source_dir == nullptr) GTEST_SKIP() << "PARADNN_SOURCE_DIR is not set (run through ctest)";
+  absl::StatusOr<v1::SweepSpec> spec =
+      ReadSweepFile(std::string(source_dir) + "/examples/quick.yaml", common::kDefaultMaxJobs);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const int64_t n = common::CountConfigurations(*spec);
+  EXPECT_GE(n, 12);
+  EXPECT_LE(n, 20);
+}
+
+TEST(SweepFileTest, ReadsFilesAndNamesThemInErrors) {
+  char path[] = "/tmp/paradnn-sweep-file-test-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  {
+    std::ofstream out(path);
+    out << Replace("mul: 2", "mul: 1");
+  }
+  absl::StatusOr<v1::SweepSpec> spec = ReadSweepFile(path, 0);
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(spec.status().message()),
+              StartsWith(std::string(path) + ":6: params.node.range.mul: 1 must be > 1"));
+  std::remove(path);
+
+  spec = ReadSweepFile("/nonexistent/sweep.yaml", 0);
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(spec.status().message()),
+              HasSubstr("/nonexistent/sweep.yaml: cannot read the sweep file"));
+}
+
+struct BadFile {
+  const char* what;
+  std::string text;
+  std::string expected;  // the message starts with this
+  int64_t max_jobs = 0;
+};
+
+class BadSweepFileTest : public ::testing::TestWithParam<BadFile> {};
+
+TEST_P(BadSweepFileTest, IsInvalidArgumentNamingFieldAndLine) {
+  absl::StatusOr<v1::SweepSpec> spec = Parse(GetParam().text, GetParam().max_jobs);
+  ASSERT_FALSE(spec.ok()) << GetParam().what;
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << GetParam().what;
+  EXPECT_THAT(std::string(spec.status().message()), StartsWith(GetParam().expected))
+      << GetParam().what;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, BadSweepFileTest,
+    ::testing::Values(
+        BadFile{"string for an integer", Replace("min: 32", "min: abc"),
+                "t.yaml:6: params.node.min: 'abc' is not an integer"},
+        BadFile{"float for an int param", Replace("layer: 4", "layer: 2.5"),
+                "t.yaml:5: params.layer: '2.5' is not an integer"},
+        BadFile{"quoted integer", Replace("layer: 4", "layer: \"4\""),
+                "t.yaml:5: params.layer: '4' is quoted text, not an integer"},
+        BadFile{"text in a value list", Replace("[64, 256]", "[64, big]"),
+                "t.yaml:9: params.batch.values[1]: 'big' is not an integer"},
+        BadFile{"map where a list is expected", Replace("[64, 256]", "{a: 1}"),
+                "t.yaml:9: params.batch.values: expected a list of integers, got a mapping"},
+        BadFile{"map where a name list is expected",
+                Replace("precision: [float32]", "precision: {a: b}"),
+                "t.yaml:10: precision: expected a name or a list of names, got a mapping"},
+        BadFile{"list where text is expected", Replace("name: fc-small", "name: [a, b]"),
+                "t.yaml:1: name: expected text, got a list"},
+        BadFile{"unknown top-level key", std::string(kIssueExample) + "optimiser: sgd\n",
+                "t.yaml:12: optimiser: unknown key; allowed: name, family, device, params, "
+                "precision, optimizer, run"},
+        BadFile{"unknown run key", Replace("max_seconds: 10", "max_secs: 10"),
+                "t.yaml:11: run.max_secs: unknown key; allowed: ci, max_seconds"},
+        BadFile{"unknown range key", Replace("mul: 2", "step: 2"),
+                "t.yaml:6: params.node.step: unknown key; allowed: min, max, mul, add, values"},
+        BadFile{"run value not a number", Replace("ci: 0.02", "ci: fast"),
+                "t.yaml:11: run.ci: 'fast' is not a number"},
+        BadFile{"run integer not an integer", Replace("ci: 0.02", "warmup_steps: 1.5"),
+                "t.yaml:11: run.warmup_steps: '1.5' is not an integer"},
+        BadFile{"negative seed", Replace("ci: 0.02", "seed: -1"),
+                "t.yaml:11: run.seed: '-1' is not a non-negative integer"},
+        BadFile{"run is a list", Replace("run: {ci: 0.02, max_seconds: 10}", "run: [1]"),
+                "t.yaml:11: run: expected a mapping of settings, got a list"},
+        BadFile{"YAML that does not parse", Replace("mul: 2}", "mul: 2"),
+                "t.yaml:7: YAML does not parse"},
+        BadFile{"tab indentation", Replace("  input: 2000", "\tinput: 2000"),
+                "t.yaml:7: YAML does not parse"},
+        BadFile{"repeated key", Replace("  input: 2000\n", "  input: 2000\n  layer: 8\n"),
+                "t.yaml:8: params.layer: repeated key (first at line 5)"},
+        BadFile{"unknown family", Replace("family: fc", "family: cnn"),
+                "t.yaml:2: family: 'cnn' is not a known family; one of fc"},
+        BadFile{"unknown device", Replace("device: cpu", "device: gpu"),
+                "t.yaml:3: device: 'gpu' is not one of cpu|cuda|tpu"},
+        BadFile{"unknown parameter", Replace("  input: 2000", "  inputs: 2000"),
+                "t.yaml:7: params.inputs: unknown parameter of family fc; allowed: batch, input, "
+                "layer, node, output"},
+        BadFile{"missing parameter", Replace("  output: 200\n", ""),
+                "t.yaml:4: params.output: missing; family fc requires"},
+        BadFile{"zero size", Replace("layer: 4", "layer: 0"),
+                "t.yaml:5: params.layer: 0 is out of range; allowed 1..4096"},
+        BadFile{"negative size", Replace("output: 200", "output: -200"),
+                "t.yaml:8: params.output: -200 is out of range"},
+        BadFile{"zero in a value list", Replace("[64, 256]", "[64, 0]"),
+                "t.yaml:9: params.batch.values[1]: 0 is out of range"},
+        BadFile{"min > max", Replace("min: 32, max: 512", "min: 512, max: 32"),
+                "t.yaml:6: params.node.range: min 512 > max 32"},
+        BadFile{"mul = 1", Replace("mul: 2", "mul: 1"),
+                "t.yaml:6: params.node.range.mul: 1 must be > 1"},
+        BadFile{"add = 0", Replace("mul: 2", "add: 0"),
+                "t.yaml:6: params.node.range.add: 0 must be > 0"},
+        BadFile{"add < 0", Replace("mul: 2", "add: -32"),
+                "t.yaml:6: params.node.range.add: -32 must be > 0"},
+        BadFile{"range without max", Replace("max: 512, ", ""),
+                "t.yaml:6: params.node.max: missing; a range needs both min and max"},
+        BadFile{"values and range", Replace("mul: 2}", "mul: 2, values: [1]}"),
+                "t.yaml:6: params.node: give either values: [...] or min/max"},
+        BadFile{"empty value", Replace("layer: 4", "layer:"),
+                "t.yaml:5: params.layer: missing value"},
+        BadFile{"bad precision", Replace("[float32]", "[float32, fp8]"),
+                "t.yaml:10: precision[1]: 'fp8' is not one of "
+                "float32|bfloat16|float16|mixed_bf16|mixed_fp16"},
+        BadFile{"bad optimizer", std::string(kIssueExample) + "optimizer: adam\n",
+                "t.yaml:12: optimizer[0]: 'adam' is not one of rmsprop|sgd|momentum"},
+        BadFile{"run setting out of range", Replace("ci: 0.02", "ci: 2"), "t.yaml:11: run.ci: 2"},
+        BadFile{"too many configurations", kIssueExample,
+                "t.yaml: sweep expands to 10 configurations; the limit is 5 (--max-jobs)", 5},
+        BadFile{"params is a list", "name: x\nfamily: fc\nparams: [1, 2]\n",
+                "t.yaml:3: params: expected a mapping of parameter: value, got a list"},
+        BadFile{"top level is a list", "- name: x\n", "t.yaml:1: (top level): expected a mapping"},
+        BadFile{"empty file", "# nothing\n", "t.yaml: the file is empty"},
+        BadFile{"two documents", std::string(kIssueExample) + "---\nname: again\n",
+                "t.yaml:13: a second YAML document"},
+        BadFile{"missing name", Replace("name: fc-small\n", ""), "t.yaml: name: missing"}));
+
+}  // namespace
+}  // namespace paradnn::client
