@@ -1,0 +1,143 @@
+// A stand-in for paradnn-runner that speaks its protocol (docs/contracts.md)
+// without LibTorch, for worker tests.
+//
+//   fake_runner --job-stdin         reads one framed RunnerJob and behaves as
+//                                   config.options["behavior"] says
+//   fake_runner --platform --framed writes one framed Platform
+//
+// Behaviors: ok (3 steps if stream_steps, then an OK result with
+// examples_per_sec 123), slow_ok (0.3 s, then as ok), crash (abort),
+// exit3 (a stderr line, exit 3), hang (sleep forever), garbage (non-frame
+// bytes on stdout, then sleep forever), sigkill (SIGKILL itself, like the
+// OOM killer), silent_exit (exit 0 without a result), ok_then_hang (an OK
+// result, then sleep forever), log_ok (a log event and stderr lines, then
+// as ok), steps_then_hang (3 steps, then sleep forever).
+// With FAKE_RUNNER_PLATFORM=hang in the environment, --platform hangs.
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "common/framing.h"
+#include "paradnn/v1/metrics.pb.h"
+
+namespace {
+
+using paradnn::common::WriteFrame;
+namespace v1 = paradnn::v1;
+
+[[noreturn]] void SleepForever() {
+  for (;;) ::pause();
+}
+
+void Emit(const v1::RunnerEvent& event) {
+  if (!WriteFrame(STDOUT_FILENO, event).ok()) std::_Exit(5);
+}
+
+void EmitOk(const v1::RunnerJob& job) {
+  if (job.stream_steps()) {
+    for (int i = 1; i <= 3; ++i) {
+      v1::RunnerEvent event;
+      event.mutable_step()->set_step(i);
+      event.mutable_step()->set_seconds(0.01 * i);
+      event.mutable_step()->set_loss(1.0 / i);
+      Emit(event);
+    }
+  }
+  v1::RunnerEvent event;
+  v1::Measurement* m = event.mutable_result();
+  m->set_outcome(v1::OK);
+  *m->mutable_config() = job.config();
+  m->set_examples_per_sec(123);
+  m->set_device(job.device());
+  m->add_step_seconds(0.01);
+  m->add_step_seconds(0.02);
+  m->add_step_seconds(0.03);
+  Emit(event);
+}
+
+int Platform() {
+  if (const char* mode = std::getenv("FAKE_RUNNER_PLATFORM");
+      mode != nullptr && std::string(mode) == "hang") {
+    SleepForever();
+  }
+  v1::Platform platform;
+  platform.set_fingerprint("fake-fingerprint");
+  platform.set_device_kind("cpu");
+  platform.set_device_name("Fake CPU");
+  platform.set_cores(2);
+  platform.set_logical_cpus(4);
+  platform.set_blas_backend("FakeBLAS 1.0");
+  platform.set_libtorch_version("0.0.0-fake");
+  return WriteFrame(STDOUT_FILENO, platform).ok() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--platform") == 0) return Platform();
+  if (argc < 2 || std::strcmp(argv[1], "--job-stdin") != 0) {
+    std::fprintf(stderr, "usage: fake_runner --job-stdin | --platform --framed\n");
+    return 2;
+  }
+  v1::RunnerJob job;
+  auto read = paradnn::common::ReadFrame(STDIN_FILENO, &job);
+  if (!read.ok() || !*read) {
+    std::fprintf(stderr, "fake runner: no job on stdin\n");
+    return 4;
+  }
+  const auto it = job.config().options().find("behavior");
+  const std::string behavior = it == job.config().options().end() ? "ok" : it->second;
+
+  if (behavior == "ok") {
+    EmitOk(job);
+  } else if (behavior == "slow_ok") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EmitOk(job);
+  } else if (behavior == "log_ok") {
+    v1::RunnerEvent log;
+    log.set_log("building model");
+    Emit(log);
+    std::fprintf(stderr, "fake runner: first stderr line\nfake runner: second stderr line\n");
+    EmitOk(job);
+  } else if (behavior == "crash") {
+    const rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);  // no core file for a deliberate abort
+    std::fprintf(stderr, "fake runner: about to abort\n");
+    std::abort();
+  } else if (behavior == "exit3") {
+    std::fprintf(stderr, "fake runner: out of cheese\n");
+    return 3;
+  } else if (behavior == "hang") {
+    SleepForever();
+  } else if (behavior == "garbage") {
+    const char garbage[] = "this is not a frame\n";
+    if (::write(STDOUT_FILENO, garbage, sizeof(garbage) - 1) < 0) return 5;
+    SleepForever();
+  } else if (behavior == "sigkill") {
+    ::raise(SIGKILL);
+  } else if (behavior == "silent_exit") {
+    return 0;
+  } else if (behavior == "steps_then_hang") {
+    for (int i = 1; i <= 3; ++i) {
+      v1::RunnerEvent event;
+      event.mutable_step()->set_step(i);
+      event.mutable_step()->set_seconds(0.01);
+      Emit(event);
+    }
+    SleepForever();
+  } else if (behavior == "ok_then_hang") {
+    EmitOk(job);
+    SleepForever();
+  } else {
+    std::fprintf(stderr, "fake runner: unknown behavior '%s'\n", behavior.c_str());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,75 @@
+#include "worker/platform_probe.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#ifndef PARADNN_FAKE_RUNNER
+#error "PARADNN_FAKE_RUNNER must name the fake_runner executable"
+#endif
+
+namespace paradnn::worker {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(PlatformProbeTest, ReadsTheRunnersFramedPlatform) {
+  absl::StatusOr<v1::Platform> platform =
+      QueryRunnerPlatform(PARADNN_FAKE_RUNNER, milliseconds(10'000));
+  ASSERT_TRUE(platform.ok()) << platform.status();
+  EXPECT_EQ(platform->fingerprint(), "fake-fingerprint");
+  EXPECT_EQ(platform->blas_backend(), "FakeBLAS 1.0");
+
+  v1::Platform probed = ProbePlatform(PARADNN_FAKE_RUNNER, "cpu", milliseconds(10'000));
+  EXPECT_EQ(probed.fingerprint(), "fake-fingerprint");
+}
+
+TEST(PlatformProbeTest, MissingRunnerIsNotFound) {
+  absl::StatusOr<v1::Platform> platform =
+      QueryRunnerPlatform("/nonexistent/paradnn-runner", milliseconds(1000));
+  EXPECT_EQ(platform.status().code(), absl::StatusCode::kNotFound) << platform.status();
+}
+
+TEST(PlatformProbeTest, FailingRunnerFallsBackToProcWithoutPretending) {
+  absl::StatusOr<v1::Platform> failed = QueryRunnerPlatform("/bin/false", milliseconds(5000));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("exited with status 1"), std::string::npos)
+      << failed.status();
+
+  v1::Platform platform = ProbePlatform("/bin/false", "cpu", milliseconds(5000));
+  EXPECT_EQ(platform.blas_backend().rfind("unknown (runner --platform failed: ", 0), 0u)
+      << platform.blas_backend();
+  EXPECT_NE(platform.blas_backend().find("exited with status 1"), std::string::npos);
+  EXPECT_EQ(platform.fingerprint().rfind("fallback-", 0), 0u) << platform.fingerprint();
+  EXPECT_EQ(platform.device_kind(), "cpu");
+  EXPECT_FALSE(platform.device_name().empty());
+  EXPECT_GT(platform.logical_cpus(), 0);
+  EXPECT_GT(platform.cores(), 0);
+  EXPECT_LE(platform.cores(), platform.logical_cpus());
+  EXPECT_GE(platform.sockets(), 1);
+  EXPECT_GT(platform.memory_bytes(), 0);
+  EXPECT_FALSE(platform.hostname().empty());
+  EXPECT_FALSE(platform.os().empty());
+  EXPECT_EQ(platform.libtorch_version(), "unknown");
+}
+
+TEST(PlatformProbeTest, FallbackFingerprintIsStableAndIgnoresHostname) {
+  v1::Platform a = FallbackPlatform("cpu", "why");
+  v1::Platform b = FallbackPlatform("cpu", "why");
+  EXPECT_EQ(a.fingerprint(), b.fingerprint());
+  EXPECT_NE(FallbackPlatform("cuda", "why").fingerprint(), a.fingerprint());
+  EXPECT_EQ(FallbackPlatform("cuda", "why").device_name(),
+            "unknown (runner --platform failed: why)");
+}
+
+TEST(PlatformProbeTest, HangingRunnerTimesOut) {
+  ASSERT_EQ(::setenv("FAKE_RUNNER_PLATFORM", "hang", 1), 0);
+  absl::StatusOr<v1::Platform> platform =
+      QueryRunnerPlatform(PARADNN_FAKE_RUNNER, milliseconds(300));
+  ::unsetenv("FAKE_RUNNER_PLATFORM");
+  EXPECT_EQ(platform.status().code(), absl::StatusCode::kDeadlineExceeded) << platform.status();
+}
+
+}  // namespace
+}  // namespace paradnn::worker

@@ -1,0 +1,259 @@
+// WorkerAgent against an in-process fake WorkerGateway (gRPC sync service
+// on 127.0.0.1) and fake_runner children: the stream protocol of
+// docs/contracts.md, acks, cancels, reconnects and the shutdown drain.
+#include "worker/worker_agent.h"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/version.h"
+#include "paradnn/v1/coordinator.grpc.pb.h"
+#include "tests/unit/worker/fake_gateway.h"
+
+#ifndef PARADNN_FAKE_RUNNER
+#error "PARADNN_FAKE_RUNNER must name the fake_runner executable"
+#endif
+
+namespace paradnn::worker {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+// An agent on its own io_context thread, stopped and joined at the end.
+class AgentHarness {
+ public:
+  explicit AgentHarness(const std::string& address,
+                        std::function<void(WorkerAgentOptions&)> tweak = nullptr) {
+    WorkerAgentOptions options;
+    options.coordinator_address = address;
+    options.worker_id = "test-worker";
+    options.device = "cpu";
+    options.platform.set_fingerprint("test-fingerprint");
+    options.platform.set_device_kind("cpu");
+    options.runner.runner_path = PARADNN_FAKE_RUNNER;
+    options.initial_backoff = milliseconds(50);
+    options.max_backoff = milliseconds(200);
+    options.backoff_seed = 7;
+    options.progress_interval = milliseconds(0);
+    options.flush_timeout = milliseconds(3000);
+    options.close_timeout = milliseconds(2000);
+    if (tweak) tweak(options);
+    agent_ = std::make_unique<WorkerAgent>(io_, options);
+    agent_->Start([this] { stopped_.set_value(); });
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  ~AgentHarness() {
+    if (thread_.joinable()) {
+      Shutdown();
+      WaitStopped();
+    }
+  }
+
+  // Runs `fn` on the agent's thread and returns its value.
+  template <typename Fn>
+  auto OnAgentThread(Fn fn) {
+    std::promise<decltype(fn(*agent_))> promise;
+    auto future = promise.get_future();
+    boost::asio::post(io_, [&] { promise.set_value(fn(*agent_)); });
+    return future.get();
+  }
+
+  // Polls `predicate` on the agent's thread until it holds or kWait passes.
+  bool EventuallyOnAgent(const std::function<bool(WorkerAgent&)>& predicate) {
+    const steady_clock::time_point deadline = steady_clock::now() + kWait;
+    while (steady_clock::now() < deadline) {
+      if (OnAgentThread([&](WorkerAgent& agent) { return predicate(agent); })) return true;
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return false;
+  }
+
+  void Shutdown() {
+    boost::asio::post(io_, [this] { agent_->Shutdown(); });
+  }
+
+  // True if the agent stopped (and its io_context ran dry) within `timeout`.
+  bool WaitStopped(milliseconds timeout = kWait) {
+    std::future<void> stopped = stopped_.get_future();
+    if (stopped.wait_for(timeout) != std::future_status::ready) return false;
+    thread_.join();
+    return true;
+  }
+
+ private:
+  boost::asio::io_context io_;
+  std::unique_ptr<WorkerAgent> agent_;
+  std::promise<void> stopped_;
+  std::thread thread_;
+};
+
+std::string Address(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+TEST(WorkerAgentTest, HelloStartedProgressResultThenAckDropsTheResult) {
+  GatewayServer gateway;
+  gateway.Start(0);
+  AgentHarness agent(Address(gateway.port));
+
+  const int hello_at = gateway.service->WaitFor(IsHello);
+  ASSERT_GE(hello_at, 0);
+  const v1::WorkerHello hello = gateway.service->received()[hello_at].hello();
+  EXPECT_EQ(hello.worker_id(), "test-worker");
+  EXPECT_EQ(hello.device_kind(), "cpu");
+  EXPECT_EQ(hello.version(), common::kVersion);
+  EXPECT_EQ(hello.platform().fingerprint(), "test-fingerprint");
+  EXPECT_EQ(hello.unacked_results(), 0);
+
+  ASSERT_TRUE(gateway.service->Send(HelloAck()));
+  ASSERT_TRUE(gateway.service->Send(Assignment(7, 1, "ok")));
+  const int started_at = gateway.service->WaitFor(IsStarted(7));
+  const int result_at = gateway.service->WaitFor(IsResult(7));
+  ASSERT_GE(started_at, 0);
+  ASSERT_GE(result_at, 0);
+  EXPECT_LT(started_at, result_at);
+
+  const std::vector<v1::WorkerMessage> received = gateway.service->received();
+  int progress = 0;
+  for (int i = started_at; i < result_at; ++i) progress += received[i].has_progress();
+  EXPECT_GE(progress, 1);
+  const v1::JobResult& result = received[result_at].result();
+  EXPECT_EQ(result.attempt_id(), 1);
+  EXPECT_EQ(result.measurement().outcome(), v1::OK) << result.measurement().error();
+  EXPECT_DOUBLE_EQ(result.measurement().examples_per_sec(), 123);
+  EXPECT_EQ(result.measurement().config().family(), "fc");
+  EXPECT_EQ(result.measurement().device(), "cpu");
+
+  // Heartbeats keep coming at the acknowledged interval.
+  EXPECT_GE(gateway.service->WaitFor(IsHeartbeat, result_at), 0);
+
+  EXPECT_EQ(agent.OnAgentThread([](WorkerAgent& a) { return a.unacked_results(); }), 1u);
+  ASSERT_TRUE(gateway.service->Send(Ack(7, 1)));
+  EXPECT_TRUE(agent.EventuallyOnAgent([](WorkerAgent& a) { return a.unacked_results() == 0; }));
+
+  // Nothing left to flush: the stream is half-closed and the agent stops.
+  agent.Shutdown();
+  EXPECT_TRUE(agent.WaitStopped());
+  EXPECT_TRUE(gateway.service->WaitForEndedStreams(1));
+}
+
+TEST(WorkerAgentTest, ReconnectsAfterCoordinatorRestartAndResendsUnackedResult) {
+  auto first = std::make_unique<GatewayServer>();
+  first->Start(0);
+  const int port = first->port;
+  AgentHarness agent(Address(port));
+
+  ASSERT_GE(first->service->WaitFor(IsHello), 0);
+  ASSERT_TRUE(first->service->Send(HelloAck()));
+  ASSERT_TRUE(first->service->Send(Assignment(11, 5, "ok")));
+  ASSERT_GE(first->service->WaitFor(IsResult(11)), 0);
+  first->Stop();  // no ack: the coordinator went away before committing
+  first.reset();
+
+  GatewayServer second;
+  second.Start(port);
+  ASSERT_EQ(second.port, port);
+  const int hello_at = second.service->WaitFor(IsHello);
+  ASSERT_GE(hello_at, 0);
+  EXPECT_EQ(second.service->received()[hello_at].hello().unacked_results(), 1);
+  // Results are re-sent only after the coordinator has answered hello.
+  ASSERT_TRUE(second.service->Send(HelloAck()));
+  const int result_at = second.service->WaitFor(IsResult(11));
+  ASSERT_GE(result_at, 0);
+  EXPECT_EQ(second.service->received()[result_at].result().attempt_id(), 5);
+  EXPECT_EQ(second.service->received()[result_at].result().measurement().outcome(), v1::OK);
+
+  ASSERT_TRUE(second.service->Send(Ack(11, 5)));
+  EXPECT_TRUE(agent.EventuallyOnAgent(
+      [](WorkerAgent& a) { return a.unacked_results() == 0 && a.connected(); }));
+  agent.Shutdown();
+  EXPECT_TRUE(agent.WaitStopped());
+}
+
+TEST(WorkerAgentTest, CancelKillsTheMatchingRunner) {
+  GatewayServer gateway;
+  gateway.Start(0);
+  AgentHarness agent(Address(gateway.port));
+  ASSERT_GE(gateway.service->WaitFor(IsHello), 0);
+  ASSERT_TRUE(gateway.service->Send(HelloAck()));
+  ASSERT_TRUE(gateway.service->Send(Assignment(21, 2, "hang")));
+  ASSERT_GE(gateway.service->WaitFor(IsStarted(21)), 0);
+  ASSERT_TRUE(gateway.service->Send(Cancel(21, 1)));  // another attempt: ignored
+  ASSERT_TRUE(gateway.service->Send(Cancel(21, 2)));
+  const int result_at = gateway.service->WaitFor(IsResult(21));
+  ASSERT_GE(result_at, 0);
+  const v1::JobResult result = gateway.service->received()[result_at].result();
+  EXPECT_EQ(result.measurement().outcome(), v1::CANCELLED);
+  EXPECT_EQ(result.measurement().error(), "cancelled by the coordinator");
+  ASSERT_TRUE(gateway.service->Send(Ack(21, 2)));
+  agent.Shutdown();
+  EXPECT_TRUE(agent.WaitStopped());
+}
+
+TEST(WorkerAgentTest, AssignmentWhileBusyRunsAfterTheCurrentJob) {
+  GatewayServer gateway;
+  gateway.Start(0);
+  AgentHarness agent(Address(gateway.port));
+  ASSERT_GE(gateway.service->WaitFor(IsHello), 0);
+  ASSERT_TRUE(gateway.service->Send(HelloAck()));
+  ASSERT_TRUE(gateway.service->Send(Assignment(31, 1, "slow_ok")));
+  ASSERT_TRUE(gateway.service->Send(Assignment(32, 1, "ok")));
+  const int first = gateway.service->WaitFor(IsResult(31));
+  const int second_started = gateway.service->WaitFor(IsStarted(32));
+  const int second = gateway.service->WaitFor(IsResult(32));
+  ASSERT_GE(first, 0);
+  ASSERT_GE(second, 0);
+  EXPECT_LT(first, second_started);  // one job at a time
+  ASSERT_TRUE(gateway.service->Send(Ack(31, 1)));
+  ASSERT_TRUE(gateway.service->Send(Ack(32, 1)));
+  agent.Shutdown();
+  EXPECT_TRUE(agent.WaitStopped());
+}
+
+TEST(WorkerAgentTest, ShutdownDrainsThenKillsTheRunningJobAndFlushesItsResult) {
+  GatewayServer gateway;
+  gateway.Start(0);
+  AgentHarness agent(Address(gateway.port), [](WorkerAgentOptions& options) {
+    options.drain_timeout = milliseconds(300);
+  });
+  ASSERT_GE(gateway.service->WaitFor(IsHello), 0);
+  ASSERT_TRUE(gateway.service->Send(HelloAck()));
+  ASSERT_TRUE(gateway.service->Send(Assignment(41, 1, "hang")));
+  ASSERT_GE(gateway.service->WaitFor(IsStarted(41)), 0);
+
+  agent.Shutdown();
+  const int result_at = gateway.service->WaitFor(IsResult(41));
+  ASSERT_GE(result_at, 0);
+  const v1::Measurement m = gateway.service->received()[result_at].result().measurement();
+  EXPECT_EQ(m.outcome(), v1::CANCELLED);
+  EXPECT_NE(m.error().find("--drain-seconds"), std::string::npos) << m.error();
+  // The agent waits for the ack before closing.
+  ASSERT_TRUE(gateway.service->Send(Ack(41, 1)));
+  EXPECT_TRUE(agent.WaitStopped());
+  EXPECT_TRUE(gateway.service->WaitForEndedStreams(1));
+}
+
+TEST(WorkerAgentTest, ShutdownWithoutCoordinatorStopsPromptly) {
+  // Nothing listens on port 1: every attempt is refused.
+  AgentHarness agent("127.0.0.1:1");
+  EXPECT_TRUE(agent.EventuallyOnAgent([](WorkerAgent& a) { return !a.connected(); }));
+  const steady_clock::time_point start = steady_clock::now();
+  agent.Shutdown();
+  EXPECT_TRUE(agent.WaitStopped());
+  EXPECT_LT(steady_clock::now() - start, milliseconds(3000));
+}
+
+}  // namespace
+}  // namespace paradnn::worker

@@ -1,0 +1,164 @@
+// The paradnn-worker binary itself: flag validation, start-up (platform from
+// the runner), one job against the in-process fake gateway, and a clean
+// exit 0 on SIGTERM.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/unit/worker/fake_gateway.h"
+#include "worker/child_process.h"
+
+#ifndef PARADNN_FAKE_RUNNER
+#error "PARADNN_FAKE_RUNNER must name the fake_runner executable"
+#endif
+#ifndef PARADNN_WORKER_BINARY
+#error "PARADNN_WORKER_BINARY must name the paradnn-worker executable"
+#endif
+
+namespace paradnn::worker {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+// paradnn-worker as a child with its output collected by two threads (so
+// that it never blocks on a full pipe).
+class WorkerProcess {
+ public:
+  explicit WorkerProcess(std::vector<std::string> args) {
+    args.insert(args.begin(), PARADNN_WORKER_BINARY);
+    absl::StatusOr<SpawnedChild> child = SpawnChild(args);
+    EXPECT_TRUE(child.ok()) << child.status();
+    if (!child.ok()) return;
+    pid_ = child->pid;
+    child->stdin_fd.Reset();
+    stdout_thread_ = std::thread(Drain, child->stdout_fd.Release(), &stdout_);
+    stderr_thread_ = std::thread(Drain, child->stderr_fd.Release(), &stderr_);
+  }
+
+  ~WorkerProcess() {
+    if (pid_ > 0 && !status_.has_value()) {
+      ::killpg(pid_, SIGKILL);
+      Wait(milliseconds(kWait));
+    }
+    if (stdout_thread_.joinable()) stdout_thread_.join();
+    if (stderr_thread_.joinable()) stderr_thread_.join();
+  }
+
+  void Signal(int sig) { ::kill(pid_, sig); }
+
+  // The wait status once the process has exited within `timeout`.
+  std::optional<int> Wait(milliseconds timeout) {
+    const steady_clock::time_point deadline = steady_clock::now() + timeout;
+    while (!status_.has_value() && steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        status_ = status;
+        break;
+      }
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    if (status_.has_value()) {
+      if (stdout_thread_.joinable()) stdout_thread_.join();
+      if (stderr_thread_.joinable()) stderr_thread_.join();
+    }
+    return status_;
+  }
+
+  // Only complete after Wait() returned a status.
+  const std::string& err() const { return stderr_; }
+
+ private:
+  static void Drain(int fd, std::string* out) {
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buffer, sizeof(buffer))) > 0 || (n < 0 && errno == EINTR)) {
+      if (n > 0) out->append(buffer, static_cast<size_t>(n));
+    }
+    ::close(fd);
+  }
+
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+  std::string stdout_;
+  std::string stderr_;
+  std::thread stdout_thread_;
+  std::thread stderr_thread_;
+};
+
+TEST(WorkerMainTest, RejectsAnUnknownDeviceNamingTheFlag) {
+  WorkerProcess worker({"--device", "gpu", "--runner", PARADNN_FAKE_RUNNER});
+  std::optional<int> status = worker.Wait(kWait);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(worker.err().find("--device: 'gpu' is not one of cpu|cuda|cuda:N|tpu"),
+            std::string::npos)
+      << worker.err();
+}
+
+TEST(WorkerMainTest, RejectsARunnerThatIsNotExecutable) {
+  WorkerProcess worker({"--runner", "/nonexistent/paradnn-runner"});
+  std::optional<int> status = worker.Wait(kWait);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(worker.err().find("--runner"), std::string::npos) << worker.err();
+}
+
+TEST(WorkerMainTest, RunsAJobAndExitsCleanlyOnSigterm) {
+  GatewayServer gateway;
+  gateway.Start(0);
+  WorkerProcess worker({"--coordinator", "127.0.0.1:" + std::to_string(gateway.port), "--runner",
+                        PARADNN_FAKE_RUNNER, "--device", "cuda:1", "--max-backoff-ms", "500"});
+
+  const int hello_at = gateway.service->WaitFor(IsHello);
+  ASSERT_GE(hello_at, 0);
+  const v1::WorkerHello hello = gateway.service->received()[hello_at].hello();
+  EXPECT_EQ(hello.device_kind(), "cuda");
+  EXPECT_EQ(hello.platform().fingerprint(),
+            "fake-fingerprint");  // from `fake_runner --platform --framed`
+  char host[256] = {0};
+  ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
+  EXPECT_EQ(hello.worker_id(), std::string(host) + "-cuda:1");
+
+  ASSERT_TRUE(gateway.service->Send(HelloAck()));
+  ASSERT_TRUE(gateway.service->Send(Assignment(5, 1, "ok")));
+  const int result_at = gateway.service->WaitFor(IsResult(5));
+  ASSERT_GE(result_at, 0);
+  const v1::Measurement m = gateway.service->received()[result_at].result().measurement();
+  EXPECT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_EQ(m.device(), "cuda:1");  // the worker's own device, whatever the assignment said
+  ASSERT_TRUE(gateway.service->Send(Ack(5, 1)));
+
+  worker.Signal(SIGTERM);
+  std::optional<int> status = worker.Wait(kWait);
+  ASSERT_TRUE(status.has_value()) << "paradnn-worker did not exit after SIGTERM";
+  EXPECT_TRUE(WIFEXITED(*status)) << DescribeWaitStatus(*status);
+  EXPECT_EQ(WEXITSTATUS(*status), 0) << worker.err();
+  EXPECT_TRUE(gateway.service->WaitForEndedStreams(1));
+}
+
+TEST(WorkerMainTest, ExitsOnSigintBeforeTheHandshake) {
+  GatewayServer gateway;
+  gateway.Start(0);
+  WorkerProcess worker({"--coordinator", "127.0.0.1:" + std::to_string(gateway.port), "--runner",
+                        PARADNN_FAKE_RUNNER});
+  // Its hello proves the signal handlers are installed; no hello_ack follows.
+  ASSERT_GE(gateway.service->WaitFor(IsHello), 0);
+  worker.Signal(SIGINT);
+  std::optional<int> status = worker.Wait(kWait);
+  ASSERT_TRUE(status.has_value()) << "paradnn-worker did not exit after SIGINT";
+  EXPECT_TRUE(WIFEXITED(*status)) << DescribeWaitStatus(*status);
+  EXPECT_EQ(WEXITSTATUS(*status), 0) << worker.err();
+  EXPECT_TRUE(gateway.service->WaitForEndedStreams(1));
+}
+
+}  // namespace
+}  // namespace paradnn::worker

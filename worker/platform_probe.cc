@@ -1,0 +1,259 @@
+#include "worker/platform_probe.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/framing.h"
+#include "worker/child_process.h"
+
+namespace paradnn::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kStderrTailBytes = 2048;
+
+// ISA features that change kernel choice in LibTorch/BLAS, in report order
+// (x86 /proc/cpuinfo "flags", then aarch64 "Features").
+constexpr const char* kRelevantCpuFlags[] = {
+    "sse4_2",   "avx",         "avx2",        "fma",         "f16c",     "avx512f",  "avx512bw",
+    "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
+    "asimd",    "sve",         "sve2",        "bf16",        "i8mm"};
+
+int RemainingMs(Clock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left <= 0 ? 0 : static_cast<int>(std::min<int64_t>(left, 1'000'000));
+}
+
+// Kills the group and reaps the (now dying) child.
+void KillAndReap(pid_t pid) {
+  ::killpg(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+uint64_t Fnv1a64(const std::string& text) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Platform> QueryRunnerPlatform(const std::string& runner_path,
+                                                 std::chrono::milliseconds timeout) {
+  IgnoreSigpipe();
+  absl::StatusOr<SpawnedChild> child = SpawnChild({runner_path, "--platform", "--framed"});
+  if (!child.ok()) return child.status();
+  child->stdin_fd.Reset();
+  const Clock::time_point deadline = Clock::now() + timeout;
+  const auto timed_out = [&]() {
+    KillAndReap(child->pid);
+    return absl::DeadlineExceededError(absl::StrCat(
+        "'", runner_path, " --platform --framed' did not finish within ", timeout.count(), " ms"));
+  };
+
+  common::FrameDecoder decoder;
+  std::string stderr_tail;
+  std::string decode_error;
+  char buffer[16 * 1024];
+  while (child->stdout_fd.valid() || child->stderr_fd.valid()) {
+    pollfd fds[2];
+    nfds_t count = 0;
+    for (ScopedFd* fd : {&child->stdout_fd, &child->stderr_fd}) {
+      if (fd->valid()) fds[count++] = pollfd{fd->get(), POLLIN, 0};
+    }
+    const int ready = ::poll(fds, count, RemainingMs(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) {
+      KillAndReap(child->pid);
+      return absl::InternalError(absl::StrCat("poll: ", std::strerror(errno)));
+    }
+    if (ready == 0) return timed_out();
+    for (nfds_t i = 0; i < count; ++i) {
+      if (fds[i].revents == 0) continue;
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      ScopedFd& owner = fds[i].fd == child->stdout_fd.get() ? child->stdout_fd : child->stderr_fd;
+      if (n <= 0) {
+        owner.Reset();
+        continue;
+      }
+      if (&owner == &child->stdout_fd) {
+        if (absl::Status s = decoder.Append(buffer, static_cast<size_t>(n));
+            !s.ok() && decode_error.empty()) {
+          decode_error = std::string(s.message());
+        }
+      } else {
+        stderr_tail.append(buffer, static_cast<size_t>(n));
+        if (stderr_tail.size() > kStderrTailBytes)
+          stderr_tail.erase(0, stderr_tail.size() - kStderrTailBytes);
+      }
+    }
+  }
+
+  // Both pipes closed: the runner is exiting. Wait for it within the
+  // same deadline (a short poll; this runs once, at start-up).
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(child->pid, &status, WNOHANG);
+    if (r == child->pid) break;
+    if (r < 0 && errno != EINTR)
+      return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
+    if (RemainingMs(deadline) == 0) return timed_out();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const std::string tail(absl::StripAsciiWhitespace(stderr_tail));
+  if (status != 0) {
+    return absl::UnavailableError(absl::StrCat("'", runner_path, " --platform --framed' ",
+                                               DescribeWaitStatus(status), tail.empty() ? "" : ": ",
+                                               tail));
+  }
+  if (!decode_error.empty()) {
+    return absl::DataLossError(absl::StrCat(
+        "'", runner_path, " --platform --framed' wrote invalid frames: ", decode_error));
+  }
+  std::string payload;
+  if (!decoder.Next(&payload)) {
+    return absl::DataLossError(
+        absl::StrCat("'", runner_path, " --platform --framed' wrote no complete frame"));
+  }
+  v1::Platform platform;
+  if (!platform.ParseFromString(payload)) {
+    return absl::DataLossError(absl::StrCat(
+        "'", runner_path, " --platform --framed' wrote a frame that is not a Platform"));
+  }
+  return platform;
+}
+
+v1::Platform FallbackPlatform(const std::string& device_kind, const std::string& why) {
+  v1::Platform platform;
+  platform.set_device_kind(device_kind);
+
+  std::string cpu_model;
+  int logical = 0;
+  std::set<std::string> sockets;
+  std::set<std::pair<std::string, std::string>> cores;
+  std::string current_socket = "0";
+  std::set<std::string> flags;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(line, absl::MaxSplits(':', 1));
+    const std::string key(absl::StripAsciiWhitespace(kv.first));
+    const std::string value(absl::StripAsciiWhitespace(kv.second));
+    if (key == "processor") {
+      ++logical;
+      current_socket = "0";
+    } else if (key == "model name" && cpu_model.empty()) {
+      cpu_model = value;
+    } else if (key == "physical id") {
+      current_socket = value;
+      sockets.insert(value);
+    } else if (key == "core id") {
+      cores.emplace(current_socket, value);
+    } else if ((key == "flags" || key == "Features") && flags.empty()) {
+      for (absl::string_view flag : absl::StrSplit(value, ' ', absl::SkipEmpty()))
+        flags.emplace(flag);
+    }
+  }
+  if (logical == 0) logical = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  platform.set_logical_cpus(logical);
+  platform.set_sockets(sockets.empty() ? 1 : static_cast<int32_t>(sockets.size()));
+  platform.set_cores(cores.empty() ? logical : static_cast<int32_t>(cores.size()));
+  std::vector<std::string> relevant;
+  for (const char* flag : kRelevantCpuFlags) {
+    if (flags.count(flag) > 0) relevant.emplace_back(flag);
+  }
+  platform.set_cpu_flags(absl::StrJoin(relevant, " "));
+
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    int64_t kib = 0;
+    std::vector<std::string> parts = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (parts.size() >= 2 && parts[0] == "MemTotal:" && absl::SimpleAtoi(parts[1], &kib)) {
+      platform.set_memory_bytes(kib * 1024);
+      break;
+    }
+  }
+
+  utsname uts;
+  if (::uname(&uts) == 0) platform.set_os(absl::StrCat(uts.sysname, " ", uts.release));
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) == 0) platform.set_hostname(host);
+
+  const std::string unknown = absl::StrCat("unknown (runner --platform failed: ", why, ")");
+  if (device_kind == "cpu") {
+    platform.set_device_name(cpu_model.empty() ? "unknown CPU" : cpu_model);
+  } else {
+    platform.set_device_name(unknown);
+  }
+  platform.set_blas_backend(unknown);
+  platform.set_libtorch_version("unknown");
+  platform.set_compiler("unknown");
+  platform.set_parallel_backend("unknown");
+
+  v1::Platform for_hash = platform;
+  for_hash.clear_hostname();
+  for_hash.clear_fingerprint();
+  // Deterministic serialization so the same host hashes the same way.
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    for_hash.SerializeToCodedStream(&coded);
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(Fnv1a64(bytes)));
+  platform.set_fingerprint(absl::StrCat("fallback-", hex));
+  return platform;
+}
+
+v1::Platform ProbePlatform(const std::string& runner_path, const std::string& device_kind,
+                           std::chrono::milliseconds timeout) {
+  absl::StatusOr<v1::Platform> platform = QueryRunnerPlatform(runner_path, timeout);
+  if (platform.ok()) {
+    spdlog::info(
+        "platform: {} ({}), {} cores / {} logical CPUs, LibTorch {}, BLAS {}, fingerprint {}",
+        platform->device_name(), platform->device_kind(), platform->cores(),
+        platform->logical_cpus(), platform->libtorch_version(), platform->blas_backend(),
+        platform->fingerprint());
+    return *std::move(platform);
+  }
+  // The reason ends up in a stored field; keep it to a readable length.
+  std::string why(platform.status().message());
+  if (why.size() > 400) why = absl::StrCat(why.substr(0, 400), "...");
+  spdlog::warn(
+      "the runner could not report the platform ({}); describing it from /proc instead, "
+      "with the software stack marked unknown",
+      why);
+  return FallbackPlatform(device_kind, why);
+}
+
+}  // namespace paradnn::worker

@@ -1,0 +1,159 @@
+// WorkerAgent: the worker's side of the WorkerGateway stream
+// (docs/contracts.md, "Worker stream").
+//
+// It connects to the coordinator, says hello (worker id, device kind,
+// platform, version, unacknowledged results), re-sends every result the
+// coordinator has not acknowledged, then heartbeats every
+// hello_ack.heartbeat_interval_ms. Each assignment runs in a fresh runner
+// (RunnerSupervisor) with its steps forwarded as progress (throttled) and its
+// Measurement sent as a result, which is kept until the coordinator acks it.
+// A cancel kills the matching runner. When the stream breaks the agent
+// reconnects with exponential backoff; a running job keeps running and its
+// result is sent once connected again.
+//
+// Shutdown drains: no new jobs, the running job gets `drain_timeout` to
+// finish (then it is killed and reported CANCELLED), unacknowledged results
+// get `flush_timeout` to be acknowledged, then the stream is half-closed and
+// finished, and `on_stopped` runs.
+//
+// Threading: all agent state belongs to the thread running the io_context.
+// gRPC's reader thread only posts received messages to it. Construct, Start,
+// Shutdown and destroy the agent on that thread (or while the io_context is
+// not running). The io_context must outlive the agent.
+#ifndef PARADNN_WORKER_WORKER_AGENT_H_
+#define PARADNN_WORKER_WORKER_AGENT_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "paradnn/v1/coordinator.pb.h"
+#include "worker/gateway_stream.h"
+#include "worker/reconnect_backoff.h"
+#include "worker/runner_supervisor.h"
+#include "worker/unacked_results.h"
+
+namespace paradnn::worker {
+
+struct WorkerAgentOptions {
+  // gRPC target: HOST:PORT, [V6]:PORT or unix:PATH.
+  std::string coordinator_address;
+  std::string worker_id;
+  // The device this worker runs jobs on ("cpu", "cuda:1"); hello carries
+  // its kind and every RunnerJob gets exactly this device.
+  std::string device = "cpu";
+  v1::Platform platform;
+  // runner_path and the runner time limits.
+  RunnerSupervisorOptions runner;
+
+  std::chrono::milliseconds initial_backoff{200};
+  std::chrono::milliseconds max_backoff{5000};
+  uint64_t backoff_seed = 0;  // 0: seeded from std::random_device
+  // Heartbeat period when hello_ack does not give one.
+  std::chrono::milliseconds default_heartbeat{2000};
+  // At most one progress message per this period.
+  std::chrono::milliseconds progress_interval{250};
+  // Shutdown: how long a running job may still run, how long to wait for
+  // acks of finished results, how long the coordinator has to end the
+  // stream after the half-close.
+  std::chrono::milliseconds drain_timeout{30'000};
+  std::chrono::milliseconds flush_timeout{5'000};
+  std::chrono::milliseconds close_timeout{2'000};
+};
+
+// Creates the channel to `address` with the worker's keepalive settings
+// (ping every 20 s, 10 s to answer, also without calls) and gRPC's own
+// reconnect backoff bounded by [initial_backoff, max_backoff].
+std::shared_ptr<grpc::Channel> CreateCoordinatorChannel(const std::string& address,
+                                                        std::chrono::milliseconds initial_backoff,
+                                                        std::chrono::milliseconds max_backoff);
+
+class WorkerAgent {
+ public:
+  WorkerAgent(boost::asio::io_context& io, WorkerAgentOptions options);
+  WorkerAgent(const WorkerAgent&) = delete;
+  WorkerAgent& operator=(const WorkerAgent&) = delete;
+  // Cancels a running job and the stream; no callback runs afterwards.
+  ~WorkerAgent();
+
+  // Starts connecting. Keeps the io_context busy until stopped; `on_stopped`
+  // runs on the io_context thread once Shutdown has completed.
+  void Start(std::function<void()> on_stopped);
+
+  // Begins the orderly shutdown described above. A second call while
+  // draining kills the running job at once.
+  void Shutdown();
+
+  // Introspection for tests and logs (io_context thread only).
+  bool connected() const { return handshake_done_; }
+  size_t unacked_results() const { return unacked_.size(); }
+  bool busy() const { return running_.has_value(); }
+
+ private:
+  enum class State { kIdle, kRunning, kDraining, kFlushing, kClosing, kStopped };
+
+  // Wraps `fn` so that it does nothing once the agent is destroyed.
+  template <typename Fn>
+  auto Guarded(Fn fn);
+
+  void Connect();
+  void OnOpen(uint64_t generation);
+  void OnMessage(uint64_t generation, v1::CoordinatorMessage message);
+  void OnClosed(uint64_t generation, const grpc::Status& status);
+  void ScheduleReconnect();
+  void OnHelloAck(const v1::HelloAck& ack);
+  void OnAssignment(v1::JobAssignment assignment);
+  void OnAck(const v1::ResultAck& ack);
+  void OnCancel(const v1::CancelJob& cancel);
+  void StartJob(const v1::JobAssignment& assignment);
+  void OnStep(int64_t job_id, int64_t attempt_id, const v1::StepMetric& step);
+  void OnJobComplete(int64_t job_id, int64_t attempt_id, v1::Measurement measurement);
+  void ScheduleHeartbeat();
+  void SendHeartbeat();
+  // Sends on the current stream (hello may go before the handshake).
+  void Send(v1::WorkerMessage message);
+  // Sends only after hello_ack on the current stream.
+  void SendIfConnected(v1::WorkerMessage message);
+  void EnterFlush();
+  void CloseStream();
+  void Stopped();
+
+  boost::asio::io_context& io_;
+  const WorkerAgentOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::shared_ptr<char> alive_ = std::make_shared<char>(0);
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::function<void()> on_stopped_;
+  State state_ = State::kIdle;
+
+  std::shared_ptr<GatewayStream> stream_;
+  uint64_t generation_ = 0;  // of stream_; messages of older streams are dropped
+  bool handshake_done_ = false;
+  ReconnectBackoff backoff_;
+  std::chrono::milliseconds heartbeat_interval_;
+
+  std::shared_ptr<RunnerSupervisor> supervisor_;
+  std::optional<v1::JobAssignment> running_;
+  std::deque<v1::JobAssignment> queued_;
+  std::chrono::steady_clock::time_point last_progress_;
+  UnackedResults unacked_;
+
+  boost::asio::steady_timer reconnect_timer_;
+  boost::asio::steady_timer heartbeat_timer_;
+  boost::asio::steady_timer drain_timer_;
+  boost::asio::steady_timer flush_timer_;
+  boost::asio::steady_timer close_timer_;
+};
+
+}  // namespace paradnn::worker
+
+#endif  // PARADNN_WORKER_WORKER_AGENT_H_

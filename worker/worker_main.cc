@@ -1,0 +1,154 @@
+// paradnn-worker: one per host and device. Connects to the coordinator,
+// announces the platform, and runs each assigned job in a fresh
+// paradnn-runner child, one at a time, until SIGTERM/SIGINT.
+#include <limits.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+#include "common/address.h"
+#include "common/logging.h"
+#include "common/version.h"
+#include "worker/child_process.h"
+#include "worker/device_spec.h"
+#include "worker/platform_probe.h"
+#include "worker/worker_agent.h"
+
+namespace {
+
+struct Flags {
+  std::string coordinator;
+  std::string device = "cpu";
+  std::string worker_id;
+  std::string runner;
+  std::string log_level = "info";
+  int64_t max_backoff_ms = 5000;
+  double drain_seconds = 30;
+};
+
+constexpr std::chrono::milliseconds kInitialBackoff{200};
+constexpr std::chrono::seconds kPlatformProbeTimeout{60};
+
+// paradnn-runner in the folder of this executable (build/bin/ holds both).
+std::string DefaultRunnerPath() {
+  char self[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return "paradnn-runner";
+  const std::string path(self, static_cast<size_t>(n));
+  const size_t slash = path.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) +
+         "/paradnn-runner";
+}
+
+std::string Hostname() {
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return "localhost";
+  return host;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  CLI::App app{
+      "paradnn-worker: runs ParaDnn benchmark jobs from a paradnn-coordinator on this host's "
+      "device, "
+      "each in a fresh paradnn-runner process, one at a time. Runs until SIGTERM/SIGINT (a second "
+      "signal kills the running job at once)."};
+  app.add_option(
+      "--coordinator", flags.coordinator,
+      "Coordinator address, HOST:PORT, [V6]:PORT or unix:PATH; else $PARADNN_COORDINATOR, "
+      "else 127.0.0.1:7070");
+  app.add_option(
+         "--device", flags.device,
+         "Device to run jobs on: cpu, cuda (the first GPU), cuda:N or tpu. Jobs are matched on "
+         "its kind (cpu, cuda, tpu)")
+      ->capture_default_str();
+  app.add_option("--worker-id", flags.worker_id,
+                 "Stable name of this worker in the coordinator (default: <hostname>-<device>)");
+  app.add_option("--runner", flags.runner,
+                 "paradnn-runner executable (default: paradnn-runner next to this program)");
+  app.add_option("--log-level", flags.log_level,
+                 std::string("Log level: ") + paradnn::common::kLogLevels)
+      ->capture_default_str();
+  app.add_option("--max-backoff-ms", flags.max_backoff_ms,
+                 "Longest wait between reconnect attempts; waits start at 200 ms and double")
+      ->check(CLI::Range(int64_t{1}, int64_t{3'600'000}))
+      ->capture_default_str();
+  app.add_option("--drain-seconds", flags.drain_seconds,
+                 "On SIGTERM/SIGINT, how long a running job may still finish before it is killed "
+                 "(its result is then CANCELLED)")
+      ->check(CLI::Range(0.0, 86'400.0))
+      ->capture_default_str();
+  app.set_version_flag("--version", paradnn::common::kVersion);
+  CLI11_PARSE(app, argc, argv);
+
+  if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-worker", flags.log_level);
+      !s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (absl::Status s = paradnn::worker::ValidateDevice(flags.device); !s.ok()) {
+    spdlog::critical("{}", std::string(s.message()));
+    return 2;
+  }
+  absl::StatusOr<std::string> address =
+      paradnn::common::ResolveCoordinatorAddress(flags.coordinator);
+  if (!address.ok()) {
+    spdlog::critical("{}", std::string(address.status().message()));
+    return 2;
+  }
+  if (flags.runner.empty()) flags.runner = DefaultRunnerPath();
+  if (::access(flags.runner.c_str(), X_OK) != 0) {
+    spdlog::critical(
+        "--runner: '{}' is not an executable file (build paradnn-runner, or point --runner at it)",
+        flags.runner);
+    return 2;
+  }
+  if (flags.worker_id.empty()) flags.worker_id = Hostname() + "-" + flags.device;
+  paradnn::worker::IgnoreSigpipe();
+
+  paradnn::worker::WorkerAgentOptions options;
+  options.coordinator_address = *address;
+  options.worker_id = flags.worker_id;
+  options.device = flags.device;
+  options.runner.runner_path = flags.runner;
+  options.max_backoff = std::chrono::milliseconds(flags.max_backoff_ms);
+  options.initial_backoff = std::min(kInitialBackoff, options.max_backoff);
+  options.drain_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.drain_seconds * 1000));
+  options.platform = paradnn::worker::ProbePlatform(
+      flags.runner, paradnn::worker::DeviceKind(flags.device), kPlatformProbeTimeout);
+  spdlog::info("paradnn-worker {} as '{}' on {}, runner {}", paradnn::common::kVersion,
+               flags.worker_id, flags.device, flags.runner);
+
+  boost::asio::io_context io;
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT);
+  paradnn::worker::WorkerAgent agent(io, options);
+  bool stopped = false;
+  std::function<void()> wait_for_signal = [&] {
+    signals.async_wait([&](const boost::system::error_code& ec, int signal_number) {
+      if (ec) return;
+      spdlog::info("signal {}: shutting down", signal_number);
+      agent.Shutdown();
+      // A second signal kills the running job at once; once the agent has
+      // stopped nothing may keep the io_context alive.
+      if (!stopped) wait_for_signal();
+    });
+  };
+  wait_for_signal();
+  agent.Start([&] {
+    stopped = true;
+    signals.cancel();
+  });
+  io.run();
+  return 0;
+}
