@@ -1,0 +1,236 @@
+// Runs the built paradnn-runner (from $PARADNN_BIN_DIR) through its real
+// command line and pipes, as the worker and a user do.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "common/framing.h"
+#include "paradnn/v1/metrics.pb.h"
+
+namespace paradnn::runner {
+namespace {
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string RunnerPath() {
+  const char* dir = std::getenv("PARADNN_BIN_DIR");
+  return std::string(dir != nullptr ? dir : "bin") + "/paradnn-runner";
+}
+
+// Runs the runner with `args`, feeding `input` on stdin; stdout through a
+// pipe, stderr through a temporary file (so neither can block the other).
+ProcessResult RunRunner(const std::vector<std::string>& args, const std::string& input = "") {
+  ProcessResult result;
+  int in_pipe[2], out_pipe[2];
+  if (pipe(in_pipe) != 0 || pipe(out_pipe) != 0) return result;
+  char err_path[] = "/tmp/paradnn_runner_test_XXXXXX";
+  const int err_fd = mkstemp(err_path);
+  if (err_fd < 0) return result;
+  const std::string binary = RunnerPath();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in_pipe[0], STDIN_FILENO);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    close(in_pipe[1]);
+    close(out_pipe[0]);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(binary.c_str()));
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  // Inputs are a few hundred bytes: they fit the pipe buffer.
+  if (!input.empty())
+    EXPECT_EQ(write(in_pipe[1], input.data(), input.size()), static_cast<ssize_t>(input.size()));
+  close(in_pipe[1]);
+  char buffer[65536];
+  for (ssize_t n; (n = read(out_pipe[0], buffer, sizeof(buffer))) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    result.out.append(buffer, static_cast<size_t>(n));
+  }
+  close(out_pipe[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream err_file(err_path);
+  std::stringstream err;
+  err << err_file.rdbuf();
+  result.err = err.str();
+  close(err_fd);
+  unlink(err_path);
+  return result;
+}
+
+std::vector<v1::RunnerEvent> DecodeEvents(const std::string& bytes) {
+  common::FrameDecoder decoder;
+  EXPECT_TRUE(decoder.Append(bytes.data(), bytes.size()).ok());
+  std::vector<v1::RunnerEvent> events;
+  std::string payload;
+  while (decoder.Next(&payload)) {
+    v1::RunnerEvent event;
+    EXPECT_TRUE(event.ParseFromString(payload));
+    events.push_back(event);
+  }
+  EXPECT_EQ(decoder.buffered_bytes(), 0u) << "trailing bytes after the last frame";
+  return events;
+}
+
+v1::RunnerJob TinyJob() {
+  v1::RunnerJob job;
+  v1::ModelConfig& config = *job.mutable_config();
+  config.set_family("fc");
+  (*config.mutable_params())["layer"] = 2;
+  (*config.mutable_params())["node"] = 32;
+  (*config.mutable_params())["input"] = 64;
+  (*config.mutable_params())["output"] = 10;
+  (*config.mutable_params())["batch"] = 16;
+  v1::RunSettings& s = *job.mutable_settings();
+  s.set_warmup_steps(2);
+  s.set_max_steps(50);
+  s.set_max_seconds(2);
+  job.set_device("cpu");
+  job.set_stream_steps(true);
+  return job;
+}
+
+TEST(RunnerBinaryTest, JobStdinStreamsStepsThenOneResult) {
+  const ProcessResult r = RunRunner({"--job-stdin"}, common::EncodeFrame(TinyJob()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<v1::RunnerEvent> events = DecodeEvents(r.out);
+  ASSERT_FALSE(events.empty()) << r.err;
+  int steps = 0, results = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].has_step()) ++steps;
+    if (events[i].has_result()) {
+      ++results;
+      EXPECT_EQ(i, events.size() - 1) << "the result must be the last event";
+    }
+  }
+  ASSERT_EQ(results, 1);
+  const v1::Measurement& m = events.back().result();
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_GT(m.examples_per_sec(), 0);
+  EXPECT_FALSE(m.step_seconds().empty());
+  EXPECT_EQ(m.step_seconds_size(), m.stats().steps());
+  EXPECT_EQ(steps, m.stats().warmup_steps() + m.stats().steps());
+  EXPECT_EQ(m.config().params().at("node"), 32);
+  EXPECT_EQ(m.config().precision(), "float32");
+  EXPECT_FALSE(m.stats().stop_reason().empty());
+}
+
+TEST(RunnerBinaryTest, JobStdinWithoutStreamingSendsNoSteps) {
+  v1::RunnerJob job = TinyJob();
+  job.set_stream_steps(false);
+  const ProcessResult r =
+      RunRunner({"--job-stdin", "--log-level", "warn"}, common::EncodeFrame(job));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const v1::RunnerEvent& e : DecodeEvents(r.out)) EXPECT_FALSE(e.has_step());
+}
+
+TEST(RunnerBinaryTest, JobStdinModelErrorsAreOutcomes) {
+  v1::RunnerJob job = TinyJob();
+  job.mutable_config()->set_family("cnn");
+  ProcessResult r = RunRunner({"--job-stdin"}, common::EncodeFrame(job));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<v1::RunnerEvent> events = DecodeEvents(r.out);
+  ASSERT_FALSE(events.empty());
+  ASSERT_TRUE(events.back().has_result());
+  EXPECT_EQ(events.back().result().outcome(), v1::ERROR);
+  EXPECT_TRUE(absl::StrContains(events.back().result().error(), "config.family"));
+
+  job = TinyJob();
+  job.mutable_config()->set_precision("float16");
+  r = RunRunner({"--job-stdin"}, common::EncodeFrame(job));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  events = DecodeEvents(r.out);
+  ASSERT_FALSE(events.empty());
+  const v1::Outcome outcome = events.back().result().outcome();
+  EXPECT_TRUE(outcome == v1::OK || outcome == v1::UNSUPPORTED) << v1::Outcome_Name(outcome);
+}
+
+TEST(RunnerBinaryTest, JobStdinGarbageGivesAnErrorResult) {
+  const ProcessResult r = RunRunner({"--job-stdin"}, std::string("\x05\x00\x00\x00zzzzz", 9));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<v1::RunnerEvent> events = DecodeEvents(r.out);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].result().outcome(), v1::ERROR);
+  EXPECT_TRUE(absl::StrContains(events[0].result().error(), "RunnerJob"));
+}
+
+TEST(RunnerBinaryTest, DescribePrintsCountsJson) {
+  const ProcessResult r = RunRunner({"--family", "fc", "--layer", "4", "--node", "1024", "--input",
+                                     "2000", "--output", "200", "--batch", "256", "--describe"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("params").get<int64_t>(), 5402824);
+  EXPECT_EQ(j.at("macs_per_example").get<int64_t>(), 5398528);
+  EXPECT_DOUBLE_EQ(j.at("model_flops").get<double>(), 6.0 * 5398528 * 256);
+  EXPECT_GT(j.at("bytes_per_step").get<double>(), 0);
+  EXPECT_GT(j.at("peak_memory_estimate_bytes").get<double>(), 0);
+  EXPECT_EQ(j.at("config").at("precision").get<std::string>(), "float32");
+}
+
+TEST(RunnerBinaryTest, StandaloneJson) {
+  const ProcessResult r =
+      RunRunner({"--family", "fc", "--layer", "1", "--node", "16", "--input", "16", "--output", "4",
+                 "--batch", "4", "--max_seconds", "1", "--json", "--log-level", "warn"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("outcome").get<std::string>(), "OK");
+  EXPECT_GT(j.at("examples_per_sec").get<double>(), 0);
+  EXPECT_FALSE(j.at("step_seconds").empty());
+}
+
+TEST(RunnerBinaryTest, UsageErrorsExitTwoAndNameTheFlag) {
+  ProcessResult r = RunRunner({"--family", "cnn", "--layer", "4"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "--family")) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  r = RunRunner({"--family", "fc", "--layer", "4", "--node", "8", "--input", "8", "--output", "2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "--batch")) << r.err;
+}
+
+TEST(RunnerBinaryTest, PlatformJsonAndFrameAgree) {
+  const ProcessResult json_run = RunRunner({"--platform"});
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const nlohmann::json j = nlohmann::json::parse(json_run.out);
+  EXPECT_EQ(j.at("device_kind").get<std::string>(), "cpu");
+  EXPECT_EQ(j.at("fingerprint").get<std::string>().size(), 16u);
+  EXPECT_FALSE(j.at("blas_backend").get<std::string>().empty());
+  EXPECT_FALSE(j.at("libtorch_version").get<std::string>().empty());
+  EXPECT_GT(j.at("default_intra_op_threads").get<int>(), 0);
+
+  const ProcessResult framed = RunRunner({"--platform", "--framed"});
+  ASSERT_EQ(framed.exit_code, 0) << framed.err;
+  common::FrameDecoder decoder;
+  ASSERT_TRUE(decoder.Append(framed.out.data(), framed.out.size()).ok());
+  std::string payload;
+  ASSERT_TRUE(decoder.Next(&payload));
+  v1::Platform platform;
+  ASSERT_TRUE(platform.ParseFromString(payload));
+  EXPECT_EQ(platform.fingerprint(), j.at("fingerprint").get<std::string>());
+}
+
+}  // namespace
+}  // namespace paradnn::runner

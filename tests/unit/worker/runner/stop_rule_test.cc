@@ -1,0 +1,120 @@
+#include "worker/runner/stop_rule.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "worker/runner/step_stats.h"
+
+namespace paradnn::runner {
+namespace {
+
+// Feeds `rule` from `next(i)` until it stops or `limit` steps; returns steps.
+template <typename Next>
+int Drive(TimingStopRule& rule, Next next, int limit = 1000000) {
+  for (int i = 0; i < limit; ++i) {
+    if (rule.Add(next(i))) return i + 1;
+  }
+  return -1;
+}
+
+TEST(TimingStopRuleTest, ConstantStreamStopsAtMinStepsByCi) {
+  TimingStopRule rule(/*ci=*/0.02, /*max_seconds=*/10, /*min_steps=*/5, /*max_steps=*/10000);
+  EXPECT_EQ(Drive(rule, [](int) { return 0.01; }), 5);
+  EXPECT_EQ(rule.reason(), StopReason::kCi);
+  EXPECT_STREQ(StopReasonName(rule.reason()), "ci");
+}
+
+TEST(TimingStopRuleTest, MinStepsIsRespected) {
+  TimingStopRule rule(0.02, 10, 20, 10000);
+  EXPECT_EQ(Drive(rule, [](int) { return 0.01; }), 20);
+  EXPECT_EQ(rule.reason(), StopReason::kCi);
+}
+
+TEST(TimingStopRuleTest, NoisyStreamRunsToMaxSteps) {
+  TimingStopRule rule(0.02, 1e6, 5, 50);
+  // Alternating +-50 %: the CI needs thousands of steps to reach 2 %.
+  EXPECT_EQ(Drive(rule, [](int i) { return i % 2 ? 0.015 : 0.005; }), 50);
+  EXPECT_EQ(rule.reason(), StopReason::kMaxSteps);
+  EXPECT_STREQ(StopReasonName(rule.reason()), "max_steps");
+}
+
+TEST(TimingStopRuleTest, NoisyStreamRunsToMaxSeconds) {
+  TimingStopRule rule(0.02, /*max_seconds=*/5, 5, 10000);
+  // Exact binary fractions: the synthetic clock reaches 5.0 s after 10 steps.
+  EXPECT_EQ(Drive(rule, [](int i) { return i % 2 ? 0.75 : 0.25; }), 10);
+  EXPECT_EQ(rule.reason(), StopReason::kMaxSeconds);
+  EXPECT_DOUBLE_EQ(rule.elapsed_seconds(), 5.0);
+  EXPECT_STREQ(StopReasonName(rule.reason()), "max_seconds");
+}
+
+TEST(TimingStopRuleTest, NoisyStreamReachesAWideCiWhereBatchStatisticsSay) {
+  const double ci = 0.1;
+  auto next = [](int i) { return i % 2 ? 0.015 : 0.005; };
+  // First n >= 5 at which the batch statistics meet the target.
+  std::vector<double> seen;
+  int expected = -1;
+  for (int i = 0; i < 100000 && expected < 0; ++i) {
+    seen.push_back(next(i));
+    if (seen.size() >= 5 && ComputeStepStats(seen).ci95_rel() <= ci) expected = i + 1;
+  }
+  ASSERT_GT(expected, 50);
+  TimingStopRule rule(ci, 1e6, 5, 100000);
+  EXPECT_EQ(Drive(rule, next), expected);
+  EXPECT_EQ(rule.reason(), StopReason::kCi);
+  EXPECT_LE(rule.ci_rel(), ci);
+}
+
+TEST(TimingStopRuleTest, AlwaysTakesTwoStepsBeforeTheTimeBudget) {
+  TimingStopRule rule(0.02, 10, 5, 10000);
+  EXPECT_FALSE(rule.Add(100));
+  EXPECT_TRUE(rule.Add(100));
+  EXPECT_EQ(rule.reason(), StopReason::kMaxSeconds);
+  EXPECT_EQ(rule.steps(), 2);
+}
+
+TEST(TimingStopRuleTest, CiWinsWhenSeveralBoundsMeetAtOnce) {
+  TimingStopRule rule(0.02, 0.05, 5, 5);
+  EXPECT_EQ(Drive(rule, [](int) { return 0.01; }), 5);
+  EXPECT_EQ(rule.reason(), StopReason::kCi);
+}
+
+TEST(WarmupRuleTest, SettlesAfterTheRequiredSteps) {
+  WarmupRule rule(3, 10);
+  EXPECT_FALSE(rule.Add(1.0));  // first step: allocations, primitive creation
+  EXPECT_FALSE(rule.Add(0.1));
+  EXPECT_TRUE(rule.Add(0.1));
+  EXPECT_EQ(rule.steps(), 3);
+}
+
+TEST(WarmupRuleTest, ContinuesWhileTheLastStepIsSlow) {
+  WarmupRule rule(3, 10);
+  EXPECT_FALSE(rule.Add(0.1));
+  EXPECT_FALSE(rule.Add(0.1));
+  EXPECT_FALSE(rule.Add(0.5));  // > 1.5 x median 0.1
+  EXPECT_TRUE(rule.Add(0.1));
+  EXPECT_EQ(rule.steps(), 4);
+}
+
+TEST(WarmupRuleTest, StopsAtItsCap) {
+  WarmupRule rule(3, 1e9);
+  EXPECT_EQ(rule.max_steps(), 3 * 3 + WarmupRule::kExtraSteps);
+  int steps = 0;
+  double t = 1;
+  while (!rule.Add(t)) {
+    t *= 2;  // never settles
+    ++steps;
+  }
+  EXPECT_EQ(steps + 1, rule.max_steps());
+}
+
+TEST(WarmupRuleTest, StopsAtTheTimeBudgetOnceTheRequiredStepsAreDone) {
+  WarmupRule rule(3, 1.0);
+  EXPECT_FALSE(rule.Add(0.1));
+  EXPECT_FALSE(rule.Add(0.2));
+  EXPECT_FALSE(rule.Add(0.4));  // 0.4 > 1.5 x 0.2, 0.7 s used
+  EXPECT_TRUE(rule.Add(0.8));   // 1.5 s used
+}
+
+}  // namespace
+}  // namespace paradnn::runner

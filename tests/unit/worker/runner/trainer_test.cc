@@ -1,0 +1,132 @@
+#include "worker/runner/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+
+namespace paradnn::runner {
+namespace {
+
+v1::RunnerJob TinyJob(const std::string& precision = "float32") {
+  v1::RunnerJob job;
+  v1::ModelConfig& config = *job.mutable_config();
+  config.set_family("fc");
+  (*config.mutable_params())["layer"] = 2;
+  (*config.mutable_params())["node"] = 16;
+  (*config.mutable_params())["input"] = 32;
+  (*config.mutable_params())["output"] = 4;
+  (*config.mutable_params())["batch"] = 8;
+  config.set_precision(precision);
+  v1::RunSettings& s = *job.mutable_settings();
+  s.set_warmup_steps(2);
+  s.set_min_steps(5);
+  s.set_max_steps(40);
+  s.set_max_seconds(2);
+  s.set_intra_op_threads(1);
+  job.set_device("cpu");
+  job.set_stream_steps(true);
+  return job;
+}
+
+class RecordingObserver : public JobObserver {
+ public:
+  void OnStep(const v1::StepMetric& step) override { steps.push_back(step); }
+  void OnLog(const std::string& line) override { logs.push_back(line); }
+  std::vector<v1::StepMetric> steps;
+  std::vector<std::string> logs;
+};
+
+TEST(TrainerTest, MeasuresATinyModel) {
+  RecordingObserver observer;
+  const v1::Measurement m = RunJob(TinyJob(), &observer);
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_EQ(m.device(), "cpu");
+  EXPECT_EQ(m.config().optimizer(), "rmsprop");
+  EXPECT_EQ(m.counts().params(), 33 * 16 + 17 * 16 + 17 * 4);
+  const v1::StepStats& s = m.stats();
+  EXPECT_GE(s.steps(), 5);
+  EXPECT_LE(s.steps(), 40);
+  EXPECT_EQ(m.step_seconds_size(), s.steps());
+  EXPECT_GE(s.warmup_steps(), 2);
+  EXPECT_TRUE(s.stop_reason() == "ci" || s.stop_reason() == "max_steps" ||
+              s.stop_reason() == "max_seconds")
+      << s.stop_reason();
+  EXPECT_GT(s.median_s(), 0);
+  EXPECT_LE(s.min_s(), s.p10_s());
+  EXPECT_LE(s.p10_s(), s.median_s());
+  EXPECT_LE(s.median_s(), s.p90_s());
+  EXPECT_LE(s.p90_s(), s.max_s());
+  EXPECT_NEAR(m.examples_per_sec(), 8 / s.median_s(), 1e-6 * m.examples_per_sec());
+  EXPECT_NEAR(m.model_flops_per_sec(), m.counts().model_flops() / s.median_s(),
+              1e-6 * m.model_flops_per_sec());
+  EXPECT_GT(m.executed_flops_per_sec(), 0);
+  EXPECT_EQ(m.intra_op_threads(), 1);
+  EXPECT_GE(m.inter_op_threads(), 1);
+  EXPECT_GT(m.peak_rss_bytes(), 0);
+  EXPECT_GT(m.build_seconds(), 0);
+  EXPECT_GT(m.timed_seconds(), 0);
+  EXPECT_NE(m.first_loss(), 0);
+  // Streamed: every warm-up and timed step, numbered from 1, warm-ups first.
+  ASSERT_EQ(static_cast<int>(observer.steps.size()), s.warmup_steps() + s.steps());
+  for (size_t i = 0; i < observer.steps.size(); ++i) {
+    EXPECT_EQ(observer.steps[i].step(), static_cast<int>(i) + 1);
+    EXPECT_EQ(observer.steps[i].warmup(), static_cast<int>(i) < s.warmup_steps());
+  }
+  EXPECT_DOUBLE_EQ(observer.steps.back().loss(), m.last_loss());
+  ASSERT_FALSE(observer.logs.empty());
+  EXPECT_TRUE(absl::StrContains(observer.logs.front(), "intra-op 1")) << observer.logs.front();
+}
+
+TEST(TrainerTest, BFloat16Runs) {
+  const v1::Measurement m = RunJob(TinyJob("bfloat16"), nullptr);
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_EQ(m.config().precision(), "bfloat16");
+}
+
+TEST(TrainerTest, SixteenBitOutcomesAreResultsNotCrashes) {
+  for (const char* precision : {"float16", "mixed_bf16", "mixed_fp16"}) {
+    const v1::Measurement m = RunJob(TinyJob(precision), nullptr);
+    EXPECT_TRUE(m.outcome() == v1::OK || m.outcome() == v1::UNSUPPORTED)
+        << precision << ": " << v1::Outcome_Name(m.outcome()) << " " << m.error();
+    if (m.outcome() == v1::UNSUPPORTED) {
+      EXPECT_TRUE(absl::StrContains(m.error(), precision)) << m.error();
+    }
+  }
+}
+
+TEST(TrainerTest, InvalidJobsAreErrors) {
+  v1::RunnerJob job = TinyJob();
+  job.mutable_config()->set_family("cnn");
+  v1::Measurement m = RunJob(job, nullptr);
+  EXPECT_EQ(m.outcome(), v1::ERROR);
+  EXPECT_TRUE(absl::StrContains(m.error(), "config.family")) << m.error();
+
+  job = TinyJob();
+  job.mutable_settings()->set_ci(-1);
+  m = RunJob(job, nullptr);
+  EXPECT_EQ(m.outcome(), v1::ERROR);
+  EXPECT_TRUE(absl::StrContains(m.error(), "run.ci")) << m.error();
+}
+
+TEST(TrainerTest, OtherDevicesAreUnsupported) {
+  v1::RunnerJob job = TinyJob();
+  job.set_device("cuda");
+  const v1::Measurement m = RunJob(job, nullptr);
+  EXPECT_EQ(m.outcome(), v1::UNSUPPORTED);
+  EXPECT_TRUE(absl::StrContains(m.error(), "cuda")) << m.error();
+}
+
+TEST(TrainerTest, ModelsBeyondHostMemoryArePredictedOom) {
+  v1::RunnerJob job = TinyJob();
+  (*job.mutable_config()->mutable_params())["layer"] = 100000;
+  (*job.mutable_config()->mutable_params())["node"] = 1 << 20;
+  const v1::Measurement m = RunJob(job, nullptr);
+  EXPECT_EQ(m.outcome(), v1::PREDICTED_OOM) << m.error();
+  EXPECT_GT(m.counts().peak_memory_estimate_bytes(), 1e15);
+}
+
+}  // namespace
+}  // namespace paradnn::runner

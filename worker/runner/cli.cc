@@ -1,0 +1,192 @@
+#include "worker/runner/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/logging.h"
+#include "common/run_settings.h"
+#include "common/version.h"
+
+namespace paradnn::runner {
+namespace {
+
+constexpr const char* kFooter =
+    "Modes:\n"
+    "  paradnn-runner --job-stdin            framed RunnerJob on stdin, framed RunnerEvents on "
+    "stdout\n"
+    "  paradnn-runner --platform [--framed]  this host's Platform as JSON (or one frame)\n"
+    "  paradnn-runner --family fc --layer 4 --node 1024 --input 2000 --output 200 --batch 256\n"
+    "                                        time one model; --json for the Measurement,\n"
+    "                                        --describe for its analytic counts without training";
+
+// ValidateRunSettings names proto fields ("run.ci: ..."); on the command line
+// the same setting is a flag ("--ci: ...").
+absl::Status AsFlagError(const absl::Status& status) {
+  std::string message(status.message());
+  if (absl::StartsWith(message, "run.")) message = absl::StrCat("--", message.substr(4));
+  return absl::InvalidArgumentError(message);
+}
+
+}  // namespace
+
+absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv) {
+  CLI::App app{"paradnn-runner: builds and times one ParaDnn model with LibTorch",
+               "paradnn-runner"};
+  app.footer(kFooter);
+  app.set_version_flag("--version", std::string("paradnn-runner ") + common::kVersion);
+
+  bool job_stdin = false, platform = false, framed = false, json = false, describe = false;
+  std::string family, precision, optimizer;
+  std::string log_level = "info";
+  int64_t layer = 0, node = 0, input = 0, output = 0, batch = 0;
+  v1::RunSettings settings;
+  double ci = 0, max_seconds = 0;
+  int warmup_steps = 0, min_steps = 0, max_steps = 0, intra = 0, inter = 0;
+  uint64_t seed = 0;
+
+  auto* job_opt = app.add_flag("--job-stdin", job_stdin,
+                               "Read one framed RunnerJob from stdin; write framed RunnerEvents");
+  auto* platform_opt = app.add_flag("--platform", platform, "Print this host's Platform");
+  auto* framed_opt = app.add_flag("--framed", framed, "With --platform: one frame, not JSON");
+  auto* family_opt = app.add_option("--family", family, "Model family (fc)");
+  std::vector<CLI::Option*> model_opts = {
+      family_opt,
+      app.add_option("--layer,--layers", layer, "FC hidden layers"),
+      app.add_option("--node,--nodes", node, "FC nodes per hidden layer"),
+      app.add_option("--input", input, "FC input features"),
+      app.add_option("--output", output, "FC output classes"),
+      app.add_option("--batch", batch, "Batch size"),
+      app.add_option("--precision", precision, kAllowedPrecisions),
+      app.add_option("--optimizer", optimizer, kAllowedOptimizers),
+      app.add_option("--ci", ci,
+                     "Target relative half-width of the 95 % CI of the mean step time (0.02)"),
+      app.add_option("--max_seconds,--max-seconds", max_seconds,
+                     "Time budget of the timed steps (10)"),
+      app.add_option("--warmup_steps,--warmup-steps", warmup_steps, "Minimum warm-up steps (3)"),
+      app.add_option("--min_steps,--min-steps", min_steps, "Minimum timed steps (5)"),
+      app.add_option("--max_steps,--max-steps", max_steps, "Maximum timed steps (10000)"),
+      app.add_option("--intra_op_threads,--intra-op-threads", intra, "Intra-op threads (all CPUs)"),
+      app.add_option("--inter_op_threads,--inter-op-threads", inter, "Inter-op threads (1)"),
+      app.add_option("--seed", seed, "Seed for weights and synthetic data (0)"),
+  };
+  auto* json_opt = app.add_flag("--json", json, "Print the Measurement as JSON");
+  auto* describe_opt =
+      app.add_flag("--describe", describe, "Print the analytic counts as JSON; no training");
+  app.add_option("--log-level,--log_level", log_level, common::kLogLevels);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    RunnerCommand help;
+    help.mode = RunnerMode::kHelp;
+    help.text = e.get_name() == "CallForVersion" ? std::string(e.what()) + "\n" : app.help();
+    return help;
+  } catch (const CLI::ParseError& e) {
+    return absl::InvalidArgumentError(e.what());
+  }
+
+  RunnerCommand cmd;
+  cmd.log_level = log_level;
+  cmd.json = json;
+  cmd.framed = framed;
+  bool any_model_flag = describe || json_opt->count() > 0;
+  const CLI::Option* first_model_flag = nullptr;
+  for (const CLI::Option* opt : model_opts) {
+    if (opt->count() > 0 && first_model_flag == nullptr) first_model_flag = opt;
+  }
+  any_model_flag = any_model_flag || first_model_flag != nullptr;
+
+  if (job_stdin && platform) {
+    return absl::InvalidArgumentError("--job-stdin and --platform are separate modes; pass one");
+  }
+  if ((job_stdin || platform) && any_model_flag) {
+    const std::string flag = first_model_flag != nullptr ? first_model_flag->get_name()
+                             : describe                  ? describe_opt->get_name()
+                                                         : json_opt->get_name();
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": not used with ",
+                     job_stdin ? "--job-stdin (the job comes from stdin)" : "--platform"));
+  }
+  if (framed_opt->count() > 0 && !platform) {
+    return absl::InvalidArgumentError("--framed: only with --platform");
+  }
+  if (job_stdin) {
+    cmd.mode = RunnerMode::kJobStdin;
+    return cmd;
+  }
+  if (platform) {
+    cmd.mode = RunnerMode::kPlatform;
+    return cmd;
+  }
+  (void)job_opt;
+  (void)platform_opt;
+  if (family_opt->count() == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--family: required (allowed: ", kAllowedFamilies,
+                     "); or pass --job-stdin or --platform. See --help."));
+  }
+  if (describe && json) {
+    return absl::InvalidArgumentError("--json: --describe always prints JSON; pass one of them");
+  }
+
+  v1::ModelConfig& config = *cmd.job.mutable_config();
+  config.set_family(family);
+  auto& params = *config.mutable_params();
+  // Only flags that were given become params, so a missing one is reported
+  // as missing rather than as 0.
+  const std::pair<const char*, int64_t> sizes[] = {
+      {"layer", layer}, {"node", node}, {"input", input}, {"output", output}, {"batch", batch}};
+  for (const auto& [key, value] : sizes) {
+    if (app.get_option(absl::StrCat("--", key))->count() > 0) params[key] = value;
+  }
+  config.set_precision(precision);
+  config.set_optimizer(optimizer);
+  auto spec = ParseModelSpec(config, FieldStyle::kFlag);
+  if (!spec.ok()) return spec.status();
+  cmd.spec = *spec;
+  *cmd.job.mutable_config() = NormalizedConfig(config);
+
+  settings.set_ci(ci);
+  settings.set_max_seconds(max_seconds);
+  settings.set_warmup_steps(warmup_steps);
+  settings.set_min_steps(min_steps);
+  settings.set_max_steps(max_steps);
+  settings.set_intra_op_threads(intra);
+  settings.set_inter_op_threads(inter);
+  settings.set_seed(seed);
+  // Zero means "default" in RunSettings; on the command line an explicit 0
+  // (or a negative value) is a mistake worth naming.
+  const std::pair<const char*, double> explicit_values[] = {{"--ci", ci},
+                                                            {"--max_seconds", max_seconds},
+                                                            {"--warmup_steps", warmup_steps},
+                                                            {"--min_steps", min_steps},
+                                                            {"--max_steps", max_steps},
+                                                            {"--intra_op_threads", intra},
+                                                            {"--inter_op_threads", inter}};
+  for (const auto& [flag, value] : explicit_values) {
+    if (app.get_option(flag)->count() > 0 && value <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": ", value, " must be positive (omit the flag for the default)"));
+    }
+  }
+  if (absl::Status valid = common::ValidateRunSettings(settings); !valid.ok()) {
+    return AsFlagError(valid);
+  }
+  // ValidateRunSettings compares max_steps with min_steps only when both are
+  // given; with defaults filled in the pair must still be consistent.
+  const v1::RunSettings effective = common::WithRunDefaults(settings);
+  if (effective.max_steps() < effective.min_steps()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_steps: ", effective.max_steps(), " is below --min_steps ", effective.min_steps()));
+  }
+  *cmd.job.mutable_settings() = settings;
+  cmd.job.set_device("cpu");
+  cmd.mode = describe ? RunnerMode::kDescribe : RunnerMode::kMeasure;
+  return cmd;
+}
+
+}  // namespace paradnn::runner

@@ -1,0 +1,40 @@
+// The paradnn-runner command line (docs/contracts.md), parsed into a
+// RunnerCommand. Torch-free so that flag validation is tested without
+// LibTorch.
+#ifndef PARADNN_WORKER_RUNNER_CLI_H_
+#define PARADNN_WORKER_RUNNER_CLI_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "paradnn/v1/metrics.pb.h"
+#include "worker/runner/model_spec.h"
+
+namespace paradnn::runner {
+
+enum class RunnerMode {
+  kJobStdin,  // --job-stdin: one framed RunnerJob in, framed RunnerEvents out
+  kPlatform,  // --platform [--framed]
+  kMeasure,   // --family fc --layer ... : time one model, print a summary or --json
+  kDescribe,  // --describe with the model flags: counts as JSON, no training
+  kHelp,      // --help / --version: print `text` to stdout, exit 0
+};
+
+struct RunnerCommand {
+  RunnerMode mode = RunnerMode::kHelp;
+  v1::RunnerJob job;    // kMeasure, kDescribe: config and settings from the flags
+  ModelSpec spec;       // kMeasure, kDescribe: the validated config
+  bool json = false;    // kMeasure: print the Measurement as JSON
+  bool framed = false;  // kPlatform: one frame instead of JSON
+  std::string log_level = "info";
+  std::string text;  // kHelp
+};
+
+// Parses argv. Returns InvalidArgument for every usage error (the caller
+// prints it and exits 2); the message names the flag and the allowed values,
+// e.g. "--family: 'cnn' is not a family this runner builds; allowed: fc".
+absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv);
+
+}  // namespace paradnn::runner
+
+#endif  // PARADNN_WORKER_RUNNER_CLI_H_

@@ -1,0 +1,92 @@
+// ModelSpec: a validated, typed view of a v1::ModelConfig for the families
+// this runner builds. Everything downstream (counts, model builders, the
+// timing harness) takes a ModelSpec, never the raw proto map, so that every
+// configuration error is reported once, here, naming the offending field.
+#ifndef PARADNN_WORKER_RUNNER_MODEL_SPEC_H_
+#define PARADNN_WORKER_RUNNER_MODEL_SPEC_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "paradnn/v1/sweep.pb.h"
+
+namespace paradnn::runner {
+
+// Families this runner can build, as accepted by ModelConfig.family and
+// --family.
+inline constexpr const char* kAllowedFamilies = "fc";
+inline constexpr const char* kAllowedPrecisions = "float32|bfloat16|float16|mixed_bf16|mixed_fp16";
+inline constexpr const char* kAllowedOptimizers = "rmsprop|sgd|momentum";
+
+// Largest accepted value of each FC size. The bounds keep every analytic
+// count inside int64 and reject obvious typos; they are far beyond what any
+// device can hold.
+inline constexpr int64_t kMaxFcLayer = 100000;
+inline constexpr int64_t kMaxFcWidth = int64_t{1} << 24;  // node, input, output
+inline constexpr int64_t kMaxFcBatch = int64_t{1} << 24;
+
+enum class Precision {
+  kFloat32,
+  kBFloat16,   // the whole model, data and optimizer state in bfloat16
+  kFloat16,    // the whole model, data and optimizer state in float16
+  kMixedBf16,  // float32 master weights, bfloat16 autocast compute
+  kMixedFp16,  // float32 master weights, float16 autocast compute
+};
+
+enum class OptimizerKind {
+  kRmsProp,   // alpha 0.9, momentum 0.9, eps 1.0, lr 0.1
+  kSgd,       // lr 0.1
+  kMomentum,  // SGD with momentum 0.9, lr 0.1
+};
+
+// FC: input -> [Linear(node) + ReLU] x layer -> Linear(output).
+struct FcShape {
+  int64_t layer = 0;
+  int64_t node = 0;
+  int64_t input = 0;
+  int64_t output = 0;
+  int64_t batch = 0;
+};
+
+struct ModelSpec {
+  std::string family;  // "fc"
+  FcShape fc;
+  Precision precision = Precision::kFloat32;
+  OptimizerKind optimizer = OptimizerKind::kRmsProp;
+};
+
+// How error messages name a field: as the proto path a job carries
+// ("config.params.layer") or as the command-line flag ("--layer").
+enum class FieldStyle { kProto, kFlag };
+
+// Validates `config` and returns its typed form. Empty precision means
+// float32 and empty optimizer means rmsprop. Returns InvalidArgument naming
+// the field and the allowed values for an unknown family, precision or
+// optimizer, a missing, non-positive or too large size, or an unknown
+// hyper-parameter key.
+absl::StatusOr<ModelSpec> ParseModelSpec(const v1::ModelConfig& config, FieldStyle style);
+
+// `config` with the defaults ParseModelSpec applies written out (precision,
+// optimizer), so that a stored result says what was measured.
+v1::ModelConfig NormalizedConfig(const v1::ModelConfig& config);
+
+const char* PrecisionName(Precision precision);
+const char* OptimizerName(OptimizerKind optimizer);
+
+// Bytes per element of the weights (and their gradients and optimizer
+// state) and of the activations for `precision`.
+int WeightElementBytes(Precision precision);
+int ActivationElementBytes(Precision precision);
+
+// Number of per-parameter state tensors the optimizer keeps
+// (RMSProp with momentum: square average + momentum buffer).
+int OptimizerStateTensors(OptimizerKind optimizer);
+
+// One-line description, e.g. "fc layer=4 node=1024 input=2000 output=200
+// batch=256 float32 rmsprop".
+std::string DescribeSpec(const ModelSpec& spec);
+
+}  // namespace paradnn::runner
+
+#endif  // PARADNN_WORKER_RUNNER_MODEL_SPEC_H_

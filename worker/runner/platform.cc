@@ -1,0 +1,340 @@
+#include "worker/runner/platform.h"
+
+#include <dlfcn.h>
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+#include <link.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace paradnn::runner {
+namespace {
+
+std::string ReadFileOrEmpty(const char* path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Splits "key<TAB>: value" lines of /proc/cpuinfo and /proc/meminfo.
+std::pair<absl::string_view, absl::string_view> SplitKeyValue(absl::string_view line) {
+  const size_t colon = line.find(':');
+  if (colon == absl::string_view::npos) return {absl::StripAsciiWhitespace(line), {}};
+  return {absl::StripAsciiWhitespace(line.substr(0, colon)),
+          absl::StripAsciiWhitespace(line.substr(colon + 1))};
+}
+
+std::string RealPath(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (realpath(path.c_str(), resolved) == nullptr) return path;
+  return resolved;
+}
+
+// Paths of every shared object in the process, in load order.
+std::vector<std::string> LoadedLibraries() {
+  std::vector<std::string> paths;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') {
+          static_cast<std::vector<std::string>*>(data)->emplace_back(info->dlpi_name);
+        }
+        return 0;
+      },
+      &paths);
+  return paths;
+}
+
+std::string NameBlasFamily(const std::string& path) {
+  const std::string lower = absl::AsciiStrToLower(path);
+  if (absl::StrContains(lower, "openblas")) return "OpenBLAS";
+  if (absl::StrContains(lower, "blis")) return "BLIS";
+  if (absl::StrContains(lower, "mkl")) return "MKL";
+  if (absl::StrContains(lower, "atlas")) return "ATLAS";
+  if (absl::StrContains(lower, "/blas/") || absl::StrContains(lower, "libblas.so")) {
+    return "reference BLAS";
+  }
+  return "unknown BLAS";
+}
+
+std::string FieldText(const google::protobuf::Message& message,
+                      const google::protobuf::FieldDescriptor* field) {
+  const auto* reflection = message.GetReflection();
+  using FD = google::protobuf::FieldDescriptor;
+  switch (field->cpp_type()) {
+    case FD::CPPTYPE_STRING:
+      return reflection->GetString(message, field);
+    case FD::CPPTYPE_INT32:
+      return absl::StrCat(reflection->GetInt32(message, field));
+    case FD::CPPTYPE_INT64:
+      return absl::StrCat(reflection->GetInt64(message, field));
+    case FD::CPPTYPE_UINT32:
+      return absl::StrCat(reflection->GetUInt32(message, field));
+    case FD::CPPTYPE_UINT64:
+      return absl::StrCat(reflection->GetUInt64(message, field));
+    case FD::CPPTYPE_BOOL:
+      return reflection->GetBool(message, field) ? "true" : "false";
+    case FD::CPPTYPE_DOUBLE:
+      return absl::StrCat(reflection->GetDouble(message, field));
+    case FD::CPPTYPE_FLOAT:
+      return absl::StrCat(reflection->GetFloat(message, field));
+    case FD::CPPTYPE_ENUM:
+      return absl::StrCat(reflection->GetEnumValue(message, field));
+    case FD::CPPTYPE_MESSAGE:
+      return reflection->GetMessage(message, field).ShortDebugString();
+  }
+  return "";
+}
+
+}  // namespace
+
+CpuTopology ParseCpuInfo(absl::string_view cpuinfo) {
+  CpuTopology topo;
+  std::set<std::string> sockets;
+  std::set<std::pair<std::string, std::string>> cores;
+  std::string physical_id;
+  bool have_core_ids = false;
+  for (absl::string_view line : absl::StrSplit(cpuinfo, '\n')) {
+    auto [key, value] = SplitKeyValue(line);
+    if (key == "processor") {
+      ++topo.logical_cpus;
+      physical_id.clear();
+    } else if (key == "model name" && topo.model_name.empty()) {
+      topo.model_name = std::string(value);
+    } else if (key == "physical id") {
+      physical_id = std::string(value);
+      sockets.insert(physical_id);
+    } else if (key == "core id") {
+      have_core_ids = true;
+      cores.emplace(physical_id, std::string(value));
+    } else if (key == "flags" && topo.flags.empty()) {
+      for (absl::string_view flag : absl::StrSplit(value, ' ', absl::SkipEmpty())) {
+        topo.flags.emplace_back(flag);
+      }
+    }
+  }
+  topo.sockets = sockets.empty() ? 1 : static_cast<int>(sockets.size());
+  topo.cores = have_core_ids ? static_cast<int>(cores.size()) : topo.logical_cpus;
+  return topo;
+}
+
+int64_t ParseMemTotalBytes(absl::string_view meminfo) {
+  for (absl::string_view line : absl::StrSplit(meminfo, '\n')) {
+    auto [key, value] = SplitKeyValue(line);
+    if (key != "MemTotal") continue;
+    std::vector<absl::string_view> parts = absl::StrSplit(value, ' ', absl::SkipEmpty());
+    int64_t amount = 0;
+    if (parts.empty() || !absl::SimpleAtoi(parts[0], &amount)) return -1;
+    const bool kib = parts.size() > 1 && absl::AsciiStrToLower(parts[1]) == "kb";
+    return kib ? amount * 1024 : amount;
+  }
+  return -1;
+}
+
+std::string RelevantCpuFlags(const std::vector<std::string>& flags) {
+  const std::set<std::string> present(flags.begin(), flags.end());
+  std::string out;
+  for (const char* flag : kRelevantCpuFlags) {
+    if (present.count(flag) > 0) absl::StrAppend(&out, out.empty() ? "" : " ", flag);
+  }
+  return out;
+}
+
+uint64_t Fnv1a64(absl::string_view data) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : data) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+std::string PlatformFingerprint(const v1::Platform& platform) {
+  const google::protobuf::Descriptor* descriptor = platform.GetDescriptor();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  fields.reserve(static_cast<size_t>(descriptor->field_count()));
+  for (int i = 0; i < descriptor->field_count(); ++i) fields.push_back(descriptor->field(i));
+  std::sort(fields.begin(), fields.end(),
+            [](const auto* a, const auto* b) { return a->number() < b->number(); });
+  std::string canonical;
+  for (const auto* field : fields) {
+    if (field->name() == "hostname" || field->name() == "fingerprint" || field->is_repeated()) {
+      continue;
+    }
+    absl::StrAppend(&canonical, field->name(), "=", FieldText(platform, field), "\n");
+  }
+  return absl::StrFormat("%016x", Fnv1a64(canonical));
+}
+
+LoadedBlas DescribeLoadedBlas() {
+  LoadedBlas blas;
+  if (void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_"); sgemm != nullptr) {
+    Dl_info info{};
+    if (dladdr(sgemm, &info) != 0 && info.dli_fname != nullptr) {
+      blas.path = RealPath(info.dli_fname);
+    }
+  }
+  if (blas.path.empty()) {
+    for (const std::string& lib : LoadedLibraries()) {
+      const std::string base = lib.substr(lib.find_last_of('/') + 1);
+      if (absl::StartsWith(base, "libblas.so") || absl::StartsWith(base, "libopenblas") ||
+          absl::StartsWith(base, "libmkl_rt") || absl::StartsWith(base, "libblis")) {
+        blas.path = RealPath(lib);
+        break;
+      }
+    }
+  }
+  if (blas.path.empty()) {
+    blas.description = "none found (no sgemm_ in the process)";
+    return blas;
+  }
+  const std::string family = NameBlasFamily(blas.path);
+  using ConfigFn = const char* (*)();
+  auto config = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+  if (family == "OpenBLAS" && config != nullptr) {
+    std::string text = absl::StrCat(absl::StripAsciiWhitespace(config()));
+    if (!absl::StartsWith(text, "OpenBLAS")) text = absl::StrCat("OpenBLAS ", text);
+    blas.description = absl::StrCat(text, " (", blas.path, ")");
+  } else {
+    blas.description = absl::StrCat(family, " (", blas.path, ")");
+  }
+  return blas;
+}
+
+int SetBlasThreads(int threads) {
+  using SetFn = void (*)(int);
+  if (auto set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+    set(threads);
+    return GetBlasThreads();
+  }
+  using BlisSetFn = void (*)(long);  // NOLINT(runtime/int): BLIS's dim_t
+  if (auto set = reinterpret_cast<BlisSetFn>(dlsym(RTLD_DEFAULT, "bli_thread_set_num_threads"))) {
+    set(threads);
+    return GetBlasThreads();
+  }
+  return -1;
+}
+
+int GetBlasThreads() {
+  using GetFn = int (*)();
+  if (auto get = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"))) {
+    return get();
+  }
+  using BlisGetFn = long (*)();  // NOLINT(runtime/int)
+  if (auto get = reinterpret_cast<BlisGetFn>(dlsym(RTLD_DEFAULT, "bli_thread_get_num_threads"))) {
+    return static_cast<int>(get());
+  }
+  return -1;
+}
+
+std::string SummarizeParallelBackend(absl::string_view parallel_info, absl::string_view show_config,
+                                     const std::vector<std::pair<std::string, std::string>>& env) {
+  std::string backend, openmp, mkl, dnn, capability;
+  for (absl::string_view raw : absl::StrSplit(parallel_info, '\n')) {
+    const absl::string_view line = absl::StripAsciiWhitespace(raw);
+    if (absl::StartsWith(line, "ATen parallel backend:")) {
+      backend = std::string(absl::StripAsciiWhitespace(line.substr(22)));
+    } else if (absl::StartsWith(line, "OpenMP") && !absl::StrContains(line, "not found")) {
+      openmp = std::string(line);
+    } else if (absl::StrContains(line, "MKL-DNN") || absl::StrContains(line, "oneDNN")) {
+      dnn = std::string(line.substr(0, line.find(" (Git Hash")));
+    } else if (absl::StrContains(line, "Math Kernel Library")) {
+      mkl = std::string(line);
+    }
+  }
+  for (absl::string_view raw : absl::StrSplit(show_config, '\n')) {
+    const absl::string_view line = absl::StripAsciiWhitespace(raw);
+    const size_t at = line.find("CPU capability usage:");
+    if (at != absl::string_view::npos) {
+      capability = std::string(absl::StripAsciiWhitespace(line.substr(at + 21)));
+    }
+  }
+  std::vector<std::string> parts;
+  if (!backend.empty() || !openmp.empty()) {
+    parts.push_back(backend.empty()  ? openmp
+                    : openmp.empty() ? backend
+                                     : absl::StrCat(backend, " [", openmp, "]"));
+  }
+  for (const std::string* part : {&mkl, &dnn}) {
+    if (!part->empty()) parts.push_back(*part);
+  }
+  if (!capability.empty()) parts.push_back(absl::StrCat("CPU capability ", capability));
+  for (const auto& [name, value] : env) parts.push_back(absl::StrCat(name, "=", value));
+  return absl::StrJoin(parts, "; ");
+}
+
+std::vector<std::pair<std::string, std::string>> ParallelEnvironment() {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const char* name : kParallelEnvVars) {
+    if (const char* value = std::getenv(name); value != nullptr) env.emplace_back(name, value);
+  }
+  return env;
+}
+
+std::string CompilerDescription() {
+#if defined(__clang__)
+  return __VERSION__;  // "Clang 14.0.6 ..." or "Debian Clang ..."
+#elif defined(__GNUC__)
+  return absl::StrCat("GCC ", __VERSION__);
+#else
+  return "unknown";
+#endif
+}
+
+double SecondsSinceProcessStart() {
+  // Field 22 of /proc/self/stat is the start time in clock ticks since boot;
+  // the command name (field 2) may contain spaces, so count after its ')'.
+  const std::string stat = ReadFileOrEmpty("/proc/self/stat");
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return -1;
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(absl::string_view(stat).substr(paren + 1), ' ', absl::SkipEmpty());
+  // After ')' the first field is field 3 (state); field 22 is index 19.
+  double start_ticks = 0, uptime = 0;
+  if (fields.size() < 20 || !absl::SimpleAtod(fields[19], &start_ticks)) return -1;
+  const std::string uptime_text = ReadFileOrEmpty("/proc/uptime");
+  std::vector<absl::string_view> parts = absl::StrSplit(uptime_text, ' ', absl::SkipEmpty());
+  if (parts.empty() || !absl::SimpleAtod(parts[0], &uptime)) return -1;
+  const long ticks = sysconf(_SC_CLK_TCK);  // NOLINT(runtime/int)
+  if (ticks <= 0) return -1;
+  return uptime - start_ticks / static_cast<double>(ticks);
+}
+
+int64_t HostMemoryBytes() { return ParseMemTotalBytes(ReadFileOrEmpty("/proc/meminfo")); }
+
+void FillHostPlatform(v1::Platform* platform) {
+  const CpuTopology topo = ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo"));
+  platform->set_device_kind("cpu");
+  platform->set_device_name(topo.model_name.empty() ? "unknown CPU" : topo.model_name);
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0) platform->set_hostname(host);
+  platform->set_sockets(topo.sockets);
+  platform->set_cores(topo.cores);
+  platform->set_logical_cpus(topo.logical_cpus);
+  platform->set_memory_bytes(HostMemoryBytes());
+  struct utsname uts {};
+  if (uname(&uts) == 0) platform->set_os(uts.release);
+  platform->set_blas_backend(DescribeLoadedBlas().description);
+  platform->set_compiler(CompilerDescription());
+  platform->set_cpu_flags(RelevantCpuFlags(topo.flags));
+}
+
+}  // namespace paradnn::runner

@@ -1,0 +1,104 @@
+// The host facts that go into v1::Platform and its fingerprint, and control
+// of the BLAS library LibTorch calls for float32 matmuls. Torch-free; the
+// LibTorch facts (version, thread defaults, parallel backend) are added by
+// CollectPlatform() in platform_torch.h.
+#ifndef PARADNN_WORKER_RUNNER_PLATFORM_H_
+#define PARADNN_WORKER_RUNNER_PLATFORM_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "paradnn/v1/metrics.pb.h"
+
+namespace paradnn::runner {
+
+// ISA features that matter to deep-learning kernels, in the order
+// Platform.cpu_flags lists them.
+inline constexpr const char* kRelevantCpuFlags[] = {"fma",         "avx2",        "avx512f",
+                                                    "avx512_vnni", "avx512_bf16", "avx512_fp16",
+                                                    "amx_tile",    "amx_bf16",    "amx_int8"};
+
+struct CpuTopology {
+  std::string model_name;          // first "model name"
+  int sockets = 0;                 // distinct "physical id" (1 if none)
+  int cores = 0;                   // distinct (physical id, core id); else logical
+  int logical_cpus = 0;            // "processor" entries
+  std::vector<std::string> flags;  // "flags" of the first processor
+};
+
+// Parses /proc/cpuinfo text (x86 layout).
+CpuTopology ParseCpuInfo(absl::string_view cpuinfo);
+
+// MemTotal of /proc/meminfo text in bytes; -1 if absent.
+int64_t ParseMemTotalBytes(absl::string_view meminfo);
+
+// The kRelevantCpuFlags present in `flags`, space-separated.
+std::string RelevantCpuFlags(const std::vector<std::string>& flags);
+
+// 64-bit FNV-1a of `data`.
+uint64_t Fnv1a64(absl::string_view data);
+
+// Hex FNV-1a over "name=value\n" for every Platform field except hostname and
+// fingerprint, in field-number order: stable across protobuf versions and
+// independent of serialization order.
+std::string PlatformFingerprint(const v1::Platform& platform);
+
+// The BLAS that float32 matmuls go to: the library that provides `sgemm_`
+// in the process's global symbol scope (what LibTorch's own sgemm_ call
+// binds to), resolved through symlinks and alternatives.
+struct LoadedBlas {
+  std::string path;         // realpath of the providing library; "" if none
+  std::string description;  // e.g. "OpenBLAS 0.3.21 ... (/usr/lib/.../libblas.so.3)"
+};
+
+// Describes the loaded BLAS. Call after LibTorch is loaded (any process
+// linking it); OpenBLAS reports its build via openblas_get_config.
+LoadedBlas DescribeLoadedBlas();
+
+// Sets the BLAS library's own thread pool size (OpenBLAS and BLIS keep one
+// apart from LibTorch's OpenMP threads). Returns the thread count in effect
+// afterwards, or -1 when the loaded BLAS offers no such control.
+int SetBlasThreads(int threads);
+
+// The BLAS thread pool size, or -1 when unknown.
+int GetBlasThreads();
+
+// Environment variables that change how LibTorch's OpenMP and oneDNN
+// threads behave; the ones set are part of Platform.parallel_backend.
+inline constexpr const char* kParallelEnvVars[] = {
+    "OMP_WAIT_POLICY", "GOMP_SPINCOUNT",      "OMP_PROC_BIND",      "OMP_PLACES",
+    "KMP_BLOCKTIME",   "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"};
+
+// Platform.parallel_backend from the text of at::get_parallel_info() and
+// at::show_config() and the kParallelEnvVars that are set (`env`, name and
+// value), e.g. "OpenMP [OpenMP 201511 (a.k.a. OpenMP 4.5)]; Intel(R) MKL-DNN
+// v2.6.3; CPU capability AVX2; GOMP_SPINCOUNT=3000". Thread counts are left
+// out: they are in default_intra_op_threads and in each Measurement.
+std::string SummarizeParallelBackend(absl::string_view parallel_info, absl::string_view show_config,
+                                     const std::vector<std::pair<std::string, std::string>>& env);
+
+// The kParallelEnvVars set in this process's environment.
+std::vector<std::pair<std::string, std::string>> ParallelEnvironment();
+
+// Compiler of this binary, e.g. "GCC 12.2.0".
+std::string CompilerDescription();
+
+// Fills the host fields of `platform`: device_kind "cpu", device_name,
+// hostname, sockets, cores, logical_cpus, memory_bytes, os, blas_backend,
+// compiler, cpu_flags. Leaves the LibTorch fields and the fingerprint.
+void FillHostPlatform(v1::Platform* platform);
+
+// Seconds since this process started (exec-preserving, so a re-exec does not
+// reset it), from /proc/self/stat and /proc/uptime at clock-tick resolution
+// (usually 10 ms); -1 if unavailable.
+double SecondsSinceProcessStart();
+
+// MemTotal of this host in bytes; -1 if /proc/meminfo is unreadable.
+int64_t HostMemoryBytes();
+
+}  // namespace paradnn::runner
+
+#endif  // PARADNN_WORKER_RUNNER_PLATFORM_H_

@@ -1,0 +1,32 @@
+#include "worker/runner/platform_torch.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/Version.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include "worker/runner/platform.h"
+
+namespace paradnn::runner {
+
+v1::Platform CollectPlatform() {
+  v1::Platform platform;
+  // Before anything else touches the thread count.
+  platform.set_default_intra_op_threads(at::get_num_threads());
+  {
+    // LibTorch sends float32 matmuls to sgemm_; make sure the BLAS has been
+    // entered (and has set up its thread pool) before describing it.
+    torch::NoGradGuard no_grad;
+    torch::Tensor a = torch::ones({8, 8}, torch::kFloat32);
+    torch::Tensor product = torch::mm(a, a);
+    (void)product.sum().item<float>();
+  }
+  FillHostPlatform(&platform);
+  platform.set_libtorch_version(TORCH_VERSION);
+  platform.set_parallel_backend(
+      SummarizeParallelBackend(at::get_parallel_info(), at::show_config(), ParallelEnvironment()));
+  platform.set_fingerprint(PlatformFingerprint(platform));
+  return platform;
+}
+
+}  // namespace paradnn::runner

@@ -1,0 +1,117 @@
+#include "worker/runner/report.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace paradnn::runner {
+namespace {
+
+std::string ConfigLine(const v1::ModelConfig& config) {
+  std::string line = config.family();
+  // params is a map: print the FC sizes in their natural order first.
+  for (const char* key : {"layer", "node", "input", "output", "batch"}) {
+    auto it = config.params().find(key);
+    if (it != config.params().end()) absl::StrAppend(&line, " ", key, "=", it->second);
+  }
+  absl::StrAppend(&line, " ", config.precision(), " ", config.optimizer());
+  return line;
+}
+
+std::string Bytes(double bytes) {
+  if (bytes >= 1024.0 * 1024 * 1024)
+    return absl::StrFormat("%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  return absl::StrFormat("%.1f MiB", bytes / (1024.0 * 1024));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string out;
+  auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
+  if (!status.ok()) return absl::InternalError(std::string(status.message()));
+  return out;
+}
+
+std::string DescribeJson(const v1::ModelConfig& config, const WorkCounts& work) {
+  const v1::ModelCounts& c = work.counts;
+  const WorkBreakdown& b = work.breakdown;
+  nlohmann::ordered_json params = nlohmann::ordered_json::object();
+  for (const char* key : {"layer", "node", "input", "output", "batch"}) {
+    auto it = config.params().find(key);
+    if (it != config.params().end()) params[key] = it->second;
+  }
+  nlohmann::ordered_json j;
+  j["config"] = {{"family", config.family()},
+                 {"params", params},
+                 {"precision", config.precision()},
+                 {"optimizer", config.optimizer()}};
+  j["params"] = c.params();
+  j["macs_per_example"] = c.macs_per_example();
+  j["model_flops"] = c.model_flops();
+  j["executed_flops"] = c.executed_flops();
+  j["other_flops"] = c.other_flops();
+  j["bytes_per_step"] = c.bytes_per_step();
+  j["activation_bytes"] = c.activation_bytes();
+  j["peak_memory_estimate_bytes"] = c.peak_memory_estimate_bytes();
+  j["bytes_method"] = kBytesMethod;
+  j["arithmetic_intensity"] = {
+      {"model_flops_per_byte", c.bytes_per_step() > 0 ? c.model_flops() / c.bytes_per_step() : 0},
+      {"executed_flops_per_byte",
+       c.bytes_per_step() > 0 ? c.executed_flops() / c.bytes_per_step() : 0}};
+  j["bytes_breakdown"] = {{"weights", b.weight_bytes},
+                          {"weight_gradients", b.gradient_bytes},
+                          {"optimizer", b.optimizer_bytes},
+                          {"activations_forward", b.activation_fwd_bytes},
+                          {"activations_backward", b.activation_bwd_bytes}};
+  j["other_flops_breakdown"] = {
+      {"bias_relu", b.bias_relu_flops}, {"loss", b.loss_flops}, {"optimizer", b.optimizer_flops}};
+  return j.dump(2) + "\n";
+}
+
+std::string FormatSummary(const v1::Measurement& m) {
+  std::string out = absl::StrCat(ConfigLine(m.config()), "\n");
+  const v1::ModelCounts& c = m.counts();
+  const v1::StepStats& s = m.stats();
+  auto row = [&out](const char* label, const std::string& value) {
+    absl::StrAppend(&out, absl::StrFormat("  %-15s %s\n", label, value));
+  };
+  row("outcome", v1::Outcome_Name(m.outcome()));
+  if (m.outcome() != v1::OK) {
+    row("error", m.error());
+    row("params", absl::StrCat(c.params()));
+    row("memory est.", Bytes(c.peak_memory_estimate_bytes()));
+    return out;
+  }
+  row("params", absl::StrFormat("%d (%.3f GFLOP model, %.3f GFLOP executed per step)", c.params(),
+                                c.model_flops() / 1e9, c.executed_flops() / 1e9));
+  row("throughput", absl::StrFormat("%.1f examples/s", m.examples_per_sec()));
+  row("step time",
+      absl::StrFormat("median %.3f ms, mean %.3f ms ± %.2f %% (95 %% CI), CV %.2f %%",
+                      s.median_s() * 1e3, s.mean_s() * 1e3, s.ci95_rel() * 100, s.cv() * 100));
+  row("", absl::StrFormat("p10 %.3f ms, p90 %.3f ms, min %.3f ms, max %.3f ms", s.p10_s() * 1e3,
+                          s.p90_s() * 1e3, s.min_s() * 1e3, s.max_s() * 1e3));
+  row("GFLOP/s", absl::StrFormat("%.1f model (6 x MACs), %.1f executed",
+                                 m.model_flops_per_sec() / 1e9, m.executed_flops_per_sec() / 1e9));
+  row("steps", absl::StrFormat("%d timed after %d warm-up; stopped by %s", s.steps(),
+                               s.warmup_steps(), s.stop_reason()));
+  row("threads",
+      absl::StrFormat("intra-op %d, inter-op %d", m.intra_op_threads(), m.inter_op_threads()));
+  row("memory",
+      absl::StrFormat("peak RSS %s (estimate %s)", Bytes(static_cast<double>(m.peak_rss_bytes())),
+                      Bytes(c.peak_memory_estimate_bytes())));
+  row("wall time", absl::StrFormat("build %.3f s, warm-up %.3f s, timed %.3f s", m.build_seconds(),
+                                   m.warmup_seconds(), m.timed_seconds()));
+  row("loss", absl::StrFormat("%.4f -> %.4f", m.first_loss(), m.last_loss()));
+  return out;
+}
+
+}  // namespace paradnn::runner

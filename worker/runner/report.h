@@ -1,0 +1,30 @@
+// Human and JSON renderings of runner output. Torch-free.
+#ifndef PARADNN_WORKER_RUNNER_REPORT_H_
+#define PARADNN_WORKER_RUNNER_REPORT_H_
+
+#include <google/protobuf/message.h>
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "paradnn/v1/metrics.pb.h"
+#include "worker/runner/model_counts.h"
+
+namespace paradnn::runner {
+
+// Proto JSON with every field printed (zeros included) and proto field names
+// (snake_case), indented. int64 fields are strings, as proto3 JSON defines.
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message);
+
+// --describe: the config, every ModelCounts field (as JSON numbers), the
+// derived arithmetic intensities and the byte/FLOP breakdown, indented.
+std::string DescribeJson(const v1::ModelConfig& config, const WorkCounts& work);
+
+// The readable multi-line summary of a standalone measurement: config,
+// params, examples/s, median step ± CI, p10/p90, GFLOP/s (model, executed),
+// steps, stop reason, threads, peak RSS; or the outcome and error.
+std::string FormatSummary(const v1::Measurement& measurement);
+
+}  // namespace paradnn::runner
+
+#endif  // PARADNN_WORKER_RUNNER_REPORT_H_

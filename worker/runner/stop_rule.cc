@@ -1,0 +1,71 @@
+#include "worker/runner/stop_rule.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "worker/runner/step_stats.h"
+
+namespace paradnn::runner {
+
+WarmupRule::WarmupRule(int warmup_steps, double max_seconds)
+    : warmup_steps_(std::max(1, warmup_steps)),
+      max_steps_(3 * std::max(1, warmup_steps) + kExtraSteps),
+      max_seconds_(max_seconds) {}
+
+bool WarmupRule::Add(double step_seconds) {
+  seconds_.push_back(step_seconds);
+  elapsed_ += step_seconds;
+  const int n = steps();
+  if (n < warmup_steps_) return false;
+  if (n >= max_steps_) return true;
+  if (max_seconds_ > 0 && elapsed_ >= max_seconds_) return true;
+  std::vector<double> sorted = seconds_;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = QuantileSorted(sorted, 0.5);
+  return step_seconds <= kSettleRatio * median;
+}
+
+const char* StopReasonName(StopReason reason) {
+  switch (reason) {
+    case StopReason::kNone:
+      return "";
+    case StopReason::kCi:
+      return "ci";
+    case StopReason::kMaxSeconds:
+      return "max_seconds";
+    case StopReason::kMaxSteps:
+      return "max_steps";
+  }
+  return "";
+}
+
+TimingStopRule::TimingStopRule(double ci, double max_seconds, int min_steps, int max_steps)
+    : ci_(ci),
+      max_seconds_(max_seconds),
+      min_steps_(std::max(2, min_steps)),
+      max_steps_(std::max(2, max_steps)) {}
+
+double TimingStopRule::ci_rel() const {
+  if (n_ < 2 || mean_ <= 0) return 0;
+  const double stddev = std::sqrt(m2_ / (n_ - 1));
+  return Ci95HalfWidth(stddev, n_) / mean_;
+}
+
+bool TimingStopRule::Add(double step_seconds) {
+  if (reason_ != StopReason::kNone) return true;
+  ++n_;
+  elapsed_ += step_seconds;
+  const double delta = step_seconds - mean_;
+  mean_ += delta / n_;
+  m2_ += delta * (step_seconds - mean_);
+  if (n_ >= min_steps_ && ci_rel() <= ci_) {
+    reason_ = StopReason::kCi;
+  } else if (n_ >= 2 && elapsed_ >= max_seconds_) {
+    reason_ = StopReason::kMaxSeconds;
+  } else if (n_ >= max_steps_) {
+    reason_ = StopReason::kMaxSteps;
+  }
+  return reason_ != StopReason::kNone;
+}
+
+}  // namespace paradnn::runner

@@ -1,0 +1,86 @@
+// When warm-up ends and when timing stops. Torch-free and clock-free: both
+// rules are fed step durations, so tests drive them with synthetic streams.
+#ifndef PARADNN_WORKER_RUNNER_STOP_RULE_H_
+#define PARADNN_WORKER_RUNNER_STOP_RULE_H_
+
+#include <string>
+#include <vector>
+
+namespace paradnn::runner {
+
+// Warm-up: at least `warmup_steps` steps; after those, warm-up continues while
+// the last step is slower than kSettleRatio x the median of all warm-up steps
+// so far (caches, allocator pools and oneDNN primitives still settling), up
+// to max_steps() = 3 * warmup_steps + kExtraSteps steps, and never past
+// `max_seconds` of warm-up once the required steps are done.
+class WarmupRule {
+ public:
+  static constexpr double kSettleRatio = 1.5;
+  static constexpr int kExtraSteps = 3;
+
+  WarmupRule(int warmup_steps, double max_seconds);
+
+  // Records one warm-up step; returns true when warm-up is over (the step
+  // just recorded is the last warm-up step).
+  bool Add(double step_seconds);
+
+  int steps() const { return static_cast<int>(seconds_.size()); }
+  int max_steps() const { return max_steps_; }
+  double elapsed_seconds() const { return elapsed_; }
+
+ private:
+  int warmup_steps_;
+  int max_steps_;
+  double max_seconds_;
+  double elapsed_ = 0;
+  std::vector<double> seconds_;
+};
+
+// Why timing stopped.
+enum class StopReason {
+  kNone,        // still running
+  kCi,          // 95 % CI half-width / mean <= target after min_steps
+  kMaxSeconds,  // the timed steps used the time budget
+  kMaxSteps,    // max_steps timed steps
+};
+
+// "ci", "max_seconds", "max_steps" ("" for kNone), as StepStats.stop_reason.
+const char* StopReasonName(StopReason reason);
+
+// Timing stops at the first step after which
+//   1. steps >= max(min_steps, 2) and ci95_half_width / mean <= ci  -> "ci";
+//   2. steps >= 2 and the sum of timed step seconds >= max_seconds -> "max_seconds";
+//   3. steps >= max_steps                                           -> "max_steps".
+// Checked in that order, so a step that meets several bounds reports the
+// first. Two timed steps are always taken: a single sample has no spread.
+// Mean and variance are kept incrementally (Welford), so each Add is O(1).
+class TimingStopRule {
+ public:
+  // Arguments as in effective RunSettings (defaults applied, validated).
+  TimingStopRule(double ci, double max_seconds, int min_steps, int max_steps);
+
+  // Records one timed step; returns true when timing should stop.
+  bool Add(double step_seconds);
+
+  StopReason reason() const { return reason_; }
+  int steps() const { return n_; }
+  double elapsed_seconds() const { return elapsed_; }
+  double mean() const { return mean_; }
+  // Relative half-width of the 95 % CI of the mean so far (0 below 2 steps).
+  double ci_rel() const;
+
+ private:
+  double ci_;
+  double max_seconds_;
+  int min_steps_;
+  int max_steps_;
+  int n_ = 0;
+  double mean_ = 0;
+  double m2_ = 0;
+  double elapsed_ = 0;
+  StopReason reason_ = StopReason::kNone;
+};
+
+}  // namespace paradnn::runner
+
+#endif  // PARADNN_WORKER_RUNNER_STOP_RULE_H_

@@ -1,0 +1,207 @@
+#include "worker/runner/trainer.h"
+
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <sys/resource.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <chrono>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/run_settings.h"
+#include "worker/runner/fc_model.h"
+#include "worker/runner/model_counts.h"
+#include "worker/runner/model_spec.h"
+#include "worker/runner/outcome.h"
+#include "worker/runner/platform.h"
+#include "worker/runner/step_stats.h"
+#include "worker/runner/stop_rule.h"
+
+namespace paradnn::runner {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Long LibTorch messages (dispatcher dumps) are cut to keep results small.
+constexpr size_t kMaxErrorChars = 4000;
+
+double SecondsSince(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+int64_t PeakRssBytes() {
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+void Log(JobObserver* observer, const std::string& line) {
+  if (observer != nullptr) observer->OnLog(line);
+}
+
+v1::Measurement& Fail(v1::Measurement& m, v1::Outcome outcome, std::string error) {
+  if (error.size() > kMaxErrorChars) error = error.substr(0, kMaxErrorChars) + " [...]";
+  m.set_outcome(outcome);
+  m.set_error(std::move(error));
+  m.set_peak_rss_bytes(PeakRssBytes());
+  return m;
+}
+
+// Sets LibTorch's and the BLAS library's thread pools and records what is in
+// effect.
+void ApplyThreads(const v1::RunSettings& settings, v1::Measurement* m, JobObserver* observer) {
+  at::set_num_threads(settings.intra_op_threads());
+  std::string interop_note;
+  try {
+    at::set_num_interop_threads(settings.inter_op_threads());
+  } catch (const c10::Error&) {
+    // Settable once per process; a second job in one process keeps the first.
+    interop_note = " (already fixed in this process)";
+  }
+  const int blas = SetBlasThreads(settings.intra_op_threads());
+  m->set_intra_op_threads(at::get_num_threads());
+  m->set_inter_op_threads(at::get_num_interop_threads());
+  Log(observer, absl::StrCat("threads: intra-op ", m->intra_op_threads(), " (requested ",
+                             settings.intra_op_threads(), "), inter-op ", m->inter_op_threads(),
+                             " (requested ", settings.inter_op_threads(), ")", interop_note,
+                             ", BLAS pool ", blas < 0 ? std::string("n/a") : absl::StrCat(blas)));
+}
+
+// An error LibTorch raised for a configuration it has no kernel for, with the
+// configuration named so the result reads on its own.
+std::string UnsupportedMessage(const ModelSpec& spec, const std::string& torch_message) {
+  return absl::StrCat("precision ", PrecisionName(spec.precision),
+                      " is not supported on cpu by LibTorch ", TORCH_VERSION, ": ",
+                      FirstErrorLine(torch_message));
+}
+
+void StreamStep(JobObserver* observer, bool stream, int step, double seconds, bool warmup,
+                double loss) {
+  if (!stream || observer == nullptr) return;
+  v1::StepMetric metric;
+  metric.set_step(step);
+  metric.set_seconds(seconds);
+  metric.set_warmup(warmup);
+  metric.set_loss(loss);
+  observer->OnStep(metric);
+}
+
+// Warm-up and timed steps; fills the timing fields of `m`. Throws what the
+// model throws.
+void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool stream,
+                  JobObserver* observer, v1::Measurement* m) {
+  const auto build_start = SteadyClock::now();
+  auto trainer = std::make_unique<FcTrainer>(spec, settings.seed());
+  m->set_build_seconds(SecondsSince(build_start));
+
+  if (const double startup = SecondsSinceProcessStart(); startup >= 0) {
+    Log(observer, absl::StrFormat("startup: %.2f s from process start to the first step", startup));
+  }
+  int step = 0;
+  WarmupRule warmup(settings.warmup_steps(), settings.max_seconds());
+  const auto warmup_start = SteadyClock::now();
+  for (bool done = false; !done;) {
+    const auto t0 = SteadyClock::now();
+    torch::Tensor loss = trainer->Step();
+    const double seconds = SecondsSince(t0);
+    const double loss_value = loss.item<double>();
+    if (step == 0) m->set_first_loss(loss_value);
+    StreamStep(observer, stream, ++step, seconds, /*warmup=*/true, loss_value);
+    done = warmup.Add(seconds);
+  }
+  m->set_warmup_seconds(SecondsSince(warmup_start));
+  Log(observer,
+      absl::StrFormat("warm-up: %d steps in %.3f s", warmup.steps(), m->warmup_seconds()));
+
+  TimingStopRule rule(settings.ci(), settings.max_seconds(), settings.min_steps(),
+                      settings.max_steps());
+  std::vector<double> seconds_per_step;
+  const auto timed_start = SteadyClock::now();
+  for (bool done = false; !done;) {
+    const auto t0 = SteadyClock::now();
+    torch::Tensor loss = trainer->Step();
+    const double seconds = SecondsSince(t0);
+    const double loss_value = loss.item<double>();
+    seconds_per_step.push_back(seconds);
+    m->set_last_loss(loss_value);
+    StreamStep(observer, stream, ++step, seconds, /*warmup=*/false, loss_value);
+    done = rule.Add(seconds);
+  }
+  m->set_timed_seconds(SecondsSince(timed_start));
+
+  v1::StepStats stats = ComputeStepStats(seconds_per_step);
+  stats.set_warmup_steps(warmup.steps());
+  stats.set_stop_reason(StopReasonName(rule.reason()));
+  *m->mutable_stats() = stats;
+  for (double s : seconds_per_step) m->add_step_seconds(s);
+  const double median = stats.median_s();
+  if (median > 0) {
+    m->set_examples_per_sec(static_cast<double>(spec.fc.batch) / median);
+    m->set_model_flops_per_sec(m->counts().model_flops() / median);
+    m->set_executed_flops_per_sec(m->counts().executed_flops() / median);
+  }
+}
+
+}  // namespace
+
+v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
+  v1::Measurement m;
+  m.set_device("cpu");
+  *m.mutable_config() = NormalizedConfig(job.config());
+
+  if (absl::Status valid = common::ValidateRunSettings(job.settings()); !valid.ok()) {
+    return Fail(m, v1::ERROR, std::string(valid.message()));
+  }
+  const v1::RunSettings settings = common::WithRunDefaults(job.settings());
+  try {
+    ApplyThreads(settings, &m, observer);
+  } catch (const std::exception& e) {
+    return Fail(m, v1::ERROR, absl::StrCat("setting thread counts: ", FirstErrorLine(e.what())));
+  }
+
+  auto spec = ParseModelSpec(job.config(), FieldStyle::kProto);
+  if (!spec.ok()) return Fail(m, v1::ERROR, std::string(spec.status().message()));
+  *m.mutable_counts() = CountModel(*spec);
+
+  if (!job.device().empty() && job.device() != "cpu") {
+    return Fail(
+        m, v1::UNSUPPORTED,
+        absl::StrCat("device '", job.device(), "': this runner measures on cpu only (LibTorch ",
+                     TORCH_VERSION, " built without an accelerator backend)"));
+  }
+  const int64_t host_memory = HostMemoryBytes();
+  if (host_memory > 0 &&
+      m.counts().peak_memory_estimate_bytes() > static_cast<double>(host_memory)) {
+    return Fail(m, v1::PREDICTED_OOM,
+                absl::StrFormat("memory estimate %.2f GiB exceeds host memory %.2f GiB",
+                                m.counts().peak_memory_estimate_bytes() / (1 << 30),
+                                static_cast<double>(host_memory) / (1 << 30)));
+  }
+
+  try {
+    TrainAndTime(*spec, settings, job.stream_steps(), observer, &m);
+  } catch (const c10::Error& e) {
+    const std::string message = e.what_without_backtrace();
+    const v1::Outcome outcome = ClassifyModelError(message);
+    return Fail(m, outcome,
+                outcome == v1::UNSUPPORTED ? UnsupportedMessage(*spec, message) : message);
+  } catch (const std::bad_alloc& e) {
+    return Fail(m, v1::OOM, absl::StrCat("std::bad_alloc: ", e.what()));
+  } catch (const std::exception& e) {
+    const std::string message = e.what();
+    const v1::Outcome outcome = ClassifyModelError(message);
+    return Fail(m, outcome,
+                outcome == v1::UNSUPPORTED ? UnsupportedMessage(*spec, message) : message);
+  }
+  m.set_outcome(v1::OK);
+  m.set_peak_rss_bytes(PeakRssBytes());
+  return m;
+}
+
+}  // namespace paradnn::runner
