@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/cluster.h"
 #include "tests/integration/test_processes.h"
 
 namespace paradnn::testing {
@@ -21,18 +22,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-int64_t QueryInt(const std::string& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  int64_t value = -1;
-  if (sqlite3_step(stmt) == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return value;
-}
 
 // Splits one CSV record (RFC 4180 quoting).
 std::vector<std::string> SplitCsvLine(const std::string& line) {
@@ -59,67 +48,6 @@ std::vector<std::string> SplitCsvLine(const std::string& line) {
   }
   return fields;
 }
-
-class Cluster {
- public:
-  explicit Cluster(const TempDir& dir) : dir_(dir), db_path_(dir.File("sweeps.db")) {}
-
-  void StartCoordinator() {
-    std::remove(dir_.File("addr").c_str());
-    coordinator_.Start({BinDir() + "/paradnn-coordinator", "--listen", "127.0.0.1:0", "--db", db_path_,
-                        "--address-file", dir_.File("addr"), "--heartbeat-ms", "500",
-                        "--lease-timeout-ms", "5000", "--log-level", "debug"},
-                       dir_.File("coordinator.log"));
-    ASSERT_TRUE(WaitFor([&] { return !ReadFile(dir_.File("addr")).empty(); }, seconds(20)))
-        << ReadFile(coordinator_.log_path());
-    address_ = ReadFile(dir_.File("addr"));
-    while (!address_.empty() && (address_.back() == '\n' || address_.back() == ' ')) address_.pop_back();
-  }
-
-  void StartWorker(const std::string& id) {
-    workers_.push_back(std::make_unique<ChildProcess>());
-    workers_.back()->Start({BinDir() + "/paradnn-worker", "--coordinator", address_, "--worker-id", id,
-                            "--device", "cpu", "--log-level", "debug"},
-                           dir_.File(id + ".log"));
-  }
-
-  CommandResult Cli(std::vector<std::string> args, seconds timeout = seconds(60)) {
-    std::vector<std::string> argv = {BinDir() + "/paradnn", "--coordinator", address_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunCommand(argv, timeout);
-  }
-
-  // SIGTERM everything and expect clean exits.
-  void Stop() {
-    for (auto& worker : workers_) worker->Signal(SIGTERM);
-    for (auto& worker : workers_) {
-      std::optional<int> status = worker->Wait(seconds(40));
-      ASSERT_TRUE(status.has_value()) << "worker did not stop: " << ReadFile(worker->log_path());
-      EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(worker->log_path());
-    }
-    workers_.clear();
-    coordinator_.Signal(SIGTERM);
-    std::optional<int> status = coordinator_.Wait(seconds(20));
-    ASSERT_TRUE(status.has_value()) << "coordinator did not stop";
-    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(coordinator_.log_path());
-  }
-
-  std::string Logs() {
-    std::string all = "--- coordinator\n" + ReadFile(coordinator_.log_path());
-    for (auto& worker : workers_) all += "--- worker\n" + ReadFile(worker->log_path());
-    return all;
-  }
-
-  const std::string& db_path() const { return db_path_; }
-  const std::string& address() const { return address_; }
-
- private:
-  const TempDir& dir_;
-  std::string db_path_;
-  std::string address_;
-  ChildProcess coordinator_;
-  std::vector<std::unique_ptr<ChildProcess>> workers_;
-};
 
 TEST(EndToEndTest, QuickSweepOnTwoWorkersStoresOneResultPerJob) {
   TempDir dir;

@@ -12,7 +12,8 @@
 // OOM killer), silent_exit (exit 0 without a result), ok_then_hang (an OK
 // result, then sleep forever), log_ok (a log event and stderr lines, then
 // as ok), steps_then_hang (3 steps, then sleep forever).
-// With FAKE_RUNNER_PLATFORM=hang in the environment, --platform hangs.
+// With FAKE_RUNNER_PLATFORM=hang in the environment, --platform hangs;
+// FAKE_RUNNER_DELAY_MS=N makes "ok" take N ms.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -96,6 +97,10 @@ int main(int argc, char** argv) {
   const std::string behavior = it == job.config().options().end() ? "ok" : it->second;
 
   if (behavior == "ok") {
+    // Fault tests make every job take a while so that kills land mid-job.
+    if (const char* delay = std::getenv("FAKE_RUNNER_DELAY_MS"); delay != nullptr) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(delay)));
+    }
     EmitOk(job);
   } else if (behavior == "slow_ok") {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));

@@ -1,0 +1,89 @@
+#include "tests/integration/cluster.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+namespace paradnn::testing {
+
+using std::chrono::seconds;
+
+int64_t QueryInt(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  int64_t value = -1;
+  if (sqlite3_step(stmt) == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
+}
+
+void Cluster::StartCoordinator() {
+  std::remove(dir_.File("addr").c_str());
+  // A restarted coordinator keeps the port, so workers find it again.
+  const std::string listen = address_.empty() ? "127.0.0.1:0" : address_;
+  coordinator_ = std::make_unique<ChildProcess>();
+  coordinator_->Start({BinDir() + "/paradnn-coordinator", "--listen", listen, "--db", db_path_,
+                       "--address-file", dir_.File("addr"), "--heartbeat-ms", "500",
+                       "--lease-timeout-ms", "5000", "--log-level", "debug"},
+                      dir_.File("coordinator-" + std::to_string(coordinator_starts_++) + ".log"));
+  ASSERT_TRUE(WaitFor([&] { return !ReadFile(dir_.File("addr")).empty(); }, seconds(20)))
+      << ReadFile(coordinator_->log_path());
+  address_ = ReadFile(dir_.File("addr"));
+  while (!address_.empty() && (address_.back() == '\n' || address_.back() == ' ')) address_.pop_back();
+}
+
+void Cluster::KillCoordinator() {
+  coordinator_->Signal(SIGKILL);
+  ASSERT_TRUE(coordinator_->Wait(seconds(10)).has_value());
+}
+
+void Cluster::StartWorker(const std::string& id, const std::vector<std::string>& extra) {
+  workers_.push_back(std::make_unique<ChildProcess>());
+  std::vector<std::string> argv = {BinDir() + "/paradnn-worker", "--coordinator", address_,
+                                   "--worker-id", id, "--device", "cpu", "--log-level", "debug",
+                                   "--max-backoff-ms", "500"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  workers_.back()->Start(argv, dir_.File(id + "-" + std::to_string(workers_.size()) + ".log"));
+}
+
+void Cluster::KillWorker(size_t index) {
+  workers_.at(index)->Signal(SIGKILL);
+  ASSERT_TRUE(workers_.at(index)->Wait(seconds(10)).has_value());
+}
+
+CommandResult Cluster::Cli(std::vector<std::string> args, seconds timeout) {
+  std::vector<std::string> argv = {BinDir() + "/paradnn", "--coordinator", address_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv, timeout);
+}
+
+void Cluster::Stop() {
+  for (auto& worker : workers_) {
+    if (worker->running()) worker->Signal(SIGTERM);
+  }
+  for (auto& worker : workers_) {
+    std::optional<int> status = worker->Wait(seconds(40));
+    ASSERT_TRUE(status.has_value()) << "worker did not stop: " << ReadFile(worker->log_path());
+    if (WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL) continue;  // killed by the test
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(worker->log_path());
+  }
+  workers_.clear();
+  coordinator_->Signal(SIGTERM);
+  std::optional<int> status = coordinator_->Wait(seconds(20));
+  ASSERT_TRUE(status.has_value()) << "coordinator did not stop";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(coordinator_->log_path());
+}
+
+std::string Cluster::Logs() {
+  std::string all = "--- coordinator\n" + ReadFile(coordinator_->log_path());
+  for (auto& worker : workers_) all += "--- worker\n" + ReadFile(worker->log_path());
+  return all;
+}
+
+}  // namespace paradnn::testing

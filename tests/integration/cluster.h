@@ -1,0 +1,51 @@
+// A coordinator and workers as real processes on loopback, for integration
+// and fault tests, plus a read-only look into the SQLite file they write.
+#ifndef PARADNN_TESTS_INTEGRATION_CLUSTER_H_
+#define PARADNN_TESTS_INTEGRATION_CLUSTER_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/integration/test_processes.h"
+
+namespace paradnn::testing {
+
+// Runs one integer-valued query against the database file (read-only).
+int64_t QueryInt(const std::string& db_path, const std::string& sql);
+
+class Cluster {
+ public:
+  explicit Cluster(const TempDir& dir) : dir_(dir), db_path_(dir.File("sweeps.db")) {}
+
+  // Starts paradnn-coordinator on 127.0.0.1:0 and waits for its address.
+  void StartCoordinator();
+  // SIGKILLs the coordinator (no clean shutdown).
+  void KillCoordinator();
+  // Starts a paradnn-worker with `id`; extra flags are appended.
+  void StartWorker(const std::string& id, const std::vector<std::string>& extra = {});
+  // SIGKILLs worker `index` (in start order).
+  void KillWorker(size_t index);
+  // Runs the CLI against this coordinator.
+  CommandResult Cli(std::vector<std::string> args,
+                    std::chrono::seconds timeout = std::chrono::seconds(60));
+  // SIGTERMs the workers, then the coordinator, expecting clean exits.
+  void Stop();
+  std::string Logs();
+
+  const std::string& db_path() const { return db_path_; }
+  const std::string& address() const { return address_; }
+
+ private:
+  const TempDir& dir_;
+  std::string db_path_;
+  std::string address_;
+  int coordinator_starts_ = 0;
+  std::unique_ptr<ChildProcess> coordinator_;
+  std::vector<std::unique_ptr<ChildProcess>> workers_;
+};
+
+}  // namespace paradnn::testing
+
+#endif  // PARADNN_TESTS_INTEGRATION_CLUSTER_H_
