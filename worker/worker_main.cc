@@ -1,6 +1,7 @@
 // paradnn-worker: one per host and device. Connects to the coordinator,
 // announces the platform, and runs each assigned job in a fresh
 // paradnn-runner child, one at a time, until SIGTERM/SIGINT.
+#include <cstdlib>
 #include <limits.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -57,6 +58,11 @@ std::string Hostname() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The runner wants libgomp's short spin (see worker/runner/openmp_env.cc)
+  // and re-executes itself to get it unless the variable is already set;
+  // setting it here, inherited by every runner, saves that start-up cost. A
+  // value the operator chose is kept.
+  setenv("GOMP_SPINCOUNT", "3000", /*overwrite=*/0);
   Flags flags;
   CLI::App app{
       "paradnn-worker: runs ParaDnn benchmark jobs from a paradnn-coordinator on this host's "

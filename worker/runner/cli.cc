@@ -2,9 +2,12 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "worker/runner/family.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
@@ -42,7 +45,10 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   bool job_stdin = false, platform = false, framed = false, json = false, describe = false;
   std::string family, precision, optimizer;
   std::string log_level = "info";
-  int64_t layer = 0, node = 0, input = 0, output = 0, batch = 0;
+  // One flag per hyper-parameter name of any family (--layer, --block_fn,
+  // ...), named as in sweep files.
+  std::map<std::string, int64_t> param_values;
+  std::map<std::string, std::string> option_values;
   v1::RunSettings settings;
   double ci = 0, max_seconds = 0;
   int warmup_steps = 0, min_steps = 0, max_steps = 0, intra = 0, inter = 0;
@@ -52,14 +58,31 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
                                "Read one framed RunnerJob from stdin; write framed RunnerEvents");
   auto* platform_opt = app.add_flag("--platform", platform, "Print this host's Platform");
   auto* framed_opt = app.add_flag("--framed", framed, "With --platform: one frame, not JSON");
-  auto* family_opt = app.add_option("--family", family, "Model family (fc)");
-  std::vector<CLI::Option*> model_opts = {
-      family_opt,
-      app.add_option("--layer,--layers", layer, "FC hidden layers"),
-      app.add_option("--node,--nodes", node, "FC nodes per hidden layer"),
-      app.add_option("--input", input, "FC input features"),
-      app.add_option("--output", output, "FC output classes"),
-      app.add_option("--batch", batch, "Batch size"),
+  auto* family_opt = app.add_option("--family", family, absl::StrCat("Model family: ", AllowedFamilyNames()));
+  std::vector<CLI::Option*> model_opts = {family_opt};
+  std::vector<std::pair<std::string, CLI::Option*>> param_opts, option_opts;
+  for (const FamilyDef* def : AllFamilies()) {
+    for (const ParamRule& rule : def->params) {
+      if (param_values.count(rule.name)) continue;
+      std::string names = absl::StrCat("--", rule.name);
+      // DESIGN.md writes --layers/--nodes; accept both.
+      if (std::string(rule.name) == "layer" || std::string(rule.name) == "node") {
+        absl::StrAppend(&names, ",--", rule.name, "s");
+      }
+      CLI::Option* opt = app.add_option(names, param_values[rule.name],
+                                        absl::StrCat(rule.description, " (", def->name, ")"));
+      param_opts.emplace_back(rule.name, opt);
+      model_opts.push_back(opt);
+    }
+    for (const OptionRule& rule : def->options) {
+      if (option_values.count(rule.name)) continue;
+      CLI::Option* opt = app.add_option(absl::StrCat("--", rule.name), option_values[rule.name],
+                                        absl::StrCat(rule.description, " (", def->name, ")"));
+      option_opts.emplace_back(rule.name, opt);
+      model_opts.push_back(opt);
+    }
+  }
+  model_opts.insert(model_opts.end(), {
       app.add_option("--precision", precision, kAllowedPrecisions),
       app.add_option("--optimizer", optimizer, kAllowedOptimizers),
       app.add_option("--ci", ci,
@@ -72,7 +95,7 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
       app.add_option("--intra_op_threads,--intra-op-threads", intra, "Intra-op threads (all CPUs)"),
       app.add_option("--inter_op_threads,--inter-op-threads", inter, "Inter-op threads (1)"),
       app.add_option("--seed", seed, "Seed for weights and synthetic data (0)"),
-  };
+  });
   auto* json_opt = app.add_flag("--json", json, "Print the Measurement as JSON");
   auto* describe_opt =
       app.add_flag("--describe", describe, "Print the analytic counts as JSON; no training");
@@ -126,7 +149,7 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   (void)platform_opt;
   if (family_opt->count() == 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--family: required (allowed: ", kAllowedFamilies,
+        absl::StrCat("--family: required (allowed: ", AllowedFamilyNames(),
                      "); or pass --job-stdin or --platform. See --help."));
   }
   if (describe && json) {
@@ -138,10 +161,11 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   auto& params = *config.mutable_params();
   // Only flags that were given become params, so a missing one is reported
   // as missing rather than as 0.
-  const std::pair<const char*, int64_t> sizes[] = {
-      {"layer", layer}, {"node", node}, {"input", input}, {"output", output}, {"batch", batch}};
-  for (const auto& [key, value] : sizes) {
-    if (app.get_option(absl::StrCat("--", key))->count() > 0) params[key] = value;
+  for (const auto& [key, opt] : param_opts) {
+    if (opt->count() > 0) params[key] = param_values[key];
+  }
+  for (const auto& [key, opt] : option_opts) {
+    if (opt->count() > 0) (*config.mutable_options())[key] = option_values[key];
   }
   config.set_precision(precision);
   config.set_optimizer(optimizer);

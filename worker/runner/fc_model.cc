@@ -1,34 +1,9 @@
 #include "worker/runner/fc_model.h"
 
-#include <ATen/autocast_mode.h>
-
+#include <memory>
 #include <string>
 
 namespace paradnn::runner {
-namespace {
-
-// Enables CPU autocast for its lifetime and drops the cached weight casts on
-// exit, as Python's `torch.autocast` does when the outermost region ends:
-// the cache must not outlive the optimizer step that changes the weights.
-class CpuAutocastRegion {
- public:
-  explicit CpuAutocastRegion(at::ScalarType dtype) : previous_(at::autocast::is_cpu_enabled()) {
-    at::autocast::set_autocast_cpu_dtype(dtype);
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::increment_nesting();
-  }
-  ~CpuAutocastRegion() {
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(previous_);
-  }
-  CpuAutocastRegion(const CpuAutocastRegion&) = delete;
-  CpuAutocastRegion& operator=(const CpuAutocastRegion&) = delete;
-
- private:
-  bool previous_;
-};
-
-}  // namespace
 
 FcNetImpl::FcNetImpl(const FcShape& shape) {
   int64_t in = shape.input;
@@ -45,73 +20,29 @@ torch::Tensor FcNetImpl::forward(torch::Tensor x) {
   return head_->forward(x);
 }
 
-int64_t CountParameters(const torch::nn::Module& module) {
-  int64_t total = 0;
-  for (const auto& p : module.parameters()) {
-    if (p.requires_grad()) total += p.numel();
-  }
-  return total;
-}
-
-torch::ScalarType WeightDtype(Precision precision) {
-  switch (precision) {
-    case Precision::kBFloat16:
-      return torch::kBFloat16;
-    case Precision::kFloat16:
-      return torch::kFloat16;
-    case Precision::kFloat32:
-    case Precision::kMixedBf16:
-    case Precision::kMixedFp16:
-      return torch::kFloat32;
-  }
-  return torch::kFloat32;
-}
-
-FcTrainer::FcTrainer(const ModelSpec& spec, uint64_t seed) : spec_(spec) {
-  torch::manual_seed(seed);
-  const torch::ScalarType dtype = WeightDtype(spec.precision);
-  autocast_ = spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
-  // Initialize in float32 (LibTorch's initializers), then store in `dtype`.
-  model_ = FcNet(spec.fc);
-  model_->to(dtype);
-  model_->train();
-  input_ = (torch::rand({spec.fc.batch, spec.fc.input}, torch::kFloat32) - 0.5).to(dtype);
-  labels_ = torch::randint(0, spec.fc.output, {spec.fc.batch}, torch::kLong);
-
-  constexpr double kLr = 0.1;
-  switch (spec.optimizer) {
-    case OptimizerKind::kRmsProp:
-      optimizer_ = std::make_unique<torch::optim::RMSprop>(
-          model_->parameters(),
-          torch::optim::RMSpropOptions(kLr).alpha(0.9).momentum(0.9).eps(1.0));
-      break;
-    case OptimizerKind::kSgd:
-      optimizer_ =
-          std::make_unique<torch::optim::SGD>(model_->parameters(), torch::optim::SGDOptions(kLr));
-      break;
-    case OptimizerKind::kMomentum:
-      optimizer_ = std::make_unique<torch::optim::SGD>(model_->parameters(),
-                                                       torch::optim::SGDOptions(kLr).momentum(0.9));
-      break;
-  }
-}
-
-FcTrainer::~FcTrainer() = default;
-
-torch::Tensor FcTrainer::Step() {
-  // Fresh gradient tensors each step (set_to_none), as TensorFlow computes
-  // them and as PyTorch >= 2.0 does by default: no memset + accumulate.
-  model_->zero_grad(/*set_to_none=*/true);
-  torch::Tensor loss;
-  if (autocast_) {
-    CpuAutocastRegion region(spec_.precision == Precision::kMixedBf16 ? at::kBFloat16 : at::kHalf);
-    loss = torch::nn::functional::cross_entropy(model_->forward(input_), labels_);
-  } else {
-    loss = torch::nn::functional::cross_entropy(model_->forward(input_), labels_);
-  }
-  loss.backward();
-  optimizer_->step();
-  return loss.detach();
+TrainingProblem BuildFcProblem(const ModelSpec& spec, const BuildContext& context) {
+  const FcShape shape = FcShapeOf(spec);
+  struct State {
+    FcNet model{nullptr};
+    torch::Tensor input;
+    torch::Tensor labels;
+  };
+  auto state = std::make_shared<State>();
+  // Initialized in float32 (LibTorch's initializers), then stored in the
+  // weight dtype on the device.
+  state->model = FcNet(shape);
+  TrainingProblem problem;
+  problem.parameters = PrepareModule(*state->model, context);
+  const auto on_device = torch::TensorOptions().device(context.device);
+  state->input = (torch::rand({shape.batch, shape.input}, on_device.dtype(torch::kFloat32)) - 0.5)
+                     .to(context.input_dtype);
+  state->labels = torch::randint(0, shape.output, {shape.batch}, on_device.dtype(torch::kLong));
+  State* s = state.get();
+  problem.forward_loss = [s] {
+    return torch::nn::functional::cross_entropy(s->model->forward(s->input), s->labels);
+  };
+  problem.owner = state;
+  return problem;
 }
 
 }  // namespace paradnn::runner

@@ -1,20 +1,19 @@
 #include "worker/runner/model_spec.h"
 
-#include <array>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "worker/runner/family.h"
 
 namespace paradnn::runner {
 namespace {
-
-constexpr std::array<const char*, 5> kFcKeys = {"layer", "node", "input", "output", "batch"};
-
-std::string FieldName(FieldStyle style, const std::string& proto_path, const std::string& flag) {
-  return style == FieldStyle::kFlag ? absl::StrCat("--", flag) : proto_path;
-}
 
 absl::StatusOr<Precision> ParsePrecision(const std::string& raw, FieldStyle style) {
   const std::string name = absl::AsciiStrToLower(raw);
@@ -23,9 +22,8 @@ absl::StatusOr<Precision> ParsePrecision(const std::string& raw, FieldStyle styl
   if (name == "float16") return Precision::kFloat16;
   if (name == "mixed_bf16") return Precision::kMixedBf16;
   if (name == "mixed_fp16") return Precision::kMixedFp16;
-  return absl::InvalidArgumentError(absl::StrCat(FieldName(style, "config.precision", "precision"),
-                                                 ": '", raw, "' is not one of ",
-                                                 kAllowedPrecisions));
+  return absl::InvalidArgumentError(absl::StrCat(FieldName(style, "", "precision"), ": '", raw,
+                                                 "' is not one of ", kAllowedPrecisions));
 }
 
 absl::StatusOr<OptimizerKind> ParseOptimizer(const std::string& raw, FieldStyle style) {
@@ -33,62 +31,134 @@ absl::StatusOr<OptimizerKind> ParseOptimizer(const std::string& raw, FieldStyle 
   if (name.empty() || name == "rmsprop") return OptimizerKind::kRmsProp;
   if (name == "sgd") return OptimizerKind::kSgd;
   if (name == "momentum") return OptimizerKind::kMomentum;
-  return absl::InvalidArgumentError(absl::StrCat(FieldName(style, "config.optimizer", "optimizer"),
-                                                 ": '", raw, "' is not one of ",
-                                                 kAllowedOptimizers));
+  return absl::InvalidArgumentError(absl::StrCat(FieldName(style, "", "optimizer"), ": '", raw,
+                                                 "' is not one of ", kAllowedOptimizers));
 }
 
-absl::StatusOr<int64_t> RequirePositive(const v1::ModelConfig& config, const char* key, int64_t max,
-                                        FieldStyle style) {
-  const std::string field = FieldName(style, absl::StrCat("config.params.", key), key);
-  auto it = config.params().find(key);
-  if (it == config.params().end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": required for family fc (an integer in 1..", max, ")"));
+// The family's integer rules plus the framework settings every family takes.
+std::vector<const ParamRule*> ParamRulesOf(const FamilyDef& def) {
+  std::vector<const ParamRule*> rules;
+  for (const ParamRule& rule : def.params) rules.push_back(&rule);
+  rules.push_back(&kIntraOpThreadsRule);
+  rules.push_back(&kInterOpThreadsRule);
+  return rules;
+}
+
+std::string ParamNames(const std::vector<const ParamRule*>& rules) {
+  std::vector<std::string> names;
+  for (const ParamRule* rule : rules) names.push_back(rule->name);
+  return absl::StrJoin(names, ", ");
+}
+
+absl::Status CheckParams(const v1::ModelConfig& config, const FamilyDef& def, FieldStyle style,
+                         ModelSpec* spec) {
+  const std::vector<const ParamRule*> rules = ParamRulesOf(def);
+  for (const auto& [key, value] : config.params()) {
+    const bool known = std::any_of(rules.begin(), rules.end(),
+                                   [&](const ParamRule* rule) { return key == rule->name; });
+    if (!known) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(FieldName(style, "params", key), ": unknown hyper-parameter for family ",
+                       def.name, "; allowed: ", ParamNames(rules)));
+    }
   }
-  if (it->second <= 0 || it->second > max) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": ", it->second, " is out of range; allowed 1..", max));
+  for (const ParamRule* rule : rules) {
+    const std::string field = FieldName(style, "params", rule->name);
+    auto it = config.params().find(rule->name);
+    if (it == config.params().end()) {
+      if (rule == &kIntraOpThreadsRule || rule == &kInterOpThreadsRule) continue;
+      if (rule->default_value == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(field, ": required for family ", def.name,
+                                                       " (an integer in ", rule->min_value, "..",
+                                                       rule->max_value, ")"));
+      }
+      spec->params[rule->name] = rule->default_value;
+      continue;
+    }
+    if (it->second < rule->min_value || it->second > rule->max_value) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": ", it->second,
+                                                     " is out of range; allowed ", rule->min_value,
+                                                     "..", rule->max_value, " (", rule->description,
+                                                     ")"));
+    }
+    spec->params[rule->name] = it->second;
   }
-  return it->second;
+  return absl::OkStatus();
+}
+
+absl::Status CheckOptions(const v1::ModelConfig& config, const FamilyDef& def, FieldStyle style,
+                          ModelSpec* spec) {
+  for (const auto& [key, value] : config.options()) {
+    const bool known = std::any_of(def.options.begin(), def.options.end(),
+                                   [&](const OptionRule& rule) { return key == rule.name; });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const OptionRule& rule : def.options) names.push_back(rule.name);
+      return absl::InvalidArgumentError(absl::StrCat(
+          FieldName(style, "options", key), ": unknown option for family ", def.name,
+          names.empty() ? std::string("; it takes none") : "; allowed: " + absl::StrJoin(names, ", ")));
+    }
+  }
+  for (const OptionRule& rule : def.options) {
+    const std::string field = FieldName(style, "options", rule.name);
+    auto it = config.options().find(rule.name);
+    std::string value;
+    if (it == config.options().end()) {
+      if (rule.default_value == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(field, ": required for family ", def.name,
+                                                       *rule.allowed ? absl::StrCat(" (one of ", rule.allowed, ")")
+                                                                     : std::string()));
+      }
+      value = rule.default_value;
+    } else {
+      value = absl::AsciiStrToLower(it->second);
+    }
+    if (*rule.allowed) {
+      const std::vector<std::string> allowed = absl::StrSplit(rule.allowed, '|');
+      if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": '", value, "' is not one of ", rule.allowed));
+      }
+    }
+    spec->options[rule.name] = value;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
+int64_t ModelSpec::Param(const std::string& key) const {
+  auto it = params.find(key);
+  if (it == params.end()) {
+    std::fprintf(stderr, "ModelSpec::Param: family %s has no parameter '%s'\n", family.c_str(),
+                 key.c_str());
+    std::abort();
+  }
+  return it->second;
+}
+
+const std::string& ModelSpec::Option(const std::string& key) const {
+  auto it = options.find(key);
+  if (it == options.end()) {
+    std::fprintf(stderr, "ModelSpec::Option: family %s has no option '%s'\n", family.c_str(),
+                 key.c_str());
+    std::abort();
+  }
+  return it->second;
+}
+
 absl::StatusOr<ModelSpec> ParseModelSpec(const v1::ModelConfig& config, FieldStyle style) {
   ModelSpec spec;
   spec.family = absl::AsciiStrToLower(config.family());
-  if (spec.family != "fc") {
+  const FamilyDef* def = FindFamilyDef(spec.family);
+  if (def == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat(FieldName(style, "config.family", "family"), ": '", config.family(),
-                     "' is not a family this runner builds; allowed: ", kAllowedFamilies));
+        absl::StrCat(FieldName(style, "", "family"), ": '", config.family(),
+                     "' is not a family this runner builds; allowed: ", AllowedFamilyNames()));
   }
-  for (const auto& [key, value] : config.params()) {
-    bool known = false;
-    for (const char* k : kFcKeys) known = known || key == k;
-    if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          FieldName(style, absl::StrCat("config.params.", key), key),
-          ": unknown hyper-parameter for family fc; allowed: ", absl::StrJoin(kFcKeys, ", ")));
-    }
-  }
-  if (!config.options().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        FieldName(style, absl::StrCat("config.options.", config.options().begin()->first),
-                  config.options().begin()->first),
-        ": family fc takes no categorical options"));
-  }
-  auto layer = RequirePositive(config, "layer", kMaxFcLayer, style);
-  if (!layer.ok()) return layer.status();
-  auto node = RequirePositive(config, "node", kMaxFcWidth, style);
-  if (!node.ok()) return node.status();
-  auto input = RequirePositive(config, "input", kMaxFcWidth, style);
-  if (!input.ok()) return input.status();
-  auto output = RequirePositive(config, "output", kMaxFcWidth, style);
-  if (!output.ok()) return output.status();
-  auto batch = RequirePositive(config, "batch", kMaxFcBatch, style);
-  if (!batch.ok()) return batch.status();
-  spec.fc = FcShape{*layer, *node, *input, *output, *batch};
+  if (absl::Status s = CheckParams(config, *def, style, &spec); !s.ok()) return s;
+  if (absl::Status s = CheckOptions(config, *def, style, &spec); !s.ok()) return s;
+  spec.torchscript = config.torchscript();
 
   auto precision = ParsePrecision(config.precision(), style);
   if (!precision.ok()) return precision.status();
@@ -96,12 +166,19 @@ absl::StatusOr<ModelSpec> ParseModelSpec(const v1::ModelConfig& config, FieldSty
   auto optimizer = ParseOptimizer(config.optimizer(), style);
   if (!optimizer.ok()) return optimizer.status();
   spec.optimizer = *optimizer;
+  if (def->check != nullptr) {
+    if (absl::Status s = def->check(spec, style); !s.ok()) return s;
+  }
   return spec;
 }
 
 v1::ModelConfig NormalizedConfig(const v1::ModelConfig& config) {
   v1::ModelConfig out = config;
   out.set_family(absl::AsciiStrToLower(config.family()));
+  if (auto spec = ParseModelSpec(config, FieldStyle::kProto); spec.ok()) {
+    for (const auto& [key, value] : spec->params) (*out.mutable_params())[key] = value;
+    for (const auto& [key, value] : spec->options) (*out.mutable_options())[key] = value;
+  }
   if (auto p = ParsePrecision(config.precision(), FieldStyle::kProto); p.ok()) {
     out.set_precision(PrecisionName(*p));
   }
@@ -167,10 +244,23 @@ int OptimizerStateTensors(OptimizerKind optimizer) {
 }
 
 std::string DescribeSpec(const ModelSpec& spec) {
-  return absl::StrCat(spec.family, " layer=", spec.fc.layer, " node=", spec.fc.node,
-                      " input=", spec.fc.input, " output=", spec.fc.output,
-                      " batch=", spec.fc.batch, " ", PrecisionName(spec.precision), " ",
-                      OptimizerName(spec.optimizer));
+  std::string line = spec.family;
+  // The family's own order (as declared), then options.
+  if (const FamilyDef* def = FindFamilyDef(spec.family); def != nullptr) {
+    for (const ParamRule& rule : def->params) {
+      if (auto it = spec.params.find(rule.name); it != spec.params.end()) {
+        absl::StrAppend(&line, " ", rule.name, "=", it->second);
+      }
+    }
+  }
+  for (const char* key : {kIntraOpThreadsRule.name, kInterOpThreadsRule.name}) {
+    if (auto it = spec.params.find(key); it != spec.params.end()) {
+      absl::StrAppend(&line, " ", key, "=", it->second);
+    }
+  }
+  for (const auto& [key, value] : spec.options) absl::StrAppend(&line, " ", key, "=", value);
+  absl::StrAppend(&line, " ", PrecisionName(spec.precision), " ", OptimizerName(spec.optimizer));
+  return line;
 }
 
 }  // namespace paradnn::runner

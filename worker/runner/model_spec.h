@@ -6,6 +6,7 @@
 #define PARADNN_WORKER_RUNNER_MODEL_SPEC_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -13,18 +14,8 @@
 
 namespace paradnn::runner {
 
-// Families this runner can build, as accepted by ModelConfig.family and
-// --family.
-inline constexpr const char* kAllowedFamilies = "fc";
 inline constexpr const char* kAllowedPrecisions = "float32|bfloat16|float16|mixed_bf16|mixed_fp16";
 inline constexpr const char* kAllowedOptimizers = "rmsprop|sgd|momentum";
-
-// Largest accepted value of each FC size. The bounds keep every analytic
-// count inside int64 and reject obvious typos; they are far beyond what any
-// device can hold.
-inline constexpr int64_t kMaxFcLayer = 100000;
-inline constexpr int64_t kMaxFcWidth = int64_t{1} << 24;  // node, input, output
-inline constexpr int64_t kMaxFcBatch = int64_t{1} << 24;
 
 enum class Precision {
   kFloat32,
@@ -40,35 +31,39 @@ enum class OptimizerKind {
   kMomentum,  // SGD with momentum 0.9, lr 0.1
 };
 
-// FC: input -> [Linear(node) + ReLU] x layer -> Linear(output).
-struct FcShape {
-  int64_t layer = 0;
-  int64_t node = 0;
-  int64_t input = 0;
-  int64_t output = 0;
-  int64_t batch = 0;
-};
-
+// A validated model configuration. Every hyper-parameter of the family is
+// present (defaults filled in), so family code reads them with Param() and
+// Option() without checking again.
 struct ModelSpec {
-  std::string family;  // "fc"
-  FcShape fc;
+  std::string family;
+  std::map<std::string, int64_t> params;
+  std::map<std::string, std::string> options;
   Precision precision = Precision::kFloat32;
   OptimizerKind optimizer = OptimizerKind::kRmsProp;
+  v1::TorchScriptModel torchscript;  // family torchscript only
+
+  // Examples per training step (every family has "batch").
+  int64_t batch() const { return Param("batch"); }
+  // The value of a hyper-parameter the family declares; aborts (a broken
+  // invariant) for a key that ParseModelSpec did not fill in.
+  int64_t Param(const std::string& key) const;
+  const std::string& Option(const std::string& key) const;
 };
 
 // How error messages name a field: as the proto path a job carries
 // ("config.params.layer") or as the command-line flag ("--layer").
 enum class FieldStyle { kProto, kFlag };
 
-// Validates `config` and returns its typed form. Empty precision means
-// float32 and empty optimizer means rmsprop. Returns InvalidArgument naming
-// the field and the allowed values for an unknown family, precision or
-// optimizer, a missing, non-positive or too large size, or an unknown
-// hyper-parameter key.
+// Validates `config` against its family (family.h) and returns its typed
+// form with defaults filled in. Empty precision means float32 and empty
+// optimizer means rmsprop. Returns InvalidArgument naming the field and the
+// allowed values for an unknown family, precision, optimizer or key, a
+// missing or out-of-range value, or a family rule that fails.
 absl::StatusOr<ModelSpec> ParseModelSpec(const v1::ModelConfig& config, FieldStyle style);
 
-// `config` with the defaults ParseModelSpec applies written out (precision,
-// optimizer), so that a stored result says what was measured.
+// `config` with the defaults ParseModelSpec applies written out (params,
+// options, precision, optimizer), so that a stored result says what was
+// measured. Unparseable parts are left as they are.
 v1::ModelConfig NormalizedConfig(const v1::ModelConfig& config);
 
 const char* PrecisionName(Precision precision);

@@ -12,12 +12,11 @@ namespace paradnn::runner {
 namespace {
 
 std::string ConfigLine(const v1::ModelConfig& config) {
+  absl::StatusOr<ModelSpec> spec = ParseModelSpec(config, FieldStyle::kProto);
+  if (spec.ok()) return DescribeSpec(*spec);
   std::string line = config.family();
-  // params is a map: print the FC sizes in their natural order first.
-  for (const char* key : {"layer", "node", "input", "output", "batch"}) {
-    auto it = config.params().find(key);
-    if (it != config.params().end()) absl::StrAppend(&line, " ", key, "=", it->second);
-  }
+  for (const auto& [key, value] : config.params()) absl::StrAppend(&line, " ", key, "=", value);
+  for (const auto& [key, value] : config.options()) absl::StrAppend(&line, " ", key, "=", value);
   absl::StrAppend(&line, " ", config.precision(), " ", config.optimizer());
   return line;
 }
@@ -45,13 +44,13 @@ std::string DescribeJson(const v1::ModelConfig& config, const WorkCounts& work) 
   const v1::ModelCounts& c = work.counts;
   const WorkBreakdown& b = work.breakdown;
   nlohmann::ordered_json params = nlohmann::ordered_json::object();
-  for (const char* key : {"layer", "node", "input", "output", "batch"}) {
-    auto it = config.params().find(key);
-    if (it != config.params().end()) params[key] = it->second;
-  }
+  for (const auto& [key, value] : config.params()) params[key] = value;
+  nlohmann::ordered_json options = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : config.options()) options[key] = value;
   nlohmann::ordered_json j;
   j["config"] = {{"family", config.family()},
                  {"params", params},
+                 {"options", options},
                  {"precision", config.precision()},
                  {"optimizer", config.optimizer()}};
   j["params"] = c.params();

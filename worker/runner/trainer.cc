@@ -15,7 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/run_settings.h"
-#include "worker/runner/fc_model.h"
+#include "worker/runner/family.h"
+#include "worker/runner/model_builder.h"
 #include "worker/runner/model_counts.h"
 #include "worker/runner/model_spec.h"
 #include "worker/runner/outcome.h"
@@ -95,9 +96,14 @@ void StreamStep(JobObserver* observer, bool stream, int step, double seconds, bo
 // Warm-up and timed steps; fills the timing fields of `m`. Throws what the
 // model throws.
 void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool stream,
-                  JobObserver* observer, v1::Measurement* m) {
+                  const std::string* torchscript_content, JobObserver* observer,
+                  v1::Measurement* m) {
   const auto build_start = SteadyClock::now();
-  auto trainer = std::make_unique<FcTrainer>(spec, settings.seed());
+  BuildContext context;
+  context.weight_dtype = WeightDtype(spec.precision);
+  context.input_dtype = context.weight_dtype;
+  context.torchscript_content = torchscript_content;
+  auto trainer = std::make_unique<Trainer>(spec, settings.seed(), context);
   m->set_build_seconds(SecondsSince(build_start));
 
   if (const double startup = SecondsSinceProcessStart(); startup >= 0) {
@@ -142,7 +148,7 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   for (double s : seconds_per_step) m->add_step_seconds(s);
   const double median = stats.median_s();
   if (median > 0) {
-    m->set_examples_per_sec(static_cast<double>(spec.fc.batch) / median);
+    m->set_examples_per_sec(static_cast<double>(spec.batch()) / median);
     m->set_model_flops_per_sec(m->counts().model_flops() / median);
     m->set_executed_flops_per_sec(m->counts().executed_flops() / median);
   }
@@ -158,16 +164,23 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   if (absl::Status valid = common::ValidateRunSettings(job.settings()); !valid.ok()) {
     return Fail(m, v1::ERROR, std::string(valid.message()));
   }
-  const v1::RunSettings settings = common::WithRunDefaults(job.settings());
+  auto spec = ParseModelSpec(job.config(), FieldStyle::kProto);
+  if (!spec.ok()) return Fail(m, v1::ERROR, std::string(spec.status().message()));
+  *m.mutable_counts() = CountModel(*spec);
+
+  // Thread counts swept as hyper-parameters override the run settings.
+  v1::RunSettings settings = common::WithRunDefaults(job.settings());
+  if (auto it = spec->params.find(kIntraOpThreadsRule.name); it != spec->params.end()) {
+    settings.set_intra_op_threads(static_cast<int32_t>(it->second));
+  }
+  if (auto it = spec->params.find(kInterOpThreadsRule.name); it != spec->params.end()) {
+    settings.set_inter_op_threads(static_cast<int32_t>(it->second));
+  }
   try {
     ApplyThreads(settings, &m, observer);
   } catch (const std::exception& e) {
     return Fail(m, v1::ERROR, absl::StrCat("setting thread counts: ", FirstErrorLine(e.what())));
   }
-
-  auto spec = ParseModelSpec(job.config(), FieldStyle::kProto);
-  if (!spec.ok()) return Fail(m, v1::ERROR, std::string(spec.status().message()));
-  *m.mutable_counts() = CountModel(*spec);
 
   if (!job.device().empty() && job.device() != "cpu") {
     return Fail(
@@ -185,7 +198,7 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   }
 
   try {
-    TrainAndTime(*spec, settings, job.stream_steps(), observer, &m);
+    TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), observer, &m);
   } catch (const c10::Error& e) {
     const std::string message = e.what_without_backtrace();
     const v1::Outcome outcome = ClassifyModelError(message);

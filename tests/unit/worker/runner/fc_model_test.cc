@@ -13,17 +13,20 @@ namespace paradnn::runner {
 namespace {
 
 ModelSpec Tiny(Precision precision, OptimizerKind optimizer = OptimizerKind::kRmsProp) {
-  ModelSpec spec;
-  spec.family = "fc";
-  spec.fc = FcShape{/*layer=*/2, /*node=*/16, /*input=*/32, /*output=*/4, /*batch=*/8};
-  spec.precision = precision;
-  spec.optimizer = optimizer;
-  return spec;
+  return MakeFcSpec(FcShape{/*layer=*/2, /*node=*/16, /*input=*/32, /*output=*/4, /*batch=*/8},
+                    precision, optimizer);
+}
+
+BuildContext ContextFor(const ModelSpec& spec) {
+  BuildContext context;
+  context.weight_dtype = WeightDtype(spec.precision);
+  context.input_dtype = context.weight_dtype;
+  return context;
 }
 
 // Losses of `steps` training steps on the trainer's fixed batch.
 std::vector<double> Train(const ModelSpec& spec, int steps) {
-  FcTrainer trainer(spec, /*seed=*/1);
+  Trainer trainer(spec, /*seed=*/1, ContextFor(spec));
   std::vector<double> losses;
   for (int i = 0; i < steps; ++i) losses.push_back(trainer.Step().item<double>());
   return losses;
@@ -33,9 +36,7 @@ TEST(FcModelTest, ParameterCountMatchesFormula) {
   for (const FcShape& shape :
        {FcShape{2, 16, 32, 4, 8}, FcShape{1, 3, 5, 7, 1}, FcShape{4, 64, 100, 10, 2}}) {
     FcNet net(shape);
-    ModelSpec spec;
-    spec.family = "fc";
-    spec.fc = shape;
+    const ModelSpec spec = MakeFcSpec(shape);
     const int64_t formula = (shape.input + 1) * shape.node +
                             (shape.layer - 1) * (shape.node + 1) * shape.node +
                             (shape.node + 1) * shape.output;
@@ -47,11 +48,11 @@ TEST(FcModelTest, ParameterCountMatchesFormula) {
 }
 
 TEST(FcModelTest, ShapesAndDtypes) {
-  FcTrainer trainer(Tiny(Precision::kBFloat16), 1);
-  for (const auto& p : trainer.model()->parameters()) EXPECT_EQ(p.scalar_type(), torch::kBFloat16);
+  Trainer trainer(Tiny(Precision::kBFloat16), 1, ContextFor(Tiny(Precision::kBFloat16)));
+  for (const auto& p : trainer.parameters()) EXPECT_EQ(p.scalar_type(), torch::kBFloat16);
   torch::Tensor loss = trainer.Step();
   EXPECT_EQ(loss.dim(), 0);
-  for (const auto& p : trainer.model()->parameters()) {
+  for (const auto& p : trainer.parameters()) {
     ASSERT_TRUE(p.grad().defined());
     EXPECT_EQ(p.grad().scalar_type(), torch::kBFloat16);
   }
@@ -76,10 +77,10 @@ TEST(FcModelTest, LossFallsWithEveryOptimizer) {
 }
 
 TEST(FcModelTest, MixedBFloat16KeepsFloat32MasterWeights) {
-  FcTrainer trainer(Tiny(Precision::kMixedBf16), 1);
+  Trainer trainer(Tiny(Precision::kMixedBf16), 1, ContextFor(Tiny(Precision::kMixedBf16)));
   std::vector<double> losses;
   for (int i = 0; i < 20; ++i) losses.push_back(trainer.Step().item<double>());
-  for (const auto& p : trainer.model()->parameters()) {
+  for (const auto& p : trainer.parameters()) {
     EXPECT_EQ(p.scalar_type(), torch::kFloat32);
     EXPECT_EQ(p.grad().scalar_type(), torch::kFloat32);
   }
@@ -101,7 +102,7 @@ TEST(FcModelTest, AllocationFailureMessageIsClassifiedOom) {
 // read as UNSUPPORTED, and a LibTorch that has the kernel simply trains.
 TEST(FcModelTest, Float16EitherTrainsOrIsUnsupported) {
   try {
-    FcTrainer trainer(Tiny(Precision::kFloat16), 1);
+    Trainer trainer(Tiny(Precision::kFloat16), 1, ContextFor(Tiny(Precision::kFloat16)));
     EXPECT_TRUE(std::isfinite(trainer.Step().item<double>()));
   } catch (const c10::Error& e) {
     EXPECT_EQ(ClassifyModelError(e.what_without_backtrace()), v1::UNSUPPORTED)

@@ -1,5 +1,7 @@
 #include "worker/runner/model_counts.h"
 
+#include "worker/runner/fc_family.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -14,12 +16,7 @@ namespace {
 ModelSpec Fc(int64_t l, int64_t n, int64_t i, int64_t o, int64_t b,
              Precision precision = Precision::kFloat32,
              OptimizerKind optimizer = OptimizerKind::kRmsProp) {
-  ModelSpec spec;
-  spec.family = "fc";
-  spec.fc = FcShape{l, n, i, o, b};
-  spec.precision = precision;
-  spec.optimizer = optimizer;
-  return spec;
+  return MakeFcSpec(FcShape{l, n, i, o, b}, precision, optimizer);
 }
 
 TEST(ModelCountsTest, MatchesFormulasOverAGrid) {

@@ -22,11 +22,11 @@ TEST(ModelSpecTest, ParsesFcWithDefaults) {
   auto spec = ParseModelSpec(FcConfig(), FieldStyle::kProto);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->family, "fc");
-  EXPECT_EQ(spec->fc.layer, 4);
-  EXPECT_EQ(spec->fc.node, 1024);
-  EXPECT_EQ(spec->fc.input, 2000);
-  EXPECT_EQ(spec->fc.output, 200);
-  EXPECT_EQ(spec->fc.batch, 256);
+  EXPECT_EQ(spec->Param("layer"), 4);
+  EXPECT_EQ(spec->Param("node"), 1024);
+  EXPECT_EQ(spec->Param("input"), 2000);
+  EXPECT_EQ(spec->Param("output"), 200);
+  EXPECT_EQ(spec->Param("batch"), 256);
   EXPECT_EQ(spec->precision, Precision::kFloat32);
   EXPECT_EQ(spec->optimizer, OptimizerKind::kRmsProp);
   EXPECT_EQ(DescribeSpec(*spec),

@@ -1,0 +1,71 @@
+// The families this runner can build, torch-free: for each, the
+// hyper-parameters it takes (with ranges and defaults), a check for
+// cross-field rules, and its analytic work counts. The LibTorch side
+// (model_builder.h) registers the matching builders.
+//
+// Adding a family: write <family>_family.cc defining a FamilyDef, add one
+// line to the table in family.cc, and a builder line in model_builder.cc.
+// The coordinator's sweep schema (common/sweep_validation.cc) lists the
+// same keys; tests/unit/worker/runner/family_test.cc checks they agree.
+#ifndef PARADNN_WORKER_RUNNER_FAMILY_H_
+#define PARADNN_WORKER_RUNNER_FAMILY_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "worker/runner/model_counts.h"
+#include "worker/runner/model_spec.h"
+
+namespace paradnn::runner {
+
+// One integer hyper-parameter. default_value 0 means "required".
+struct ParamRule {
+  const char* name;
+  int64_t min_value;
+  int64_t max_value;
+  int64_t default_value;
+  const char* description;
+};
+
+// One categorical hyper-parameter; `allowed` is '|'-separated, or empty for
+// free text checked by the family's `check`. default_value nullptr means
+// "required".
+struct OptionRule {
+  const char* name;
+  const char* allowed;
+  const char* default_value;
+  const char* description;
+};
+
+struct FamilyDef {
+  const char* name;
+  const char* summary;  // one line for --help
+  absl::Span<const ParamRule> params;
+  absl::Span<const OptionRule> options;
+  // Rules across fields (e.g. CNN image >= 193), after every param and option
+  // passed its own rule and defaults were filled. May be null.
+  absl::Status (*check)(const ModelSpec& spec, FieldStyle style);
+  // Analytic work and memory of one training step (PARADNN_MODELS.md
+  // "Counting work"); spec is valid.
+  WorkCounts (*count)(const ModelSpec& spec);
+};
+
+// Every family, in name order.
+absl::Span<const FamilyDef* const> AllFamilies();
+const FamilyDef* FindFamilyDef(const std::string& name);
+// "cnn|fc|rnn|..." for messages.
+std::string AllowedFamilyNames();
+
+// Framework settings every family accepts as sweep variables; they override
+// RunSettings.intra_op_threads / inter_op_threads for the job.
+extern const ParamRule kIntraOpThreadsRule;
+extern const ParamRule kInterOpThreadsRule;
+
+// How a field is named in messages: "config.params.layer" or "--layer".
+std::string FieldName(FieldStyle style, const std::string& group, const std::string& key);
+
+}  // namespace paradnn::runner
+
+#endif  // PARADNN_WORKER_RUNNER_FAMILY_H_

@@ -1,0 +1,128 @@
+#include "worker/runner/model_builder.h"
+
+#include <ATen/autocast_mode.h>
+
+#include <stdexcept>
+
+#include "worker/runner/fc_model.h"
+
+namespace paradnn::runner {
+namespace {
+
+struct BuilderEntry {
+  const char* family;
+  ModelBuilderFn build;
+};
+
+// One line per family with a LibTorch builder.
+const BuilderEntry kBuilders[] = {
+    {"fc", BuildFcProblem},
+};
+
+// Enables CPU autocast for its lifetime and drops the cached weight casts on
+// exit, as Python's `torch.autocast` does when the outermost region ends:
+// the cache must not outlive the optimizer step that changes the weights.
+class CpuAutocastRegion {
+ public:
+  explicit CpuAutocastRegion(at::ScalarType dtype) : previous_(at::autocast::is_cpu_enabled()) {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(true);
+    at::autocast::increment_nesting();
+  }
+  ~CpuAutocastRegion() {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(previous_);
+  }
+  CpuAutocastRegion(const CpuAutocastRegion&) = delete;
+  CpuAutocastRegion& operator=(const CpuAutocastRegion&) = delete;
+
+ private:
+  bool previous_;
+};
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(OptimizerKind kind,
+                                                       const std::vector<torch::Tensor>& params) {
+  constexpr double kLr = 0.1;
+  switch (kind) {
+    case OptimizerKind::kRmsProp:
+      return std::make_unique<torch::optim::RMSprop>(
+          params, torch::optim::RMSpropOptions(kLr).alpha(0.9).momentum(0.9).eps(1.0));
+    case OptimizerKind::kSgd:
+      return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(kLr));
+    case OptimizerKind::kMomentum:
+      return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(kLr).momentum(0.9));
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+ModelBuilderFn FindModelBuilder(const std::string& family) {
+  for (const BuilderEntry& entry : kBuilders) {
+    if (family == entry.family) return entry.build;
+  }
+  return nullptr;
+}
+
+std::vector<torch::Tensor> PrepareModule(torch::nn::Module& module, const BuildContext& context) {
+  module.to(context.device, context.weight_dtype);
+  module.train();
+  std::vector<torch::Tensor> trainable;
+  for (const torch::Tensor& p : module.parameters()) {
+    if (p.requires_grad()) trainable.push_back(p);
+  }
+  return trainable;
+}
+
+int64_t CountParameters(const torch::nn::Module& module) {
+  int64_t total = 0;
+  for (const auto& p : module.parameters()) {
+    if (p.requires_grad()) total += p.numel();
+  }
+  return total;
+}
+
+torch::ScalarType WeightDtype(Precision precision) {
+  switch (precision) {
+    case Precision::kBFloat16:
+      return torch::kBFloat16;
+    case Precision::kFloat16:
+      return torch::kFloat16;
+    case Precision::kFloat32:
+    case Precision::kMixedBf16:
+    case Precision::kMixedFp16:
+      return torch::kFloat32;
+  }
+  return torch::kFloat32;
+}
+
+Trainer::Trainer(const ModelSpec& spec, uint64_t seed, const BuildContext& context) : spec_(spec) {
+  ModelBuilderFn build = FindModelBuilder(spec.family);
+  if (build == nullptr) {
+    throw std::invalid_argument("family '" + spec.family + "' has no LibTorch builder in this runner");
+  }
+  torch::manual_seed(seed);
+  autocast_ = spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
+  problem_ = build(spec, context);
+  optimizer_ = MakeOptimizer(spec.optimizer, problem_.parameters);
+}
+
+Trainer::~Trainer() = default;
+
+torch::Tensor Trainer::Step() {
+  // Fresh gradient tensors each step (set_to_none), as TensorFlow computes
+  // them and as PyTorch >= 2.0 does by default: no memset + accumulate.
+  for (torch::Tensor& p : problem_.parameters) p.mutable_grad().reset();
+  torch::Tensor loss;
+  if (autocast_) {
+    CpuAutocastRegion region(spec_.precision == Precision::kMixedBf16 ? at::kBFloat16 : at::kHalf);
+    loss = problem_.forward_loss();
+  } else {
+    loss = problem_.forward_loss();
+  }
+  loss.backward();
+  optimizer_->step();
+  return loss.detach();
+}
+
+}  // namespace paradnn::runner

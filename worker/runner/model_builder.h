@@ -1,0 +1,85 @@
+// The LibTorch side of the families: each family registers a builder that
+// makes its network and synthetic batch on the device, and Trainer runs the
+// training step common to all of them (zero_grad, forward under autocast for
+// mixed precision, loss, backward, optimizer step).
+// LibTorch translation unit: include only where LibTorch is needed.
+#ifndef PARADNN_WORKER_RUNNER_MODEL_BUILDER_H_
+#define PARADNN_WORKER_RUNNER_MODEL_BUILDER_H_
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "worker/runner/model_spec.h"
+
+namespace paradnn::runner {
+
+// Where and in which types a builder makes its model and data.
+struct BuildContext {
+  torch::Device device = torch::kCPU;
+  // dtype of the stored weights: float32 for float32 and the mixed
+  // precisions, bfloat16/float16 for the pure 16-bit precisions.
+  torch::ScalarType weight_dtype = torch::kFloat32;
+  // dtype of floating-point synthetic inputs (= weight_dtype; the mixed
+  // precisions keep float32 inputs and let autocast cast them).
+  torch::ScalarType input_dtype = torch::kFloat32;
+  // The job's RunnerJob.torchscript_content (family torchscript only).
+  const std::string* torchscript_content = nullptr;
+};
+
+// One family's training problem, ready to step: every tensor already on the
+// device, weights in their dtype, module(s) in training mode.
+struct TrainingProblem {
+  // Trainable parameters (the optimizer's and zero_grad's set).
+  std::vector<torch::Tensor> parameters;
+  // Forward on the fixed synthetic batch and the loss (0-dim). Called once
+  // per step, under autocast when the precision is mixed.
+  std::function<torch::Tensor()> forward_loss;
+  // Keeps the module(s) and data the closure uses alive.
+  std::shared_ptr<void> owner;
+};
+
+// Builds the problem for a valid `spec`. Runs under torch::manual_seed(seed)
+// and torch::NoGradGuard is NOT active. Throws c10::Error / std::bad_alloc.
+using ModelBuilderFn = TrainingProblem (*)(const ModelSpec& spec, const BuildContext& context);
+
+// The builder of `family`, or nullptr when this build has none.
+ModelBuilderFn FindModelBuilder(const std::string& family);
+
+// Moves a freshly built (float32, CPU) module to the context's device and
+// weight dtype, in training mode, and returns its trainable parameters.
+std::vector<torch::Tensor> PrepareModule(torch::nn::Module& module, const BuildContext& context);
+
+// Elements of every trainable parameter of `module`.
+int64_t CountParameters(const torch::nn::Module& module);
+
+// dtype of the stored weights for `precision`.
+torch::ScalarType WeightDtype(Precision precision);
+
+// Builds the problem for `spec` and steps it. Not thread-safe.
+class Trainer {
+ public:
+  // Throws c10::Error / std::bad_alloc (caller turns them into outcomes).
+  Trainer(const ModelSpec& spec, uint64_t seed, const BuildContext& context);
+  ~Trainer();
+
+  // One full training step; returns the loss, detached. On the CPU every
+  // kernel has finished when Step() returns.
+  torch::Tensor Step();
+
+  const std::vector<torch::Tensor>& parameters() const { return problem_.parameters; }
+
+ private:
+  ModelSpec spec_;
+  TrainingProblem problem_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  bool autocast_ = false;
+};
+
+}  // namespace paradnn::runner
+
+#endif  // PARADNN_WORKER_RUNNER_MODEL_BUILDER_H_
