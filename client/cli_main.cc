@@ -13,9 +13,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "client/commands.h"
+#include "client/family_reference.h"
 #include "client/interrupt.h"
 #include "client/local_runner.h"
 #include "client/output_format.h"
+#include "client/presets.h"
 #include "common/address.h"
 #include "common/logging.h"
 #include "common/sweep_validation.h"
@@ -39,6 +41,8 @@ struct Flags {
   std::string log_level = "warn";
   double timeout_seconds = 30;
   std::string file;
+  std::string preset;
+  bool run_predicted_oom = false;
   int64_t sweep_id = 0;
   bool quiet = false;
   int64_t max_jobs = common::kDefaultMaxJobs;
@@ -70,6 +74,21 @@ CLI::Option* AddSweepId(CLI::App* command, Flags* flags, bool required) {
   return option;
 }
 
+// FILE or --preset NAME (exactly one; checked after parsing so that the
+// message can list the presets), and --run-predicted-oom.
+void AddSweepSource(CLI::App* command, Flags* flags) {
+  CLI::Option* file =
+      command->add_option("FILE", flags->file, "Sweep file (- reads standard input)");
+  command
+      ->add_option("--preset", flags->preset,
+                   absl::StrCat("A built-in sweep instead of FILE: ", client::AllowedPresets(),
+                                " (paradnn presets lists them)"))
+      ->excludes(file);
+  command->add_flag("--run-predicted-oom", flags->run_predicted_oom,
+                    "Run configurations whose memory estimate exceeds a worker's memory anyway "
+                    "(default: record them as PREDICTED_OOM without running them)");
+}
+
 CLI::Option* AddFormat(CLI::App* command, Flags* flags) {
   return command
       ->add_option("--format", flags->format,
@@ -99,9 +118,10 @@ int Run(int argc, char** argv) {
 
   CLI::App* submit = app.add_subcommand(
       "submit",
-      "Check a sweep file (YAML, see docs/sweep-files.md) and submit it to the coordinator.\n"
-      "Prints the new sweep's id and job count; nothing is sent if the file is invalid.");
-  submit->add_option("FILE", flags.file, "Sweep file (- reads standard input)")->required();
+      "Check a sweep file (YAML, see docs/sweep-files.md) or a preset and submit it to the\n"
+      "coordinator. Prints the new sweep's id, job count and the coordinator's estimates\n"
+      "(model FLOPs, parameters, memory); nothing is sent if the sweep is invalid.");
+  AddSweepSource(submit, &flags);
   submit->add_flag("-q,--quiet", flags.quiet, "Print only the new sweep's id");
   submit
       ->add_option("--max-jobs", flags.max_jobs,
@@ -146,7 +166,7 @@ int Run(int argc, char** argv) {
       "(Unix socket, SQLite file --db) and --workers paradnn-worker processes, submits the\n"
       "sweep, shows progress, prints the results and stops them again. The database stays:\n"
       "`paradnn-coordinator --db FILE` serves the same results later.");
-  local->add_option("FILE", flags.file, "Sweep file (- reads standard input)")->required();
+  AddSweepSource(local, &flags);
   local->add_option("--db", flags.db_path, "SQLite database file (kept)")->capture_default_str();
   local->add_option("--workers", flags.workers, "Local workers to start")
       ->check(CLI::Range(1, 64))
@@ -157,6 +177,16 @@ int Run(int argc, char** argv) {
                    "Refuse a sweep that expands to more configurations than this")
       ->check(PositiveInteger("a job count"))
       ->capture_default_str();
+
+  CLI::App* presets = app.add_subcommand(
+      "presets",
+      "List the built-in sweeps (the paper's Table 2 grids and quick) with their family and\n"
+      "job count; submit one with --preset NAME");
+
+  CLI::App* families = app.add_subcommand(
+      "families",
+      "Print every model family's sweep keys (integer parameters and options) with their\n"
+      "defaults and allowed values, as in docs/sweep-files.md");
 
   try {
     app.parse(argc, argv);
@@ -170,7 +200,7 @@ int Run(int argc, char** argv) {
     return client::kExitUsage;
   }
   absl::StatusOr<std::string> address = common::ResolveCoordinatorAddress(flags.coordinator);
-  if (!address.ok() && !local->parsed()) {
+  if (!address.ok() && !local->parsed() && !presets->parsed() && !families->parsed()) {
     std::cerr << "paradnn: " << address.status().message() << "\n";
     return client::kExitUsage;
   }
@@ -193,7 +223,18 @@ int Run(int argc, char** argv) {
     return client::kExitUsage;
   }
 
-  if (submit->parsed()) return client::RunSubmit(ctx, flags.file, flags.quiet, flags.max_jobs);
+  const client::SweepSource source{flags.file, flags.preset, flags.run_predicted_oom};
+  if ((submit->parsed() || local->parsed()) && flags.file.empty() == flags.preset.empty()) {
+    std::cerr << "paradnn: give a sweep FILE or --preset NAME (presets: "
+              << client::AllowedPresets() << ")\n";
+    return client::kExitUsage;
+  }
+  if (presets->parsed()) return client::RunPresets(ctx);
+  if (families->parsed()) {
+    std::cout << client::FamilyReferenceMarkdown() << std::flush;
+    return client::kExitOk;
+  }
+  if (submit->parsed()) return client::RunSubmit(ctx, source, flags.quiet, flags.max_jobs);
   if (watch->parsed()) return client::RunWatch(ctx, flags.sweep_id);
   if (status->parsed()) {
     return client::RunStatus(
@@ -205,6 +246,8 @@ int Run(int argc, char** argv) {
   if (local->parsed()) {
     client::LocalOptions options;
     options.sweep_file = flags.file;
+    options.preset = flags.preset;
+    options.run_predicted_oom = flags.run_predicted_oom;
     options.db_path = flags.db_path;
     options.workers = flags.workers;
     options.format = *format;

@@ -2,14 +2,19 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <iterator>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/presets.h"
 #include "client/progress.h"
 #include "client/sweep_file.h"
 #include "common/clock.h"
+#include "common/sweep_validation.h"
 
 namespace paradnn::client {
 namespace {
@@ -286,8 +291,46 @@ void PrintResults(const CommandContext& ctx, const std::vector<v1::ResultRow>& r
   ctx.out->flush();
 }
 
-int RunSubmit(const CommandContext& ctx, const std::string& file, bool quiet, int64_t max_jobs) {
-  absl::StatusOr<v1::SweepSpec> spec = ReadSweepFile(file, max_jobs);
+absl::StatusOr<v1::SweepSpec> LoadSweep(const SweepSource& source, int64_t max_jobs) {
+  if (source.file.empty() == source.preset.empty()) {
+    return absl::InvalidArgumentError(
+        "give a sweep file or --preset NAME (one of them; paradnn presets lists the presets)");
+  }
+  absl::StatusOr<v1::SweepSpec> spec = source.preset.empty() ? ReadSweepFile(source.file, max_jobs)
+                                                             : LoadPreset(source.preset, max_jobs);
+  if (spec.ok() && source.run_predicted_oom) spec->set_run_predicted_oom(true);
+  return spec;
+}
+
+std::string HumanBytes(double bytes) {
+  constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  size_t unit = 0;
+  while (bytes >= 1024 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024;
+    ++unit;
+  }
+  if (unit == 0) return absl::StrCat(static_cast<int64_t>(bytes), " bytes");
+  return absl::StrFormat("%.1f %s", bytes, kUnits[unit]);
+}
+
+std::string FormatSubmitted(const std::string& name, const v1::SubmitSweepResponse& response) {
+  std::string text = absl::StrCat("submitted sweep ", response.sweep_id(), " (", name,
+                                  "): ", response.jobs(), " jobs\n");
+  if (response.jobs() == 0) return text;
+  const std::string params =
+      response.min_params() == response.max_params()
+          ? HumanCount(static_cast<double>(response.max_params()))
+          : absl::StrCat(HumanCount(static_cast<double>(response.min_params())), " .. ",
+                         HumanCount(static_cast<double>(response.max_params())));
+  absl::StrAppend(&text,
+                  "  model FLOPs per step, all jobs: ", HumanCount(response.total_model_flops()),
+                  "; parameters ", params, "; largest memory estimate ",
+                  HumanBytes(response.max_peak_memory_estimate_bytes()), "\n");
+  return text;
+}
+
+int RunSubmit(const CommandContext& ctx, const SweepSource& source, bool quiet, int64_t max_jobs) {
+  absl::StatusOr<v1::SweepSpec> spec = LoadSweep(source, max_jobs);
   if (!spec.ok()) return ReportError(ctx, spec.status());
   CoordinatorClient client(ctx.address, ctx.timeout_seconds);
   absl::StatusOr<v1::SubmitSweepResponse> response = client.SubmitSweep(*spec, max_jobs);
@@ -295,10 +338,26 @@ int RunSubmit(const CommandContext& ctx, const std::string& file, bool quiet, in
   if (quiet) {
     *ctx.out << response->sweep_id() << "\n";
   } else {
-    *ctx.out << "submitted sweep " << response->sweep_id() << " (" << spec->name()
-             << "): " << response->jobs() << " jobs\n";
+    *ctx.out << FormatSubmitted(spec->name(), *response);
   }
   ctx.out->flush();
+  return kExitOk;
+}
+
+int RunPresets(const CommandContext& ctx) {
+  const std::vector<std::string> header = {"PRESET", "FAMILY", "JOBS", "DESCRIPTION"};
+  std::vector<std::vector<std::string>> rows;
+  for (const Preset& preset : Presets()) {
+    // No cap here: the listing shows what each preset expands to.
+    absl::StatusOr<v1::SweepSpec> spec =
+        LoadPreset(preset.name, std::numeric_limits<int64_t>::max());
+    if (!spec.ok()) return ReportError(ctx, spec.status());  // a broken build; tests catch it
+    rows.push_back({std::string(preset.name), spec->family(),
+                    absl::StrCat(common::CountConfigurations(*spec)), PresetSummary(preset)});
+  }
+  *ctx.out << AlignColumns(header, rows, {false, false, true, false})
+           << "\nsubmit one with: paradnn submit --preset NAME (or paradnn local --preset NAME)\n"
+           << std::flush;
   return kExitOk;
 }
 

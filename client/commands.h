@@ -107,8 +107,35 @@ int ReportError(const CommandContext& ctx, const absl::Status& status);
 void PrintResults(const CommandContext& ctx, const std::vector<v1::ResultRow>& rows,
                   OutputFormat format, bool samples);
 
-// `paradnn submit FILE [-q] [--max-jobs N]`.
-int RunSubmit(const CommandContext& ctx, const std::string& file, bool quiet, int64_t max_jobs);
+// Where a sweep comes from: a sweep file (FILE, "-" for standard input) or
+// an embedded preset (--preset NAME), exactly one of them.
+struct SweepSource {
+  std::string file;
+  std::string preset;
+  // --run-predicted-oom: run configurations whose memory estimate exceeds a
+  // worker's memory anyway (a file may also say run_predicted_oom: true).
+  bool run_predicted_oom = false;
+};
+
+// Reads and validates the sweep `source` names (client/sweep_file.h,
+// client/presets.h) with a cap of `max_jobs` configurations.
+absl::StatusOr<v1::SweepSpec> LoadSweep(const SweepSource& source, int64_t max_jobs);
+
+// What `paradnn submit` prints for an accepted sweep: its id, name, job
+// count and the coordinator's estimates, e.g.
+//   submitted sweep 3 (paper-fc): 9720 jobs
+//     model FLOPs per step, all jobs: 1.23 P; parameters 170k .. 520M;
+//     largest memory estimate 31.2 GiB
+std::string FormatSubmitted(const std::string& name, const v1::SubmitSweepResponse& response);
+
+// "31.2 GiB", "512.0 MiB", "900 bytes".
+std::string HumanBytes(double bytes);
+
+// `paradnn submit FILE|--preset NAME [-q] [--max-jobs N] [--run-predicted-oom]`.
+int RunSubmit(const CommandContext& ctx, const SweepSource& source, bool quiet, int64_t max_jobs);
+// `paradnn presets`: every preset with its family, job count and
+// description. Needs no coordinator.
+int RunPresets(const CommandContext& ctx);
 // `paradnn watch SWEEP`.
 int RunWatch(const CommandContext& ctx, int64_t sweep_id);
 // `paradnn status [SWEEP]`.

@@ -340,7 +340,8 @@ absl::Status LocalCluster::Stop() {
 // ---- the command -------------------------------------------------------------
 
 int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
-  absl::StatusOr<v1::SweepSpec> spec = ReadSweepFile(options.sweep_file, options.max_jobs);
+  absl::StatusOr<v1::SweepSpec> spec =
+      LoadSweep({options.sweep_file, options.preset, options.run_predicted_oom}, options.max_jobs);
   if (!spec.ok()) return ReportError(ctx, spec.status());
 
   // From here a signal only sets the flag (and cancels the call in flight),

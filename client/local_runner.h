@@ -78,6 +78,8 @@ class ChildProcess {
 
 struct LocalOptions {
   std::string sweep_file;
+  std::string preset;              // instead of sweep_file (client/presets.h)
+  bool run_predicted_oom = false;  // --run-predicted-oom
   std::string db_path = "paradnn.db";
   int workers = 1;
   OutputFormat format = OutputFormat::kTable;

@@ -154,8 +154,10 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view name) {
 
 ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
   std::set<std::string> keys;
+  std::set<std::string> option_keys;  // categorical: block_fn, cell, ...
   for (const v1::ResultRow& row : rows) {
     for (const auto& [key, unused] : row.config().params()) keys.insert(key);
+    for (const auto& [key, unused] : row.config().options()) option_keys.insert(key);
   }
   ResultTable table;
   table.columns.push_back({"job_id", "job", ColumnUnit::kInteger});
@@ -163,6 +165,10 @@ ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
     // A future family's parameter must not shadow a measurement column.
     const std::string name = IsFixedColumn(key) ? "param_" + key : key;
     table.columns.push_back({name, name, ColumnUnit::kInteger});
+  }
+  for (const std::string& key : option_keys) {
+    const std::string name = IsFixedColumn(key) ? "param_" + key : key;
+    table.columns.push_back({name, name, ColumnUnit::kText});
   }
   table.columns.push_back({"precision", "precision", ColumnUnit::kText});
   table.columns.push_back({"optimizer", "optimizer", ColumnUnit::kText});
@@ -175,6 +181,10 @@ ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
     for (const std::string& key : keys) {
       const auto it = row.config().params().find(key);
       cells.push_back(it == row.config().params().end() ? Cell{} : Cell{it->second});
+    }
+    for (const std::string& key : option_keys) {
+      const auto it = row.config().options().find(key);
+      cells.push_back(it == row.config().options().end() ? Cell{} : Text(it->second));
     }
     cells.push_back(Text(row.config().precision()));
     cells.push_back(Text(row.config().optimizer()));
@@ -430,6 +440,17 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
     std::vector<std::string> parts;
     for (const auto& [key, text] : params) parts.push_back(absl::StrCat(key, "=", text));
     rows.push_back({"params", absl::StrJoin(parts, "  ")});
+  }
+  if (!spec.options().empty()) {
+    std::map<std::string, std::string> options;
+    for (const auto& [key, list] : spec.options()) {
+      options[key] = list.values_size() == 1
+                         ? list.values(0)
+                         : absl::StrCat("[", absl::StrJoin(list.values(), ", "), "]");
+    }
+    std::vector<std::string> parts;
+    for (const auto& [key, text] : options) parts.push_back(absl::StrCat(key, "=", text));
+    rows.push_back({"options", absl::StrJoin(parts, "  ")});
   }
   rows.push_back(
       {"precision", spec.precision().empty() ? "float32" : absl::StrJoin(spec.precision(), ", ")});

@@ -19,13 +19,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/torchscript_upload.h"
 #include "common/sweep_validation.h"
 
 namespace paradnn::client {
 namespace {
 
 constexpr const char* kTopLevelKeys[] = {"name",      "family",    "device", "params",
-                                         "precision", "optimizer", "run"};
+                                         "options",   "precision", "optimizer", "run",
+                                         "run_predicted_oom", "torchscript"};
 constexpr const char* kParamMapKeys[] = {"min", "max", "mul", "add", "values"};
 
 std::string Quote(absl::string_view text) {
@@ -97,7 +99,18 @@ class SweepYamlReader {
                           std::string* out) const;
   absl::Status ReadNameList(const YAML::Node& node, const std::string& path, int line,
                             google::protobuf::RepeatedPtrField<std::string>* out);
+  absl::Status ReadBool(const YAML::Node& node, const std::string& path, int line, bool* out) const;
   absl::Status ReadParams(const YAML::Node& node, int line, v1::SweepSpec* spec);
+  // True when `key` under params is a categorical option: the family's
+  // schema says so, or, for a key the family does not know, its value is
+  // text rather than numbers (so that the error names it as an option).
+  bool IsOptionKey(const std::string& key, const YAML::Node& value) const;
+  absl::Status ReadOptions(const YAML::Node& node, int line, v1::SweepSpec* spec);
+  // One option's values: a name, a list of names or {values: [...]}, into
+  // spec.options[key]. `yaml_path` names the field as written
+  // ("params.cell"); lines are recorded under "options.KEY".
+  absl::Status ReadOption(const std::string& key, const YAML::Node& node,
+                          const std::string& yaml_path, int line, v1::SweepSpec* spec);
   absl::Status ReadParam(const std::string& name, const YAML::Node& node, int line,
                          v1::ParamSpec* out);
   absl::Status ReadIntList(const YAML::Node& node, const std::string& yaml_path,
@@ -105,6 +118,9 @@ class SweepYamlReader {
   absl::Status ReadRun(const YAML::Node& node, int line, v1::RunSettings* run);
 
   std::string source_;
+  // The family named at the top level (read first: params are routed to
+  // options by its schema); empty when absent or not text.
+  std::string family_;
   // Field path as ValidateSweep names it ("params.node.range.mul") -> line.
   std::map<std::string, int> lines_;
 };
@@ -311,6 +327,84 @@ absl::Status SweepYamlReader::ReadParam(const std::string& name, const YAML::Nod
   return absl::OkStatus();
 }
 
+absl::Status SweepYamlReader::ReadBool(const YAML::Node& node, const std::string& path, int line,
+                                       bool* out) const {
+  if (!node.IsScalar()) {
+    return Error(line, path, absl::StrCat("expected true or false, got ", KindOf(node)));
+  }
+  const std::string& text = node.Scalar();
+  if (!IsQuoted(node) && (text == "true" || text == "True" || text == "TRUE")) {
+    *out = true;
+  } else if (!IsQuoted(node) && (text == "false" || text == "False" || text == "FALSE")) {
+    *out = false;
+  } else {
+    return Error(line, path, absl::StrCat(Quote(text), " is not true or false"));
+  }
+  return absl::OkStatus();
+}
+
+bool SweepYamlReader::IsOptionKey(const std::string& key, const YAML::Node& value) const {
+  if (const common::FamilySchema* family = common::FindFamily(family_); family != nullptr) {
+    if (common::FindOption(*family, key) != nullptr) return true;
+    if (common::FindParam(*family, key) != nullptr) return false;
+  }
+  auto is_text = [](const YAML::Node& node) {
+    double number = 0;
+    return node.IsScalar() && (IsQuoted(node) || !absl::SimpleAtod(node.Scalar(), &number));
+  };
+  if (value.IsScalar()) return is_text(value);
+  if (value.IsSequence()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (is_text(value[i])) return true;
+    }
+  }
+  return false;
+}
+
+absl::Status SweepYamlReader::ReadOption(const std::string& key, const YAML::Node& node,
+                                         const std::string& yaml_path, int line,
+                                         v1::SweepSpec* spec) {
+  const std::string path = absl::StrCat("options.", key);
+  if (auto it = lines_.find(path); it != lines_.end()) {
+    return Error(line, yaml_path,
+                 absl::StrCat("option ", key, " is given twice (first at line ", it->second,
+                              "); give it once, under params or under options"));
+  }
+  Record(path, line);
+  v1::StringValues& out = (*spec->mutable_options())[key];
+  if (node.IsNull()) {
+    return Error(line, yaml_path, "missing value; write a name or a list of names");
+  }
+  if (node.IsScalar()) {
+    Record(path + "[0]", line);
+    out.add_values(node.Scalar());
+    return absl::OkStatus();
+  }
+  YAML::Node list = node;
+  std::string list_path = yaml_path;
+  if (node.IsMap()) {
+    // {values: [a, b]}, as for integer parameters.
+    if (node.size() != 1 || !node["values"]) {
+      return Error(line, yaml_path, "expected a name, a list of names or {values: [...]}");
+    }
+    list = node["values"];
+    list_path = yaml_path + ".values";
+  }
+  if (!list.IsSequence()) {
+    return Error(line, list_path, absl::StrCat("expected a list of names, got ", KindOf(list)));
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const int item_line = LineOf(list[i], line);
+    Record(absl::StrCat(path, "[", i, "]"), item_line);
+    if (absl::Status s =
+            ReadString(list[i], absl::StrCat(list_path, "[", i, "]"), item_line, out.add_values());
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SweepYamlReader::ReadParams(const YAML::Node& node, int line, v1::SweepSpec* spec) {
   if (!node.IsMap()) {
     return Error(line, "params",
@@ -318,7 +412,23 @@ absl::Status SweepYamlReader::ReadParams(const YAML::Node& node, int line, v1::S
   }
   return ForEachPair(node, "params",
                      [&](const std::string& key, const YAML::Node& value, int value_line) {
+                       if (IsOptionKey(key, value)) {
+                         return ReadOption(key, value, absl::StrCat("params.", key), value_line,
+                                           spec);
+                       }
                        return ReadParam(key, value, value_line, &(*spec->mutable_params())[key]);
+                     });
+}
+
+absl::Status SweepYamlReader::ReadOptions(const YAML::Node& node, int line, v1::SweepSpec* spec) {
+  if (!node.IsMap()) {
+    return Error(line, "options",
+                 absl::StrCat("expected a mapping of option: names, got ", KindOf(node)));
+  }
+  return ForEachPair(node, "options",
+                     [&](const std::string& key, const YAML::Node& value, int value_line) {
+                       return ReadOption(key, value, absl::StrCat("options.", key), value_line,
+                                         spec);
                      });
 }
 
@@ -383,6 +493,9 @@ absl::Status SweepYamlReader::Read(const YAML::Node& root, v1::SweepSpec* spec) 
         absl::StrCat("expected a mapping with name, family and params, got ", KindOf(root)));
   }
   Record("params", LineOf(root, 1));
+  if (const YAML::Node family = root["family"]; family && family.IsScalar()) {
+    family_ = family.Scalar();
+  }
   return ForEachPair(root, "", [&](const std::string& key, const YAML::Node& value, int line) {
     Record(key, line);
     if (key == "name") return ReadString(value, key, line, spec->mutable_name());
@@ -391,6 +504,17 @@ absl::Status SweepYamlReader::Read(const YAML::Node& root, v1::SweepSpec* spec) 
     if (key == "params") {
       lines_["params"] = line;
       return ReadParams(value, line, spec);
+    }
+    if (key == "options") {
+      lines_["options"] = line;
+      if (value.IsNull()) return absl::OkStatus();
+      return ReadOptions(value, line, spec);
+    }
+    if (key == "run_predicted_oom") {
+      bool run = false;
+      if (absl::Status s = ReadBool(value, key, line, &run); !s.ok()) return s;
+      spec->set_run_predicted_oom(run);
+      return absl::OkStatus();
     }
     if (key == "precision") {
       if (value.IsNull()) return Error(line, key, "missing value; write a name or a list of names");
@@ -403,6 +527,9 @@ absl::Status SweepYamlReader::Read(const YAML::Node& root, v1::SweepSpec* spec) 
     if (key == "run") {
       if (value.IsNull()) return absl::OkStatus();
       return ReadRun(value, line, spec->mutable_run());
+    }
+    if (key == "torchscript") {
+      return ReadTorchScriptSection(value, line, source_, spec->mutable_torchscript(), &lines_);
     }
     return Error(
         line, key,
@@ -421,6 +548,9 @@ absl::Status SweepYamlReader::Locate(const absl::Status& status) const {
     }
     const size_t cut = path.find_last_of(".[");
     path = cut == std::string::npos ? "" : path.substr(0, cut);
+    // Options are usually written under params; a missing one is located
+    // there unless the file has a top-level options mapping.
+    if (path == "options" && lines_.count(path) == 0) path = "params";
   }
   return absl::Status(status.code(), absl::StrCat(source_, ": ", message));
 }

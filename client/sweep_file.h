@@ -1,6 +1,9 @@
 // Sweep files: YAML as documented in docs/sweep-files.md, read into a
 // v1::SweepSpec and validated with common::ValidateSweep before anything is
-// sent to a coordinator.
+// sent to a coordinator. Categorical options (block_fn, cell, ...) may be
+// written among `params` or under a top-level `options` mapping; either way
+// they land in SweepSpec.options (the family's schema decides which keys
+// are options) and errors name them "options.KEY".
 //
 // Every error is InvalidArgument of the form "SOURCE:LINE: FIELD: what is
 // wrong and what is allowed", e.g.

@@ -14,8 +14,10 @@
 
 namespace paradnn::common {
 
-// Frames larger than this are refused as corrupt input.
-inline constexpr uint32_t kMaxFrameBytes = 256u << 20;
+// Frames larger than this are refused as corrupt input. A RunnerJob of
+// family torchscript carries a whole model file (up to 1 GiB, the
+// coordinator's largest --max-model-bytes) plus the job.
+inline constexpr uint32_t kMaxFrameBytes = (1u << 30) + (16u << 20);
 
 // Returns the frame (header + payload) for `message`.
 std::string EncodeFrame(const google::protobuf::MessageLite& message);

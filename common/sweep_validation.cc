@@ -11,32 +11,157 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/run_settings.h"
 
 namespace paradnn::common {
 namespace {
 
 // ---- the family table -------------------------------------------------------
-// Sorted by name within a family; families sorted by name.
+// Sorted by name within a family; families sorted by name. The runner's
+// registry (worker/runner/family.h) declares the same keys and defaults.
+
+constexpr int64_t kMaxBatch = int64_t{1} << 22;
+constexpr int64_t kMaxWidth = int64_t{1} << 20;
+constexpr int64_t kMaxVocab = int64_t{1} << 22;
+
+// Framework settings every family takes; they override run.intra_op_threads
+// and run.inter_op_threads for the job, and as params analyses pivot on them.
+constexpr ParamSchema kInterOpThreads = {
+    "inter_op_threads", 1, 1024, false,
+    "LibTorch inter-op threads of the job (default: run.inter_op_threads)"};
+constexpr ParamSchema kIntraOpThreads = {
+    "intra_op_threads", 1, 1024, false,
+    "LibTorch intra-op threads of the job (default: run.intra_op_threads)"};
+constexpr ParamSchema kBatch = {"batch", 1, kMaxBatch, true, "examples per training step"};
+// The real-world models: a smaller cap, as their runner code has.
+constexpr ParamSchema kModelBatch = {"batch", 1, int64_t{1} << 20, true,
+                                     "examples per training step"};
 
 constexpr ParamSchema kFcParams[] = {
-    {"batch", 1, int64_t{1} << 22, true, "examples per training step"},
-    {"input", 1, int64_t{1} << 20, true, "input features per example"},
+    kBatch,
+    {"input", 1, kMaxWidth, true, "input features per example"},
+    kInterOpThreads,
+    kIntraOpThreads,
     {"layer", 1, 4096, true, "hidden Linear+ReLU layers"},
-    {"node", 1, int64_t{1} << 20, true, "units per hidden layer"},
-    {"output", 1, int64_t{1} << 20, true, "classes (width of the last Linear)"},
+    {"node", 1, kMaxWidth, true, "units per hidden layer"},
+    {"output", 1, kMaxWidth, true, "classes (width of the last Linear)"},
+};
+
+constexpr ParamSchema kCnnParams[] = {
+    kBatch,
+    {"block", 1, 64, true, "blocks in each of the four groups (see option blocks)"},
+    {"filter", 1, 4096, true, "channels of the stem and the first group (then 2x, 4x, 8x)"},
+    {"image", 193, 4096, true, "height and width of the input images", 0, 0,
+     "the 7x7 average pool needs a final map of at least 7 (image >= 193)"},
+    kInterOpThreads,
+    kIntraOpThreads,
+    {"output", 1, kMaxWidth, true, "classes (width of the last Linear)"},
+};
+
+constexpr const char* kBlockFns[] = {"residual", "bottleneck"};
+
+absl::Status CheckBlockCounts(absl::string_view value) {
+  constexpr int64_t kMaxBlocks = 64;
+  std::vector<absl::string_view> parts = absl::StrSplit(value, ',');
+  bool ok = parts.size() == 4;
+  for (absl::string_view part : parts) {
+    int64_t count = 0;
+    // Canonical decimal only ("3", not "03", " 3" or "+3"), so that equal
+    // counts are equal strings in stored configs.
+    ok = ok && !part.empty() && part.front() >= '1' && part.front() <= '9' &&
+         absl::SimpleAtoi(part, &count) && absl::StrCat(count) == part && count <= kMaxBlocks;
+  }
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("is not four comma-separated block counts 1..",
+                                                 kMaxBlocks, " like \"3,4,6,3\""));
+}
+
+constexpr OptionSchema kCnnOptions[] = {
+    {"block_fn", kBlockFns, nullptr, "residual (two 3x3 convs) or bottleneck (1x1, 3x3, 1x1 x4)"},
+    {"blocks",
+     {},
+     "",
+     "blocks per group as four counts, e.g. \"3,4,6,3\" (ResNet-50); overrides block",
+     CheckBlockCounts},
+};
+
+constexpr ParamSchema kRnnParams[] = {
+    kBatch,
+    {"embed", 1, 65536, true, "embedding width = hidden size of every cell"},
+    kInterOpThreads,
+    kIntraOpThreads,
+    {"layer", 1, 1024, true, "stacked recurrent layers"},
+    {"length", 1, 65536, true, "time steps per sequence"},
+    {"vocab", 2, kMaxVocab, true, "vocabulary size (embedding rows, classes)"},
+};
+
+constexpr const char* kCells[] = {"rnn", "lstm", "gru"};
+constexpr OptionSchema kRnnOptions[] = {
+    {"cell", kCells, nullptr, "recurrent cell: rnn (tanh), lstm or gru"},
+};
+
+// ResNet-50, DenseNet-121, MobileNet v1, SqueezeNet 1.0: adaptive pooling
+// before the classifier lets them take any image of at least 32.
+constexpr ParamSchema kImageModelParams[] = {
+    kModelBatch,
+    {"image", 32, 4096, false, "height and width of the input images", 224},
+    kInterOpThreads,
+    kIntraOpThreads,
+    {"output", 1, kMaxWidth, false, "classes", 1000},
+};
+
+constexpr ParamSchema kRetinaNetParams[] = {
+    kModelBatch,
+    {"image", 64, 4096, false, "height and width of the input images", 512, 32,
+     "the FPN adds upsampled maps to the backbone's stride-8, -16 and -32 maps, which line "
+     "up only when image is a multiple of 32"},
+    kInterOpThreads,
+    kIntraOpThreads,
+    {"output", 1, 100000, false, "object classes", 80},
+};
+
+constexpr ParamSchema kTransformerParams[] = {
+    kModelBatch,
+    kInterOpThreads,
+    kIntraOpThreads,
+    {"length", 1, 65536, false, "source and target sequence length", 128},
+    {"vocab", 2, kMaxVocab, false, "shared source/target vocabulary", 32000},
+};
+
+constexpr ParamSchema kTorchScriptParams[] = {
+    kBatch,
+    kInterOpThreads,
+    kIntraOpThreads,
 };
 
 constexpr FamilySchema kFamilies[] = {
-    {"fc", kFcParams},
+    {"cnn", "ResNet v1 with residual or bottleneck blocks (PARADNN_MODELS.md)", kCnnParams,
+     kCnnOptions},
+    {"densenet121", "DenseNet-121 (7.98 M parameters at 1000 classes)", kImageModelParams},
+    {"fc", "fully connected: [Linear + ReLU] x layer, then Linear(output)", kFcParams},
+    {"mobilenet_v1", "MobileNet v1, width 1.0 (4.23 M parameters at 1000 classes)",
+     kImageModelParams},
+    {"resnet50", "ResNet-50 (25.56 M parameters at 1000 classes)", kImageModelParams},
+    {"retinanet", "RetinaNet: ResNet-50 + FPN, focal and smooth-L1 losses", kRetinaNetParams},
+    {"rnn", "embedding, stacked RNN/LSTM/GRU cells, Linear(vocab) on every step", kRnnParams,
+     kRnnOptions},
+    {"squeezenet1_0", "SqueezeNet 1.0 (1.25 M parameters at 1000 classes)", kImageModelParams},
+    {"torchscript", "your own TorchScript model (torchscript: file, inputs, loss)",
+     kTorchScriptParams},
+    {"transformer", "Transformer base: 6+6 layers, d_model 512, 8 heads, ff 2048",
+     kTransformerParams},
 };
 
 constexpr const char* kDevices[] = {"cpu", "cuda", "tpu"};
 constexpr const char* kPrecisions[] = {"float32", "bfloat16", "float16", "mixed_bf16",
                                        "mixed_fp16"};
 constexpr const char* kOptimizers[] = {"rmsprop", "sgd", "momentum"};
+constexpr const char* kTorchScriptLosses[] = {"cross_entropy", "mse", "sum", "output"};
+constexpr const char* kTensorDtypes[] = {"float32", "int64"};
 
 // A sweep file is kept for the record, not parsed by the coordinator; this
 // bounds what one client can make it store.
@@ -77,15 +202,35 @@ std::string ParamNames(const FamilySchema& family, bool required_only) {
   return absl::StrJoin(names, ", ");
 }
 
-absl::Status OutOfRange(const std::string& field, int64_t value, const ParamSchema& schema) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", value, " is out of range; allowed ",
-                                                 schema.min_value, "..", schema.max_value));
+std::string AllowedRange(const ParamSchema& schema) {
+  std::string allowed = absl::StrCat("allowed ", schema.min_value, "..", schema.max_value);
+  if (schema.multiple_of > 1) absl::StrAppend(&allowed, " in multiples of ", schema.multiple_of);
+  if (schema.constraint != nullptr) absl::StrAppend(&allowed, ": ", schema.constraint);
+  return allowed;
 }
 
-absl::Status CheckInRange(const std::string& field, int64_t value, const ParamSchema& schema) {
+absl::Status OutOfRange(const std::string& field, int64_t value, const ParamSchema& schema) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": ", value, " is out of range; ", AllowedRange(schema)));
+}
+
+bool IsMultiple(int64_t value, const ParamSchema& schema) {
+  return schema.multiple_of <= 1 || value % schema.multiple_of == 0;
+}
+
+absl::Status NotMultiple(const std::string& field, int64_t value, const ParamSchema& schema) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", value, " is not a multiple of ",
+                                                 schema.multiple_of, "; ", AllowedRange(schema)));
+}
+
+// In range, and on the schema's grid unless `grid` is false (a range's max
+// need not lie on it).
+absl::Status CheckValue(const std::string& field, int64_t value, const ParamSchema& schema,
+                        bool grid = true) {
   if (value < schema.min_value || value > schema.max_value) {
     return OutOfRange(field, value, schema);
   }
+  if (grid && !IsMultiple(value, schema)) return NotMultiple(field, value, schema);
   return absl::OkStatus();
 }
 
@@ -97,7 +242,7 @@ absl::StatusOr<int64_t> CheckParam(const v1::ParamSpec& spec, const ParamSchema&
                                    const std::string& path, std::vector<int64_t>* values) {
   switch (spec.kind_case()) {
     case v1::ParamSpec::kValue: {
-      if (absl::Status s = CheckInRange(path, spec.value(), schema); !s.ok()) return s;
+      if (absl::Status s = CheckValue(path, spec.value(), schema); !s.ok()) return s;
       if (values != nullptr) values->push_back(spec.value());
       return 1;
     }
@@ -111,7 +256,7 @@ absl::StatusOr<int64_t> CheckParam(const v1::ParamSpec& spec, const ParamSchema&
       std::unordered_map<int64_t, int> first_index;
       for (int i = 0; i < list.size(); ++i) {
         const std::string item_path = absl::StrCat(list_path, "[", i, "]");
-        if (absl::Status s = CheckInRange(item_path, list[i], schema); !s.ok()) return s;
+        if (absl::Status s = CheckValue(item_path, list[i], schema); !s.ok()) return s;
         const auto [it, inserted] = first_index.emplace(list[i], i);
         if (!inserted) {
           return absl::InvalidArgumentError(absl::StrCat(item_path, ": ", list[i],
@@ -125,8 +270,11 @@ absl::StatusOr<int64_t> CheckParam(const v1::ParamSpec& spec, const ParamSchema&
     case v1::ParamSpec::kRange: {
       const v1::IntRange& r = spec.range();
       const std::string range_path = absl::StrCat(path, ".range");
-      if (absl::Status s = CheckInRange(range_path + ".min", r.min(), schema); !s.ok()) return s;
-      if (absl::Status s = CheckInRange(range_path + ".max", r.max(), schema); !s.ok()) return s;
+      if (absl::Status s = CheckValue(range_path + ".min", r.min(), schema); !s.ok()) return s;
+      if (absl::Status s = CheckValue(range_path + ".max", r.max(), schema, /*grid=*/false);
+          !s.ok()) {
+        return s;
+      }
       if (r.min() > r.max()) {
         return absl::InvalidArgumentError(
             absl::StrCat(range_path, ": min ", r.min(), " > max ", r.max()));
@@ -144,6 +292,7 @@ absl::StatusOr<int64_t> CheckParam(const v1::ParamSpec& spec, const ParamSchema&
           return absl::InvalidArgumentError(
               absl::StrCat(range_path, ".add: ", r.add(), " must be > 0"));
         }
+        if (!IsMultiple(r.add(), schema)) return NotMultiple(range_path + ".add", r.add(), schema);
         const int64_t count = (r.max() - r.min()) / r.add() + 1;
         if (values != nullptr) {
           for (int64_t i = 0; i < count; ++i) values->push_back(r.min() + i * r.add());
@@ -168,6 +317,11 @@ absl::StatusOr<int64_t> CheckParam(const v1::ParamSpec& spec, const ParamSchema&
                            mul, " rounds to ", v, "); use a larger mul or add"));
         }
         v = static_cast<int64_t>(next);
+        if (!IsMultiple(v, schema)) {
+          return absl::InvalidArgumentError(absl::StrCat(range_path, ".mul: ", mul, " reaches ", v,
+                                                         ", not a multiple of ", schema.multiple_of,
+                                                         "; ", AllowedRange(schema)));
+        }
       }
       return count;
     }
@@ -176,6 +330,47 @@ absl::StatusOr<int64_t> CheckParam(const v1::ParamSpec& spec, const ParamSchema&
   }
   return absl::InvalidArgumentError(
       absl::StrCat(path, ": no value given; write a number, a list [a, b] or {min, max, mul|add}"));
+}
+
+std::string OptionNames(const FamilySchema& family) {
+  std::vector<absl::string_view> names;
+  for (const OptionSchema& o : family.options) names.push_back(o.name);
+  return absl::StrJoin(names, ", ");
+}
+
+absl::Status CheckOptionValue(const std::string& field, const std::string& value,
+                              const OptionSchema& schema) {
+  if (schema.allowed.empty()) {
+    if (schema.check == nullptr) return absl::OkStatus();
+    absl::Status s = schema.check(value);
+    if (s.ok()) return s;
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", Quote(value), " ", s.message()));
+  }
+  if (std::find(schema.allowed.begin(), schema.allowed.end(), value) == schema.allowed.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", Quote(value), " is not one of ", AllowedOptionValues(schema)));
+  }
+  return absl::OkStatus();
+}
+
+// Validates one option's value list and returns how many values it takes.
+absl::StatusOr<int64_t> CheckOption(const v1::StringValues& list, const OptionSchema& schema,
+                                    const std::string& path) {
+  if (list.values().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": empty list; give at least one of ", AllowedOptionValues(schema)));
+  }
+  for (int i = 0; i < list.values_size(); ++i) {
+    const std::string item_path = absl::StrCat(path, "[", i, "]");
+    if (absl::Status s = CheckOptionValue(item_path, list.values(i), schema); !s.ok()) return s;
+    for (int j = 0; j < i; ++j) {
+      if (list.values(j) == list.values(i)) {
+        return absl::InvalidArgumentError(absl::StrCat(item_path, ": ", Quote(list.values(i)),
+                                                       " is repeated (also at [", j, "])"));
+      }
+    }
+  }
+  return static_cast<int64_t>(list.values_size());
 }
 
 absl::Status CheckName(const std::string& name) {
@@ -214,10 +409,167 @@ absl::Status CheckNameList(const char* field,
   return absl::OkStatus();
 }
 
-std::vector<std::string> SortedParamKeys(const v1::SweepSpec& spec) {
+// ---- family torchscript -------------------------------------------------------
+
+constexpr size_t kMaxTensorNameBytes = 128;
+constexpr int kMaxTensorRank = 8;
+constexpr int kMaxTorchScriptInputs = 64;
+constexpr int64_t kMaxTensorDim = int64_t{1} << 31;
+
+// One input or target: a name of bounded length, 1..kMaxTensorRank
+// dimensions that are positive or -1 (the batch, at most once), dtype
+// float32|int64 (empty = float32), and a value range low < high (required
+// for int64; both 0 lets the runner pick for float32).
+absl::Status CheckTensorSpec(const v1::TensorSpec& tensor, const std::string& path) {
+  if (tensor.name().size() > kMaxTensorNameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ".name: ", tensor.name().size(),
+                                                   " bytes; at most ", kMaxTensorNameBytes));
+  }
+  if (tensor.shape().empty() || tensor.shape_size() > kMaxTensorRank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ".shape: ", tensor.shape_size(), " dimensions; give 1..", kMaxTensorRank,
+                     ", -1 where the batch goes (e.g. [-1, 3, 224, 224])"));
+  }
+  int batch_dims = 0;
+  for (int i = 0; i < tensor.shape_size(); ++i) {
+    const int64_t dim = tensor.shape(i);
+    if (dim == -1) {
+      ++batch_dims;
+      continue;
+    }
+    if (dim < 1 || dim > kMaxTensorDim) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ".shape[", i, "]: ", dim,
+                                                     " is out of range; allowed 1..", kMaxTensorDim,
+                                                     ", or -1 for the batch"));
+    }
+  }
+  if (batch_dims > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ".shape: ", batch_dims, " dimensions are -1; only the batch is"));
+  }
+  if (!tensor.dtype().empty() && !Contains(kTensorDtypes, tensor.dtype())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ".dtype: ", Quote(tensor.dtype()), " is not one of ", JoinNames(kTensorDtypes, "|")));
+  }
+  if (!std::isfinite(tensor.low()) || !std::isfinite(tensor.high())) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": low and high must be finite numbers"));
+  }
+  const bool integer = tensor.dtype() == "int64";
+  if ((integer || tensor.low() != 0 || tensor.high() != 0) && !(tensor.low() < tensor.high())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ".high: ", tensor.high(), " must be > low ", tensor.low(),
+        integer ? " (values are randint(low, high))" : " (values are uniform in [low, high))"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTorchScript(const v1::SweepSpec& spec) {
+  const bool is_torchscript = spec.family() == kTorchScriptFamily;
+  if (!is_torchscript) {
+    if (spec.has_torchscript()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "torchscript: only family torchscript takes a model; this sweep's family is ",
+          Quote(spec.family())));
+    }
+    return absl::OkStatus();
+  }
+  if (!spec.has_torchscript()) {
+    return absl::InvalidArgumentError(
+        "torchscript: missing; family torchscript needs the model file, its inputs and a loss "
+        "rule");
+  }
+  const v1::TorchScriptModel& model = spec.torchscript();
+  if (!model.sha256().empty()) {
+    const bool hex = model.sha256().size() == 64 &&
+                     std::all_of(model.sha256().begin(), model.sha256().end(), [](char c) {
+                       return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                     });
+    if (!hex) {
+      return absl::InvalidArgumentError(absl::StrCat("torchscript.sha256: ", Quote(model.sha256()),
+                                                     " is not 64 lowercase hex digits"));
+    }
+  }
+  if (model.content().empty() && model.sha256().empty()) {
+    return absl::InvalidArgumentError(
+        "torchscript.content: empty; give the model file (or the sha256 of a model the "
+        "coordinator already stores)");
+  }
+  if (static_cast<int64_t>(model.content().size()) > kMaxTorchScriptBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("torchscript.content: ", model.content().size(),
+                                                   " bytes; at most ", kMaxTorchScriptBytes,
+                                                   " (256 MiB)"));
+  }
+  if (model.file_name().size() > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("torchscript.file_name: ", model.file_name().size(), " bytes; at most 4096"));
+  }
+  if (model.inputs().empty()) {
+    return absl::InvalidArgumentError(
+        "torchscript.inputs: empty; declare forward()'s arguments (shape with -1 for the batch, "
+        "dtype float32|int64)");
+  }
+  if (model.inputs_size() > kMaxTorchScriptInputs) {
+    return absl::InvalidArgumentError(absl::StrCat("torchscript.inputs: ", model.inputs_size(),
+                                                   " inputs; at most ", kMaxTorchScriptInputs));
+  }
+  bool batched = false;
+  for (int i = 0; i < model.inputs_size(); ++i) {
+    const v1::TensorSpec& input = model.inputs(i);
+    if (absl::Status s = CheckTensorSpec(input, absl::StrCat("torchscript.inputs[", i, "]"));
+        !s.ok()) {
+      return s;
+    }
+    batched =
+        batched || std::find(input.shape().begin(), input.shape().end(), -1) != input.shape().end();
+  }
+  if (!batched) {
+    return absl::InvalidArgumentError(
+        "torchscript.inputs: no shape has a -1; mark the batch dimension of at least one input "
+        "with -1 (the sweep's batch fills it)");
+  }
+  if (!Contains(kTorchScriptLosses, model.loss())) {
+    return absl::InvalidArgumentError(absl::StrCat("torchscript.loss: ", Quote(model.loss()),
+                                                   " is not one of ", AllowedTorchScriptLosses()));
+  }
+  const bool needs_target = model.loss() == "cross_entropy" || model.loss() == "mse";
+  if (!needs_target) {
+    if (model.has_target()) {
+      return absl::InvalidArgumentError(absl::StrCat("torchscript.target: loss ", model.loss(),
+                                                     " takes no target; leave it out"));
+    }
+    return absl::OkStatus();
+  }
+  if (!model.has_target()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("torchscript.target: missing; loss ", model.loss(), " needs a target tensor (",
+                     model.loss() == "cross_entropy" ? "int64 class ids in [0, classes)"
+                                                     : "float32, shaped like the output",
+                     ")"));
+  }
+  if (absl::Status s = CheckTensorSpec(model.target(), "torchscript.target"); !s.ok()) return s;
+  const std::string& dtype = model.target().dtype().empty() ? "float32" : model.target().dtype();
+  const char* want = model.loss() == "cross_entropy" ? "int64" : "float32";
+  if (dtype != want) {
+    return absl::InvalidArgumentError(absl::StrCat("torchscript.target.dtype: ", Quote(dtype),
+                                                   "; loss ", model.loss(), " needs ", want));
+  }
+  return absl::OkStatus();
+}
+
+// ---- expansion ------------------------------------------------------------------
+
+std::vector<std::string> SortedKeys(const v1::SweepSpec& spec) {
   std::vector<std::string> keys;
   keys.reserve(spec.params().size());
   for (const auto& [key, unused] : spec.params()) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+std::vector<std::string> SortedOptionKeys(const v1::SweepSpec& spec) {
+  std::vector<std::string> keys;
+  keys.reserve(spec.options().size());
+  for (const auto& [key, unused] : spec.options()) keys.push_back(key);
   std::sort(keys.begin(), keys.end());
   return keys;
 }
@@ -246,6 +598,13 @@ const ParamSchema* FindParam(const FamilySchema& family, absl::string_view param
   return nullptr;
 }
 
+const OptionSchema* FindOption(const FamilySchema& family, absl::string_view option) {
+  for (const OptionSchema& o : family.options) {
+    if (option == o.name) return &o;
+  }
+  return nullptr;
+}
+
 std::string AllowedFamilies() {
   std::vector<absl::string_view> names;
   for (const FamilySchema& f : kFamilies) names.push_back(f.name);
@@ -254,6 +613,13 @@ std::string AllowedFamilies() {
 std::string AllowedDevices() { return JoinNames(kDevices, "|"); }
 std::string AllowedPrecisions() { return JoinNames(kPrecisions, "|"); }
 std::string AllowedOptimizers() { return JoinNames(kOptimizers, "|"); }
+std::string AllowedTorchScriptLosses() { return JoinNames(kTorchScriptLosses, "|"); }
+std::string AllowedTensorDtypes() { return JoinNames(kTensorDtypes, "|"); }
+
+std::string AllowedOptionValues(const OptionSchema& option) {
+  if (!option.allowed.empty()) return absl::StrJoin(option.allowed, "|");
+  return option.description;
+}
 
 absl::StatusOr<std::vector<int64_t>> ParamValues(const v1::ParamSpec& spec,
                                                  const ParamSchema& schema,
@@ -283,12 +649,16 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
   }
 
   int64_t configurations = 1;
-  for (const std::string& key : SortedParamKeys(spec)) {
+  for (const std::string& key : SortedKeys(spec)) {
     const ParamSchema* schema = FindParam(*family, key);
     if (schema == nullptr) {
+      std::string allowed = absl::StrCat("allowed: ", ParamNames(*family, false));
+      if (!family->options.empty()) {
+        absl::StrAppend(&allowed, "; options: ", OptionNames(*family));
+      }
       return absl::InvalidArgumentError(absl::StrCat("params.", absl::CHexEscape(key),
                                                      ": unknown parameter of family ", family->name,
-                                                     "; allowed: ", ParamNames(*family, false)));
+                                                     "; ", allowed));
     }
     absl::StatusOr<int64_t> count =
         CheckParam(spec.params().at(key), *schema, absl::StrCat("params.", key), nullptr);
@@ -303,6 +673,43 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
     }
   }
 
+  for (const std::string& key : SortedOptionKeys(spec)) {
+    const std::string path = absl::StrCat("options.", absl::CHexEscape(key));
+    const OptionSchema* schema = FindOption(*family, key);
+    if (schema == nullptr) {
+      if (family->options.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": family ", family->name, " takes no options"));
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": unknown option of family ", family->name, "; allowed: ", OptionNames(*family)));
+    }
+    absl::StatusOr<int64_t> count = CheckOption(spec.options().at(key), *schema, path);
+    if (!count.ok()) return count.status();
+    configurations = SaturatingMultiply(configurations, *count);
+  }
+  for (const OptionSchema& o : family->options) {
+    if (o.default_value == nullptr && spec.options().count(o.name) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("options.", o.name, ": missing; family ",
+                                                     family->name, " requires ", o.name,
+                                                     ", one of ", AllowedOptionValues(o)));
+    }
+  }
+
+  // A thread count in both places would leave the record ambiguous about
+  // which one a job ran with.
+  if (spec.params().count("intra_op_threads") != 0 && spec.run().intra_op_threads() != 0) {
+    return absl::InvalidArgumentError(
+        "params.intra_op_threads: also given as run.intra_op_threads; give it in one place "
+        "(params to sweep it)");
+  }
+  if (spec.params().count("inter_op_threads") != 0 && spec.run().inter_op_threads() != 0) {
+    return absl::InvalidArgumentError(
+        "params.inter_op_threads: also given as run.inter_op_threads; give it in one place "
+        "(params to sweep it)");
+  }
+
+  if (absl::Status s = CheckTorchScript(spec); !s.ok()) return s;
   if (absl::Status s = CheckNameList("precision", spec.precision(), kPrecisions); !s.ok()) {
     return s;
   }
@@ -335,6 +742,12 @@ int64_t CountConfigurations(const v1::SweepSpec& spec) {
       absl::StatusOr<int64_t> count = CheckParam(param, *schema, key, nullptr);
       if (count.ok()) configurations = SaturatingMultiply(configurations, *count);
     }
+    for (const auto& [key, list] : spec.options()) {
+      const OptionSchema* schema = FindOption(*family, key);
+      if (schema == nullptr) continue;
+      absl::StatusOr<int64_t> count = CheckOption(list, *schema, key);
+      if (count.ok()) configurations = SaturatingMultiply(configurations, *count);
+    }
   }
   configurations = SaturatingMultiply(configurations, std::max(1, spec.precision_size()));
   return SaturatingMultiply(configurations, std::max(1, spec.optimizer_size()));
@@ -345,7 +758,34 @@ absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& sp
   if (absl::Status s = ValidateSweep(spec, max_jobs); !s.ok()) return s;
   const FamilySchema& family = *FindFamily(spec.family());
 
-  const std::vector<std::string> keys = SortedParamKeys(spec);
+  // Every config starts from this template: the family, the defaults of
+  // what the sweep leaves out, and the TorchScript model without its bytes.
+  v1::ModelConfig base;
+  base.set_family(spec.family());
+  for (const ParamSchema& p : family.params) {
+    if (p.default_value != 0 && spec.params().count(p.name) == 0) {
+      (*base.mutable_params())[p.name] = p.default_value;
+    }
+  }
+  for (const OptionSchema& o : family.options) {
+    if (o.default_value != nullptr && *o.default_value != '\0' &&
+        spec.options().count(o.name) == 0) {
+      (*base.mutable_options())[o.name] = o.default_value;
+    }
+  }
+  if (spec.has_torchscript()) {
+    v1::TorchScriptModel* model = base.mutable_torchscript();
+    model->set_sha256(spec.torchscript().sha256());
+    model->set_file_name(spec.torchscript().file_name());
+    *model->mutable_inputs() = spec.torchscript().inputs();
+    model->set_loss(spec.torchscript().loss());
+    if (spec.torchscript().has_target()) *model->mutable_target() = spec.torchscript().target();
+  }
+
+  // The axes of the cross product, outermost first: parameters, then
+  // options, each in sorted key order.
+  const std::vector<std::string> keys = SortedKeys(spec);
+  const std::vector<std::string> option_keys = SortedOptionKeys(spec);
   std::vector<std::vector<int64_t>> values;
   values.reserve(keys.size());
   for (const std::string& key : keys) {
@@ -354,34 +794,42 @@ absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& sp
     if (!v.ok()) return v.status();  // unreachable after ValidateSweep; kept for safety
     values.push_back(*std::move(v));
   }
+  std::vector<size_t> sizes;
+  for (const auto& v : values) sizes.push_back(v.size());
+  for (const std::string& key : option_keys) {
+    sizes.push_back(static_cast<size_t>(spec.options().at(key).values_size()));
+  }
   const std::vector<std::string> precisions = OrDefault(spec.precision(), kDefaultPrecision);
   const std::vector<std::string> optimizers = OrDefault(spec.optimizer(), kDefaultOptimizer);
 
   std::vector<v1::ModelConfig> configs;
   configs.reserve(static_cast<size_t>(CountConfigurations(spec)));
-  // An odometer over the parameters: the last key turns fastest, then the
-  // inner precision/optimizer loops.
-  std::vector<size_t> index(keys.size(), 0);
+  // An odometer over the axes: the last one turns fastest, then the inner
+  // precision/optimizer loops.
+  std::vector<size_t> index(sizes.size(), 0);
   while (true) {
+    v1::ModelConfig config = base;
+    for (size_t k = 0; k < keys.size(); ++k) {
+      (*config.mutable_params())[keys[k]] = values[k][index[k]];
+    }
+    for (size_t k = 0; k < option_keys.size(); ++k) {
+      (*config.mutable_options())[option_keys[k]] =
+          spec.options().at(option_keys[k]).values(static_cast<int>(index[keys.size() + k]));
+    }
     for (const std::string& precision : precisions) {
       for (const std::string& optimizer : optimizers) {
-        v1::ModelConfig& config = configs.emplace_back();
-        config.set_family(spec.family());
-        for (size_t k = 0; k < keys.size(); ++k) {
-          (*config.mutable_params())[keys[k]] = values[k][index[k]];
-        }
-        config.set_precision(precision);
-        config.set_optimizer(optimizer);
+        v1::ModelConfig& out = configs.emplace_back(config);
+        out.set_precision(precision);
+        out.set_optimizer(optimizer);
       }
     }
-    size_t digit = keys.size();
-    while (digit > 0) {
-      --digit;
-      if (++index[digit] < values[digit].size()) break;
-      index[digit] = 0;
+    size_t digit = sizes.size();
+    while (true) {
       if (digit == 0) return configs;
+      --digit;
+      if (++index[digit] < sizes[digit]) break;
+      index[digit] = 0;
     }
-    if (keys.empty()) return configs;
   }
 }
 

@@ -3,12 +3,16 @@
 // and checks again). No LibTorch, no SQLite.
 //
 // A sweep is the cross product of every hyper-parameter's values, every
-// precision and every optimizer. Each family declares its integer
-// hyper-parameters in a schema table (name, allowed range, required); adding
-// a family is adding a table entry in sweep_validation.cc.
+// categorical option's values, every precision and every optimizer. Each
+// family declares its integer hyper-parameters (name, allowed range,
+// required or default) and its categorical options (allowed values, default)
+// in a schema table; adding a family is adding a table entry in
+// sweep_validation.cc. The runner's family registry (worker/runner/family.h)
+// declares the same keys.
 //
 // Every error is InvalidArgument and its message starts with the path of the
 // offending field, e.g. "params.node.range: min 512 > max 32",
+// "options.block_fn[1]: 'dense' is not one of residual|bottleneck",
 // "precision[1]: 'fp8' is not one of float32|bfloat16|...". Callers that know
 // where a field came from (the CLI knows YAML lines) may prefix a location.
 //
@@ -37,19 +41,45 @@ inline constexpr int64_t kDefaultMaxJobs = 100000;
 inline constexpr size_t kMaxSweepNameBytes = 128;
 
 // One integer hyper-parameter of a family: every value a sweep gives for it
-// must lie in [min_value, max_value].
+// must lie in [min_value, max_value] (and be a multiple of `multiple_of`
+// when that is set). A parameter the sweep leaves out takes default_value
+// (written into every expanded ModelConfig); without a default it is either
+// required or simply absent from the configs (the runner then uses its run
+// settings, as for the thread counts).
 struct ParamSchema {
   const char* name;
   int64_t min_value;
   int64_t max_value;
   bool required;
-  const char* description;  // one line, for help and docs
+  const char* description;           // one line, for help and docs
+  int64_t default_value = 0;         // 0 = none
+  int64_t multiple_of = 0;           // 0 = any value in range
+  const char* constraint = nullptr;  // why min_value/multiple_of, appended to errors
 };
 
-// A model family and its hyper-parameters, sorted by name.
+// One categorical hyper-parameter of a family (ModelConfig.options). Values
+// are one of `allowed`, or, when `allowed` is empty, free text accepted by
+// `check`. default_value nullptr means required; "" means optional with no
+// default (nothing is written into the configs when the sweep omits it).
+struct OptionSchema {
+  const char* name;
+  absl::Span<const char* const> allowed;
+  const char* default_value;
+  const char* description;
+  // For free-text options: OK, or what is wrong with `value` (without the
+  // field path, which the caller prefixes).
+  absl::Status (*check)(absl::string_view value) = nullptr;
+};
+
+// A model family, its integer hyper-parameters and its categorical options,
+// each sorted by name. Every family also takes the framework settings
+// intra_op_threads and inter_op_threads as optional parameters (listed in
+// its params).
 struct FamilySchema {
   const char* name;
+  const char* summary;  // one line, for help and docs
   absl::Span<const ParamSchema> params;
+  absl::Span<const OptionSchema> options = {};
 };
 
 // Every registered family, in name order.
@@ -61,11 +91,25 @@ const FamilySchema* FindFamily(absl::string_view family);
 // The schema entry of `param` within `family`, or nullptr.
 const ParamSchema* FindParam(const FamilySchema& family, absl::string_view param);
 
+// The schema entry of option `option` within `family`, or nullptr.
+const OptionSchema* FindOption(const FamilySchema& family, absl::string_view option);
+
 // Allowed names joined with '|', for error messages and help texts.
-std::string AllowedFamilies();    // "fc"
+std::string AllowedFamilies();    // "cnn|densenet121|fc|..."
 std::string AllowedDevices();     // "cpu|cuda|tpu"
 std::string AllowedPrecisions();  // "float32|bfloat16|float16|mixed_bf16|mixed_fp16"
 std::string AllowedOptimizers();  // "rmsprop|sgd|momentum"
+
+// `option`'s allowed values joined with '|' ("residual|bottleneck"), or a
+// description of its free-text format.
+std::string AllowedOptionValues(const OptionSchema& option);
+
+// Family "torchscript": the largest model file accepted at submit, the
+// accepted loss rules and input dtypes.
+inline constexpr int64_t kMaxTorchScriptBytes = int64_t{256} << 20;
+inline constexpr const char* kTorchScriptFamily = "torchscript";
+std::string AllowedTorchScriptLosses();  // "cross_entropy|mse|sum|output"
+std::string AllowedTensorDtypes();       // "float32|int64"
 
 // What an empty device, precision list or optimizer list means.
 inline constexpr const char* kDefaultDevice = "cpu";
@@ -75,10 +119,14 @@ inline constexpr const char* kDefaultOptimizer = "rmsprop";
 // Returns OK when `spec` is a well-formed sweep of at most `max_jobs`
 // configurations (max_jobs <= 0 means kDefaultMaxJobs), else InvalidArgument
 // naming the first bad field and what is allowed. Checks, in order: name,
-// family, device (empty = cpu), every parameter (known, in range, ranges that advance,
-// non-empty and duplicate-free value lists), every required parameter,
-// precision, optimizer, run settings (ValidateRunSettings), and the number
-// of configurations (computed without materializing them).
+// family, device (empty = cpu), every parameter (known, in range, ranges that
+// advance, non-empty and duplicate-free value lists), every required
+// parameter, every option (known, allowed values, no repeats, not also a
+// parameter), every required option, the thread counts not given both as
+// parameters and in run, the TorchScript model (family torchscript only:
+// inputs, loss and target, content of 1..kMaxTorchScriptBytes or a sha256 of
+// a stored model), precision, optimizer, run settings (ValidateRunSettings),
+// and the number of configurations (computed without materializing them).
 absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs);
 
 // The values one parameter takes, in sweep order, after the same checks
@@ -90,14 +138,17 @@ absl::StatusOr<std::vector<int64_t>> ParamValues(const v1::ParamSpec& spec,
                                                  const std::string& path);
 
 // The number of configurations `spec` expands to, saturating at INT64_MAX.
-// Parameters that do not validate count as one value; call ValidateSweep
-// first when the answer matters.
+// Parameters and options that do not validate count as one value; call
+// ValidateSweep first when the answer matters.
 int64_t CountConfigurations(const v1::SweepSpec& spec);
 
 // Validates `spec` (as ValidateSweep) and returns its configurations in a
 // deterministic order: the cross product over the parameters in sorted key
-// order (first key outermost), then precision (empty = float32), then
-// optimizer (empty = rmsprop, innermost).
+// order (first key outermost), then the options in sorted key order, then
+// precision (empty = float32), then optimizer (empty = rmsprop, innermost).
+// Every config carries the defaults of the parameters and options the sweep
+// left out, so stored configs are explicit; family torchscript configs carry
+// spec.torchscript without its content.
 absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& spec,
                                                          int64_t max_jobs);
 

@@ -44,7 +44,8 @@ void JobStore::LeaseNext(const std::string& device, const std::string& worker_id
           // jobs_queue index then yields rows already in run order, so the
           // first match ends the search without a sort.
           Statement next(db,
-                         "SELECT j.id, j.sweep_id, j.config, j.settings, j.device FROM jobs j "
+                         "SELECT j.id, j.sweep_id, j.config, j.settings, j.device, j.params, "
+                         "j.model_flops, j.peak_memory_estimate_bytes FROM jobs j "
                          "WHERE j.state = ?1 AND j.device = ?2 AND EXISTS ("
                          "  SELECT 1 FROM sweeps s WHERE s.id = j.sweep_id AND s.state = ?3) "
                          "ORDER BY j.sweep_id, j.ordinal LIMIT 1");
@@ -67,6 +68,16 @@ void JobStore::LeaseNext(const std::string& device, const std::string& worker_id
             return s;
           }
           lease.device = next.ColumnText(4);
+          lease.params = next.ColumnIsNull(5) ? 0 : next.ColumnInt(5);
+          lease.model_flops = next.ColumnIsNull(6) ? 0 : next.ColumnDouble(6);
+          lease.peak_memory_estimate_bytes = next.ColumnIsNull(7) ? 0 : next.ColumnDouble(7);
+        }
+        {
+          Statement sweep(db, "SELECT run_predicted_oom FROM sweeps WHERE id = ?");
+          sweep.Bind(1, lease.sweep_id);
+          absl::StatusOr<bool> found = sweep.Step();
+          if (!found.ok()) return found.status();
+          lease.run_predicted_oom = *found && sweep.ColumnInt(0) != 0;
         }
         {
           Statement attempt(db,

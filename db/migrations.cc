@@ -141,11 +141,36 @@ CREATE TABLE workers (
 );
 )sql";
 
+// Version 2: the runner core's analytic estimates of every job, stored at
+// submit (NULL for jobs of older sweeps, or where the core had no count),
+// and the sweep's choice to run jobs predicted not to fit anyway.
+constexpr const char kSchemaV2[] = R"sql(
+ALTER TABLE jobs ADD COLUMN params INTEGER;                     -- trainable parameters
+ALTER TABLE jobs ADD COLUMN model_flops REAL;                   -- per training step
+ALTER TABLE jobs ADD COLUMN peak_memory_estimate_bytes REAL;    -- of one training step
+ALTER TABLE sweeps ADD COLUMN run_predicted_oom INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+// Version 3: user TorchScript models (family torchscript), stored once by
+// the SHA-256 of their bytes; sweeps and jobs keep only the hash.
+constexpr const char kSchemaV3[] = R"sql(
+CREATE TABLE models (
+  sha256          TEXT    PRIMARY KEY,  -- lowercase hex of the content's SHA-256
+  content         BLOB    NOT NULL,     -- the .pt file
+  file_name       TEXT    NOT NULL,     -- as first uploaded
+  size_bytes      INTEGER NOT NULL,
+  created_unix_ms INTEGER NOT NULL
+);  -- a rowid table: rows of large blobs do not belong in a WITHOUT ROWID b-tree
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration>* const kMigrations = new std::vector<Migration>{
       {1, "sweeps, jobs, job_params, attempts, results, samples, workers, platforms", kSchemaV1},
+      {2, "jobs: params, model_flops, peak_memory_estimate_bytes; sweeps: run_predicted_oom",
+       kSchemaV2},
+      {3, "models: TorchScript models by content hash", kSchemaV3},
   };
   return *kMigrations;
 }

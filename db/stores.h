@@ -33,6 +33,11 @@ struct NewJob {
   v1::RunSettings settings;
   std::string device;
   int32_t ordinal = 0;  // position in the sweep's (shuffled) run order
+  // The runner core's analytic estimates of one training step; 0 means
+  // unknown and is stored as NULL.
+  int64_t params = 0;
+  double model_flops = 0;
+  double peak_memory_estimate_bytes = 0;
 };
 
 class SweepStore {
@@ -40,7 +45,9 @@ class SweepStore {
   explicit SweepStore(Database* db) : db_(db) {}
 
   // Inserts the sweep and all its jobs (pending) in one transaction, plus each
-  // job's hyper-parameters into job_params. Returns the sweep id. A job with
+  // job's hyper-parameters into job_params and its estimates (NewJob) into
+  // jobs; spec.run_predicted_oom is kept in its own column for leases.
+  // Returns the sweep id. A job with
   // an empty device takes spec.device; a key in both config.params and
   // config.options is InvalidArgument (nothing is inserted). A sweep without
   // jobs is done at once.
@@ -81,6 +88,12 @@ struct Lease {
   v1::ModelConfig config;
   v1::RunSettings settings;
   std::string device;
+  // The job's estimates as stored at submit (0 = unknown).
+  int64_t params = 0;
+  double model_flops = 0;
+  double peak_memory_estimate_bytes = 0;
+  // The sweep asked to run jobs whose estimate exceeds a worker's memory.
+  bool run_predicted_oom = false;
 };
 
 class JobStore {

@@ -100,8 +100,9 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
   {
     Statement insert(db,
                      "INSERT INTO jobs (sweep_id, ordinal, device, state, config, settings, "
-                     "precision, optimizer, attempts, updated_unix_ms) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)");
+                     "precision, optimizer, attempts, updated_unix_ms, params, model_flops, "
+                     "peak_memory_estimate_bytes) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)");
     insert.Bind(1, sweep_id)
         .Bind(2, job.ordinal)
         .Bind(3, device)
@@ -111,6 +112,21 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
         .Bind(7, config.precision())
         .Bind(8, config.optimizer())
         .Bind(9, now_unix_ms);
+    if (job.params > 0) {
+      insert.Bind(10, job.params);
+    } else {
+      insert.BindNull(10);
+    }
+    if (job.model_flops > 0) {
+      insert.Bind(11, job.model_flops);
+    } else {
+      insert.BindNull(11);
+    }
+    if (job.peak_memory_estimate_bytes > 0) {
+      insert.Bind(12, job.peak_memory_estimate_bytes);
+    } else {
+      insert.BindNull(12);
+    }
     if (absl::Status s = insert.Run(); !s.ok()) return s;
   }
   const int64_t job_id = sqlite3_last_insert_rowid(db);
@@ -146,13 +162,15 @@ void SweepStore::Create(const v1::SweepSpec& spec, std::vector<NewJob> jobs, int
         {
           Statement insert(db,
                            "INSERT INTO sweeps (name, family, device, state, spec, "
-                           "created_unix_ms, finished_unix_ms) VALUES (?, ?, ?, ?, ?, ?, NULL)");
+                           "created_unix_ms, finished_unix_ms, run_predicted_oom) "
+                           "VALUES (?, ?, ?, ?, ?, ?, NULL, ?)");
           insert.Bind(1, spec.name())
               .Bind(2, spec.family())
               .Bind(3, spec.device())
               .Bind(4, static_cast<int>(v1::SWEEP_RUNNING))
               .BindBlob(5, spec.SerializeAsString())
-              .Bind(6, now_unix_ms);
+              .Bind(6, now_unix_ms)
+              .Bind(7, spec.run_predicted_oom() ? 1 : 0);
           if (absl::Status s = insert.Run(); !s.ok()) return s;
         }
         const int64_t sweep_id = sqlite3_last_insert_rowid(db);

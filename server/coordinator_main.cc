@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <boost/asio.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -37,6 +38,7 @@ struct Flags {
   int64_t lease_timeout_ms = 15000;
   int max_attempts = 3;
   int64_t max_message_bytes = 64 << 20;
+  int64_t max_model_bytes = int64_t{256} << 20;
   double shutdown_grace_seconds = 5;
   bool reflection = false;
 };
@@ -85,6 +87,10 @@ int main(int argc, char** argv) {
   app.add_option("--shutdown-grace-seconds", flags.shutdown_grace_seconds,
                  "On SIGTERM, how long in-flight calls may finish")
       ->capture_default_str();
+  app.add_option("--max-model-bytes", flags.max_model_bytes,
+                 "Largest TorchScript model file (family torchscript) a sweep may upload")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
   app.add_flag("--reflection", flags.reflection, "Enable gRPC server reflection");
   app.add_option("--log-level", flags.log_level, paradnn::common::kLogLevels)->capture_default_str();
   app.set_version_flag("--version", paradnn::common::kVersion);
@@ -121,6 +127,7 @@ int main(int argc, char** argv) {
       std::make_unique<paradnn::server::Scheduler>(database->get(), &clock, scheduler_options);
   paradnn::server::CoordinatorOptions coordinator_options;
   coordinator_options.max_jobs_per_sweep = flags.max_jobs;
+  coordinator_options.max_model_bytes = flags.max_model_bytes;
   auto coordinator = std::make_unique<paradnn::server::CoordinatorService>(
       database->get(), scheduler.get(), &clock, coordinator_options);
   scheduler->SetChangeListener([svc = coordinator.get()] { svc->NotifyWatchers(); });
@@ -138,8 +145,12 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &bound_port);
   builder.RegisterService(coordinator.get());
   builder.RegisterService(gateway.get());
-  builder.SetMaxReceiveMessageSize(static_cast<int>(flags.max_message_bytes));
-  builder.SetMaxSendMessageSize(static_cast<int>(flags.max_message_bytes));
+  // A submitted sweep and a job assignment carry a whole model file, plus
+  // headroom for the rest of the message.
+  const int64_t max_message_bytes =
+      std::max(flags.max_message_bytes, flags.max_model_bytes + (int64_t{16} << 20));
+  builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
   // Workers ping to detect dead links; allow it without data in flight.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);

@@ -2,13 +2,18 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/run_settings.h"
 #include "common/sweep_validation.h"
+#include "worker/runner/model_counts.h"
+#include "worker/runner/model_spec.h"
 
 namespace paradnn::server {
 namespace {
@@ -22,26 +27,88 @@ bool IsFinished(const v1::SweepStatus& status) {
   return status.state() == v1::SWEEP_DONE || status.state() == v1::SWEEP_CANCELLED;
 }
 
-// Turns a validated spec into the jobs to store: the cross product in a
-// seeded shuffled order, each with the effective run settings.
-absl::StatusOr<std::vector<db::NewJob>> PlanJobs(const v1::SweepSpec& spec, int64_t max_jobs,
-                                                 uint64_t seed) {
+// " (block=2 filter=16 ... float32 rmsprop)": which configuration an error is about.
+std::string DescribeConfig(const v1::ModelConfig& config) {
+  std::vector<std::string> parts;
+  std::map<std::string, int64_t> params(config.params().begin(), config.params().end());
+  for (const auto& [key, value] : params) parts.push_back(absl::StrCat(key, "=", value));
+  std::map<std::string, std::string> options(config.options().begin(), config.options().end());
+  for (const auto& [key, value] : options) parts.push_back(absl::StrCat(key, "=", value));
+  parts.push_back(config.precision());
+  parts.push_back(config.optimizer());
+  return absl::StrCat(config.family(), " ", absl::StrJoin(parts, " "));
+}
+
+// Family torchscript: the uploaded model is stored once by its SHA-256 and
+// referred to by hash. Moves the bytes out of `spec` (which keeps the hash,
+// inputs, loss and target) and returns them; empty when the client named a
+// model the coordinator already stores by its sha256 alone.
+absl::StatusOr<std::string> TakeTorchScriptContent(v1::SweepSpec* spec, int64_t max_model_bytes,
+                                                   const db::ModelStore& models) {
+  v1::TorchScriptModel* model = spec->mutable_torchscript();
+  std::string content = std::move(*model->mutable_content());
+  model->clear_content();
+  if (content.empty()) {
+    absl::StatusOr<db::StoredModel> stored = models.Find(model->sha256());
+    if (stored.status().code() == absl::StatusCode::kNotFound) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "torchscript.sha256: ", model->sha256(),
+          " is not a model this coordinator stores; upload the file (torchscript.file)"));
+    }
+    if (!stored.ok()) return absl::UnavailableError(stored.status().message());
+    if (model->file_name().empty()) model->set_file_name(stored->file_name);
+    return content;
+  }
+  if (static_cast<int64_t>(content.size()) > max_model_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("torchscript.content: ", content.size(), " bytes; this coordinator accepts "
+                     "models of at most ", max_model_bytes, " bytes (--max-model-bytes)"));
+  }
+  const std::string sha256 = db::Sha256Hex(content);
+  if (!model->sha256().empty() && model->sha256() != sha256) {
+    return absl::InvalidArgumentError(absl::StrCat("torchscript.sha256: ", model->sha256(),
+                                                   " does not match the uploaded file's SHA-256 ",
+                                                   sha256));
+  }
+  model->set_sha256(sha256);
+  return content;
+}
+
+}  // namespace
+
+absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jobs, uint64_t seed) {
   absl::StatusOr<std::vector<v1::ModelConfig>> configs = common::ExpandSweep(spec, max_jobs);
   if (!configs.ok()) return configs.status();
   const std::vector<int32_t> order = common::ShuffledOrder(configs->size(), seed);
   v1::RunSettings settings = common::WithRunDefaults(spec.run());
   if (settings.seed() == 0) settings.set_seed(seed);
-  std::vector<db::NewJob> jobs(configs->size());
+  PlannedSweep plan;
+  plan.jobs.resize(configs->size());
   for (size_t i = 0; i < configs->size(); ++i) {
-    jobs[i].config = std::move((*configs)[i]);
-    jobs[i].settings = settings;
-    jobs[i].device = spec.device().empty() ? "cpu" : spec.device();
-    jobs[i].ordinal = order[i];
+    db::NewJob& job = plan.jobs[i];
+    absl::StatusOr<runner::ModelSpec> model =
+        runner::ParseModelSpec((*configs)[i], runner::FieldStyle::kProto);
+    if (!model.ok()) {
+      return absl::Status(model.status().code(),
+                          absl::StrCat(model.status().message(), " (configuration ", i + 1, " of ",
+                                       configs->size(), ": ", DescribeConfig((*configs)[i]), ")"));
+    }
+    const v1::ModelCounts counts = runner::CountModel(*model);
+    job.params = counts.params();
+    job.model_flops = counts.model_flops();
+    job.peak_memory_estimate_bytes = counts.peak_memory_estimate_bytes();
+    plan.total_model_flops += counts.model_flops();
+    plan.max_peak_memory_estimate_bytes =
+        std::max(plan.max_peak_memory_estimate_bytes, counts.peak_memory_estimate_bytes());
+    plan.min_params = i == 0 ? counts.params() : std::min(plan.min_params, counts.params());
+    plan.max_params = std::max(plan.max_params, counts.params());
+    job.config = std::move((*configs)[i]);
+    job.settings = settings;
+    job.device = spec.device().empty() ? "cpu" : spec.device();
+    job.ordinal = order[i];
   }
-  return jobs;
+  return plan;
 }
-
-}  // namespace
 
 // Streams a sweep's status: now, on every change (at most one write in
 // flight; changes during a write are coalesced), and finishes after sending
@@ -177,6 +244,7 @@ CoordinatorService::CoordinatorService(db::Database* database, Scheduler* schedu
       sweeps_(database),
       results_(database),
       workers_(database),
+      models_(database),
       notifier_([this] { NotifierLoop(); }) {}
 
 CoordinatorService::~CoordinatorService() {
@@ -236,31 +304,69 @@ grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerCo
     reactor->Finish(ToGrpc(valid));
     return reactor;
   }
+  v1::SweepSpec stored = spec;
+  std::string model_content;
+  if (stored.has_torchscript()) {
+    absl::StatusOr<std::string> content =
+        TakeTorchScriptContent(&stored, options_.max_model_bytes, models_);
+    if (!content.ok()) {
+      spdlog::info("refused sweep '{}': {}", spec.name(), std::string(content.status().message()));
+      reactor->Finish(ToGrpc(content.status()));
+      return reactor;
+    }
+    model_content = std::move(*content);
+  }
   const int64_t now = clock_->NowUnixMs();
   const uint64_t seed = spec.run().seed() != 0 ? spec.run().seed() : static_cast<uint64_t>(now);
-  absl::StatusOr<std::vector<db::NewJob>> jobs = PlanJobs(spec, max_jobs, seed);
-  if (!jobs.ok()) {
-    reactor->Finish(ToGrpc(jobs.status()));
+  absl::StatusOr<PlannedSweep> plan = PlanSweep(stored, max_jobs, seed);
+  if (!plan.ok()) {
+    spdlog::info("refused sweep '{}': {}", spec.name(), std::string(plan.status().message()));
+    reactor->Finish(ToGrpc(plan.status()));
     return reactor;
   }
-  const int64_t job_count = static_cast<int64_t>(jobs->size());
-  v1::SweepSpec stored = spec;
+  v1::SubmitSweepResponse estimates;
+  estimates.set_jobs(static_cast<int64_t>(plan->jobs.size()));
+  estimates.set_total_model_flops(plan->total_model_flops);
+  estimates.set_max_peak_memory_estimate_bytes(plan->max_peak_memory_estimate_bytes);
+  estimates.set_min_params(plan->min_params);
+  estimates.set_max_params(plan->max_params);
   if (stored.device().empty()) stored.set_device("cpu");
+  const std::string file_name = stored.torchscript().file_name();
+  auto create = [this, reactor, response, estimates, now, stored = std::move(stored),
+                 jobs = std::make_shared<std::vector<db::NewJob>>(std::move(plan->jobs))]() {
   sweeps_.Create(stored, std::move(*jobs), now,
-                 [this, reactor, response, job_count, name = spec.name()](absl::StatusOr<int64_t> id) {
+                 [this, reactor, response, estimates, name = stored.name()](absl::StatusOr<int64_t> id) {
                    if (!id.ok()) {
                      spdlog::error("storing sweep '{}': {}", name, id.status().ToString());
                      reactor->Finish(ToGrpc(absl::UnavailableError(
                          absl::StrCat("storing the sweep failed: ", id.status().message()))));
                      return;
                    }
-                   spdlog::info("sweep {} '{}' submitted: {} jobs", *id, name, job_count);
+                   spdlog::info("sweep {} '{}' submitted: {} jobs, {:.3g} model FLOPs per step in all, "
+                                "largest memory estimate {:.3g} bytes",
+                                *id, name, estimates.jobs(), estimates.total_model_flops(),
+                                estimates.max_peak_memory_estimate_bytes());
+                   *response = estimates;
                    response->set_sweep_id(*id);
-                   response->set_jobs(job_count);
                    reactor->Finish(grpc::Status::OK);
                    scheduler_->OfferPendingJobs();
                    NotifyWatchers();
                  });
+  };
+  if (model_content.empty()) {
+    create();
+    return reactor;
+  }
+  // The model commits before (or with) the sweep that refers to it.
+  models_.Put(std::move(model_content), file_name, now,
+              [reactor, create](absl::StatusOr<std::string> sha256) {
+                if (!sha256.ok()) {
+                  reactor->Finish(ToGrpc(absl::UnavailableError(
+                      absl::StrCat("storing the model failed: ", sha256.status().message()))));
+                  return;
+                }
+                create();
+              });
   return reactor;
 }
 

@@ -1,7 +1,10 @@
 // Coordinator: the client-facing service (callback API). Submissions are
 // validated again here (clients are not trusted), expanded into shuffled
-// jobs and stored in one transaction; watchers are pushed a new status
-// whenever the scheduler reports a change.
+// jobs, each described by the runner's torch-free core (parameters, model
+// FLOPs, peak memory estimate; a configuration the core cannot parse refuses
+// the sweep with its error), and stored in one transaction; the response
+// sums the estimates up. Watchers are pushed a new status whenever the
+// scheduler reports a change.
 #ifndef PARADNN_SERVER_COORDINATOR_SERVICE_H_
 #define PARADNN_SERVER_COORDINATOR_SERVICE_H_
 
@@ -10,9 +13,11 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "db/database.h"
+#include "db/model_store.h"
 #include "db/stores.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
 #include "server/scheduler.h"
@@ -23,7 +28,27 @@ struct CoordinatorOptions {
   int64_t max_jobs_per_sweep = 100000;
   // Least time between two status pushes to one watcher.
   int64_t watch_min_interval_ms = 100;
+  // Largest TorchScript model (family torchscript) accepted at submit.
+  int64_t max_model_bytes = int64_t{256} << 20;
 };
+
+// The jobs of a sweep and the estimates SubmitSweepResponse reports
+// (sums and extremes of the runner core's ModelCounts over the jobs).
+struct PlannedSweep {
+  std::vector<db::NewJob> jobs;
+  double total_model_flops = 0;
+  double max_peak_memory_estimate_bytes = 0;
+  int64_t min_params = 0;
+  int64_t max_params = 0;
+};
+
+// Expands `spec` (common::ExpandSweep, which validates it) into the jobs to
+// store: the cross product in the order common::ShuffledOrder(seed) gives,
+// each with the effective run settings (seed filled in) and the runner
+// core's estimates (runner::ParseModelSpec + runner::CountModel). A
+// configuration the runner core refuses refuses the whole sweep with the
+// core's error and names the configuration. Pure; thread-safe.
+absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jobs, uint64_t seed);
 
 class SweepWatch;
 
@@ -75,6 +100,7 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   db::SweepStore sweeps_;
   db::ResultStore results_;
   db::WorkerStore workers_;
+  db::ModelStore models_;
 
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;

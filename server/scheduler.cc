@@ -2,7 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "db/model_store.h"
 
 namespace paradnn::server {
 namespace {
@@ -21,7 +26,30 @@ v1::CoordinatorMessage AckMessage(int64_t job_id, int64_t attempt_id) {
   return message;
 }
 
+// "31.2 GiB", "512.0 MiB": binary units, one decimal.
+std::string HumanBytes(double bytes) {
+  constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  size_t unit = 0;
+  while (bytes >= 1024 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024;
+    ++unit;
+  }
+  if (unit == 0) return absl::StrCat(static_cast<int64_t>(bytes), " bytes");
+  return absl::StrFormat("%.1f %s", bytes, kUnits[unit]);
+}
+
+bool PredictedOom(const db::Lease& lease, int64_t memory_bytes) {
+  return !lease.run_predicted_oom && memory_bytes > 0 &&
+         lease.peak_memory_estimate_bytes > static_cast<double>(memory_bytes);
+}
+
 }  // namespace
+
+std::string PredictedOomError(double estimate_bytes, int64_t memory_bytes) {
+  return absl::StrFormat("memory estimate %s exceeds the worker's %s (%.0f > %d bytes)",
+                         HumanBytes(estimate_bytes), HumanBytes(static_cast<double>(memory_bytes)),
+                         estimate_bytes, memory_bytes);
+}
 
 Scheduler::Scheduler(db::Database* database, const common::Clock* clock, SchedulerOptions options)
     : database_(database),
@@ -72,6 +100,7 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
     }
     worker.session = session;
     worker.device_kind = hello.device_kind();
+    worker.memory_bytes = std::max<int64_t>(0, hello.platform().memory_bytes());
     worker.ready = false;
     worker.leasing = false;
     worker.first_heartbeat_seen = false;
@@ -281,6 +310,9 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
   }
   const db::Lease& granted = **lease;
   std::shared_ptr<WorkerSession> session;
+  bool predicted_oom = false;
+  int64_t platform_id = 0;
+  int64_t memory_bytes = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     WorkerState& worker = workers_[worker_id];
@@ -290,7 +322,18 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
       worker.open_attempts.insert(granted.attempt_id);
       worker.attempt_job[granted.attempt_id] = granted.job_id;
       attempt_owner_[granted.attempt_id] = worker_id;
+      predicted_oom = PredictedOom(granted, worker.memory_bytes);
+      // Held like a result being committed: no other lease for this worker
+      // meanwhile, and lease expiry leaves the attempt alone.
+      if (predicted_oom) worker.results_in_flight.insert(granted.attempt_id);
+      platform_id = worker.platform_id;
+      memory_bytes = worker.memory_bytes;
     }
+  }
+  if (predicted_oom) {
+    SkipPredictedOom(worker_id, platform_id, memory_bytes, granted);
+    NotifyChange();
+    return;
   }
   v1::CoordinatorMessage message;
   v1::JobAssignment* assignment = message.mutable_assignment();
@@ -301,6 +344,18 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
   *assignment->mutable_job()->mutable_settings() = granted.settings;
   assignment->mutable_job()->set_device(granted.device);
   assignment->mutable_job()->set_stream_steps(true);
+  if (granted.config.has_torchscript()) {
+    // Models are stored once by hash and never deleted; without the bytes the
+    // runner reports the job as ERROR, naming the missing model.
+    absl::StatusOr<std::string> content =
+        db::ModelStore(database_).LoadContent(granted.config.torchscript().sha256());
+    if (content.ok()) {
+      assignment->mutable_job()->set_torchscript_content(*std::move(content));
+    } else {
+      spdlog::error("job {}: loading its TorchScript model: {}", granted.job_id,
+                    content.status().ToString());
+    }
+  }
   if (session && session->Send(message)) {
     spdlog::info("assigned job {} (attempt {}) to {}", granted.job_id, granted.attempt_id, worker_id);
   } else {
@@ -311,6 +366,44 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
     Release(granted.attempt_id, "worker gone before the assignment was sent");
   }
   NotifyChange();
+}
+
+void Scheduler::SkipPredictedOom(const std::string& worker_id, int64_t platform_id,
+                                 int64_t memory_bytes, const db::Lease& lease) {
+  v1::Measurement measurement;
+  measurement.set_outcome(v1::PREDICTED_OOM);
+  measurement.set_error(PredictedOomError(lease.peak_memory_estimate_bytes, memory_bytes));
+  *measurement.mutable_config() = lease.config;
+  measurement.set_device(lease.device);
+  v1::ModelCounts* counts = measurement.mutable_counts();
+  counts->set_params(lease.params);
+  counts->set_model_flops(lease.model_flops);
+  counts->set_peak_memory_estimate_bytes(lease.peak_memory_estimate_bytes);
+  spdlog::info("job {} (attempt {}) not sent to {}: {}", lease.job_id, lease.attempt_id, worker_id,
+               measurement.error());
+  const int64_t job_id = lease.job_id;
+  const int64_t attempt_id = lease.attempt_id;
+  results_.Store(
+      job_id, attempt_id, worker_id, platform_id, measurement, clock_->NowUnixMs(),
+      [this, worker_id, job_id, attempt_id](absl::StatusOr<db::StoreOutcome> stored) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          workers_[worker_id].results_in_flight.erase(attempt_id);
+          ForgetAttemptLocked(attempt_id);
+        }
+        if (!stored.ok()) {
+          spdlog::error("storing the PREDICTED_OOM result of job {} attempt {}: {}", job_id,
+                        attempt_id, stored.status().ToString());
+          // Back to the queue; it is judged again when next leased.
+          Release(attempt_id, "storing its PREDICTED_OOM result failed");
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          auto it = workers_.find(worker_id);
+          if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
+        }
+        NotifyChange();
+      });
 }
 
 void Scheduler::Release(int64_t attempt_id, const std::string& reason) {

@@ -10,6 +10,11 @@
 //   (FAILED after max_attempts).
 // - A result is acknowledged only after it is committed (or recognized as a
 //   duplicate), so a worker never forgets a result the store has not got.
+// - A leased job whose memory estimate (stored at submit) exceeds the
+//   memory the worker reported in its hello (Platform.memory_bytes; 0 means
+//   unknown) is not sent unless its sweep has run_predicted_oom: the
+//   scheduler stores a PREDICTED_OOM result for it through the ResultStore,
+//   as if the worker had reported it, and offers the worker the next job.
 //
 // All methods are thread-safe and never block on I/O: database writes are
 // queued and their completions re-enter the scheduler from the writer thread.
@@ -44,6 +49,10 @@ struct LiveWorker {
   std::string state;  // "idle", "busy", "disconnected"
   int64_t current_job_id = 0;
 };
+
+// The error text of a PREDICTED_OOM result, e.g. "memory estimate 31.2 GiB
+// exceeds the worker's 23.5 GiB (33500000000 > 25232932864 bytes)".
+std::string PredictedOomError(double estimate_bytes, int64_t memory_bytes);
 
 class Scheduler {
  public:
@@ -82,6 +91,7 @@ class Scheduler {
     std::shared_ptr<WorkerSession> session;  // null while disconnected
     std::string device_kind;
     int64_t platform_id = 0;
+    int64_t memory_bytes = 0;        // from the hello's platform; 0 = unknown
     bool ready = false;              // hello processed, hello_ack sent
     bool leasing = false;            // a LeaseNext is in flight
     bool first_heartbeat_seen = false;
@@ -95,6 +105,10 @@ class Scheduler {
   void OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
                       absl::StatusOr<std::optional<db::Lease>> lease);
   void OnResult(const std::string& worker_id, const v1::JobResult& result);
+  // Stores the PREDICTED_OOM result of `lease` (already counted in the
+  // worker's open_attempts and results_in_flight) and offers the next job.
+  void SkipPredictedOom(const std::string& worker_id, int64_t platform_id, int64_t memory_bytes,
+                        const db::Lease& lease);
   void OnHeartbeat(const std::string& worker_id, WorkerState& worker,
                    const v1::Heartbeat& heartbeat);
   void Release(int64_t attempt_id, const std::string& reason);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,7 +49,7 @@ absl::StatusOr<Pipe> MakePipe() {
 
 // Runs in the forked child: only async-signal-safe calls until execv.
 [[noreturn]] void ExecChild(char* const* argv, pid_t parent, int stdin_fd, int stdout_fd,
-                            int stderr_fd, int error_fd) {
+                            int stderr_fd, int error_fd, int64_t address_space_limit_bytes) {
   auto fail = [error_fd]() {
     const int err = errno;
     ssize_t ignored = ::write(error_fd, &err, sizeof(err));
@@ -59,6 +60,11 @@ absl::StatusOr<Pipe> MakePipe() {
   // Die with the worker; if it already died before prctl, leave now.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail();
   if (::getppid() != parent) ::_exit(127);
+  if (address_space_limit_bytes > 0) {
+    const rlimit limit{static_cast<rlim_t>(address_space_limit_bytes),
+                       static_cast<rlim_t>(address_space_limit_bytes)};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) fail();
+  }
   if (::dup2(stdin_fd, STDIN_FILENO) < 0 || ::dup2(stdout_fd, STDOUT_FILENO) < 0 ||
       ::dup2(stderr_fd, STDERR_FILENO) < 0) {
     fail();
@@ -102,7 +108,8 @@ void ScopedFd::Reset() {
   fd_ = -1;
 }
 
-absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv) {
+absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
+                                        int64_t address_space_limit_bytes) {
   if (argv.empty() || argv[0].empty()) return absl::InvalidArgumentError("SpawnChild: empty argv");
   // Everything the child needs is prepared before fork: after fork only
   // async-signal-safe calls are allowed (the worker has gRPC threads).
@@ -132,7 +139,7 @@ absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ExecChild(c_argv.data(), parent, in->read_end.get(), out->write_end.get(), err->write_end.get(),
-              exec_error->write_end.get());
+              exec_error->write_end.get(), address_space_limit_bytes);
   }
   const int fork_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &original, nullptr);

@@ -54,7 +54,12 @@ struct SpawnedChild {
 // SpawnChild exits (PR_SET_PDEATHSIG), so that a worker that dies never
 // leaves a runner behind. Call it from a long-lived thread.
 // Thread-safe (fork-safe: the child only makes async-signal-safe calls).
-absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv);
+// `address_space_limit_bytes` > 0 caps the child's virtual memory
+// (RLIMIT_AS): allocations beyond it fail inside the child, which LibTorch
+// reports as an allocation error (the OOM outcome) instead of the host
+// swapping or the kernel's OOM killer choosing a victim.
+absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
+                                        int64_t address_space_limit_bytes = 0);
 
 // Describes a waitpid status for humans: "exited with status 3",
 // "killed by signal 6 (Aborted)".

@@ -82,7 +82,7 @@ void RunnerSupervisor::Launch() {
     deadline_ = std::chrono::duration<double>(common::JobDeadlineSeconds(job_.settings()));
   }
   IgnoreSigpipe();
-  absl::StatusOr<SpawnedChild> child = SpawnChild({options_.runner_path, "--job-stdin"});
+  absl::StatusOr<SpawnedChild> child = SpawnChild({options_.runner_path, "--job-stdin"}, options_.memory_limit_bytes);
   if (!child.ok()) {
     spawn_error_ = std::string(child.status().message());
     spdlog::error("could not start the runner for job ({}): {}", DescribeConfig(job_),

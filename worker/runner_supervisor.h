@@ -65,6 +65,9 @@ struct RunnerSupervisorOptions {
   // anyway (a process stuck in the kernel, e.g. in a GPU driver, can outlive
   // SIGKILL); it is still reaped in the background.
   std::chrono::milliseconds kill_grace{10'000};
+  // > 0: the runner's virtual memory limit (RLIMIT_AS), so a model that does
+  // not fit fails with the OOM outcome and the host stays healthy.
+  int64_t memory_limit_bytes = 0;
   // Overrides common::JobDeadlineSeconds(job.settings) when set (tests).
   std::optional<std::chrono::milliseconds> deadline;
 };

@@ -36,6 +36,9 @@ std::shared_ptr<grpc::Channel> CreateCoordinatorChannel(const std::string& addre
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 20'000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // An assignment of family torchscript carries the model file (the
+  // coordinator's --max-model-bytes, at most 1 GiB, plus the job).
+  args.SetMaxReceiveMessageSize((1 << 30) + (16 << 20));
   // gRPC's own subchannel backoff would otherwise grow to 120 s and keep a
   // restarted coordinator unreached long after ours has given up waiting.
   const int initial = static_cast<int>(initial_backoff.count());

@@ -33,6 +33,7 @@ struct Flags {
   std::string log_level = "info";
   int64_t max_backoff_ms = 5000;
   double drain_seconds = 30;
+  int64_t memory_limit_mb = 0;
 };
 
 constexpr std::chrono::milliseconds kInitialBackoff{200};
@@ -94,6 +95,12 @@ int main(int argc, char** argv) {
                  "(its result is then CANCELLED)")
       ->check(CLI::Range(0.0, 86'400.0))
       ->capture_default_str();
+  app.add_option("--memory-limit-mb", flags.memory_limit_mb,
+                 "Cap each runner's virtual memory (RLIMIT_AS) at this many MiB; a model that "
+                 "does not fit ends with outcome OOM, and the coordinator's memory check uses "
+                 "this figure instead of the host's memory. 0 = no cap")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
   app.set_version_flag("--version", paradnn::common::kVersion);
   CLI11_PARSE(app, argc, argv);
 
@@ -131,8 +138,20 @@ int main(int argc, char** argv) {
   options.initial_backoff = std::min(kInitialBackoff, options.max_backoff);
   options.drain_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.drain_seconds * 1000));
+  options.runner.memory_limit_bytes = flags.memory_limit_mb << 20;
   options.platform = paradnn::worker::ProbePlatform(
       flags.runner, paradnn::worker::DeviceKind(flags.device), kPlatformProbeTimeout);
+  // Jobs get no more memory than the cap: that is the memory the
+  // coordinator must plan against (PREDICTED_OOM).
+  if (options.runner.memory_limit_bytes > 0 &&
+      (options.platform.memory_bytes() == 0 ||
+       options.runner.memory_limit_bytes < options.platform.memory_bytes())) {
+    options.platform.set_memory_bytes(options.runner.memory_limit_bytes);
+    // A capped host is a different platform for comparisons: say so in the
+    // fingerprint.
+    options.platform.set_fingerprint(options.platform.fingerprint() + "-memcap" +
+                                     std::to_string(flags.memory_limit_mb) + "m");
+  }
   spdlog::info("paradnn-worker {} as '{}' on {}, runner {}", paradnn::common::kVersion,
                flags.worker_id, flags.device, flags.runner);
 

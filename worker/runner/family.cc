@@ -8,13 +8,31 @@
 
 namespace paradnn::runner {
 
+extern const FamilyDef kCnnFamily;
 extern const FamilyDef kFcFamily;
+extern const FamilyDef kTorchScriptFamily;
+extern const FamilyDef kRnnFamily;
+extern const FamilyDef kDenseNet121Family;
+extern const FamilyDef kMobileNetV1Family;
+extern const FamilyDef kResNet50Family;
+extern const FamilyDef kRetinaNetFamily;
+extern const FamilyDef kTransformerFamily;
+extern const FamilyDef kSqueezeNet10Family;
 
 namespace {
 
 // One line per family, in name order.
 const FamilyDef* const kFamilies[] = {
+    &kCnnFamily,
+    &kDenseNet121Family,
     &kFcFamily,
+    &kMobileNetV1Family,
+    &kResNet50Family,
+    &kRetinaNetFamily,
+    &kRnnFamily,
+    &kSqueezeNet10Family,
+    &kTorchScriptFamily,
+    &kTransformerFamily,
 };
 
 }  // namespace

@@ -4,7 +4,13 @@
 
 #include <stdexcept>
 
+#include "worker/runner/cnn_model.h"
 #include "worker/runner/fc_model.h"
+#include "worker/runner/retinanet_model.h"
+#include "worker/runner/rnn_model.h"
+#include "worker/runner/torchscript_model.h"
+#include "worker/runner/transformer_model.h"
+#include "worker/runner/vision_models.h"
 
 namespace paradnn::runner {
 namespace {
@@ -16,7 +22,16 @@ struct BuilderEntry {
 
 // One line per family with a LibTorch builder.
 const BuilderEntry kBuilders[] = {
+    {"cnn", BuildCnnProblem},
+    {"densenet121", BuildVisionProblem},
     {"fc", BuildFcProblem},
+    {"mobilenet_v1", BuildVisionProblem},
+    {"resnet50", BuildVisionProblem},
+    {"retinanet", BuildRetinaNetProblem},
+    {"rnn", BuildRnnProblem},
+    {"squeezenet1_0", BuildVisionProblem},
+    {"torchscript", BuildTorchScriptProblem},
+    {"transformer", BuildTransformerProblem},
 };
 
 // Enables CPU autocast for its lifetime and drops the cached weight casts on

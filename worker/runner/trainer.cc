@@ -93,6 +93,29 @@ void StreamStep(JobObserver* observer, bool stream, int step, double seconds, bo
   observer->OnStep(metric);
 }
 
+// For families whose analytic counts are unknown until the model is built
+// (torchscript: counts are 0 from the family): the trainable parameters of
+// the built model and a memory estimate of weights + gradients + optimizer
+// state (+ 16-bit weight and gradient copies in mixed precision).
+// Activations are unknown and left out; FLOP counts stay 0 (unknown).
+void FillCountsFromBuiltModel(const ModelSpec& spec, const std::vector<torch::Tensor>& parameters,
+                              v1::Measurement* m, JobObserver* observer) {
+  int64_t params = 0;
+  for (const torch::Tensor& p : parameters) params += p.numel();
+  const double e_w = WeightElementBytes(spec.precision);
+  const bool mixed =
+      spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
+  double state_bytes =
+      static_cast<double>(params) * e_w * (2 + OptimizerStateTensors(spec.optimizer));
+  if (mixed) state_bytes += 2.0 * static_cast<double>(params) * 2;
+  m->mutable_counts()->set_params(params);
+  m->mutable_counts()->set_peak_memory_estimate_bytes(state_bytes);
+  Log(observer, absl::StrFormat("counts from the built model: %d parameters; memory estimate "
+                                "%.0f bytes (weights, gradients, optimizer state; activations "
+                                "and FLOPs unknown)",
+                                params, state_bytes));
+}
+
 // Warm-up and timed steps; fills the timing fields of `m`. Throws what the
 // model throws.
 void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool stream,
@@ -105,6 +128,7 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   context.torchscript_content = torchscript_content;
   auto trainer = std::make_unique<Trainer>(spec, settings.seed(), context);
   m->set_build_seconds(SecondsSince(build_start));
+  if (m->counts().params() == 0) FillCountsFromBuiltModel(spec, trainer->parameters(), m, observer);
 
   if (const double startup = SecondsSinceProcessStart(); startup >= 0) {
     Log(observer, absl::StrFormat("startup: %.2f s from process start to the first step", startup));

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -217,6 +218,33 @@ TEST(OutputFormatTest, ParamNamesNeverShadowMeasurementColumns) {
   const nlohmann::json json = nlohmann::json::parse(FormatJson(table, false));
   EXPECT_EQ(json[0]["param_steps"], 7);
   EXPECT_EQ(json[0]["steps"], 40);
+}
+
+TEST(OutputFormatTest, OptionsAreTextColumnsAfterTheParams) {
+  v1::ResultRow cnn = OkRow();
+  (*cnn.mutable_config()->mutable_options())["block_fn"] = "bottleneck";
+  v1::ResultRow other = ErrorRow();  // no options: empty cells
+  const ResultTable table = BuildResultTable({cnn, other});
+  std::vector<std::string> names;
+  for (const ResultColumn& c : table.columns) names.push_back(c.name);
+  const auto block_fn = std::find(names.begin(), names.end(), "block_fn");
+  ASSERT_NE(block_fn, names.end());
+  EXPECT_EQ(*(block_fn + 1), "precision");
+  EXPECT_EQ(table.columns[block_fn - names.begin()].unit, ColumnUnit::kText);
+  const nlohmann::json json = nlohmann::json::parse(FormatJson(table, false));
+  EXPECT_EQ(json[0]["block_fn"], "bottleneck");
+  EXPECT_TRUE(json[1]["block_fn"].is_null());
+}
+
+TEST(OutputFormatTest, SweepDetailListsOptions) {
+  v1::SweepStatus status;
+  status.set_sweep_id(4);
+  status.set_name("cnn");
+  (*status.mutable_spec()->mutable_options())["block_fn"].add_values("residual");
+  (*status.mutable_spec()->mutable_options())["block_fn"].add_values("bottleneck");
+  (*status.mutable_spec()->mutable_options())["blocks"].add_values("3,4,6,3");
+  EXPECT_THAT(FormatSweepDetail(status),
+              ::testing::HasSubstr("block_fn=[residual, bottleneck]  blocks=3,4,6,3"));
 }
 
 TEST(OutputFormatTest, HumanTableIsAlignedWithUnits) {

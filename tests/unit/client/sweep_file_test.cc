@@ -114,6 +114,77 @@ run:
   EXPECT_EQ(common::CountConfigurations(*spec), 3 * 3 * 2 * 2);
 }
 
+// A CNN sweep without its block_fn (tests append it; line numbers matter).
+constexpr const char* kCnn =
+    "name: cnn\n"                            // 1
+    "family: cnn\n"                          // 2
+    "device: cpu\n"                          // 3
+    "params:\n"                              // 4
+    "    block: {min: 1, max: 2, add: 1}\n"  // 5
+    "    filter: 16\n"                       // 6
+    "    batch: 64\n"                        // 7
+    "    image: 224\n"                       // 8
+    "    output: 1000\n"                     // 9
+    "    intra_op_threads: [1, 2]\n";        // 10
+
+TEST(SweepFileTest, OptionsUnderParamsBecomeSweepOptions) {
+  absl::StatusOr<v1::SweepSpec> spec =
+      Parse(std::string(kCnn) + "    block_fn: [residual, bottleneck]\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_EQ(spec->options().count("block_fn"), 1u);
+  EXPECT_THAT(spec->options().at("block_fn").values(),
+              ::testing::ElementsAre("residual", "bottleneck"));
+  EXPECT_EQ(spec->params().count("block_fn"), 0u);
+  EXPECT_EQ(spec->params().size(), 6u);
+  EXPECT_THAT(spec->params().at("intra_op_threads").values().values(),
+              ::testing::ElementsAre(1, 2));
+  EXPECT_EQ(common::CountConfigurations(*spec), 2 * 2 * 2);
+
+  // A single name, {values: [...]}, and a quoted per-group block list.
+  spec = Parse(std::string(kCnn) +
+               "    block_fn: bottleneck\n    blocks: {values: [\"3,4,6,3\", \"3,4,23,3\"]}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->options().at("block_fn").values(), ::testing::ElementsAre("bottleneck"));
+  EXPECT_THAT(spec->options().at("blocks").values(), ::testing::ElementsAre("3,4,6,3", "3,4,23,3"));
+  EXPECT_EQ(common::CountConfigurations(*spec), 2 * 2 * 2);
+}
+
+TEST(SweepFileTest, TopLevelOptionsMapping) {
+  absl::StatusOr<v1::SweepSpec> spec =
+      Parse(std::string(kCnn) + "options:\n  block_fn: [bottleneck]\n  blocks: 1,1,1,1\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->options().at("block_fn").values(), ::testing::ElementsAre("bottleneck"));
+  EXPECT_THAT(spec->options().at("blocks").values(), ::testing::ElementsAre("1,1,1,1"));
+}
+
+TEST(SweepFileTest, RnnCellAndRealWorldFamilies) {
+  absl::StatusOr<v1::SweepSpec> spec = Parse(
+      "name: lstm\nfamily: rnn\nparams:\n  cell: lstm\n  layer: 2\n  embed: 100\n"
+      "  length: 10\n  vocab: 64\n  batch: 16\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->options().at("cell").values(), ::testing::ElementsAre("lstm"));
+  // The family line may come after params: options are still routed by it.
+  spec = Parse("name: r\nparams:\n  batch: [32, 64]\n  image: 299\nfamily: resnet50\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->options().empty());
+  EXPECT_EQ(spec->params().at("image").value(), 299);
+  spec = Parse("name: t\nfamily: transformer\nparams: {batch: 8}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(common::CountConfigurations(*spec), 1);
+}
+
+TEST(SweepFileTest, RunPredictedOom) {
+  absl::StatusOr<v1::SweepSpec> spec = Parse(kIssueExample);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_FALSE(spec->run_predicted_oom());
+  spec = Parse(std::string(kIssueExample) + "run_predicted_oom: true\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->run_predicted_oom());
+  spec = Parse(std::string(kIssueExample) + "run_predicted_oom: false\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_FALSE(spec->run_predicted_oom());
+}
+
 TEST(SweepFileTest, ScalarOptimizerAndExplicitDevice) {
   absl::StatusOr<v1::SweepSpec> spec =
       Parse(Replace("device: cpu\n", "device: cuda\noptimizer: momentum\n"));
@@ -191,7 +262,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.yaml:1: name: expected text, got a list"},
         BadFile{"unknown top-level key", std::string(kIssueExample) + "optimiser: sgd\n",
                 "t.yaml:12: optimiser: unknown key; allowed: name, family, device, params, "
-                "precision, optimizer, run"},
+                "options, precision, optimizer, run, run_predicted_oom"},
         BadFile{"unknown run key", Replace("max_seconds: 10", "max_secs: 10"),
                 "t.yaml:11: run.max_secs: unknown key; allowed: ci, max_seconds"},
         BadFile{"unknown range key", Replace("mul: 2", "step: 2"),
@@ -210,13 +281,13 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.yaml:7: YAML does not parse"},
         BadFile{"repeated key", Replace("  input: 2000\n", "  input: 2000\n  layer: 8\n"),
                 "t.yaml:8: params.layer: repeated key (first at line 5)"},
-        BadFile{"unknown family", Replace("family: fc", "family: cnn"),
-                "t.yaml:2: family: 'cnn' is not a known family; one of fc"},
+        BadFile{"unknown family", Replace("family: fc", "family: bert"),
+                "t.yaml:2: family: 'bert' is not a known family; one of cnn|densenet121|fc|"},
         BadFile{"unknown device", Replace("device: cpu", "device: gpu"),
                 "t.yaml:3: device: 'gpu' is not one of cpu|cuda|tpu"},
         BadFile{"unknown parameter", Replace("  input: 2000", "  inputs: 2000"),
                 "t.yaml:7: params.inputs: unknown parameter of family fc; allowed: batch, input, "
-                "layer, node, output"},
+                "inter_op_threads, intra_op_threads, layer, node, output"},
         BadFile{"missing parameter", Replace("  output: 200\n", ""),
                 "t.yaml:4: params.output: missing; family fc requires"},
         BadFile{"zero size", Replace("layer: 4", "layer: 0"),
@@ -253,7 +324,35 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"empty file", "# nothing\n", "t.yaml: the file is empty"},
         BadFile{"two documents", std::string(kIssueExample) + "---\nname: again\n",
                 "t.yaml:13: a second YAML document"},
-        BadFile{"missing name", Replace("name: fc-small\n", ""), "t.yaml: name: missing"}));
+        BadFile{"missing name", Replace("name: fc-small\n", ""), "t.yaml: name: missing"},
+        // Options (categorical hyper-parameters).
+        BadFile{"option of a family without options",
+                Replace("  input: 2000\n", "  input: 2000\n  cell: lstm\n"),
+                "t.yaml:8: options.cell: family fc takes no options"},
+        BadFile{"bad option value", std::string(kCnn) + "    block_fn: [residual, dense]\n",
+                "t.yaml:11: options.block_fn[1]: 'dense' is not one of residual|bottleneck"},
+        BadFile{"missing required option", kCnn,
+                "t.yaml:4: options.block_fn: missing; family cnn requires block_fn, one of "
+                "residual|bottleneck"},
+        BadFile{"option given twice",
+                std::string(kCnn) + "    block_fn: residual\noptions:\n  block_fn: bottleneck\n",
+                "t.yaml:13: options.block_fn: option block_fn is given twice (first at line 11)"},
+        BadFile{"option list of lists", std::string(kCnn) + "    block_fn: [[residual]]\n",
+                "t.yaml:11: params.block_fn[0]: expected text, got a list"},
+        BadFile{"option mapping", std::string(kCnn) + "    block_fn: {a: residual}\n",
+                "t.yaml:11: params.block_fn: expected a name, a list of names or {values: [...]}"},
+        BadFile{"options is a list", std::string(kCnn) + "options: [a]\n",
+                "t.yaml:11: options: expected a mapping of option: names, got a list"},
+        BadFile{"bad blocks", std::string(kCnn) + "    block_fn: residual\n    blocks: 3,4,6\n",
+                "t.yaml:12: options.blocks[0]: '3,4,6' is not four comma-separated block counts"},
+        BadFile{"cnn image too small",
+                absl::StrReplaceAll(std::string(kCnn), {{"image: 224", "image: 100"}}) +
+                    "    block_fn: residual\n",
+                "t.yaml:8: params.image: 100 is out of range; allowed 193..4096: the 7x7 average "
+                "pool needs a final map of at least 7 (image >= 193)"},
+        BadFile{"run_predicted_oom not a bool",
+                std::string(kIssueExample) + "run_predicted_oom: 1\n",
+                "t.yaml:12: run_predicted_oom: '1' is not true or false"}));
 
 }  // namespace
 }  // namespace paradnn::client

@@ -41,6 +41,37 @@ class JobStoreTest : public DbTest {
   std::unique_ptr<JobStore> jobs_;
 };
 
+TEST_F(JobStoreTest, EstimatesAndTheSweepsOomChoiceComeWithTheLease) {
+  std::vector<NewJob> jobs = Jobs(2);
+  jobs[0].params = 123456;
+  jobs[0].model_flops = 7.5e12;
+  jobs[0].peak_memory_estimate_bytes = 3.25e9;
+  jobs[1].ordinal = 1;  // no estimates: stored as NULL, read back as 0
+  v1::SweepSpec spec = Spec("estimates");
+  spec.set_run_predicted_oom(true);
+  absl::StatusOr<int64_t> sweep = sweeps_->CreateSync(spec, std::move(jobs), kNow);
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  EXPECT_EQ(*ScalarInt(*db_,
+                       "SELECT COUNT(*) FROM jobs WHERE params IS NULL AND model_flops IS "
+                       "NULL AND peak_memory_estimate_bytes IS NULL"),
+            1);
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT run_predicted_oom FROM sweeps"), 1);
+
+  Lease first = MustLease("cpu", "w", kNow + 100);
+  EXPECT_EQ(first.params, 123456);
+  EXPECT_DOUBLE_EQ(first.model_flops, 7.5e12);
+  EXPECT_DOUBLE_EQ(first.peak_memory_estimate_bytes, 3.25e9);
+  EXPECT_TRUE(first.run_predicted_oom);
+  Lease second = MustLease("cpu", "w2", kNow + 100);
+  EXPECT_EQ(second.params, 0);
+  EXPECT_EQ(second.model_flops, 0);
+  EXPECT_EQ(second.peak_memory_estimate_bytes, 0);
+  EXPECT_TRUE(second.run_predicted_oom);
+
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("default"), Jobs(1), kNow + 1).ok());
+  EXPECT_FALSE(MustLease("cpu", "w3", kNow + 100).run_predicted_oom);
+}
+
 TEST_F(JobStoreTest, LeasesOldestSweepFirstThenByOrdinal) {
   // The first sweep's jobs are inserted out of run order.
   std::vector<NewJob> first = Jobs(3);

@@ -267,5 +267,106 @@ TEST_F(SchedulerTest, MalformedHelloIsRefused) {
   EXPECT_EQ(scheduler_->OnHello(stream.session(), hello).code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A sweep whose first `too_big` jobs (in run order) need 2 GiB each and whose
+// last job needs 1 MiB.
+int64_t CreateSweepWithEstimates(db::Database* database, int64_t now_unix_ms, int too_big,
+                                 bool run_predicted_oom) {
+  v1::SweepSpec spec;
+  spec.set_name("estimates");
+  spec.set_family("fc");
+  spec.set_device("cpu");
+  spec.set_run_predicted_oom(run_predicted_oom);
+  std::vector<db::NewJob> jobs(too_big + 1);
+  for (int i = 0; i <= too_big; ++i) {
+    jobs[i].config.set_family("fc");
+    (*jobs[i].config.mutable_params())["node"] = i < too_big ? 65536 : 8;
+    jobs[i].device = "cpu";
+    jobs[i].ordinal = i;
+    jobs[i].params = i < too_big ? 4000000000 : 1000;
+    jobs[i].model_flops = i < too_big ? 1e15 : 1e6;
+    jobs[i].peak_memory_estimate_bytes = i < too_big ? double{int64_t{2} << 30} : double{1 << 20};
+  }
+  return *db::SweepStore(database).CreateSync(spec, jobs, now_unix_ms);
+}
+
+v1::WorkerHello HelloWithMemory(const std::string& id, int64_t memory_bytes) {
+  v1::WorkerHello hello = Hello(id);
+  hello.mutable_platform()->set_memory_bytes(memory_bytes);
+  return hello;
+}
+
+TEST_F(SchedulerTest, JobsThatCannotFitArePredictedOomWithoutAnAssignment) {
+  const int64_t sweep = CreateSweepWithEstimates(database_.get(), clock_.NowUnixMs(), 3, false);
+  FakeStream stream(1);
+  ASSERT_TRUE(scheduler_->OnHello(stream.session(), HelloWithMemory("small", int64_t{1} << 30)).ok());
+  // The three jobs that need 2 GiB are skipped; the one that fits is sent.
+  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(assignments.size(), 1u);
+  const v1::JobAssignment& sent = assignments[0].assignment();
+  EXPECT_EQ(sent.job().config().params().at("node"), 8);
+  EXPECT_TRUE(stream.Sent(v1::CoordinatorMessage::kAck).empty());  // nothing came from the worker
+
+  absl::StatusOr<std::vector<v1::ResultRow>> rows =
+      db::ResultStore(database_.get()).Query(sweep, false);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 4u);
+  int predicted = 0;
+  for (const v1::ResultRow& row : *rows) {
+    if (row.job_id() == sent.job_id()) {
+      EXPECT_EQ(row.state(), v1::JOB_LEASED);
+      continue;
+    }
+    ++predicted;
+    EXPECT_EQ(row.state(), v1::JOB_DONE);
+    EXPECT_EQ(row.worker_id(), "small");
+    EXPECT_EQ(row.platform_fingerprint(), "fp-test");
+    const v1::Measurement& m = row.measurement();
+    EXPECT_EQ(m.outcome(), v1::PREDICTED_OOM);
+    EXPECT_EQ(m.error(),
+              "memory estimate 2.0 GiB exceeds the worker's 1.0 GiB (2147483648 > 1073741824 "
+              "bytes)");
+    EXPECT_EQ(m.config().params().at("node"), 65536);
+    EXPECT_EQ(m.counts().params(), 4000000000);
+    EXPECT_DOUBLE_EQ(m.counts().model_flops(), 1e15);
+    EXPECT_DOUBLE_EQ(m.counts().peak_memory_estimate_bytes(), double{int64_t{2} << 30});
+    EXPECT_EQ(m.device(), "cpu");
+  }
+  EXPECT_EQ(predicted, 3);
+
+  // The job that fits runs as usual and finishes the sweep.
+  scheduler_->OnWorkerMessage(stream.session(), "small", Result(sent.job_id(), sent.attempt_id()));
+  ASSERT_TRUE(Eventually([&] { return Status(sweep).state() == v1::SWEEP_DONE; }));
+  EXPECT_EQ(Status(sweep).done_jobs(), 4);
+  EXPECT_EQ(Status(sweep).ok_results(), 1);
+  EXPECT_EQ(stream.Sent(v1::CoordinatorMessage::kAssignment).size(), 1u);
+}
+
+TEST_F(SchedulerTest, RunPredictedOomSendsTheJobAnyway) {
+  // The sweep asked to run them anyway.
+  CreateSweepWithEstimates(database_.get(), clock_.NowUnixMs(), 1, true);
+  FakeStream stream(1);
+  ASSERT_TRUE(scheduler_->OnHello(stream.session(), HelloWithMemory("small", int64_t{1} << 30)).ok());
+  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(assignments.size(), 1u);
+  EXPECT_EQ(assignments[0].assignment().job().config().params().at("node"), 65536);
+}
+
+TEST_F(SchedulerTest, WorkerWithoutAMemorySizeGetsEveryJob) {
+  CreateSweepWithEstimates(database_.get(), clock_.NowUnixMs(), 1, false);
+  FakeStream stream(1);
+  ASSERT_TRUE(scheduler_->OnHello(stream.session(), HelloWithMemory("unknown", 0)).ok());
+  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(assignments.size(), 1u);
+  EXPECT_EQ(assignments[0].assignment().job().config().params().at("node"), 65536);
+}
+
+TEST(PredictedOomErrorTest, NamesBothNumbers) {
+  EXPECT_EQ(PredictedOomError(31.2 * (int64_t{1} << 30), int64_t{25232932864}),
+            "memory estimate 31.2 GiB exceeds the worker's 23.5 GiB (33500744909 > 25232932864 "
+            "bytes)");
+  EXPECT_EQ(PredictedOomError(3 << 20, 1000), "memory estimate 3.0 MiB exceeds the worker's 1000 "
+                                              "bytes (3145728 > 1000 bytes)");
+}
+
 }  // namespace
 }  // namespace paradnn::server

@@ -128,8 +128,8 @@ TEST(CliTest, UsageErrorsNameTheFlag) {
     for (auto& e : extra) args.push_back(e);
     return args;
   };
-  ExpectUsageError({"--family", "cnn", "--layer", "4"}, "--family");
-  ExpectUsageError({"--family", "cnn", "--layer", "4"}, "allowed: fc");
+  ExpectUsageError({"--family", "no_such_family", "--layer", "4"}, "--family");
+  ExpectUsageError({"--family", "no_such_family", "--layer", "4"}, "allowed: cnn|");
   ExpectUsageError({"--layer", "4"}, "--family");
   ExpectUsageError(with({}, "--batch"), "--batch");
   ExpectUsageError(with({"--layer", "0"}, "--layer"), "--layer");

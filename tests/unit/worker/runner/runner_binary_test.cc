@@ -149,7 +149,7 @@ TEST(RunnerBinaryTest, JobStdinWithoutStreamingSendsNoSteps) {
 
 TEST(RunnerBinaryTest, JobStdinModelErrorsAreOutcomes) {
   v1::RunnerJob job = TinyJob();
-  job.mutable_config()->set_family("cnn");
+  job.mutable_config()->set_family("no_such_family");
   ProcessResult r = RunRunner({"--job-stdin"}, common::EncodeFrame(job));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<v1::RunnerEvent> events = DecodeEvents(r.out);
@@ -202,7 +202,7 @@ TEST(RunnerBinaryTest, StandaloneJson) {
 }
 
 TEST(RunnerBinaryTest, UsageErrorsExitTwoAndNameTheFlag) {
-  ProcessResult r = RunRunner({"--family", "cnn", "--layer", "4"});
+  ProcessResult r = RunRunner({"--family", "no_such_family", "--layer", "4"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(r.err, "--family")) << r.err;
   EXPECT_TRUE(r.out.empty());

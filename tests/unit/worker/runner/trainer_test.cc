@@ -99,7 +99,7 @@ TEST(TrainerTest, SixteenBitOutcomesAreResultsNotCrashes) {
 
 TEST(TrainerTest, InvalidJobsAreErrors) {
   v1::RunnerJob job = TinyJob();
-  job.mutable_config()->set_family("cnn");
+  job.mutable_config()->set_family("no_such_family");
   v1::Measurement m = RunJob(job, nullptr);
   EXPECT_EQ(m.outcome(), v1::ERROR);
   EXPECT_TRUE(absl::StrContains(m.error(), "config.family")) << m.error();

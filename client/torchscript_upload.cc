@@ -1,0 +1,237 @@
+#include "client/torchscript_upload.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/sweep_validation.h"
+
+namespace paradnn::client {
+namespace {
+
+constexpr const char* kSectionKeys[] = {"file", "sha256", "inputs", "loss", "target"};
+constexpr const char* kTensorKeys[] = {"name", "shape", "dtype", "low", "high"};
+
+int LineOf(const YAML::Node& node, int fallback) {
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() ? fallback : mark.line + 1;
+}
+
+bool OneOf(const std::string& value, const std::string& allowed) {
+  for (absl::string_view name : absl::StrSplit(allowed, '|')) {
+    if (name == value) return true;
+  }
+  return false;
+}
+
+class SectionReader {
+ public:
+  SectionReader(absl::string_view source, std::map<std::string, int>* lines)
+      : source_(source), lines_(lines) {}
+
+  absl::Status Read(const YAML::Node& section, int line, v1::TorchScriptModel* model) {
+    lines_->emplace("torchscript", line);
+    if (!section.IsMap()) {
+      return Error(line, "torchscript",
+                   "expected a mapping with file, inputs and loss (and target for "
+                   "cross_entropy and mse)");
+    }
+    for (auto it = section.begin(); it != section.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      const YAML::Node& value = it->second;
+      const int key_line = LineOf(it->first, line);
+      const int value_line = value.IsScalar() ? LineOf(value, key_line) : key_line;
+      const std::string path = absl::StrCat("torchscript.", key);
+      (*lines_)[path] = value_line;
+      absl::Status status;
+      if (key == "file") {
+        status = ReadFile(value, value_line, model);
+      } else if (key == "sha256") {
+        status = ReadText(value, path, value_line, model->mutable_sha256());
+      } else if (key == "loss") {
+        status = ReadText(value, path, value_line, model->mutable_loss());
+        if (status.ok() && !OneOf(model->loss(), common::AllowedTorchScriptLosses())) {
+          status = Error(value_line, path,
+                         absl::StrCat("'", model->loss(), "' is not one of ",
+                                      common::AllowedTorchScriptLosses()));
+        }
+      } else if (key == "inputs") {
+        status = ReadInputs(value, value_line, model);
+      } else if (key == "target") {
+        status = ReadTensor(value, path, value_line, model->mutable_target());
+      } else {
+        status = Error(key_line, path,
+                       absl::StrCat("unknown key; allowed: ",
+                                    absl::StrJoin(std::begin(kSectionKeys), std::end(kSectionKeys),
+                                                  ", ")));
+      }
+      if (!status.ok()) return status;
+    }
+    if (model->content().empty() && model->sha256().empty()) {
+      return Error(line, "torchscript.file",
+                   "missing; name the TorchScript file (torch.jit.script/trace, saved with "
+                   "torch.jit.save), relative to the sweep file");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Error(int line, const std::string& path, const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrCat(source_, ":", line, ": ", path, ": ", what));
+  }
+
+  absl::Status ReadText(const YAML::Node& node, const std::string& path, int line,
+                        std::string* out) const {
+    if (!node.IsScalar()) return Error(line, path, "expected text");
+    *out = node.Scalar();
+    return absl::OkStatus();
+  }
+
+  // Reads the model file, relative to the sweep file's folder.
+  absl::Status ReadFile(const YAML::Node& node, int line, v1::TorchScriptModel* model) const {
+    std::string name;
+    if (absl::Status s = ReadText(node, "torchscript.file", line, &name); !s.ok()) return s;
+    if (name.empty()) return Error(line, "torchscript.file", "empty; name the model file");
+    std::filesystem::path path(name);
+    const std::filesystem::path sweep_file(source_);
+    if (path.is_relative() && source_ != "<stdin>" && sweep_file.has_parent_path()) {
+      path = sweep_file.parent_path() / path;
+    }
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      return Error(line, "torchscript.file", absl::StrCat("'", path.string(), "' is a folder"));
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      const int error = errno;
+      return Error(line, "torchscript.file",
+                   absl::StrCat("cannot read '", path.string(), "': ", std::strerror(error)));
+    }
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size > static_cast<uintmax_t>(common::kMaxTorchScriptBytes)) {
+      return Error(line, "torchscript.file",
+                   absl::StrCat("'", path.string(), "' has ", size, " bytes; at most ",
+                                common::kMaxTorchScriptBytes, " (256 MiB) can be uploaded"));
+    }
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    if (in.bad()) {
+      return Error(line, "torchscript.file", absl::StrCat("cannot read '", path.string(), "'"));
+    }
+    model->set_content(std::move(bytes).str());
+    if (model->content().empty()) {
+      return Error(line, "torchscript.file", absl::StrCat("'", path.string(), "' is empty"));
+    }
+    model->set_file_name(path.filename().string());
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadInputs(const YAML::Node& node, int line, v1::TorchScriptModel* model) const {
+    if (!node.IsSequence()) {
+      return Error(line, "torchscript.inputs",
+                   "expected a list of tensors, one per forward() argument, e.g. "
+                   "[{name: x, shape: [-1, 64], dtype: float32}]");
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      const std::string path = absl::StrCat("torchscript.inputs[", i, "]");
+      const int item_line = LineOf(node[i], line);
+      (*lines_)[path] = item_line;
+      if (absl::Status s = ReadTensor(node[i], path, item_line, model->add_inputs()); !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadTensor(const YAML::Node& node, const std::string& path, int line,
+                          v1::TensorSpec* tensor) const {
+    if (!node.IsMap()) {
+      return Error(line, path, "expected a mapping with shape (and name, dtype, low, high)");
+    }
+    bool has_shape = false;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      const YAML::Node& value = it->second;
+      const int key_line = LineOf(it->first, line);
+      const int value_line = value.IsScalar() ? LineOf(value, key_line) : key_line;
+      const std::string field = absl::StrCat(path, ".", key);
+      (*lines_)[field] = value_line;
+      absl::Status status;
+      if (key == "name") {
+        status = ReadText(value, field, value_line, tensor->mutable_name());
+      } else if (key == "shape") {
+        has_shape = true;
+        status = ReadShape(value, field, value_line, tensor);
+      } else if (key == "dtype") {
+        status = ReadText(value, field, value_line, tensor->mutable_dtype());
+        if (status.ok() && !OneOf(tensor->dtype(), common::AllowedTensorDtypes())) {
+          status = Error(value_line, field,
+                         absl::StrCat("'", tensor->dtype(), "' is not one of ",
+                                      common::AllowedTensorDtypes()));
+        }
+      } else if (key == "low" || key == "high") {
+        double number = 0;
+        if (!value.IsScalar() || !absl::SimpleAtod(value.Scalar(), &number) ||
+            !std::isfinite(number)) {
+          status = Error(value_line, field, "expected a number");
+        } else if (key == "low") {
+          tensor->set_low(number);
+        } else {
+          tensor->set_high(number);
+        }
+      } else {
+        status = Error(key_line, field,
+                       absl::StrCat("unknown key; allowed: ",
+                                    absl::StrJoin(std::begin(kTensorKeys), std::end(kTensorKeys),
+                                                  ", ")));
+      }
+      if (!status.ok()) return status;
+    }
+    if (!has_shape) {
+      return Error(line, absl::StrCat(path, ".shape"),
+                   "missing; give the dimensions, -1 where the batch goes (e.g. [-1, 64])");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadShape(const YAML::Node& node, const std::string& path, int line,
+                         v1::TensorSpec* tensor) const {
+    constexpr const char* kHint = "a list of positive integers, -1 where the batch goes";
+    if (!node.IsSequence() || node.size() == 0) {
+      return Error(line, path, absl::StrCat("expected ", kHint, " (e.g. [-1, 3, 224, 224])"));
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      const int item_line = LineOf(node[i], line);
+      int64_t dim = 0;
+      if (!node[i].IsScalar() || !absl::SimpleAtoi(node[i].Scalar(), &dim) ||
+          (dim < 1 && dim != -1)) {
+        return Error(item_line, absl::StrCat(path, "[", i, "]"),
+                     absl::StrCat("'", node[i].IsScalar() ? node[i].Scalar() : "(not a scalar)",
+                                  "' is not ", kHint));
+      }
+      tensor->add_shape(dim);
+    }
+    return absl::OkStatus();
+  }
+
+  std::string source_;
+  std::map<std::string, int>* lines_;
+};
+
+}  // namespace
+
+absl::Status ReadTorchScriptSection(const YAML::Node& section, int line, absl::string_view source,
+                                    v1::TorchScriptModel* model, std::map<std::string, int>* lines) {
+  return SectionReader(source, lines).Read(section, line, model);
+}
+
+}  // namespace paradnn::client

@@ -1,0 +1,113 @@
+#include "client/torchscript_upload.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "client/sweep_file.h"
+
+namespace paradnn::client {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A sweep file and its model file side by side in a temporary folder.
+class TorchScriptUploadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "paradnn_upload_test_XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    std::ofstream(dir_ / "mlp.pt", std::ios::binary) << std::string("PK\x03\x04\0model", 10);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  absl::StatusOr<v1::SweepSpec> Parse(const std::string& torchscript_section) {
+    const std::string text = "name: my-mlp\n"                           // 1
+                             "family: torchscript\n"                    // 2
+                             "params: {batch: {values: [32, 128]}}\n"   // 3
+                             "torchscript:\n" +                         // 4
+                             torchscript_section;                       // 5...
+    return ParseSweepText(text, (dir_ / "sweep.yaml").string(), 0);
+  }
+
+  std::filesystem::path dir_;
+};
+
+constexpr const char* kInputs =
+    "  inputs: [{name: x, shape: [-1, 64], dtype: float32, low: -1, high: 1}]\n";
+
+TEST_F(TorchScriptUploadTest, ReadsTheFileNextToTheSweepFile) {
+  absl::StatusOr<v1::SweepSpec> spec =
+      Parse(std::string("  file: mlp.pt\n") + kInputs +
+            "  loss: cross_entropy\n"
+            "  target: {shape: [-1], dtype: int64, low: 0, high: 10}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const v1::TorchScriptModel& model = spec->torchscript();
+  EXPECT_EQ(model.content(), std::string("PK\x03\x04\0model", 10));
+  EXPECT_EQ(model.file_name(), "mlp.pt");
+  ASSERT_EQ(model.inputs_size(), 1);
+  EXPECT_EQ(model.inputs(0).name(), "x");
+  EXPECT_THAT(model.inputs(0).shape(), ::testing::ElementsAre(-1, 64));
+  EXPECT_EQ(model.inputs(0).low(), -1);
+  EXPECT_EQ(model.loss(), "cross_entropy");
+  EXPECT_EQ(model.target().dtype(), "int64");
+  EXPECT_EQ(model.target().high(), 10);
+}
+
+TEST_F(TorchScriptUploadTest, MissingFileNamesItsLine) {
+  absl::StatusOr<v1::SweepSpec> spec =
+      Parse(std::string("  file: nowhere.pt\n") + kInputs + "  loss: sum\n");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(std::string(spec.status().message()),
+              HasSubstr("sweep.yaml:5: torchscript.file: cannot read"));
+  EXPECT_THAT(std::string(spec.status().message()), HasSubstr("nowhere.pt"));
+}
+
+TEST_F(TorchScriptUploadTest, BadShapeUnknownDtypeAndLossNameTheirLines) {
+  absl::StatusOr<v1::SweepSpec> shape =
+      Parse("  file: mlp.pt\n  inputs:\n    - {shape: [-1, 0]}\n  loss: sum\n");
+  ASSERT_FALSE(shape.ok());
+  EXPECT_THAT(std::string(shape.status().message()),
+              HasSubstr("sweep.yaml:7: torchscript.inputs[0].shape[1]: '0' is not"));
+
+  absl::StatusOr<v1::SweepSpec> dtype =
+      Parse("  file: mlp.pt\n  inputs:\n    - {shape: [-1, 4], dtype: float64}\n  loss: sum\n");
+  ASSERT_FALSE(dtype.ok());
+  EXPECT_THAT(std::string(dtype.status().message()),
+              HasSubstr("sweep.yaml:7: torchscript.inputs[0].dtype: 'float64' is not one of"));
+
+  absl::StatusOr<v1::SweepSpec> loss = Parse(std::string("  file: mlp.pt\n") + kInputs +
+                                             "  loss: hinge\n");
+  ASSERT_FALSE(loss.ok());
+  EXPECT_THAT(std::string(loss.status().message()),
+              HasSubstr("sweep.yaml:7: torchscript.loss: 'hinge' is not one of "
+                        "cross_entropy|mse|sum|output"));
+
+  absl::StatusOr<v1::SweepSpec> key =
+      Parse(std::string("  file: mlp.pt\n") + kInputs + "  loss: sum\n  labels: 3\n");
+  ASSERT_FALSE(key.ok());
+  EXPECT_THAT(std::string(key.status().message()),
+              HasSubstr("sweep.yaml:8: torchscript.labels: unknown key"));
+}
+
+TEST_F(TorchScriptUploadTest, HashAloneNamesAStoredModel) {
+  absl::StatusOr<v1::SweepSpec> spec =
+      Parse("  sha256: " + std::string(64, 'c') + "\n" + kInputs + "  loss: sum\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->torchscript().content().empty());
+  EXPECT_EQ(spec->torchscript().sha256(), std::string(64, 'c'));
+
+  absl::StatusOr<v1::SweepSpec> neither = Parse(std::string(kInputs) + "  loss: sum\n");
+  ASSERT_FALSE(neither.ok());
+  EXPECT_THAT(std::string(neither.status().message()),
+              HasSubstr("sweep.yaml:4: torchscript.file: missing"));
+}
+
+}  // namespace
+}  // namespace paradnn::client

@@ -1,0 +1,136 @@
+#include "server/coordinator_service.h"
+
+#include <gmock/gmock.h>
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/sweep_validation.h"
+#include "worker/runner/model_counts.h"
+#include "worker/runner/model_spec.h"
+
+namespace paradnn::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::SweepSpec Spec(const std::string& text) {
+  v1::SweepSpec spec;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &spec)) << text;
+  return spec;
+}
+
+// clang-format off
+constexpr const char* kFcSweep = R"pb(
+  name: "fc" family: "fc" device: "cpu"
+  params { key: "layer" value { values { values: [ 1, 4 ] } } }
+  params { key: "node" value { range { min: 32 max: 512 mul: 4 } } }
+  params { key: "input" value { value: 2000 } }
+  params { key: "output" value { value: 200 } }
+  params { key: "batch" value { values { values: [ 64, 256 ] } } }
+  precision: [ "float32", "bfloat16" ]
+)pb";
+// clang-format on
+
+TEST(PlanSweepTest, EveryJobCarriesTheRunnerCoresEstimates) {
+  const v1::SweepSpec spec = Spec(kFcSweep);
+  absl::StatusOr<PlannedSweep> plan = PlanSweep(spec, 0, 42);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->jobs.size(), 2u * 3 * 2 * 2);
+
+  double total = 0;
+  double max_memory = 0;
+  int64_t min_params = INT64_MAX;
+  int64_t max_params = 0;
+  std::set<int32_t> ordinals;
+  for (const db::NewJob& job : plan->jobs) {
+    absl::StatusOr<runner::ModelSpec> model =
+        runner::ParseModelSpec(job.config, runner::FieldStyle::kProto);
+    ASSERT_TRUE(model.ok()) << model.status();
+    const v1::ModelCounts counts = runner::CountModel(*model);
+    EXPECT_EQ(job.params, counts.params());
+    EXPECT_DOUBLE_EQ(job.model_flops, counts.model_flops());
+    EXPECT_DOUBLE_EQ(job.peak_memory_estimate_bytes, counts.peak_memory_estimate_bytes());
+    EXPECT_GT(job.params, 0);
+    EXPECT_GT(job.peak_memory_estimate_bytes, 0);
+    total += counts.model_flops();
+    max_memory = std::max(max_memory, counts.peak_memory_estimate_bytes());
+    min_params = std::min(min_params, counts.params());
+    max_params = std::max(max_params, counts.params());
+    EXPECT_EQ(job.device, "cpu");
+    EXPECT_EQ(job.settings.seed(), 42u);
+    ordinals.insert(job.ordinal);
+  }
+  EXPECT_DOUBLE_EQ(plan->total_model_flops, total);
+  EXPECT_DOUBLE_EQ(plan->max_peak_memory_estimate_bytes, max_memory);
+  EXPECT_EQ(plan->min_params, min_params);
+  EXPECT_EQ(plan->max_params, max_params);
+  EXPECT_LT(plan->min_params, plan->max_params);
+  // The run order is a permutation.
+  EXPECT_EQ(ordinals.size(), plan->jobs.size());
+  EXPECT_EQ(*ordinals.begin(), 0);
+  EXPECT_EQ(*ordinals.rbegin(), static_cast<int32_t>(plan->jobs.size()) - 1);
+}
+
+TEST(PlanSweepTest, InvalidSweepsAreRefusedAsValidationRefusesThem) {
+  v1::SweepSpec spec = Spec(kFcSweep);
+  (*spec.mutable_params())["layer"].set_value(0);
+  absl::StatusOr<PlannedSweep> plan = PlanSweep(spec, 0, 1);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("params.layer: 0 is out of range"));
+  plan = PlanSweep(Spec(kFcSweep), 5, 1);
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr("the limit is 5"));
+}
+
+// The smallest valid sweep of `family`: every required parameter at a small
+// valid value, every required option at its first allowed value.
+v1::SweepSpec SmallestSweep(const common::FamilySchema& family) {
+  v1::SweepSpec spec;
+  spec.set_name(std::string("smallest-") + family.name);
+  spec.set_family(family.name);
+  for (const common::ParamSchema& p : family.params) {
+    if (!p.required) continue;
+    int64_t value = std::max<int64_t>(p.min_value, std::min<int64_t>(p.max_value, 4));
+    if (p.multiple_of > 1) value = (value + p.multiple_of - 1) / p.multiple_of * p.multiple_of;
+    (*spec.mutable_params())[p.name].set_value(value);
+  }
+  for (const common::OptionSchema& o : family.options) {
+    if (o.default_value == nullptr) (*spec.mutable_options())[o.name].add_values(o.allowed[0]);
+  }
+  return spec;
+}
+
+// Each family either plans with estimates, or (its runner code has not
+// landed) is refused with the runner core's own error naming the
+// configuration.
+TEST(PlanSweepTest, EveryFamilyPlansOrIsRefusedWithTheRunnerCoresError) {
+  for (const common::FamilySchema& family : common::Families()) {
+    if (std::string(family.name) == common::kTorchScriptFamily) continue;  // needs a model
+    SCOPED_TRACE(family.name);
+    const v1::SweepSpec spec = SmallestSweep(family);
+    absl::StatusOr<std::vector<v1::ModelConfig>> configs = common::ExpandSweep(spec, 0);
+    ASSERT_TRUE(configs.ok()) << configs.status();
+    ASSERT_EQ(configs->size(), 1u);
+    absl::StatusOr<runner::ModelSpec> model =
+        runner::ParseModelSpec(configs->front(), runner::FieldStyle::kProto);
+    absl::StatusOr<PlannedSweep> plan = PlanSweep(spec, 0, 7);
+    if (model.ok()) {
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      EXPECT_GT(plan->jobs.front().params, 0);
+      EXPECT_GT(plan->max_peak_memory_estimate_bytes, 0);
+    } else {
+      ASSERT_FALSE(plan.ok());
+      EXPECT_EQ(plan.status().code(), model.status().code());
+      EXPECT_THAT(std::string(plan.status().message()), HasSubstr(model.status().message()));
+      EXPECT_THAT(std::string(plan.status().message()),
+                  HasSubstr(std::string("(configuration 1 of 1: ") + family.name + " batch="));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace paradnn::server

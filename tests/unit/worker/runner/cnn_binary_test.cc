@@ -1,0 +1,71 @@
+// The CNN family through the built paradnn-runner's command line
+// (from $PARADNN_BIN_DIR).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "absl/strings/match.h"
+
+namespace paradnn::runner {
+namespace {
+
+struct RunnerRun {
+  int exit_code = -1;
+  std::string out;  // stdout, or stdout and stderr with `merge_stderr`
+};
+
+// Runs paradnn-runner with `args` (no shell metacharacters in them).
+RunnerRun RunRunner(const std::string& args, bool merge_stderr = false) {
+  const char* dir = std::getenv("PARADNN_BIN_DIR");
+  const std::string command = std::string(dir != nullptr ? dir : "bin") + "/paradnn-runner " +
+                              args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  RunnerRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) run.out.append(buffer, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+TEST(CnnBinaryTest, DescribeResNet50) {
+  const RunnerRun r = RunRunner(
+      "--family cnn --block_fn bottleneck --block 1 --blocks 3,4,6,3 --filter 64 --image 224 "
+      "--output 1000 --batch 64 --describe");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("params").get<int64_t>(), 25557032);
+  EXPECT_EQ(j.at("macs_per_example").get<int64_t>(), 4089184256);
+  EXPECT_DOUBLE_EQ(j.at("model_flops").get<double>(), 6.0 * 4089184256 * 64);
+  EXPECT_GT(j.at("bytes_per_step").get<double>(), 0);
+  EXPECT_GT(j.at("peak_memory_estimate_bytes").get<double>(), 0);
+}
+
+TEST(CnnBinaryTest, SmallConfigMeasuresOk) {
+  const RunnerRun r = RunRunner(
+      "--family cnn --block_fn residual --block 1 --filter 4 --image 193 --output 10 --batch 2 "
+      "--max_seconds 1 --json --log-level warn");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("outcome").get<std::string>(), "OK") << r.out;
+  EXPECT_GT(j.at("examples_per_sec").get<double>(), 0);
+  EXPECT_FALSE(j.at("step_seconds").empty());
+}
+
+TEST(CnnBinaryTest, Image192IsAUsageErrorNamingImage) {
+  const RunnerRun r = RunRunner(
+      "--family cnn --block_fn residual --block 1 --filter 4 --image 192 --output 10 --batch 2 "
+      "--describe",
+      /*merge_stderr=*/true);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "--image")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "7x7 average pool")) << r.out;
+}
+
+}  // namespace
+}  // namespace paradnn::runner
