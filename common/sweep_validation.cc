@@ -20,142 +20,6 @@
 namespace paradnn::common {
 namespace {
 
-// ---- the family table -------------------------------------------------------
-// Sorted by name within a family; families sorted by name. The runner's
-// registry (worker/runner/family.h) declares the same keys and defaults.
-
-constexpr int64_t kMaxBatch = int64_t{1} << 22;
-constexpr int64_t kMaxWidth = int64_t{1} << 20;
-constexpr int64_t kMaxVocab = int64_t{1} << 22;
-
-// Framework settings every family takes; they override run.intra_op_threads
-// and run.inter_op_threads for the job, and as params analyses pivot on them.
-constexpr ParamSchema kInterOpThreads = {
-    "inter_op_threads", 1, 1024, false,
-    "LibTorch inter-op threads of the job (default: run.inter_op_threads)"};
-constexpr ParamSchema kIntraOpThreads = {
-    "intra_op_threads", 1, 1024, false,
-    "LibTorch intra-op threads of the job (default: run.intra_op_threads)"};
-constexpr ParamSchema kBatch = {"batch", 1, kMaxBatch, true, "examples per training step"};
-// The real-world models: a smaller cap, as their runner code has.
-constexpr ParamSchema kModelBatch = {"batch", 1, int64_t{1} << 20, true,
-                                     "examples per training step"};
-
-constexpr ParamSchema kFcParams[] = {
-    kBatch,
-    {"input", 1, kMaxWidth, true, "input features per example"},
-    kInterOpThreads,
-    kIntraOpThreads,
-    {"layer", 1, 4096, true, "hidden Linear+ReLU layers"},
-    {"node", 1, kMaxWidth, true, "units per hidden layer"},
-    {"output", 1, kMaxWidth, true, "classes (width of the last Linear)"},
-};
-
-constexpr ParamSchema kCnnParams[] = {
-    kBatch,
-    {"block", 1, 64, true, "blocks in each of the four groups (see option blocks)"},
-    {"filter", 1, 4096, true, "channels of the stem and the first group (then 2x, 4x, 8x)"},
-    {"image", 193, 4096, true, "height and width of the input images", 0, 0,
-     "the 7x7 average pool needs a final map of at least 7 (image >= 193)"},
-    kInterOpThreads,
-    kIntraOpThreads,
-    {"output", 1, kMaxWidth, true, "classes (width of the last Linear)"},
-};
-
-constexpr const char* kBlockFns[] = {"residual", "bottleneck"};
-
-absl::Status CheckBlockCounts(absl::string_view value) {
-  constexpr int64_t kMaxBlocks = 64;
-  std::vector<absl::string_view> parts = absl::StrSplit(value, ',');
-  bool ok = parts.size() == 4;
-  for (absl::string_view part : parts) {
-    int64_t count = 0;
-    // Canonical decimal only ("3", not "03", " 3" or "+3"), so that equal
-    // counts are equal strings in stored configs.
-    ok = ok && !part.empty() && part.front() >= '1' && part.front() <= '9' &&
-         absl::SimpleAtoi(part, &count) && absl::StrCat(count) == part && count <= kMaxBlocks;
-  }
-  if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("is not four comma-separated block counts 1..",
-                                                 kMaxBlocks, " like \"3,4,6,3\""));
-}
-
-constexpr OptionSchema kCnnOptions[] = {
-    {"block_fn", kBlockFns, nullptr, "residual (two 3x3 convs) or bottleneck (1x1, 3x3, 1x1 x4)"},
-    {"blocks",
-     {},
-     "",
-     "blocks per group as four counts, e.g. \"3,4,6,3\" (ResNet-50); overrides block",
-     CheckBlockCounts},
-};
-
-constexpr ParamSchema kRnnParams[] = {
-    kBatch,
-    {"embed", 1, 65536, true, "embedding width = hidden size of every cell"},
-    kInterOpThreads,
-    kIntraOpThreads,
-    {"layer", 1, 1024, true, "stacked recurrent layers"},
-    {"length", 1, 65536, true, "time steps per sequence"},
-    {"vocab", 2, kMaxVocab, true, "vocabulary size (embedding rows, classes)"},
-};
-
-constexpr const char* kCells[] = {"rnn", "lstm", "gru"};
-constexpr OptionSchema kRnnOptions[] = {
-    {"cell", kCells, nullptr, "recurrent cell: rnn (tanh), lstm or gru"},
-};
-
-// ResNet-50, DenseNet-121, MobileNet v1, SqueezeNet 1.0: adaptive pooling
-// before the classifier lets them take any image of at least 32.
-constexpr ParamSchema kImageModelParams[] = {
-    kModelBatch,
-    {"image", 32, 4096, false, "height and width of the input images", 224},
-    kInterOpThreads,
-    kIntraOpThreads,
-    {"output", 1, kMaxWidth, false, "classes", 1000},
-};
-
-constexpr ParamSchema kRetinaNetParams[] = {
-    kModelBatch,
-    {"image", 64, 4096, false, "height and width of the input images", 512, 32,
-     "the FPN adds upsampled maps to the backbone's stride-8, -16 and -32 maps, which line "
-     "up only when image is a multiple of 32"},
-    kInterOpThreads,
-    kIntraOpThreads,
-    {"output", 1, 100000, false, "object classes", 80},
-};
-
-constexpr ParamSchema kTransformerParams[] = {
-    kModelBatch,
-    kInterOpThreads,
-    kIntraOpThreads,
-    {"length", 1, 65536, false, "source and target sequence length", 128},
-    {"vocab", 2, kMaxVocab, false, "shared source/target vocabulary", 32000},
-};
-
-constexpr ParamSchema kTorchScriptParams[] = {
-    kBatch,
-    kInterOpThreads,
-    kIntraOpThreads,
-};
-
-constexpr FamilySchema kFamilies[] = {
-    {"cnn", "ResNet v1 with residual or bottleneck blocks (PARADNN_MODELS.md)", kCnnParams,
-     kCnnOptions},
-    {"densenet121", "DenseNet-121 (7.98 M parameters at 1000 classes)", kImageModelParams},
-    {"fc", "fully connected: [Linear + ReLU] x layer, then Linear(output)", kFcParams},
-    {"mobilenet_v1", "MobileNet v1, width 1.0 (4.23 M parameters at 1000 classes)",
-     kImageModelParams},
-    {"resnet50", "ResNet-50 (25.56 M parameters at 1000 classes)", kImageModelParams},
-    {"retinanet", "RetinaNet: ResNet-50 + FPN, focal and smooth-L1 losses", kRetinaNetParams},
-    {"rnn", "embedding, stacked RNN/LSTM/GRU cells, Linear(vocab) on every step", kRnnParams,
-     kRnnOptions},
-    {"squeezenet1_0", "SqueezeNet 1.0 (1.25 M parameters at 1000 classes)", kImageModelParams},
-    {"torchscript", "your own TorchScript model (torchscript: file, inputs, loss)",
-     kTorchScriptParams},
-    {"transformer", "Transformer base: 6+6 layers, d_model 512, 8 heads, ff 2048",
-     kTransformerParams},
-};
-
 constexpr const char* kDevices[] = {"cpu", "cuda", "tpu"};
 constexpr const char* kPrecisions[] = {"float32", "bfloat16", "float16", "mixed_bf16",
                                        "mixed_fp16"};
@@ -582,10 +446,8 @@ std::vector<std::string> OrDefault(const google::protobuf::RepeatedPtrField<std:
 
 }  // namespace
 
-absl::Span<const FamilySchema> Families() { return kFamilies; }
-
 const FamilySchema* FindFamily(absl::string_view family) {
-  for (const FamilySchema& f : kFamilies) {
+  for (const FamilySchema& f : Families()) {
     if (family == f.name) return &f;
   }
   return nullptr;
@@ -607,7 +469,7 @@ const OptionSchema* FindOption(const FamilySchema& family, absl::string_view opt
 
 std::string AllowedFamilies() {
   std::vector<absl::string_view> names;
-  for (const FamilySchema& f : kFamilies) names.push_back(f.name);
+  for (const FamilySchema& f : Families()) names.push_back(f.name);
   return absl::StrJoin(names, "|");
 }
 std::string AllowedDevices() { return JoinNames(kDevices, "|"); }
