@@ -285,9 +285,8 @@ class CnnCounter {
     c.set_macs_per_example(static_cast<int64_t>(macs_));
     c.set_model_flops(6.0 * macs_ * batch_);
     c.set_executed_flops(executed_);
-    c.set_other_flops(b.bias_relu_flops + b.loss_flops + b.optimizer_flops);
-    c.set_bytes_per_step(b.weight_bytes + b.gradient_bytes + b.optimizer_bytes +
-                         b.activation_fwd_bytes + b.activation_bwd_bytes);
+    c.set_other_flops(OtherFlops(b));
+    c.set_bytes_per_step(BytesPerStep(b));
     c.set_activation_bytes(activations);
     double state = params_ * e_w_ * (2 + OptimizerStateTensors(spec.optimizer));
     if (mixed_) state += 2 * cast_params_ * e_c_;

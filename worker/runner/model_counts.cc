@@ -31,6 +31,15 @@ double OptimizerTensorPassesPerParam(OptimizerKind optimizer) {
   return 0;
 }
 
+double OtherFlops(const WorkBreakdown& b) {
+  return b.bias_relu_flops + b.loss_flops + b.optimizer_flops;
+}
+
+double BytesPerStep(const WorkBreakdown& b) {
+  return b.weight_bytes + b.gradient_bytes + b.optimizer_bytes + b.activation_fwd_bytes +
+         b.activation_bwd_bytes;
+}
+
 WorkCounts CountWork(const ModelSpec& spec) {
   const FamilyDef* def = FindFamilyDef(spec.family);
   if (def == nullptr) {

@@ -41,6 +41,10 @@ struct WorkBreakdown {
   double optimizer_flops = 0;
 };
 
+// ModelCounts.other_flops and bytes_per_step as the sums of a breakdown.
+double OtherFlops(const WorkBreakdown& b);
+double BytesPerStep(const WorkBreakdown& b);
+
 struct WorkCounts {
   v1::ModelCounts counts;
   WorkBreakdown breakdown;

@@ -251,9 +251,8 @@ WorkCounts CountRnn(const ModelSpec& spec) {
   c.set_macs_per_example(macs);
   c.set_model_flops(6.0 * macs_d * B);
   c.set_executed_flops(6.0 * macs_d * B - 2.0 * B * L * gE * E);
-  c.set_other_flops(b.bias_relu_flops + b.loss_flops + b.optimizer_flops);
-  c.set_bytes_per_step(b.weight_bytes + b.gradient_bytes + b.optimizer_bytes +
-                       b.activation_fwd_bytes + b.activation_bwd_bytes);
+  c.set_other_flops(OtherFlops(b));
+  c.set_bytes_per_step(BytesPerStep(b));
   c.set_activation_bytes(activation_bytes);
   double state_bytes = pd * e_w * (2 + states);  // weights, gradients, optimizer state
   if (mixed) state_bytes += 2 * cast_params * e_c;

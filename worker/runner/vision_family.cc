@@ -485,9 +485,8 @@ WorkCounts CountVision(const ModelSpec& spec) {
   c.set_macs_per_example(macs);
   c.set_model_flops(6.0 * static_cast<double>(macs) * batch);
   c.set_executed_flops(executed);
-  c.set_other_flops(b.bias_relu_flops + b.loss_flops + b.optimizer_flops);
-  c.set_bytes_per_step(b.weight_bytes + b.gradient_bytes + b.optimizer_bytes +
-                       b.activation_fwd_bytes + b.activation_bwd_bytes);
+  c.set_other_flops(OtherFlops(b));
+  c.set_bytes_per_step(BytesPerStep(b));
   c.set_activation_bytes(activation_bytes);
   double state_bytes = pd * e_w * (2 + states);  // weights, gradients, optimizer state
   if (mixed) state_bytes += 2 * matmul_params * e_c;  // 16-bit weight copies and gradients
