@@ -24,6 +24,8 @@ constexpr size_t kMaxErrorWidth = 60;
 const std::vector<ResultColumn>& MeasurementColumns() {
   static const std::vector<ResultColumn>* const kColumns = new std::vector<ResultColumn>{
       {"examples_per_sec", "ex/s", ColumnUnit::kRate},
+      // Measurement.suspect joined with "; ": why the number may be off.
+      {"suspect", "!", ColumnUnit::kFlag},
       {"step_median_ms", "median", ColumnUnit::kMillis},
       {"step_ci95_pct", "±ci95", ColumnUnit::kPercent},
       {"step_p10_ms", "p10", ColumnUnit::kMillis},
@@ -96,6 +98,7 @@ std::string OneLine(const std::string& text, size_t max_points) {
 
 std::string HumanCell(const Cell& cell, ColumnUnit unit) {
   if (std::holds_alternative<std::monostate>(cell)) return "";
+  if (unit == ColumnUnit::kFlag) return "!";
   if (const auto* text = std::get_if<std::string>(&cell)) return OneLine(*text, kMaxErrorWidth);
   const double v = std::holds_alternative<int64_t>(cell)
                        ? static_cast<double>(std::get<int64_t>(cell))
@@ -114,6 +117,7 @@ std::string HumanCell(const Cell& cell, ColumnUnit unit) {
     case ColumnUnit::kRatio:
       return absl::StrFormat("%.3f", v);
     case ColumnUnit::kText:
+    case ColumnUnit::kFlag:
       break;
   }
   return ShortestDouble(v);
@@ -195,6 +199,7 @@ ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
     const bool timed = row.has_measurement() && (m.outcome() == v1::OK || stats.steps() > 0);
     auto timed_value = [timed](double v) { return timed ? Cell{v} : Cell{}; };
     cells.push_back(timed_value(m.examples_per_sec()));
+    cells.push_back(Text(absl::StrJoin(m.suspect(), "; ")));
     cells.push_back(timed_value(stats.median_s() * 1e3));
     cells.push_back(timed_value(stats.ci95_rel() * 100));
     cells.push_back(timed_value(stats.p10_s() * 1e3));

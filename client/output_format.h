@@ -31,6 +31,7 @@ enum class ColumnUnit {
   kPercent,  // 1.23%
   kRatio,    // 0.012
   kRate,     // 3 significant digits: 12.3, 1.23k
+  kFlag,     // text shown as "!" when present (the text itself in CSV and JSON)
 };
 
 struct ResultColumn {

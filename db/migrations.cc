@@ -163,6 +163,21 @@ CREATE TABLE models (
 );  -- a rowid table: rows of large blobs do not belong in a WITHOUT ROWID b-tree
 )sql";
 
+// Version 4: utilization against the worker's calibrated matmul roof of the
+// job's compute dtype (Measurement.mfu / hfu); NULL where the worker had no
+// roof for it.
+constexpr const char kSchemaV4[] = R"sql(
+ALTER TABLE results ADD COLUMN mfu REAL;  -- model_flops_per_sec / roof
+ALTER TABLE results ADD COLUMN hfu REAL;  -- executed_flops_per_sec / roof
+)sql";
+
+// Version 5: the conditions that make a result suspect (Measurement.suspect:
+// reference BLAS, a busy host, frequency scaling, noisy steps) joined with
+// "; "; "" when none held, NULL for results stored before this version.
+constexpr const char kSchemaV5[] = R"sql(
+ALTER TABLE results ADD COLUMN suspect TEXT;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -171,6 +186,8 @@ const std::vector<Migration>& Migrations() {
       {2, "jobs: params, model_flops, peak_memory_estimate_bytes; sweeps: run_predicted_oom",
        kSchemaV2},
       {3, "models: TorchScript models by content hash", kSchemaV3},
+      {4, "results: mfu, hfu against the calibrated roof", kSchemaV4},
+      {5, "results: suspect conditions", kSchemaV5},
   };
   return *kMigrations;
 }

@@ -101,6 +101,10 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
     worker.session = session;
     worker.device_kind = hello.device_kind();
     worker.memory_bytes = std::max<int64_t>(0, hello.platform().memory_bytes());
+    worker.roofs.clear();
+    for (const v1::MatmulRoof& roof : hello.platform().matmul_roofs()) {
+      worker.roofs[roof.dtype()] = roof.flops_per_sec();
+    }
     worker.ready = false;
     worker.leasing = false;
     worker.first_heartbeat_seen = false;
@@ -207,20 +211,38 @@ void Scheduler::OnHeartbeat(const std::string& worker_id, WorkerState& worker,
   if (!lost.empty()) TryAssignLocked(worker_id, worker);
 }
 
+std::string ComputeDtype(const std::string& precision) {
+  if (precision.empty() || precision == "float32") return "float32";
+  if (precision == "bfloat16" || precision == "mixed_bf16") return "bfloat16";
+  if (precision == "float16" || precision == "mixed_fp16") return "float16";
+  return "";
+}
+
+void FillUtilization(const std::map<std::string, double>& roofs, v1::Measurement* m) {
+  m->clear_mfu();
+  m->clear_hfu();
+  const auto roof = roofs.find(ComputeDtype(m->config().precision()));
+  if (roof == roofs.end() || !(roof->second > 0)) return;
+  m->set_mfu(m->model_flops_per_sec() / roof->second);
+  m->set_hfu(m->executed_flops_per_sec() / roof->second);
+}
+
 void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& result) {
   const int64_t job_id = result.job_id();
   const int64_t attempt_id = result.attempt_id();
   int64_t platform_id = 0;
+  v1::Measurement measurement = result.measurement();
   {
     std::lock_guard<std::mutex> lock(mu_);
     WorkerState& worker = workers_[worker_id];
     worker.results_in_flight.insert(attempt_id);
     platform_id = worker.platform_id;
+    FillUtilization(worker.roofs, &measurement);
   }
   spdlog::info("worker {} finished job {} (attempt {}): {}", worker_id, job_id, attempt_id,
                v1::Outcome_Name(result.measurement().outcome()));
   results_.Store(
-      job_id, attempt_id, worker_id, platform_id, result.measurement(), clock_->NowUnixMs(),
+      job_id, attempt_id, worker_id, platform_id, measurement, clock_->NowUnixMs(),
       [this, worker_id, job_id, attempt_id](absl::StatusOr<db::StoreOutcome> stored) {
         std::shared_ptr<WorkerSession> session;
         bool ack = stored.ok() || IsPermanent(stored.status());

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -22,7 +24,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/framing.h"
@@ -66,17 +70,23 @@ uint64_t Fnv1a64(const std::string& text) {
 
 }  // namespace
 
-absl::StatusOr<v1::Platform> QueryRunnerPlatform(const std::string& runner_path,
-                                                 std::chrono::milliseconds timeout) {
+namespace {
+
+// Runs `runner_path mode --framed` and parses the one Platform frame it
+// writes (QueryRunnerPlatform's contract, for either mode).
+absl::StatusOr<v1::Platform> QueryRunnerFrame(const std::string& runner_path,
+                                              const std::string& mode,
+                                              std::chrono::milliseconds timeout) {
   IgnoreSigpipe();
-  absl::StatusOr<SpawnedChild> child = SpawnChild({runner_path, "--platform", "--framed"});
+  absl::StatusOr<SpawnedChild> child = SpawnChild({runner_path, mode, "--framed"});
   if (!child.ok()) return child.status();
   child->stdin_fd.Reset();
+  const std::string command = absl::StrCat("'", runner_path, " ", mode, " --framed'");
   const Clock::time_point deadline = Clock::now() + timeout;
   const auto timed_out = [&]() {
     KillAndReap(child->pid);
-    return absl::DeadlineExceededError(absl::StrCat(
-        "'", runner_path, " --platform --framed' did not finish within ", timeout.count(), " ms"));
+    return absl::DeadlineExceededError(
+        absl::StrCat(command, " did not finish within ", timeout.count(), " ms"));
   };
 
   common::FrameDecoder decoder;
@@ -131,25 +141,33 @@ absl::StatusOr<v1::Platform> QueryRunnerPlatform(const std::string& runner_path,
   }
   const std::string tail(absl::StripAsciiWhitespace(stderr_tail));
   if (status != 0) {
-    return absl::UnavailableError(absl::StrCat("'", runner_path, " --platform --framed' ",
-                                               DescribeWaitStatus(status), tail.empty() ? "" : ": ",
-                                               tail));
+    return absl::UnavailableError(absl::StrCat(command, " ", DescribeWaitStatus(status),
+                                               tail.empty() ? "" : ": ", tail));
   }
   if (!decode_error.empty()) {
-    return absl::DataLossError(absl::StrCat(
-        "'", runner_path, " --platform --framed' wrote invalid frames: ", decode_error));
+    return absl::DataLossError(absl::StrCat(command, " wrote invalid frames: ", decode_error));
   }
   std::string payload;
   if (!decoder.Next(&payload)) {
-    return absl::DataLossError(
-        absl::StrCat("'", runner_path, " --platform --framed' wrote no complete frame"));
+    return absl::DataLossError(absl::StrCat(command, " wrote no complete frame"));
   }
   v1::Platform platform;
   if (!platform.ParseFromString(payload)) {
-    return absl::DataLossError(absl::StrCat(
-        "'", runner_path, " --platform --framed' wrote a frame that is not a Platform"));
+    return absl::DataLossError(absl::StrCat(command, " wrote a frame that is not a Platform"));
   }
   return platform;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Platform> QueryRunnerPlatform(const std::string& runner_path,
+                                                 std::chrono::milliseconds timeout) {
+  return QueryRunnerFrame(runner_path, "--platform", timeout);
+}
+
+absl::StatusOr<v1::Platform> QueryRunnerCalibration(const std::string& runner_path,
+                                                    std::chrono::milliseconds timeout) {
+  return QueryRunnerFrame(runner_path, "--calibrate", timeout);
 }
 
 v1::Platform FallbackPlatform(const std::string& device_kind, const std::string& why) {
@@ -254,6 +272,124 @@ v1::Platform ProbePlatform(const std::string& runner_path, const std::string& de
       "with the software stack marked unknown",
       why);
   return FallbackPlatform(device_kind, why);
+}
+
+absl::StatusOr<CalibrateMode> ParseCalibrateMode(absl::string_view text) {
+  if (text == "auto") return CalibrateMode::kAuto;
+  if (text == "always") return CalibrateMode::kAlways;
+  if (text == "never") return CalibrateMode::kNever;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--calibrate: '", text, "' is not one of auto|always|never"));
+}
+
+std::string DefaultStateDir() {
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && xdg[0] == '/') {
+    return absl::StrCat(xdg, "/paradnn");
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0') {
+    return absl::StrCat(home, "/.local/state/paradnn");
+  }
+  return "./.paradnn-state";
+}
+
+std::string CalibrationCachePath(const std::string& state_dir, const std::string& fingerprint) {
+  return absl::StrCat(state_dir, "/calibration-", fingerprint, ".binpb");
+}
+
+absl::StatusOr<v1::Platform> ReadCachedCalibration(const std::string& state_dir,
+                                                   const std::string& fingerprint) {
+  const std::string path = CalibrationCachePath(state_dir, fingerprint);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("no cached calibration at ", path));
+  v1::Platform cached;
+  if (!cached.ParseFromIstream(&in)) {
+    return absl::DataLossError(absl::StrCat(path, " is not a serialized Platform"));
+  }
+  if (cached.fingerprint() != fingerprint) {
+    return absl::DataLossError(absl::StrCat(path, " holds the calibration of fingerprint '",
+                                            cached.fingerprint(), "'"));
+  }
+  if (cached.matmul_roofs_size() == 0) {
+    return absl::DataLossError(absl::StrCat(path, " holds no matmul roof"));
+  }
+  return cached;
+}
+
+absl::Status WriteCachedCalibration(const std::string& state_dir, const v1::Platform& calibrated) {
+  std::error_code ec;
+  std::filesystem::create_directories(state_dir, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("creating ", state_dir, ": ", ec.message()));
+  const std::string path = CalibrationCachePath(state_dir, calibrated.fingerprint());
+  const std::string temp = absl::StrCat(path, ".tmp.", ::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out || !calibrated.SerializeToOstream(&out) || !out.flush()) {
+      std::filesystem::remove(temp, ec);
+      return absl::UnavailableError(absl::StrCat("writing ", temp, " failed"));
+    }
+  }
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    return absl::UnavailableError(absl::StrCat("renaming ", temp, " to ", path, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+void CopyCalibration(const v1::Platform& from, v1::Platform* to) {
+  *to->mutable_matmul_roofs() = from.matmul_roofs();
+  *to->mutable_bandwidth() = from.bandwidth();
+  to->set_calibrated_unix_ms(from.calibrated_unix_ms());
+}
+
+void LogRoofs(const v1::Platform& platform, const std::string& source) {
+  std::vector<std::string> roofs;
+  for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
+    roofs.push_back(absl::StrFormat("%s %.1f GFLOP/s", roof.dtype(), roof.flops_per_sec() / 1e9));
+  }
+  spdlog::info("calibrated roofs ({}): {}", source, absl::StrJoin(roofs, ", "));
+}
+
+}  // namespace
+
+std::string AddCalibration(v1::Platform* platform, const std::string& runner_path,
+                           CalibrateMode mode, const std::string& state_dir,
+                           std::chrono::milliseconds timeout) {
+  if (mode == CalibrateMode::kNever) return "none";
+  if (absl::StartsWith(platform->fingerprint(), "fallback-")) {
+    spdlog::warn("not calibrating: the runner could not report the platform");
+    return "none";
+  }
+  if (mode == CalibrateMode::kAuto) {
+    absl::StatusOr<v1::Platform> cached = ReadCachedCalibration(state_dir, platform->fingerprint());
+    if (cached.ok()) {
+      CopyCalibration(*cached, platform);
+      LogRoofs(*platform, CalibrationCachePath(state_dir, platform->fingerprint()));
+      return "cache";
+    }
+    if (cached.status().code() != absl::StatusCode::kNotFound) {
+      spdlog::warn("ignoring the cached calibration: {}", std::string(cached.status().message()));
+    }
+  }
+  spdlog::info("calibrating: '{} --calibrate' (matmul roofs and memory bandwidth)", runner_path);
+  absl::StatusOr<v1::Platform> calibrated = QueryRunnerCalibration(runner_path, timeout);
+  if (!calibrated.ok()) {
+    spdlog::warn("calibration failed, the hello carries no roofs: {}",
+                 std::string(calibrated.status().message()));
+    return "none";
+  }
+  CopyCalibration(*calibrated, platform);
+  LogRoofs(*platform, "measured");
+  if (calibrated->fingerprint() != platform->fingerprint()) {
+    spdlog::warn("not caching the calibration: it reports fingerprint {}, the platform {}",
+                 calibrated->fingerprint(), platform->fingerprint());
+  } else if (absl::Status s = WriteCachedCalibration(state_dir, *calibrated); !s.ok()) {
+    spdlog::warn("not caching the calibration: {}", std::string(s.message()));
+  }
+  return "runner";
 }
 
 }  // namespace paradnn::worker

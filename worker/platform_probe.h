@@ -1,5 +1,7 @@
 // The worker's platform: what `paradnn-runner --platform --framed` reports,
-// or, when the runner cannot say, what /proc says, marked as a fallback.
+// or, when the runner cannot say, what /proc says, marked as a fallback; and
+// its calibrated roofs (`paradnn-runner --calibrate --framed`), cached per
+// fingerprint under the worker's state directory.
 #ifndef PARADNN_WORKER_PLATFORM_PROBE_H_
 #define PARADNN_WORKER_PLATFORM_PROBE_H_
 
@@ -7,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "paradnn/v1/metrics.pb.h"
 
 namespace paradnn::worker {
@@ -30,6 +33,46 @@ v1::Platform FallbackPlatform(const std::string& device_kind, const std::string&
 
 // QueryRunnerPlatform, else FallbackPlatform with a logged warning.
 v1::Platform ProbePlatform(const std::string& runner_path, const std::string& device_kind,
+                           std::chrono::milliseconds timeout);
+
+// As QueryRunnerPlatform, for `runner_path --calibrate --framed`: the
+// Platform with matmul_roofs, bandwidth and calibrated_unix_ms filled.
+absl::StatusOr<v1::Platform> QueryRunnerCalibration(const std::string& runner_path,
+                                                    std::chrono::milliseconds timeout);
+
+// When the worker calibrates (--calibrate): kAuto unless a cached
+// calibration of the same fingerprint exists, kAlways at every start,
+// kNever not at all (the hello then carries no roofs).
+enum class CalibrateMode { kAuto, kAlways, kNever };
+
+// "auto" | "always" | "never"; InvalidArgument naming --calibrate otherwise.
+absl::StatusOr<CalibrateMode> ParseCalibrateMode(absl::string_view text);
+
+// $XDG_STATE_HOME/paradnn, else $HOME/.local/state/paradnn, else
+// ./.paradnn-state.
+std::string DefaultStateDir();
+
+// The cache file of the calibration of `fingerprint`:
+// <state_dir>/calibration-<fingerprint>.binpb (a serialized Platform).
+std::string CalibrationCachePath(const std::string& state_dir, const std::string& fingerprint);
+
+// Reads the cached calibration of platform.fingerprint() from `state_dir`.
+// NotFound if there is none; DataLoss if it does not parse or is for another
+// fingerprint or holds no roof.
+absl::StatusOr<v1::Platform> ReadCachedCalibration(const std::string& state_dir,
+                                                   const std::string& fingerprint);
+
+// Writes `calibrated` as the cache of its fingerprint (creating `state_dir`,
+// write to a temporary file, then rename).
+absl::Status WriteCachedCalibration(const std::string& state_dir, const v1::Platform& calibrated);
+
+// Fills platform's matmul_roofs, bandwidth and calibrated_unix_ms per `mode`:
+// from the cache (kAuto, when present), else from the runner (then cached).
+// A fallback platform (the runner could not report one) or a failed
+// calibration leaves the platform without roofs, with a logged warning.
+// Returns where the roofs came from: "cache", "runner" or "none".
+std::string AddCalibration(v1::Platform* platform, const std::string& runner_path,
+                           CalibrateMode mode, const std::string& state_dir,
                            std::chrono::milliseconds timeout);
 
 }  // namespace paradnn::worker

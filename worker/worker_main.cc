@@ -34,10 +34,14 @@ struct Flags {
   int64_t max_backoff_ms = 5000;
   double drain_seconds = 30;
   int64_t memory_limit_mb = 0;
+  std::string calibrate = "auto";
+  std::string state_dir;
 };
 
 constexpr std::chrono::milliseconds kInitialBackoff{200};
 constexpr std::chrono::seconds kPlatformProbeTimeout{60};
+// The runner's calibration takes about 20 s; a loaded host may take longer.
+constexpr std::chrono::seconds kCalibrationTimeout{300};
 
 // paradnn-runner in the folder of this executable (build/bin/ holds both).
 std::string DefaultRunnerPath() {
@@ -101,6 +105,14 @@ int main(int argc, char** argv) {
                  "this figure instead of the host's memory. 0 = no cap")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
       ->capture_default_str();
+  app.add_option("--calibrate", flags.calibrate,
+                 "Measure matmul roofs and memory bandwidth at start-up (paradnn-runner "
+                 "--calibrate) for the hello: auto (unless cached for this platform's "
+                 "fingerprint), always, never")
+      ->capture_default_str();
+  app.add_option("--state-dir", flags.state_dir,
+                 "Where the calibration cache lives (default: $XDG_STATE_HOME/paradnn, else "
+                 "~/.local/state/paradnn)");
   app.set_version_flag("--version", paradnn::common::kVersion);
   CLI11_PARSE(app, argc, argv);
 
@@ -113,6 +125,13 @@ int main(int argc, char** argv) {
     spdlog::critical("{}", std::string(s.message()));
     return 2;
   }
+  absl::StatusOr<paradnn::worker::CalibrateMode> calibrate_mode =
+      paradnn::worker::ParseCalibrateMode(flags.calibrate);
+  if (!calibrate_mode.ok()) {
+    spdlog::critical("{}", std::string(calibrate_mode.status().message()));
+    return 2;
+  }
+  if (flags.state_dir.empty()) flags.state_dir = paradnn::worker::DefaultStateDir();
   absl::StatusOr<std::string> address =
       paradnn::common::ResolveCoordinatorAddress(flags.coordinator);
   if (!address.ok()) {
@@ -141,6 +160,10 @@ int main(int argc, char** argv) {
   options.runner.memory_limit_bytes = flags.memory_limit_mb << 20;
   options.platform = paradnn::worker::ProbePlatform(
       flags.runner, paradnn::worker::DeviceKind(flags.device), kPlatformProbeTimeout);
+  // Keyed by the runner's own fingerprint, before a memory cap amends it:
+  // the cap changes nothing the roofs measure.
+  paradnn::worker::AddCalibration(&options.platform, flags.runner, *calibrate_mode,
+                                  flags.state_dir, kCalibrationTimeout);
   // Jobs get no more memory than the cap: that is the memory the
   // coordinator must plan against (PREDICTED_OOM).
   if (options.runner.memory_limit_bytes > 0 &&

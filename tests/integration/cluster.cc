@@ -1,5 +1,7 @@
 #include "tests/integration/cluster.h"
 
+#include <algorithm>
+
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -48,6 +50,10 @@ void Cluster::StartWorker(const std::string& id, const std::vector<std::string>&
   std::vector<std::string> argv = {BinDir() + "/paradnn-worker", "--coordinator", address_,
                                    "--worker-id", id, "--device", "cpu", "--log-level", "debug",
                                    "--max-backoff-ms", "500"};
+  // A calibration (about 20 s per worker) is not what these tests measure.
+  if (std::find(extra.begin(), extra.end(), "--calibrate") == extra.end()) {
+    argv.insert(argv.end(), {"--calibrate", "never"});
+  }
   argv.insert(argv.end(), extra.begin(), extra.end());
   workers_.back()->Start(argv, dir_.File(id + "-" + std::to_string(workers_.size()) + ".log"));
 }

@@ -22,6 +22,8 @@ constexpr const char* kFooter =
     "  paradnn-runner --job-stdin            framed RunnerJob on stdin, framed RunnerEvents on "
     "stdout\n"
     "  paradnn-runner --platform [--framed]  this host's Platform as JSON (or one frame)\n"
+    "  paradnn-runner --calibrate [--framed] the Platform with measured matmul roofs and memory\n"
+    "                                        bandwidth (about 20 s)\n"
     "  paradnn-runner --family fc --layer 4 --node 1024 --input 2000 --output 200 --batch 256\n"
     "                                        time one model; --json for the Measurement,\n"
     "                                        --describe for its analytic counts without training";
@@ -42,7 +44,7 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   app.footer(kFooter);
   app.set_version_flag("--version", std::string("paradnn-runner ") + common::kVersion);
 
-  bool job_stdin = false, platform = false, framed = false, json = false, describe = false;
+  bool job_stdin = false, platform = false, calibrate = false, framed = false, json = false, describe = false;
   std::string family, precision, optimizer;
   std::string log_level = "info";
   // One flag per hyper-parameter name of any family (--layer, --block_fn,
@@ -57,7 +59,11 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   auto* job_opt = app.add_flag("--job-stdin", job_stdin,
                                "Read one framed RunnerJob from stdin; write framed RunnerEvents");
   auto* platform_opt = app.add_flag("--platform", platform, "Print this host's Platform");
-  auto* framed_opt = app.add_flag("--framed", framed, "With --platform: one frame, not JSON");
+  app.add_flag("--calibrate", calibrate,
+               "Measure peak matmul FLOP/s per dtype and memory bandwidth; print the Platform "
+               "with them");
+  auto* framed_opt =
+      app.add_flag("--framed", framed, "With --platform or --calibrate: one frame, not JSON");
   auto* family_opt = app.add_option("--family", family, absl::StrCat("Model family: ", AllowedFamilyNames()));
   std::vector<CLI::Option*> model_opts = {family_opt};
   std::vector<std::pair<std::string, CLI::Option*>> param_opts, option_opts;
@@ -123,19 +129,22 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   }
   any_model_flag = any_model_flag || first_model_flag != nullptr;
 
-  if (job_stdin && platform) {
-    return absl::InvalidArgumentError("--job-stdin and --platform are separate modes; pass one");
+  if (static_cast<int>(job_stdin) + static_cast<int>(platform) + static_cast<int>(calibrate) > 1) {
+    return absl::InvalidArgumentError(
+        "--job-stdin, --platform and --calibrate are separate modes; pass one");
   }
-  if ((job_stdin || platform) && any_model_flag) {
+  if ((job_stdin || platform || calibrate) && any_model_flag) {
     const std::string flag = first_model_flag != nullptr ? first_model_flag->get_name()
                              : describe                  ? describe_opt->get_name()
                                                          : json_opt->get_name();
     return absl::InvalidArgumentError(
         absl::StrCat(flag, ": not used with ",
-                     job_stdin ? "--job-stdin (the job comes from stdin)" : "--platform"));
+                     job_stdin  ? "--job-stdin (the job comes from stdin)"
+                     : platform ? "--platform"
+                                : "--calibrate"));
   }
-  if (framed_opt->count() > 0 && !platform) {
-    return absl::InvalidArgumentError("--framed: only with --platform");
+  if (framed_opt->count() > 0 && !platform && !calibrate) {
+    return absl::InvalidArgumentError("--framed: only with --platform or --calibrate");
   }
   if (job_stdin) {
     cmd.mode = RunnerMode::kJobStdin;
@@ -143,6 +152,10 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   }
   if (platform) {
     cmd.mode = RunnerMode::kPlatform;
+    return cmd;
+  }
+  if (calibrate) {
+    cmd.mode = RunnerMode::kCalibrate;
     return cmd;
   }
   (void)job_opt;

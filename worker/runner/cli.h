@@ -15,6 +15,7 @@ namespace paradnn::runner {
 enum class RunnerMode {
   kJobStdin,  // --job-stdin: one framed RunnerJob in, framed RunnerEvents out
   kPlatform,  // --platform [--framed]
+  kCalibrate, // --calibrate [--framed]: the Platform with measured roofs
   kMeasure,   // --family fc --layer ... : time one model, print a summary or --json
   kDescribe,  // --describe with the model flags: counts as JSON, no training
   kHelp,      // --help / --version: print `text` to stdout, exit 0
@@ -25,7 +26,7 @@ struct RunnerCommand {
   v1::RunnerJob job;    // kMeasure, kDescribe: config and settings from the flags
   ModelSpec spec;       // kMeasure, kDescribe: the validated config
   bool json = false;    // kMeasure: print the Measurement as JSON
-  bool framed = false;  // kPlatform: one frame instead of JSON
+  bool framed = false;  // kPlatform, kCalibrate: one frame instead of JSON
   std::string log_level = "info";
   std::string text;  // kHelp
 };

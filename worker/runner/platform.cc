@@ -176,7 +176,8 @@ std::string PlatformFingerprint(const v1::Platform& platform) {
             [](const auto* a, const auto* b) { return a->number() < b->number(); });
   std::string canonical;
   for (const auto* field : fields) {
-    if (field->name() == "hostname" || field->name() == "fingerprint" || field->is_repeated()) {
+    if (field->name() == "hostname" || field->name() == "fingerprint" ||
+        field->name() == "calibrated_unix_ms" || field->is_repeated()) {
       continue;
     }
     absl::StrAppend(&canonical, field->name(), "=", FieldText(platform, field), "\n");
@@ -260,13 +261,7 @@ std::string SummarizeParallelBackend(absl::string_view parallel_info, absl::stri
       mkl = std::string(line);
     }
   }
-  for (absl::string_view raw : absl::StrSplit(show_config, '\n')) {
-    const absl::string_view line = absl::StripAsciiWhitespace(raw);
-    const size_t at = line.find("CPU capability usage:");
-    if (at != absl::string_view::npos) {
-      capability = std::string(absl::StripAsciiWhitespace(line.substr(at + 21)));
-    }
-  }
+  capability = ParseAtenCpuCapability(show_config);
   std::vector<std::string> parts;
   if (!backend.empty() || !openmp.empty()) {
     parts.push_back(backend.empty()  ? openmp
@@ -320,6 +315,154 @@ double SecondsSinceProcessStart() {
 
 int64_t HostMemoryBytes() { return ParseMemTotalBytes(ReadFileOrEmpty("/proc/meminfo")); }
 
+std::string FormatCacheSizes(std::vector<CpuCache> caches) {
+  auto type_rank = [](const std::string& type) {
+    return type == "Data" ? 0 : type == "Instruction" ? 1 : 2;
+  };
+  std::stable_sort(caches.begin(), caches.end(), [&](const CpuCache& a, const CpuCache& b) {
+    return a.level != b.level ? a.level < b.level : type_rank(a.type) < type_rank(b.type);
+  });
+  std::vector<std::string> parts;
+  for (const CpuCache& cache : caches) {
+    const absl::string_view size = absl::StripAsciiWhitespace(cache.size);
+    if (cache.level <= 0 || size.empty()) continue;
+    int64_t bytes = 0;
+    const char unit = absl::ascii_toupper(size.back());
+    const int64_t scale = unit == 'K' ? 1 << 10 : unit == 'M' ? 1 << 20 : unit == 'G' ? 1 << 30 : 1;
+    const absl::string_view digits = scale == 1 ? size : size.substr(0, size.size() - 1);
+    if (!absl::SimpleAtoi(digits, &bytes) || bytes <= 0) continue;
+    bytes *= scale;
+    std::string shown;
+    if (bytes % (int64_t{1} << 30) == 0) {
+      shown = absl::StrCat(bytes >> 30, " GiB");
+    } else if (bytes % (1 << 20) == 0) {
+      shown = absl::StrCat(bytes >> 20, " MiB");
+    } else if (bytes % (1 << 10) == 0) {
+      shown = absl::StrCat(bytes >> 10, " KiB");
+    } else {
+      shown = absl::StrCat(bytes, " B");
+    }
+    const char* suffix = cache.type == "Data" ? "d" : cache.type == "Instruction" ? "i" : "";
+    parts.push_back(absl::StrCat("L", cache.level, suffix, " ", shown));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+std::vector<CpuCache> ReadCpuCaches(const std::string& cache_dir) {
+  std::vector<CpuCache> caches;
+  // index0, index1, ... are numbered without gaps; stop at the first missing.
+  for (int index = 0;; ++index) {
+    const std::string dir = absl::StrCat(cache_dir, "/index", index, "/");
+    const std::string level = ReadFileOrEmpty((dir + "level").c_str());
+    if (level.empty()) break;
+    CpuCache cache;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(level), &cache.level)) continue;
+    cache.type = std::string(absl::StripAsciiWhitespace(ReadFileOrEmpty((dir + "type").c_str())));
+    cache.size = std::string(absl::StripAsciiWhitespace(ReadFileOrEmpty((dir + "size").c_str())));
+    caches.push_back(std::move(cache));
+  }
+  return caches;
+}
+
+std::string ReadFrequencyGovernor() {
+  return std::string(absl::StripAsciiWhitespace(
+      ReadFileOrEmpty("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")));
+}
+
+std::string BoostState(absl::string_view cpufreq_boost, absl::string_view intel_no_turbo) {
+  const absl::string_view boost = absl::StripAsciiWhitespace(cpufreq_boost);
+  if (boost == "1") return "on";
+  if (boost == "0") return "off";
+  const absl::string_view no_turbo = absl::StripAsciiWhitespace(intel_no_turbo);
+  if (no_turbo == "1") return "off";
+  if (no_turbo == "0") return "on";
+  return "";
+}
+
+std::string OneDnnIsaName(unsigned value) {
+  // dnnl_cpu_isa_t (dnnl_types.h): each value is a bit set of the ISA and
+  // everything below it.
+  static constexpr std::pair<unsigned, const char*> kIsas[] = {
+      {0x0, "ALL"},
+      {0x1, "SSE41"},
+      {0x3, "AVX"},
+      {0x7, "AVX2"},
+      {0x407, "AVX2_VNNI"},
+      {0x1407, "AVX2_VNNI_2"},
+      {0xf, "AVX512_MIC"},
+      {0x1f, "AVX512_MIC_4OPS"},
+      {0x27, "AVX512_CORE"},
+      {0x67, "AVX512_CORE_VNNI"},
+      {0xe7, "AVX512_CORE_BF16"},
+      {0x1ef, "AVX512_CORE_FP16"},
+      {0x3e7, "AVX512_CORE_AMX"},
+      {0x7ef, "AVX512_CORE_AMX_FP16"},
+  };
+  for (const auto& [isa, name] : kIsas) {
+    if (isa == value) return name;
+  }
+  return absl::StrFormat("0x%x", value);
+}
+
+LoadedOneDnn DescribeLoadedOneDnn() {
+  // dnnl_version_t of oneDNN 2.x and 3.x begins with these fields.
+  struct DnnlVersion {
+    int major;
+    int minor;
+    int patch;
+    const char* hash;
+  };
+  LoadedOneDnn dnn;
+  using VersionFn = const DnnlVersion* (*)();
+  if (auto version = reinterpret_cast<VersionFn>(dlsym(RTLD_DEFAULT, "dnnl_version"))) {
+    if (const DnnlVersion* v = version(); v != nullptr) {
+      dnn.version = absl::StrCat(v->major, ".", v->minor, ".", v->patch);
+    }
+  }
+  using IsaFn = unsigned (*)();  // dnnl_cpu_isa_t, a C enum
+  if (auto isa = reinterpret_cast<IsaFn>(dlsym(RTLD_DEFAULT, "dnnl_get_effective_cpu_isa"))) {
+    dnn.max_isa = OneDnnIsaName(isa());
+  }
+  return dnn;
+}
+
+std::string ParseOneDnnVersion(absl::string_view mkldnn_version) {
+  for (absl::string_view word : absl::StrSplit(mkldnn_version, ' ', absl::SkipEmpty())) {
+    if (word.size() > 1 && (word[0] == 'v' || word[0] == 'V') && absl::ascii_isdigit(word[1])) {
+      return std::string(word.substr(1));
+    }
+  }
+  return "";
+}
+
+std::string ParseAtenCpuCapability(absl::string_view show_config) {
+  for (absl::string_view raw : absl::StrSplit(show_config, '\n')) {
+    const size_t at = raw.find("CPU capability usage:");
+    if (at != absl::string_view::npos) {
+      return std::string(absl::StripAsciiWhitespace(raw.substr(at + 21)));
+    }
+  }
+  return "";
+}
+
+std::string DescribeIsaPaths(absl::string_view aten_capability, absl::string_view onednn_isa,
+                             const std::vector<std::string>& cpu_flags) {
+  const std::set<std::string> flags(cpu_flags.begin(), cpu_flags.end());
+  const bool bf16 = flags.count("avx512_bf16") > 0;
+  const bool amx =
+      flags.count("amx_tile") > 0 && (flags.count("amx_bf16") > 0 || flags.count("amx_int8") > 0);
+  std::vector<std::string> parts;
+  if (!aten_capability.empty()) parts.push_back(absl::StrCat("ATen ", aten_capability));
+  if (!onednn_isa.empty()) parts.push_back(absl::StrCat("oneDNN ", onednn_isa));
+  parts.push_back(absl::StrCat("AVX-512 BF16: ", bf16 ? "yes" : "no"));
+  parts.push_back(absl::StrCat("AMX: ", amx ? "yes" : "no"));
+  return absl::StrJoin(parts, "; ");
+}
+
+std::vector<std::string> HostCpuFlags() {
+  return ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo")).flags;
+}
+
 void FillHostPlatform(v1::Platform* platform) {
   const CpuTopology topo = ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo"));
   platform->set_device_kind("cpu");
@@ -335,6 +478,10 @@ void FillHostPlatform(v1::Platform* platform) {
   platform->set_blas_backend(DescribeLoadedBlas().description);
   platform->set_compiler(CompilerDescription());
   platform->set_cpu_flags(RelevantCpuFlags(topo.flags));
+  platform->set_cache_sizes(FormatCacheSizes(ReadCpuCaches()));
+  platform->set_frequency_governor(ReadFrequencyGovernor());
+  platform->set_boost(BoostState(ReadFileOrEmpty("/sys/devices/system/cpu/cpufreq/boost"),
+                                 ReadFileOrEmpty("/sys/devices/system/cpu/intel_pstate/no_turbo")));
 }
 
 }  // namespace paradnn::runner

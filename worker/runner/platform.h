@@ -41,8 +41,9 @@ std::string RelevantCpuFlags(const std::vector<std::string>& flags);
 // 64-bit FNV-1a of `data`.
 uint64_t Fnv1a64(absl::string_view data);
 
-// Hex FNV-1a over "name=value\n" for every Platform field except hostname and
-// fingerprint, in field-number order: stable across protobuf versions and
+// Hex FNV-1a over "name=value\n" for every Platform field except hostname,
+// fingerprint and the calibration (repeated roofs, calibrated_unix_ms), in
+// field-number order: stable across protobuf versions and
 // independent of serialization order.
 std::string PlatformFingerprint(const v1::Platform& platform);
 
@@ -86,9 +87,68 @@ std::vector<std::pair<std::string, std::string>> ParallelEnvironment();
 // Compiler of this binary, e.g. "GCC 12.2.0".
 std::string CompilerDescription();
 
+// One CPU cache as /sys/devices/system/cpu/cpu0/cache/index*/ describes it.
+struct CpuCache {
+  int level = 0;     // "level"
+  std::string type;  // "type": Data, Instruction, Unified
+  std::string size;  // "size", e.g. "48K"
+};
+
+// Platform.cache_sizes: "L1d 48 KiB, L1i 32 KiB, L2 1 MiB, L3 32 MiB",
+// ordered by level (data before instruction); sizes in K/M/G are shown in
+// the largest whole binary unit. Caches without a level or size are left out.
+std::string FormatCacheSizes(std::vector<CpuCache> caches);
+
+// The caches of cpu0 under `cache_dir` (index0, index1, ...); empty when the
+// directory is unreadable.
+std::vector<CpuCache> ReadCpuCaches(
+    const std::string& cache_dir = "/sys/devices/system/cpu/cpu0/cache");
+
+// The cpufreq scaling governor of cpu0, e.g. "performance"; "" if unreadable.
+std::string ReadFrequencyGovernor();
+
+// Platform.boost from the text of /sys/devices/system/cpu/cpufreq/boost
+// ("1" = on) or, failing that, /sys/devices/system/cpu/intel_pstate/no_turbo
+// ("1" = off); "" when neither is given ("" = unreadable).
+std::string BoostState(absl::string_view cpufreq_boost, absl::string_view intel_no_turbo);
+
+// The oneDNN library loaded in this process (LibTorch's mkldnn backend),
+// found through its C API symbols in the global scope.
+struct LoadedOneDnn {
+  std::string version;  // "2.6.3"; "" when no oneDNN is loaded
+  std::string max_isa;  // dnnl_get_effective_cpu_isa, e.g. "AVX512_CORE_BF16"; "" if unknown
+};
+
+// Describes the loaded oneDNN. Call in a process that links LibTorch.
+LoadedOneDnn DescribeLoadedOneDnn();
+
+// The name of a dnnl_cpu_isa_t value (oneDNN 2.x/3.x numbering), e.g.
+// 0xe7 -> "AVX512_CORE_BF16"; unknown values as hex, "0x1234".
+std::string OneDnnIsaName(unsigned value);
+
+// "2.6.3" from at::get_mkldnn_version() text such as
+// "Intel(R) MKL-DNN v2.6.3 (Git Hash ...)"; "" when none is named.
+std::string ParseOneDnnVersion(absl::string_view mkldnn_version);
+
+// ATen's CPU capability ("AVX2", "AVX512", "DEFAULT") from the
+// "CPU capability usage:" line of at::show_config(); "" if absent.
+std::string ParseAtenCpuCapability(absl::string_view show_config);
+
+// Platform.isa_paths: the kernels ATen and oneDNN dispatch to and whether the
+// CPU offers AVX-512 BF16 and AMX, e.g.
+// "ATen AVX512; oneDNN AVX512_CORE_AMX; AVX-512 BF16: yes; AMX: yes".
+// Empty `aten_capability` / `onednn_isa` are left out; `cpu_flags` are the
+// flags of /proc/cpuinfo (AMX means amx_tile with amx_bf16 or amx_int8).
+std::string DescribeIsaPaths(absl::string_view aten_capability, absl::string_view onednn_isa,
+                             const std::vector<std::string>& cpu_flags);
+
+// The flags of the first processor in /proc/cpuinfo.
+std::vector<std::string> HostCpuFlags();
+
 // Fills the host fields of `platform`: device_kind "cpu", device_name,
 // hostname, sockets, cores, logical_cpus, memory_bytes, os, blas_backend,
-// compiler, cpu_flags. Leaves the LibTorch fields and the fingerprint.
+// compiler, cpu_flags, cache_sizes, frequency_governor, boost. Leaves the
+// LibTorch fields (onednn_version, isa_paths among them) and the fingerprint.
 void FillHostPlatform(v1::Platform* platform);
 
 // Seconds since this process started (exec-preserving, so a re-exec does not

@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <string>
+
 #include "worker/runner/platform.h"
 
 namespace paradnn::runner {
@@ -23,8 +25,14 @@ v1::Platform CollectPlatform() {
   }
   FillHostPlatform(&platform);
   platform.set_libtorch_version(TORCH_VERSION);
+  const std::string config = at::show_config();
   platform.set_parallel_backend(
-      SummarizeParallelBackend(at::get_parallel_info(), at::show_config(), ParallelEnvironment()));
+      SummarizeParallelBackend(at::get_parallel_info(), config, ParallelEnvironment()));
+  const LoadedOneDnn dnn = DescribeLoadedOneDnn();
+  platform.set_onednn_version(!dnn.version.empty() ? dnn.version
+                                                   : ParseOneDnnVersion(at::get_mkldnn_version()));
+  platform.set_isa_paths(
+      DescribeIsaPaths(ParseAtenCpuCapability(config), dnn.max_isa, HostCpuFlags()));
   platform.set_fingerprint(PlatformFingerprint(platform));
   return platform;
 }

@@ -8,7 +8,8 @@
 namespace paradnn::runner {
 
 // Host facts (FillHostPlatform) plus the LibTorch version, the default
-// intra-op thread count, the parallel backend summary and the fingerprint.
+// intra-op thread count, the parallel backend summary, the oneDNN version,
+// the ISA paths ATen and oneDNN dispatch to, and the fingerprint.
 // Runs a tiny matmul first so that the BLAS is loaded and initialized before
 // it is inspected. default_intra_op_threads is at::get_num_threads() as this
 // process found it: call before anything sets the thread count.

@@ -110,6 +110,7 @@ std::string FormatSummary(const v1::Measurement& m) {
   row("wall time", absl::StrFormat("build %.3f s, warm-up %.3f s, timed %.3f s", m.build_seconds(),
                                    m.warmup_seconds(), m.timed_seconds()));
   row("loss", absl::StrFormat("%.4f -> %.4f", m.first_loss(), m.last_loss()));
+  for (int i = 0; i < m.suspect_size(); ++i) row(i == 0 ? "suspect" : "", m.suspect(i));
   return out;
 }
 

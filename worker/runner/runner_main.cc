@@ -1,6 +1,6 @@
 // paradnn-runner: builds and times one ParaDnn model with LibTorch
 // (docs/contracts.md). Modes: --job-stdin (framed protocol for the worker),
-// --platform, and standalone measurement / --describe from flags.
+// --platform, --calibrate, and standalone measurement / --describe from flags.
 #include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -11,6 +11,7 @@
 
 #include "common/framing.h"
 #include "common/logging.h"
+#include "worker/runner/calibration.h"
 #include "worker/runner/cli.h"
 #include "worker/runner/model_counts.h"
 #include "worker/runner/platform_torch.h"
@@ -97,8 +98,7 @@ int RunJobStdin() {
   return 0;
 }
 
-int RunPlatform(bool framed) {
-  const v1::Platform platform = CollectPlatform();
+int WritePlatform(const v1::Platform& platform, bool framed) {
   if (framed) {
     absl::Status s = common::WriteFrame(STDOUT_FILENO, platform);
     if (!s.ok()) spdlog::error("writing the platform frame failed: {}", std::string(s.message()));
@@ -110,6 +110,12 @@ int RunPlatform(bool framed) {
     return 1;
   }
   return WriteStdout(*json + "\n") ? 0 : 1;
+}
+
+int RunPlatform(bool framed) { return WritePlatform(CollectPlatform(), framed); }
+
+int RunCalibrate(bool framed) {
+  return WritePlatform(CalibratedPlatform(CalibrationOptions{}), framed);
 }
 
 int RunMeasure(const RunnerCommand& cmd) {
@@ -152,6 +158,8 @@ int Main(int argc, char** argv) {
       return RunJobStdin();
     case RunnerMode::kPlatform:
       return RunPlatform(cmd->framed);
+    case RunnerMode::kCalibrate:
+      return RunCalibrate(cmd->framed);
     case RunnerMode::kDescribe:
       return WriteStdout(DescribeJson(cmd->job.config(), CountWork(cmd->spec))) ? 0 : 1;
     case RunnerMode::kMeasure:

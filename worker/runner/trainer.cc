@@ -5,10 +5,12 @@
 #include <sys/resource.h>
 #include <torch/torch.h>
 #include <torch/version.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "worker/runner/platform.h"
 #include "worker/runner/step_stats.h"
 #include "worker/runner/stop_rule.h"
+#include "worker/runner/suspect_conditions.h"
 
 namespace paradnn::runner {
 namespace {
@@ -72,6 +75,25 @@ void ApplyThreads(const v1::RunSettings& settings, v1::Measurement* m, JobObserv
                              settings.intra_op_threads(), "), inter-op ", m->inter_op_threads(),
                              " (requested ", settings.inter_op_threads(), ")", interop_note,
                              ", BLAS pool ", blas < 0 ? std::string("n/a") : absl::StrCat(blas)));
+}
+
+// Flags the conditions that make `m` suspect (reference BLAS, a busy host,
+// frequency scaling, noisy steps) on the result itself and logs each.
+// `load_at_start` is the 1-minute load average sampled before the first step.
+void FlagSuspectConditions(std::optional<double> load_at_start, v1::Measurement* m,
+                           JobObserver* observer) {
+  SuspectFacts facts;
+  facts.blas_backend = DescribeLoadedBlas().description;
+  facts.governor = ReadFrequencyGovernor();
+  facts.load_at_start = load_at_start;
+  facts.load_at_end = HostLoadAverage1();
+  facts.runner_threads = m->intra_op_threads();
+  facts.logical_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  facts.steps_cv = m->stats().cv();
+  for (std::string& condition : SuspectConditions(facts)) {
+    Log(observer, absl::StrCat("suspect: ", condition));
+    m->add_suspect(std::move(condition));
+  }
 }
 
 // An error LibTorch raised for a configuration it has no kernel for, with the
@@ -221,6 +243,7 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
                                 static_cast<double>(host_memory) / (1 << 30)));
   }
 
+  const std::optional<double> load_at_start = HostLoadAverage1();
   try {
     TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), observer, &m);
   } catch (const c10::Error& e) {
@@ -238,6 +261,7 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   }
   m.set_outcome(v1::OK);
   m.set_peak_rss_bytes(PeakRssBytes());
+  FlagSuspectConditions(load_at_start, &m, observer);
   return m;
 }
 

@@ -23,7 +23,10 @@ class JobObserver {
 };
 
 // Measures `job` on the CPU and returns the Measurement with config (defaults
-// written out), counts, statistics, every timed step and the outcome.
+// written out), counts, statistics, every timed step and the outcome. An OK
+// result carries in `suspect` the conditions (suspect_conditions.h) that held:
+// the BLAS loaded, the cpufreq governor, the host's 1-minute load average at
+// the first and after the last step, and the CV of the timed steps.
 // Never throws and never aborts on a model error: invalid settings or config
 // give ERROR; a device or dtype LibTorch cannot run here gives UNSUPPORTED; a
 // memory estimate above the host's memory gives PREDICTED_OOM without

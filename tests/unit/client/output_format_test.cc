@@ -83,6 +83,8 @@ v1::ResultRow OkRow() {
   s.set_stop_reason("ci");
   m.add_step_seconds(0.005);
   m.add_step_seconds(0.0052);
+  m.add_suspect("host busy: load average 3.10 on 2 CPUs");
+  m.add_suspect("noisy steps: CV 14 %");
   return row;
 }
 
@@ -123,11 +125,11 @@ TEST(OutputFormatTest, ColumnsAreJobParamsThenMeasurements) {
   const ResultTable table = BuildResultTable(Rows());
   std::vector<std::string> names;
   for (const ResultColumn& c : table.columns) names.push_back(c.name);
-  EXPECT_THAT(names,
-              ElementsAre("job_id", "batch", "layer", "node", "precision", "optimizer",
-                          "examples_per_sec", "step_median_ms", "step_ci95_pct", "step_p10_ms",
-                          "step_p90_ms", "step_cv", "steps", "stop_reason", "model_gflops_per_sec",
-                          "executed_gflops_per_sec", "params", "outcome", "worker", "error"));
+  EXPECT_THAT(names, ElementsAre("job_id", "batch", "layer", "node", "precision", "optimizer",
+                                 "examples_per_sec", "suspect", "step_median_ms", "step_ci95_pct",
+                                 "step_p10_ms", "step_p90_ms", "step_cv", "steps", "stop_reason",
+                                 "model_gflops_per_sec", "executed_gflops_per_sec", "params",
+                                 "outcome", "worker", "error"));
   ASSERT_EQ(table.rows.size(), 3u);
 }
 
@@ -143,6 +145,9 @@ TEST(OutputFormatTest, CsvParsesBackWithQuotedFields) {
   EXPECT_EQ(records[1][col("job_id")], "3");
   EXPECT_EQ(records[1][col("node")], "512");
   EXPECT_EQ(records[1][col("examples_per_sec")], "12345.678");
+  EXPECT_EQ(records[1][col("suspect")],
+            "host busy: load average 3.10 on 2 CPUs; noisy steps: CV 14 %");
+  EXPECT_EQ(records[2][col("suspect")], "");
   EXPECT_EQ(std::stod(records[1][col("step_median_ms")]), 0.0051 * 1e3);
   EXPECT_EQ(records[1][col("model_gflops_per_sec")], "42");
   EXPECT_EQ(records[1][col("params")], "2362568");
@@ -191,6 +196,8 @@ TEST(OutputFormatTest, JsonHasParamsAsNumbersAndNullsForMissingValues) {
   EXPECT_EQ(ok["precision"], "float32");
   EXPECT_FALSE(ok.contains("step_seconds"));
   EXPECT_TRUE(json[1]["examples_per_sec"].is_null());
+  EXPECT_EQ(json[0]["suspect"], "host busy: load average 3.10 on 2 CPUs; noisy steps: CV 14 %");
+  EXPECT_TRUE(json[1]["suspect"].is_null());
   EXPECT_EQ(json[1]["error"], "shape \"mismatch\", at layer 2\nsecond line");
   EXPECT_EQ(json[2]["outcome"], "PENDING");
   EXPECT_TRUE(json[2]["worker"].is_null());
@@ -255,6 +262,10 @@ TEST(OutputFormatTest, HumanTableIsAlignedWithUnits) {
   EXPECT_THAT(lines[0], HasSubstr("ex/s"));
   EXPECT_THAT(lines[0], HasSubstr("median"));
   EXPECT_THAT(lines[1], HasSubstr("12.3k"));
+  // Suspect results carry a "!" marker; the sentences are in CSV and JSON.
+  EXPECT_THAT(lines[0], HasSubstr("ex/s  !"));
+  EXPECT_THAT(lines[1], HasSubstr("12.3k  !"));
+  EXPECT_THAT(lines[1], Not(HasSubstr("host busy")));
   EXPECT_THAT(lines[1], HasSubstr("5.10 ms"));
   EXPECT_THAT(lines[1], HasSubstr("1.23%"));
   EXPECT_THAT(lines[1], HasSubstr("  42  "));

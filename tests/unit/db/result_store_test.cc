@@ -104,6 +104,25 @@ TEST_F(ResultStoreTest, MetricsLandInColumnsAndSamplesInTheirOwnTable) {
   EXPECT_EQ(*blob_size, std::to_string(without.ByteSizeLong()));
 }
 
+TEST_F(ResultStoreTest, SuspectConditionsLandJoinedInTheirColumn) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("s"), Jobs(2), kNow).ok());
+  Lease flagged = MustLease();
+  v1::Measurement m = OkMeasurement(3);
+  m.add_suspect("host busy: load average 3.10 on 2 CPUs");
+  m.add_suspect("noisy steps: CV 14 %");
+  ASSERT_EQ(*Store(flagged, m), StoreOutcome::kStored);
+  Lease clean = MustLease();
+  ASSERT_EQ(*Store(clean, OkMeasurement(3)), StoreOutcome::kStored);
+  const std::string flagged_sql =
+      "SELECT suspect FROM results WHERE job_id = " + std::to_string(flagged.job_id);
+  EXPECT_EQ(*ScalarText(*db_, flagged_sql.c_str()),
+            "host busy: load average 3.10 on 2 CPUs; noisy steps: CV 14 %");
+  // Checked and clean is "", not NULL (NULL: stored before schema 5).
+  const std::string clean_sql = "SELECT COUNT(*) FROM results WHERE suspect = '' AND job_id = " +
+                                std::to_string(clean.job_id);
+  EXPECT_EQ(*ScalarInt(*db_, clean_sql.c_str()), 1);
+}
+
 TEST_F(ResultStoreTest, ALateResultOfAReleasedAttemptIsAcceptedOnce) {
   absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("s"), Jobs(1), kNow);
   ASSERT_TRUE(id.ok());

@@ -4,6 +4,8 @@
 //   fake_runner --job-stdin         reads one framed RunnerJob and behaves as
 //                                   config.options["behavior"] says
 //   fake_runner --platform --framed writes one framed Platform
+//   fake_runner --calibrate --framed writes it with one fake roof (float32,
+//                                   1e11 FLOP/s at 1024^3) and one copy point
 //
 // Behaviors: ok (3 steps if stream_steps, then an OK result with
 // examples_per_sec 123), slow_ok (0.3 s, then as ok), crash (abort),
@@ -63,11 +65,7 @@ void EmitOk(const v1::RunnerJob& job) {
   Emit(event);
 }
 
-int Platform() {
-  if (const char* mode = std::getenv("FAKE_RUNNER_PLATFORM");
-      mode != nullptr && std::string(mode) == "hang") {
-    SleepForever();
-  }
+v1::Platform FakePlatform() {
   v1::Platform platform;
   platform.set_fingerprint("fake-fingerprint");
   platform.set_device_kind("cpu");
@@ -76,13 +74,38 @@ int Platform() {
   platform.set_logical_cpus(4);
   platform.set_blas_backend("FakeBLAS 1.0");
   platform.set_libtorch_version("0.0.0-fake");
+  return platform;
+}
+
+int Calibrate() {
+  v1::Platform platform = FakePlatform();
+  v1::MatmulRoof* roof = platform.add_matmul_roofs();
+  roof->set_dtype("float32");
+  roof->set_flops_per_sec(1e11);
+  roof->set_m(1024);
+  roof->set_n(1024);
+  roof->set_k(1024);
+  v1::BandwidthPoint* point = platform.add_bandwidth();
+  point->set_kernel("copy");
+  point->set_bytes(1 << 20);
+  point->set_bytes_per_sec(1e10);
+  platform.set_calibrated_unix_ms(1'700'000'000'000);
   return WriteFrame(STDOUT_FILENO, platform).ok() ? 0 : 1;
+}
+
+int Platform() {
+  if (const char* mode = std::getenv("FAKE_RUNNER_PLATFORM");
+      mode != nullptr && std::string(mode) == "hang") {
+    SleepForever();
+  }
+  return WriteFrame(STDOUT_FILENO, FakePlatform()).ok() ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--platform") == 0) return Platform();
+  if (argc >= 2 && std::strcmp(argv[1], "--calibrate") == 0) return Calibrate();
   if (argc < 2 || std::strcmp(argv[1], "--job-stdin") != 0) {
     std::fprintf(stderr, "usage: fake_runner --job-stdin | --platform --framed\n");
     return 2;

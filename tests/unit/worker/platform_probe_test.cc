@@ -1,5 +1,9 @@
 #include "worker/platform_probe.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -69,6 +73,52 @@ TEST(PlatformProbeTest, HangingRunnerTimesOut) {
       QueryRunnerPlatform(PARADNN_FAKE_RUNNER, milliseconds(300));
   ::unsetenv("FAKE_RUNNER_PLATFORM");
   EXPECT_EQ(platform.status().code(), absl::StatusCode::kDeadlineExceeded) << platform.status();
+}
+
+TEST(PlatformProbeTest, CalibratesOnceThenUsesTheCacheOfTheSameFingerprint) {
+  char state_template[] = "/tmp/paradnn-calibration-XXXXXX";
+  ASSERT_NE(::mkdtemp(state_template), nullptr);
+  const std::string state_dir = std::string(state_template) + "/nested";
+
+  v1::Platform platform = ProbePlatform(PARADNN_FAKE_RUNNER, "cpu", milliseconds(10'000));
+  EXPECT_EQ(AddCalibration(&platform, PARADNN_FAKE_RUNNER, CalibrateMode::kAuto, state_dir,
+                           milliseconds(10'000)),
+            "runner");
+  ASSERT_EQ(platform.matmul_roofs_size(), 1);
+  EXPECT_EQ(platform.matmul_roofs(0).flops_per_sec(), 1e11);
+  EXPECT_EQ(platform.bandwidth_size(), 1);
+  EXPECT_EQ(platform.calibrated_unix_ms(), 1'700'000'000'000);
+
+  // A runner that cannot run proves the second start reads the cache.
+  v1::Platform again = ProbePlatform(PARADNN_FAKE_RUNNER, "cpu", milliseconds(10'000));
+  EXPECT_EQ(AddCalibration(&again, "/bin/false", CalibrateMode::kAuto, state_dir,
+                           milliseconds(10'000)),
+            "cache");
+  EXPECT_EQ(again.SerializeAsString(), platform.SerializeAsString());
+
+  // always: the runner again (here failing, so no roofs); never: nothing.
+  v1::Platform always = ProbePlatform(PARADNN_FAKE_RUNNER, "cpu", milliseconds(10'000));
+  EXPECT_EQ(AddCalibration(&always, "/bin/false", CalibrateMode::kAlways, state_dir,
+                           milliseconds(10'000)),
+            "none");
+  EXPECT_EQ(always.matmul_roofs_size(), 0);
+  v1::Platform never = ProbePlatform(PARADNN_FAKE_RUNNER, "cpu", milliseconds(10'000));
+  EXPECT_EQ(AddCalibration(&never, PARADNN_FAKE_RUNNER, CalibrateMode::kNever, state_dir,
+                           milliseconds(10'000)),
+            "none");
+  EXPECT_EQ(never.matmul_roofs_size(), 0);
+
+  // Another fingerprint has no cache.
+  EXPECT_EQ(ReadCachedCalibration(state_dir, "other-fingerprint").status().code(),
+            absl::StatusCode::kNotFound);
+  std::filesystem::remove_all(state_template);
+}
+
+TEST(PlatformProbeTest, ParsesCalibrateModes) {
+  EXPECT_EQ(*ParseCalibrateMode("auto"), CalibrateMode::kAuto);
+  EXPECT_EQ(*ParseCalibrateMode("always"), CalibrateMode::kAlways);
+  EXPECT_EQ(*ParseCalibrateMode("never"), CalibrateMode::kNever);
+  EXPECT_EQ(ParseCalibrateMode("sometimes").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

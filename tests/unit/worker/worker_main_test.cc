@@ -104,6 +104,16 @@ TEST(WorkerMainTest, RejectsAnUnknownDeviceNamingTheFlag) {
       << worker.err();
 }
 
+TEST(WorkerMainTest, RejectsAnUnknownCalibrateMode) {
+  WorkerProcess worker({"--runner", PARADNN_FAKE_RUNNER, "--calibrate", "sometimes"});
+  std::optional<int> status = worker.Wait(kWait);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(worker.err().find("--calibrate: 'sometimes' is not one of auto|always|never"),
+            std::string::npos)
+      << worker.err();
+}
+
 TEST(WorkerMainTest, RejectsARunnerThatIsNotExecutable) {
   WorkerProcess worker({"--runner", "/nonexistent/paradnn-runner"});
   std::optional<int> status = worker.Wait(kWait);
@@ -115,8 +125,12 @@ TEST(WorkerMainTest, RejectsARunnerThatIsNotExecutable) {
 TEST(WorkerMainTest, RunsAJobAndExitsCleanlyOnSigterm) {
   GatewayServer gateway;
   gateway.Start(0);
+  char state_template[] = "/tmp/paradnn-worker-state-XXXXXX";
+  ASSERT_NE(::mkdtemp(state_template), nullptr);
+  const std::string state_dir = state_template;
   WorkerProcess worker({"--coordinator", "127.0.0.1:" + std::to_string(gateway.port), "--runner",
-                        PARADNN_FAKE_RUNNER, "--device", "cuda:1", "--max-backoff-ms", "500"});
+                        PARADNN_FAKE_RUNNER, "--device", "cuda:1", "--max-backoff-ms", "500",
+                        "--state-dir", state_dir});
 
   const int hello_at = gateway.service->WaitFor(IsHello);
   ASSERT_GE(hello_at, 0);
@@ -124,6 +138,11 @@ TEST(WorkerMainTest, RunsAJobAndExitsCleanlyOnSigterm) {
   EXPECT_EQ(hello.device_kind(), "cuda");
   EXPECT_EQ(hello.platform().fingerprint(),
             "fake-fingerprint");  // from `fake_runner --platform --framed`
+  // From `fake_runner --calibrate --framed` (no cache yet), then cached.
+  ASSERT_EQ(hello.platform().matmul_roofs_size(), 1);
+  EXPECT_EQ(hello.platform().matmul_roofs(0).dtype(), "float32");
+  EXPECT_EQ(hello.platform().calibrated_unix_ms(), 1'700'000'000'000);
+  EXPECT_EQ(::access((state_dir + "/calibration-fake-fingerprint.binpb").c_str(), R_OK), 0);
   char host[256] = {0};
   ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
   EXPECT_EQ(hello.worker_id(), std::string(host) + "-cuda:1");
@@ -149,7 +168,7 @@ TEST(WorkerMainTest, ExitsOnSigintBeforeTheHandshake) {
   GatewayServer gateway;
   gateway.Start(0);
   WorkerProcess worker({"--coordinator", "127.0.0.1:" + std::to_string(gateway.port), "--runner",
-                        PARADNN_FAKE_RUNNER});
+                        PARADNN_FAKE_RUNNER, "--calibrate", "never"});
   // Its hello proves the signal handlers are installed; no hello_ack follows.
   ASSERT_GE(gateway.service->WaitFor(IsHello), 0);
   worker.Signal(SIGINT);

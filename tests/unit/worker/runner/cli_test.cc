@@ -106,6 +106,14 @@ TEST(CliTest, OtherModes) {
   EXPECT_EQ(platform->mode, RunnerMode::kPlatform);
   EXPECT_TRUE(platform->framed);
 
+  auto calibrate = Parse({"--calibrate", "--framed"});
+  ASSERT_TRUE(calibrate.ok()) << calibrate.status();
+  EXPECT_EQ(calibrate->mode, RunnerMode::kCalibrate);
+  EXPECT_TRUE(calibrate->framed);
+  auto calibrate_json = Parse({"--calibrate"});
+  ASSERT_TRUE(calibrate_json.ok()) << calibrate_json.status();
+  EXPECT_FALSE(calibrate_json->framed);
+
   auto help = Parse({"--help"});
   ASSERT_TRUE(help.ok()) << help.status();
   EXPECT_EQ(help->mode, RunnerMode::kHelp);
@@ -145,6 +153,8 @@ TEST(CliTest, UsageErrorsNameTheFlag) {
   ExpectUsageError({"--job-stdin", "--layer", "4"}, "--layer");
   ExpectUsageError({"--job-stdin", "--platform"}, "--platform");
   ExpectUsageError({"--framed"}, "--framed");
+  ExpectUsageError({"--platform", "--calibrate"}, "--calibrate");
+  ExpectUsageError({"--calibrate", "--layer", "4"}, "--layer");
   ExpectUsageError({}, "--family");
 }
 

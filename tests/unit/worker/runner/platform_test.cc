@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 
@@ -76,6 +77,59 @@ TEST(PlatformTest, FingerprintIgnoresHostnameAndSeesEverythingElse) {
   EXPECT_NE(PlatformFingerprint(p), fp);
 }
 
+TEST(PlatformTest, FingerprintSeesTheNewStackFields) {
+  v1::Platform p;
+  p.set_device_name("Example CPU");
+  const std::string fp = PlatformFingerprint(p);
+  for (auto set : std::vector<void (*)(v1::Platform*)>{
+           [](v1::Platform* q) { q->set_cache_sizes("L1d 48 KiB"); },
+           [](v1::Platform* q) { q->set_frequency_governor("powersave"); },
+           [](v1::Platform* q) { q->set_boost("on"); },
+           [](v1::Platform* q) { q->set_onednn_version("2.6.3"); },
+           [](v1::Platform* q) { q->set_isa_paths("ATen AVX2; AVX-512 BF16: no; AMX: no"); }}) {
+    v1::Platform changed = p;
+    set(&changed);
+    EXPECT_NE(PlatformFingerprint(changed), fp) << changed.ShortDebugString();
+  }
+}
+
+TEST(PlatformTest, FormatsCacheSizes) {
+  EXPECT_EQ(FormatCacheSizes({{3, "Unified", "32768K"},
+                              {1, "Instruction", "32K"},
+                              {2, "Unified", "1024K"},
+                              {1, "Data", "48K"}}),
+            "L1d 48 KiB, L1i 32 KiB, L2 1 MiB, L3 32 MiB");
+  EXPECT_EQ(FormatCacheSizes({{2, "Unified", "1280K"}, {3, "Unified", "2G"}}),
+            "L2 1280 KiB, L3 2 GiB");
+  EXPECT_EQ(FormatCacheSizes({{0, "Data", "48K"}, {1, "Data", ""}, {2, "Unified", "x"}}), "");
+  EXPECT_TRUE(ReadCpuCaches("/nonexistent").empty());
+}
+
+TEST(PlatformTest, BoostState) {
+  EXPECT_EQ(BoostState("1\n", ""), "on");
+  EXPECT_EQ(BoostState("0\n", ""), "off");
+  EXPECT_EQ(BoostState("", "1\n"), "off");
+  EXPECT_EQ(BoostState("", "0"), "on");
+  EXPECT_EQ(BoostState("", ""), "");
+}
+
+TEST(PlatformTest, OneDnnAndAtenIsa) {
+  EXPECT_EQ(OneDnnIsaName(0x7), "AVX2");
+  EXPECT_EQ(OneDnnIsaName(0xe7), "AVX512_CORE_BF16");
+  EXPECT_EQ(OneDnnIsaName(0x3e7), "AVX512_CORE_AMX");
+  EXPECT_EQ(OneDnnIsaName(0x12345), "0x12345");
+  EXPECT_EQ(ParseOneDnnVersion("Intel(R) MKL-DNN v2.6.3 (Git Hash N/A)"), "2.6.3");
+  EXPECT_EQ(ParseOneDnnVersion("MKLDNN not found"), "");
+  EXPECT_EQ(ParseAtenCpuCapability("PyTorch built with:\n  - CPU capability usage: AVX512\n"),
+            "AVX512");
+  EXPECT_EQ(ParseAtenCpuCapability("PyTorch built with:\n"), "");
+  EXPECT_EQ(DescribeIsaPaths("AVX512", "AVX512_CORE_AMX",
+                             {"avx512f", "avx512_bf16", "amx_tile", "amx_bf16"}),
+            "ATen AVX512; oneDNN AVX512_CORE_AMX; AVX-512 BF16: yes; AMX: yes");
+  EXPECT_EQ(DescribeIsaPaths("AVX2", "", {"avx2", "fma"}), "ATen AVX2; AVX-512 BF16: no; AMX: no");
+  EXPECT_EQ(DescribeIsaPaths("", "", {"amx_tile"}), "AVX-512 BF16: no; AMX: no");
+}
+
 TEST(PlatformTest, SummarizesParallelBackend) {
   const char* info =
       "ATen/Parallel:\n\tat::get_num_threads() : 2\n\tat::get_num_interop_threads() : 1\n"
@@ -99,6 +153,12 @@ TEST(PlatformTest, HostFacts) {
   EXPECT_FALSE(p.os().empty());
   EXPECT_FALSE(p.blas_backend().empty());
   EXPECT_TRUE(absl::StartsWith(p.compiler(), "GCC") || absl::StrContains(p.compiler(), "lang"));
+#ifdef __linux__
+  // sysfs describes cpu0's caches on every Linux host we run on; the governor
+  // and boost state are left empty where cpufreq is not exposed (VMs).
+  EXPECT_TRUE(absl::StrContains(p.cache_sizes(), "L1")) << p.cache_sizes();
+  EXPECT_TRUE(p.boost().empty() || p.boost() == "on" || p.boost() == "off") << p.boost();
+#endif
 }
 
 }  // namespace

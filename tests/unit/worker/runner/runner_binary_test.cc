@@ -220,6 +220,16 @@ TEST(RunnerBinaryTest, PlatformJsonAndFrameAgree) {
   EXPECT_FALSE(j.at("blas_backend").get<std::string>().empty());
   EXPECT_FALSE(j.at("libtorch_version").get<std::string>().empty());
   EXPECT_GT(j.at("default_intra_op_threads").get<int>(), 0);
+  // The stack beyond the CPU model: caches from sysfs, the oneDNN LibTorch
+  // loaded, the kernels ATen and oneDNN dispatch to. Governor and boost are
+  // "" where cpufreq is not exposed, so only their presence is checked.
+  EXPECT_TRUE(absl::StrContains(j.at("cache_sizes").get<std::string>(), "L1")) << j.dump();
+  EXPECT_FALSE(j.at("onednn_version").get<std::string>().empty()) << j.dump();
+  const std::string isa = j.at("isa_paths").get<std::string>();
+  EXPECT_TRUE(absl::StrContains(isa, "ATen ")) << isa;
+  EXPECT_TRUE(absl::StrContains(isa, "AMX: ")) << isa;
+  EXPECT_TRUE(j.contains("frequency_governor"));
+  EXPECT_TRUE(j.contains("boost"));
 
   const ProcessResult framed = RunRunner({"--platform", "--framed"});
   ASSERT_EQ(framed.exit_code, 0) << framed.err;
@@ -230,6 +240,7 @@ TEST(RunnerBinaryTest, PlatformJsonAndFrameAgree) {
   v1::Platform platform;
   ASSERT_TRUE(platform.ParseFromString(payload));
   EXPECT_EQ(platform.fingerprint(), j.at("fingerprint").get<std::string>());
+  EXPECT_EQ(platform.isa_paths(), isa);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "worker/runner/platform.h"
+#include "worker/runner/suspect_conditions.h"
 
 namespace paradnn::runner {
 namespace {
@@ -78,6 +80,31 @@ TEST(TrainerTest, MeasuresATinyModel) {
   EXPECT_DOUBLE_EQ(observer.steps.back().loss(), m.last_loss());
   ASSERT_FALSE(observer.logs.empty());
   EXPECT_TRUE(absl::StrContains(observer.logs.front(), "intra-op 1")) << observer.logs.front();
+}
+
+// The suspect flags follow the host's state; only what is stable during the
+// test (BLAS, governor, the result's own CV) is checked exactly.
+TEST(TrainerTest, FlagsSuspectConditionsConsistentWithTheHost) {
+  const v1::Measurement m = RunJob(TinyJob(), nullptr);
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  auto flagged = [&m](const std::string& prefix) {
+    int count = 0;
+    for (const std::string& s : m.suspect()) count += absl::StartsWith(s, prefix) ? 1 : 0;
+    EXPECT_LE(count, 1) << prefix;
+    return count == 1;
+  };
+  for (const std::string& s : m.suspect()) {
+    EXPECT_TRUE(absl::StartsWith(s, "reference BLAS in use: ") ||
+                absl::StartsWith(s, "host busy: load average ") ||
+                absl::StartsWith(s, "cpu frequency scaling: governor ") ||
+                absl::StartsWith(s, "noisy steps: CV "))
+        << s;
+  }
+  EXPECT_EQ(flagged("reference BLAS in use"), IsReferenceBlas(DescribeLoadedBlas().description));
+  const std::string governor = ReadFrequencyGovernor();
+  EXPECT_EQ(flagged("cpu frequency scaling"), !governor.empty() && governor != "performance");
+  EXPECT_EQ(flagged("noisy steps"), m.stats().cv() > kNoisyStepsCv) << m.stats().cv();
+  if (!HostLoadAverage1().has_value()) EXPECT_FALSE(flagged("host busy"));
 }
 
 TEST(TrainerTest, BFloat16Runs) {

@@ -1,0 +1,176 @@
+#include "worker/runner/calibration.h"
+
+#include <ATen/Parallel.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "worker/runner/platform.h"
+#include "worker/runner/platform_torch.h"
+
+namespace paradnn::runner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+// Large square and rectangular (tall, wide, deep) shapes, cheapest first so
+// that the rate seen so far predicts whether the next one fits the budget.
+constexpr Shape kMatmulShapes[] = {
+    {1024, 1024, 1024}, {2048, 1024, 1024}, {1024, 4096, 1024}, {2048, 2048, 2048},
+    {4096, 1024, 4096}, {1024, 2048, 8192}, {3072, 3072, 3072}, {4096, 4096, 4096},
+};
+
+double Seconds(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+// Seconds of one call of `fn`.
+template <typename Fn>
+double TimeOnce(Fn&& fn) {
+  const Clock::time_point start = Clock::now();
+  fn();
+  return Seconds(start, Clock::now());
+}
+
+// The fastest of `reps` calls of `fn` after one warm-up call, with reps
+// chosen from the warm-up time so that the whole takes about `budget_s`
+// (bounded by [min_reps, max_reps]).
+template <typename Fn>
+double FastestOf(Fn&& fn, double budget_s, int min_reps, int max_reps) {
+  const double first = TimeOnce(fn);
+  const int reps = std::clamp(static_cast<int>(budget_s / std::max(first, 1e-9)), min_reps,
+                              max_reps);
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < reps; ++i) best = std::min(best, TimeOnce(fn));
+  return best;
+}
+
+// Whether LibTorch runs an mm of `dtype` on this CPU (float16 does not in
+// every version).
+bool MatmulSupported(torch::ScalarType dtype) {
+  try {
+    torch::Tensor a = torch::ones({8, 8}, torch::TensorOptions().dtype(dtype));
+    (void)torch::mm(a, a);
+    return true;
+  } catch (const c10::Error&) {
+    return false;
+  }
+}
+
+v1::MatmulRoof MeasureMatmulRoof(torch::ScalarType dtype, const std::string& name,
+                                 double budget_s) {
+  v1::MatmulRoof roof;
+  roof.set_dtype(name);
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(budget_s));
+  const auto options = torch::TensorOptions().dtype(dtype);
+  double best_rate = 0;
+  bool first = true;
+  for (const Shape& shape : kMatmulShapes) {
+    const double flops = 2.0 * static_cast<double>(shape.m) * shape.n * shape.k;
+    const double left = Seconds(Clock::now(), deadline);
+    // Warm-up plus at least two repetitions must fit what is left, at the
+    // best rate seen so far.
+    if (!first && (left <= 0 || 3.0 * flops / best_rate > left)) continue;
+    torch::Tensor a = torch::randn({shape.m, shape.k}, options);
+    torch::Tensor b = torch::randn({shape.k, shape.n}, options);
+    torch::Tensor out = torch::empty({shape.m, shape.n}, options);
+    const double per_shape_budget = first ? 0.0 : std::min(left / 3.0, budget_s / 4.0);
+    const double best_s =
+        FastestOf([&] { torch::mm_out(out, a, b); }, per_shape_budget, 2, 10);
+    const double rate = flops / best_s;
+    spdlog::debug("calibrate: {} {}x{}x{}: {:.1f} GFLOP/s", name, shape.m, shape.n, shape.k,
+                  rate / 1e9);
+    if (rate > best_rate) {
+      best_rate = rate;
+      roof.set_flops_per_sec(rate);
+      roof.set_m(shape.m);
+      roof.set_n(shape.n);
+      roof.set_k(shape.k);
+    }
+    first = false;
+  }
+  return roof;
+}
+
+v1::BandwidthPoint MeasureBandwidth(const std::string& kernel, int64_t working_set_bytes,
+                                    double budget_s) {
+  const int arrays = kernel == "copy" ? 2 : 3;
+  const int64_t elements = std::max<int64_t>(1, working_set_bytes / (arrays * 4));
+  const auto options = torch::TensorOptions().dtype(torch::kFloat32);
+  torch::Tensor a = torch::rand({elements}, options);
+  torch::Tensor b = torch::rand({elements}, options);
+  torch::Tensor c = arrays == 3 ? torch::rand({elements}, options) : torch::Tensor();
+  const double scalar = 3.0;
+  double best_s;
+  if (arrays == 2) {
+    best_s = FastestOf([&] { a.copy_(b); }, budget_s, 3, 100000);
+  } else {
+    best_s = FastestOf([&] { torch::add_out(a, b, c, scalar); }, budget_s, 3, 100000);
+  }
+  v1::BandwidthPoint point;
+  point.set_kernel(kernel);
+  point.set_bytes(elements * arrays * 4);
+  point.set_bytes_per_sec(static_cast<double>(elements) * arrays * 4 / best_s);
+  return point;
+}
+
+}  // namespace
+
+Calibration Calibrate(const CalibrationOptions& options) {
+  torch::NoGradGuard no_grad;
+  Calibration result;
+  result.threads = options.threads > 0
+                       ? options.threads
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(result.threads);
+  SetBlasThreads(result.threads);
+  torch::manual_seed(0);
+
+  const std::pair<torch::ScalarType, const char*> dtypes[] = {
+      {torch::kFloat32, "float32"}, {torch::kBFloat16, "bfloat16"}, {torch::kFloat16, "float16"}};
+  for (const auto& [dtype, name] : dtypes) {
+    if (!MatmulSupported(dtype)) {
+      spdlog::info("calibrate: LibTorch runs no {} matmul on this CPU; no roof", name);
+      continue;
+    }
+    result.matmul_roofs.push_back(
+        MeasureMatmulRoof(dtype, name, options.matmul_seconds_per_dtype));
+    const v1::MatmulRoof& roof = result.matmul_roofs.back();
+    spdlog::info("calibrate: {} matmul roof {:.1f} GFLOP/s at {}x{}x{} ({} threads)", name,
+                 roof.flops_per_sec() / 1e9, roof.m(), roof.n(), roof.k(), result.threads);
+  }
+  for (const char* kernel : {"copy", "triad"}) {
+    for (int64_t bytes : options.bandwidth_bytes) {
+      result.bandwidth.push_back(
+          MeasureBandwidth(kernel, bytes, options.bandwidth_seconds_per_point));
+      spdlog::debug("calibrate: {} {} bytes: {:.2f} GB/s", kernel, result.bandwidth.back().bytes(),
+                    result.bandwidth.back().bytes_per_sec() / 1e9);
+    }
+  }
+  return result;
+}
+
+v1::Platform CalibratedPlatform(const CalibrationOptions& options) {
+  v1::Platform platform = CollectPlatform();
+  const Calibration calibration = Calibrate(options);
+  for (const v1::MatmulRoof& roof : calibration.matmul_roofs) *platform.add_matmul_roofs() = roof;
+  for (const v1::BandwidthPoint& point : calibration.bandwidth) *platform.add_bandwidth() = point;
+  platform.set_calibrated_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count());
+  return platform;
+}
+
+}  // namespace paradnn::runner
