@@ -35,6 +35,10 @@ const std::vector<ResultColumn>& MeasurementColumns() {
       {"stop_reason", "stop", ColumnUnit::kText},
       {"model_gflops_per_sec", "model GF/s", ColumnUnit::kRate},
       {"executed_gflops_per_sec", "exec GF/s", ColumnUnit::kRate},
+      // Against the worker's calibrated matmul roof of the compute dtype.
+      {"mfu_pct", "MFU", ColumnUnit::kPercent},
+      {"hfu_pct", "HFU", ColumnUnit::kPercent},
+      {"intra_op_threads", "threads", ColumnUnit::kInteger},
       {"params", "#params", ColumnUnit::kCount},
       {"outcome", "outcome", ColumnUnit::kText},
       {"worker", "worker", ColumnUnit::kText},
@@ -209,6 +213,9 @@ ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
     cells.push_back(timed ? Text(stats.stop_reason()) : Cell{});
     cells.push_back(timed_value(m.model_flops_per_sec() / 1e9));
     cells.push_back(timed_value(m.executed_flops_per_sec() / 1e9));
+    cells.push_back(timed && m.mfu() > 0 ? Cell{m.mfu() * 100} : Cell{});
+    cells.push_back(timed && m.hfu() > 0 ? Cell{m.hfu() * 100} : Cell{});
+    cells.push_back(timed ? Cell{int64_t{m.intra_op_threads()}} : Cell{});
     cells.push_back(m.counts().params() > 0 ? Cell{m.counts().params()} : Cell{});
     if (row.has_measurement()) {
       cells.push_back(v1::Outcome_Name(m.outcome()));
@@ -488,17 +495,32 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
   return out;
 }
 
+std::string FormatRoofs(const v1::Platform& platform) {
+  std::vector<std::string> parts;
+  for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
+    std::string part = absl::StrCat(roof.dtype(), " ",
+                                     roof.flops_per_sec() > 0
+                                         ? HumanCount(roof.flops_per_sec()) + "FLOP/s"
+                                         : std::string("uncalibrated"));
+    if (roof.datasheet_flops_per_sec() > 0) {
+      absl::StrAppend(&part, " (datasheet ", HumanCount(roof.datasheet_flops_per_sec()), ")");
+    }
+    parts.push_back(std::move(part));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
 std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t now_unix_ms) {
   std::vector<std::vector<std::string>> rows;
   for (const v1::WorkerInfo& w : workers) {
     rows.push_back({w.worker_id(), Dash(w.device_kind()), Dash(w.state()), Dash(w.hostname()),
                     absl::StrCat(w.jobs_done()), Dash(w.platform().blas_backend()),
-                    Dash(w.platform().libtorch_version()),
+                    Dash(w.platform().libtorch_version()), Dash(FormatRoofs(w.platform())),
                     HumanAge(w.last_seen_unix_ms(), now_unix_ms)});
   }
-  return AlignColumns(
-      {"id", "device", "state", "host", "jobs done", "BLAS", "LibTorch", "last seen"}, rows,
-      {false, false, false, false, true, false, false, false});
+  return AlignColumns({"id", "device", "state", "host", "jobs done", "BLAS", "LibTorch",
+                       "matmul roofs", "last seen"},
+                      rows, {false, false, false, false, true, false, false, false, false});
 }
 
 }  // namespace paradnn::client

@@ -98,6 +98,9 @@ std::string FormatSweepDetail(const v1::SweepStatus& sweep);
 
 // `paradnn workers`: id, device, state, host, jobs done, BLAS, LibTorch,
 // last seen (relative to `now_unix_ms`).
+// "float32 247GFLOP/s, bfloat16 954GFLOP/s (datasheet 1.2T)"; "" without roofs.
+std::string FormatRoofs(const v1::Platform& platform);
+
 std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t now_unix_ms);
 
 }  // namespace paradnn::client

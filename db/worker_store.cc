@@ -43,12 +43,25 @@ void PlatformStore::Upsert(const v1::Platform& platform, Callback<int64_t> done)
               .Bind(8, now_unix_ms);
           if (absl::Status s = insert.Run(); !s.ok()) return s;
         }
-        Statement find(db, "SELECT id FROM platforms WHERE fingerprint = ?");
+        Statement find(db, "SELECT id, details FROM platforms WHERE fingerprint = ?");
         find.Bind(1, platform.fingerprint());
         absl::StatusOr<bool> found = find.Step();
         if (!found.ok()) return found.status();
         if (!*found) return absl::InternalError("platform vanished right after its insert");
-        return find.ColumnInt(0);
+        const int64_t id = find.ColumnInt(0);
+        // A newer calibration of the same stack replaces the stored roofs, so
+        // the row always holds the latest roofs measured on it.
+        v1::Platform stored;
+        if (absl::Status s = internal::ParseBlob(find.ColumnBlob(1), &stored, "platforms", id);
+            !s.ok()) {
+          return s;
+        }
+        if (platform.calibrated_unix_ms() > stored.calibrated_unix_ms()) {
+          Statement update(db, "UPDATE platforms SET details = ? WHERE id = ?");
+          update.BindBlob(1, platform.SerializeAsString()).Bind(2, id);
+          if (absl::Status s = update.Run(); !s.ok()) return s;
+        }
+        return id;
       },
       std::move(done));
 }

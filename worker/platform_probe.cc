@@ -5,6 +5,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -339,6 +341,37 @@ absl::Status WriteCachedCalibration(const std::string& state_dir, const v1::Plat
 
 namespace {
 
+// An exclusive flock on <state_dir>/calibration.lock for as long as it
+// lives: workers sharing a host (and state directory) calibrate one at a
+// time, because two calibrations at once would each measure half the host.
+// Not holding it (the directory is not writable) only costs that guarantee.
+class CalibrationLock {
+ public:
+  explicit CalibrationLock(const std::string& state_dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(state_dir, ec);
+    const std::string path = state_dir + "/calibration.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      spdlog::warn("calibrating without the host lock: open {}: {}", path, std::strerror(errno));
+      return;
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      spdlog::info("another worker on this host is calibrating; waiting for it ({})", path);
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+    }
+  }
+  ~CalibrationLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  CalibrationLock(const CalibrationLock&) = delete;
+  CalibrationLock& operator=(const CalibrationLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 void CopyCalibration(const v1::Platform& from, v1::Platform* to) {
   *to->mutable_matmul_roofs() = from.matmul_roofs();
   *to->mutable_bandwidth() = from.bandwidth();
@@ -363,6 +396,8 @@ std::string AddCalibration(v1::Platform* platform, const std::string& runner_pat
     spdlog::warn("not calibrating: the runner could not report the platform");
     return "none";
   }
+  const CalibrationLock lock(state_dir);
+  // Checked under the lock: a worker that waited finds its neighbour's result.
   if (mode == CalibrateMode::kAuto) {
     absl::StatusOr<v1::Platform> cached = ReadCachedCalibration(state_dir, platform->fingerprint());
     if (cached.ok()) {
@@ -390,6 +425,39 @@ std::string AddCalibration(v1::Platform* platform, const std::string& runner_pat
     spdlog::warn("not caching the calibration: {}", std::string(s.message()));
   }
   return "runner";
+}
+
+absl::StatusOr<std::map<std::string, double>> ParseDatasheetPeaks(
+    const std::vector<std::string>& flags) {
+  static const std::set<std::string> kDtypes = {"float32", "bfloat16", "float16", "tf32"};
+  std::map<std::string, double> peaks;
+  for (const std::string& flag : flags) {
+    const std::vector<std::string> parts = absl::StrSplit(flag, absl::MaxSplits('=', 1));
+    double flops = 0;
+    if (parts.size() != 2 || kDtypes.count(parts[0]) == 0 ||
+        !absl::SimpleAtod(parts[1], &flops) || !(flops > 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--datasheet-peak '", flag,
+          "': expected DTYPE=FLOPS with DTYPE one of float32, bfloat16, float16, tf32 and "
+          "FLOPS a positive number of FLOP/s, e.g. bfloat16=3.2e12"));
+    }
+    peaks[parts[0]] = flops;
+  }
+  return peaks;
+}
+
+void AddDatasheetPeaks(const std::map<std::string, double>& peaks, v1::Platform* platform) {
+  for (const auto& [dtype, flops] : peaks) {
+    v1::MatmulRoof* roof = nullptr;
+    for (v1::MatmulRoof& candidate : *platform->mutable_matmul_roofs()) {
+      if (candidate.dtype() == dtype) roof = &candidate;
+    }
+    if (roof == nullptr) {
+      roof = platform->add_matmul_roofs();
+      roof->set_dtype(dtype);
+    }
+    roof->set_datasheet_flops_per_sec(flops);
+  }
 }
 
 }  // namespace paradnn::worker

@@ -6,7 +6,9 @@
 #define PARADNN_WORKER_PLATFORM_PROBE_H_
 
 #include <chrono>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -74,6 +76,16 @@ absl::Status WriteCachedCalibration(const std::string& state_dir, const v1::Plat
 std::string AddCalibration(v1::Platform* platform, const std::string& runner_path,
                            CalibrateMode mode, const std::string& state_dir,
                            std::chrono::milliseconds timeout);
+
+// Datasheet peaks from --datasheet-peak DTYPE=FLOPS flags (e.g.
+// "bfloat16=3.2e12"): dtype -> FLOP/s. InvalidArgument naming the flag and
+// what is allowed for an unknown dtype or a non-positive or unparsable figure.
+absl::StatusOr<std::map<std::string, double>> ParseDatasheetPeaks(
+    const std::vector<std::string>& flags);
+
+// Sets datasheet_flops_per_sec on the roof of each dtype in `peaks`, adding a
+// roof with only the datasheet figure where none was calibrated.
+void AddDatasheetPeaks(const std::map<std::string, double>& peaks, v1::Platform* platform);
 
 }  // namespace paradnn::worker
 

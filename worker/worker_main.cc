@@ -36,6 +36,7 @@ struct Flags {
   int64_t memory_limit_mb = 0;
   std::string calibrate = "auto";
   std::string state_dir;
+  std::vector<std::string> datasheet_peaks;
 };
 
 constexpr std::chrono::milliseconds kInitialBackoff{200};
@@ -113,6 +114,9 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", flags.state_dir,
                  "Where the calibration cache lives (default: $XDG_STATE_HOME/paradnn, else "
                  "~/.local/state/paradnn)");
+  app.add_option("--datasheet-peak", flags.datasheet_peaks,
+                 "DTYPE=FLOPS: the vendor's peak matmul FLOP/s of a dtype (float32, bfloat16, "
+                 "float16, tf32), stored beside the calibrated roof; repeatable");
   app.set_version_flag("--version", paradnn::common::kVersion);
   CLI11_PARSE(app, argc, argv);
 
@@ -129,6 +133,12 @@ int main(int argc, char** argv) {
       paradnn::worker::ParseCalibrateMode(flags.calibrate);
   if (!calibrate_mode.ok()) {
     spdlog::critical("{}", std::string(calibrate_mode.status().message()));
+    return 2;
+  }
+  absl::StatusOr<std::map<std::string, double>> datasheet_peaks =
+      paradnn::worker::ParseDatasheetPeaks(flags.datasheet_peaks);
+  if (!datasheet_peaks.ok()) {
+    spdlog::critical("{}", std::string(datasheet_peaks.status().message()));
     return 2;
   }
   if (flags.state_dir.empty()) flags.state_dir = paradnn::worker::DefaultStateDir();
@@ -164,6 +174,7 @@ int main(int argc, char** argv) {
   // the cap changes nothing the roofs measure.
   paradnn::worker::AddCalibration(&options.platform, flags.runner, *calibrate_mode,
                                   flags.state_dir, kCalibrationTimeout);
+  paradnn::worker::AddDatasheetPeaks(*datasheet_peaks, &options.platform);
   // Jobs get no more memory than the cap: that is the memory the
   // coordinator must plan against (PREDICTED_OOM).
   if (options.runner.memory_limit_bytes > 0 &&

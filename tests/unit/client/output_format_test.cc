@@ -72,6 +72,9 @@ v1::ResultRow OkRow() {
   m.set_examples_per_sec(12345.678);
   m.set_model_flops_per_sec(4.2e10);
   m.set_executed_flops_per_sec(4.5e10);
+  m.set_mfu(0.168);
+  m.set_hfu(0.18);
+  m.set_intra_op_threads(2);
   m.mutable_counts()->set_params(2362568);
   v1::StepStats& s = *m.mutable_stats();
   s.set_steps(40);
@@ -128,9 +131,13 @@ TEST(OutputFormatTest, ColumnsAreJobParamsThenMeasurements) {
   EXPECT_THAT(names, ElementsAre("job_id", "batch", "layer", "node", "precision", "optimizer",
                                  "examples_per_sec", "suspect", "step_median_ms", "step_ci95_pct",
                                  "step_p10_ms", "step_p90_ms", "step_cv", "steps", "stop_reason",
-                                 "model_gflops_per_sec", "executed_gflops_per_sec", "params",
-                                 "outcome", "worker", "error"));
+                                 "model_gflops_per_sec", "executed_gflops_per_sec", "mfu_pct",
+                                 "hfu_pct", "intra_op_threads", "params", "outcome", "worker",
+                                 "error"));
   ASSERT_EQ(table.rows.size(), 3u);
+  const std::string human = FormatHumanTable(table);
+  EXPECT_THAT(human, HasSubstr("16.8%"));  // MFU of the OK row
+  EXPECT_THAT(human, HasSubstr("18.0%"));
 }
 
 TEST(OutputFormatTest, CsvParsesBackWithQuotedFields) {
@@ -358,7 +365,12 @@ TEST(OutputFormatTest, WorkerListing) {
   w.set_last_seen_unix_ms(1'000'000);
   w.mutable_platform()->set_blas_backend("OpenBLAS 0.3.21 (pthread)");
   w.mutable_platform()->set_libtorch_version("2.3.0");
+  v1::MatmulRoof* roof = w.mutable_platform()->add_matmul_roofs();
+  roof->set_dtype("float32");
+  roof->set_flops_per_sec(2.474e11);
+  roof->set_datasheet_flops_per_sec(1e12);
   const std::string text = FormatWorkers({w}, 1'003'500);
+  EXPECT_THAT(text, HasSubstr("float32 247GFLOP/s (datasheet 1.00T)"));
   EXPECT_THAT(text, HasSubstr("local-1-cpu"));
   EXPECT_THAT(text, HasSubstr("OpenBLAS 0.3.21 (pthread)"));
   EXPECT_THAT(text, HasSubstr("2.3.0"));

@@ -66,6 +66,30 @@ TEST_F(WorkerStoreTest, PlatformUpsertIsIdempotentByFingerprint) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(WorkerStoreTest, PlatformKeepsTheNewestCalibration) {
+  v1::Platform uncalibrated = MakePlatform("fp-a", "host-1");
+  absl::StatusOr<int64_t> id = platforms_->UpsertSync(uncalibrated);
+  ASSERT_TRUE(id.ok()) << id.status();
+
+  v1::Platform calibrated = MakePlatform("fp-a", "host-2");
+  calibrated.set_calibrated_unix_ms(2000);
+  v1::MatmulRoof* roof = calibrated.add_matmul_roofs();
+  roof->set_dtype("float32");
+  roof->set_flops_per_sec(2.5e11);
+  EXPECT_EQ(*platforms_->UpsertSync(calibrated), *id);
+  ASSERT_EQ(platforms_->Get(*id)->matmul_roofs_size(), 1);
+  EXPECT_EQ(platforms_->Get(*id)->matmul_roofs(0).flops_per_sec(), 2.5e11);
+
+  // An older calibration, or none, leaves the newest in place.
+  v1::Platform older = calibrated;
+  older.set_calibrated_unix_ms(1000);
+  older.mutable_matmul_roofs(0)->set_flops_per_sec(1e11);
+  EXPECT_EQ(*platforms_->UpsertSync(older), *id);
+  EXPECT_EQ(*platforms_->UpsertSync(uncalibrated), *id);
+  EXPECT_EQ(platforms_->Get(*id)->matmul_roofs(0).flops_per_sec(), 2.5e11);
+  EXPECT_EQ(platforms_->Get(*id)->calibrated_unix_ms(), 2000);
+}
+
 TEST_F(WorkerStoreTest, ListShowsConnectionStatePlatformAndJobsDone) {
   absl::StatusOr<int64_t> platform = platforms_->UpsertSync(MakePlatform("fp-a", "host-1"));
   ASSERT_TRUE(platform.ok());

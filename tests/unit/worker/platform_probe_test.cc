@@ -1,8 +1,11 @@
 #include "worker/platform_probe.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <future>
 
 #include <gtest/gtest.h>
 
@@ -112,6 +115,62 @@ TEST(PlatformProbeTest, CalibratesOnceThenUsesTheCacheOfTheSameFingerprint) {
   EXPECT_EQ(ReadCachedCalibration(state_dir, "other-fingerprint").status().code(),
             absl::StatusCode::kNotFound);
   std::filesystem::remove_all(state_template);
+}
+
+TEST(PlatformProbeTest, WaitsForANeighboursCalibrationAndUsesIt) {
+  char state_template[] = "/tmp/paradnn-calibration-XXXXXX";
+  ASSERT_NE(::mkdtemp(state_template), nullptr);
+  const std::string state_dir = state_template;
+  // This test plays the neighbour: it holds the host lock while "calibrating".
+  const int lock_fd =
+      ::open((state_dir + "/calibration.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(lock_fd, 0);
+  ASSERT_EQ(::flock(lock_fd, LOCK_EX), 0);
+
+  v1::Platform platform = ProbePlatform(PARADNN_FAKE_RUNNER, "cpu", milliseconds(10'000));
+  // "/bin/false" cannot calibrate: only the neighbour's cache can fill roofs.
+  std::future<std::string> source = std::async(std::launch::async, [&] {
+    return AddCalibration(&platform, "/bin/false", CalibrateMode::kAuto, state_dir,
+                          milliseconds(10'000));
+  });
+  EXPECT_EQ(source.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+      << "calibrated while another worker held the host lock";
+
+  absl::StatusOr<v1::Platform> neighbour =
+      QueryRunnerCalibration(PARADNN_FAKE_RUNNER, milliseconds(10'000));
+  ASSERT_TRUE(neighbour.ok()) << neighbour.status();
+  ASSERT_TRUE(WriteCachedCalibration(state_dir, *neighbour).ok());
+  ::close(lock_fd);
+
+  EXPECT_EQ(source.get(), "cache");
+  ASSERT_EQ(platform.matmul_roofs_size(), 1);
+  EXPECT_EQ(platform.matmul_roofs(0).flops_per_sec(), 1e11);
+  std::filesystem::remove_all(state_template);
+}
+
+TEST(PlatformProbeTest, DatasheetPeaksSitBesideTheCalibratedRoofs) {
+  absl::StatusOr<std::map<std::string, double>> peaks =
+      ParseDatasheetPeaks({"float32=1.5e12", "bfloat16=3e12"});
+  ASSERT_TRUE(peaks.ok()) << peaks.status();
+  v1::Platform platform;
+  v1::MatmulRoof* fp32 = platform.add_matmul_roofs();
+  fp32->set_dtype("float32");
+  fp32->set_flops_per_sec(2.4e11);
+  AddDatasheetPeaks(*peaks, &platform);
+  ASSERT_EQ(platform.matmul_roofs_size(), 2);
+  EXPECT_EQ(platform.matmul_roofs(0).flops_per_sec(), 2.4e11);  // calibration kept
+  EXPECT_EQ(platform.matmul_roofs(0).datasheet_flops_per_sec(), 1.5e12);
+  EXPECT_EQ(platform.matmul_roofs(1).dtype(), "bfloat16");
+  EXPECT_EQ(platform.matmul_roofs(1).flops_per_sec(), 0);  // not calibrated
+  EXPECT_EQ(platform.matmul_roofs(1).datasheet_flops_per_sec(), 3e12);
+
+  for (const char* bad : {"int8=1e12", "float32", "float32=-1", "float32=fast"}) {
+    absl::StatusOr<std::map<std::string, double>> parsed = ParseDatasheetPeaks({bad});
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_NE(parsed.status().message().find("--datasheet-peak"), std::string::npos);
+    EXPECT_NE(parsed.status().message().find("float32, bfloat16, float16, tf32"),
+              std::string::npos);
+  }
 }
 
 TEST(PlatformProbeTest, ParsesCalibrateModes) {
