@@ -35,6 +35,7 @@ absl::Status ValidateRunSettings(const v1::RunSettings& s) {
   }
   if (s.intra_op_threads() < 0 || s.intra_op_threads() > 1024) return bad("run.intra_op_threads", s.intra_op_threads(), "1..1024");
   if (s.inter_op_threads() < 0 || s.inter_op_threads() > 1024) return bad("run.inter_op_threads", s.inter_op_threads(), "1..1024");
+  if (s.profile_steps() < 0 || s.profile_steps() > 1000) return bad("run.profile_steps", s.profile_steps(), "1..1000");
   if (s.timeout_seconds() < 0 || s.timeout_seconds() > 7 * 86400) return bad("run.timeout_seconds", s.timeout_seconds(), "0 < seconds <= 604800");
   return absl::OkStatus();
 }

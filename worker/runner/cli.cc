@@ -53,7 +53,8 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   std::map<std::string, std::string> option_values;
   v1::RunSettings settings;
   double ci = 0, max_seconds = 0;
-  int warmup_steps = 0, min_steps = 0, max_steps = 0, intra = 0, inter = 0;
+  int warmup_steps = 0, min_steps = 0, max_steps = 0, intra = 0, inter = 0, profile_steps = 0;
+  bool profile = false;
   uint64_t seed = 0;
 
   auto* job_opt = app.add_flag("--job-stdin", job_stdin,
@@ -101,6 +102,11 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
       app.add_option("--intra_op_threads,--intra-op-threads", intra, "Intra-op threads (all CPUs)"),
       app.add_option("--inter_op_threads,--inter-op-threads", inter, "Inter-op threads (1)"),
       app.add_option("--seed", seed, "Seed for weights and synthetic data (0)"),
+      app.add_flag("--profile", profile,
+                   "After timing, record an operator breakdown of a few steps with LibTorch's "
+                   "profiler"),
+      app.add_option("--profile_steps,--profile-steps", profile_steps,
+                     "Steps the --profile breakdown averages over (3)"),
   });
   auto* json_opt = app.add_flag("--json", json, "Print the Measurement as JSON");
   auto* describe_opt =
@@ -195,6 +201,8 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   settings.set_intra_op_threads(intra);
   settings.set_inter_op_threads(inter);
   settings.set_seed(seed);
+  settings.set_profile(profile || profile_steps > 0);
+  settings.set_profile_steps(profile_steps);
   // Zero means "default" in RunSettings; on the command line an explicit 0
   // (or a negative value) is a mistake worth naming.
   const std::pair<const char*, double> explicit_values[] = {{"--ci", ci},
@@ -203,7 +211,8 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
                                                             {"--min_steps", min_steps},
                                                             {"--max_steps", max_steps},
                                                             {"--intra_op_threads", intra},
-                                                            {"--inter_op_threads", inter}};
+                                                            {"--inter_op_threads", inter},
+                                                            {"--profile_steps", profile_steps}};
   for (const auto& [flag, value] : explicit_values) {
     if (app.get_option(flag)->count() > 0 && value <= 0) {
       return absl::InvalidArgumentError(

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "worker/runner/op_profile.h"
 
 namespace paradnn::runner {
 namespace {
@@ -76,6 +77,26 @@ std::string DescribeJson(const v1::ModelConfig& config, const WorkCounts& work) 
   return j.dump(2) + "\n";
 }
 
+std::string FormatOpProfile(const v1::Measurement& m, size_t max_rows) {
+  const std::vector<v1::OpProfile> ops =
+      SumByName({m.op_profile().begin(), m.op_profile().end()});
+  std::string out = absl::StrFormat("  operators (%d profiled steps, per step, by self time):\n",
+                                    m.profiled_steps());
+  absl::StrAppend(&out, absl::StrFormat("    %-36s %7s %6s %11s %11s %10s\n", "operator", "share",
+                                        "calls", "self", "total", "GFLOP/s"));
+  for (size_t i = 0; i < ops.size() && i < max_rows; ++i) {
+    const v1::OpProfile& op = ops[i];
+    const std::string rate =
+        op.flops() > 0 && op.total_seconds() > 0
+            ? absl::StrFormat("%.1f", op.flops() / op.total_seconds() / 1e9)
+            : std::string("-");
+    absl::StrAppend(&out, absl::StrFormat("    %-36s %6.1f%% %6d %8.3f ms %8.3f ms %10s\n",
+                                          op.name(), op.self_share() * 100, op.calls(),
+                                          op.self_seconds() * 1e3, op.total_seconds() * 1e3, rate));
+  }
+  return out;
+}
+
 std::string FormatSummary(const v1::Measurement& m) {
   std::string out = absl::StrCat(ConfigLine(m.config()), "\n");
   const v1::ModelCounts& c = m.counts();
@@ -102,6 +123,10 @@ std::string FormatSummary(const v1::Measurement& m) {
                                  m.model_flops_per_sec() / 1e9, m.executed_flops_per_sec() / 1e9));
   row("steps", absl::StrFormat("%d timed after %d warm-up; stopped by %s", s.steps(),
                                s.warmup_steps(), s.stop_reason()));
+  if (s.block_steps() > 1) {
+    row("", absl::StrFormat("each timed sample is a block of %d steps (%d steps in all)",
+                            s.block_steps(), s.steps() * s.block_steps()));
+  }
   row("threads",
       absl::StrFormat("intra-op %d, inter-op %d", m.intra_op_threads(), m.inter_op_threads()));
   row("memory",
@@ -111,6 +136,9 @@ std::string FormatSummary(const v1::Measurement& m) {
                                    m.warmup_seconds(), m.timed_seconds()));
   row("loss", absl::StrFormat("%.4f -> %.4f", m.first_loss(), m.last_loss()));
   for (int i = 0; i < m.suspect_size(); ++i) row(i == 0 ? "suspect" : "", m.suspect(i));
+  if (m.op_profile_size() > 0) {
+    absl::StrAppend(&out, FormatOpProfile(m, kSummaryOps));
+  }
   return out;
 }
 

@@ -20,6 +20,15 @@ absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message);
 // derived arithmetic intensities and the byte/FLOP breakdown, indented.
 std::string DescribeJson(const v1::ModelConfig& config, const WorkCounts& work);
 
+// Rows of the operator table FormatSummary appends to a profiled result.
+inline constexpr size_t kSummaryOps = 12;
+
+// The operator breakdown of a profiled measurement (op_profile summed by
+// operator name), at most `max_rows` operators, heaviest self time first:
+// share of the step, calls, self and total ms per step, GFLOP/s where the
+// profiler counted FLOPs.
+std::string FormatOpProfile(const v1::Measurement& measurement, size_t max_rows);
+
 // The readable multi-line summary of a standalone measurement: config,
 // params, examples/s, median step ± CI, p10/p90, GFLOP/s (model, executed),
 // steps, stop reason, threads, peak RSS; or the outcome and error.

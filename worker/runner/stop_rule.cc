@@ -19,10 +19,20 @@ bool WarmupRule::Add(double step_seconds) {
   if (n < warmup_steps_) return false;
   if (n >= max_steps_) return true;
   if (max_seconds_ > 0 && elapsed_ >= max_seconds_) return true;
+  return step_seconds <= kSettleRatio * median_seconds();
+}
+
+double WarmupRule::median_seconds() const {
+  if (seconds_.empty()) return 0;
   std::vector<double> sorted = seconds_;
   std::sort(sorted.begin(), sorted.end());
-  const double median = QuantileSorted(sorted, 0.5);
-  return step_seconds <= kSettleRatio * median;
+  return QuantileSorted(sorted, 0.5);
+}
+
+int TimingBlockSteps(double median_step_seconds) {
+  if (!(median_step_seconds > 0) || median_step_seconds >= kBlockBelowSeconds) return 1;
+  return std::clamp(static_cast<int>(std::ceil(kBlockTargetSeconds / median_step_seconds)), 2,
+                    kMaxBlockSteps);
 }
 
 const char* StopReasonName(StopReason reason) {

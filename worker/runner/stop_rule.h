@@ -27,6 +27,9 @@ class WarmupRule {
   int steps() const { return static_cast<int>(seconds_.size()); }
   int max_steps() const { return max_steps_; }
   double elapsed_seconds() const { return elapsed_; }
+  // The median warm-up step (0 before the first): what the timed steps are
+  // expected to take, to size timing blocks.
+  double median_seconds() const;
 
  private:
   int warmup_steps_;
@@ -35,6 +38,19 @@ class WarmupRule {
   double elapsed_ = 0;
   std::vector<double> seconds_;
 };
+
+// Steps shorter than kBlockBelowSeconds are timed in blocks of consecutive
+// steps lasting about kBlockTargetSeconds (at most kMaxBlockSteps steps), so
+// that reading the clock and syncing the device once per sample stay
+// negligible against what is measured.
+inline constexpr double kBlockBelowSeconds = 1e-3;
+inline constexpr double kBlockTargetSeconds = 5e-3;
+inline constexpr int kMaxBlockSteps = 256;
+
+// Steps per timed sample for steps of `median_step_seconds` (the warm-up
+// median): 1 at or above kBlockBelowSeconds (and for 0 or NaN), else
+// ceil(kBlockTargetSeconds / median) within [2, kMaxBlockSteps].
+int TimingBlockSteps(double median_step_seconds);
 
 // Why timing stopped.
 enum class StopReason {

@@ -7,7 +7,9 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <new>
 #include <optional>
@@ -21,6 +23,7 @@
 #include "worker/runner/model_builder.h"
 #include "worker/runner/model_counts.h"
 #include "worker/runner/model_spec.h"
+#include "worker/runner/op_profiler.h"
 #include "worker/runner/outcome.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/step_stats.h"
@@ -31,6 +34,8 @@ namespace paradnn::runner {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
+
+constexpr int kDefaultProfileSteps = 3;
 
 // Long LibTorch messages (dispatcher dumps) are cut to keep results small.
 constexpr size_t kMaxErrorChars = 4000;
@@ -161,8 +166,8 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   for (bool done = false; !done;) {
     const auto t0 = SteadyClock::now();
     torch::Tensor loss = trainer->Step();
-    const double seconds = SecondsSince(t0);
     const double loss_value = loss.item<double>();
+    const double seconds = SecondsSince(t0);
     if (step == 0) m->set_first_loss(loss_value);
     StreamStep(observer, stream, ++step, seconds, /*warmup=*/true, loss_value);
     done = warmup.Add(seconds);
@@ -171,25 +176,52 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   Log(observer,
       absl::StrFormat("warm-up: %d steps in %.3f s", warmup.steps(), m->warmup_seconds()));
 
+  // Short steps are timed in blocks: one clock read and one loss read (the
+  // device sync) per block, so neither dominates what is measured.
+  // max_steps bounds the steps executed, min_steps the samples: blocks
+  // shrink so that both hold.
+  const int block =
+      std::max(1, std::min(TimingBlockSteps(warmup.median_seconds()),
+                           settings.max_steps() / std::max(2, settings.min_steps())));
+  if (block > 1) {
+    Log(observer, absl::StrFormat("timing in blocks of %d steps (warm-up median step %.1f us)",
+                                  block, warmup.median_seconds() * 1e6));
+  }
   TimingStopRule rule(settings.ci(), settings.max_seconds(), settings.min_steps(),
-                      settings.max_steps());
+                      std::max(2, settings.max_steps() / block));
   std::vector<double> seconds_per_step;
   const auto timed_start = SteadyClock::now();
   for (bool done = false; !done;) {
     const auto t0 = SteadyClock::now();
-    torch::Tensor loss = trainer->Step();
-    const double seconds = SecondsSince(t0);
+    torch::Tensor loss;
+    for (int i = 0; i < block; ++i) loss = trainer->Step();
+    // Reading the loss waits for the device: it belongs inside the timing.
     const double loss_value = loss.item<double>();
+    const double seconds = SecondsSince(t0) / block;
     seconds_per_step.push_back(seconds);
     m->set_last_loss(loss_value);
-    StreamStep(observer, stream, ++step, seconds, /*warmup=*/false, loss_value);
+    step += block;
+    StreamStep(observer, stream, step, seconds, /*warmup=*/false, loss_value);
     done = rule.Add(seconds);
   }
   m->set_timed_seconds(SecondsSince(timed_start));
 
+  if (settings.profile()) {
+    const int steps = settings.profile_steps() > 0 ? settings.profile_steps() : kDefaultProfileSteps;
+    double profiled_step_seconds = 0;
+    std::vector<v1::OpProfile> ops = ProfileSteps(
+        [&] { (void)trainer->Step().item<double>(); }, steps, &profiled_step_seconds);
+    m->set_profiled_steps(steps);
+    for (v1::OpProfile& op : ops) *m->add_op_profile() = std::move(op);
+    Log(observer, absl::StrFormat("profile: %d steps, %.3f ms per step under the profiler, "
+                                  "%d operators kept",
+                                  steps, profiled_step_seconds * 1e3, m->op_profile_size()));
+  }
+
   v1::StepStats stats = ComputeStepStats(seconds_per_step);
   stats.set_warmup_steps(warmup.steps());
   stats.set_stop_reason(StopReasonName(rule.reason()));
+  stats.set_block_steps(block);
   *m->mutable_stats() = stats;
   for (double s : seconds_per_step) m->add_step_seconds(s);
   const double median = stats.median_s();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <vector>
 
 #include "worker/runner/step_stats.h"
@@ -114,6 +116,32 @@ TEST(WarmupRuleTest, StopsAtTheTimeBudgetOnceTheRequiredStepsAreDone) {
   EXPECT_FALSE(rule.Add(0.2));
   EXPECT_FALSE(rule.Add(0.4));  // 0.4 > 1.5 x 0.2, 0.7 s used
   EXPECT_TRUE(rule.Add(0.8));   // 1.5 s used
+}
+
+TEST(TimingBlockStepsTest, OnlyShortStepsAreTimedInBlocks) {
+  EXPECT_EQ(TimingBlockSteps(0.0), 1);
+  EXPECT_EQ(TimingBlockSteps(std::nan("")), 1);
+  EXPECT_EQ(TimingBlockSteps(kBlockBelowSeconds), 1);
+  EXPECT_EQ(TimingBlockSteps(0.5), 1);
+  EXPECT_EQ(TimingBlockSteps(600e-6), 9);  // ceil(5 ms / 0.6 ms)
+  EXPECT_EQ(TimingBlockSteps(999e-6), 6);
+  EXPECT_EQ(TimingBlockSteps(1e-9), kMaxBlockSteps);
+  // Blocks last about the target: never much shorter, never twice as long.
+  for (double step : {2e-6, 30e-6, 170e-6, 400e-6, 900e-6}) {
+    const int block = TimingBlockSteps(step);
+    if (block == kMaxBlockSteps) continue;
+    EXPECT_GE(block * step, kBlockTargetSeconds * 0.999) << step;
+    EXPECT_LT((block - 1) * step, kBlockTargetSeconds) << step;
+  }
+}
+
+TEST(WarmupRuleTest, MedianOfTheWarmupSteps) {
+  WarmupRule rule(3, 0);
+  EXPECT_EQ(rule.median_seconds(), 0);
+  rule.Add(0.050);  // first step: allocations, primitive creation
+  rule.Add(0.001);
+  rule.Add(0.002);
+  EXPECT_DOUBLE_EQ(rule.median_seconds(), 0.002);
 }
 
 }  // namespace

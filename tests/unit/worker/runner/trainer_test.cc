@@ -71,15 +71,56 @@ TEST(TrainerTest, MeasuresATinyModel) {
   EXPECT_GT(m.build_seconds(), 0);
   EXPECT_GT(m.timed_seconds(), 0);
   EXPECT_NE(m.first_loss(), 0);
-  // Streamed: every warm-up and timed step, numbered from 1, warm-ups first.
+  // A step this small (tens of microseconds) is timed in blocks.
+  EXPECT_GE(s.block_steps(), 2);
+  EXPECT_LE(s.block_steps(), 256);
+  // Streamed: every warm-up step, then one metric per timed block, numbered
+  // by the steps executed so far.
   ASSERT_EQ(static_cast<int>(observer.steps.size()), s.warmup_steps() + s.steps());
-  for (size_t i = 0; i < observer.steps.size(); ++i) {
-    EXPECT_EQ(observer.steps[i].step(), static_cast<int>(i) + 1);
-    EXPECT_EQ(observer.steps[i].warmup(), static_cast<int>(i) < s.warmup_steps());
+  for (int i = 0; i < static_cast<int>(observer.steps.size()); ++i) {
+    const int expected = i < s.warmup_steps()
+                             ? i + 1
+                             : s.warmup_steps() + (i - s.warmup_steps() + 1) * s.block_steps();
+    EXPECT_EQ(observer.steps[i].step(), expected);
+    EXPECT_EQ(observer.steps[i].warmup(), i < s.warmup_steps());
   }
   EXPECT_DOUBLE_EQ(observer.steps.back().loss(), m.last_loss());
   ASSERT_FALSE(observer.logs.empty());
   EXPECT_TRUE(absl::StrContains(observer.logs.front(), "intra-op 1")) << observer.logs.front();
+}
+
+TEST(TrainerTest, ProfileOfAnFcStepNamesTheMatmulsFirst) {
+  v1::RunnerJob job = TinyJob();
+  (*job.mutable_config()->mutable_params())["node"] = 512;
+  (*job.mutable_config()->mutable_params())["input"] = 512;
+  (*job.mutable_config()->mutable_params())["batch"] = 256;
+  job.mutable_settings()->set_profile(true);
+  job.mutable_settings()->set_profile_steps(2);
+  const v1::Measurement m = RunJob(job, nullptr);
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_EQ(m.profiled_steps(), 2);
+  ASSERT_GT(m.op_profile_size(), 3);
+  // Heaviest first; the GEMMs of forward (addmm) and backward (mm) lead.
+  for (int i = 1; i < m.op_profile_size(); ++i) {
+    EXPECT_GE(m.op_profile(i - 1).self_seconds(), m.op_profile(i).self_seconds());
+  }
+  const std::string top = m.op_profile(0).name();
+  EXPECT_TRUE(top == "aten::mm" || top == "aten::addmm") << top;
+  double matmul_share = 0, matmul_flops = 0;
+  for (const v1::OpProfile& op : m.op_profile()) {
+    EXPECT_GT(op.calls(), 0) << op.name();
+    EXPECT_LE(op.self_seconds(), op.total_seconds() + 1e-12) << op.name();
+    if (op.name() == "aten::mm" || op.name() == "aten::addmm") {
+      matmul_share += op.self_share();
+      matmul_flops += op.flops();
+      EXPECT_EQ(op.input_shapes().rfind("[[", 0), 0u) << op.input_shapes();
+    }
+  }
+  EXPECT_GT(matmul_share, 0.3);
+  // The profiler's FLOP count of the GEMMs is the executed matmul work.
+  EXPECT_NEAR(matmul_flops, m.counts().executed_flops(), 0.05 * m.counts().executed_flops());
+  // Unprofiled runs carry no breakdown.
+  EXPECT_EQ(RunJob(TinyJob(), nullptr).op_profile_size(), 0);
 }
 
 // The suspect flags follow the host's state; only what is stable during the
