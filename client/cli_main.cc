@@ -48,6 +48,9 @@ struct Flags {
   int64_t max_jobs = common::kDefaultMaxJobs;
   std::string format = "table";
   bool samples = false;
+  bool jobs_view = false;
+  bool ops_view = false;
+  size_t top_ops = 10;
   std::string db_path = "paradnn.db";
   int workers = 1;
 };
@@ -150,6 +153,16 @@ int Run(int argc, char** argv) {
   results->add_flag("--samples", flags.samples,
                     "Include every timed step's seconds (json: step_seconds arrays; csv: a "
                     "step_seconds column, space-separated)");
+  CLI::Option* jobs_opt = results->add_flag(
+      "--jobs", flags.jobs_view,
+      "One row per job even when the sweep has repeats (by default such a sweep prints one row "
+      "per configuration with the spread of examples/s across its repeats)");
+  results->add_flag("--ops", flags.ops_view,
+                    "The operator breakdown of profiled results (sweeps with profile: true): "
+                    "per job, the operators with the most self time")
+      ->excludes(jobs_opt);
+  results->add_option("--top", flags.top_ops, "With --ops: operators per job (0 = all)")
+      ->capture_default_str();
 
   CLI::App* workers = app.add_subcommand(
       "workers",
@@ -240,7 +253,15 @@ int Run(int argc, char** argv) {
     return client::RunStatus(
         ctx, status_id->count() > 0 ? std::optional<int64_t>(flags.sweep_id) : std::nullopt);
   }
-  if (results->parsed()) return client::RunResults(ctx, flags.sweep_id, *format, flags.samples);
+  if (results->parsed()) {
+    client::ResultsView view;
+    view.kind = flags.ops_view    ? client::ResultsView::kOps
+                : flags.jobs_view ? client::ResultsView::kJobs
+                                  : client::ResultsView::kAuto;
+    view.samples = flags.samples;
+    view.top_ops = flags.top_ops;
+    return client::RunResults(ctx, flags.sweep_id, *format, view);
+  }
   if (workers->parsed()) return client::RunWorkers(ctx);
   if (cancel->parsed()) return client::RunCancel(ctx, flags.sweep_id);
   if (local->parsed()) {

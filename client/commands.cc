@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "client/presets.h"
 #include "client/progress.h"
+#include "client/result_views.h"
 #include "client/sweep_file.h"
 #include "common/clock.h"
 #include "common/sweep_validation.h"
@@ -275,8 +276,23 @@ int WatchWithProgress(const CommandContext& ctx, CoordinatorClient& client, int6
 }
 
 void PrintResults(const CommandContext& ctx, const std::vector<v1::ResultRow>& rows,
-                  OutputFormat format, bool samples) {
-  const ResultTable table = BuildResultTable(rows);
+                  OutputFormat format, const ResultsView& view) {
+  ResultTable table;
+  bool samples = false;
+  if (view.kind == ResultsView::kOps) {
+    table = BuildOpsTable(rows, view.top_ops);
+    if (table.rows.empty() && format == OutputFormat::kTable) {
+      *ctx.out << "no profiled results in this sweep; profile with `profile: true` in the sweep "
+                  "file (or paradnn-runner --profile)\n"
+               << std::flush;
+      return;
+    }
+  } else if (view.kind == ResultsView::kAuto && HasRepeats(rows) && !view.samples) {
+    table = BuildRepeatsTable(rows);
+  } else {
+    table = BuildResultTable(rows);
+    samples = view.samples;
+  }
   switch (format) {
     case OutputFormat::kCsv:
       *ctx.out << FormatCsv(table, samples);
@@ -384,12 +400,13 @@ int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id) {
   return kExitOk;
 }
 
-int RunResults(const CommandContext& ctx, int64_t sweep_id, OutputFormat format, bool samples) {
+int RunResults(const CommandContext& ctx, int64_t sweep_id, OutputFormat format,
+               const ResultsView& view) {
   CoordinatorClient client(ctx.address, ctx.timeout_seconds);
   absl::StatusOr<std::vector<v1::ResultRow>> rows =
-      client.QueryResults(sweep_id, samples, ctx.interrupts);
+      client.QueryResults(sweep_id, view.samples, ctx.interrupts);
   if (!rows.ok()) return ReportError(ctx, rows.status());
-  PrintResults(ctx, *rows, format, samples);
+  PrintResults(ctx, *rows, format, view);
   return kExitOk;
 }
 

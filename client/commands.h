@@ -103,9 +103,18 @@ int ExitCodeForSweep(const v1::SweepStatus& status);
 // exit status.
 int ReportError(const CommandContext& ctx, const absl::Status& status);
 
-// Writes the results of `rows` in `format` to ctx.out.
+// Which table `paradnn results` prints.
+struct ResultsView {
+  // kAuto: one row per configuration with the spread across repeats when the
+  // sweep has repeats (result_views.h), else one row per job.
+  enum Kind { kAuto, kJobs, kOps } kind = kAuto;
+  bool samples = false;  // per-step seconds (job rows only)
+  size_t top_ops = 10;   // kOps: operators per job, 0 = all
+};
+
+// Writes the results of `rows` in `format` to ctx.out, as `view` says.
 void PrintResults(const CommandContext& ctx, const std::vector<v1::ResultRow>& rows,
-                  OutputFormat format, bool samples);
+                  OutputFormat format, const ResultsView& view);
 
 // Where a sweep comes from: a sweep file (FILE, "-" for standard input) or
 // an embedded preset (--preset NAME), exactly one of them.
@@ -140,8 +149,9 @@ int RunPresets(const CommandContext& ctx);
 int RunWatch(const CommandContext& ctx, int64_t sweep_id);
 // `paradnn status [SWEEP]`.
 int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id);
-// `paradnn results SWEEP [--format F] [--samples]`.
-int RunResults(const CommandContext& ctx, int64_t sweep_id, OutputFormat format, bool samples);
+// `paradnn results SWEEP [--format F] [--samples] [--jobs | --ops [--top N]]`.
+int RunResults(const CommandContext& ctx, int64_t sweep_id, OutputFormat format,
+               const ResultsView& view);
 // `paradnn workers`.
 int RunWorkers(const CommandContext& ctx);
 // `paradnn cancel SWEEP`.

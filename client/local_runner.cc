@@ -370,7 +370,7 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
         absl::StatusOr<std::vector<v1::ResultRow>> rows =
             client.QueryResults(submitted->sweep_id(), false, ctx.interrupts);
         if (rows.ok()) {
-          PrintResults(ctx, *rows, options.format, false);
+          PrintResults(ctx, *rows, options.format, ResultsView{});
         } else {
           code = ReportError(ctx, rows.status());
         }

@@ -48,7 +48,9 @@ const std::vector<ResultColumn>& MeasurementColumns() {
 }
 
 bool IsFixedColumn(const std::string& name) {
-  if (name == "job_id" || name == "precision" || name == "optimizer") return true;
+  if (name == "job_id" || name == "repeat" || name == "precision" || name == "optimizer") {
+    return true;
+  }
   for (const ResultColumn& c : MeasurementColumns()) {
     if (c.name == name) return true;
   }
@@ -160,42 +162,68 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view name) {
       absl::StrCat("--format: '", name, "' is not one of table|csv|json"));
 }
 
-ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
-  std::set<std::string> keys;
-  std::set<std::string> option_keys;  // categorical: block_fn, cell, ...
+Cell TextCell(const std::string& text) { return Text(text); }
+
+ConfigColumns::ConfigColumns(const std::vector<v1::ResultRow>& rows) {
+  std::set<std::string> param_set;
+  std::set<std::string> option_set;
   for (const v1::ResultRow& row : rows) {
-    for (const auto& [key, unused] : row.config().params()) keys.insert(key);
-    for (const auto& [key, unused] : row.config().options()) option_keys.insert(key);
+    for (const auto& [key, unused] : row.config().params()) param_set.insert(key);
+    for (const auto& [key, unused] : row.config().options()) option_set.insert(key);
   }
-  ResultTable table;
-  table.columns.push_back({"job_id", "job", ColumnUnit::kInteger});
-  for (const std::string& key : keys) {
+  params.assign(param_set.begin(), param_set.end());
+  options.assign(option_set.begin(), option_set.end());
+}
+
+void ConfigColumns::AppendColumns(std::vector<ResultColumn>* columns) const {
+  for (const std::string& key : params) {
     // A future family's parameter must not shadow a measurement column.
     const std::string name = IsFixedColumn(key) ? "param_" + key : key;
-    table.columns.push_back({name, name, ColumnUnit::kInteger});
+    columns->push_back({name, name, ColumnUnit::kInteger});
   }
-  for (const std::string& key : option_keys) {
+  for (const std::string& key : options) {
     const std::string name = IsFixedColumn(key) ? "param_" + key : key;
-    table.columns.push_back({name, name, ColumnUnit::kText});
+    columns->push_back({name, name, ColumnUnit::kText});
   }
-  table.columns.push_back({"precision", "precision", ColumnUnit::kText});
-  table.columns.push_back({"optimizer", "optimizer", ColumnUnit::kText});
+  columns->push_back({"precision", "precision", ColumnUnit::kText});
+  columns->push_back({"optimizer", "optimizer", ColumnUnit::kText});
+}
+
+void ConfigColumns::AppendCells(const v1::ModelConfig& config, std::vector<Cell>* cells) const {
+  for (const std::string& key : params) {
+    const auto it = config.params().find(key);
+    cells->push_back(it == config.params().end() ? Cell{} : Cell{it->second});
+  }
+  for (const std::string& key : options) {
+    const auto it = config.options().find(key);
+    cells->push_back(it == config.options().end() ? Cell{} : Text(it->second));
+  }
+  cells->push_back(Text(config.precision()));
+  cells->push_back(Text(config.optimizer()));
+}
+
+bool HasRepeats(const std::vector<v1::ResultRow>& rows) {
+  for (const v1::ResultRow& row : rows) {
+    if (row.repeat() > 0) return true;
+  }
+  return false;
+}
+
+ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
+  const ConfigColumns config_columns(rows);
+  const bool repeats = HasRepeats(rows);
+  ResultTable table;
+  table.columns.push_back({"job_id", "job", ColumnUnit::kInteger});
+  if (repeats) table.columns.push_back({"repeat", "repeat", ColumnUnit::kInteger});
+  config_columns.AppendColumns(&table.columns);
   for (const ResultColumn& c : MeasurementColumns()) table.columns.push_back(c);
 
   for (const v1::ResultRow& row : rows) {
     std::vector<Cell> cells;
     cells.reserve(table.columns.size());
     cells.emplace_back(row.job_id());
-    for (const std::string& key : keys) {
-      const auto it = row.config().params().find(key);
-      cells.push_back(it == row.config().params().end() ? Cell{} : Cell{it->second});
-    }
-    for (const std::string& key : option_keys) {
-      const auto it = row.config().options().find(key);
-      cells.push_back(it == row.config().options().end() ? Cell{} : Text(it->second));
-    }
-    cells.push_back(Text(row.config().precision()));
-    cells.push_back(Text(row.config().optimizer()));
+    if (repeats) cells.emplace_back(int64_t{row.repeat()});
+    config_columns.AppendCells(row.config(), &cells);
 
     const v1::Measurement& m = row.measurement();
     const v1::StepStats& stats = m.stats();

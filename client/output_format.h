@@ -50,7 +50,27 @@ struct ResultTable {
   std::vector<std::vector<double>> step_seconds;  // per row, when requested
 };
 
+// job_id, repeat (only when some row has repeat > 0), the configuration
+// columns, then the measurement columns.
 ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows);
+
+// The configuration columns of result tables: every hyper-parameter (sorted
+// union of keys across rows), every option, precision, optimizer. A key that
+// would shadow a fixed column is prefixed "param_".
+struct ConfigColumns {
+  explicit ConfigColumns(const std::vector<v1::ResultRow>& rows);
+  void AppendColumns(std::vector<ResultColumn>* columns) const;
+  void AppendCells(const v1::ModelConfig& config, std::vector<Cell>* cells) const;
+
+  std::vector<std::string> params;
+  std::vector<std::string> options;
+};
+
+// A text cell; "" is absent.
+Cell TextCell(const std::string& text);
+
+// Whether any row measures a repeat beyond the first (SweepSpec.repeats > 1).
+bool HasRepeats(const std::vector<v1::ResultRow>& rows);
 
 // Header line then one line per row, fields quoted per RFC 4180 when they
 // hold a comma, quote or line break; lines end in "\n". Reals print in the

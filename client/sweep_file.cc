@@ -27,7 +27,8 @@ namespace {
 
 constexpr const char* kTopLevelKeys[] = {"name",      "family",    "device", "params",
                                          "options",   "precision", "optimizer", "run",
-                                         "run_predicted_oom", "torchscript"};
+                                         "run_predicted_oom", "torchscript", "repeats",
+                                         "profile"};
 constexpr const char* kParamMapKeys[] = {"min", "max", "mul", "add", "values"};
 
 std::string Quote(absl::string_view text) {
@@ -462,6 +463,14 @@ absl::Status SweepYamlReader::ReadRun(const YAML::Node& node, int line, v1::RunS
       {"intra_op_threads", as_int32(&v1::RunSettings::set_intra_op_threads)},
       {"inter_op_threads", as_int32(&v1::RunSettings::set_inter_op_threads)},
       {"timeout_seconds", as_double(&v1::RunSettings::set_timeout_seconds)},
+      {"profile_steps", as_int32(&v1::RunSettings::set_profile_steps)},
+      {"profile",
+       [this, run](const YAML::Node& n, const std::string& path, int l) {
+         bool v = false;
+         if (absl::Status s = ReadBool(n, path, l, &v); !s.ok()) return s;
+         run->set_profile(v);
+         return absl::OkStatus();
+       }},
       {"seed",
        [this, run](const YAML::Node& n, const std::string& path, int l) {
          uint64_t v = 0;
@@ -514,6 +523,23 @@ absl::Status SweepYamlReader::Read(const YAML::Node& root, v1::SweepSpec* spec) 
       bool run = false;
       if (absl::Status s = ReadBool(value, key, line, &run); !s.ok()) return s;
       spec->set_run_predicted_oom(run);
+      return absl::OkStatus();
+    }
+    if (key == "repeats") {
+      int32_t repeats = 0;
+      if (absl::Status s = ReadInt32(value, key, line, &repeats); !s.ok()) return s;
+      if (repeats < 1 || repeats > common::kMaxRepeats) {
+        return Error(line, key,
+                     absl::StrCat(repeats, " is out of range; allowed 1..", common::kMaxRepeats,
+                                  " (times each configuration is measured)"));
+      }
+      spec->set_repeats(repeats);
+      return absl::OkStatus();
+    }
+    if (key == "profile") {
+      bool profile = false;
+      if (absl::Status s = ReadBool(value, key, line, &profile); !s.ok()) return s;
+      spec->mutable_run()->set_profile(profile);
       return absl::OkStatus();
     }
     if (key == "precision") {

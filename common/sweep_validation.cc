@@ -584,12 +584,18 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
                                                    " bytes; at most ", kMaxSourceTextBytes));
   }
 
+  if (spec.repeats() < 0 || spec.repeats() > kMaxRepeats) {
+    return absl::InvalidArgumentError(absl::StrCat("repeats: ", spec.repeats(),
+                                                   " is out of range; allowed 1..", kMaxRepeats));
+  }
   configurations = SaturatingMultiply(configurations, std::max(1, spec.precision_size()));
   configurations = SaturatingMultiply(configurations, std::max(1, spec.optimizer_size()));
-  if (configurations > max_jobs) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sweep expands to ", configurations == kSaturated ? "at least " : "",
-                     configurations, " configurations; the limit is ", max_jobs, " (--max-jobs)"));
+  const int64_t jobs = SaturatingMultiply(configurations, std::max(1, spec.repeats()));
+  if (jobs > max_jobs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sweep expands to ", jobs == kSaturated ? "at least " : "", jobs,
+        spec.repeats() > 1 ? absl::StrCat(" jobs (", spec.repeats(), " repeats)") : " configurations",
+        "; the limit is ", max_jobs, " (--max-jobs)"));
   }
   return absl::OkStatus();
 }

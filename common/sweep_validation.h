@@ -137,6 +137,9 @@ absl::StatusOr<std::vector<int64_t>> ParamValues(const v1::ParamSpec& spec,
                                                  const ParamSchema& schema,
                                                  const std::string& path);
 
+// Most times one sweep may measure each configuration (SweepSpec.repeats).
+inline constexpr int kMaxRepeats = 100;
+
 // The number of configurations `spec` expands to, saturating at INT64_MAX.
 // Parameters and options that do not validate count as one value; call
 // ValidateSweep first when the answer matters.

@@ -178,6 +178,12 @@ constexpr const char kSchemaV5[] = R"sql(
 ALTER TABLE results ADD COLUMN suspect TEXT;
 )sql";
 
+// Version 6: which of the sweep's repeats a job measures (SweepSpec.repeats;
+// jobs of one configuration differ only in this).
+constexpr const char kSchemaV6[] = R"sql(
+ALTER TABLE jobs ADD COLUMN repeat INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -188,6 +194,7 @@ const std::vector<Migration>& Migrations() {
       {3, "models: TorchScript models by content hash", kSchemaV3},
       {4, "results: mfu, hfu against the calibrated roof", kSchemaV4},
       {5, "results: suspect conditions", kSchemaV5},
+      {6, "jobs: repeat", kSchemaV6},
   };
   return *kMigrations;
 }

@@ -233,7 +233,7 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
     }
     Statement query(db,
                     "SELECT j.id, j.sweep_id, j.state, j.config, j.attempts, r.id, r.measurement, "
-                    "r.worker_id, r.attempt_id, p.fingerprint "
+                    "r.worker_id, r.attempt_id, p.fingerprint, j.repeat "
                     "FROM jobs j LEFT JOIN results r ON r.job_id = j.id "
                     "LEFT JOIN platforms p ON p.id = r.platform_id "
                     "WHERE j.sweep_id = ? ORDER BY j.id");
@@ -252,6 +252,7 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
         return s;
       }
       row.set_attempts(static_cast<int32_t>(query.ColumnInt(4)));
+      row.set_repeat(static_cast<int32_t>(query.ColumnInt(10)));
       if (query.ColumnIsNull(5)) continue;  // no result yet: measurement unset
       const int64_t result_id = query.ColumnInt(5);
       if (absl::Status s = internal::ParseBlob(query.ColumnBlob(6), row.mutable_measurement(),

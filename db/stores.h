@@ -33,6 +33,7 @@ struct NewJob {
   v1::RunSettings settings;
   std::string device;
   int32_t ordinal = 0;  // position in the sweep's (shuffled) run order
+  int32_t repeat = 0;   // which of the sweep's repeats of this configuration
   // The runner core's analytic estimates of one training step; 0 means
   // unknown and is stored as NULL.
   int64_t params = 0;

@@ -101,8 +101,8 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
     Statement insert(db,
                      "INSERT INTO jobs (sweep_id, ordinal, device, state, config, settings, "
                      "precision, optimizer, attempts, updated_unix_ms, params, model_flops, "
-                     "peak_memory_estimate_bytes) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)");
+                     "peak_memory_estimate_bytes, repeat) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)");
     insert.Bind(1, sweep_id)
         .Bind(2, job.ordinal)
         .Bind(3, device)
@@ -111,7 +111,8 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
         .BindBlob(6, job.settings.SerializeAsString())
         .Bind(7, config.precision())
         .Bind(8, config.optimizer())
-        .Bind(9, now_unix_ms);
+        .Bind(9, now_unix_ms)
+        .Bind(13, job.repeat);
     if (job.params > 0) {
       insert.Bind(10, job.params);
     } else {

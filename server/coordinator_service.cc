@@ -79,33 +79,47 @@ absl::StatusOr<std::string> TakeTorchScriptContent(v1::SweepSpec* spec, int64_t 
 absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jobs, uint64_t seed) {
   absl::StatusOr<std::vector<v1::ModelConfig>> configs = common::ExpandSweep(spec, max_jobs);
   if (!configs.ok()) return configs.status();
-  const std::vector<int32_t> order = common::ShuffledOrder(configs->size(), seed);
   v1::RunSettings settings = common::WithRunDefaults(spec.run());
   if (settings.seed() == 0) settings.set_seed(seed);
+  const size_t n = configs->size();
+  const int repeats = std::max(1, spec.repeats());
   PlannedSweep plan;
-  plan.jobs.resize(configs->size());
-  for (size_t i = 0; i < configs->size(); ++i) {
-    db::NewJob& job = plan.jobs[i];
+  plan.jobs.resize(n * static_cast<size_t>(repeats));
+  for (size_t i = 0; i < n; ++i) {
     absl::StatusOr<runner::ModelSpec> model =
         runner::ParseModelSpec((*configs)[i], runner::FieldStyle::kProto);
     if (!model.ok()) {
       return absl::Status(model.status().code(),
                           absl::StrCat(model.status().message(), " (configuration ", i + 1, " of ",
-                                       configs->size(), ": ", DescribeConfig((*configs)[i]), ")"));
+                                       n, ": ", DescribeConfig((*configs)[i]), ")"));
     }
     const v1::ModelCounts counts = runner::CountModel(*model);
-    job.params = counts.params();
-    job.model_flops = counts.model_flops();
-    job.peak_memory_estimate_bytes = counts.peak_memory_estimate_bytes();
-    plan.total_model_flops += counts.model_flops();
+    plan.total_model_flops += counts.model_flops() * repeats;
     plan.max_peak_memory_estimate_bytes =
         std::max(plan.max_peak_memory_estimate_bytes, counts.peak_memory_estimate_bytes());
     plan.min_params = i == 0 ? counts.params() : std::min(plan.min_params, counts.params());
     plan.max_params = std::max(plan.max_params, counts.params());
-    job.config = std::move((*configs)[i]);
-    job.settings = settings;
-    job.device = spec.device().empty() ? "cpu" : spec.device();
-    job.ordinal = order[i];
+    for (int r = 0; r < repeats; ++r) {
+      db::NewJob& job = plan.jobs[static_cast<size_t>(r) * n + i];
+      job.params = counts.params();
+      job.model_flops = counts.model_flops();
+      job.peak_memory_estimate_bytes = counts.peak_memory_estimate_bytes();
+      job.config = (*configs)[i];
+      job.settings = settings;
+      job.device = spec.device().empty() ? "cpu" : spec.device();
+      job.repeat = r;
+    }
+  }
+  // Repeats are interleaved: round r runs every configuration once, in its
+  // own shuffled order, before round r + 1 starts, so drift of the machine
+  // shows as spread across repeats rather than as a difference between
+  // configurations.
+  for (int r = 0; r < repeats; ++r) {
+    const std::vector<int32_t> order = common::ShuffledOrder(n, seed + static_cast<uint64_t>(r));
+    for (size_t i = 0; i < n; ++i) {
+      plan.jobs[static_cast<size_t>(r) * n + i].ordinal =
+          static_cast<int32_t>(static_cast<size_t>(r) * n) + order[i];
+    }
   }
   return plan;
 }

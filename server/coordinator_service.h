@@ -43,8 +43,9 @@ struct PlannedSweep {
 };
 
 // Expands `spec` (common::ExpandSweep, which validates it) into the jobs to
-// store: the cross product in the order common::ShuffledOrder(seed) gives,
-// each with the effective run settings (seed filled in) and the runner
+// store: the cross product, spec.repeats times (job.repeat 0..repeats-1);
+// repeat round r runs in the order common::ShuffledOrder(seed + r) gives
+// and before round r + 1 (ordinals r*n .. r*n+n-1). Each job carries the effective run settings (seed filled in) and the runner
 // core's estimates (runner::ParseModelSpec + runner::CountModel). A
 // configuration the runner core refuses refuses the whole sweep with the
 // core's error and names the configuration. Pure; thread-safe.

@@ -167,5 +167,61 @@ TEST(EndToEndTest, LocalRunsASweepWithEmbeddedCoordinatorAndWorker) {
   EXPECT_NE(local.out.find("examples_per_sec"), std::string::npos) << local.out;
 }
 
+TEST(EndToEndTest, RepeatsAndProfilesAreStoredAndShown) {
+  TempDir dir;
+  Cluster cluster(dir);
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
+  cluster.StartWorker("rp-worker-1");
+  std::ofstream(dir.File("rp.yaml")) << "name: rp\nfamily: fc\nparams:\n  layer: 2\n"
+                                        "  node: {values: [64, 256]}\n  input: 256\n  output: 16\n"
+                                        "  batch: 64\nrepeats: 3\nprofile: true\n"
+                                        "run: {max_seconds: 0.3, warmup_steps: 1}\n";
+  CommandResult submit = cluster.Cli({"submit", dir.File("rp.yaml"), "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  const std::string sweep_id = submit.out.substr(0, submit.out.find_first_of("\n "));
+  CommandResult watch = cluster.Cli({"watch", sweep_id}, seconds(300));
+  ASSERT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster.Logs();
+
+  // 2 configurations x 3 repeats, every round finished before the next began.
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results r JOIN jobs j ON "
+                                        "j.id = r.job_id WHERE r.outcome = 1"),
+            6);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(DISTINCT repeat) FROM jobs"), 3);
+  EXPECT_EQ(QueryInt(cluster.db_path(),
+                     "SELECT count(*) FROM jobs a JOIN jobs b ON a.repeat < b.repeat "
+                     "JOIN results ra ON ra.job_id = a.id JOIN results rb ON rb.job_id = b.id "
+                     "WHERE ra.created_unix_ms > rb.created_unix_ms"),
+            0);
+
+  // Default view: one row per configuration with the spread across repeats.
+  CommandResult summary = cluster.Cli({"results", sweep_id, "--format", "json"});
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  const nlohmann::json configs = nlohmann::json::parse(summary.out);
+  ASSERT_EQ(configs.size(), 2u) << summary.out;
+  for (const nlohmann::json& row : configs) {
+    EXPECT_EQ(row["repeats_ok"], 3) << row;
+    EXPECT_LE(row["examples_per_sec_min"].get<double>(), row["examples_per_sec_median"].get<double>());
+    EXPECT_GE(row["examples_per_sec_max"].get<double>(), row["examples_per_sec_median"].get<double>());
+    EXPECT_TRUE(row["cv_pct"].is_number()) << row;
+  }
+  CommandResult jobs = cluster.Cli({"results", sweep_id, "--jobs", "--format", "json"});
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  EXPECT_EQ(nlohmann::json::parse(jobs.out).size(), 6u);
+
+  // Every job was profiled; the GEMMs lead the breakdown of each.
+  CommandResult ops = cluster.Cli({"results", sweep_id, "--ops", "--top", "3", "--format", "json"});
+  ASSERT_EQ(ops.exit_code, 0) << ops.err;
+  const nlohmann::json op_rows = nlohmann::json::parse(ops.out);
+  ASSERT_EQ(op_rows.size(), 6u * 3) << ops.out;
+  int matmul_rows = 0;
+  for (const nlohmann::json& row : op_rows) {
+    const std::string name = row["operator"];
+    if (name == "aten::mm" || name == "aten::addmm") ++matmul_rows;
+    EXPECT_GT(row["self_share_pct"].get<double>(), 0) << row;
+  }
+  EXPECT_GE(matmul_rows, 6) << ops.out;
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());
+}
+
 }  // namespace
 }  // namespace paradnn::testing

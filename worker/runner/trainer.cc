@@ -29,6 +29,7 @@
 #include "worker/runner/step_stats.h"
 #include "worker/runner/stop_rule.h"
 #include "worker/runner/suspect_conditions.h"
+#include "worker/runner/thread_pinning.h"
 
 namespace paradnn::runner {
 namespace {
@@ -74,12 +75,15 @@ void ApplyThreads(const v1::RunSettings& settings, v1::Measurement* m, JobObserv
     interop_note = " (already fixed in this process)";
   }
   const int blas = SetBlasThreads(settings.intra_op_threads());
+  const std::string pinning = PinOpenMpThreads(at::get_num_threads());
+  m->set_thread_pinning(pinning);
   m->set_intra_op_threads(at::get_num_threads());
   m->set_inter_op_threads(at::get_num_interop_threads());
   Log(observer, absl::StrCat("threads: intra-op ", m->intra_op_threads(), " (requested ",
                              settings.intra_op_threads(), "), inter-op ", m->inter_op_threads(),
                              " (requested ", settings.inter_op_threads(), ")", interop_note,
-                             ", BLAS pool ", blas < 0 ? std::string("n/a") : absl::StrCat(blas)));
+                             ", BLAS pool ", blas < 0 ? std::string("n/a") : absl::StrCat(blas),
+                             "; ", pinning));
 }
 
 // Flags the conditions that make `m` suspect (reference BLAS, a busy host,

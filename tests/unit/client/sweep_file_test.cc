@@ -127,6 +127,30 @@ constexpr const char* kCnn =
     "    output: 1000\n"                     // 9
     "    intra_op_threads: [1, 2]\n";        // 10
 
+TEST(SweepFileTest, RepeatsAndProfile) {
+  absl::StatusOr<v1::SweepSpec> spec =
+      Parse(std::string(kIssueExample) + "repeats: 5\nprofile: true\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->repeats(), 5);
+  EXPECT_TRUE(spec->run().profile());
+  absl::StatusOr<v1::SweepSpec> under_run =
+      Parse(Replace("run: {ci: 0.02, max_seconds: 10}", "run: {profile: true, profile_steps: 4}"));
+  ASSERT_TRUE(under_run.ok()) << under_run.status();
+  EXPECT_TRUE(under_run->run().profile());
+  EXPECT_EQ(under_run->run().profile_steps(), 4);
+
+  absl::StatusOr<v1::SweepSpec> zero = Parse(std::string(kIssueExample) + "repeats: 0\n");
+  EXPECT_THAT(std::string(zero.status().message()), StartsWith("t.yaml:12: repeats: 0 is out of range; allowed 1..100"));
+  absl::StatusOr<v1::SweepSpec> word = Parse(std::string(kIssueExample) + "profile: often\n");
+  EXPECT_THAT(std::string(word.status().message()), StartsWith("t.yaml:12: profile:"));
+  absl::StatusOr<v1::SweepSpec> steps =
+      Parse(Replace("run: {ci: 0.02, max_seconds: 10}", "run: {profile_steps: -1}"));
+  EXPECT_THAT(std::string(steps.status().message()), HasSubstr("run.profile_steps"));
+  // The job limit counts repeats: 10 configurations x 5 repeats.
+  EXPECT_THAT(std::string(Parse(std::string(kIssueExample) + "repeats: 5\n", 49).status().message()),
+              HasSubstr("50 jobs (5 repeats)"));
+}
+
 TEST(SweepFileTest, OptionsUnderParamsBecomeSweepOptions) {
   absl::StatusOr<v1::SweepSpec> spec =
       Parse(std::string(kCnn) + "    block_fn: [residual, bottleneck]\n");

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <google/protobuf/text_format.h>
+#include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -74,6 +75,38 @@ TEST(PlanSweepTest, EveryJobCarriesTheRunnerCoresEstimates) {
   EXPECT_EQ(ordinals.size(), plan->jobs.size());
   EXPECT_EQ(*ordinals.begin(), 0);
   EXPECT_EQ(*ordinals.rbegin(), static_cast<int32_t>(plan->jobs.size()) - 1);
+}
+
+TEST(PlanSweepTest, RepeatsRunAsInterleavedRoundsOfEveryConfiguration) {
+  v1::SweepSpec spec = Spec(kFcSweep);
+  spec.set_repeats(3);
+  absl::StatusOr<PlannedSweep> plan = PlanSweep(spec, 0, 42);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const size_t n = 2u * 3 * 2 * 2;
+  ASSERT_EQ(plan->jobs.size(), 3 * n);
+  std::set<int32_t> ordinals;
+  std::vector<std::vector<int32_t>> round_orders(3);
+  for (size_t i = 0; i < plan->jobs.size(); ++i) {
+    const db::NewJob& job = plan->jobs[i];
+    EXPECT_EQ(job.repeat, static_cast<int32_t>(i / n));
+    // Round r holds ordinals r*n .. r*n + n - 1: it runs before round r + 1.
+    EXPECT_GE(job.ordinal, job.repeat * static_cast<int32_t>(n));
+    EXPECT_LT(job.ordinal, (job.repeat + 1) * static_cast<int32_t>(n));
+    // The same configurations in every round.
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(job.config, plan->jobs[i % n].config));
+    ordinals.insert(job.ordinal);
+    round_orders[job.repeat].push_back(job.ordinal - job.repeat * static_cast<int32_t>(n));
+  }
+  EXPECT_EQ(ordinals.size(), plan->jobs.size());
+  // Each round has its own shuffle.
+  EXPECT_NE(round_orders[0], round_orders[1]);
+  EXPECT_NE(round_orders[1], round_orders[2]);
+
+  // The job limit counts repeats.
+  EXPECT_THAT(std::string(PlanSweep(spec, 3 * n - 1, 42).status().message()),
+              HasSubstr("jobs (3 repeats); the limit is"));
+  spec.set_repeats(common::kMaxRepeats + 1);
+  EXPECT_THAT(std::string(PlanSweep(spec, 0, 42).status().message()), HasSubstr("repeats: 101"));
 }
 
 TEST(PlanSweepTest, InvalidSweepsAreRefusedAsValidationRefusesThem) {

@@ -1,4 +1,4 @@
-#include "worker/runner/op_profile.h"
+#include "common/op_profile.h"
 
 #include <algorithm>
 #include <map>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace paradnn::runner {
+namespace paradnn::common {
 namespace {
 
 struct OpenRange {
@@ -92,6 +92,8 @@ std::vector<v1::OpProfile> SumByName(const std::vector<v1::OpProfile>& profile) 
   for (const v1::OpProfile& op : profile) {
     v1::OpProfile& sum = by_name[op.name()];
     sum.set_name(op.name());
+    // `profile` is heaviest first: the first shapes seen are the heaviest.
+    if (sum.input_shapes().empty()) sum.set_input_shapes(op.input_shapes());
     sum.set_calls(sum.calls() + op.calls());
     sum.set_self_seconds(sum.self_seconds() + op.self_seconds());
     sum.set_total_seconds(sum.total_seconds() + op.total_seconds());
@@ -104,4 +106,4 @@ std::vector<v1::OpProfile> SumByName(const std::vector<v1::OpProfile>& profile) 
   return ops;
 }
 
-}  // namespace paradnn::runner
+}  // namespace paradnn::common

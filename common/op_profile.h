@@ -1,8 +1,8 @@
 // The operator breakdown of profiled steps (RunSettings.profile), built from
 // the profiler's range events. Torch-free: op_profiler.cc turns LibTorch's
 // legacy profiler events into ProfileEvents, this aggregates them.
-#ifndef PARADNN_WORKER_RUNNER_OP_PROFILE_H_
-#define PARADNN_WORKER_RUNNER_OP_PROFILE_H_
+#ifndef PARADNN_COMMON_OP_PROFILE_H_
+#define PARADNN_COMMON_OP_PROFILE_H_
 
 #include <cstdint>
 #include <string>
@@ -10,7 +10,7 @@
 
 #include "paradnn/v1/metrics.pb.h"
 
-namespace paradnn::runner {
+namespace paradnn::common {
 
 // One push (range start) or pop (range end) of one thread, in the order
 // that thread recorded it. A pop ends the innermost open push of the same
@@ -37,10 +37,11 @@ std::vector<v1::OpProfile> AggregateProfile(const std::vector<std::vector<Profil
 // print as [].
 std::string FormatShapes(const std::vector<std::vector<int64_t>>& shapes);
 
-// Operators of `profile` summed by name (over input shapes), heaviest self
-// time first: what `paradnn results --ops` shows per result.
+// Operators of `profile` (heaviest first, as AggregateProfile returns it)
+// summed by name over input shapes, keeping the shapes of the heaviest
+// variant; heaviest self time first. What `paradnn results --ops` shows.
 std::vector<v1::OpProfile> SumByName(const std::vector<v1::OpProfile>& profile);
 
-}  // namespace paradnn::runner
+}  // namespace paradnn::common
 
-#endif  // PARADNN_WORKER_RUNNER_OP_PROFILE_H_
+#endif  // PARADNN_COMMON_OP_PROFILE_H_
