@@ -1,0 +1,46 @@
+"""Shared helpers of the bench/ scripts: where the binaries are, how to run
+the runner and read its JSON, and the side-by-side table they print."""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get("PARADNN_BIN_DIR", os.path.join(ROOT, "build", "bin"))
+# Debian's python3-torch lives in the system interpreter, whatever python3
+# comes first on PATH.
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def threads():
+    return len(os.sched_getaffinity(0))
+
+
+def run_json(argv, env=None, timeout=900):
+    """Runs argv and returns its stdout parsed as JSON (stderr is dropped)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env,
+                          timeout=timeout, check=False, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def runner_measure(flags):
+    """One paradnn-runner measurement (--json) with `flags`; the Measurement."""
+    return run_json([os.path.join(BIN, "paradnn-runner"), "--json"] + flags)
+
+
+def cv(values):
+    if len(values) < 2:
+        return 0.0
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def print_table(header, rows):
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    for line in [header] + rows:
+        print("  ".join(str(x).rjust(w) for x, w in zip(line, widths)))
+    sys.stdout.flush()

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Repeatability: the same configuration measured 5 times on one worker,
+through the whole system (`paradnn local`: coordinator, worker, runner, a
+sweep with `repeats: 5`, interleaved with a second configuration so that the
+repeats are not back to back). Prints the spread of the reported examples/s
+across the repeats. Target: CV <= 2 %.
+
+usage: bench/repeatability.py [--repeats N]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import common
+
+SWEEP = """name: repeatability
+family: fc
+params:
+  layer: 4
+  node: {{values: [256, 1024]}}
+  input: 2000
+  output: 200
+  batch: {{values: [256, 512]}}
+repeats: {repeats}
+run: {{ci: 0.02, max_seconds: 3}}
+"""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        sweep = os.path.join(tmp, "repeatability.yaml")
+        with open(sweep, "w") as f:
+            f.write(SWEEP.format(repeats=args.repeats))
+        done = subprocess.run([os.path.join(common.BIN, "paradnn"), "local", sweep, "--db",
+                               os.path.join(tmp, "r.db"), "--format", "json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False)
+        if done.returncode != 0:
+            sys.exit(f"paradnn local failed:\n{done.stderr[-2000:]}")
+        rows = json.loads(done.stdout)
+    print(f"repeatability: {args.repeats} repeats per configuration, one local worker, "
+          f"{common.threads()} threads")
+    header = ["layer", "node", "batch", "ok", "ex/s median", "min", "max", "spread", "CV",
+              "target CV"]
+    table = []
+    for row in rows:
+        table.append([row["layer"], row["node"], row["batch"], row["repeats_ok"],
+                      f"{row['examples_per_sec_median']:,.0f}", f"{row['examples_per_sec_min']:,.0f}",
+                      f"{row['examples_per_sec_max']:,.0f}", f"{row['spread_pct']:.2f}%",
+                      f"{row['cv_pct']:.2f}%", "<= 2%"])
+    common.print_table(header, table)
+
+
+if __name__ == "__main__":
+    main()
