@@ -23,7 +23,10 @@ class JobObserver {
 };
 
 // Measures `job` on the CPU and returns the Measurement with config (defaults
-// written out), counts, statistics, every timed step and the outcome. An OK
+// written out), counts, statistics, every timed sample (steps under 1 ms are
+// timed in blocks, stats.block_steps) and the outcome; with
+// settings.profile, an operator breakdown of a few more steps recorded after
+// timing (op_profile). An OK
 // result carries in `suspect` the conditions (suspect_conditions.h) that held:
 // the BLAS loaded, the cpufreq governor, the host's 1-minute load average at
 // the first and after the last step, and the CV of the timed steps.
