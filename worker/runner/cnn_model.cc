@@ -100,29 +100,12 @@ torch::Tensor CnnNetImpl::forward(const torch::Tensor& images) {
 
 TrainingProblem BuildCnnProblem(const ModelSpec& spec, const BuildContext& context) {
   const CnnShape shape = CnnShapeOf(spec);
-  struct State {
-    CnnNet model{nullptr};
-    torch::Tensor images;
-    torch::Tensor labels;
-  };
-  auto state = std::make_shared<State>();
   // Initialized in float32 (LibTorch's initializers), then stored in the
-  // weight dtype on the device.
-  state->model = CnnNet(shape);
-  TrainingProblem problem;
-  problem.parameters = PrepareModule(*state->model, context);
-  const auto on_device = torch::TensorOptions().device(context.device);
-  // Contiguous NCHW.
-  state->images =
-      torch::rand({shape.batch, 3, shape.image, shape.image}, on_device.dtype(torch::kFloat32))
-          .to(context.input_dtype);
-  state->labels = torch::randint(0, shape.output, {shape.batch}, on_device.dtype(torch::kLong));
-  State* s = state.get();
-  problem.forward_loss = [s] {
-    return torch::nn::functional::cross_entropy(s->model->forward(s->images), s->labels);
-  };
-  problem.owner = state;
-  return problem;
+  // weight dtype on the device; images contiguous NCHW.
+  CnnNet model(shape);
+  return SyntheticClassificationProblem(
+      model.ptr(), [net = model.get()](const torch::Tensor& x) { return net->forward(x); },
+      {shape.batch, 3, shape.image, shape.image}, /*input_low=*/0, shape.output, context);
 }
 
 }  // namespace paradnn::runner

@@ -22,27 +22,12 @@ torch::Tensor FcNetImpl::forward(torch::Tensor x) {
 
 TrainingProblem BuildFcProblem(const ModelSpec& spec, const BuildContext& context) {
   const FcShape shape = FcShapeOf(spec);
-  struct State {
-    FcNet model{nullptr};
-    torch::Tensor input;
-    torch::Tensor labels;
-  };
-  auto state = std::make_shared<State>();
   // Initialized in float32 (LibTorch's initializers), then stored in the
   // weight dtype on the device.
-  state->model = FcNet(shape);
-  TrainingProblem problem;
-  problem.parameters = PrepareModule(*state->model, context);
-  const auto on_device = torch::TensorOptions().device(context.device);
-  state->input = (torch::rand({shape.batch, shape.input}, on_device.dtype(torch::kFloat32)) - 0.5)
-                     .to(context.input_dtype);
-  state->labels = torch::randint(0, shape.output, {shape.batch}, on_device.dtype(torch::kLong));
-  State* s = state.get();
-  problem.forward_loss = [s] {
-    return torch::nn::functional::cross_entropy(s->model->forward(s->input), s->labels);
-  };
-  problem.owner = state;
-  return problem;
+  FcNet model(shape);
+  return SyntheticClassificationProblem(
+      model.ptr(), [net = model.get()](const torch::Tensor& x) { return net->forward(x); },
+      {shape.batch, shape.input}, /*input_low=*/-0.5, shape.output, context);
 }
 
 }  // namespace paradnn::runner

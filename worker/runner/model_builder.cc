@@ -111,6 +111,42 @@ torch::ScalarType WeightDtype(Precision precision) {
   return torch::kFloat32;
 }
 
+TrainingProblem SyntheticClassificationProblem(
+    std::shared_ptr<torch::nn::Module> model,
+    std::function<torch::Tensor(const torch::Tensor&)> forward,
+    const std::vector<int64_t>& input_sizes, double input_low, int64_t classes,
+    const BuildContext& context) {
+  struct State {
+    std::shared_ptr<torch::nn::Module> model;
+    std::function<torch::Tensor(const torch::Tensor&)> forward;
+    torch::Tensor inputs;
+    torch::Tensor labels;
+  };
+  auto state = std::make_shared<State>();
+  state->model = std::move(model);
+  state->forward = std::move(forward);
+  TrainingProblem problem;
+  problem.parameters = PrepareModule(*state->model, context);
+  const auto on_device = torch::TensorOptions().device(context.device);
+  torch::Tensor inputs = torch::rand(input_sizes, on_device.dtype(torch::kFloat32));
+  if (input_low != 0) inputs = inputs + input_low;
+  state->inputs = inputs.to(context.input_dtype);
+  state->labels = torch::randint(0, classes, {input_sizes.at(0)}, on_device.dtype(torch::kLong));
+  State* s = state.get();
+  problem.forward_loss = [s] {
+    return torch::nn::functional::cross_entropy(s->forward(s->inputs), s->labels);
+  };
+  problem.owner = state;
+  return problem;
+}
+
+BuildContext ContextForPrecision(Precision precision) {
+  BuildContext context;
+  context.weight_dtype = WeightDtype(precision);
+  context.input_dtype = context.weight_dtype;
+  return context;
+}
+
 Trainer::Trainer(const ModelSpec& spec, uint64_t seed, const BuildContext& context) : spec_(spec) {
   ModelBuilderFn build = FindModelBuilder(spec.family);
   if (build == nullptr) {

@@ -54,11 +54,26 @@ ModelBuilderFn FindModelBuilder(const std::string& family);
 // weight dtype, in training mode, and returns its trainable parameters.
 std::vector<torch::Tensor> PrepareModule(torch::nn::Module& module, const BuildContext& context);
 
+// A classifier trained with cross-entropy on one fixed synthetic batch:
+// PrepareModule(*model), then float inputs of `input_sizes` uniform in
+// [input_low, input_low + 1) (made in float32, stored in context.input_dtype)
+// and int64 labels uniform in [0, classes) of input_sizes[0] rows, in that
+// order of random draws. `forward` maps the inputs to the logits.
+TrainingProblem SyntheticClassificationProblem(
+    std::shared_ptr<torch::nn::Module> model,
+    std::function<torch::Tensor(const torch::Tensor&)> forward,
+    const std::vector<int64_t>& input_sizes, double input_low, int64_t classes,
+    const BuildContext& context);
+
 // Elements of every trainable parameter of `module`.
 int64_t CountParameters(const torch::nn::Module& module);
 
 // dtype of the stored weights for `precision`.
 torch::ScalarType WeightDtype(Precision precision);
+
+// The CPU build context of `precision`: weights and synthetic inputs in
+// WeightDtype(precision), no TorchScript content.
+BuildContext ContextForPrecision(Precision precision);
 
 // Builds the problem for `spec` and steps it. Not thread-safe.
 class Trainer {

@@ -153,9 +153,7 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
                   const std::string* torchscript_content, JobObserver* observer,
                   v1::Measurement* m) {
   const auto build_start = SteadyClock::now();
-  BuildContext context;
-  context.weight_dtype = WeightDtype(spec.precision);
-  context.input_dtype = context.weight_dtype;
+  BuildContext context = ContextForPrecision(spec.precision);
   context.torchscript_content = torchscript_content;
   auto trainer = std::make_unique<Trainer>(spec, settings.seed(), context);
   m->set_build_seconds(SecondsSince(build_start));

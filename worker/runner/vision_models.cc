@@ -394,26 +394,11 @@ TrainingProblem BuildVisionProblem(const ModelSpec& spec, const BuildContext& co
   const std::optional<VisionArch> arch = VisionArchOf(spec.family);
   if (!arch) throw std::invalid_argument("not a vision family: " + spec.family);
   const VisionShape shape = VisionShapeOf(spec);
-  struct State {
-    std::shared_ptr<VisionNetImpl> model;
-    torch::Tensor images;
-    torch::Tensor labels;
-  };
-  auto state = std::make_shared<State>();
-  state->model = MakeVisionNet(*arch, shape.output);
-  TrainingProblem problem;
-  problem.parameters = PrepareModule(*state->model, context);
-  const auto on_device = torch::TensorOptions().device(context.device);
-  state->images =
-      torch::rand({shape.batch, 3, shape.image, shape.image}, on_device.dtype(torch::kFloat32))
-          .to(context.input_dtype);
-  state->labels = torch::randint(0, shape.output, {shape.batch}, on_device.dtype(torch::kLong));
-  State* s = state.get();
-  problem.forward_loss = [s] {
-    return torch::nn::functional::cross_entropy(s->model->forward(s->images), s->labels);
-  };
-  problem.owner = state;
-  return problem;
+  std::shared_ptr<VisionNetImpl> model = MakeVisionNet(*arch, shape.output);
+  VisionNetImpl* net = model.get();
+  return SyntheticClassificationProblem(
+      std::move(model), [net](const torch::Tensor& x) { return net->forward(x); },
+      {shape.batch, 3, shape.image, shape.image}, /*input_low=*/0, shape.output, context);
 }
 
 }  // namespace paradnn::runner

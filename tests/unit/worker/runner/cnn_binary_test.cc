@@ -1,7 +1,6 @@
 // The CNN family through the built paradnn-runner's command line
 // (from $PARADNN_BIN_DIR).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -9,29 +8,10 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "tests/unit/worker/runner/run_runner.h"
 
 namespace paradnn::runner {
 namespace {
-
-struct RunnerRun {
-  int exit_code = -1;
-  std::string out;  // stdout, or stdout and stderr with `merge_stderr`
-};
-
-// Runs paradnn-runner with `args` (no shell metacharacters in them).
-RunnerRun RunRunner(const std::string& args, bool merge_stderr = false) {
-  const char* dir = std::getenv("PARADNN_BIN_DIR");
-  const std::string command = std::string(dir != nullptr ? dir : "bin") + "/paradnn-runner " +
-                              args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  RunnerRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) run.out.append(buffer, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return run;
-}
 
 TEST(CnnBinaryTest, DescribeResNet50) {
   const RunnerRun r = RunRunner(

@@ -11,6 +11,7 @@
 
 #include "worker/runner/model_counts.h"
 #include "worker/runner/outcome.h"
+#include "tests/unit/worker/runner/train_losses.h"
 
 namespace paradnn::runner {
 namespace {
@@ -18,20 +19,6 @@ namespace {
 // The smallest network the head accepts, with a few classes to memorize.
 CnnShape Tiny(CnnBlockFn fn = CnnBlockFn::kResidual) {
   return CnnShape{fn, {1, 1, 1, 1}, /*filter=*/4, /*image=*/193, /*output=*/4, /*batch=*/4};
-}
-
-BuildContext ContextFor(const ModelSpec& spec) {
-  BuildContext context;
-  context.weight_dtype = WeightDtype(spec.precision);
-  context.input_dtype = context.weight_dtype;
-  return context;
-}
-
-std::vector<double> Train(const ModelSpec& spec, int steps) {
-  Trainer trainer(spec, /*seed=*/1, ContextFor(spec));
-  std::vector<double> losses;
-  for (int i = 0; i < steps; ++i) losses.push_back(trainer.Step().item<double>());
-  return losses;
 }
 
 std::vector<CnnShape> Grid() {
@@ -97,7 +84,7 @@ TEST(CnnModelTest, MacsFromRealShapesMatchCounts) {
 
 TEST(CnnModelTest, InputsAreNchwInTheWeightDtype) {
   const ModelSpec spec = MakeCnnSpec(Tiny(), Precision::kBFloat16);
-  Trainer trainer(spec, 1, ContextFor(spec));
+  Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
   for (const auto& p : trainer.parameters()) EXPECT_EQ(p.scalar_type(), torch::kBFloat16);
   torch::Tensor loss = trainer.Step();
   EXPECT_EQ(loss.dim(), 0);
@@ -106,21 +93,21 @@ TEST(CnnModelTest, InputsAreNchwInTheWeightDtype) {
 
 TEST(CnnModelTest, LossFallsInFloat32) {
   for (CnnBlockFn fn : {CnnBlockFn::kResidual, CnnBlockFn::kBottleneck}) {
-    const std::vector<double> losses = Train(MakeCnnSpec(Tiny(fn), Precision::kFloat32), 20);
+    const std::vector<double> losses = TrainLosses(MakeCnnSpec(Tiny(fn), Precision::kFloat32), 20);
     EXPECT_LT(losses.back(), 0.8 * losses.front()) << losses.front() << " -> " << losses.back();
   }
 }
 
 TEST(CnnModelTest, LossFallsInBFloat16) {
   for (CnnBlockFn fn : {CnnBlockFn::kResidual, CnnBlockFn::kBottleneck}) {
-    const std::vector<double> losses = Train(MakeCnnSpec(Tiny(fn), Precision::kBFloat16), 20);
+    const std::vector<double> losses = TrainLosses(MakeCnnSpec(Tiny(fn), Precision::kBFloat16), 20);
     EXPECT_LT(losses.back(), 0.8 * losses.front()) << losses.front() << " -> " << losses.back();
   }
 }
 
 TEST(CnnModelTest, LossFallsInMixedBFloat16WithFloat32MasterWeights) {
   const ModelSpec spec = MakeCnnSpec(Tiny(CnnBlockFn::kBottleneck), Precision::kMixedBf16);
-  Trainer trainer(spec, 1, ContextFor(spec));
+  Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
   std::vector<double> losses;
   for (int i = 0; i < 20; ++i) losses.push_back(trainer.Step().item<double>());
   for (const auto& p : trainer.parameters()) {
@@ -132,7 +119,7 @@ TEST(CnnModelTest, LossFallsInMixedBFloat16WithFloat32MasterWeights) {
 
 TEST(CnnModelTest, LossFallsWithEveryOptimizer) {
   for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kMomentum}) {
-    const std::vector<double> losses = Train(MakeCnnSpec(Tiny(), Precision::kFloat32, kind), 20);
+    const std::vector<double> losses = TrainLosses(MakeCnnSpec(Tiny(), Precision::kFloat32, kind), 20);
     EXPECT_LT(losses.back(), losses.front()) << OptimizerName(kind);
   }
 }
@@ -143,7 +130,7 @@ TEST(CnnModelTest, Float16EitherTrainsOrIsUnsupported) {
   for (Precision precision : {Precision::kFloat16, Precision::kMixedFp16}) {
     const ModelSpec spec = MakeCnnSpec(Tiny(), precision);
     try {
-      Trainer trainer(spec, 1, ContextFor(spec));
+      Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
       EXPECT_TRUE(std::isfinite(trainer.Step().item<double>())) << PrecisionName(precision);
     } catch (const c10::Error& e) {
       EXPECT_EQ(ClassifyModelError(e.what_without_backtrace()), v1::UNSUPPORTED)
@@ -154,7 +141,7 @@ TEST(CnnModelTest, Float16EitherTrainsOrIsUnsupported) {
 
 TEST(CnnModelTest, SameSeedSameLosses) {
   const ModelSpec spec = MakeCnnSpec(Tiny(), Precision::kFloat32);
-  EXPECT_EQ(Train(spec, 3), Train(spec, 3));
+  EXPECT_EQ(TrainLosses(spec, 3), TrainLosses(spec, 3));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "worker/runner/model_counts.h"
 #include "worker/runner/outcome.h"
+#include "tests/unit/worker/runner/train_losses.h"
 
 namespace paradnn::runner {
 namespace {
@@ -15,21 +16,6 @@ namespace {
 ModelSpec Tiny(Precision precision, OptimizerKind optimizer = OptimizerKind::kRmsProp) {
   return MakeFcSpec(FcShape{/*layer=*/2, /*node=*/16, /*input=*/32, /*output=*/4, /*batch=*/8},
                     precision, optimizer);
-}
-
-BuildContext ContextFor(const ModelSpec& spec) {
-  BuildContext context;
-  context.weight_dtype = WeightDtype(spec.precision);
-  context.input_dtype = context.weight_dtype;
-  return context;
-}
-
-// Losses of `steps` training steps on the trainer's fixed batch.
-std::vector<double> Train(const ModelSpec& spec, int steps) {
-  Trainer trainer(spec, /*seed=*/1, ContextFor(spec));
-  std::vector<double> losses;
-  for (int i = 0; i < steps; ++i) losses.push_back(trainer.Step().item<double>());
-  return losses;
 }
 
 TEST(FcModelTest, ParameterCountMatchesFormula) {
@@ -48,7 +34,7 @@ TEST(FcModelTest, ParameterCountMatchesFormula) {
 }
 
 TEST(FcModelTest, ShapesAndDtypes) {
-  Trainer trainer(Tiny(Precision::kBFloat16), 1, ContextFor(Tiny(Precision::kBFloat16)));
+  Trainer trainer(Tiny(Precision::kBFloat16), 1, ContextForPrecision(Precision::kBFloat16));
   for (const auto& p : trainer.parameters()) EXPECT_EQ(p.scalar_type(), torch::kBFloat16);
   torch::Tensor loss = trainer.Step();
   EXPECT_EQ(loss.dim(), 0);
@@ -59,25 +45,25 @@ TEST(FcModelTest, ShapesAndDtypes) {
 }
 
 TEST(FcModelTest, LossFallsInFloat32) {
-  const std::vector<double> losses = Train(Tiny(Precision::kFloat32), 20);
+  const std::vector<double> losses = TrainLosses(Tiny(Precision::kFloat32), 20);
   EXPECT_NEAR(losses.front(), std::log(4.0), 0.5);  // near-uniform predictions at first
   EXPECT_LT(losses.back(), 0.8 * losses.front()) << losses.front() << " -> " << losses.back();
 }
 
 TEST(FcModelTest, LossFallsInBFloat16) {
-  const std::vector<double> losses = Train(Tiny(Precision::kBFloat16), 20);
+  const std::vector<double> losses = TrainLosses(Tiny(Precision::kBFloat16), 20);
   EXPECT_LT(losses.back(), 0.8 * losses.front()) << losses.front() << " -> " << losses.back();
 }
 
 TEST(FcModelTest, LossFallsWithEveryOptimizer) {
   for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kMomentum}) {
-    const std::vector<double> losses = Train(Tiny(Precision::kFloat32, kind), 20);
+    const std::vector<double> losses = TrainLosses(Tiny(Precision::kFloat32, kind), 20);
     EXPECT_LT(losses.back(), losses.front()) << OptimizerName(kind);
   }
 }
 
 TEST(FcModelTest, MixedBFloat16KeepsFloat32MasterWeights) {
-  Trainer trainer(Tiny(Precision::kMixedBf16), 1, ContextFor(Tiny(Precision::kMixedBf16)));
+  Trainer trainer(Tiny(Precision::kMixedBf16), 1, ContextForPrecision(Precision::kMixedBf16));
   std::vector<double> losses;
   for (int i = 0; i < 20; ++i) losses.push_back(trainer.Step().item<double>());
   for (const auto& p : trainer.parameters()) {
@@ -102,7 +88,7 @@ TEST(FcModelTest, AllocationFailureMessageIsClassifiedOom) {
 // read as UNSUPPORTED, and a LibTorch that has the kernel simply trains.
 TEST(FcModelTest, Float16EitherTrainsOrIsUnsupported) {
   try {
-    Trainer trainer(Tiny(Precision::kFloat16), 1, ContextFor(Tiny(Precision::kFloat16)));
+    Trainer trainer(Tiny(Precision::kFloat16), 1, ContextForPrecision(Precision::kFloat16));
     EXPECT_TRUE(std::isfinite(trainer.Step().item<double>()));
   } catch (const c10::Error& e) {
     EXPECT_EQ(ClassifyModelError(e.what_without_backtrace()), v1::UNSUPPORTED)
@@ -111,7 +97,7 @@ TEST(FcModelTest, Float16EitherTrainsOrIsUnsupported) {
 }
 
 TEST(FcModelTest, SameSeedSameLosses) {
-  EXPECT_EQ(Train(Tiny(Precision::kFloat32), 3), Train(Tiny(Precision::kFloat32), 3));
+  EXPECT_EQ(TrainLosses(Tiny(Precision::kFloat32), 3), TrainLosses(Tiny(Precision::kFloat32), 3));
 }
 
 }  // namespace

@@ -7,26 +7,13 @@
 #include <vector>
 
 #include "worker/runner/model_counts.h"
+#include "tests/unit/worker/runner/train_losses.h"
 
 namespace paradnn::runner {
 namespace {
 
 ModelSpec Tiny(Precision precision, OptimizerKind optimizer = OptimizerKind::kRmsProp) {
   return MakeRetinaNetSpec({/*batch=*/1, /*image=*/64, /*output=*/3}, precision, optimizer);
-}
-
-BuildContext ContextFor(const ModelSpec& spec) {
-  BuildContext context;
-  context.weight_dtype = WeightDtype(spec.precision);
-  context.input_dtype = context.weight_dtype;
-  return context;
-}
-
-std::vector<double> Train(const ModelSpec& spec, int steps) {
-  Trainer trainer(spec, /*seed=*/1, ContextFor(spec));
-  std::vector<double> losses;
-  for (int i = 0; i < steps; ++i) losses.push_back(trainer.Step().item<double>());
-  return losses;
 }
 
 TEST(RetinaNetModelTest, ParametersEqualFormulaAndCount) {
@@ -81,7 +68,7 @@ ModelSpec Learnable(Precision precision) {
 }
 
 TEST(RetinaNetModelTest, LossFallsInFloat32) {
-  const std::vector<double> losses = Train(Learnable(Precision::kFloat32), 15);
+  const std::vector<double> losses = TrainLosses(Learnable(Precision::kFloat32), 15);
   EXPECT_TRUE(std::isfinite(losses.front()));
   for (double loss : losses) EXPECT_TRUE(std::isfinite(loss));
   EXPECT_LT(*std::min_element(losses.end() - 5, losses.end()), 0.9 * losses.front())
@@ -89,7 +76,7 @@ TEST(RetinaNetModelTest, LossFallsInFloat32) {
 }
 
 TEST(RetinaNetModelTest, LossFallsInBFloat16) {
-  const std::vector<double> losses = Train(Learnable(Precision::kBFloat16), 15);
+  const std::vector<double> losses = TrainLosses(Learnable(Precision::kBFloat16), 15);
   for (double loss : losses) EXPECT_TRUE(std::isfinite(loss));
   EXPECT_LT(*std::min_element(losses.end() - 5, losses.end()), 0.9 * losses.front())
       << ::testing::PrintToString(losses);
@@ -97,7 +84,7 @@ TEST(RetinaNetModelTest, LossFallsInBFloat16) {
 
 TEST(RetinaNetModelTest, MixedBFloat16Trains) {
   const ModelSpec spec = Tiny(Precision::kMixedBf16);
-  Trainer trainer(spec, 1, ContextFor(spec));
+  Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
   std::vector<double> losses;
   for (int i = 0; i < 6; ++i) losses.push_back(trainer.Step().item<double>());
   for (const auto& p : trainer.parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);

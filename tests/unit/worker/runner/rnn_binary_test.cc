@@ -1,6 +1,5 @@
 // The RNN family through the built paradnn-runner (from $PARADNN_BIN_DIR).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -8,33 +7,14 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "tests/unit/worker/runner/run_runner.h"
 
 namespace paradnn::runner {
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;  // stdout, then stderr when `merge_stderr`
-};
-
-// Runs paradnn-runner with `args` (no shell metacharacters in them).
-RunResult RunRunner(const std::string& args, bool merge_stderr = false) {
-  const char* dir = std::getenv("PARADNN_BIN_DIR");
-  const std::string command = std::string(dir != nullptr ? dir : "bin") + "/paradnn-runner " +
-                              args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  RunResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) result.out.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return result;
-}
-
 TEST(RnnBinaryTest, DescribePrintsTheLstmCounts) {
   // L=2, E=64, T=10, V=100, B=8.
-  const RunResult r = RunRunner(
+  const RunnerRun r = RunRunner(
       "--family rnn --cell lstm --layer 2 --embed 64 --length 10 --vocab 100 --batch 8 --describe");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -50,7 +30,7 @@ TEST(RnnBinaryTest, DescribePrintsTheLstmCounts) {
 
 TEST(RnnBinaryTest, ShortMeasurementOfEveryCellIsOk) {
   for (const char* cell : {"rnn", "lstm", "gru"}) {
-    const RunResult r =
+    const RunnerRun r =
         RunRunner(std::string("--family rnn --cell ") + cell +
                   " --layer 1 --embed 16 --length 5 --vocab 32 --batch 4 --max_seconds 1 --json"
                   " --log-level warn");
@@ -62,7 +42,7 @@ TEST(RnnBinaryTest, ShortMeasurementOfEveryCellIsOk) {
 }
 
 TEST(RnnBinaryTest, UnknownCellIsAUsageErrorNamingTheFlag) {
-  const RunResult r = RunRunner(
+  const RunnerRun r = RunRunner(
       "--family rnn --cell transformer --layer 1 --embed 8 --length 4 --vocab 8 --batch 2",
       /*merge_stderr=*/true);
   EXPECT_EQ(r.exit_code, 2) << r.out;

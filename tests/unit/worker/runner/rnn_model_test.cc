@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "worker/runner/model_counts.h"
 #include "worker/runner/outcome.h"
+#include "tests/unit/worker/runner/train_losses.h"
 
 namespace paradnn::runner {
 namespace {
@@ -22,21 +23,6 @@ ModelSpec Tiny(RnnCell cell, Precision precision) {
   return MakeRnnSpec(RnnShape{cell, /*layer=*/1, /*embed=*/32, /*length=*/8, /*vocab=*/16,
                               /*batch=*/2},
                      precision);
-}
-
-BuildContext ContextFor(const ModelSpec& spec) {
-  BuildContext context;
-  context.weight_dtype = WeightDtype(spec.precision);
-  context.input_dtype = context.weight_dtype;
-  return context;
-}
-
-// Losses of `steps` training steps on the trainer's fixed batch.
-std::vector<double> Train(const ModelSpec& spec, int steps) {
-  Trainer trainer(spec, /*seed=*/1, ContextFor(spec));
-  std::vector<double> losses;
-  for (int i = 0; i < steps; ++i) losses.push_back(trainer.Step().item<double>());
-  return losses;
 }
 
 TEST(RnnModelTest, ParameterCountMatchesFormulaAndCounts) {
@@ -76,7 +62,7 @@ TEST(RnnModelTest, MacsMatchTheBuiltModulesMatrices) {
 TEST(RnnModelTest, ForwardShapesAndDtypes) {
   for (RnnCell cell : kCells) {
     const ModelSpec spec = Tiny(cell, Precision::kBFloat16);
-    Trainer trainer(spec, 1, ContextFor(spec));
+    Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
     for (const auto& p : trainer.parameters()) EXPECT_EQ(p.scalar_type(), torch::kBFloat16);
     const torch::Tensor loss = trainer.Step();
     EXPECT_EQ(loss.dim(), 0);
@@ -92,7 +78,7 @@ TEST(RnnModelTest, ForwardShapesAndDtypes) {
 
 TEST(RnnModelTest, EveryCellLearnsInFloat32) {
   for (RnnCell cell : kCells) {
-    const std::vector<double> losses = Train(Tiny(cell, Precision::kFloat32), 20);
+    const std::vector<double> losses = TrainLosses(Tiny(cell, Precision::kFloat32), 20);
     EXPECT_NEAR(losses.front(), std::log(16.0), 0.7) << RnnCellName(cell);
     EXPECT_LT(losses.back(), 0.8 * losses.front())
         << RnnCellName(cell) << ": " << losses.front() << " -> " << losses.back();
@@ -101,7 +87,7 @@ TEST(RnnModelTest, EveryCellLearnsInFloat32) {
 
 TEST(RnnModelTest, EveryCellLearnsInBFloat16) {
   for (RnnCell cell : kCells) {
-    const std::vector<double> losses = Train(Tiny(cell, Precision::kBFloat16), 20);
+    const std::vector<double> losses = TrainLosses(Tiny(cell, Precision::kBFloat16), 20);
     EXPECT_TRUE(std::isfinite(losses.back())) << RnnCellName(cell);
     EXPECT_LT(losses.back(), 0.8 * losses.front())
         << RnnCellName(cell) << ": " << losses.front() << " -> " << losses.back();
@@ -111,7 +97,7 @@ TEST(RnnModelTest, EveryCellLearnsInBFloat16) {
 TEST(RnnModelTest, EveryCellLearnsInMixedBFloat16WithFloat32Masters) {
   for (RnnCell cell : kCells) {
     const ModelSpec spec = Tiny(cell, Precision::kMixedBf16);
-    Trainer trainer(spec, 1, ContextFor(spec));
+    Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
     std::vector<double> losses;
     for (int i = 0; i < 20; ++i) losses.push_back(trainer.Step().item<double>());
     for (const auto& p : trainer.parameters()) {
@@ -126,7 +112,7 @@ TEST(RnnModelTest, EveryCellLearnsInMixedBFloat16WithFloat32Masters) {
 TEST(RnnModelTest, StackedLayersLearn) {
   for (RnnCell cell : kCells) {
     const std::vector<double> losses =
-        Train(MakeRnnSpec(RnnShape{cell, 2, 64, 4, 8, 2}, Precision::kFloat32), 20);
+        TrainLosses(MakeRnnSpec(RnnShape{cell, 2, 64, 4, 8, 2}, Precision::kFloat32), 20);
     EXPECT_LT(losses.back(), 0.9 * losses.front())
         << RnnCellName(cell) << ": " << losses.front() << " -> " << losses.back();
   }
@@ -136,7 +122,7 @@ TEST(RnnModelTest, LearnsWithEveryOptimizer) {
   for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kMomentum}) {
     ModelSpec spec = Tiny(RnnCell::kLstm, Precision::kFloat32);
     spec.optimizer = kind;
-    const std::vector<double> losses = Train(spec, 20);
+    const std::vector<double> losses = TrainLosses(spec, 20);
     EXPECT_LT(losses.back(), losses.front()) << OptimizerName(kind);
   }
 }
@@ -148,7 +134,7 @@ TEST(RnnModelTest, Float16EitherTrainsOrIsUnsupported) {
     for (RnnCell cell : kCells) {
       const ModelSpec spec = Tiny(cell, precision);
       try {
-        Trainer trainer(spec, 1, ContextFor(spec));
+        Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
         EXPECT_TRUE(std::isfinite(trainer.Step().item<double>()));
       } catch (const c10::Error& e) {
         EXPECT_EQ(ClassifyModelError(e.what_without_backtrace()), v1::UNSUPPORTED)
@@ -160,8 +146,8 @@ TEST(RnnModelTest, Float16EitherTrainsOrIsUnsupported) {
 }
 
 TEST(RnnModelTest, SameSeedSameLosses) {
-  EXPECT_EQ(Train(Tiny(RnnCell::kGru, Precision::kFloat32), 3),
-            Train(Tiny(RnnCell::kGru, Precision::kFloat32), 3));
+  EXPECT_EQ(TrainLosses(Tiny(RnnCell::kGru, Precision::kFloat32), 3),
+            TrainLosses(Tiny(RnnCell::kGru, Precision::kFloat32), 3));
 }
 
 }  // namespace

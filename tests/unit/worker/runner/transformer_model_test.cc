@@ -8,26 +8,13 @@
 
 #include "worker/runner/model_counts.h"
 #include "worker/runner/outcome.h"
+#include "tests/unit/worker/runner/train_losses.h"
 
 namespace paradnn::runner {
 namespace {
 
 ModelSpec Tiny(Precision precision) {
   return MakeTransformerSpec({/*batch=*/2, /*length=*/8, /*vocab=*/50}, precision);
-}
-
-BuildContext ContextFor(const ModelSpec& spec) {
-  BuildContext context;
-  context.weight_dtype = WeightDtype(spec.precision);
-  context.input_dtype = context.weight_dtype;
-  return context;
-}
-
-std::vector<double> Train(const ModelSpec& spec, int steps) {
-  Trainer trainer(spec, /*seed=*/1, ContextFor(spec));
-  std::vector<double> losses;
-  for (int i = 0; i < steps; ++i) losses.push_back(trainer.Step().item<double>());
-  return losses;
 }
 
 TEST(TransformerModelTest, ParametersEqualFormulaAndCount) {
@@ -63,19 +50,19 @@ TEST(TransformerModelTest, OutputShapeAndCausalDecoder) {
 }
 
 TEST(TransformerModelTest, LossFallsInFloat32) {
-  const std::vector<double> losses = Train(Tiny(Precision::kFloat32), 20);
+  const std::vector<double> losses = TrainLosses(Tiny(Precision::kFloat32), 20);
   EXPECT_TRUE(std::isfinite(losses.front()));
   EXPECT_LT(losses.back(), 0.8 * losses.front()) << losses.front() << " -> " << losses.back();
 }
 
 TEST(TransformerModelTest, LossFallsInBFloat16) {
-  const std::vector<double> losses = Train(Tiny(Precision::kBFloat16), 20);
+  const std::vector<double> losses = TrainLosses(Tiny(Precision::kBFloat16), 20);
   EXPECT_LT(losses.back(), 0.8 * losses.front()) << losses.front() << " -> " << losses.back();
 }
 
 TEST(TransformerModelTest, MixedBFloat16Trains) {
   const ModelSpec spec = Tiny(Precision::kMixedBf16);
-  Trainer trainer(spec, 1, ContextFor(spec));
+  Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
   std::vector<double> losses;
   for (int i = 0; i < 8; ++i) losses.push_back(trainer.Step().item<double>());
   for (const auto& p : trainer.parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);

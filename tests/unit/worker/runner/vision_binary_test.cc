@@ -1,7 +1,6 @@
 // The real-world image classifiers through the built paradnn-runner's
 // command line (from $PARADNN_BIN_DIR).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -9,32 +8,13 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "tests/unit/worker/runner/run_runner.h"
 
 namespace paradnn::runner {
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;  // stdout, or stdout and stderr with `merge_stderr`
-};
-
-// Runs paradnn-runner with `args` (no shell metacharacters in them).
-RunResult RunRunner(const std::string& args, bool merge_stderr = false) {
-  const char* dir = std::getenv("PARADNN_BIN_DIR");
-  const std::string command = std::string(dir != nullptr ? dir : "bin") + "/paradnn-runner " +
-                              args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  RunResult run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) run.out.append(buffer, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return run;
-}
-
 TEST(VisionBinaryTest, DescribeMobileNetV1) {
-  const RunResult r = RunRunner("--describe --family mobilenet_v1 --batch 8");
+  const RunnerRun r = RunRunner("--describe --family mobilenet_v1 --batch 8");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("params").get<int64_t>(), 4231976);
@@ -59,7 +39,7 @@ TEST(VisionBinaryTest, DescribeEveryFamily) {
                {"mobilenet_v1", 4231976},
                {"squeezenet1_0", 1248424}};
   for (const auto& c : cases) {
-    const RunResult r = RunRunner(std::string("--describe --family ") + c.family + " --batch 4");
+    const RunnerRun r = RunRunner(std::string("--describe --family ") + c.family + " --batch 4");
     ASSERT_EQ(r.exit_code, 0) << c.family << ": " << r.out;
     const nlohmann::json j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j.at("params").get<int64_t>(), c.params) << c.family;
@@ -70,7 +50,7 @@ TEST(VisionBinaryTest, DescribeEveryFamily) {
 }
 
 TEST(VisionBinaryTest, SmallConfigMeasuresOk) {
-  const RunResult r = RunRunner(
+  const RunnerRun r = RunRunner(
       "--family squeezenet1_0 --image 64 --output 10 --batch 2 --max_seconds 1 --json "
       "--log-level warn");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -81,7 +61,7 @@ TEST(VisionBinaryTest, SmallConfigMeasuresOk) {
 }
 
 TEST(VisionBinaryTest, ImageBelow32IsAUsageErrorNamingImage) {
-  const RunResult r = RunRunner("--family densenet121 --image 16 --batch 2 --describe", true);
+  const RunnerRun r = RunRunner("--family densenet121 --image 16 --batch 2 --describe", true);
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "--image")) << r.out;
 }

@@ -10,23 +10,10 @@
 
 #include "worker/runner/model_counts.h"
 #include "worker/runner/outcome.h"
+#include "tests/unit/worker/runner/train_losses.h"
 
 namespace paradnn::runner {
 namespace {
-
-BuildContext ContextFor(const ModelSpec& spec) {
-  BuildContext context;
-  context.weight_dtype = WeightDtype(spec.precision);
-  context.input_dtype = context.weight_dtype;
-  return context;
-}
-
-std::vector<double> Train(const ModelSpec& spec, int steps) {
-  Trainer trainer(spec, /*seed=*/1, ContextFor(spec));
-  std::vector<double> losses;
-  for (int i = 0; i < steps; ++i) losses.push_back(trainer.Step().item<double>());
-  return losses;
-}
 
 std::string Join(const std::vector<double>& v) {
   std::string out;
@@ -93,7 +80,7 @@ TEST(VisionModelsTest, LossFallsInFloat32AndBFloat16) {
     for (Precision precision : {Precision::kFloat32, Precision::kBFloat16}) {
       const ModelSpec spec = MakeVisionSpec(arch, VisionShape{64, 10, 2}, precision);
       const bool squeezenet = arch == VisionArch::kSqueezeNet10;
-      const std::vector<double> losses = Train(spec, squeezenet ? 2 : kSteps);
+      const std::vector<double> losses = TrainLosses(spec, squeezenet ? 2 : kSteps);
       const double after =
           squeezenet ? losses.back() : *std::min_element(losses.end() - 3, losses.end());
       EXPECT_LT(after, 0.8 * losses.front())
@@ -105,7 +92,7 @@ TEST(VisionModelsTest, LossFallsInFloat32AndBFloat16) {
 TEST(VisionModelsTest, MixedBFloat16TrainsWithFloat32MasterWeights) {
   const ModelSpec spec =
       MakeVisionSpec(VisionArch::kMobileNetV1, VisionShape{64, 10, 2}, Precision::kMixedBf16);
-  Trainer trainer(spec, 1, ContextFor(spec));
+  Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
   std::vector<double> losses;
   for (int i = 0; i < 8; ++i) losses.push_back(trainer.Step().item<double>());
   for (const auto& p : trainer.parameters()) {
@@ -120,7 +107,7 @@ TEST(VisionModelsTest, Float16EitherTrainsOrIsUnsupported) {
   const ModelSpec spec =
       MakeVisionSpec(VisionArch::kSqueezeNet10, VisionShape{32, 10, 2}, Precision::kFloat16);
   try {
-    Trainer trainer(spec, 1, ContextFor(spec));
+    Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
     EXPECT_TRUE(std::isfinite(trainer.Step().item<double>()));
   } catch (const c10::Error& e) {
     EXPECT_EQ(ClassifyModelError(e.what_without_backtrace()), v1::UNSUPPORTED)
