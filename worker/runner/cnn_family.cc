@@ -280,18 +280,21 @@ class CnnCounter {
     b.optimizer_flops = OptimizerFlopsPerParam(spec.optimizer) * params_;
     const double activations =
         activation_bytes_ + image_elements * (e_x() + (mixed_ ? e_c_ : 0));
-    v1::ModelCounts& c = out.counts;
-    c.set_params(static_cast<int64_t>(params_));
-    c.set_macs_per_example(static_cast<int64_t>(macs_));
-    c.set_model_flops(6.0 * macs_ * batch_);
-    c.set_executed_flops(executed_);
-    c.set_other_flops(OtherFlops(b));
-    c.set_bytes_per_step(BytesPerStep(b));
-    c.set_activation_bytes(activations);
-    double state = params_ * e_w_ * (2 + OptimizerStateTensors(spec.optimizer));
-    if (mixed_) state += 2 * cast_params_ * e_c_;
-    c.set_peak_memory_estimate_bytes(state + activations + batch_ * 8 +
-                                     2 * largest_activation_ * e_a_ + im2col_ * e_a_);
+    StepTotals t;
+    t.params = static_cast<int64_t>(params_);
+    t.macs_per_example = macs_;
+    t.batch = batch_;
+    t.executed_flops = executed_;
+    t.activation_bytes = activations;
+    t.weight_element_bytes = e_w_;
+    t.optimizer_state_tensors = static_cast<int>(OptimizerStateTensors(spec.optimizer));
+    if (mixed_) {
+      t.cast_params = cast_params_;
+      t.cast_element_bytes = e_c_;
+    }
+    const double state = FillStepCounts(t, b, &out.counts);
+    out.counts.set_peak_memory_estimate_bytes(state + activations + batch_ * 8 +
+                                              2 * largest_activation_ * e_a_ + im2col_ * e_a_);
     return out;
   }
 

@@ -121,18 +121,21 @@ WorkCounts LayerLedger::Finish() const {
   const double pd = static_cast<double>(params_);
   b.optimizer_bytes = OptimizerTensorPassesPerParam(spec_.optimizer) * pd * e_w_;
   b.optimizer_flops = OptimizerFlopsPerParam(spec_.optimizer) * pd;
-  v1::ModelCounts& c = out.counts;
-  c.set_params(params_);
-  c.set_macs_per_example(static_cast<int64_t>(std::llround(macs_)));
-  c.set_model_flops(6.0 * macs_ * batch_);
-  c.set_executed_flops(executed_);
-  c.set_other_flops(OtherFlops(b));
-  c.set_bytes_per_step(BytesPerStep(b));
-  c.set_activation_bytes(activation_bytes_);
-  double state = pd * e_w_ * (2 + OptimizerStateTensors(spec_.optimizer));
-  if (mixed_) state += 2 * pd * e_c_;
-  c.set_peak_memory_estimate_bytes(state + activation_bytes_ + target_bytes_ + largest_ +
-                                   second_);
+  StepTotals t;
+  t.params = params_;
+  t.macs_per_example = macs_;
+  t.batch = batch_;
+  t.executed_flops = executed_;
+  t.activation_bytes = activation_bytes_;
+  t.weight_element_bytes = e_w_;
+  t.optimizer_state_tensors = static_cast<int>(OptimizerStateTensors(spec_.optimizer));
+  if (mixed_) {
+    t.cast_params = pd;
+    t.cast_element_bytes = e_c_;
+  }
+  const double state = FillStepCounts(t, b, &out.counts);
+  out.counts.set_peak_memory_estimate_bytes(state + activation_bytes_ + target_bytes_ + largest_ +
+                                            second_);
   return out;
 }
 

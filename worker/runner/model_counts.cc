@@ -1,5 +1,7 @@
 #include "worker/runner/model_counts.h"
 
+#include <cmath>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -38,6 +40,19 @@ double OtherFlops(const WorkBreakdown& b) {
 double BytesPerStep(const WorkBreakdown& b) {
   return b.weight_bytes + b.gradient_bytes + b.optimizer_bytes + b.activation_fwd_bytes +
          b.activation_bwd_bytes;
+}
+
+double FillStepCounts(const StepTotals& t, const WorkBreakdown& b, v1::ModelCounts* c) {
+  c->set_params(t.params);
+  c->set_macs_per_example(std::llround(t.macs_per_example));
+  c->set_model_flops(6.0 * t.macs_per_example * t.batch);
+  c->set_executed_flops(t.executed_flops);
+  c->set_other_flops(OtherFlops(b));
+  c->set_bytes_per_step(BytesPerStep(b));
+  c->set_activation_bytes(t.activation_bytes);
+  return static_cast<double>(t.params) * t.weight_element_bytes *
+             (2 + t.optimizer_state_tensors) +
+         2 * t.cast_params * t.cast_element_bytes;
 }
 
 WorkCounts CountWork(const ModelSpec& spec) {

@@ -246,18 +246,21 @@ WorkCounts CountRnn(const ModelSpec& spec) {
                                   2 * logits * e_a;
 
   const double macs_d = static_cast<double>(macs);
-  v1::ModelCounts& c = out.counts;
-  c.set_params(params);
-  c.set_macs_per_example(macs);
-  c.set_model_flops(6.0 * macs_d * B);
-  c.set_executed_flops(6.0 * macs_d * B - 2.0 * B * L * gE * E);
-  c.set_other_flops(OtherFlops(b));
-  c.set_bytes_per_step(BytesPerStep(b));
-  c.set_activation_bytes(activation_bytes);
-  double state_bytes = pd * e_w * (2 + states);  // weights, gradients, optimizer state
-  if (mixed) state_bytes += 2 * cast_params * e_c;
-  c.set_peak_memory_estimate_bytes(state_bytes + activation_bytes + TB * e_id +
-                                   logits * e_a + TB * gE * e_a + 2 * wb * e_c);
+  StepTotals t;
+  t.params = params;
+  t.macs_per_example = macs_d;
+  t.batch = B;
+  t.executed_flops = 6.0 * macs_d * B - 2.0 * B * L * gE * E;
+  t.activation_bytes = activation_bytes;
+  t.weight_element_bytes = e_w;
+  t.optimizer_state_tensors = static_cast<int>(states);
+  if (mixed) {
+    t.cast_params = cast_params;
+    t.cast_element_bytes = e_c;
+  }
+  const double state_bytes = FillStepCounts(t, b, &out.counts);
+  out.counts.set_peak_memory_estimate_bytes(state_bytes + activation_bytes + TB * e_id +
+                                            logits * e_a + TB * gE * e_a + 2 * wb * e_c);
   return out;
 }
 

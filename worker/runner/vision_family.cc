@@ -480,18 +480,21 @@ WorkCounts CountVision(const ModelSpec& spec) {
   b.optimizer_bytes = OptimizerTensorPassesPerParam(spec.optimizer) * pd * e_w;
   b.optimizer_flops = OptimizerFlopsPerParam(spec.optimizer) * pd;
 
-  v1::ModelCounts& c = out.counts;
-  c.set_params(params);
-  c.set_macs_per_example(macs);
-  c.set_model_flops(6.0 * static_cast<double>(macs) * batch);
-  c.set_executed_flops(executed);
-  c.set_other_flops(OtherFlops(b));
-  c.set_bytes_per_step(BytesPerStep(b));
-  c.set_activation_bytes(activation_bytes);
-  double state_bytes = pd * e_w * (2 + states);  // weights, gradients, optimizer state
-  if (mixed) state_bytes += 2 * matmul_params * e_c;  // 16-bit weight copies and gradients
-  c.set_peak_memory_estimate_bytes(state_bytes + activation_bytes + batch * 8 +
-                                   (largest + second) * e_a);
+  StepTotals t;
+  t.params = params;
+  t.macs_per_example = static_cast<double>(macs);
+  t.batch = batch;
+  t.executed_flops = executed;
+  t.activation_bytes = activation_bytes;
+  t.weight_element_bytes = e_w;
+  t.optimizer_state_tensors = static_cast<int>(states);
+  if (mixed) {  // 16-bit copies of the matmul and convolution weights
+    t.cast_params = static_cast<double>(matmul_params);
+    t.cast_element_bytes = e_c;
+  }
+  const double state_bytes = FillStepCounts(t, b, &out.counts);
+  out.counts.set_peak_memory_estimate_bytes(state_bytes + activation_bytes + batch * 8 +
+                                            (largest + second) * e_a);
   return out;
 }
 
