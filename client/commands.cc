@@ -15,6 +15,7 @@
 #include "client/result_views.h"
 #include "client/sweep_file.h"
 #include "common/clock.h"
+#include "common/human_units.h"
 #include "common/sweep_validation.h"
 
 namespace paradnn::client {
@@ -318,17 +319,6 @@ absl::StatusOr<v1::SweepSpec> LoadSweep(const SweepSource& source, int64_t max_j
   return spec;
 }
 
-std::string HumanBytes(double bytes) {
-  constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  size_t unit = 0;
-  while (bytes >= 1024 && unit + 1 < std::size(kUnits)) {
-    bytes /= 1024;
-    ++unit;
-  }
-  if (unit == 0) return absl::StrCat(static_cast<int64_t>(bytes), " bytes");
-  return absl::StrFormat("%.1f %s", bytes, kUnits[unit]);
-}
-
 std::string FormatSubmitted(const std::string& name, const v1::SubmitSweepResponse& response) {
   std::string text = absl::StrCat("submitted sweep ", response.sweep_id(), " (", name,
                                   "): ", response.jobs(), " jobs\n");
@@ -341,7 +331,7 @@ std::string FormatSubmitted(const std::string& name, const v1::SubmitSweepRespon
   absl::StrAppend(&text,
                   "  model FLOPs per step, all jobs: ", HumanCount(response.total_model_flops()),
                   "; parameters ", params, "; largest memory estimate ",
-                  HumanBytes(response.max_peak_memory_estimate_bytes()), "\n");
+                  common::HumanBytes(response.max_peak_memory_estimate_bytes()), "\n");
   return text;
 }
 

@@ -137,9 +137,6 @@ absl::StatusOr<v1::SweepSpec> LoadSweep(const SweepSource& source, int64_t max_j
 //     largest memory estimate 31.2 GiB
 std::string FormatSubmitted(const std::string& name, const v1::SubmitSweepResponse& response);
 
-// "31.2 GiB", "512.0 MiB", "900 bytes".
-std::string HumanBytes(double bytes);
-
 // `paradnn submit FILE|--preset NAME [-q] [--max-jobs N] [--run-predicted-oom]`.
 int RunSubmit(const CommandContext& ctx, const SweepSource& source, bool quiet, int64_t max_jobs);
 // `paradnn presets`: every preset with its family, job count and

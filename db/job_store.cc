@@ -9,28 +9,6 @@
 #include "db/stores_internal.h"
 
 namespace paradnn::db {
-namespace {
-
-// Runs a query whose rows are one integer each (ids, or a count).
-absl::StatusOr<std::vector<int64_t>> ReadInts(const Database* database, const char* sql,
-                                              const std::function<void(Statement&)>& bind) {
-  std::vector<int64_t> ids;
-  absl::Status status = database->Read([&](sqlite3* db) -> absl::Status {
-    Statement stmt(db, sql);
-    bind(stmt);
-    for (;;) {
-      absl::StatusOr<bool> more = stmt.Step();
-      if (!more.ok()) return more.status();
-      if (!*more) return absl::OkStatus();
-      ids.push_back(stmt.ColumnInt(0));
-    }
-  });
-  if (!status.ok()) return status;
-  return ids;
-}
-
-}  // namespace
-
 void JobStore::LeaseNext(const std::string& device, const std::string& worker_id,
                          int64_t now_unix_ms, int64_t lease_deadline_unix_ms,
                          Callback<std::optional<Lease>> done) {
@@ -195,30 +173,28 @@ absl::StatusOr<v1::JobState> JobStore::ReleaseSync(int64_t attempt_id, const std
 }
 
 absl::StatusOr<std::vector<int64_t>> JobStore::ExpiredAttempts(int64_t now_unix_ms) const {
-  return ReadInts(db_,
+  return internal::ReadInts(db_,
                   "SELECT id FROM attempts WHERE finished_unix_ms IS NULL "
                   "AND lease_deadline_unix_ms < ? ORDER BY id",
                   [&](Statement& stmt) { stmt.Bind(1, now_unix_ms); });
 }
 
 absl::StatusOr<std::vector<int64_t>> JobStore::OpenAttempts() const {
-  return ReadInts(db_, "SELECT id FROM attempts WHERE finished_unix_ms IS NULL ORDER BY id",
+  return internal::ReadInts(db_, "SELECT id FROM attempts WHERE finished_unix_ms IS NULL ORDER BY id",
                   [](Statement&) {});
 }
 
 absl::StatusOr<std::vector<int64_t>> JobStore::OpenAttemptsOf(const std::string& worker_id) const {
-  return ReadInts(db_,
+  return internal::ReadInts(db_,
                   "SELECT id FROM attempts WHERE finished_unix_ms IS NULL AND worker_id = ? "
                   "ORDER BY id",
                   [&](Statement& stmt) { stmt.Bind(1, worker_id); });
 }
 
 absl::StatusOr<int64_t> JobStore::PendingCount(const std::string& device) const {
-  absl::StatusOr<std::vector<int64_t>> count =
-      ReadInts(db_, "SELECT COUNT(*) FROM jobs WHERE state = ? AND device = ?",
-               [&](Statement& s) { s.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device); });
-  if (!count.ok()) return count.status();
-  return count->empty() ? 0 : count->front();
+  return internal::ReadCount(
+      db_, "SELECT COUNT(*) FROM jobs WHERE state = ? AND device = ?",
+      [&](Statement& s) { s.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device); });
 }
 
 }  // namespace paradnn::db

@@ -109,16 +109,7 @@ absl::StatusOr<StoredModel> ModelStore::Find(const std::string& sha256) const {
 }
 
 absl::StatusOr<int64_t> ModelStore::Count() const {
-  int64_t count = 0;
-  absl::Status status = db_->Read([&](sqlite3* db) -> absl::Status {
-    Statement stmt(db, "SELECT COUNT(*) FROM models");
-    absl::StatusOr<bool> row = stmt.Step();
-    if (!row.ok()) return row.status();
-    count = *row ? stmt.ColumnInt(0) : 0;
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return count;
+  return internal::ReadCount(db_, "SELECT COUNT(*) FROM models", [](Statement&) {});
 }
 
 }  // namespace paradnn::db

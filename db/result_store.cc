@@ -279,17 +279,8 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
 }
 
 absl::StatusOr<int64_t> ResultStore::CountForJob(int64_t job_id) const {
-  int64_t count = 0;
-  absl::Status status = db_->Read([&](sqlite3* db) -> absl::Status {
-    Statement stmt(db, "SELECT COUNT(*) FROM results WHERE job_id = ?");
-    stmt.Bind(1, job_id);
-    absl::StatusOr<bool> row = stmt.Step();
-    if (!row.ok()) return row.status();
-    count = *row ? stmt.ColumnInt(0) : 0;
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return count;
+  return internal::ReadCount(db_, "SELECT COUNT(*) FROM results WHERE job_id = ?",
+                             [&](Statement& s) { s.Bind(1, job_id); });
 }
 
 }  // namespace paradnn::db

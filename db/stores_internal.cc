@@ -28,6 +28,30 @@ void BindOptionalId(Statement& stmt, int index, int64_t id) {
   }
 }
 
+absl::StatusOr<std::vector<int64_t>> ReadInts(const Database* database, const char* sql,
+                                              const std::function<void(Statement&)>& bind) {
+  std::vector<int64_t> values;
+  absl::Status status = database->Read([&](sqlite3* db) -> absl::Status {
+    Statement stmt(db, sql);
+    bind(stmt);
+    for (;;) {
+      absl::StatusOr<bool> more = stmt.Step();
+      if (!more.ok()) return more.status();
+      if (!*more) return absl::OkStatus();
+      values.push_back(stmt.ColumnInt(0));
+    }
+  });
+  if (!status.ok()) return status;
+  return values;
+}
+
+absl::StatusOr<int64_t> ReadCount(const Database* database, const char* sql,
+                                  const std::function<void(Statement&)>& bind) {
+  absl::StatusOr<std::vector<int64_t>> count = ReadInts(database, sql, bind);
+  if (!count.ok()) return count.status();
+  return count->empty() ? 0 : count->front();
+}
+
 absl::Status FinishSweepIfDone(sqlite3* db, int64_t sweep_id, int64_t now_unix_ms) {
   Statement stmt(db,
                  "UPDATE sweeps SET state = ?1, finished_unix_ms = ?2 "

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -71,6 +72,15 @@ absl::Status ParseBlob(const std::string& bytes, google::protobuf::MessageLite* 
 
 // Binds an optional foreign key: ids <= 0 mean "none" and become NULL.
 void BindOptionalId(Statement& stmt, int index, int64_t id);
+
+// Runs a read whose rows are one integer each (ids, or a count); `bind`
+// binds its parameters.
+absl::StatusOr<std::vector<int64_t>> ReadInts(const Database* database, const char* sql,
+                                              const std::function<void(Statement&)>& bind);
+
+// The single integer a COUNT(*) read returns (0 without a row).
+absl::StatusOr<int64_t> ReadCount(const Database* database, const char* sql,
+                                  const std::function<void(Statement&)>& bind);
 
 // Marks the sweep SWEEP_DONE (finished at `now_unix_ms`) when none of its
 // jobs is pending or leased, unless it is already done or cancelled.

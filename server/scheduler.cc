@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/human_units.h"
 #include "db/model_store.h"
 
 namespace paradnn::server {
@@ -26,18 +27,6 @@ v1::CoordinatorMessage AckMessage(int64_t job_id, int64_t attempt_id) {
   return message;
 }
 
-// "31.2 GiB", "512.0 MiB": binary units, one decimal.
-std::string HumanBytes(double bytes) {
-  constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  size_t unit = 0;
-  while (bytes >= 1024 && unit + 1 < std::size(kUnits)) {
-    bytes /= 1024;
-    ++unit;
-  }
-  if (unit == 0) return absl::StrCat(static_cast<int64_t>(bytes), " bytes");
-  return absl::StrFormat("%.1f %s", bytes, kUnits[unit]);
-}
-
 bool PredictedOom(const db::Lease& lease, int64_t memory_bytes) {
   return !lease.run_predicted_oom && memory_bytes > 0 &&
          lease.peak_memory_estimate_bytes > static_cast<double>(memory_bytes);
@@ -47,7 +36,7 @@ bool PredictedOom(const db::Lease& lease, int64_t memory_bytes) {
 
 std::string PredictedOomError(double estimate_bytes, int64_t memory_bytes) {
   return absl::StrFormat("memory estimate %s exceeds the worker's %s (%.0f > %d bytes)",
-                         HumanBytes(estimate_bytes), HumanBytes(static_cast<double>(memory_bytes)),
+                         common::HumanBytes(estimate_bytes), common::HumanBytes(static_cast<double>(memory_bytes)),
                          estimate_bytes, memory_bytes);
 }
 

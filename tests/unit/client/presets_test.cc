@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/human_units.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -175,8 +177,8 @@ TEST(LoadSweepTest, SubmittedLineShowsTheEstimates) {
             "submitted sweep 3 (paper-fc): 9720 jobs\n"
             "  model FLOPs per step, all jobs: 1.23P; parameters 170k .. 520M; largest memory "
             "estimate 31.2 GiB\n");
-  EXPECT_EQ(HumanBytes(900), "900 bytes");
-  EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
+  EXPECT_EQ(common::HumanBytes(900), "900 bytes");
+  EXPECT_EQ(common::HumanBytes(1536), "1.5 KiB");
 }
 
 }  // namespace
