@@ -9,10 +9,14 @@ everywhere and >= 1.5x Python on the tiny model.
 
 The three run interleaved, `--reps` times each, and the median of each is
 compared (this host is shared and noisy: ratios, not absolute figures).
-All three get the same OpenMP setting: GOMP_SPINCOUNT=3000 (the runner's
-default, see worker/runner/openmp_env.cc) and threads pinned one per CPU
-(the runner pins its own; the others get OMP_PROC_BIND=true). Float32,
-RMSprop, as many intra-op threads as CPUs.
+The runner runs as it ships (GOMP_SPINCOUNT=3000 and its OpenMP threads
+pinned, see docs/measurement.md). Each baseline runs under every OpenMP
+environment in BASELINE_ENVS and keeps its best median: the OpenMP setting
+matters a lot (Python on this 2-core host, FC 4x1024 batch 512: 3,124 ex/s
+with libgomp's defaults, 3,860 with OMP_PROC_BIND=true, 5,633 with
+GOMP_SPINCOUNT=3000, 6,786 with OMP_WAIT_POLICY=passive), and the runner is
+held against the best a careful user would get. Float32, RMSprop, as many
+intra-op threads as CPUs.
 
 usage: bench/fidelity.py [--reps N] [--quick]
 """
@@ -30,19 +34,23 @@ SHAPES = [
     ("large", 8, 2048, 2048, 3, 1),
 ]
 INPUT, OUTPUT = 2000, 200
-ENV = {"GOMP_SPINCOUNT": "3000", "OMP_PROC_BIND": "true"}
+BASELINE_ENVS = {
+    "spin3000": {"GOMP_SPINCOUNT": "3000"},
+    "spin3000+bind": {"GOMP_SPINCOUNT": "3000", "OMP_PROC_BIND": "true"},
+    "passive": {"OMP_WAIT_POLICY": "passive"},
+}
 
 
-def bare(layer, node, batch, steps, warmup):
+def bare(layer, node, batch, steps, warmup, env):
     argv = [os.path.join(common.BIN, "paradnn-bench-bare-fc")]
     argv += [str(v) for v in (layer, node, INPUT, OUTPUT, batch, warmup, steps, common.threads())]
-    return common.run_json(argv, ENV)["examples_per_sec"]
+    return common.run_json(argv, env)["examples_per_sec"]
 
 
-def python(layer, node, batch, steps, warmup):
+def python(layer, node, batch, steps, warmup, env):
     argv = [common.SYSTEM_PYTHON, os.path.join(common.ROOT, "bench", "fc_eager.py")]
     argv += [str(v) for v in (layer, node, INPUT, OUTPUT, batch, warmup, steps, common.threads())]
-    return common.run_json(argv, ENV)["examples_per_sec"]
+    return common.run_json(argv, env)["examples_per_sec"]
 
 
 def runner(layer, node, batch, steps, warmup):
@@ -65,18 +73,25 @@ def main():
     for name, layer, node, batch, steps, warmup in SHAPES:
         if args.quick and name == "large":
             continue
-        got = {"runner": [], "bare": [], "python": []}
+        runs = {("runner", ""): []}
+        for env_name in BASELINE_ENVS:
+            runs[("bare", env_name)] = []
+            runs[("python", env_name)] = []
         for _ in range(args.reps):
-            got["runner"].append(runner(layer, node, batch, steps, warmup))
-            got["bare"].append(bare(layer, node, batch, steps, warmup))
-            got["python"].append(python(layer, node, batch, steps, warmup))
-        r, b, p = (statistics.median(got[k]) for k in ("runner", "bare", "python"))
-        rows.append([name, layer, node, batch, f"{r:,.0f}", f"{b:,.0f}", f"{p:,.0f}",
-                     f"{r / b:.3f}", "0.98-1.02+", f"{r / p:.2f}",
+            runs[("runner", "")].append(runner(layer, node, batch, steps, warmup))
+            for env_name, env in BASELINE_ENVS.items():
+                runs[("bare", env_name)].append(bare(layer, node, batch, steps, warmup, env))
+                runs[("python", env_name)].append(python(layer, node, batch, steps, warmup, env))
+        medians = {key: statistics.median(values) for key, values in runs.items()}
+        r = medians[("runner", "")]
+        b_env = max(BASELINE_ENVS, key=lambda e: medians[("bare", e)])
+        p_env = max(BASELINE_ENVS, key=lambda e: medians[("python", e)])
+        b, p = medians[("bare", b_env)], medians[("python", p_env)]
+        rows.append([name, layer, node, batch, f"{r:,.0f}", f"{b:,.0f} ({b_env})",
+                     f"{p:,.0f} ({p_env})", f"{r / b:.3f}", ">= 0.98", f"{r / p:.2f}",
                      ">= 1.5" if name == "tiny" else ">= 1.0"])
-        print(f"  {name}: runner {sorted(round(x) for x in got['runner'])}, bare "
-              f"{sorted(round(x) for x in got['bare'])}, python {sorted(round(x) for x in got['python'])}",
-              flush=True)
+        detail = ", ".join(f"{h}/{e or 'as shipped'} {round(m):,}" for (h, e), m in medians.items())
+        print(f"  {name}: medians {detail}", flush=True)
     common.print_table(header, rows)
 
 
