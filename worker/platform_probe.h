@@ -60,7 +60,7 @@ std::string CalibrationCachePath(const std::string& state_dir, const std::string
 
 // Reads the cached calibration of platform.fingerprint() from `state_dir`.
 // NotFound if there is none; DataLoss if it does not parse or is for another
-// fingerprint or holds no roof.
+// fingerprint or holds no roof or no host-speed probe.
 absl::StatusOr<v1::Platform> ReadCachedCalibration(const std::string& state_dir,
                                                    const std::string& fingerprint);
 

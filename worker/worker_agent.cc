@@ -283,6 +283,8 @@ void WorkerAgent::StartJob(const v1::JobAssignment& assignment) {
   v1::RunnerJob job = assignment.job();
   job.set_device(options_.device);
   job.set_stream_steps(true);
+  job.set_reference_probe_flops_per_sec(options_.platform.probe_flops_per_sec());
+  job.set_reference_probe_threads(options_.platform.probe_threads());
   running_ = assignment;
   last_progress_ = std::chrono::steady_clock::time_point::min();
   spdlog::info("job {} attempt {} (sweep {}) starting", job_id, attempt_id, assignment.sweep_id());

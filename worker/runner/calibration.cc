@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "worker/runner/host_probe.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/platform_torch.h"
 
@@ -167,6 +168,9 @@ v1::Platform CalibratedPlatform(const CalibrationOptions& options) {
   const Calibration calibration = Calibrate(options);
   for (const v1::MatmulRoof& roof : calibration.matmul_roofs) *platform.add_matmul_roofs() = roof;
   for (const v1::BandwidthPoint& point : calibration.bandwidth) *platform.add_bandwidth() = point;
+  // Calibrate() left LibTorch and the BLAS at calibration.threads.
+  platform.set_probe_flops_per_sec(ProbeHostMatmulFlops());
+  platform.set_probe_threads(calibration.threads);
   platform.set_calibrated_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                       std::chrono::system_clock::now().time_since_epoch())
                                       .count());

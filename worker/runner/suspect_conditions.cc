@@ -60,13 +60,26 @@ std::optional<std::string> NoisyStepsCondition(double cv) {
   return absl::StrFormat("noisy steps: CV %.0f %%", cv * 100);
 }
 
+std::optional<std::string> HostSpeedCondition(std::optional<double> ratio_before,
+                                              std::optional<double> ratio_after) {
+  const bool slow = (ratio_before && *ratio_before < kSlowHostProbeRatio) ||
+                    (ratio_after && *ratio_after < kSlowHostProbeRatio);
+  if (!slow) return std::nullopt;
+  auto percent = [](std::optional<double> ratio) {
+    return ratio ? absl::StrFormat("%.0f %%", *ratio * 100) : std::string("not measured");
+  };
+  return absl::StrCat("host slower than at calibration: matmul probe at ", percent(ratio_before),
+                      " of its calibrated speed before timing, ", percent(ratio_after), " after");
+}
+
 std::vector<std::string> SuspectConditions(const SuspectFacts& facts) {
   std::vector<std::string> out;
   for (std::optional<std::string> condition :
        {ReferenceBlasCondition(facts.blas_backend),
         HostLoadCondition(facts.load_at_start, facts.load_at_end, facts.runner_threads,
                           facts.logical_cpus),
-        GovernorCondition(facts.governor), NoisyStepsCondition(facts.steps_cv)}) {
+        GovernorCondition(facts.governor), NoisyStepsCondition(facts.steps_cv),
+        HostSpeedCondition(facts.probe_ratio_before, facts.probe_ratio_after)}) {
     if (condition) out.push_back(*std::move(condition));
   }
   return out;

@@ -18,6 +18,9 @@ namespace paradnn::runner {
 inline constexpr double kBusyLoadPerCpu = 0.5;
 // A coefficient of variation of the timed steps above this marks them noisy.
 inline constexpr double kNoisyStepsCv = 0.10;
+// The host-speed probe (host_probe.h) below this fraction of its calibrated
+// speed marks the host as slower than when it was calibrated.
+inline constexpr double kSlowHostProbeRatio = 0.85;
 
 // True when `blas_backend` (Platform.blas_backend, from DescribeLoadedBlas)
 // names the Netlib reference BLAS rather than an optimized one (OpenBLAS,
@@ -47,6 +50,12 @@ std::optional<std::string> GovernorCondition(absl::string_view governor);
 // kNoisyStepsCv.
 std::optional<std::string> NoisyStepsCondition(double cv);
 
+// "host slower than at calibration: matmul probe at N % of its calibrated
+// speed before timing, M % after" when either ratio (probe / calibrated
+// probe; nullopt = not probed) is below kSlowHostProbeRatio.
+std::optional<std::string> HostSpeedCondition(std::optional<double> ratio_before,
+                                              std::optional<double> ratio_after);
+
 // The facts one measurement is judged on.
 struct SuspectFacts {
   std::string blas_backend;
@@ -56,6 +65,8 @@ struct SuspectFacts {
   int runner_threads = 0;
   int logical_cpus = 0;
   double steps_cv = 0;
+  std::optional<double> probe_ratio_before;  // host-speed probe / calibrated probe
+  std::optional<double> probe_ratio_after;
 };
 
 // Every condition that holds, in the order of the functions above.

@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "common/run_settings.h"
 #include "worker/runner/family.h"
+#include "worker/runner/host_probe.h"
 #include "worker/runner/model_builder.h"
 #include "worker/runner/model_counts.h"
 #include "worker/runner/model_spec.h"
@@ -88,10 +89,10 @@ void ApplyThreads(const v1::RunSettings& settings, v1::Measurement* m, JobObserv
 
 // Flags the conditions that make `m` suspect (reference BLAS, a busy host,
 // frequency scaling, noisy steps) on the result itself and logs each.
-// `load_at_start` is the 1-minute load average sampled before the first step.
+// `load_at_start` is the 1-minute load average sampled before the first step;
+// `facts` comes with the host-speed probe ratios filled, where probed.
 void FlagSuspectConditions(std::optional<double> load_at_start, v1::Measurement* m,
-                           JobObserver* observer) {
-  SuspectFacts facts;
+                           JobObserver* observer, SuspectFacts facts) {
   facts.blas_backend = DescribeLoadedBlas().description;
   facts.governor = ReadFrequencyGovernor();
   facts.load_at_start = load_at_start;
@@ -277,6 +278,12 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
                                 static_cast<double>(host_memory) / (1 << 30)));
   }
 
+  // The host-speed probe, comparable only with a calibration that used the
+  // same number of threads.
+  const bool probe = job.reference_probe_flops_per_sec() > 0 &&
+                     job.reference_probe_threads() == m.intra_op_threads();
+  SuspectFacts probe_facts;
+  if (probe) probe_facts.probe_ratio_before = ProbeHostMatmulFlops() / job.reference_probe_flops_per_sec();
   const std::optional<double> load_at_start = HostLoadAverage1();
   try {
     TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), observer, &m);
@@ -295,7 +302,14 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   }
   m.set_outcome(v1::OK);
   m.set_peak_rss_bytes(PeakRssBytes());
-  FlagSuspectConditions(load_at_start, &m, observer);
+  if (probe) {
+    probe_facts.probe_ratio_after = ProbeHostMatmulFlops() / job.reference_probe_flops_per_sec();
+    Log(observer, absl::StrFormat("host-speed probe: %.0f %% of its calibrated speed before "
+                                  "timing, %.0f %% after",
+                                  *probe_facts.probe_ratio_before * 100,
+                                  *probe_facts.probe_ratio_after * 100));
+  }
+  FlagSuspectConditions(load_at_start, &m, observer, std::move(probe_facts));
   return m;
 }
 

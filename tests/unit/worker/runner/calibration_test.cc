@@ -104,6 +104,15 @@ TEST(CalibratedPlatformTest, KeepsTheUncalibratedFingerprintAndStampsTheTime) {
   EXPECT_GT(platform.calibrated_unix_ms(), 1'600'000'000'000);
   EXPECT_GE(platform.matmul_roofs_size(), 2);
   EXPECT_EQ(platform.bandwidth_size(), 2);  // copy and triad at one size
+  // The host-speed probe, at the calibration's thread count, below the roof
+  // of larger shapes but not absurdly so.
+  EXPECT_GT(platform.probe_flops_per_sec(), 0);
+  EXPECT_GE(platform.probe_threads(), 1);
+  for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
+    if (roof.dtype() == "float32") {
+      EXPECT_GT(platform.probe_flops_per_sec(), 0.05 * roof.flops_per_sec());
+    }
+  }
 }
 
 }  // namespace

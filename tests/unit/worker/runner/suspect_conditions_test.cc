@@ -58,6 +58,18 @@ TEST(SuspectConditionsTest, NoisyStepsAboveTenPercentCv) {
   EXPECT_EQ(NoisyStepsCondition(0), std::nullopt);
 }
 
+TEST(SuspectConditionsTest, HostSlowerThanAtCalibration) {
+  EXPECT_EQ(HostSpeedCondition(std::nullopt, std::nullopt), std::nullopt);
+  EXPECT_EQ(HostSpeedCondition(0.97, 1.02), std::nullopt);
+  EXPECT_EQ(HostSpeedCondition(0.85, 0.85), std::nullopt);
+  EXPECT_EQ(HostSpeedCondition(0.70, 0.95),
+            "host slower than at calibration: matmul probe at 70 % of its calibrated speed "
+            "before timing, 95 % after");
+  EXPECT_EQ(HostSpeedCondition(std::nullopt, 0.5),
+            "host slower than at calibration: matmul probe at not measured of its calibrated "
+            "speed before timing, 50 % after");
+}
+
 TEST(SuspectConditionsTest, CollectsEveryConditionInOrder) {
   SuspectFacts facts;
   facts.blas_backend = "reference BLAS (/usr/lib/x86_64-linux-gnu/blas/libblas.so.3)";
@@ -67,12 +79,16 @@ TEST(SuspectConditionsTest, CollectsEveryConditionInOrder) {
   facts.runner_threads = 1;
   facts.logical_cpus = 2;
   facts.steps_cv = 0.25;
+  facts.probe_ratio_before = 0.6;
+  facts.probe_ratio_after = 0.7;
   EXPECT_EQ(SuspectConditions(facts),
             (std::vector<std::string>{
                 "reference BLAS in use: matmul throughput is ~13x below OpenBLAS on this class "
                 "of CPU",
                 "host busy: load average 3.50 on 2 CPUs",
-                "cpu frequency scaling: governor powersave", "noisy steps: CV 25 %"}));
+                "cpu frequency scaling: governor powersave", "noisy steps: CV 25 %",
+                "host slower than at calibration: matmul probe at 60 % of its calibrated "
+                "speed before timing, 70 % after"}));
   SuspectFacts clean;
   clean.blas_backend = "OpenBLAS 0.3.21";
   clean.governor = "performance";
@@ -81,6 +97,8 @@ TEST(SuspectConditionsTest, CollectsEveryConditionInOrder) {
   clean.runner_threads = 1;
   clean.logical_cpus = 2;
   clean.steps_cv = 0.01;
+  clean.probe_ratio_before = 0.99;
+  clean.probe_ratio_after = 1.01;
   EXPECT_TRUE(SuspectConditions(clean).empty());
 }
 

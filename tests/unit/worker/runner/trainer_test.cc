@@ -89,6 +89,34 @@ TEST(TrainerTest, MeasuresATinyModel) {
   EXPECT_TRUE(absl::StrContains(observer.logs.front(), "intra-op 1")) << observer.logs.front();
 }
 
+bool HasCondition(const v1::Measurement& m, const std::string& prefix) {
+  for (const std::string& s : m.suspect()) {
+    if (absl::StartsWith(s, prefix)) return true;
+  }
+  return false;
+}
+
+TEST(TrainerTest, HostSpeedProbeIsComparedWithTheCalibratedOne) {
+  // A calibrated probe far beyond any CPU: this host is "slower" -> flagged.
+  v1::RunnerJob job = TinyJob();
+  job.set_reference_probe_flops_per_sec(1e18);
+  job.set_reference_probe_threads(1);
+  RecordingObserver observer;
+  const v1::Measurement slow = RunJob(job, &observer);
+  ASSERT_EQ(slow.outcome(), v1::OK) << slow.error();
+  EXPECT_TRUE(HasCondition(slow, "host slower than at calibration: matmul probe at 0 %"));
+  bool logged = false;
+  for (const std::string& line : observer.logs) logged |= absl::StartsWith(line, "host-speed probe:");
+  EXPECT_TRUE(logged);
+  // One far below: never flagged.
+  job.set_reference_probe_flops_per_sec(1);
+  EXPECT_FALSE(HasCondition(RunJob(job, nullptr), "host slower"));
+  // Calibrated with another thread count: not comparable, not probed.
+  job.set_reference_probe_flops_per_sec(1e18);
+  job.set_reference_probe_threads(64);
+  EXPECT_FALSE(HasCondition(RunJob(job, nullptr), "host slower"));
+}
+
 TEST(TrainerTest, ProfileOfAnFcStepNamesTheMatmulsFirst) {
   v1::RunnerJob job = TinyJob();
   (*job.mutable_config()->mutable_params())["node"] = 512;

@@ -1,0 +1,31 @@
+#include "worker/runner/host_probe.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+namespace paradnn::runner {
+
+double ProbeHostMatmulFlops() {
+  constexpr int64_t kSize = 512;
+  constexpr int kWarmup = 3;
+  constexpr int kTimed = 15;
+  torch::NoGradGuard no_grad;
+  const torch::Tensor a = torch::ones({kSize, kSize});
+  const torch::Tensor b = torch::ones({kSize, kSize});
+  torch::Tensor out = torch::empty({kSize, kSize});
+  for (int i = 0; i < kWarmup; ++i) torch::mm_out(out, a, b);
+  std::vector<double> seconds;
+  for (int i = 0; i < kTimed; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    torch::mm_out(out, a, b);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(seconds.begin(), seconds.begin() + kTimed / 2, seconds.end());
+  const double median = seconds[kTimed / 2];
+  return median > 0 ? 2.0 * kSize * kSize * kSize / median : 0;
+}
+
+}  // namespace paradnn::runner
