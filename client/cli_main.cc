@@ -9,9 +9,11 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "client/analyze_command.h"
 #include "client/commands.h"
 #include "client/family_reference.h"
 #include "client/interrupt.h"
@@ -53,6 +55,25 @@ struct Flags {
   size_t top_ops = 10;
   std::string db_path = "paradnn.db";
   int workers = 1;
+  // analyze / report
+  std::vector<int64_t> sweep_ids;
+  std::vector<std::string> where;
+  std::string metric;
+  std::string x;
+  std::string y;
+  std::string panel;
+  std::vector<std::string> features;
+  bool log2_features = false;
+  bool log2_target = false;
+  bool interactions = false;
+  bool ops = false;
+  std::vector<std::string> group_by;
+  std::string field;
+  std::string baseline;
+  std::string candidate;
+  std::string color_by;
+  std::string plot;
+  std::string out_dir = "paradnn-report";
 };
 
 // CLI11's PositiveNumber prints the whole double range for "abc"; say it
@@ -99,6 +120,78 @@ CLI::Option* AddFormat(CLI::App* command, Flags* flags) {
                    "array of objects)")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
+}
+
+// SWEEP... for analyze and report.
+void AddSweepIds(CLI::App* command, Flags* flags) {
+  command
+      ->add_option("SWEEP", flags->sweep_ids,
+                   "Sweep ids whose results are analysed together (as printed by submit)")
+      ->required()
+      ->check(PositiveInteger("a sweep id"));
+}
+
+std::string MetricHelp() {
+  return "Metric: examples_per_sec, gflops (model GFLOP/s), executed_gflops, mfu, hfu, "
+         "step_time, step_cv, params, model_flops, intensity, peak_rss";
+}
+
+// The options every `analyze` kind takes: SWEEP..., --where, --format, --plot.
+void AddAnalyzeCommon(CLI::App* command, Flags* flags) {
+  AddSweepIds(command, flags);
+  command->add_option("--where", flags->where,
+                      "Only results whose FIELD equals VALUE (FIELD=VALUE, repeatable): a "
+                      "hyper-parameter, family, precision, optimizer, worker, device_kind, "
+                      "libtorch_version, blas_backend, ...");
+  AddFormat(command, flags);
+  command->add_option("--plot", flags->plot, "Also draw the figure with gnuplot (FILE.png|.svg)");
+}
+
+// The request `analyze KIND` asks for, from the parsed flags.
+absl::StatusOr<v1::AnalyzeRequest> BuildAnalyzeRequest(const std::string& kind,
+                                                       const Flags& flags) {
+  absl::StatusOr<v1::ResultSelection> selection =
+      client::ParseSelection(flags.sweep_ids, flags.where);
+  if (!selection.ok()) return selection.status();
+  v1::AnalyzeRequest request;
+  if (kind == "heatmap") {
+    v1::HeatmapRequest* heatmap = request.mutable_heatmap();
+    *heatmap->mutable_selection() = *selection;
+    heatmap->set_metric(flags.metric);
+    heatmap->set_x(flags.x);
+    heatmap->set_y(flags.y);
+    heatmap->set_panel(flags.panel);
+  } else if (kind == "sensitivity") {
+    v1::SensitivityRequest* sensitivity = request.mutable_sensitivity();
+    *sensitivity->mutable_selection() = *selection;
+    sensitivity->set_metric(flags.metric);
+    for (const std::string& feature : flags.features) sensitivity->add_features(feature);
+    sensitivity->set_log2_features(flags.log2_features);
+    sensitivity->set_log2_target(flags.log2_target);
+    sensitivity->set_interactions(flags.interactions);
+  } else if (kind == "roofline") {
+    *request.mutable_roofline()->mutable_selection() = *selection;
+    request.mutable_roofline()->set_include_ops(flags.ops);
+  } else if (kind == "boxplot") {
+    v1::BoxplotRequest* boxplot = request.mutable_boxplot();
+    *boxplot->mutable_selection() = *selection;
+    boxplot->set_metric(flags.metric);
+    for (const std::string& field : flags.group_by) boxplot->add_group_by(field);
+  } else if (kind == "speedup") {
+    v1::SpeedupRequest* speedup = request.mutable_speedup();
+    *speedup->mutable_selection() = *selection;
+    speedup->set_metric(flags.metric);
+    speedup->set_field(flags.field);
+    speedup->set_baseline(flags.baseline);
+    speedup->set_candidate(flags.candidate);
+    speedup->set_color_by(flags.color_by);
+  } else {
+    v1::ScalingRequest* scaling = request.mutable_scaling();
+    *scaling->mutable_selection() = *selection;
+    scaling->set_metric(flags.metric);
+    scaling->set_field(flags.field);
+  }
+  return request;
 }
 
 int Run(int argc, char** argv) {
@@ -201,6 +294,76 @@ int Run(int argc, char** argv) {
       "Print every model family's sweep keys (integer parameters and options) with their\n"
       "defaults and allowed values, as in docs/sweep-files.md");
 
+  CLI::App* analyze = app.add_subcommand(
+      "analyze",
+      "Compute one of the ParaDnn analyses from stored results on the coordinator and print it\n"
+      "(table, csv or json); --plot FILE.png|svg draws the figure with gnuplot.");
+  analyze->require_subcommand(1);
+  CLI::App* heatmap = analyze->add_subcommand(
+      "heatmap", "A metric over two hyper-parameters (median over the others), optionally one "
+                 "panel per value of a third field; OOM cells shown as such (paper Fig. 2, 7)");
+  AddAnalyzeCommon(heatmap, &flags);
+  heatmap->add_option("--metric", flags.metric, MetricHelp())->required();
+  heatmap->add_option("--x", flags.x, "Field on the x axis (e.g. node)")->required();
+  heatmap->add_option("--y", flags.y, "Field on the y axis (e.g. batch)")->required();
+  heatmap->add_option("--panel", flags.panel, "Field with one panel per value (e.g. precision)");
+  CLI::App* sensitivity = analyze->add_subcommand(
+      "sensitivity",
+      "Standardized linear-regression weights of a metric on the hyper-parameters, with R² "
+      "(paper §2.3)");
+  AddAnalyzeCommon(sensitivity, &flags);
+  sensitivity->add_option("--metric", flags.metric, MetricHelp())->required();
+  sensitivity
+      ->add_option("--features", flags.features,
+                   "Numeric fields to regress on, comma-separated (default: every varying "
+                   "hyper-parameter)")
+      ->delimiter(',');
+  sensitivity->add_flag("--log2", flags.log2_features, "Features as log2(value)");
+  sensitivity->add_flag("--log2-target", flags.log2_target, "The metric as log2(value)");
+  sensitivity->add_flag("--interactions", flags.interactions,
+                        "Add every pairwise product of features");
+  CLI::App* roofline = analyze->add_subcommand(
+      "roofline",
+      "Jobs (and with --ops, profiled operators) at their arithmetic intensity and achieved "
+      "FLOP/s under the calibrated roofs (paper Fig. 3)");
+  AddAnalyzeCommon(roofline, &flags);
+  roofline->add_flag("--ops", flags.ops, "Also one point per profiled operator with FLOPs");
+  CLI::App* boxplot = analyze->add_subcommand(
+      "boxplot", "Distribution of a metric per group with the paper's 2/9/50/91/98th "
+                 "percentile whiskers and outliers (paper Fig. 11)");
+  AddAnalyzeCommon(boxplot, &flags);
+  boxplot->add_option("--metric", flags.metric, MetricHelp())->required();
+  boxplot
+      ->add_option("--group-by", flags.group_by,
+                   "Fields naming a box, comma-separated (default: family,device_name)")
+      ->delimiter(',');
+  CLI::App* speedup = analyze->add_subcommand(
+      "speedup",
+      "The same configurations on two sides of a field (device_kind, worker, libtorch_version,\n"
+      "blas_backend, precision, ...) joined config by config: speedup against parameter count\n"
+      "and its sensitivity (paper Fig. 8-10, §6)");
+  AddAnalyzeCommon(speedup, &flags);
+  speedup->add_option("--metric", flags.metric, "Default examples_per_sec. " + MetricHelp());
+  speedup->add_option("--field", flags.field, "The field that differs between the sides")
+      ->required();
+  speedup->add_option("--baseline", flags.baseline,
+                      "Its value on the baseline side (default: the first of exactly two)");
+  speedup->add_option("--candidate", flags.candidate, "Its value on the other side");
+  speedup->add_option("--color-by", flags.color_by, "Hyper-parameter to colour points by");
+  CLI::App* scaling = analyze->add_subcommand(
+      "scaling", "Throughput at 1 vs N threads for the same configurations (paper Fig. 4 on "
+                 "CPU threads)");
+  AddAnalyzeCommon(scaling, &flags);
+  scaling->add_option("--metric", flags.metric, "Default examples_per_sec. " + MetricHelp());
+  scaling->add_option("--field", flags.field, "The scaled field (default intra_op_threads)");
+
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Write one self-contained HTML page (DIR/index.html) with every analysis that applies to\n"
+      "the sweeps: heat maps, sensitivities, roofline, box plots, speedups, scaling");
+  AddSweepIds(report, &flags);
+  report->add_option("--out", flags.out_dir, "Output folder")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -263,6 +426,15 @@ int Run(int argc, char** argv) {
     return client::RunResults(ctx, flags.sweep_id, *format, view);
   }
   if (workers->parsed()) return client::RunWorkers(ctx);
+  for (CLI::App* kind : analyze->get_subcommands()) {
+    absl::StatusOr<v1::AnalyzeRequest> request = BuildAnalyzeRequest(kind->get_name(), flags);
+    if (!request.ok()) {
+      std::cerr << "paradnn: " << request.status().message() << "\n";
+      return client::kExitUsage;
+    }
+    return client::RunAnalyze(ctx, *request, *format, flags.plot);
+  }
+  if (report->parsed()) return client::RunReport(ctx, flags.sweep_ids, flags.out_dir);
   if (cancel->parsed()) return client::RunCancel(ctx, flags.sweep_id);
   if (local->parsed()) {
     client::LocalOptions options;

@@ -162,6 +162,14 @@ absl::StatusOr<std::vector<v1::WorkerInfo>> CoordinatorClient::ListWorkers() {
   return std::vector<v1::WorkerInfo>(response.workers().begin(), response.workers().end());
 }
 
+absl::StatusOr<v1::AnalyzeResponse> CoordinatorClient::Analyze(const v1::AnalyzeRequest& request) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::AnalyzeResponse response;
+  if (grpc::Status s = stub_->Analyze(&context, request, &response); !s.ok()) return Annotate(s);
+  return response;
+}
+
 absl::StatusOr<v1::SweepStatus> CoordinatorClient::Watch(
     int64_t sweep_id, InterruptWatcher* interrupts,
     const std::function<void(const v1::SweepStatus&, double)>& on_tick,

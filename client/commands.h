@@ -58,6 +58,7 @@ class CoordinatorClient {
   absl::StatusOr<std::vector<v1::ResultRow>> QueryResults(int64_t sweep_id, bool samples,
                                                           InterruptWatcher* interrupts);
   absl::StatusOr<std::vector<v1::WorkerInfo>> ListWorkers();
+  absl::StatusOr<v1::AnalyzeResponse> Analyze(const v1::AnalyzeRequest& request);
 
   // Follows WatchSweep until the sweep is no longer running and returns its
   // final status. `on_tick(latest, elapsed_seconds)` runs on the calling

@@ -10,6 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-dev libboost-system-dev
   libgtest-dev libgmock-dev
+  libeigen3-dev gnuplot-nox
   libtorch-dev libopenblas0-pthread
   python3-torch
 )

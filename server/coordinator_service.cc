@@ -259,9 +259,14 @@ CoordinatorService::CoordinatorService(db::Database* database, Scheduler* schedu
       results_(database),
       workers_(database),
       models_(database),
+      analyzer_(database),
       notifier_([this] { NotifierLoop(); }) {}
 
 CoordinatorService::~CoordinatorService() {
+  {
+    std::unique_lock<std::mutex> lock(analyses_mu_);
+    analyses_cv_.wait(lock, [this] { return analyses_in_flight_ == 0; });
+  }
   {
     std::lock_guard<std::mutex> lock(watch_mu_);
     stopping_ = true;
@@ -461,6 +466,33 @@ grpc::ServerUnaryReactor* CoordinatorService::ListWorkers(grpc::CallbackServerCo
     }
   }
   reactor->Finish(ToGrpc(workers.status()));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CoordinatorService::Analyze(grpc::CallbackServerContext* context,
+                                                      const v1::AnalyzeRequest* request,
+                                                      v1::AnalyzeResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  {
+    std::lock_guard<std::mutex> lock(analyses_mu_);
+    if (analyses_in_flight_ >= options_.max_concurrent_analyses) {
+      reactor->Finish(ToGrpc(absl::ResourceExhaustedError(
+          absl::StrCat(analyses_in_flight_, " analyses are running (the most at once is ",
+                       options_.max_concurrent_analyses, "); retry when one has finished"))));
+      return reactor;
+    }
+    ++analyses_in_flight_;
+  }
+  // An analysis reads up to every stored result: too long for a callback
+  // thread, which must never block.
+  std::thread([this, reactor, request, response] {
+    absl::StatusOr<v1::AnalyzeResponse> analysis = analyzer_.Analyze(*request);
+    if (analysis.ok()) *response = *std::move(analysis);
+    reactor->Finish(ToGrpc(analysis.status()));
+    std::lock_guard<std::mutex> lock(analyses_mu_);
+    --analyses_in_flight_;
+    analyses_cv_.notify_all();
+  }).detach();
   return reactor;
 }
 

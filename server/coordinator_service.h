@@ -20,6 +20,7 @@
 #include "db/model_store.h"
 #include "db/stores.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
+#include "server/analysis/analyzer.h"
 #include "server/scheduler.h"
 
 namespace paradnn::server {
@@ -30,6 +31,9 @@ struct CoordinatorOptions {
   int64_t watch_min_interval_ms = 100;
   // Largest TorchScript model (family torchscript) accepted at submit.
   int64_t max_model_bytes = int64_t{256} << 20;
+  // Analyses computed at once (each on its own thread, off the gRPC
+  // callback threads); more are refused with RESOURCE_EXHAUSTED.
+  int max_concurrent_analyses = 4;
 };
 
 // The jobs of a sweep and the estimates SubmitSweepResponse reports
@@ -79,6 +83,9 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* context,
                                         const v1::ListWorkersRequest* request,
                                         v1::ListWorkersResponse* response) override;
+  grpc::ServerUnaryReactor* Analyze(grpc::CallbackServerContext* context,
+                                    const v1::AnalyzeRequest* request,
+                                    v1::AnalyzeResponse* response) override;
 
   // Something changed: push fresh statuses to watchers (on the notifier
   // thread, so the caller — often the database writer — never waits).
@@ -102,6 +109,12 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   db::ResultStore results_;
   db::WorkerStore workers_;
   db::ModelStore models_;
+  analysis::Analyzer analyzer_;
+
+  // Analyses in flight; the destructor waits for them.
+  std::mutex analyses_mu_;
+  std::condition_variable analyses_cv_;
+  int analyses_in_flight_ = 0;
 
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;

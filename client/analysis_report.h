@@ -1,0 +1,41 @@
+// `paradnn report`: one self-contained HTML page (inline SVG figures and
+// tables, no external files or scripts) with every analysis that applies to
+// the given sweeps.
+#ifndef PARADNN_CLIENT_ANALYSIS_REPORT_H_
+#define PARADNN_CLIENT_ANALYSIS_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "paradnn/v1/analysis.pb.h"
+#include "paradnn/v1/coordinator.pb.h"
+
+namespace paradnn::client {
+
+// One section of the report: a heading, a sentence of what it shows, and
+// the analysis (drawn as SVG and printed as a table).
+struct ReportSection {
+  std::string title;
+  std::string caption;
+  v1::AnalyzeResponse response;
+};
+
+// What the report covers: the sweeps (as GetSweep returned them) and the
+// workers' platforms (ListWorkers), for the header's fingerprint table.
+struct ReportInput {
+  std::vector<v1::SweepStatus> sweeps;
+  std::vector<v1::WorkerInfo> workers;
+  std::vector<ReportSection> sections;
+  std::vector<std::string> notes;   // analyses that did not apply, and why
+};
+
+// Writes DIR/index.html (creating DIR): title, sweeps table, platform
+// fingerprints with calibrated roofs, then each section's figure (SVG drawn
+// by PlotAnalysis, inlined) and its table (FormatAnalysis table text in
+// <pre>), then the notes. Internal/Unavailable as PlotAnalysis returns them.
+absl::Status WriteReport(const ReportInput& input, const std::string& out_dir);
+
+}  // namespace paradnn::client
+
+#endif  // PARADNN_CLIENT_ANALYSIS_REPORT_H_

@@ -1,0 +1,400 @@
+#include "client/analysis_views.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/human_units.h"
+
+namespace paradnn::client {
+namespace {
+
+using Rows = std::vector<std::vector<std::string>>;
+
+constexpr int kBarWidth = 20;
+
+// The same as output_format.cc's (file-local there): shortest text that
+// reads back exactly; "" for NaN and infinities (an empty CSV field).
+std::string Shortest(double value) {
+  if (!std::isfinite(value)) return "";
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, result.ptr);
+}
+
+// The same as output_format.cc's (file-local there): three significant
+// digits for values below 1000.
+std::string Significant3(double v) {
+  const double a = std::fabs(v);
+  if (a >= 99.95) return absl::StrFormat("%.0f", v);
+  if (a >= 9.995) return absl::StrFormat("%.1f", v);
+  if (a >= 0.9995) return absl::StrFormat("%.2f", v);
+  return absl::StrFormat("%.3f", v);
+}
+
+std::string CsvLine(const std::vector<std::string>& fields) {
+  std::vector<std::string> quoted;
+  quoted.reserve(fields.size());
+  for (const std::string& field : fields) quoted.push_back(CsvField(field));
+  return absl::StrCat(absl::StrJoin(quoted, ","), "\n");
+}
+
+// A metric value in human units. `unit` is as the analyses name it: "%"
+// holds a fraction (0.42 prints 42.0%), "s" seconds, "bytes" bytes; any
+// other unit (examples/s, GFLOP/s, FLOP/B, "") gets SI suffixes.
+std::string HumanValue(double value, const std::string& unit) {
+  if (!std::isfinite(value)) return "-";
+  if (unit == "%") return absl::StrCat(Significant3(value * 100), "%");
+  if (unit == "s") return HumanMillis(value * 1e3);
+  if (unit == "bytes" || unit == "B") return common::HumanBytes(value);
+  return HumanCount(value);
+}
+
+// Speedup and scaling responses carry the metric's name only; these are the
+// metrics whose values HumanValue prints other than as plain numbers.
+std::string UnitOfMetric(const std::string& metric) {
+  if (metric == "mfu" || metric == "hfu") return "%";
+  if (metric == "step_time") return "s";
+  if (metric == "peak_rss") return "bytes";
+  return "";
+}
+
+// "247 GFLOP/s", "45.0 GB/s": HumanCount's suffix becomes the unit's prefix.
+std::string WithPrefix(double value, absl::string_view unit) {
+  std::string number = HumanCount(value);
+  const bool prefixed = !number.empty() && absl::ascii_isalpha(number.back());
+  if (prefixed) number.insert(number.size() - 1, " ");
+  return absl::StrCat(number, prefixed ? "" : " ", unit);
+}
+
+std::string Times(double ratio) {
+  return std::isfinite(ratio) ? absl::StrCat(Significant3(ratio), "×") : "-";
+}
+
+std::string Percent(double fraction) {
+  return std::isfinite(fraction) ? absl::StrCat(Significant3(fraction * 100), "%") : "-";
+}
+
+std::string WithUnit(const std::string& metric, const std::string& unit) {
+  return unit.empty() ? metric : absl::StrCat(metric, " (", unit, ")");
+}
+
+// ---- Heat map ---------------------------------------------------------------
+
+std::string HeatmapCellText(const v1::HeatmapCell& cell, const std::string& unit) {
+  if (cell.has_value()) return HumanValue(cell.value(), unit);
+  if (cell.oom_results() > 0) return "OOM";
+  if (cell.predicted_oom_results() > 0) return "pOOM";
+  if (cell.failed_results() > 0) return "fail";
+  return "—";
+}
+
+std::string HeatmapTable(const v1::HeatmapResponse& h) {
+  std::string title = absl::StrCat(WithUnit(h.metric(), h.unit()), " by ", h.y(), " (rows) × ",
+                                   h.x(), " (columns)");
+  if (h.panels().empty()) return absl::StrCat(title, "\n(no results)\n");
+  std::vector<std::string> header = {absl::StrCat(h.y(), " \\ ", h.x())};
+  header.insert(header.end(), h.x_values().begin(), h.x_values().end());
+  std::vector<bool> right(header.size(), true);
+  right[0] = false;
+
+  std::string out;
+  for (const v1::HeatmapPanel& panel : h.panels()) {
+    // Looked up by value rather than by position, so that a response with
+    // missing pairs still lines up.
+    std::map<std::pair<std::string, std::string>, const v1::HeatmapCell*> cells;
+    for (const v1::HeatmapCell& cell : panel.cells()) cells[{cell.y(), cell.x()}] = &cell;
+    Rows rows;
+    for (const std::string& y : h.y_values()) {
+      std::vector<std::string> row = {y};
+      for (const std::string& x : h.x_values()) {
+        const auto it = cells.find({y, x});
+        row.push_back(it == cells.end() ? "—" : HeatmapCellText(*it->second, h.unit()));
+      }
+      rows.push_back(std::move(row));
+    }
+    if (!out.empty()) out += "\n";
+    absl::StrAppend(&out, title);
+    if (!h.panel().empty()) absl::StrAppend(&out, ", ", h.panel(), "=", panel.panel_value());
+    absl::StrAppend(&out, "\n", AlignColumns(header, rows, right));
+  }
+  return out;
+}
+
+std::string HeatmapCsv(const v1::HeatmapResponse& h) {
+  std::string out = CsvLine({"panel", "x", "y", "value", "ok_results", "oom_results",
+                             "predicted_oom_results", "failed_results"});
+  for (const v1::HeatmapPanel& panel : h.panels()) {
+    for (const v1::HeatmapCell& c : panel.cells()) {
+      absl::StrAppend(
+          &out,
+          CsvLine({panel.panel_value(), c.x(), c.y(), c.has_value() ? Shortest(c.value()) : "",
+                   absl::StrCat(c.ok_results()), absl::StrCat(c.oom_results()),
+                   absl::StrCat(c.predicted_oom_results()), absl::StrCat(c.failed_results())}));
+    }
+  }
+  return out;
+}
+
+// ---- Sensitivity --------------------------------------------------------------
+
+std::string SensitivityTable(const v1::SensitivityResponse& s) {
+  // NaN sorts last (and keeps the ordering strict).
+  auto magnitude = [](const v1::SensitivityWeight* w) {
+    return std::isnan(w->weight()) ? -1.0 : std::fabs(w->weight());
+  };
+  std::vector<const v1::SensitivityWeight*> weights;
+  for (const v1::SensitivityWeight& w : s.weights()) weights.push_back(&w);
+  std::stable_sort(weights.begin(), weights.end(),
+                   [&](const auto* a, const auto* b) { return magnitude(a) > magnitude(b); });
+  const double largest = weights.empty() ? 0 : magnitude(weights.front());
+
+  Rows rows;
+  for (const v1::SensitivityWeight* w : weights) {
+    const size_t hashes =
+        largest > 0 && magnitude(w) > 0 ? std::lround(kBarWidth * magnitude(w) / largest) : 0;
+    rows.push_back({w->term(), absl::StrFormat("%+.3f", w->weight()),
+                    absl::StrCat(w->weight() < 0 ? "-" : "+", std::string(hashes, '#'))});
+  }
+  std::string out = absl::StrCat("sensitivity of ", s.metric(), " (standardized weights)\n");
+  absl::StrAppend(&out, AlignColumns({"term", "weight", ""}, rows, {false, true, false}));
+  absl::StrAppend(&out, absl::StrFormat("R² = %.3f over %d points\n", s.r_squared(), s.points()));
+  std::vector<std::string> scales;
+  if (s.log2_features()) scales.push_back("features as log2(value)");
+  if (s.log2_target()) scales.push_back(absl::StrCat("target as log2(", s.metric(), ")"));
+  if (!scales.empty()) absl::StrAppend(&out, absl::StrJoin(scales, "; "), "\n");
+  return out;
+}
+
+std::string SensitivityCsv(const v1::SensitivityResponse& s) {
+  std::string out = CsvLine({"term", "weight"});
+  for (const v1::SensitivityWeight& w : s.weights()) {
+    absl::StrAppend(&out, CsvLine({w.term(), Shortest(w.weight())}));
+  }
+  absl::StrAppend(&out, CsvLine({"(intercept)", Shortest(s.intercept())}),
+                  CsvLine({"(r_squared)", Shortest(s.r_squared())}),
+                  CsvLine({"(points)", absl::StrCat(s.points())}));
+  return out;
+}
+
+// ---- Roofline -------------------------------------------------------------------
+
+std::string RooflineTable(const v1::RooflineResponse& r) {
+  std::string out;
+  std::map<std::pair<int64_t, std::string>, double> compute_roof;  // (platform, dtype)
+  for (const v1::PlatformRoofs& p : r.roofs()) {
+    std::vector<std::string> compute, memory;
+    for (const v1::MatmulRoofValue& c : p.compute()) {
+      if (c.flops_per_sec() > 0) compute_roof[{p.platform_id(), c.dtype()}] = c.flops_per_sec();
+      compute.push_back(absl::StrCat(c.dtype(), " ",
+                                     c.flops_per_sec() > 0 ? WithPrefix(c.flops_per_sec(), "FLOP/s")
+                                                           : std::string("uncalibrated")));
+    }
+    for (const v1::BandwidthRoof& b : p.bandwidth()) {
+      memory.push_back(absl::StrCat(b.level(), " ", WithPrefix(b.bytes_per_sec(), "B/s")));
+    }
+    absl::StrAppend(&out, p.device_name(), " (platform ", p.platform_id(),
+                    "): ", compute.empty() ? "no compute roofs" : absl::StrJoin(compute, ", "));
+    if (!memory.empty()) absl::StrAppend(&out, "; ", absl::StrJoin(memory, ", "));
+    out += "\n";
+  }
+  Rows rows;
+  for (const v1::RooflinePoint& p : r.points()) {
+    const auto roof = compute_roof.find({p.platform_id(), p.precision()});
+    rows.push_back({absl::StrCat(p.job_id()), p.op() ? "op" : "model", p.label(), p.precision(),
+                    absl::StrCat(p.platform_id()), HumanCount(p.intensity()),
+                    HumanCount(p.flops_per_sec() / 1e9),
+                    roof == compute_roof.end() ? "" : Percent(p.flops_per_sec() / roof->second)});
+  }
+  if (!out.empty()) out += "\n";
+  absl::StrAppend(&out, AlignColumns({"job", "kind", "label", "precision", "platform", "FLOP/B",
+                                      "GFLOP/s", "of roof"},
+                                     rows, {true, false, false, false, true, true, true, true}));
+  return out;
+}
+
+std::string RooflineCsv(const v1::RooflineResponse& r) {
+  std::string out =
+      CsvLine({"job_id", "label", "op", "precision", "platform_id", "intensity", "flops_per_sec"});
+  for (const v1::RooflinePoint& p : r.points()) {
+    absl::StrAppend(&out, CsvLine({absl::StrCat(p.job_id()), p.label(), p.op() ? "true" : "false",
+                                   p.precision(), absl::StrCat(p.platform_id()),
+                                   Shortest(p.intensity()), Shortest(p.flops_per_sec())}));
+  }
+  return out;
+}
+
+// ---- Box plots ------------------------------------------------------------------
+
+std::string BoxplotTable(const v1::BoxplotResponse& b) {
+  Rows rows;
+  for (const v1::BoxplotGroup& g : b.groups()) {
+    std::vector<std::string> row = {g.name(), absl::StrCat(g.count())};
+    for (double v : {g.p2(), g.p9(), g.p50(), g.p91(), g.p98(), g.mean()}) {
+      row.push_back(HumanValue(v, b.unit()));
+    }
+    row.push_back(absl::StrCat(g.outliers_size()));
+    rows.push_back(std::move(row));
+  }
+  return absl::StrCat(
+      WithUnit(b.metric(), b.unit()), " by ", absl::StrJoin(b.group_by(), ", "), "\n",
+      AlignColumns({"group", "count", "p2", "p9", "median", "p91", "p98", "mean", "outliers"}, rows,
+                   {false, true, true, true, true, true, true, true, true}));
+}
+
+std::string BoxplotCsv(const v1::BoxplotResponse& b) {
+  std::string out = CsvLine({"name", "count", "p2", "p9", "p50", "p91", "p98", "mean", "outliers"});
+  for (const v1::BoxplotGroup& g : b.groups()) {
+    std::vector<std::string> outliers;
+    for (double v : g.outliers()) outliers.push_back(Shortest(v));
+    absl::StrAppend(
+        &out, CsvLine({g.name(), absl::StrCat(g.count()), Shortest(g.p2()), Shortest(g.p9()),
+                       Shortest(g.p50()), Shortest(g.p91()), Shortest(g.p98()), Shortest(g.mean()),
+                       absl::StrJoin(outliers, " ")}));
+  }
+  return out;
+}
+
+// ---- Speedup --------------------------------------------------------------------
+
+std::string SpeedupTable(const v1::SpeedupResponse& s) {
+  std::string out = absl::StrFormat(
+      "speedup of %s over %s (%s, %s): geomean %s, min %s, max %s over %d configurations; "
+      "%d only on %s, %d only on %s\n",
+      s.candidate(), s.baseline(), s.field(), s.metric(), Times(s.geomean_speedup()),
+      Times(s.min_speedup()), Times(s.max_speedup()), s.points_size(), s.baseline_only(),
+      s.baseline(), s.candidate_only(), s.candidate());
+  const bool colored = !s.color_by().empty();
+  const std::string unit = UnitOfMetric(s.metric());
+  std::vector<std::string> header = {"config"};
+  if (colored) header.push_back(s.color_by());
+  header.insert(header.end(), {"params", s.baseline().empty() ? "baseline" : s.baseline(),
+                               s.candidate().empty() ? "candidate" : s.candidate(), "speedup"});
+  std::vector<bool> right(header.size(), true);
+  right[0] = false;
+  if (colored) right[1] = false;
+  Rows rows;
+  for (const v1::SpeedupPoint& p : s.points()) {
+    std::vector<std::string> row = {p.config()};
+    if (colored) row.push_back(p.color_value());
+    row.insert(row.end(),
+               {HumanCount(static_cast<double>(p.params())), HumanValue(p.baseline_value(), unit),
+                HumanValue(p.candidate_value(), unit), Times(p.speedup())});
+    rows.push_back(std::move(row));
+  }
+  absl::StrAppend(&out, "\n", AlignColumns(header, rows, right));
+  if (!s.sensitivity().weights().empty()) {
+    absl::StrAppend(&out, "\n", SensitivityTable(s.sensitivity()));
+  }
+  return out;
+}
+
+std::string SpeedupCsv(const v1::SpeedupResponse& s) {
+  std::string out =
+      CsvLine({"config", "params", "color_value", "baseline_value", "candidate_value", "speedup"});
+  for (const v1::SpeedupPoint& p : s.points()) {
+    absl::StrAppend(&out, CsvLine({p.config(), absl::StrCat(p.params()), p.color_value(),
+                                   Shortest(p.baseline_value()), Shortest(p.candidate_value()),
+                                   Shortest(p.speedup())}));
+  }
+  return out;
+}
+
+// ---- Scaling --------------------------------------------------------------------
+
+std::string ScalingTable(const v1::ScalingResponse& s) {
+  std::string out = absl::StrCat(s.metric(), " scaling over ", s.field());
+  if (!s.levels().empty())
+    absl::StrAppend(&out, " (speedup over ", s.field(), "=", s.levels(0), ")");
+  out += "\n";
+  Rows summary;
+  for (const v1::ScalingLevel& l : s.summary()) {
+    summary.push_back({l.value(), absl::StrCat(l.configs()), Times(l.median_speedup()),
+                       Times(l.min_speedup()), Times(l.max_speedup()),
+                       Percent(l.median_efficiency())});
+  }
+  absl::StrAppend(&out,
+                  AlignColumns({s.field(), "configs", "median speedup", "min", "max", "efficiency"},
+                               summary, {true, true, true, true, true, true}));
+
+  const std::string unit = UnitOfMetric(s.metric());
+  std::vector<std::string> header = {"config"};
+  for (const std::string& level : s.levels()) header.push_back(absl::StrCat(s.field(), "=", level));
+  std::vector<bool> right(header.size(), true);
+  right[0] = false;
+  Rows rows;
+  for (const v1::ScalingConfig& c : s.configs()) {
+    std::vector<std::string> row = {c.config()};
+    for (double v : c.values()) row.push_back(HumanValue(v, unit));
+    rows.push_back(std::move(row));
+  }
+  absl::StrAppend(&out, "\n", AlignColumns(header, rows, right));
+  return out;
+}
+
+std::string ScalingCsv(const v1::ScalingResponse& s) {
+  std::vector<std::string> header = {"config"};
+  for (const std::string& level : s.levels()) header.push_back(absl::StrCat(s.field(), "=", level));
+  std::string out = CsvLine(header);
+  for (const v1::ScalingConfig& c : s.configs()) {
+    std::vector<std::string> fields = {c.config()};
+    for (double v : c.values()) fields.push_back(Shortest(v));
+    absl::StrAppend(&out, CsvLine(fields));
+  }
+  return out;
+}
+
+// ---- JSON -----------------------------------------------------------------------
+
+std::string AnalysisJson(const v1::AnalyzeResponse& response) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string text;
+  const auto status = google::protobuf::util::MessageToJsonString(response, &text, options);
+  // Only a message that could not have come off the wire (invalid UTF-8 in
+  // a string) fails; say so in JSON rather than print half of it.
+  const nlohmann::ordered_json json =
+      status.ok() ? nlohmann::ordered_json::parse(text)
+                  : nlohmann::ordered_json{{"error", std::string(status.message())}};
+  // Re-printed for the two-space indent of the CLI's other JSON; numbers
+  // keep their shortest round-trip form.
+  return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+std::string FormatAnalysis(const v1::AnalyzeResponse& response, OutputFormat format) {
+  if (format == OutputFormat::kJson) return AnalysisJson(response);
+  const bool csv = format == OutputFormat::kCsv;
+  switch (response.analysis_case()) {
+    case v1::AnalyzeResponse::kHeatmap:
+      return csv ? HeatmapCsv(response.heatmap()) : HeatmapTable(response.heatmap());
+    case v1::AnalyzeResponse::kSensitivity:
+      return csv ? SensitivityCsv(response.sensitivity())
+                 : SensitivityTable(response.sensitivity());
+    case v1::AnalyzeResponse::kRoofline:
+      return csv ? RooflineCsv(response.roofline()) : RooflineTable(response.roofline());
+    case v1::AnalyzeResponse::kBoxplot:
+      return csv ? BoxplotCsv(response.boxplot()) : BoxplotTable(response.boxplot());
+    case v1::AnalyzeResponse::kSpeedup:
+      return csv ? SpeedupCsv(response.speedup()) : SpeedupTable(response.speedup());
+    case v1::AnalyzeResponse::kScaling:
+      return csv ? ScalingCsv(response.scaling()) : ScalingTable(response.scaling());
+    case v1::AnalyzeResponse::ANALYSIS_NOT_SET:
+      break;
+  }
+  return csv ? "" : "no analysis in the response\n";
+}
+
+}  // namespace paradnn::client

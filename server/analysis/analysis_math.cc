@@ -1,0 +1,659 @@
+#include "server/analysis/analysis_math.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+
+namespace paradnn::server::analysis {
+namespace {
+
+// SimpleAtod accepts "nan" and "inf"; neither orders nor scales, so neither
+// counts as a number here.
+std::optional<double> ParseNumber(absl::string_view text) {
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+// ---- Ordering of field values ---------------------------------------------
+
+bool AllNumeric(const std::vector<std::string>& values) {
+  return std::all_of(values.begin(), values.end(),
+                     [](const std::string& v) { return ParseNumber(v).has_value(); });
+}
+
+std::vector<std::string> SortedDistinct(std::vector<std::string> values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  if (AllNumeric(values)) {
+    // Stable over the lexicographic order, so "1" and "1.0" (equal values,
+    // distinct strings) keep a deterministic order.
+    std::stable_sort(values.begin(), values.end(), [](const std::string& a, const std::string& b) {
+      return *ParseNumber(a) < *ParseNumber(b);
+    });
+  }
+  return values;
+}
+
+// ---- Percentiles ----------------------------------------------------------
+
+double Percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const double rank = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(rank));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = rank - static_cast<double>(lo);
+  return sorted[lo] + frac * (sorted[hi] - sorted[lo]);
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return Percentile(values, 50);
+}
+
+// ---- Heat map -------------------------------------------------------------
+
+namespace {
+
+struct CellTally {
+  std::vector<double> ok_metrics;
+  int64_t oom = 0;
+  int64_t predicted_oom = 0;
+  int64_t failed = 0;
+};
+
+absl::Status CheckAxisVaries(const std::vector<std::string>& values, absl::string_view axis,
+                             absl::string_view field) {
+  if (values.size() >= 2) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("heat map axis '", axis, "' (", field, ") is constant (", values.front(),
+                   ") over the selected results; put a field that varies on it"));
+}
+
+}  // namespace
+
+absl::StatusOr<v1::HeatmapResponse> PivotHeatmap(const std::vector<HeatmapRow>& rows,
+                                                 const std::string& x_field,
+                                                 const std::string& y_field) {
+  if (rows.empty()) return absl::InvalidArgumentError("no results match the selection");
+
+  std::vector<std::string> xs, ys, panels;
+  for (const HeatmapRow& row : rows) {
+    xs.push_back(row.x);
+    ys.push_back(row.y);
+    panels.push_back(row.panel);
+  }
+  xs = SortedDistinct(std::move(xs));
+  ys = SortedDistinct(std::move(ys));
+  panels = SortedDistinct(std::move(panels));  // {""} when no row names a panel
+  if (absl::Status s = CheckAxisVaries(xs, "x", x_field); !s.ok()) return s;
+  if (absl::Status s = CheckAxisVaries(ys, "y", y_field); !s.ok()) return s;
+
+  std::map<std::tuple<std::string, std::string, std::string>, CellTally> tallies;
+  for (const HeatmapRow& row : rows) {
+    CellTally& tally = tallies[{row.panel, row.y, row.x}];
+    switch (row.outcome) {
+      case v1::OK:
+        tally.ok_metrics.push_back(row.metric);
+        break;
+      case v1::OOM:
+        ++tally.oom;
+        break;
+      case v1::PREDICTED_OOM:
+        ++tally.predicted_oom;
+        break;
+      default:
+        ++tally.failed;
+        break;
+    }
+  }
+
+  v1::HeatmapResponse response;
+  response.set_x(x_field);
+  response.set_y(y_field);
+  for (const std::string& x : xs) response.add_x_values(x);
+  for (const std::string& y : ys) response.add_y_values(y);
+  response.set_x_numeric(AllNumeric(xs));
+  response.set_y_numeric(AllNumeric(ys));
+  for (const std::string& panel_value : panels) {
+    v1::HeatmapPanel* panel = response.add_panels();
+    panel->set_panel_value(panel_value);
+    // Every pair gets a cell, measured or not, so clients can draw the grid
+    // without reconstructing it.
+    for (const std::string& y : ys) {
+      for (const std::string& x : xs) {
+        v1::HeatmapCell* cell = panel->add_cells();
+        cell->set_x(x);
+        cell->set_y(y);
+        auto it = tallies.find({panel_value, y, x});
+        if (it == tallies.end()) continue;
+        const CellTally& tally = it->second;
+        if (!tally.ok_metrics.empty()) cell->set_value(Median(tally.ok_metrics));
+        cell->set_ok_results(static_cast<int64_t>(tally.ok_metrics.size()));
+        cell->set_oom_results(tally.oom);
+        cell->set_predicted_oom_results(tally.predicted_oom);
+        cell->set_failed_results(tally.failed);
+      }
+    }
+  }
+  return response;
+}
+
+// ---- Sensitivity ----------------------------------------------------------
+
+namespace {
+
+// Standardizes `column` in place to z-scores. The spread is the population
+// standard deviation (divide by n, numpy's default and sklearn's
+// StandardScaler): the standardized coefficients are the same with either
+// convention because features and target are scaled alike, and with this
+// one SS_tot of the standardized target is exactly n. Returns false when the
+// column is constant (nothing to divide by).
+bool Standardize(Eigen::VectorXd& column) {
+  const double mean = column.mean();
+  column.array() -= mean;
+  const double std = std::sqrt(column.squaredNorm() / static_cast<double>(column.size()));
+  // Relative to the mean's magnitude, so a column of large equal values that
+  // rounding made slightly uneven still counts as constant.
+  if (!(std > 1e-12 * std::max(1.0, std::abs(mean)))) return false;
+  column /= std;
+  return true;
+}
+
+absl::Status ConstantFeatureError(absl::string_view what, double value, size_t points) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      what, " is constant (", value, ") over the ", points,
+      " selected results; it cannot explain anything: leave it out or select results where it "
+      "varies"));
+}
+
+// Checks one raw value and applies log2 when asked. `what` names the column
+// for messages ("feature 'node'", "the target").
+absl::StatusOr<double> Prepare(double raw, bool log2, absl::string_view what, size_t point) {
+  if (!std::isfinite(raw)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " has a non-finite value (", raw,
+                                                   ") at point ", point,
+                                                   "; every value must be a finite number"));
+  }
+  if (!log2) return raw;
+  if (raw <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("log2 of ", what, " needs values > 0, got ", raw));
+  }
+  return std::log2(raw);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::SensitivityResponse> FitSensitivity(const SensitivityInput& input) {
+  const size_t n = input.features.size();
+  const size_t k = input.feature_names.size();
+  if (k == 0) return absl::InvalidArgumentError("sensitivity needs at least one feature");
+  if (input.target.size() != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sensitivity needs one target value per point: ", input.target.size(),
+                     " target values for ", n, " feature rows"));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (input.features[i].size() != k) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("feature row ", i, " has ", input.features[i].size(), " values for ", k,
+                       " features (", absl::StrJoin(input.feature_names, ", "), ")"));
+    }
+  }
+
+  const size_t pairs = input.interactions ? k * (k - 1) / 2 : 0;
+  const size_t terms = k + pairs + 1;  // + intercept
+  // Strictly more points than terms: with as many, the fit interpolates the
+  // points exactly and R² = 1 says nothing.
+  if (n <= terms) {
+    std::string breakdown = absl::StrCat(k, " features");
+    if (pairs > 0) absl::StrAppend(&breakdown, " + ", pairs, " interactions");
+    return absl::InvalidArgumentError(absl::StrCat("sensitivity needs more points than terms: ", n,
+                                                   " points for ", terms, " terms (", breakdown,
+                                                   " + intercept)"));
+  }
+
+  // Column 0 is the intercept; features follow, interactions last.
+  Eigen::MatrixXd design(n, terms);
+  design.col(0).setOnes();
+  for (size_t j = 0; j < k; ++j) {
+    const std::string what = absl::StrCat("feature '", input.feature_names[j], "'");
+    Eigen::VectorXd column(n);
+    for (size_t i = 0; i < n; ++i) {
+      absl::StatusOr<double> value = Prepare(input.features[i][j], input.log2_features, what, i);
+      if (!value.ok()) return value.status();
+      column(i) = *value;
+    }
+    const double first = input.features[0][j];
+    if (!Standardize(column)) return ConstantFeatureError(what, first, n);
+    design.col(j + 1) = column;
+  }
+  Eigen::VectorXd y(n);
+  for (size_t i = 0; i < n; ++i) {
+    absl::StatusOr<double> value = Prepare(input.target[i], input.log2_target, "the target", i);
+    if (!value.ok()) return value.status();
+    y(i) = *value;
+  }
+  if (!Standardize(y)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the target is constant (", input.target[0], ") over the ", n,
+        " selected results; there is nothing to explain: select results where the metric varies"));
+  }
+
+  std::vector<std::string> names = input.feature_names;
+  size_t col = k + 1;
+  for (size_t a = 0; a < k && pairs > 0; ++a) {
+    for (size_t b = a + 1; b < k; ++b, ++col) {
+      // Standardized again so an interaction's weight reads on the same
+      // scale as a main effect's.
+      Eigen::VectorXd product = design.col(a + 1).cwiseProduct(design.col(b + 1));
+      const std::string name = absl::StrCat(input.feature_names[a], "×", input.feature_names[b]);
+      const double first = product(0);  // Standardize shifts it
+      if (!Standardize(product)) {
+        return ConstantFeatureError(absl::StrCat("interaction '", name, "'"), first, n);
+      }
+      design.col(col) = product;
+      names.push_back(name);
+    }
+  }
+
+  const Eigen::VectorXd coef = design.colPivHouseholderQr().solve(y);
+  const Eigen::VectorXd residual = y - design * coef;
+  const double ss_tot = y.squaredNorm();  // y has mean 0 after standardization
+
+  v1::SensitivityResponse response;
+  for (size_t j = 0; j < names.size(); ++j) {
+    v1::SensitivityWeight* weight = response.add_weights();
+    weight->set_term(names[j]);
+    weight->set_weight(coef(j + 1));
+  }
+  response.set_intercept(coef(0));
+  response.set_r_squared(1.0 - residual.squaredNorm() / ss_tot);
+  response.set_points(static_cast<int64_t>(n));
+  response.set_log2_features(input.log2_features);
+  response.set_log2_target(input.log2_target);
+  return response;
+}
+
+// ---- Box plots ------------------------------------------------------------
+
+v1::BoxplotGroup SummarizeBox(const std::string& name, std::vector<double> values) {
+  v1::BoxplotGroup group;
+  group.set_name(name);
+  group.set_count(static_cast<int64_t>(values.size()));
+  if (values.empty()) return group;
+  std::sort(values.begin(), values.end());
+  const double p2 = Percentile(values, 2);
+  const double p98 = Percentile(values, 98);
+  group.set_p2(p2);
+  group.set_p9(Percentile(values, 9));
+  group.set_p50(Percentile(values, 50));
+  group.set_p91(Percentile(values, 91));
+  group.set_p98(p98);
+  double sum = 0;
+  for (double v : values) sum += v;
+  group.set_mean(sum / static_cast<double>(values.size()));
+  for (double v : values) {  // ascending, since `values` is sorted
+    if (v < p2 || v > p98) group.add_outliers(v);
+  }
+  return group;
+}
+
+// ---- Speedup --------------------------------------------------------------
+
+absl::StatusOr<v1::SpeedupResponse> JoinSpeedup(const std::vector<SpeedupRow>& rows,
+                                                const std::string& field,
+                                                const std::string& baseline,
+                                                const std::string& candidate,
+                                                bool lower_is_better) {
+  if (baseline == candidate) {
+    return absl::InvalidArgumentError(absl::StrCat("speedup compares two values of '", field,
+                                                   "'; baseline and candidate are both '", baseline,
+                                                   "'"));
+  }
+  struct ConfigSides {
+    std::vector<double> baseline;
+    std::vector<double> candidate;
+    int64_t params = 0;
+    std::string color_value;
+  };
+  std::map<std::string, ConfigSides> configs;
+  for (const SpeedupRow& row : rows) {
+    const bool is_baseline = row.side == baseline;
+    if (!is_baseline && row.side != candidate) continue;
+    auto [it, inserted] = configs.try_emplace(row.config);
+    ConfigSides& sides = it->second;
+    if (inserted) {
+      sides.params = row.params;
+      sides.color_value = row.color_value;
+    }
+    (is_baseline ? sides.baseline : sides.candidate).push_back(row.metric);
+  }
+
+  v1::SpeedupResponse response;
+  response.set_field(field);
+  response.set_baseline(baseline);
+  response.set_candidate(candidate);
+  int64_t baseline_configs = 0, candidate_configs = 0;
+  std::vector<v1::SpeedupPoint> points;
+  for (const auto& [config, sides] : configs) {
+    baseline_configs += sides.baseline.empty() ? 0 : 1;
+    candidate_configs += sides.candidate.empty() ? 0 : 1;
+    if (sides.candidate.empty()) {
+      response.set_baseline_only(response.baseline_only() + 1);
+      continue;
+    }
+    if (sides.baseline.empty()) {
+      response.set_candidate_only(response.candidate_only() + 1);
+      continue;
+    }
+    v1::SpeedupPoint point;
+    point.set_config(config);
+    point.set_params(sides.params);
+    point.set_color_value(sides.color_value);
+    point.set_baseline_value(Median(sides.baseline));
+    point.set_candidate_value(Median(sides.candidate));
+    point.set_speedup(lower_is_better ? point.baseline_value() / point.candidate_value()
+                                      : point.candidate_value() / point.baseline_value());
+    points.push_back(std::move(point));
+  }
+  if (points.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no configuration was measured with both ", field, "=", baseline, " (", baseline_configs,
+        " configurations) and ", field, "=", candidate, " (", candidate_configs, ")"));
+  }
+
+  // Stable over the config order of the map, so equal params sort by config.
+  std::stable_sort(
+      points.begin(), points.end(),
+      [](const v1::SpeedupPoint& a, const v1::SpeedupPoint& b) { return a.params() < b.params(); });
+  // OK results have positive metrics, so every speedup has a logarithm.
+  double log_sum = 0;
+  double lo = points.front().speedup(), hi = lo;
+  for (v1::SpeedupPoint& point : points) {
+    log_sum += std::log(point.speedup());
+    lo = std::min(lo, point.speedup());
+    hi = std::max(hi, point.speedup());
+    *response.add_points() = std::move(point);
+  }
+  response.set_geomean_speedup(std::exp(log_sum / static_cast<double>(response.points_size())));
+  response.set_min_speedup(lo);
+  response.set_max_speedup(hi);
+  return response;
+}
+
+// ---- Scaling --------------------------------------------------------------
+
+absl::StatusOr<v1::ScalingResponse> SummarizeScaling(const std::vector<ScalingRow>& rows,
+                                                     const std::string& field,
+                                                     bool lower_is_better) {
+  std::vector<std::string> levels;
+  for (const ScalingRow& row : rows) levels.push_back(row.level);
+  levels = SortedDistinct(std::move(levels));
+  std::vector<double> level_values;
+  for (const std::string& level : levels) {
+    const std::optional<double> value = ParseNumber(level);
+    if (!value.has_value() || *value <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("scaling field '", field, "' needs numeric values > 0, got '", level, "'"));
+    }
+    level_values.push_back(*value);
+  }
+  if (levels.size() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "scaling needs at least two values of '", field, "' over the selected results, got ",
+        levels.size(), levels.empty() ? "" : absl::StrCat(" (", levels.front(), ")")));
+  }
+
+  std::map<std::string, size_t> level_index;
+  for (size_t i = 0; i < levels.size(); ++i) level_index[levels[i]] = i;
+  // Per config, the repeats at each level.
+  std::map<std::string, std::vector<std::vector<double>>> repeats;
+  for (const ScalingRow& row : rows) {
+    auto [it, inserted] = repeats.try_emplace(row.config, levels.size());
+    it->second[level_index[row.level]].push_back(row.metric);
+  }
+
+  v1::ScalingResponse response;
+  response.set_field(field);
+  for (const std::string& level : levels) response.add_levels(level);
+  std::vector<std::vector<double>> medians;  // [config][level], NaN where not measured
+  for (const auto& [config, per_level] : repeats) {
+    v1::ScalingConfig* out = response.add_configs();
+    out->set_config(config);
+    std::vector<double> values;
+    for (const std::vector<double>& at_level : per_level) {
+      values.push_back(at_level.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                        : Median(at_level));
+      out->add_values(values.back());
+    }
+    medians.push_back(std::move(values));
+  }
+
+  for (size_t l = 0; l < levels.size(); ++l) {
+    std::vector<double> speedups;
+    for (const std::vector<double>& values : medians) {
+      if (std::isnan(values[0]) || std::isnan(values[l])) continue;
+      speedups.push_back(lower_is_better ? values[0] / values[l] : values[l] / values[0]);
+    }
+    v1::ScalingLevel* summary = response.add_summary();
+    summary->set_value(levels[l]);
+    summary->set_configs(static_cast<int64_t>(speedups.size()));
+    if (speedups.empty()) continue;  // speedups and efficiency stay 0
+    const double median = Median(speedups);
+    summary->set_median_speedup(median);
+    summary->set_min_speedup(*std::min_element(speedups.begin(), speedups.end()));
+    summary->set_max_speedup(*std::max_element(speedups.begin(), speedups.end()));
+    summary->set_median_efficiency(median / (level_values[l] / level_values[0]));
+  }
+  return response;
+}
+
+// ---- Roofline -------------------------------------------------------------
+
+namespace {
+
+// Bytes of one size like "48 KiB", "1 MiB" or "48K"; nullopt when unreadable.
+std::optional<double> ParseSize(absl::string_view number, absl::string_view unit) {
+  // The number may carry its unit ("48K").
+  size_t digits = 0;
+  while (digits < number.size() &&
+         (std::isdigit(static_cast<unsigned char>(number[digits])) || number[digits] == '.')) {
+    ++digits;
+  }
+  std::optional<double> value = ParseNumber(number.substr(0, digits));
+  if (!value.has_value()) return std::nullopt;
+  if (digits < number.size()) unit = number.substr(digits);
+  const std::string u = absl::AsciiStrToLower(unit);
+  double scale = 0;
+  if (u.empty() || u == "b") {
+    scale = 1;
+  } else if (u == "k" || u == "kb" || u == "kib") {
+    scale = 1024.0;
+  } else if (u == "m" || u == "mb" || u == "mib") {
+    scale = 1024.0 * 1024;
+  } else if (u == "g" || u == "gb" || u == "gib") {
+    scale = 1024.0 * 1024 * 1024;
+  } else {
+    return std::nullopt;
+  }
+  return *value * scale;
+}
+
+// "1 MiB", "48 KiB", "1536 KiB": the largest binary unit that divides evenly.
+std::string FormatSize(double bytes) {
+  const std::pair<double, const char*> units[] = {
+      {1024.0 * 1024 * 1024, "GiB"}, {1024.0 * 1024, "MiB"}, {1024.0, "KiB"}};
+  for (const auto& [scale, name] : units) {
+    if (bytes >= scale && std::fmod(bytes, scale) == 0)
+      return absl::StrCat(bytes / scale, " ", name);
+  }
+  return absl::StrCat(bytes, " B");
+}
+
+// The cache levels of `text` ("L1d 48 KiB, L2 1 MiB, L3 32 MiB") that roofs
+// are drawn for, in order L1d, L2, L3; unreadable or other entries (L1i)
+// are skipped.
+std::vector<std::pair<std::string, double>> ParseCacheSizes(const std::string& text) {
+  std::map<std::string, double> found;
+  for (absl::string_view entry : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    std::vector<absl::string_view> tokens = absl::StrSplit(entry, ' ', absl::SkipWhitespace());
+    if (tokens.size() < 2) continue;
+    std::optional<double> bytes = ParseSize(tokens[1], tokens.size() > 2 ? tokens[2] : "");
+    if (bytes.has_value() && *bytes > 0) found[absl::AsciiStrToLower(tokens[0])] = *bytes;
+  }
+  std::vector<std::pair<std::string, double>> levels;
+  for (const char* name : {"L1d", "L2", "L3"}) {
+    auto it = found.find(absl::AsciiStrToLower(name));
+    if (it != found.end()) levels.emplace_back(name, it->second);
+  }
+  return levels;
+}
+
+}  // namespace
+
+std::vector<v1::BandwidthRoof> BandwidthRoofs(const v1::Platform& platform) {
+  std::vector<const v1::BandwidthPoint*> points;
+  for (const char* kernel : {"copy", "triad"}) {
+    for (const v1::BandwidthPoint& p : platform.bandwidth()) {
+      if (p.kernel() == kernel) points.push_back(&p);
+    }
+    if (!points.empty()) break;
+  }
+  std::vector<v1::BandwidthRoof> roofs;
+  if (points.empty()) return roofs;
+
+  // Best bandwidth over the working sets `in_band` accepts; nullopt when none.
+  auto best_where = [&points](auto in_band) -> std::optional<double> {
+    std::optional<double> best;
+    for (const v1::BandwidthPoint* p : points) {
+      if (in_band(static_cast<double>(p->bytes())) &&
+          (!best.has_value() || p->bytes_per_sec() > *best)) {
+        best = p->bytes_per_sec();
+      }
+    }
+    return best;
+  };
+  auto add = [&roofs](std::string level, double bytes_per_sec) {
+    v1::BandwidthRoof roof;
+    roof.set_level(std::move(level));
+    roof.set_bytes_per_sec(bytes_per_sec);
+    roofs.push_back(std::move(roof));
+  };
+
+  // Each level's band starts above the previous level's size, so a working
+  // set counts towards the smallest cache it fits and the plateaus differ.
+  double previous = 0;
+  for (const auto& [name, size] : ParseCacheSizes(platform.cache_sizes())) {
+    auto in_band = [lo = previous, hi = size](double bytes) { return bytes > lo && bytes <= hi; };
+    if (std::optional<double> best = best_where(in_band); best.has_value()) {
+      add(absl::StrCat(name, " (", FormatSize(size), ")"), *best);
+    }
+    previous = std::max(previous, size);
+  }
+  // DRAM: well past the last cache, where it no longer helps; without known
+  // sizes, the largest working set measured is the best guess.
+  double dram_from = 4 * previous;
+  if (previous == 0) {
+    for (const v1::BandwidthPoint* p : points) {
+      dram_from = std::max(dram_from, static_cast<double>(p->bytes()));
+    }
+  }
+  auto past_caches = [dram_from](double bytes) { return bytes >= dram_from; };
+  if (std::optional<double> best = best_where(past_caches); best.has_value()) {
+    add("DRAM", *best);
+  }
+  return roofs;
+}
+
+namespace {
+
+// Recursive-descent reader of the profiler's shape lists. A list of numbers
+// is one tensor's shape (bytes = product × element size); a list of lists
+// sums its members; "[]" is a scalar or absent input and counts 0.
+class ShapeReader {
+ public:
+  explicit ShapeReader(absl::string_view text) : text_(text) {}
+
+  // Elements of the list at the cursor; nullopt on malformed text.
+  std::optional<double> List() {
+    if (!Consume('[')) return std::nullopt;
+    if (Consume(']')) return 0.0;
+    std::optional<double> product, sum;  // which one is set says what the list holds
+    do {
+      SkipSpace();
+      if (Peek() == '[') {
+        if (product.has_value()) return std::nullopt;  // numbers and lists mixed
+        std::optional<double> inner = List();
+        if (!inner.has_value()) return std::nullopt;
+        sum = sum.value_or(0) + *inner;
+      } else {
+        if (sum.has_value()) return std::nullopt;
+        std::optional<double> dim = Dim();
+        if (!dim.has_value()) return std::nullopt;
+        product = product.value_or(1) * *dim;
+      }
+    } while (Consume(','));
+    if (!Consume(']')) return std::nullopt;
+    return product.has_value() ? *product : *sum;
+  }
+
+  bool AtEnd() {
+    SkipSpace();
+    return pos_ == text_.size();
+  }
+
+ private:
+  char Peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool Consume(char c) {
+    SkipSpace();
+    if (Peek() != c) return false;
+    ++pos_;
+    return true;
+  }
+  std::optional<double> Dim() {
+    const size_t start = pos_;
+    while (std::isdigit(static_cast<unsigned char>(Peek()))) ++pos_;
+    if (pos_ == start) return std::nullopt;
+    return ParseNumber(text_.substr(start, pos_ - start));
+  }
+
+  absl::string_view text_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+double InputBytesFromShapes(const std::string& shapes, int element_bytes) {
+  ShapeReader reader(shapes);
+  std::optional<double> elements = reader.List();
+  if (!elements.has_value() || !reader.AtEnd()) return 0;
+  return *elements * element_bytes;
+}
+
+double Attainable(double intensity, double compute_flops_per_sec, double bytes_per_sec) {
+  return std::min(compute_flops_per_sec, intensity * bytes_per_sec);
+}
+
+}  // namespace paradnn::server::analysis

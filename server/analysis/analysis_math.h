@@ -1,0 +1,148 @@
+// The arithmetic of the ParaDnn analyses on rows already selected from the
+// database (server/analysis/analyzer.h does the SQL): heat-map pivots,
+// standardized least-squares sensitivities (Eigen), the paper's box-plot
+// percentiles, speedup joins, thread scaling and roofline points. Pure
+// functions of their inputs; thread-compatible.
+#ifndef PARADNN_SERVER_ANALYSIS_ANALYSIS_MATH_H_
+#define PARADNN_SERVER_ANALYSIS_ANALYSIS_MATH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "paradnn/v1/analysis.pb.h"
+#include "paradnn/v1/metrics.pb.h"
+
+namespace paradnn::server::analysis {
+
+// ---- Ordering of field values ---------------------------------------------
+
+// True when every value parses as a number (integers or decimals).
+bool AllNumeric(const std::vector<std::string>& values);
+
+// The distinct values, sorted numerically when all are numeric, else
+// lexicographically.
+std::vector<std::string> SortedDistinct(std::vector<std::string> values);
+
+// ---- Percentiles ----------------------------------------------------------
+
+// The p-th percentile (0..100) of `sorted` (ascending, non-empty) by linear
+// interpolation between closest ranks (numpy's default "linear" method).
+double Percentile(const std::vector<double>& sorted, double p);
+
+// Median of `values` (non-empty; copied and sorted).
+double Median(std::vector<double> values);
+
+// ---- Heat map -------------------------------------------------------------
+
+// One result as the heat map sees it.
+struct HeatmapRow {
+  std::string x;
+  std::string y;
+  std::string panel;   // "" without a panel field
+  v1::Outcome outcome = v1::OUTCOME_UNSPECIFIED;
+  double metric = 0;   // meaningful only for OK results
+};
+
+// Pivots `rows` into panels of cells (every x × y pair of the axis values,
+// y outer, x inner; panels in SortedDistinct order). A cell's value is the
+// median metric of its OK rows; OOM / PREDICTED_OOM / other outcomes are
+// counted, never folded into the value. Fills x_values, y_values,
+// x_numeric, y_numeric and panels; the caller fills metric, unit and names.
+// InvalidArgument when `rows` is empty or an axis has a single value
+// ("heat map axis 'x' (layer) is constant (4) over the selected results").
+absl::StatusOr<v1::HeatmapResponse> PivotHeatmap(const std::vector<HeatmapRow>& rows,
+                                                const std::string& x_field,
+                                                const std::string& y_field);
+
+// ---- Sensitivity ----------------------------------------------------------
+
+struct SensitivityInput {
+  std::vector<std::string> feature_names;
+  // One row per point, one column per feature (raw values).
+  std::vector<std::vector<double>> features;
+  std::vector<double> target;
+  bool log2_features = false;
+  bool log2_target = false;
+  bool interactions = false;
+};
+
+// Ordinary least squares with intercept on standardized features and target
+// (z-scores; after log2 where asked; interaction columns are products of
+// standardized features, standardized again), solved with Eigen (column-
+// pivoting Householder QR). Weights are the standardized coefficients.
+// InvalidArgument naming the problem when: there are fewer points than
+// terms + 1; a feature (or the target) is constant; log2 meets a value
+// <= 0; a value is not finite.
+absl::StatusOr<v1::SensitivityResponse> FitSensitivity(const SensitivityInput& input);
+
+// ---- Box plots ------------------------------------------------------------
+
+// The paper's box: whiskers at the 2nd/98th percentiles, box at 9th/91st,
+// median, mean, and the values outside the whiskers as outliers (sorted).
+// `values` non-empty.
+v1::BoxplotGroup SummarizeBox(const std::string& name, std::vector<double> values);
+
+// ---- Speedup --------------------------------------------------------------
+
+// One OK result as the speedup join sees it.
+struct SpeedupRow {
+  std::string side;        // the compared field's value (e.g. "bfloat16")
+  std::string config;      // the configuration without the compared field
+  int64_t params = 0;
+  std::string color_value;
+  double metric = 0;
+};
+
+// Joins `rows` config by config between `baseline` and `candidate` (the
+// median over each side's repeats), speedup = candidate / baseline, or
+// baseline / candidate when `lower_is_better` (step_time). Points sorted by
+// params then config. Fills points, geomean/min/max, baseline_only,
+// candidate_only; not the sensitivity. InvalidArgument when no
+// configuration is measured on both sides ("no configuration was measured
+// with both precision=float32 (12 configurations) and precision=bfloat16
+// (0)").
+absl::StatusOr<v1::SpeedupResponse> JoinSpeedup(const std::vector<SpeedupRow>& rows,
+                                               const std::string& field,
+                                               const std::string& baseline,
+                                               const std::string& candidate,
+                                               bool lower_is_better);
+
+// ---- Scaling --------------------------------------------------------------
+
+struct ScalingRow {
+  std::string level;       // the scaled field's value, numeric (e.g. "4")
+  std::string config;      // the configuration without it
+  double metric = 0;
+};
+
+// Per configuration the metric (median of repeats) at each level; per level
+// the speedup over the smallest level across configurations measured at
+// both, and the efficiency (speedup ÷ level ratio). `lower_is_better` as for
+// JoinSpeedup. InvalidArgument when there are fewer than two levels or a
+// level is not numeric.
+absl::StatusOr<v1::ScalingResponse> SummarizeScaling(const std::vector<ScalingRow>& rows,
+                                                    const std::string& field,
+                                                    bool lower_is_better);
+
+// ---- Roofline -------------------------------------------------------------
+
+// The memory roofs of a calibration: for each copy plateau, the best
+// bandwidth at working sets that fit the cache level named in
+// `cache_sizes` ("L1d 48 KiB, L2 1 MiB, L3 32 MiB"), and DRAM as the best at
+// working sets of at least 4× the last level; levels without a point are
+// left out. Falls back to triad when there is no copy point.
+std::vector<v1::BandwidthRoof> BandwidthRoofs(const v1::Platform& platform);
+
+// Bytes of an operator's inputs from the profiler's shape text
+// ("[[64, 1024], [1024], []]") at `element_bytes` each; 0 when unparsable.
+double InputBytesFromShapes(const std::string& shapes, int element_bytes);
+
+// Attainable FLOP/s at `intensity` under one compute and one memory roof:
+// min(compute, intensity × bandwidth).
+double Attainable(double intensity, double compute_flops_per_sec, double bytes_per_sec);
+
+}  // namespace paradnn::server::analysis
+
+#endif  // PARADNN_SERVER_ANALYSIS_ANALYSIS_MATH_H_

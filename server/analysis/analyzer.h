@@ -1,0 +1,50 @@
+// Analyzer answers the Analyze RPC: it selects results with SQL (sweeps,
+// `where` filters, hyper-parameters and platform fields read in the query)
+// and hands the rows to the arithmetic of analysis_math.h.
+//
+// Fields and metrics are the names analysis.proto lists; anything else is
+// InvalidArgument naming the allowed names. Thread-safe (reads only, each on
+// one snapshot of the database).
+#ifndef PARADNN_SERVER_ANALYSIS_ANALYZER_H_
+#define PARADNN_SERVER_ANALYSIS_ANALYZER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "db/database.h"
+#include "paradnn/v1/analysis.pb.h"
+
+namespace paradnn::server::analysis {
+
+// One metric an analysis can read from a result.
+struct MetricInfo {
+  const char* name;
+  const char* unit;        // "examples/s", "GFLOP/s", "%" (stored as a fraction), "s", ...
+  bool lower_is_better;
+  const char* description;
+};
+
+// Every metric, in the order help texts list them.
+const std::vector<MetricInfo>& Metrics();
+
+// The fields that are not hyper-parameters (family, precision, worker, ...).
+const std::vector<std::string>& BuiltinFields();
+
+class Analyzer {
+ public:
+  // `database` must outlive the analyzer.
+  explicit Analyzer(const db::Database* database) : database_(database) {}
+
+  // NotFound for an unknown sweep; InvalidArgument for a bad request (no
+  // sweep, unknown metric or field, constant heat-map axis, too few points,
+  // no common configurations); errors of the database otherwise.
+  absl::StatusOr<v1::AnalyzeResponse> Analyze(const v1::AnalyzeRequest& request) const;
+
+ private:
+  const db::Database* database_;
+};
+
+}  // namespace paradnn::server::analysis
+
+#endif  // PARADNN_SERVER_ANALYSIS_ANALYZER_H_
