@@ -288,7 +288,8 @@ int main(int argc, char** argv) {
     const double median = warm.empty() ? first : warm[warm.size() / 2];
     std::cout << absl::StrFormat("%-12s %-9s %10d %10.0f %10.0f %10.0f %6.2fx%s\n", c.name,
                                  c.scope, rows, first, median, c.target_ms,
-                                 median / c.target_ms, median <= c.target_ms ? "" : "  over");
+                                 median / c.target_ms, median <= c.target_ms ? "" : "  over")
+              << std::flush;
   }
   kill(coordinator, SIGTERM);
   waitpid(coordinator, nullptr, 0);

@@ -23,25 +23,6 @@ using Rows = std::vector<std::vector<std::string>>;
 
 constexpr int kBarWidth = 20;
 
-// The same as output_format.cc's (file-local there): shortest text that
-// reads back exactly; "" for NaN and infinities (an empty CSV field).
-std::string Shortest(double value) {
-  if (!std::isfinite(value)) return "";
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  return std::string(buffer, result.ptr);
-}
-
-// The same as output_format.cc's (file-local there): three significant
-// digits for values below 1000.
-std::string Significant3(double v) {
-  const double a = std::fabs(v);
-  if (a >= 99.95) return absl::StrFormat("%.0f", v);
-  if (a >= 9.995) return absl::StrFormat("%.1f", v);
-  if (a >= 0.9995) return absl::StrFormat("%.2f", v);
-  return absl::StrFormat("%.3f", v);
-}
-
 std::string CsvLine(const std::vector<std::string>& fields) {
   std::vector<std::string> quoted;
   quoted.reserve(fields.size());
@@ -138,7 +119,7 @@ std::string HeatmapCsv(const v1::HeatmapResponse& h) {
     for (const v1::HeatmapCell& c : panel.cells()) {
       absl::StrAppend(
           &out,
-          CsvLine({panel.panel_value(), c.x(), c.y(), c.has_value() ? Shortest(c.value()) : "",
+          CsvLine({panel.panel_value(), c.x(), c.y(), c.has_value() ? ShortestDouble(c.value()) : "",
                    absl::StrCat(c.ok_results()), absl::StrCat(c.oom_results()),
                    absl::StrCat(c.predicted_oom_results()), absl::StrCat(c.failed_results())}));
     }
@@ -179,10 +160,10 @@ std::string SensitivityTable(const v1::SensitivityResponse& s) {
 std::string SensitivityCsv(const v1::SensitivityResponse& s) {
   std::string out = CsvLine({"term", "weight"});
   for (const v1::SensitivityWeight& w : s.weights()) {
-    absl::StrAppend(&out, CsvLine({w.term(), Shortest(w.weight())}));
+    absl::StrAppend(&out, CsvLine({w.term(), ShortestDouble(w.weight())}));
   }
-  absl::StrAppend(&out, CsvLine({"(intercept)", Shortest(s.intercept())}),
-                  CsvLine({"(r_squared)", Shortest(s.r_squared())}),
+  absl::StrAppend(&out, CsvLine({"(intercept)", ShortestDouble(s.intercept())}),
+                  CsvLine({"(r_squared)", ShortestDouble(s.r_squared())}),
                   CsvLine({"(points)", absl::StrCat(s.points())}));
   return out;
 }
@@ -229,7 +210,7 @@ std::string RooflineCsv(const v1::RooflineResponse& r) {
   for (const v1::RooflinePoint& p : r.points()) {
     absl::StrAppend(&out, CsvLine({absl::StrCat(p.job_id()), p.label(), p.op() ? "true" : "false",
                                    p.precision(), absl::StrCat(p.platform_id()),
-                                   Shortest(p.intensity()), Shortest(p.flops_per_sec())}));
+                                   ShortestDouble(p.intensity()), ShortestDouble(p.flops_per_sec())}));
   }
   return out;
 }
@@ -256,10 +237,10 @@ std::string BoxplotCsv(const v1::BoxplotResponse& b) {
   std::string out = CsvLine({"name", "count", "p2", "p9", "p50", "p91", "p98", "mean", "outliers"});
   for (const v1::BoxplotGroup& g : b.groups()) {
     std::vector<std::string> outliers;
-    for (double v : g.outliers()) outliers.push_back(Shortest(v));
+    for (double v : g.outliers()) outliers.push_back(ShortestDouble(v));
     absl::StrAppend(
-        &out, CsvLine({g.name(), absl::StrCat(g.count()), Shortest(g.p2()), Shortest(g.p9()),
-                       Shortest(g.p50()), Shortest(g.p91()), Shortest(g.p98()), Shortest(g.mean()),
+        &out, CsvLine({g.name(), absl::StrCat(g.count()), ShortestDouble(g.p2()), ShortestDouble(g.p9()),
+                       ShortestDouble(g.p50()), ShortestDouble(g.p91()), ShortestDouble(g.p98()), ShortestDouble(g.mean()),
                        absl::StrJoin(outliers, " ")}));
   }
   return out;
@@ -304,8 +285,8 @@ std::string SpeedupCsv(const v1::SpeedupResponse& s) {
       CsvLine({"config", "params", "color_value", "baseline_value", "candidate_value", "speedup"});
   for (const v1::SpeedupPoint& p : s.points()) {
     absl::StrAppend(&out, CsvLine({p.config(), absl::StrCat(p.params()), p.color_value(),
-                                   Shortest(p.baseline_value()), Shortest(p.candidate_value()),
-                                   Shortest(p.speedup())}));
+                                   ShortestDouble(p.baseline_value()), ShortestDouble(p.candidate_value()),
+                                   ShortestDouble(p.speedup())}));
   }
   return out;
 }
@@ -348,7 +329,7 @@ std::string ScalingCsv(const v1::ScalingResponse& s) {
   std::string out = CsvLine(header);
   for (const v1::ScalingConfig& c : s.configs()) {
     std::vector<std::string> fields = {c.config()};
-    for (double v : c.values()) fields.push_back(Shortest(v));
+    for (double v : c.values()) fields.push_back(ShortestDouble(v));
     absl::StrAppend(&out, CsvLine(fields));
   }
   return out;

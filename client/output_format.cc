@@ -62,22 +62,6 @@ Cell Text(const std::string& text) {
   return text;
 }
 
-// Three significant digits for values below 1000.
-std::string Significant3(double v) {
-  const double a = std::fabs(v);
-  if (a >= 99.95) return absl::StrFormat("%.0f", v);
-  if (a >= 9.995) return absl::StrFormat("%.1f", v);
-  if (a >= 0.9995) return absl::StrFormat("%.2f", v);
-  return absl::StrFormat("%.3f", v);
-}
-
-std::string ShortestDouble(double value) {
-  if (!std::isfinite(value)) return "";
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  return std::string(buffer, result.ptr);
-}
-
 size_t DisplayWidth(absl::string_view text) {
   size_t width = 0;
   for (char c : text) {
@@ -153,6 +137,21 @@ int64_t Finished(const v1::SweepStatus& s) {
 std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }
 
 }  // namespace
+
+std::string Significant3(double v) {
+  const double a = std::fabs(v);
+  if (a >= 99.95) return absl::StrFormat("%.0f", v);
+  if (a >= 9.995) return absl::StrFormat("%.1f", v);
+  if (a >= 0.9995) return absl::StrFormat("%.2f", v);
+  return absl::StrFormat("%.3f", v);
+}
+
+std::string ShortestDouble(double value) {
+  if (!std::isfinite(value)) return "";
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, result.ptr);
+}
 
 absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view name) {
   if (name == "table") return OutputFormat::kTable;

@@ -96,6 +96,12 @@ std::string AlignColumns(const std::vector<std::string>& header,
                          const std::vector<std::vector<std::string>>& rows,
                          const std::vector<bool>& right_align);
 
+// Shortest text that reads back as exactly `value`; "" for NaN and
+// infinities (an empty CSV field).
+std::string ShortestDouble(double value);
+// Three significant digits for values below 1000 (whole numbers above).
+std::string Significant3(double value);
+
 // Human units used by the tables.
 std::string HumanCount(double value);                             // 950, 12.3k, 2.36M, 1.20G
 std::string HumanMillis(double millis);                           // 850µs, 12.3 ms, 1.20 s

@@ -514,6 +514,13 @@ std::string Statement::ColumnText(int col) const {
                      static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
 }
 
+std::string_view Statement::ColumnTextView(int col) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, col);
+  if (text == nullptr) return std::string_view();
+  return std::string_view(reinterpret_cast<const char*>(text),
+                          static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
 std::string Statement::ColumnBlob(int col) const {
   const void* data = sqlite3_column_blob(stmt_, col);
   if (data == nullptr) return std::string();

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -111,6 +112,9 @@ class Statement {
   int64_t ColumnInt(int col) const;
   double ColumnDouble(int col) const;
   std::string ColumnText(int col) const;
+  // The text without a copy: valid until the next Step() or destruction.
+  // Empty for NULL.
+  std::string_view ColumnTextView(int col) const;
   std::string ColumnBlob(int col) const;
   bool ColumnIsNull(int col) const;
 

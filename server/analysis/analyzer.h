@@ -14,22 +14,9 @@
 #include "absl/status/statusor.h"
 #include "db/database.h"
 #include "paradnn/v1/analysis.pb.h"
+#include "server/analysis/result_selection.h"
 
 namespace paradnn::server::analysis {
-
-// One metric an analysis can read from a result.
-struct MetricInfo {
-  const char* name;
-  const char* unit;        // "examples/s", "GFLOP/s", "%" (stored as a fraction), "s", ...
-  bool lower_is_better;
-  const char* description;
-};
-
-// Every metric, in the order help texts list them.
-const std::vector<MetricInfo>& Metrics();
-
-// The fields that are not hyper-parameters (family, precision, worker, ...).
-const std::vector<std::string>& BuiltinFields();
 
 class Analyzer {
  public:

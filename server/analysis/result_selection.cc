@@ -1,0 +1,446 @@
+#include "server/analysis/result_selection.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <limits>
+#include <set>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+#include "paradnn/v1/coordinator.pb.h"
+
+namespace paradnn::server::analysis {
+namespace {
+
+const char* const kBuiltinFieldNames[] = {
+    "family",           "precision",        "optimizer", "repeat",      "sweep",
+    "intra_op_threads", "inter_op_threads", "worker",    "device_kind", "device_name",
+    "hostname",         "libtorch_version", "blas_backend", "fingerprint"};
+
+// Index into kBuiltinFieldNames, -1 for a hyper-parameter.
+int BuiltinIndex(const std::string& field) {
+  for (int i = 0; i < static_cast<int>(std::size(kBuiltinFieldNames)); ++i) {
+    if (field == kBuiltinFieldNames[i]) return i;
+  }
+  return -1;
+}
+
+bool IsBuiltin(const std::string& field) { return BuiltinIndex(field) >= 0; }
+
+// Up to this many hyper-parameters are read per result (a family has at
+// most a dozen).
+constexpr int kHyperSlots = 16;
+
+// One statement for every request; what varies travels in parameters:
+// ?1 the sweep ids (JSON array), ?2 whether to build the configuration
+// string, ?3 the hyper-parameters it leaves out (JSON array), ?4 the where
+// filters (JSON object), ?5.. the hyper-parameter of each slot (NULL for an
+// unused slot, which then costs nothing). The where filter's CASE names the
+// value of a built-in field, or looks the hyper-parameter up. Rows come in
+// the order of the jobs_sweep_state index: by sweep, then job id (every job
+// with a result is done).
+std::string SelectSql() {
+  std::string sql = R"sql(
+SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), COALESCE(r.params, j.params, 0),
+       s.family, j.precision, j.optimizer, j.repeat, j.sweep_id,
+       r.intra_op_threads, r.inter_op_threads, r.worker_id,
+       p.device_kind, p.device_name, p.hostname, p.libtorch_version, p.blas_backend,
+       p.fingerprint,
+       r.examples_per_sec, r.model_flops_per_sec, r.executed_flops_per_sec, r.mfu, r.hfu,
+       r.step_median_s, r.step_cv, r.model_flops, r.executed_flops, r.bytes_per_step,
+       r.peak_rss_bytes,
+       CASE WHEN ?2 THEN
+         (SELECT group_concat(kv, ' ') FROM
+            (SELECT jp.key || '=' || COALESCE(CAST(jp.int_value AS TEXT), jp.text_value) AS kv
+               FROM job_params jp
+              WHERE jp.job_id = j.id AND jp.key NOT IN (SELECT value FROM json_each(?3))
+              ORDER BY jp.key))
+       END)sql";
+  for (int slot = 0; slot < kHyperSlots; ++slot) {
+    const std::string param = absl::StrCat("?", 5 + slot);
+    absl::StrAppend(&sql, ",\n       CASE WHEN ", param,
+                    " IS NOT NULL THEN (SELECT COALESCE(CAST(jp.int_value AS TEXT), jp.text_value) "
+                    "FROM job_params jp WHERE jp.job_id = j.id AND jp.key = ",
+                    param, ") END");
+  }
+  absl::StrAppend(&sql, R"sql(
+  FROM jobs j
+  JOIN results r ON r.job_id = j.id
+  JOIN sweeps s ON s.id = j.sweep_id
+  LEFT JOIN platforms p ON p.id = r.platform_id
+ WHERE j.sweep_id IN (SELECT value FROM json_each(?1))
+   AND (?4 = '{}' OR NOT EXISTS (
+     SELECT 1 FROM json_each(?4) w
+      WHERE w.value IS NOT (CASE w.key
+        WHEN 'family' THEN s.family
+        WHEN 'precision' THEN j.precision
+        WHEN 'optimizer' THEN j.optimizer
+        WHEN 'repeat' THEN CAST(j.repeat AS TEXT)
+        WHEN 'sweep' THEN CAST(j.sweep_id AS TEXT)
+        WHEN 'intra_op_threads' THEN CAST(r.intra_op_threads AS TEXT)
+        WHEN 'inter_op_threads' THEN CAST(r.inter_op_threads AS TEXT)
+        WHEN 'worker' THEN r.worker_id
+        WHEN 'device_kind' THEN p.device_kind
+        WHEN 'device_name' THEN p.device_name
+        WHEN 'hostname' THEN p.hostname
+        WHEN 'libtorch_version' THEN p.libtorch_version
+        WHEN 'blas_backend' THEN p.blas_backend
+        WHEN 'fingerprint' THEN p.fingerprint
+        ELSE (SELECT COALESCE(CAST(jp.int_value AS TEXT), jp.text_value)
+                FROM job_params jp WHERE jp.job_id = j.id AND jp.key = w.key)
+      END))))sql");
+  return sql;
+}
+
+// Result columns of SelectSql: built-in fields from 4 (kBuiltinFieldNames
+// order), measured columns from 18 (Column order), the configuration, then
+// the hyper-parameter slots.
+constexpr int kFirstBuiltin = 4;
+constexpr int kFirstColumn = 18;
+constexpr int kConfigColumn = kFirstColumn + static_cast<int>(Column::kCount);
+constexpr int kFirstSlot = kConfigColumn + 1;
+
+// Field values and configurations interned: a million records share a few
+// hundred distinct strings.
+class Dictionary {
+ public:
+  explicit Dictionary(std::vector<std::string>* strings) : strings_(strings) {
+    Intern("");  // id 0: absent
+  }
+  uint32_t Intern(std::string_view text) {
+    // This Abseil's string_view is its own type, not std::string_view.
+    const absl::string_view value(text.data(), text.size());
+    auto it = ids_.find(value);
+    if (it != ids_.end()) return it->second;
+    const auto id = static_cast<uint32_t>(strings_->size());
+    strings_->emplace_back(text);
+    ids_.emplace(strings_->back(), id);
+    return id;
+  }
+
+ private:
+  std::vector<std::string>* strings_;
+  absl::flat_hash_map<std::string, uint32_t> ids_;
+};
+
+// The columns `metric` is computed from.
+std::vector<Column> ColumnsOf(const std::string& metric) {
+  if (metric == "examples_per_sec") return {Column::kExamplesPerSec};
+  if (metric == "gflops") return {Column::kModelFlopsPerSec};
+  if (metric == "executed_gflops") return {Column::kExecutedFlopsPerSec};
+  if (metric == "mfu") return {Column::kMfu};
+  if (metric == "hfu") return {Column::kHfu};
+  if (metric == "step_time") return {Column::kStepMedianSeconds};
+  if (metric == "step_cv") return {Column::kStepCv};
+  if (metric == "model_flops") return {Column::kModelFlops};
+  if (metric == "intensity") return {Column::kExecutedFlops, Column::kBytesPerStep};
+  if (metric == "peak_rss") return {Column::kPeakRssBytes};
+  return {};  // params: from the record itself
+}
+
+template <typename T>
+void AppendUnique(std::vector<T>* values, const T& value) {
+  if (std::find(values->begin(), values->end(), value) == values->end()) values->push_back(value);
+}
+
+std::string JsonArray(const std::vector<int64_t>& values) { return nlohmann::json(values).dump(); }
+std::string JsonArray(const std::vector<std::string>& values) {
+  return nlohmann::json(values).dump();
+}
+
+std::string MetricNames() {
+  std::vector<std::string> names;
+  for (const MetricInfo& metric : Metrics()) names.emplace_back(metric.name);
+  return absl::StrJoin(names, ", ");
+}
+
+absl::Status ReadSweepsAndKeys(sqlite3* db, const std::vector<int64_t>& sweep_ids,
+                               const std::string& sweeps_json, Selected* selected) {
+  std::set<int64_t> found;
+  db::Statement sweeps(db, "SELECT id FROM sweeps WHERE id IN (SELECT value FROM json_each(?))");
+  sweeps.Bind(1, sweeps_json);
+  for (;;) {
+    absl::StatusOr<bool> row = sweeps.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    found.insert(sweeps.ColumnInt(0));
+  }
+  for (int64_t id : sweep_ids) {
+    if (found.count(id) == 0) return absl::NotFoundError(absl::StrCat("sweep ", id, " not found"));
+  }
+  db::Statement keys(db,
+                     "SELECT DISTINCT jp.key FROM jobs j JOIN job_params jp ON jp.job_id = j.id "
+                     "WHERE j.sweep_id IN (SELECT value FROM json_each(?)) ORDER BY jp.key");
+  keys.Bind(1, sweeps_json);
+  for (;;) {
+    absl::StatusOr<bool> row = keys.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    // Threads are read as the runner used them (results), not as swept.
+    std::string key = keys.ColumnText(0);
+    if (!IsBuiltin(key)) selected->all_keys.push_back(std::move(key));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// ---- Metrics ----------------------------------------------------------------
+
+std::optional<double> ColumnValue(const Selected& selected, const Record& record, Column column) {
+  for (size_t i = 0; i < selected.columns.size(); ++i) {
+    if (selected.columns[i] != column) continue;
+    const double value = record.columns[i];
+    if (!std::isfinite(value)) return std::nullopt;
+    return value;
+  }
+  std::fprintf(stderr, "analysis bug: column %d was not loaded\n", static_cast<int>(column));
+  std::abort();
+}
+
+std::optional<double> MetricValue(const Selected& selected, const Record& record,
+                                  const std::string& metric) {
+  if (record.outcome != v1::OK) return std::nullopt;
+  if (metric == "params") {
+    if (record.params <= 0) return std::nullopt;
+    return static_cast<double>(record.params);
+  }
+  if (metric == "intensity") {
+    std::optional<double> flops = ColumnValue(selected, record, Column::kExecutedFlops);
+    std::optional<double> bytes = ColumnValue(selected, record, Column::kBytesPerStep);
+    if (!flops || !bytes || *bytes <= 0) return std::nullopt;
+    return *flops / *bytes;
+  }
+  const std::vector<Column> columns = ColumnsOf(metric);
+  if (columns.size() != 1) return std::nullopt;
+  std::optional<double> value = ColumnValue(selected, record, columns[0]);
+  if (value && (metric == "gflops" || metric == "executed_gflops")) return *value / 1e9;
+  return value;
+}
+
+absl::StatusOr<const MetricInfo*> FindMetric(const std::string& name, const char* default_name) {
+  const std::string wanted = name.empty() && default_name != nullptr ? default_name : name;
+  if (wanted.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("metric is required; one of ", MetricNames()));
+  }
+  for (const MetricInfo& metric : Metrics()) {
+    if (wanted == metric.name) return &metric;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("metric '", wanted, "' is unknown; allowed: ", MetricNames()));
+}
+
+// ---- Selection --------------------------------------------------------------
+
+std::string FieldNames(const std::vector<std::string>& hyper_keys) {
+  return absl::StrCat("hyper-parameters of the selected sweeps: ",
+                      hyper_keys.empty() ? "(none)" : absl::StrJoin(hyper_keys, ", "),
+                      "; other fields: ", absl::StrJoin(BuiltinFields(), ", "));
+}
+
+absl::Status CheckField(const std::string& role, const std::string& field,
+                        const std::vector<std::string>& hyper_keys) {
+  if (field.empty()) return absl::InvalidArgumentError(absl::StrCat(role, " is required"));
+  if (IsBuiltin(field) ||
+      std::find(hyper_keys.begin(), hyper_keys.end(), field) != hyper_keys.end()) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(role, " '", field, "' is not a field of the ",
+                                                 "selected results; ", FieldNames(hyper_keys)));
+}
+
+absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSelection& selection,
+                              const LoadPlan& plan) {
+  if (selection.sweep_ids().empty()) {
+    return absl::InvalidArgumentError("selection.sweep_ids: give at least one sweep id");
+  }
+  std::vector<int64_t> sweep_ids(selection.sweep_ids().begin(), selection.sweep_ids().end());
+  for (int64_t id : sweep_ids) {
+    if (id <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("selection.sweep_ids: ", id, " is not a sweep id (a positive integer)"));
+    }
+  }
+  std::sort(sweep_ids.begin(), sweep_ids.end());
+  sweep_ids.erase(std::unique(sweep_ids.begin(), sweep_ids.end()), sweep_ids.end());
+  const std::string sweeps_json = JsonArray(sweep_ids);
+
+  Selected selected;
+  absl::Status status = database->Read([&](sqlite3* db) -> absl::Status {
+    if (absl::Status s = ReadSweepsAndKeys(db, sweep_ids, sweeps_json, &selected); !s.ok()) {
+      return s;
+    }
+    nlohmann::json where = nlohmann::json::object();
+    for (const auto& [field, value] : selection.where()) {
+      if (absl::Status s = CheckField("selection.where", field, selected.all_keys); !s.ok()) {
+        return s;
+      }
+      where[field] = value;
+    }
+    for (const std::string& field : plan.fields) {
+      if (absl::Status s = CheckField("field", field, selected.all_keys); !s.ok()) return s;
+      AppendUnique(&selected.fields, field);
+    }
+    if (plan.all_hyper) {
+      for (const std::string& key : selected.all_keys) AppendUnique(&selected.fields, key);
+    }
+    if (plan.config_without) {
+      for (const char* field : {"family", "precision", "optimizer"}) {
+        AppendUnique(&selected.fields, std::string(field));
+      }
+    }
+    for (const std::string& metric : plan.metrics) {
+      for (Column column : ColumnsOf(metric)) AppendUnique(&selected.columns, column);
+    }
+    for (Column column : plan.columns) AppendUnique(&selected.columns, column);
+    if (selected.columns.size() > kMaxCarriedColumns) {
+      return absl::InternalError("analysis plan carries too many columns");
+    }
+
+    // Where each carried field comes from: a built-in column or a slot.
+    std::vector<int> sources;
+    std::vector<std::string> slot_keys;
+    for (const std::string& field : selected.fields) {
+      if (int index = BuiltinIndex(field); index >= 0) {
+        sources.push_back(kFirstBuiltin + index);
+        continue;
+      }
+      if (slot_keys.size() == kHyperSlots) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "an analysis reads at most ", kHyperSlots, " hyper-parameters; name fewer features"));
+      }
+      sources.push_back(kFirstSlot + static_cast<int>(slot_keys.size()));
+      slot_keys.push_back(field);
+    }
+
+    // Finished jobs are the ones with results: reserve for all of them.
+    db::Statement count(db,
+                        "SELECT COUNT(*) FROM jobs WHERE sweep_id IN (SELECT value FROM "
+                        "json_each(?)) AND state = ?");
+    count.Bind(1, sweeps_json).Bind(2, static_cast<int>(v1::JOB_DONE));
+    if (absl::StatusOr<bool> row = count.Step(); row.ok() && *row) {
+      selected.records.reserve(static_cast<size_t>(count.ColumnInt(0)));
+      selected.values.reserve(selected.records.capacity() * selected.fields.size());
+    }
+
+    static const std::string* const kSql = new std::string(SelectSql());
+    db::Statement query(db, kSql->c_str());
+    query.Bind(1, sweeps_json)
+        .Bind(2, static_cast<int64_t>(plan.config_without.has_value()))
+        .Bind(3, JsonArray(plan.config_without.value_or(std::vector<std::string>{})))
+        .Bind(4, where.dump());
+    for (int slot = 0; slot < kHyperSlots; ++slot) {
+      if (slot < static_cast<int>(slot_keys.size())) {
+        query.Bind(5 + slot, slot_keys[slot]);
+      } else {
+        query.BindNull(5 + slot);
+      }
+    }
+    Dictionary dictionary(&selected.dictionary);
+    for (;;) {
+      absl::StatusOr<bool> row = query.Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      Record record;
+      record.job_id = query.ColumnInt(0);
+      record.outcome = static_cast<v1::Outcome>(query.ColumnInt(1));
+      record.platform_id = query.ColumnInt(2);
+      record.params = query.ColumnInt(3);
+      record.first_value = static_cast<uint32_t>(selected.values.size());
+      for (int source : sources) {
+        selected.values.push_back(dictionary.Intern(query.ColumnTextView(source)));
+      }
+      for (size_t i = 0; i < selected.columns.size(); ++i) {
+        const int col = kFirstColumn + static_cast<int>(selected.columns[i]);
+        record.columns[i] = query.ColumnIsNull(col) ? std::numeric_limits<double>::quiet_NaN()
+                                                    : query.ColumnDouble(col);
+      }
+      if (plan.config_without) {
+        record.config = dictionary.Intern(query.ColumnTextView(kConfigColumn));
+      }
+      selected.records.push_back(record);
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return selected;
+}
+
+int FieldIndex(const Selected& selected, const std::string& field) {
+  for (size_t i = 0; i < selected.fields.size(); ++i) {
+    if (selected.fields[i] == field) return static_cast<int>(i);
+  }
+  std::fprintf(stderr, "analysis bug: field '%s' was not loaded\n", field.c_str());
+  std::abort();
+}
+
+const std::string& FieldValue(const Selected& selected, const Record& record,
+                              const std::string& field) {
+  return selected.dictionary[ValueId(selected, record, FieldIndex(selected, field))];
+}
+
+std::string ConfigLabel(const Selected& selected, const Record& record, const std::string& field) {
+  std::string label = FieldValue(selected, record, "family");
+  const std::string& config = selected.dictionary[record.config];
+  if (!config.empty()) absl::StrAppend(&label, " ", config);
+  if (field != "precision") {
+    absl::StrAppend(&label, " precision=", FieldValue(selected, record, "precision"));
+  }
+  if (field != "optimizer") {
+    absl::StrAppend(&label, " optimizer=", FieldValue(selected, record, "optimizer"));
+  }
+  return label;
+}
+
+absl::StatusOr<std::vector<std::pair<const Record*, double>>> MeasuredRecords(
+    const Selected& selected, const MetricInfo& metric) {
+  std::vector<std::pair<const Record*, double>> measured;
+  measured.reserve(selected.records.size());
+  int64_t ok = 0;
+  for (const Record& record : selected.records) {
+    if (record.outcome == v1::OK) ++ok;
+    if (std::optional<double> value = MetricValue(selected, record, metric.name)) {
+      measured.emplace_back(&record, *value);
+    }
+  }
+  if (measured.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no selected result has a value of metric '", metric.name, "' (", selected.records.size(),
+        " results selected, ", ok, " OK", ok > 0 ? "; the workers may lack a calibrated roof" : "",
+        ")"));
+  }
+  return measured;
+}
+
+const std::vector<MetricInfo>& Metrics() {
+  static const std::vector<MetricInfo>* const kMetrics = new std::vector<MetricInfo>{
+      {"examples_per_sec", "examples/s", false,
+       "training examples per second (batch / median step)"},
+      {"gflops", "GFLOP/s", false, "model FLOPs (6 × forward MACs × batch) per second"},
+      {"executed_gflops", "GFLOP/s", false, "FLOPs the step executes per second"},
+      {"mfu", "%", false, "model FLOP/s / the calibrated matmul roof of the dtype"},
+      {"hfu", "%", false, "executed FLOP/s / the calibrated matmul roof of the dtype"},
+      {"step_time", "s", true, "median seconds per training step"},
+      {"step_cv", "%", true, "coefficient of variation of the step times"},
+      {"params", "", false, "trainable parameters"},
+      {"model_flops", "FLOP", false, "model FLOPs per training step"},
+      {"intensity", "FLOP/B", false, "executed FLOPs / bytes moved per step"},
+      {"peak_rss", "B", true, "peak resident memory of the runner"},
+  };
+  return *kMetrics;
+}
+
+const std::vector<std::string>& BuiltinFields() {
+  static const std::vector<std::string>* const kFields =
+      new std::vector<std::string>(std::begin(kBuiltinFieldNames), std::end(kBuiltinFieldNames));
+  return *kFields;
+}
+
+}  // namespace paradnn::server::analysis

@@ -1,0 +1,143 @@
+// The results an analysis reads, selected with SQL: the sweeps of a
+// v1::ResultSelection, its `where` filters, the requested hyper-parameters
+// and the built-in fields (family, precision, threads, platform, ...) of each
+// result, and its measured columns. One fixed statement serves every request
+// (lists travel as JSON parameters), so the prepared-statement cache stays
+// small and no request text ever reaches the SQL.
+#ifndef PARADNN_SERVER_ANALYSIS_RESULT_SELECTION_H_
+#define PARADNN_SERVER_ANALYSIS_RESULT_SELECTION_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "db/database.h"
+#include "paradnn/v1/analysis.pb.h"
+#include "paradnn/v1/metrics.pb.h"
+
+namespace paradnn::server::analysis {
+
+// One metric an analysis can read from a result.
+struct MetricInfo {
+  const char* name;
+  const char* unit;        // "examples/s", "GFLOP/s", "%" (stored as a fraction), "s", ...
+  bool lower_is_better;
+  const char* description;
+};
+
+// Every metric, in the order help texts list them.
+const std::vector<MetricInfo>& Metrics();
+
+// The fields that are not hyper-parameters (family, precision, worker, ...).
+const std::vector<std::string>& BuiltinFields();
+
+// The metric called `name` (or `default_name` when `name` is empty);
+// InvalidArgument listing the metrics otherwise.
+absl::StatusOr<const MetricInfo*> FindMetric(const std::string& name,
+                                            const char* default_name = nullptr);
+
+// The measured columns a record carries (NaN where NULL).
+enum class Column {
+  kExamplesPerSec,
+  kModelFlopsPerSec,
+  kExecutedFlopsPerSec,
+  kMfu,
+  kHfu,
+  kStepMedianSeconds,
+  kStepCv,
+  kModelFlops,
+  kExecutedFlops,
+  kBytesPerStep,
+  kPeakRssBytes,
+  kCount,
+};
+
+// The most measured columns one plan carries per record.
+inline constexpr size_t kMaxCarriedColumns = 4;
+
+// One selected result. Field values live in Selected (dictionary ids), so a
+// million records stay near 100 MB.
+struct Record {
+  int64_t job_id = 0;
+  int64_t platform_id = 0;
+  int64_t params = 0;
+  v1::Outcome outcome = v1::OUTCOME_UNSPECIFIED;
+  uint32_t first_value = 0;  // index of this record's first field id in Selected::values
+  uint32_t config = 0;       // dictionary id of the configuration ("" when not asked for)
+  std::array<double, kMaxCarriedColumns> columns;  // Selected::columns, NaN where NULL
+};
+
+struct Selected {
+  std::vector<std::string> fields;      // carried per record, in order
+  std::vector<std::string> all_keys;    // every hyper-parameter of the selected sweeps
+  std::vector<Column> columns;          // carried per record, in order
+  std::vector<std::string> dictionary;  // field values and configurations by id
+  std::vector<uint32_t> values;         // fields.size() ids per record
+  std::vector<Record> records;          // by sweep, then job id
+};
+
+// What a request reads.
+struct LoadPlan {
+  std::vector<std::string> fields;   // checked: built-in or a hyper-parameter of the sweeps
+  bool all_hyper = false;            // also every hyper-parameter of the sweeps
+  std::vector<std::string> metrics;  // carry the columns these metrics need
+  std::vector<Column> columns;       // and these
+  // Set: each record's configuration ("key=value ..." sorted by key) without
+  // these hyper-parameters, plus family, precision and optimizer for
+  // ConfigLabel.
+  std::optional<std::vector<std::string>> config_without;
+};
+
+// Reads the results `selection` names on one snapshot. InvalidArgument for
+// no sweep, a non-positive id, or an unknown field (in `where` or the plan);
+// NotFound for an unknown sweep.
+absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSelection& selection,
+                              const LoadPlan& plan);
+
+// InvalidArgument naming `role` unless `field` is built-in or one of
+// `hyper_keys`.
+absl::Status CheckField(const std::string& role, const std::string& field,
+                        const std::vector<std::string>& hyper_keys);
+
+// "hyper-parameters of the selected sweeps: ...; other fields: ..."
+std::string FieldNames(const std::vector<std::string>& hyper_keys);
+
+// The position of a carried field in Selected::fields. Aborts for a field
+// the plan did not carry (a bug, not input).
+int FieldIndex(const Selected& selected, const std::string& field);
+
+// The dictionary id of carried field `index` for `record`: equal ids are
+// equal values, so grouping works on ids.
+inline uint32_t ValueId(const Selected& selected, const Record& record, int index) {
+  return selected.values[record.first_value + static_cast<uint32_t>(index)];
+}
+
+// The value of a carried `field` for `record`. Aborts for a field the
+// plan did not carry.
+const std::string& FieldValue(const Selected& selected, const Record& record,
+                              const std::string& field);
+
+// A carried measured column; nullopt where NULL or not finite. Aborts for a
+// column the plan did not carry.
+std::optional<double> ColumnValue(const Selected& selected, const Record& record, Column column);
+// `metric` of an OK record; nullopt for other outcomes or a missing value.
+std::optional<double> MetricValue(const Selected& selected, const Record& record,
+                                  const std::string& metric);
+
+// "fc layer=4 node=1024 precision=float32 optimizer=rmsprop": the family,
+// the record's configuration, and precision and optimizer unless `field`
+// is one of them. Needs a plan with config_without.
+std::string ConfigLabel(const Selected& selected, const Record& record, const std::string& field);
+
+// The OK records with a value of `metric`; InvalidArgument when none has.
+absl::StatusOr<std::vector<std::pair<const Record*, double>>> MeasuredRecords(
+    const Selected& selected, const MetricInfo& metric);
+
+}  // namespace paradnn::server::analysis
+
+#endif  // PARADNN_SERVER_ANALYSIS_RESULT_SELECTION_H_
