@@ -465,45 +465,33 @@ absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
 absl::StatusOr<v1::AnalyzeResponse> Analyzer::Analyze(const v1::AnalyzeRequest& request) const {
   v1::AnalyzeResponse response;
   int64_t results = 0;
+  // Runs one analysis and moves its answer into `out`.
+  auto run = [&](auto analysis, const auto& part, auto* out) -> absl::Status {
+    auto answer = analysis(database_, part, &results);
+    if (!answer.ok()) return answer.status();
+    *out = *std::move(answer);
+    return absl::OkStatus();
+  };
   absl::Status status;
   switch (request.analysis_case()) {
-    case v1::AnalyzeRequest::kHeatmap: {
-      absl::StatusOr<v1::HeatmapResponse> out = Heatmap(database_, request.heatmap(), &results);
-      if (out.ok()) *response.mutable_heatmap() = *std::move(out);
-      status = out.status();
+    case v1::AnalyzeRequest::kHeatmap:
+      status = run(Heatmap, request.heatmap(), response.mutable_heatmap());
       break;
-    }
-    case v1::AnalyzeRequest::kSensitivity: {
-      absl::StatusOr<v1::SensitivityResponse> out =
-          Sensitivity(database_, request.sensitivity(), &results);
-      if (out.ok()) *response.mutable_sensitivity() = *std::move(out);
-      status = out.status();
+    case v1::AnalyzeRequest::kSensitivity:
+      status = run(Sensitivity, request.sensitivity(), response.mutable_sensitivity());
       break;
-    }
-    case v1::AnalyzeRequest::kRoofline: {
-      absl::StatusOr<v1::RooflineResponse> out = Roofline(database_, request.roofline(), &results);
-      if (out.ok()) *response.mutable_roofline() = *std::move(out);
-      status = out.status();
+    case v1::AnalyzeRequest::kRoofline:
+      status = run(Roofline, request.roofline(), response.mutable_roofline());
       break;
-    }
-    case v1::AnalyzeRequest::kBoxplot: {
-      absl::StatusOr<v1::BoxplotResponse> out = Boxplot(database_, request.boxplot(), &results);
-      if (out.ok()) *response.mutable_boxplot() = *std::move(out);
-      status = out.status();
+    case v1::AnalyzeRequest::kBoxplot:
+      status = run(Boxplot, request.boxplot(), response.mutable_boxplot());
       break;
-    }
-    case v1::AnalyzeRequest::kSpeedup: {
-      absl::StatusOr<v1::SpeedupResponse> out = Speedup(database_, request.speedup(), &results);
-      if (out.ok()) *response.mutable_speedup() = *std::move(out);
-      status = out.status();
+    case v1::AnalyzeRequest::kSpeedup:
+      status = run(Speedup, request.speedup(), response.mutable_speedup());
       break;
-    }
-    case v1::AnalyzeRequest::kScaling: {
-      absl::StatusOr<v1::ScalingResponse> out = Scaling(database_, request.scaling(), &results);
-      if (out.ok()) *response.mutable_scaling() = *std::move(out);
-      status = out.status();
+    case v1::AnalyzeRequest::kScaling:
+      status = run(Scaling, request.scaling(), response.mutable_scaling());
       break;
-    }
     case v1::AnalyzeRequest::ANALYSIS_NOT_SET:
       return absl::InvalidArgumentError(
           "analysis: set one of heatmap, sensitivity, roofline, boxplot, speedup, scaling");

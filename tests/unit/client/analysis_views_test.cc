@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "tests/support/csv_reader.h"
 
 namespace paradnn::client {
 namespace {
@@ -136,40 +137,7 @@ TEST(AnalysisViewsTest, HeatmapTablePrintsUnitsAsPeopleReadThem) {
   EXPECT_THAT(text, HasSubstr("12.3 ms"));
 }
 
-// A small RFC 4180 reader, independent of the writer under test.
-std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
-  std::vector<std::vector<std::string>> records;
-  std::vector<std::string> record;
-  std::string field;
-  bool quoted = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field.push_back('"');
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field.push_back(c);
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      record.push_back(std::move(field));
-      field.clear();
-    } else if (c == '\n') {
-      record.push_back(std::move(field));
-      field.clear();
-      records.push_back(std::move(record));
-      record.clear();
-    } else {
-      field.push_back(c);
-    }
-  }
-  EXPECT_TRUE(record.empty() && field.empty()) << "last line without a newline";
-  return records;
-}
+using ::paradnn::testing::ParseCsv;
 
 TEST(AnalysisViewsTest, HeatmapCsvHasOneRowPerCellAndEmptyUnsetValues) {
   const auto records = ParseCsv(FormatAnalysis(Heatmap(), OutputFormat::kCsv));
@@ -209,7 +177,7 @@ TEST(AnalysisViewsTest, SensitivityTableSortsByMagnitudeWithSignAndBar) {
   EXPECT_LT(node, layer);
   EXPECT_LT(layer, interaction);
   EXPECT_THAT(LineWith(text, "batch"), HasSubstr("+0.900  +" + std::string(20, '#')));
-  EXPECT_THAT(LineWith(text, "node "), testing::EndsWith("-0.450  -" + std::string(10, '#')));
+  EXPECT_THAT(LineWith(text, "node "), ::testing::EndsWith("-0.450  -" + std::string(10, '#')));
   EXPECT_THAT(text, HasSubstr("R² = 0.987 over 120 points\n"));
   EXPECT_THAT(text, HasSubstr("features as log2(value); target as log2(examples_per_sec)\n"));
 }
@@ -375,7 +343,7 @@ v1::AnalyzeResponse Speedup() {
 TEST(AnalysisViewsTest, SpeedupTableSummarizesThenListsThenSensitivity) {
   const std::string text = FormatAnalysis(Speedup(), OutputFormat::kTable);
   EXPECT_THAT(Lines(text)[0],
-              testing::StartsWith("speedup of cuda over cpu (device_kind, examples_per_sec): "
+              ::testing::StartsWith("speedup of cuda over cpu (device_kind, examples_per_sec): "
                                   "geomean 1.82×, min 1.00×, max 3.00× over 3 configurations; "
                                   "2 only on cpu, 1 only on cuda"));
   EXPECT_THAT(LineWith(text, "config"), HasSubstr("cpu"));
@@ -433,7 +401,7 @@ TEST(AnalysisViewsTest, ScalingTableHasSummaryThenConfigurations) {
   const std::vector<std::string> four =
       absl::StrSplit(LineWith(text, "3.20×"), ' ', absl::SkipEmpty());
   EXPECT_THAT(four, ElementsAre("4", "2", "3.20×", "2.88×", "3.52×", "80.0%"));
-  EXPECT_THAT(LineWith(text, "intra_op_threads=4"), testing::StartsWith("config  "));
+  EXPECT_THAT(LineWith(text, "intra_op_threads=4"), ::testing::StartsWith("config  "));
   const std::vector<std::string> missing =
       absl::StrSplit(LineWith(text, "layer=8 node=32").substr(16), ' ', absl::SkipEmpty());
   EXPECT_THAT(missing, ElementsAre("50", "-", "150"));

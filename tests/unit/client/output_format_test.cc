@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_split.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "tests/support/csv_reader.h"
 
 namespace paradnn::client {
 namespace {
@@ -18,41 +19,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// A small RFC 4180 reader, independent of the writer under test.
-std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
-  std::vector<std::vector<std::string>> records;
-  std::vector<std::string> record;
-  std::string field;
-  bool quoted = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field.push_back('"');
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field.push_back(c);
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      record.push_back(field);
-      field.clear();
-    } else if (c == '\n') {
-      record.push_back(field);
-      field.clear();
-      records.push_back(record);
-      record.clear();
-    } else {
-      field.push_back(c);
-    }
-  }
-  EXPECT_FALSE(quoted);
-  EXPECT_TRUE(field.empty() && record.empty()) << "missing final line break";
-  return records;
-}
+using ::paradnn::testing::ParseCsv;
 
 v1::ResultRow OkRow() {
   v1::ResultRow row;
