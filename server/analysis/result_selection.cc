@@ -43,10 +43,13 @@ constexpr int kHyperSlots = 16;
 // string, ?3 the hyper-parameters it leaves out (JSON array), ?4 the where
 // filters (JSON object), ?5.. the hyper-parameter of each slot (NULL for an
 // unused slot, which then costs nothing). The where filter's CASE names the
-// value of a built-in field, or looks the hyper-parameter up. Rows come in
-// the order of the jobs_sweep_state index: by sweep, then job id (every job
-// with a result is done).
-std::string SelectSql() {
+// value of a built-in field, or looks the hyper-parameter up.
+//
+// `scan_results`: walk the results table and look each job up by id, the
+// cheapest path when the sweeps hold most of the results; otherwise walk
+// the sweeps' jobs through jobs_sweep_state and look each result up. Rows
+// come by sweep then job id, or by result id.
+std::string SelectSql(bool scan_results) {
   std::string sql = R"sql(
 SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), COALESCE(r.params, j.params, 0),
        s.family, j.precision, j.optimizer, j.repeat, j.sweep_id,
@@ -70,9 +73,13 @@ SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), COALESCE(r.params, j.par
                     "FROM job_params jp WHERE jp.job_id = j.id AND jp.key = ",
                     param, ") END");
   }
-  absl::StrAppend(&sql, R"sql(
+  absl::StrAppend(&sql, scan_results ? R"sql(
+  FROM results r
+  CROSS JOIN jobs j ON j.id = r.job_id)sql"
+                                     : R"sql(
   FROM jobs j
-  JOIN results r ON r.job_id = j.id
+  JOIN results r ON r.job_id = j.id)sql");
+  absl::StrAppend(&sql, R"sql(
   JOIN sweeps s ON s.id = j.sweep_id
   LEFT JOIN platforms p ON p.id = r.platform_id
  WHERE j.sweep_id IN (SELECT value FROM json_each(?1))
@@ -320,18 +327,22 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
       slot_keys.push_back(field);
     }
 
-    // Finished jobs are the ones with results: reserve for all of them.
+    // Finished jobs are the ones with results: reserve for all of them, and
+    // scan every result when the sweeps hold most of them.
     db::Statement count(db,
-                        "SELECT COUNT(*) FROM jobs WHERE sweep_id IN (SELECT value FROM "
-                        "json_each(?)) AND state = ?");
+                        "SELECT (SELECT COUNT(*) FROM jobs WHERE sweep_id IN (SELECT value FROM "
+                        "json_each(?)) AND state = ?), (SELECT COALESCE(MAX(id), 0) FROM results)");
     count.Bind(1, sweeps_json).Bind(2, static_cast<int>(v1::JOB_DONE));
+    bool scan_results = false;
     if (absl::StatusOr<bool> row = count.Step(); row.ok() && *row) {
       selected.records.reserve(static_cast<size_t>(count.ColumnInt(0)));
       selected.values.reserve(selected.records.capacity() * selected.fields.size());
+      scan_results = 4 * count.ColumnInt(0) > count.ColumnInt(1);
     }
 
-    static const std::string* const kSql = new std::string(SelectSql());
-    db::Statement query(db, kSql->c_str());
+    static const std::string* const kScanJobs = new std::string(SelectSql(false));
+    static const std::string* const kScanResults = new std::string(SelectSql(true));
+    db::Statement query(db, (scan_results ? kScanResults : kScanJobs)->c_str());
     query.Bind(1, sweeps_json)
         .Bind(2, static_cast<int64_t>(plan.config_without.has_value()))
         .Bind(3, JsonArray(plan.config_without.value_or(std::vector<std::string>{})))

@@ -78,7 +78,7 @@ struct Selected {
   std::vector<Column> columns;          // carried per record, in order
   std::vector<std::string> dictionary;  // field values and configurations by id
   std::vector<uint32_t> values;         // fields.size() ids per record
-  std::vector<Record> records;          // by sweep, then job id
+  std::vector<Record> records;          // by sweep then job id, or by result id
 };
 
 // What a request reads.
