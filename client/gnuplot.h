@@ -1,0 +1,52 @@
+// Building gnuplot programs (quoting, inline data, terminals) and running
+// them: the script goes into a private temporary folder (under $TMPDIR or
+// /tmp, removed afterwards) and `gnuplot` from $PATH draws it, no shell in
+// between. Pure functions except Run; thread-compatible.
+#ifndef PARADNN_CLIENT_GNUPLOT_H_
+#define PARADNN_CLIENT_GNUPLOT_H_
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace paradnn::client::gnuplot {
+
+enum class Terminal { kPng, kSvg };
+
+struct Canvas {
+  int width = 640;
+  int height = 480;
+};
+
+// A gnuplot single-quoted string: no escape processing except '' for a
+// quote, so backslashes and double quotes pass through as they are; line
+// breaks and other control characters become spaces.
+std::string Quote(absl::string_view text);
+// Lines joined into one gnuplot string expression ('a' . "\n" . 'b').
+std::string QuoteLines(const std::vector<std::string>& lines);
+// A number as gnuplot reads it back exactly enough for drawing.
+std::string Num(double value);
+// Writes `name` as an inline datablock of numeric rows (NaN where not
+// finite).
+void Datablock(std::ostringstream& out, const std::string& name,
+               const std::vector<std::vector<double>>& rows);
+// Tic labels at index positions: ('a' 0, 'b' 1, ...).
+std::string IndexTics(const std::vector<std::string>& labels);
+// Terminal (pngcairo or svg, noenhanced, utf8), output file and grid.
+void Prologue(std::ostringstream& out, Terminal terminal, Canvas canvas,
+              const std::string& out_path);
+// The whole figure is one centred message (nothing to draw).
+void MessageFigure(std::ostringstream& out, const std::string& title, const std::string& message);
+// Closes the output; returns the program.
+std::string Finish(std::ostringstream& out);
+
+// Runs `script` (which writes `out_path`). Unavailable when gnuplot is not
+// installed; Internal with gnuplot's output when it fails or writes nothing.
+absl::Status Run(const std::string& script, const std::string& out_path);
+
+}  // namespace paradnn::client::gnuplot
+
+#endif  // PARADNN_CLIENT_GNUPLOT_H_
