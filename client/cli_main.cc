@@ -143,7 +143,12 @@ void AddAnalyzeCommon(CLI::App* command, Flags* flags) {
                       "Only results whose FIELD equals VALUE (FIELD=VALUE, repeatable): a "
                       "hyper-parameter, family, precision, optimizer, worker, device_kind, "
                       "libtorch_version, blas_backend, ...");
-  AddFormat(command, flags);
+  command
+      ->add_option("--format", flags->format,
+                   "table (aligned, human units), csv (RFC 4180, raw numbers, one row per cell, "
+                   "term, point, box or configuration) or json (the AnalyzeResponse object)")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
   command->add_option("--plot", flags->plot, "Also draw the figure with gnuplot (FILE.png|.svg)");
 }
 
