@@ -788,4 +788,10 @@ absl::Status PlotAnalysis(const v1::AnalyzeResponse& response, const std::string
   return gnuplot::Run(GnuplotScript(response, out_path), out_path);
 }
 
+absl::StatusOr<std::string> RenderSvg(const v1::AnalyzeResponse& response) {
+  return gnuplot::Render(
+      [&response](const std::string& path) { return GnuplotScript(response, path); },
+      "figure.svg");
+}
+
 }  // namespace paradnn::client

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "paradnn/v1/analysis.pb.h"
 
 namespace paradnn::client {
@@ -28,6 +29,10 @@ namespace paradnn::client {
 // Unavailable when gnuplot is not installed; Internal with gnuplot's
 // stderr when it fails.
 absl::Status PlotAnalysis(const v1::AnalyzeResponse& response, const std::string& out_path);
+
+// `response` drawn as SVG, the file's text (for pages that inline it).
+// Errors as PlotAnalysis.
+absl::StatusOr<std::string> RenderSvg(const v1::AnalyzeResponse& response);
 
 // The gnuplot program PlotAnalysis runs for `response`, with its data
 // inline (datablocks), writing to `out_path`; exposed for tests.

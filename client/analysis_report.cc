@@ -1,16 +1,13 @@
 #include "client/analysis_report.h"
 
-#include <stdlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -193,31 +190,6 @@ std::string InlineSvg(std::string svg, const std::string& id_prefix, const std::
   return out;
 }
 
-absl::StatusOr<std::string> MakeTempDir() {
-  std::string base = "/tmp";
-  if (const char* tmp = std::getenv("TMPDIR"); tmp != nullptr && *tmp != '\0') base = tmp;
-  std::string pattern = base + "/paradnn-report-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) {
-    const int error = errno;
-    return absl::InternalError(absl::StrCat("cannot create a temporary directory in ", base, ": ",
-                                            std::strerror(error)));
-  }
-  return pattern;
-}
-
-absl::StatusOr<std::string> RenderSvg(const v1::AnalyzeResponse& response,
-                                      const std::string& temp_dir, size_t index) {
-  const std::string path = absl::StrCat(temp_dir, "/figure", index, ".svg");
-  if (absl::Status status = PlotAnalysis(response, path); !status.ok()) return status;
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::error_code ignored;
-  std::filesystem::remove(path, ignored);
-  if (buffer.str().empty()) return absl::InternalError(absl::StrCat("cannot read ", path));
-  return buffer.str();
-}
-
 }  // namespace
 
 absl::Status WriteReport(const ReportInput& input, const std::string& out_dir) {
@@ -227,16 +199,6 @@ absl::Status WriteReport(const ReportInput& input, const std::string& out_dir) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot create report directory ", out_dir, ": ", error.message()));
   }
-  absl::StatusOr<std::string> temp_dir = MakeTempDir();
-  if (!temp_dir.ok()) return temp_dir.status();
-  struct Cleanup {
-    std::string path;
-    ~Cleanup() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } cleanup{*temp_dir};
-
   std::string html;
   absl::StrAppend(&html,
                   "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -257,7 +219,7 @@ absl::Status WriteReport(const ReportInput& input, const std::string& out_dir) {
 
   for (size_t i = 0; i < input.sections.size(); ++i) {
     const ReportSection& section = input.sections[i];
-    absl::StatusOr<std::string> svg = RenderSvg(section.response, *temp_dir, i + 1);
+    absl::StatusOr<std::string> svg = RenderSvg(section.response);
     if (!svg.ok()) return svg.status();
     absl::StrAppend(&html, "<section id=\"section-", i + 1, "\">\n<h2>", Escape(section.title),
                     "</h2>\n");

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -181,16 +182,18 @@ std::string Finish(std::ostringstream& out) {
   return out.str();
 }
 
-absl::Status Run(const std::string& script_text, const std::string& out_path) {
+namespace {
+
+// Writes `script` into `dir`, runs gnuplot on it and checks that it wrote a
+// non-empty `out_path`.
+absl::Status RunIn(const TempDir& dir, const std::string& script_text,
+                   const std::string& out_path) {
   const std::string gnuplot = FindGnuplot();
   if (gnuplot.empty()) {
     return absl::UnavailableError("gnuplot not found: install Debian package gnuplot-nox");
   }
-  absl::StatusOr<std::string> dir = MakeTempDir();
-  if (!dir.ok()) return dir.status();
-  TempDir temp(*dir);
-  const std::string script_path = temp.path() + "/figure.gp";
-  const std::string log_path = temp.path() + "/gnuplot.log";
+  const std::string script_path = dir.path() + "/figure.gp";
+  const std::string log_path = dir.path() + "/gnuplot.log";
   {
     std::ofstream script(script_path, std::ios::binary);
     script << script_text;
@@ -213,6 +216,25 @@ absl::Status Run(const std::string& script_text, const std::string& out_path) {
         absl::StrCat("gnuplot wrote no figure to ", out_path, log.empty() ? "" : ": ", log));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Run(const std::string& script, const std::string& out_path) {
+  absl::StatusOr<std::string> dir = MakeTempDir();
+  if (!dir.ok()) return dir.status();
+  TempDir temp(*dir);
+  return RunIn(temp, script, out_path);
+}
+
+absl::StatusOr<std::string> Render(const std::function<std::string(const std::string&)>& script_for,
+                                   const std::string& file_name) {
+  absl::StatusOr<std::string> dir = MakeTempDir();
+  if (!dir.ok()) return dir.status();
+  TempDir temp(*dir);
+  const std::string out_path = temp.path() + "/" + file_name;
+  if (absl::Status s = RunIn(temp, script_for(out_path), out_path); !s.ok()) return s;
+  return ReadFile(out_path);
 }
 
 }  // namespace paradnn::client::gnuplot

@@ -5,11 +5,13 @@
 #ifndef PARADNN_CLIENT_GNUPLOT_H_
 #define PARADNN_CLIENT_GNUPLOT_H_
 
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace paradnn::client::gnuplot {
@@ -46,6 +48,11 @@ std::string Finish(std::ostringstream& out);
 // Runs `script` (which writes `out_path`). Unavailable when gnuplot is not
 // installed; Internal with gnuplot's output when it fails or writes nothing.
 absl::Status Run(const std::string& script, const std::string& out_path);
+
+// Runs the script `script_for(path)` returns, `path` being `file_name` in
+// the private folder, and returns the bytes drawn there. Errors as Run.
+absl::StatusOr<std::string> Render(const std::function<std::string(const std::string&)>& script_for,
+                                   const std::string& file_name);
 
 }  // namespace paradnn::client::gnuplot
 
