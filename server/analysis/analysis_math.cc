@@ -72,13 +72,6 @@ double Median(std::vector<double> values) {
 
 namespace {
 
-struct CellTally {
-  std::vector<double> ok_metrics;
-  int64_t oom = 0;
-  int64_t predicted_oom = 0;
-  int64_t failed = 0;
-};
-
 absl::Status CheckAxisVaries(const std::vector<std::string>& values, absl::string_view axis,
                              absl::string_view field) {
   if (values.size() >= 2) return absl::OkStatus();
@@ -89,41 +82,58 @@ absl::Status CheckAxisVaries(const std::vector<std::string>& values, absl::strin
 
 }  // namespace
 
+void CountInto(HeatmapTally* tally, v1::Outcome outcome, double metric) {
+  switch (outcome) {
+    case v1::OK:
+      tally->ok_metrics.push_back(metric);
+      break;
+    case v1::OOM:
+      ++tally->oom;
+      break;
+    case v1::PREDICTED_OOM:
+      ++tally->predicted_oom;
+      break;
+    default:
+      ++tally->failed;
+      break;
+  }
+}
+
 absl::StatusOr<v1::HeatmapResponse> PivotHeatmap(const std::vector<HeatmapRow>& rows,
                                                  const std::string& x_field,
                                                  const std::string& y_field) {
-  if (rows.empty()) return absl::InvalidArgumentError("no results match the selection");
+  std::map<std::tuple<std::string, std::string, std::string>, HeatmapTally> cells;
+  for (const HeatmapRow& row : rows) {
+    HeatmapTally& tally = cells[{row.panel, row.y, row.x}];
+    tally.x = row.x;
+    tally.y = row.y;
+    tally.panel = row.panel;
+    CountInto(&tally, row.outcome, row.metric);
+  }
+  std::vector<HeatmapTally> tallies;
+  tallies.reserve(cells.size());
+  for (auto& [key, tally] : cells) tallies.push_back(std::move(tally));
+  return PivotHeatmapTallies(tallies, x_field, y_field);
+}
+
+absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<HeatmapTally>& tallies,
+                                                       const std::string& x_field,
+                                                       const std::string& y_field) {
+  if (tallies.empty()) return absl::InvalidArgumentError("no results match the selection");
 
   std::vector<std::string> xs, ys, panels;
-  for (const HeatmapRow& row : rows) {
-    xs.push_back(row.x);
-    ys.push_back(row.y);
-    panels.push_back(row.panel);
+  std::map<std::tuple<std::string, std::string, std::string>, const HeatmapTally*> by_cell;
+  for (const HeatmapTally& tally : tallies) {
+    xs.push_back(tally.x);
+    ys.push_back(tally.y);
+    panels.push_back(tally.panel);
+    by_cell[{tally.panel, tally.y, tally.x}] = &tally;
   }
   xs = SortedDistinct(std::move(xs));
   ys = SortedDistinct(std::move(ys));
   panels = SortedDistinct(std::move(panels));  // {""} when no row names a panel
   if (absl::Status s = CheckAxisVaries(xs, "x", x_field); !s.ok()) return s;
   if (absl::Status s = CheckAxisVaries(ys, "y", y_field); !s.ok()) return s;
-
-  std::map<std::tuple<std::string, std::string, std::string>, CellTally> tallies;
-  for (const HeatmapRow& row : rows) {
-    CellTally& tally = tallies[{row.panel, row.y, row.x}];
-    switch (row.outcome) {
-      case v1::OK:
-        tally.ok_metrics.push_back(row.metric);
-        break;
-      case v1::OOM:
-        ++tally.oom;
-        break;
-      case v1::PREDICTED_OOM:
-        ++tally.predicted_oom;
-        break;
-      default:
-        ++tally.failed;
-        break;
-    }
-  }
 
   v1::HeatmapResponse response;
   response.set_x(x_field);
@@ -142,9 +152,9 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmap(const std::vector<HeatmapRow>& 
         v1::HeatmapCell* cell = panel->add_cells();
         cell->set_x(x);
         cell->set_y(y);
-        auto it = tallies.find({panel_value, y, x});
-        if (it == tallies.end()) continue;
-        const CellTally& tally = it->second;
+        auto it = by_cell.find({panel_value, y, x});
+        if (it == by_cell.end()) continue;
+        const HeatmapTally& tally = *it->second;
         if (!tally.ok_metrics.empty()) cell->set_value(Median(tally.ok_metrics));
         cell->set_ok_results(static_cast<int64_t>(tally.ok_metrics.size()));
         cell->set_oom_results(tally.oom);

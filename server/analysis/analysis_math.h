@@ -56,6 +56,27 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmap(const std::vector<HeatmapRow>& 
                                                 const std::string& x_field,
                                                 const std::string& y_field);
 
+// The results of one cell, already grouped (by a caller that groups on
+// something cheaper than strings).
+struct HeatmapTally {
+  std::string x;
+  std::string y;
+  std::string panel;
+  std::vector<double> ok_metrics;
+  int64_t oom = 0;
+  int64_t predicted_oom = 0;
+  int64_t failed = 0;
+};
+
+// Counts one result's outcome (and its metric when OK) into `tally`.
+void CountInto(HeatmapTally* tally, v1::Outcome outcome, double metric);
+
+// PivotHeatmap over tallies, at most one per (panel, y, x); the same
+// response and errors as for the rows they were counted from.
+absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<HeatmapTally>& tallies,
+                                                       const std::string& x_field,
+                                                       const std::string& y_field);
+
 // ---- Sensitivity ----------------------------------------------------------
 
 struct SensitivityInput {

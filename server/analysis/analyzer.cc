@@ -47,21 +47,34 @@ absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
   if (!selected.ok()) return selected.status();
   *results = static_cast<int64_t>(selected->records.size());
 
-  std::vector<HeatmapRow> rows;
+  // Cells grouped on dictionary ids; strings only once per cell.
+  const int x = FieldIndex(*selected, request.x());
+  const int y = FieldIndex(*selected, request.y());
+  const int panel = request.panel().empty() ? -1 : FieldIndex(*selected, request.panel());
+  absl::flat_hash_map<std::array<uint32_t, 3>, HeatmapTally> cells;
   for (const Record& record : selected->records) {
-    HeatmapRow row;
-    row.x = FieldValue(*selected, record, request.x());
-    row.y = FieldValue(*selected, record, request.y());
-    if (!request.panel().empty()) row.panel = FieldValue(*selected, record, request.panel());
-    row.outcome = record.outcome;
+    double value = 0;
     if (record.outcome == v1::OK) {
-      std::optional<double> value = MetricValue(*selected, record, (*metric)->name);
-      if (!value) continue;  // e.g. no roof for MFU: no value, not a failure
-      row.metric = *value;
+      std::optional<double> metric_value = MetricValue(*selected, record, (*metric)->name);
+      if (!metric_value) continue;  // e.g. no roof for MFU: no value, not a failure
+      value = *metric_value;
     }
-    rows.push_back(std::move(row));
+    const std::array<uint32_t, 3> key = {panel < 0 ? 0 : ValueId(*selected, record, panel),
+                                         ValueId(*selected, record, y),
+                                         ValueId(*selected, record, x)};
+    HeatmapTally& tally = cells[key];
+    CountInto(&tally, record.outcome, value);
   }
-  absl::StatusOr<v1::HeatmapResponse> response = PivotHeatmap(rows, request.x(), request.y());
+  std::vector<HeatmapTally> tallies;
+  tallies.reserve(cells.size());
+  for (auto& [key, tally] : cells) {
+    tally.panel = selected->dictionary[key[0]];
+    tally.y = selected->dictionary[key[1]];
+    tally.x = selected->dictionary[key[2]];
+    tallies.push_back(std::move(tally));
+  }
+  absl::StatusOr<v1::HeatmapResponse> response =
+      PivotHeatmapTallies(tallies, request.x(), request.y());
   if (!response.ok()) return response.status();
   response->set_metric((*metric)->name);
   response->set_unit((*metric)->unit);

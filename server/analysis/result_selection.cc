@@ -192,7 +192,7 @@ absl::Status ReadSweepsAndKeys(sqlite3* db, const std::vector<int64_t>& sweep_id
     if (!*row) break;
     // Threads are read as the runner used them (results), not as swept.
     std::string key = keys.ColumnText(0);
-    if (!IsBuiltin(key)) selected->all_keys.push_back(std::move(key));
+    (IsBuiltin(key) ? selected->swept_builtins : selected->all_keys).push_back(std::move(key));
   }
   return absl::OkStatus();
 }
@@ -302,6 +302,9 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
       for (const char* field : {"family", "precision", "optimizer"}) {
         AppendUnique(&selected.fields, std::string(field));
       }
+      if (plan.all_hyper) {
+        for (const std::string& key : selected.swept_builtins) AppendUnique(&selected.fields, key);
+      }
     }
     for (const std::string& metric : plan.metrics) {
       for (Column column : ColumnsOf(metric)) AppendUnique(&selected.columns, column);
@@ -340,11 +343,31 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
       scan_results = 4 * count.ColumnInt(0) > count.ColumnInt(1);
     }
 
+    // With every hyper-parameter already read into slots, the configuration
+    // is built from their ids here rather than read a second time in SQL.
+    const bool config_from_slots = plan.config_without.has_value() && plan.all_hyper;
+    std::vector<int> config_fields;  // positions in selected.fields, sorted by key
+    if (config_from_slots) {
+      // The job's swept keys, as the SQL configuration lists them.
+      std::vector<std::string> keys = selected.all_keys;
+      keys.insert(keys.end(), selected.swept_builtins.begin(), selected.swept_builtins.end());
+      std::sort(keys.begin(), keys.end());
+      for (const std::string& key : keys) {
+        const auto& excluded = *plan.config_without;
+        if (std::find(excluded.begin(), excluded.end(), key) != excluded.end()) continue;
+        config_fields.push_back(static_cast<int>(
+            std::find(selected.fields.begin(), selected.fields.end(), key) -
+            selected.fields.begin()));
+      }
+    }
+    absl::flat_hash_map<std::vector<uint32_t>, uint32_t> config_ids;
+    std::vector<uint32_t> config_key;
+
     static const std::string* const kScanJobs = new std::string(SelectSql(false));
     static const std::string* const kScanResults = new std::string(SelectSql(true));
     db::Statement query(db, (scan_results ? kScanResults : kScanJobs)->c_str());
     query.Bind(1, sweeps_json)
-        .Bind(2, static_cast<int64_t>(plan.config_without.has_value()))
+        .Bind(2, static_cast<int64_t>(plan.config_without.has_value() && !config_from_slots))
         .Bind(3, JsonArray(plan.config_without.value_or(std::vector<std::string>{})))
         .Bind(4, where.dump());
     for (int slot = 0; slot < kHyperSlots; ++slot) {
@@ -373,7 +396,22 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
         record.columns[i] = query.ColumnIsNull(col) ? std::numeric_limits<double>::quiet_NaN()
                                                     : query.ColumnDouble(col);
       }
-      if (plan.config_without) {
+      if (config_from_slots) {
+        config_key.clear();
+        for (int field : config_fields) config_key.push_back(ValueId(selected, record, field));
+        auto it = config_ids.find(config_key);
+        if (it == config_ids.end()) {
+          std::vector<std::string> pairs;
+          for (size_t i = 0; i < config_fields.size(); ++i) {
+            const std::string& value = selected.dictionary[config_key[i]];
+            if (!value.empty()) {
+              pairs.push_back(absl::StrCat(selected.fields[config_fields[i]], "=", value));
+            }
+          }
+          it = config_ids.emplace(config_key, dictionary.Intern(absl::StrJoin(pairs, " "))).first;
+        }
+        record.config = it->second;
+      } else if (plan.config_without) {
         record.config = dictionary.Intern(query.ColumnTextView(kConfigColumn));
       }
       selected.records.push_back(record);

@@ -75,6 +75,8 @@ struct Record {
 struct Selected {
   std::vector<std::string> fields;      // carried per record, in order
   std::vector<std::string> all_keys;    // every hyper-parameter of the selected sweeps
+  // Built-in fields the sweeps also vary as hyper-parameters (threads).
+  std::vector<std::string> swept_builtins;
   std::vector<Column> columns;          // carried per record, in order
   std::vector<std::string> dictionary;  // field values and configurations by id
   std::vector<uint32_t> values;         // fields.size() ids per record

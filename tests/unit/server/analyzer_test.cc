@@ -208,6 +208,34 @@ TEST_F(AnalyzerTest, SpeedupJoinsConfigurationsAcrossDeviceKinds) {
   }
 }
 
+TEST_F(AnalyzerTest, SpeedupKeepsSweptThreadCountsApart) {
+  auto with_threads = [this](double scale) {
+    std::vector<SyntheticResult> results;
+    for (int threads : {1, 2}) {
+      for (SyntheticResult result : Grid({"float32"})) {
+        result.params["intra_op_threads"] = threads;
+        result.intra_op_threads = threads;
+        result.examples_per_sec *= scale * threads;
+        results.push_back(result);
+      }
+    }
+    return results;
+  };
+  const int64_t cpu_sweep = Store(with_threads(1), "cpu");
+  const int64_t gpu_sweep = Store(with_threads(10), "cuda");
+  v1::AnalyzeRequest request;
+  request.mutable_speedup()->mutable_selection()->add_sweep_ids(cpu_sweep);
+  request.mutable_speedup()->mutable_selection()->add_sweep_ids(gpu_sweep);
+  request.mutable_speedup()->set_field("device_kind");
+  absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  // 12 configurations × 2 thread counts, each joined with its own.
+  ASSERT_EQ(response->speedup().points_size(), 24);
+  EXPECT_THAT(response->speedup().points(0).config(), HasSubstr("intra_op_threads="));
+  EXPECT_NEAR(response->speedup().min_speedup(), 10, 1e-9);
+  EXPECT_NEAR(response->speedup().max_speedup(), 10, 1e-9);
+}
+
 TEST_F(AnalyzerTest, SpeedupOfBfloat16OverFloat32DefaultsToFloat32AsBaseline) {
   const int64_t sweep = Store(Grid({"float32", "bfloat16"}));
   v1::AnalyzeRequest request;
