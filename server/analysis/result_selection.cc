@@ -19,15 +19,40 @@
 namespace paradnn::server::analysis {
 namespace {
 
-const char* const kBuiltinFieldNames[] = {
-    "family",           "precision",        "optimizer", "repeat",      "sweep",
-    "intra_op_threads", "inter_op_threads", "worker",    "device_kind", "device_name",
-    "hostname",         "libtorch_version", "blas_backend", "fingerprint"};
+// Each built-in field and the SQL expression of its value.
+struct BuiltinField {
+  const char* name;
+  const char* sql;
+};
+const BuiltinField kBuiltinFields[] = {
+    {"family", "s.family"},
+    {"precision", "j.precision"},
+    {"optimizer", "j.optimizer"},
+    {"repeat", "CAST(j.repeat AS TEXT)"},
+    {"sweep", "CAST(j.sweep_id AS TEXT)"},
+    {"intra_op_threads", "CAST(r.intra_op_threads AS TEXT)"},
+    {"inter_op_threads", "CAST(r.inter_op_threads AS TEXT)"},
+    {"worker", "r.worker_id"},
+    {"device_kind", "p.device_kind"},
+    {"device_name", "p.device_name"},
+    {"hostname", "p.hostname"},
+    {"libtorch_version", "p.libtorch_version"},
+    {"blas_backend", "p.blas_backend"},
+    {"fingerprint", "p.fingerprint"},
+};
+constexpr int kBuiltinCount = static_cast<int>(std::size(kBuiltinFields));
 
-// Index into kBuiltinFieldNames, -1 for a hyper-parameter.
+// The measured columns, in Column order.
+const char* const kColumnSql[] = {
+    "r.examples_per_sec", "r.model_flops_per_sec", "r.executed_flops_per_sec", "r.mfu",
+    "r.hfu", "r.step_median_s", "r.step_cv", "r.model_flops", "r.executed_flops",
+    "r.bytes_per_step", "r.peak_rss_bytes"};
+static_assert(std::size(kColumnSql) == static_cast<size_t>(Column::kCount));
+
+// Index into kBuiltinFields, -1 for a hyper-parameter.
 int BuiltinIndex(const std::string& field) {
-  for (int i = 0; i < static_cast<int>(std::size(kBuiltinFieldNames)); ++i) {
-    if (field == kBuiltinFieldNames[i]) return i;
+  for (int i = 0; i < kBuiltinCount; ++i) {
+    if (field == kBuiltinFields[i].name) return i;
   }
   return -1;
 }
@@ -38,36 +63,53 @@ bool IsBuiltin(const std::string& field) { return BuiltinIndex(field) >= 0; }
 // most a dozen).
 constexpr int kHyperSlots = 16;
 
-// One statement for every request; what varies travels in parameters:
-// ?1 the sweep ids (JSON array), ?2 whether to build the configuration
-// string, ?3 the hyper-parameters it leaves out (JSON array), ?4 the where
-// filters (JSON object), ?5.. the hyper-parameter of each slot (NULL for an
-// unused slot, which then costs nothing). The where filter's CASE names the
-// value of a built-in field, or looks the hyper-parameter up.
+// Parameters of SelectSql.
+constexpr int kSweepsParam = 1;        // the sweep ids (JSON array)
+constexpr int kConfigParam = 2;        // whether to build the configuration string
+constexpr int kConfigWithoutParam = 3; // the hyper-parameters it leaves out (JSON array)
+constexpr int kWhereParam = 4;         // the where filters (JSON object)
+constexpr int kFirstSlotParam = 5;     // the hyper-parameter of each slot, NULL when unused
+constexpr int kFirstBuiltinParam = kFirstSlotParam + kHyperSlots;        // field wanted?
+constexpr int kFirstColumnParam = kFirstBuiltinParam + kBuiltinCount;    // column wanted?
+
+// Result columns of SelectSql: built-in fields from 4 (kBuiltinFields
+// order), measured columns (Column order), the configuration, then the
+// hyper-parameter slots.
+constexpr int kFirstBuiltin = 4;
+constexpr int kFirstColumn = kFirstBuiltin + kBuiltinCount;
+constexpr int kConfigColumn = kFirstColumn + static_cast<int>(Column::kCount);
+constexpr int kFirstSlot = kConfigColumn + 1;
+
+// One statement for every request; what varies travels in parameters (see
+// above). Every built-in field, measured column and slot sits behind its
+// own flag, so a request pays only for what it reads. The where filter's
+// CASE names the value of a built-in field, or looks the hyper-parameter up.
 //
 // `scan_results`: walk the results table and look each job up by id, the
 // cheapest path when the sweeps hold most of the results; otherwise walk
 // the sweeps' jobs through jobs_sweep_state and look each result up. Rows
 // come by sweep then job id, or by result id.
 std::string SelectSql(bool scan_results) {
-  std::string sql = R"sql(
-SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), COALESCE(r.params, j.params, 0),
-       s.family, j.precision, j.optimizer, j.repeat, j.sweep_id,
-       r.intra_op_threads, r.inter_op_threads, r.worker_id,
-       p.device_kind, p.device_name, p.hostname, p.libtorch_version, p.blas_backend,
-       p.fingerprint,
-       r.examples_per_sec, r.model_flops_per_sec, r.executed_flops_per_sec, r.mfu, r.hfu,
-       r.step_median_s, r.step_cv, r.model_flops, r.executed_flops, r.bytes_per_step,
-       r.peak_rss_bytes,
+  std::string sql =
+      "SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), COALESCE(r.params, j.params, 0)";
+  for (int i = 0; i < kBuiltinCount; ++i) {
+    absl::StrAppend(&sql, ",\n       CASE WHEN ?", kFirstBuiltinParam + i, " THEN ",
+                    kBuiltinFields[i].sql, " END");
+  }
+  for (int i = 0; i < static_cast<int>(Column::kCount); ++i) {
+    absl::StrAppend(&sql, ",\n       CASE WHEN ?", kFirstColumnParam + i, " THEN ", kColumnSql[i],
+                    " END");
+  }
+  absl::StrAppend(&sql, R"sql(,
        CASE WHEN ?2 THEN
          (SELECT group_concat(kv, ' ') FROM
             (SELECT jp.key || '=' || COALESCE(CAST(jp.int_value AS TEXT), jp.text_value) AS kv
                FROM job_params jp
               WHERE jp.job_id = j.id AND jp.key NOT IN (SELECT value FROM json_each(?3))
               ORDER BY jp.key))
-       END)sql";
+       END)sql");
   for (int slot = 0; slot < kHyperSlots; ++slot) {
-    const std::string param = absl::StrCat("?", 5 + slot);
+    const std::string param = absl::StrCat("?", kFirstSlotParam + slot);
     absl::StrAppend(&sql, ",\n       CASE WHEN ", param,
                     " IS NOT NULL THEN (SELECT COALESCE(CAST(jp.int_value AS TEXT), jp.text_value) "
                     "FROM job_params jp WHERE jp.job_id = j.id AND jp.key = ",
@@ -85,34 +127,17 @@ SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), COALESCE(r.params, j.par
  WHERE j.sweep_id IN (SELECT value FROM json_each(?1))
    AND (?4 = '{}' OR NOT EXISTS (
      SELECT 1 FROM json_each(?4) w
-      WHERE w.value IS NOT (CASE w.key
-        WHEN 'family' THEN s.family
-        WHEN 'precision' THEN j.precision
-        WHEN 'optimizer' THEN j.optimizer
-        WHEN 'repeat' THEN CAST(j.repeat AS TEXT)
-        WHEN 'sweep' THEN CAST(j.sweep_id AS TEXT)
-        WHEN 'intra_op_threads' THEN CAST(r.intra_op_threads AS TEXT)
-        WHEN 'inter_op_threads' THEN CAST(r.inter_op_threads AS TEXT)
-        WHEN 'worker' THEN r.worker_id
-        WHEN 'device_kind' THEN p.device_kind
-        WHEN 'device_name' THEN p.device_name
-        WHEN 'hostname' THEN p.hostname
-        WHEN 'libtorch_version' THEN p.libtorch_version
-        WHEN 'blas_backend' THEN p.blas_backend
-        WHEN 'fingerprint' THEN p.fingerprint
+      WHERE w.value IS NOT (CASE w.key)sql");
+  for (const BuiltinField& field : kBuiltinFields) {
+    absl::StrAppend(&sql, "\n        WHEN '", field.name, "' THEN ", field.sql);
+  }
+  absl::StrAppend(&sql, R"sql(
         ELSE (SELECT COALESCE(CAST(jp.int_value AS TEXT), jp.text_value)
                 FROM job_params jp WHERE jp.job_id = j.id AND jp.key = w.key)
       END))))sql");
   return sql;
 }
 
-// Result columns of SelectSql: built-in fields from 4 (kBuiltinFieldNames
-// order), measured columns from 18 (Column order), the configuration, then
-// the hyper-parameter slots.
-constexpr int kFirstBuiltin = 4;
-constexpr int kFirstColumn = 18;
-constexpr int kConfigColumn = kFirstColumn + static_cast<int>(Column::kCount);
-constexpr int kFirstSlot = kConfigColumn + 1;
 
 // Field values and configurations interned: a million records share a few
 // hundred distinct strings.
@@ -366,16 +391,28 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
     static const std::string* const kScanJobs = new std::string(SelectSql(false));
     static const std::string* const kScanResults = new std::string(SelectSql(true));
     db::Statement query(db, (scan_results ? kScanResults : kScanJobs)->c_str());
-    query.Bind(1, sweeps_json)
-        .Bind(2, static_cast<int64_t>(plan.config_without.has_value() && !config_from_slots))
-        .Bind(3, JsonArray(plan.config_without.value_or(std::vector<std::string>{})))
-        .Bind(4, where.dump());
+    query.Bind(kSweepsParam, sweeps_json)
+        .Bind(kConfigParam,
+              static_cast<int64_t>(plan.config_without.has_value() && !config_from_slots))
+        .Bind(kConfigWithoutParam,
+              JsonArray(plan.config_without.value_or(std::vector<std::string>{})))
+        .Bind(kWhereParam, where.dump());
     for (int slot = 0; slot < kHyperSlots; ++slot) {
       if (slot < static_cast<int>(slot_keys.size())) {
-        query.Bind(5 + slot, slot_keys[slot]);
+        query.Bind(kFirstSlotParam + slot, slot_keys[slot]);
       } else {
-        query.BindNull(5 + slot);
+        query.BindNull(kFirstSlotParam + slot);
       }
+    }
+    for (int i = 0; i < kBuiltinCount; ++i) {
+      const bool wanted = std::find(selected.fields.begin(), selected.fields.end(),
+                                    kBuiltinFields[i].name) != selected.fields.end();
+      query.Bind(kFirstBuiltinParam + i, static_cast<int64_t>(wanted));
+    }
+    for (int i = 0; i < static_cast<int>(Column::kCount); ++i) {
+      const bool wanted = std::find(selected.columns.begin(), selected.columns.end(),
+                                    static_cast<Column>(i)) != selected.columns.end();
+      query.Bind(kFirstColumnParam + i, static_cast<int64_t>(wanted));
     }
     Dictionary dictionary(&selected.dictionary);
     for (;;) {
@@ -488,7 +525,11 @@ const std::vector<MetricInfo>& Metrics() {
 
 const std::vector<std::string>& BuiltinFields() {
   static const std::vector<std::string>* const kFields =
-      new std::vector<std::string>(std::begin(kBuiltinFieldNames), std::end(kBuiltinFieldNames));
+      new std::vector<std::string>([] {
+        std::vector<std::string> names;
+        for (const BuiltinField& field : kBuiltinFields) names.emplace_back(field.name);
+        return names;
+      }());
   return *kFields;
 }
 
