@@ -276,8 +276,6 @@ class CnnCounter {
     WorkCounts out;
     out.breakdown = b_;
     WorkBreakdown& b = out.breakdown;
-    b.optimizer_bytes = OptimizerTensorPassesPerParam(spec.optimizer) * params_ * e_w_;
-    b.optimizer_flops = OptimizerFlopsPerParam(spec.optimizer) * params_;
     const double activations =
         activation_bytes_ + image_elements * (e_x() + (mixed_ ? e_c_ : 0));
     StepTotals t;
@@ -287,12 +285,12 @@ class CnnCounter {
     t.executed_flops = executed_;
     t.activation_bytes = activations;
     t.weight_element_bytes = e_w_;
-    t.optimizer_state_tensors = static_cast<int>(OptimizerStateTensors(spec.optimizer));
+    t.optimizer = spec.optimizer;
     if (mixed_) {
       t.cast_params = cast_params_;
       t.cast_element_bytes = e_c_;
     }
-    const double state = FillStepCounts(t, b, &out.counts);
+    const double state = FillStepCounts(t, &b, &out.counts);
     out.counts.set_peak_memory_estimate_bytes(state + activations + batch_ * 8 +
                                               2 * largest_activation_ * e_a_ + im2col_ * e_a_);
     return out;

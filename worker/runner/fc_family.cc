@@ -88,7 +88,6 @@ WorkCounts CountFc(const ModelSpec& spec) {
   // What the first matmul reads (and saves for its weight gradient): the input,
   // or its 16-bit autocast copy.
   const double e_x_matmul = mixed ? e_c : e_x;
-  const double states = OptimizerStateTensors(spec.optimizer);
 
   WorkCounts out;
   WorkBreakdown& b = out.breakdown;
@@ -135,8 +134,6 @@ WorkCounts CountFc(const ModelSpec& spec) {
   b.activation_bwd_bytes += 2 * logits * e_a;  // loss: read log-probs, write dlogits
   b.loss_flops = logits * (kLossForwardFlopsPerLogit + kLossBackwardFlopsPerLogit);
   const double pd = static_cast<double>(params);
-  b.optimizer_bytes = OptimizerTensorPassesPerParam(spec.optimizer) * pd * e_w;
-  b.optimizer_flops = OptimizerFlopsPerParam(spec.optimizer) * pd;
 
   double hidden_elems = 0;
   for (size_t k = 1; k < layers; ++k) hidden_elems += 2 * d[k];
@@ -151,12 +148,12 @@ WorkCounts CountFc(const ModelSpec& spec) {
   t.executed_flops = executed;
   t.activation_bytes = activation_bytes;
   t.weight_element_bytes = e_w;
-  t.optimizer_state_tensors = static_cast<int>(states);
+  t.optimizer = spec.optimizer;
   if (mixed) {
     t.cast_params = pd;
     t.cast_element_bytes = e_c;
   }
-  const double state_bytes = FillStepCounts(t, b, &out.counts);
+  const double state_bytes = FillStepCounts(t, &b, &out.counts);
   out.counts.set_peak_memory_estimate_bytes(state_bytes + activation_bytes + batch * 8 +
                                             2 * batch * max_width * e_a);
   return out;

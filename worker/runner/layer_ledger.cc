@@ -119,8 +119,6 @@ WorkCounts LayerLedger::Finish() const {
   out.breakdown = b_;
   WorkBreakdown& b = out.breakdown;
   const double pd = static_cast<double>(params_);
-  b.optimizer_bytes = OptimizerTensorPassesPerParam(spec_.optimizer) * pd * e_w_;
-  b.optimizer_flops = OptimizerFlopsPerParam(spec_.optimizer) * pd;
   StepTotals t;
   t.params = params_;
   t.macs_per_example = macs_;
@@ -128,12 +126,12 @@ WorkCounts LayerLedger::Finish() const {
   t.executed_flops = executed_;
   t.activation_bytes = activation_bytes_;
   t.weight_element_bytes = e_w_;
-  t.optimizer_state_tensors = static_cast<int>(OptimizerStateTensors(spec_.optimizer));
+  t.optimizer = spec_.optimizer;
   if (mixed_) {
     t.cast_params = pd;
     t.cast_element_bytes = e_c_;
   }
-  const double state = FillStepCounts(t, b, &out.counts);
+  const double state = FillStepCounts(t, &b, &out.counts);
   out.counts.set_peak_memory_estimate_bytes(state + activation_bytes_ + target_bytes_ + largest_ +
                                             second_);
   return out;

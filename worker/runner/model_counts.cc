@@ -42,16 +42,18 @@ double BytesPerStep(const WorkBreakdown& b) {
          b.activation_bwd_bytes;
 }
 
-double FillStepCounts(const StepTotals& t, const WorkBreakdown& b, v1::ModelCounts* c) {
+double FillStepCounts(const StepTotals& t, WorkBreakdown* b, v1::ModelCounts* c) {
+  const double params = static_cast<double>(t.params);
+  b->optimizer_bytes = OptimizerTensorPassesPerParam(t.optimizer) * params * t.weight_element_bytes;
+  b->optimizer_flops = OptimizerFlopsPerParam(t.optimizer) * params;
   c->set_params(t.params);
   c->set_macs_per_example(std::llround(t.macs_per_example));
   c->set_model_flops(6.0 * t.macs_per_example * t.batch);
   c->set_executed_flops(t.executed_flops);
-  c->set_other_flops(OtherFlops(b));
-  c->set_bytes_per_step(BytesPerStep(b));
+  c->set_other_flops(OtherFlops(*b));
+  c->set_bytes_per_step(BytesPerStep(*b));
   c->set_activation_bytes(t.activation_bytes);
-  return static_cast<double>(t.params) * t.weight_element_bytes *
-             (2 + t.optimizer_state_tensors) +
+  return params * t.weight_element_bytes * (2 + OptimizerStateTensors(t.optimizer)) +
          2 * t.cast_params * t.cast_element_bytes;
 }
 

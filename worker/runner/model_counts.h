@@ -55,20 +55,21 @@ struct StepTotals {
   double executed_flops = 0;    // matmul FLOPs the step executes
   double activation_bytes = 0;
   double weight_element_bytes = 0;  // e_w: bytes per stored weight element
-  int optimizer_state_tensors = 0;  // OptimizerStateTensors(optimizer)
+  OptimizerKind optimizer = OptimizerKind::kRmsProp;
   // Mixed precision: parameters cast to 16 bits each step and the bytes per
   // 16-bit element (0 otherwise).
   double cast_params = 0;
   double cast_element_bytes = 0;
 };
 
-// Fills params, macs_per_example (rounded), model_flops (6 x MACs x batch),
-// executed_flops, other_flops and bytes_per_step (from `b`) and
-// activation_bytes; returns the state bytes of weights, gradients and
+// Fills the optimizer's bytes and FLOPs into `b` (from t.optimizer, params
+// and weight_element_bytes), then params, macs_per_example (rounded),
+// model_flops (6 x MACs x batch), executed_flops, other_flops and
+// bytes_per_step (from `b`) and activation_bytes; returns the state bytes of weights, gradients and
 // optimizer state (plus the 16-bit copies and gradients in mixed precision),
 // to which each family adds its own peak-activation terms for
 // peak_memory_estimate_bytes.
-double FillStepCounts(const StepTotals& t, const WorkBreakdown& b, v1::ModelCounts* c);
+double FillStepCounts(const StepTotals& t, WorkBreakdown* b, v1::ModelCounts* c);
 
 struct WorkCounts {
   v1::ModelCounts counts;

@@ -174,7 +174,6 @@ WorkCounts CountRnn(const ModelSpec& spec) {
   const double e_a = ActivationElementBytes(spec.precision);
   const double e_x = mixed ? 4.0 : e_a;  // the embedding output (weight dtype)
   constexpr double e_id = 8;             // int64 token ids
-  const double states = OptimizerStateTensors(spec.optimizer);
 
   const int64_t g_i = RnnGates(s.cell);
   const int64_t layer_params = g_i * (2 * s.embed * s.embed + 2 * s.embed);
@@ -183,7 +182,6 @@ WorkCounts CountRnn(const ModelSpec& spec) {
   const int64_t params = embedding_params + s.layer * layer_params + head_params;
   const int64_t macs =
       s.length * (s.layer * g_i * (s.embed + s.embed) * s.embed + s.embed * s.vocab);
-  const double pd = static_cast<double>(params);
   const double cast_params = static_cast<double>(params - embedding_params);
 
   WorkCounts out;
@@ -238,8 +236,6 @@ WorkCounts CountRnn(const ModelSpec& spec) {
     b.weight_bytes += cast_params * (e_w + e_c);
     b.gradient_bytes += cast_params * (e_c + e_w);
   }
-  b.optimizer_bytes = OptimizerTensorPassesPerParam(spec.optimizer) * pd * e_w;
-  b.optimizer_flops = OptimizerFlopsPerParam(spec.optimizer) * pd;
 
   const double activation_bytes = TB * e_id + TB * E * (e_x + (mixed ? e_c : 0)) +
                                   L * TB * (gE + E * k.step_tensors + E) * e_a +
@@ -253,12 +249,12 @@ WorkCounts CountRnn(const ModelSpec& spec) {
   t.executed_flops = 6.0 * macs_d * B - 2.0 * B * L * gE * E;
   t.activation_bytes = activation_bytes;
   t.weight_element_bytes = e_w;
-  t.optimizer_state_tensors = static_cast<int>(states);
+  t.optimizer = spec.optimizer;
   if (mixed) {
     t.cast_params = cast_params;
     t.cast_element_bytes = e_c;
   }
-  const double state_bytes = FillStepCounts(t, b, &out.counts);
+  const double state_bytes = FillStepCounts(t, &b, &out.counts);
   out.counts.set_peak_memory_estimate_bytes(state_bytes + activation_bytes + TB * e_id +
                                             logits * e_a + TB * gE * e_a + 2 * wb * e_c);
   return out;

@@ -359,7 +359,6 @@ WorkCounts CountVision(const ModelSpec& spec) {
   const double e_c = mixed ? 2.0 : e_w;
   const double e_a = ActivationElementBytes(spec.precision);
   const double e_x = mixed ? 4.0 : e_a;  // the image: float32 in mixed precision
-  const double states = OptimizerStateTensors(spec.optimizer);
 
   WorkCounts out;
   WorkBreakdown& b = out.breakdown;
@@ -476,9 +475,6 @@ WorkCounts CountVision(const ModelSpec& spec) {
   b.activation_bwd_bytes += 2 * logits * e_a;
   activation_bytes += 2 * logits * e_a;
   b.loss_flops = logits * (kLossForwardFlopsPerLogit + kLossBackwardFlopsPerLogit);
-  const double pd = static_cast<double>(params);
-  b.optimizer_bytes = OptimizerTensorPassesPerParam(spec.optimizer) * pd * e_w;
-  b.optimizer_flops = OptimizerFlopsPerParam(spec.optimizer) * pd;
 
   StepTotals t;
   t.params = params;
@@ -487,12 +483,12 @@ WorkCounts CountVision(const ModelSpec& spec) {
   t.executed_flops = executed;
   t.activation_bytes = activation_bytes;
   t.weight_element_bytes = e_w;
-  t.optimizer_state_tensors = static_cast<int>(states);
+  t.optimizer = spec.optimizer;
   if (mixed) {  // 16-bit copies of the matmul and convolution weights
     t.cast_params = static_cast<double>(matmul_params);
     t.cast_element_bytes = e_c;
   }
-  const double state_bytes = FillStepCounts(t, b, &out.counts);
+  const double state_bytes = FillStepCounts(t, &b, &out.counts);
   out.counts.set_peak_memory_estimate_bytes(state_bytes + activation_bytes + batch * 8 +
                                             (largest + second) * e_a);
   return out;
