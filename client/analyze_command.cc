@@ -13,32 +13,21 @@
 #include "client/analysis_plots.h"
 #include "client/analysis_report.h"
 #include "client/analysis_views.h"
+#include "common/sweep_validation.h"
 
 namespace paradnn::client {
 namespace {
 
-// How many values a swept parameter takes (1 for a fixed one).
-int64_t ValueCount(const v1::ParamSpec& spec) {
-  switch (spec.kind_case()) {
-    case v1::ParamSpec::kValues:
-      return spec.values().values_size();
-    case v1::ParamSpec::kRange: {
-      const v1::IntRange& range = spec.range();
-      if (range.max() <= range.min()) return 1;
-      if (range.has_add() && range.add() > 0) return (range.max() - range.min()) / range.add() + 1;
-      if (range.has_mul() && range.mul() > 1) {
-        int64_t count = 0;
-        for (double value = static_cast<double>(range.min());
-             value <= static_cast<double>(range.max()) && count < 1000; value *= range.mul()) {
-          ++count;
-        }
-        return count;
-      }
-      return 1;
-    }
-    default:
-      return 1;
-  }
+// How many values a swept parameter takes (1 for a fixed one, or one the
+// family does not know), as the sweep expands it.
+int64_t ValueCount(const std::string& family, const std::string& name,
+                   const v1::ParamSpec& spec) {
+  const common::FamilySchema* schema = common::FindFamily(family);
+  const common::ParamSchema* param = schema == nullptr ? nullptr : common::FindParam(*schema, name);
+  if (param == nullptr) return 1;
+  absl::StatusOr<std::vector<int64_t>> values =
+      common::ParamValues(spec, *param, absl::StrCat("params.", name));
+  return values.ok() ? static_cast<int64_t>(values->size()) : 1;
 }
 
 // What the sweeps of one family vary.
@@ -194,7 +183,7 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
     devices.insert(sweep.device());
     profiled = profiled || spec.run().profile();
     for (const auto& [name, param] : spec.params()) {
-      const int64_t count = ValueCount(param);
+      const int64_t count = ValueCount(sweep.family(), name, param);
       if (count <= 1) continue;
       int64_t& seen = plan.param_values[name];
       seen = std::max(seen, count);

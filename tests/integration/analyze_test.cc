@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "db/database.h"
 #include "db/stores.h"
 #include "tests/integration/cluster.h"
@@ -76,10 +77,6 @@ std::vector<int64_t> FillDatabase(const std::string& path) {
   return ids;
 }
 
-bool HasPrefix(const std::string& text, const std::string& prefix) {
-  return text.compare(0, prefix.size(), prefix) == 0;
-}
-
 class AnalyzeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -119,7 +116,7 @@ TEST_F(AnalyzeTest, EveryAnalysisPrintsAndDrawsPngAndSvg) {
       const std::string content = ReadFile(plot);
       ASSERT_GT(content.size(), 1000u) << plot;
       if (std::string(extension) == "png") {
-        EXPECT_TRUE(HasPrefix(content, "\x89PNG")) << plot;
+        EXPECT_TRUE(absl::StartsWith(content, "\x89PNG")) << plot;
       } else {
         EXPECT_NE(content.find("<svg"), std::string::npos) << plot;
       }
