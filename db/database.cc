@@ -412,8 +412,8 @@ Database::WriterStats Database::writer_stats() const {
 
 // ---- Statement -------------------------------------------------------------
 
-Statement::Statement(sqlite3* db, const char* sql) : db_(db) {
-  StatementCache* cache = current_cache;
+Statement::Statement(sqlite3* db, const char* sql, Caching caching) : db_(db) {
+  StatementCache* cache = caching == kCached ? current_cache : nullptr;
   if (cache != nullptr && cache->db() == db) {
     absl::StatusOr<StatementCache::Entry*> entry = cache->Acquire(sql);
     if (!entry.ok()) {

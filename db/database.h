@@ -91,7 +91,11 @@ class Database {
 // prepare and Bind are kept in status() and returned by Step()/Run().
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql);
+  // kUncached: prepared for this Statement only and finalized with it, for
+  // SQL generated per request, which must not grow the connection's cache.
+  enum Caching { kCached, kUncached };
+
+  Statement(sqlite3* db, const char* sql, Caching caching = kCached);
   ~Statement();
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;

@@ -19,26 +19,29 @@
 namespace paradnn::server::analysis {
 namespace {
 
-// Each built-in field and the SQL expression of its value.
+// Each built-in field, the SQL expression of its value and the table it
+// needs joined beyond jobs and results.
 struct BuiltinField {
+  enum Join { kNone, kSweeps, kPlatforms };
   const char* name;
   const char* sql;
+  Join join;
 };
 const BuiltinField kBuiltinFields[] = {
-    {"family", "s.family"},
-    {"precision", "j.precision"},
-    {"optimizer", "j.optimizer"},
-    {"repeat", "CAST(j.repeat AS TEXT)"},
-    {"sweep", "CAST(j.sweep_id AS TEXT)"},
-    {"intra_op_threads", "CAST(r.intra_op_threads AS TEXT)"},
-    {"inter_op_threads", "CAST(r.inter_op_threads AS TEXT)"},
-    {"worker", "r.worker_id"},
-    {"device_kind", "p.device_kind"},
-    {"device_name", "p.device_name"},
-    {"hostname", "p.hostname"},
-    {"libtorch_version", "p.libtorch_version"},
-    {"blas_backend", "p.blas_backend"},
-    {"fingerprint", "p.fingerprint"},
+    {"family", "s.family", BuiltinField::kSweeps},
+    {"precision", "j.precision", BuiltinField::kNone},
+    {"optimizer", "j.optimizer", BuiltinField::kNone},
+    {"repeat", "CAST(j.repeat AS TEXT)", BuiltinField::kNone},
+    {"sweep", "CAST(j.sweep_id AS TEXT)", BuiltinField::kNone},
+    {"intra_op_threads", "CAST(r.intra_op_threads AS TEXT)", BuiltinField::kNone},
+    {"inter_op_threads", "CAST(r.inter_op_threads AS TEXT)", BuiltinField::kNone},
+    {"worker", "r.worker_id", BuiltinField::kNone},
+    {"device_kind", "p.device_kind", BuiltinField::kPlatforms},
+    {"device_name", "p.device_name", BuiltinField::kPlatforms},
+    {"hostname", "p.hostname", BuiltinField::kPlatforms},
+    {"libtorch_version", "p.libtorch_version", BuiltinField::kPlatforms},
+    {"blas_backend", "p.blas_backend", BuiltinField::kPlatforms},
+    {"fingerprint", "p.fingerprint", BuiltinField::kPlatforms},
 };
 constexpr int kBuiltinCount = static_cast<int>(std::size(kBuiltinFields));
 
@@ -63,81 +66,83 @@ bool IsBuiltin(const std::string& field) { return BuiltinIndex(field) >= 0; }
 // most a dozen).
 constexpr int kHyperSlots = 16;
 
-// Parameters of SelectSql.
-constexpr int kSweepsParam = 1;        // the sweep ids (JSON array)
-constexpr int kConfigParam = 2;        // whether to build the configuration string
-constexpr int kConfigWithoutParam = 3; // the hyper-parameters it leaves out (JSON array)
-constexpr int kWhereParam = 4;         // the where filters (JSON object)
-constexpr int kFirstSlotParam = 5;     // the hyper-parameter of each slot, NULL when unused
-constexpr int kFirstBuiltinParam = kFirstSlotParam + kHyperSlots;        // field wanted?
-constexpr int kFirstColumnParam = kFirstBuiltinParam + kBuiltinCount;    // column wanted?
+// What one request's statement reads; SelectSql writes exactly that, so a
+// request pays only for the columns, joins and lookups it uses.
+struct SelectShape {
+  // Walk the results table and look each job up by id (the cheapest path
+  // when the sweeps hold most of the results), or walk the sweeps' jobs
+  // through jobs_sweep_state and look each result up. Rows come by result
+  // id, or by sweep then job id.
+  bool scan_results = false;
+  std::vector<int> builtins;    // indexes into kBuiltinFields
+  std::vector<Column> columns;  // measured columns
+  bool config = false;          // the configuration string (?2: keys it leaves out)
+  bool where = false;           // the where filters (?3)
+  int slots = 0;                // hyper-parameters looked up (?4, ?5, ...)
 
-// Result columns of SelectSql: built-in fields from 4 (kBuiltinFields
-// order), measured columns (Column order), the configuration, then the
-// hyper-parameter slots.
-constexpr int kFirstBuiltin = 4;
-constexpr int kFirstColumn = kFirstBuiltin + kBuiltinCount;
-constexpr int kConfigColumn = kFirstColumn + static_cast<int>(Column::kCount);
-constexpr int kFirstSlot = kConfigColumn + 1;
+  // Result columns: job id, outcome, platform id, params, then these.
+  int BuiltinColumn(size_t i) const { return 4 + static_cast<int>(i); }
+  int MeasuredColumn(size_t i) const { return 4 + static_cast<int>(builtins.size() + i); }
+  int ConfigColumn() const { return 4 + static_cast<int>(builtins.size() + columns.size()); }
+  int SlotColumn(int slot) const { return ConfigColumn() + (config ? 1 : 0) + slot; }
+};
 
-// One statement for every request; what varies travels in parameters (see
-// above). Every built-in field, measured column and slot sits behind its
-// own flag, so a request pays only for what it reads. The where filter's
-// CASE names the value of a built-in field, or looks the hyper-parameter up.
-//
-// `scan_results`: walk the results table and look each job up by id, the
-// cheapest path when the sweeps hold most of the results; otherwise walk
-// the sweeps' jobs through jobs_sweep_state and look each result up. Rows
-// come by sweep then job id, or by result id.
-std::string SelectSql(bool scan_results) {
-  std::string sql =
-      "SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), COALESCE(r.params, j.params, 0)";
-  for (int i = 0; i < kBuiltinCount; ++i) {
-    absl::StrAppend(&sql, ",\n       CASE WHEN ?", kFirstBuiltinParam + i, " THEN ",
-                    kBuiltinFields[i].sql, " END");
-  }
-  for (int i = 0; i < static_cast<int>(Column::kCount); ++i) {
-    absl::StrAppend(&sql, ",\n       CASE WHEN ?", kFirstColumnParam + i, " THEN ", kColumnSql[i],
-                    " END");
-  }
-  absl::StrAppend(&sql, R"sql(,
-       CASE WHEN ?2 THEN
-         (SELECT group_concat(kv, ' ') FROM
-            (SELECT jp.key || '=' || COALESCE(CAST(jp.int_value AS TEXT), jp.text_value) AS kv
-               FROM job_params jp
-              WHERE jp.job_id = j.id AND jp.key NOT IN (SELECT value FROM json_each(?3))
-              ORDER BY jp.key))
-       END)sql");
-  for (int slot = 0; slot < kHyperSlots; ++slot) {
-    const std::string param = absl::StrCat("?", kFirstSlotParam + slot);
-    absl::StrAppend(&sql, ",\n       CASE WHEN ", param,
-                    " IS NOT NULL THEN (SELECT COALESCE(CAST(jp.int_value AS TEXT), jp.text_value) "
-                    "FROM job_params jp WHERE jp.job_id = j.id AND jp.key = ",
-                    param, ") END");
-  }
-  absl::StrAppend(&sql, scan_results ? R"sql(
-  FROM results r
-  CROSS JOIN jobs j ON j.id = r.job_id)sql"
-                                     : R"sql(
-  FROM jobs j
-  JOIN results r ON r.job_id = j.id)sql");
-  absl::StrAppend(&sql, R"sql(
-  JOIN sweeps s ON s.id = j.sweep_id
-  LEFT JOIN platforms p ON p.id = r.platform_id
- WHERE j.sweep_id IN (SELECT value FROM json_each(?1))
-   AND (?4 = '{}' OR NOT EXISTS (
-     SELECT 1 FROM json_each(?4) w
-      WHERE w.value IS NOT (CASE w.key)sql");
-  for (const BuiltinField& field : kBuiltinFields) {
-    absl::StrAppend(&sql, "\n        WHEN '", field.name, "' THEN ", field.sql);
-  }
-  absl::StrAppend(&sql, R"sql(
-        ELSE (SELECT COALESCE(CAST(jp.int_value AS TEXT), jp.text_value)
-                FROM job_params jp WHERE jp.job_id = j.id AND jp.key = w.key)
-      END))))sql");
-  return sql;
+constexpr int kSweepsParam = 1;         // the sweep ids (JSON array)
+constexpr int kConfigWithoutParam = 2;  // JSON array
+constexpr int kWhereParam = 3;          // JSON object
+constexpr int kFirstSlotParam = 4;
+
+// The hyper-parameter named by `key_sql` of job j, as text.
+std::string HyperValueSql(const std::string& key_sql) {
+  return absl::StrCat("(SELECT COALESCE(CAST(jp.int_value AS TEXT), jp.text_value) "
+                      "FROM job_params jp WHERE jp.job_id = j.id AND jp.key = ",
+                      key_sql, ")");
 }
 
+// The statement for `shape`. Its text depends only on the shape, never on
+// request values (those are bound), and it is prepared uncached: shapes are
+// many, requests few.
+std::string SelectSql(const SelectShape& shape) {
+  std::string sql =
+      "SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), COALESCE(r.params, j.params, 0)";
+  bool sweeps = shape.where;
+  bool platforms = shape.where;
+  for (int index : shape.builtins) {
+    absl::StrAppend(&sql, ", ", kBuiltinFields[index].sql);
+    sweeps = sweeps || kBuiltinFields[index].join == BuiltinField::kSweeps;
+    platforms = platforms || kBuiltinFields[index].join == BuiltinField::kPlatforms;
+  }
+  for (Column column : shape.columns) {
+    absl::StrAppend(&sql, ", ", kColumnSql[static_cast<int>(column)]);
+  }
+  if (shape.config) {
+    absl::StrAppend(&sql, R"sql(,
+       (SELECT group_concat(kv, ' ') FROM
+          (SELECT jp.key || '=' || COALESCE(CAST(jp.int_value AS TEXT), jp.text_value) AS kv
+             FROM job_params jp
+            WHERE jp.job_id = j.id AND jp.key NOT IN (SELECT value FROM json_each(?2))
+            ORDER BY jp.key)))sql");
+  }
+  for (int slot = 0; slot < shape.slots; ++slot) {
+    absl::StrAppend(&sql, ",\n       ", HyperValueSql(absl::StrCat("?", kFirstSlotParam + slot)));
+  }
+  absl::StrAppend(&sql, shape.scan_results ? "\n  FROM results r CROSS JOIN jobs j ON j.id = r.job_id"
+                                           : "\n  FROM jobs j JOIN results r ON r.job_id = j.id");
+  if (sweeps) absl::StrAppend(&sql, "\n  JOIN sweeps s ON s.id = j.sweep_id");
+  if (platforms) absl::StrAppend(&sql, "\n  LEFT JOIN platforms p ON p.id = r.platform_id");
+  absl::StrAppend(&sql, "\n WHERE j.sweep_id IN (SELECT value FROM json_each(?1))");
+  if (shape.where) {
+    absl::StrAppend(&sql, R"sql(
+   AND NOT EXISTS (
+     SELECT 1 FROM json_each(?3) w
+      WHERE w.value IS NOT (CASE w.key)sql");
+    for (const BuiltinField& field : kBuiltinFields) {
+      absl::StrAppend(&sql, "\n        WHEN '", field.name, "' THEN ", field.sql);
+    }
+    absl::StrAppend(&sql, "\n        ELSE ", HyperValueSql("w.key"), " END))");
+  }
+  return sql;
+}
 
 // Field values and configurations interned: a million records share a few
 // hundred distinct strings.
@@ -207,9 +212,13 @@ absl::Status ReadSweepsAndKeys(sqlite3* db, const std::vector<int64_t>& sweep_id
   for (int64_t id : sweep_ids) {
     if (found.count(id) == 0) return absl::NotFoundError(absl::StrCat("sweep ", id, " not found"));
   }
+  // Every job of a sweep has the same keys (one spec, one family's
+  // defaults), so each sweep's first job names them: reading every job's
+  // keys took a second over a million results.
   db::Statement keys(db,
-                     "SELECT DISTINCT jp.key FROM jobs j JOIN job_params jp ON jp.job_id = j.id "
-                     "WHERE j.sweep_id IN (SELECT value FROM json_each(?)) ORDER BY jp.key");
+                     "SELECT DISTINCT jp.key FROM json_each(?) sw JOIN job_params jp "
+                     "ON jp.job_id = (SELECT MIN(id) FROM jobs WHERE sweep_id = sw.value) "
+                     "ORDER BY jp.key");
   keys.Bind(1, sweeps_json);
   for (;;) {
     absl::StatusOr<bool> row = keys.Step();
@@ -339,20 +348,33 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
       return absl::InternalError("analysis plan carries too many columns");
     }
 
+    // With every hyper-parameter read anyway, the configuration is built
+    // from their ids here rather than read a second time in SQL.
+    const bool config_from_slots = plan.config_without.has_value() && plan.all_hyper;
+
     // Where each carried field comes from: a built-in column or a slot.
+    SelectShape shape;
     std::vector<int> sources;
     std::vector<std::string> slot_keys;
     for (const std::string& field : selected.fields) {
       if (int index = BuiltinIndex(field); index >= 0) {
-        sources.push_back(kFirstBuiltin + index);
+        sources.push_back(shape.BuiltinColumn(shape.builtins.size()));
+        shape.builtins.push_back(index);
         continue;
       }
       if (slot_keys.size() == kHyperSlots) {
         return absl::InvalidArgumentError(absl::StrCat(
             "an analysis reads at most ", kHyperSlots, " hyper-parameters; name fewer features"));
       }
-      sources.push_back(kFirstSlot + static_cast<int>(slot_keys.size()));
+      sources.push_back(-1 - static_cast<int>(slot_keys.size()));  // a slot, resolved below
       slot_keys.push_back(field);
+    }
+    shape.columns = selected.columns;
+    shape.config = plan.config_without.has_value() && !config_from_slots;
+    shape.where = !selection.where().empty();
+    shape.slots = static_cast<int>(slot_keys.size());
+    for (int& source : sources) {
+      if (source < 0) source = shape.SlotColumn(-1 - source);
     }
 
     // Finished jobs are the ones with results: reserve for all of them, and
@@ -361,16 +383,12 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
                         "SELECT (SELECT COUNT(*) FROM jobs WHERE sweep_id IN (SELECT value FROM "
                         "json_each(?)) AND state = ?), (SELECT COALESCE(MAX(id), 0) FROM results)");
     count.Bind(1, sweeps_json).Bind(2, static_cast<int>(v1::JOB_DONE));
-    bool scan_results = false;
     if (absl::StatusOr<bool> row = count.Step(); row.ok() && *row) {
       selected.records.reserve(static_cast<size_t>(count.ColumnInt(0)));
       selected.values.reserve(selected.records.capacity() * selected.fields.size());
-      scan_results = 4 * count.ColumnInt(0) > count.ColumnInt(1);
+      shape.scan_results = 4 * count.ColumnInt(0) > count.ColumnInt(1);
     }
 
-    // With every hyper-parameter already read into slots, the configuration
-    // is built from their ids here rather than read a second time in SQL.
-    const bool config_from_slots = plan.config_without.has_value() && plan.all_hyper;
     std::vector<int> config_fields;  // positions in selected.fields, sorted by key
     if (config_from_slots) {
       // The job's swept keys, as the SQL configuration lists them.
@@ -388,31 +406,13 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
     absl::flat_hash_map<std::vector<uint32_t>, uint32_t> config_ids;
     std::vector<uint32_t> config_key;
 
-    static const std::string* const kScanJobs = new std::string(SelectSql(false));
-    static const std::string* const kScanResults = new std::string(SelectSql(true));
-    db::Statement query(db, (scan_results ? kScanResults : kScanJobs)->c_str());
-    query.Bind(kSweepsParam, sweeps_json)
-        .Bind(kConfigParam,
-              static_cast<int64_t>(plan.config_without.has_value() && !config_from_slots))
-        .Bind(kConfigWithoutParam,
-              JsonArray(plan.config_without.value_or(std::vector<std::string>{})))
-        .Bind(kWhereParam, where.dump());
-    for (int slot = 0; slot < kHyperSlots; ++slot) {
-      if (slot < static_cast<int>(slot_keys.size())) {
-        query.Bind(kFirstSlotParam + slot, slot_keys[slot]);
-      } else {
-        query.BindNull(kFirstSlotParam + slot);
-      }
-    }
-    for (int i = 0; i < kBuiltinCount; ++i) {
-      const bool wanted = std::find(selected.fields.begin(), selected.fields.end(),
-                                    kBuiltinFields[i].name) != selected.fields.end();
-      query.Bind(kFirstBuiltinParam + i, static_cast<int64_t>(wanted));
-    }
-    for (int i = 0; i < static_cast<int>(Column::kCount); ++i) {
-      const bool wanted = std::find(selected.columns.begin(), selected.columns.end(),
-                                    static_cast<Column>(i)) != selected.columns.end();
-      query.Bind(kFirstColumnParam + i, static_cast<int64_t>(wanted));
+    const std::string sql = SelectSql(shape);
+    db::Statement query(db, sql.c_str(), db::Statement::kUncached);
+    query.Bind(kSweepsParam, sweeps_json);
+    if (shape.config) query.Bind(kConfigWithoutParam, JsonArray(*plan.config_without));
+    if (shape.where) query.Bind(kWhereParam, where.dump());
+    for (int slot = 0; slot < shape.slots; ++slot) {
+      query.Bind(kFirstSlotParam + slot, slot_keys[slot]);
     }
     Dictionary dictionary(&selected.dictionary);
     for (;;) {
@@ -429,7 +429,7 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
         selected.values.push_back(dictionary.Intern(query.ColumnTextView(source)));
       }
       for (size_t i = 0; i < selected.columns.size(); ++i) {
-        const int col = kFirstColumn + static_cast<int>(selected.columns[i]);
+        const int col = shape.MeasuredColumn(i);
         record.columns[i] = query.ColumnIsNull(col) ? std::numeric_limits<double>::quiet_NaN()
                                                     : query.ColumnDouble(col);
       }
@@ -449,7 +449,7 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
         }
         record.config = it->second;
       } else if (plan.config_without) {
-        record.config = dictionary.Intern(query.ColumnTextView(kConfigColumn));
+        record.config = dictionary.Intern(query.ColumnTextView(shape.ConfigColumn()));
       }
       selected.records.push_back(record);
     }
