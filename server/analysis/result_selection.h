@@ -1,9 +1,10 @@
 // The results an analysis reads, selected with SQL: the sweeps of a
 // v1::ResultSelection, its `where` filters, the requested hyper-parameters
 // and the built-in fields (family, precision, threads, platform, ...) of each
-// result, and its measured columns. One fixed statement serves every request
-// (lists travel as JSON parameters), so the prepared-statement cache stays
-// small and no request text ever reaches the SQL.
+// result, and its measured columns. The statement is written for what the
+// request reads (its text depends on the request's shape only; every value
+// is bound) and prepared uncached, so requests never grow the connection's
+// statement cache.
 #ifndef PARADNN_SERVER_ANALYSIS_RESULT_SELECTION_H_
 #define PARADNN_SERVER_ANALYSIS_RESULT_SELECTION_H_
 
