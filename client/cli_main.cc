@@ -21,6 +21,7 @@
 #include "client/output_format.h"
 #include "client/presets.h"
 #include "common/address.h"
+#include "common/auth.h"
 #include "common/logging.h"
 #include "common/sweep_validation.h"
 #include "common/version.h"
@@ -40,6 +41,7 @@ constexpr const char* kDescription =
 
 struct Flags {
   std::string coordinator;
+  common::ClientSecurityFlags security;
   std::string log_level = "warn";
   double timeout_seconds = 30;
   std::string file;
@@ -212,6 +214,21 @@ int Run(int argc, char** argv) {
       "--coordinator", flags.coordinator,
       absl::StrCat("Coordinator address: HOST:PORT, [V6]:PORT or unix:PATH (default: $",
                    common::kCoordinatorEnv, ", else ", common::kDefaultCoordinatorAddress, ")"));
+  app.add_option("--token-file", flags.security.token_file,
+                 absl::StrCat("File holding a client token (one line; not readable by every "
+                              "user) sent with every request (default: $",
+                              common::kTokenEnv, ")"))
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-ca", flags.security.tls_ca,
+                 "Connect with TLS, trusting this CA (PEM) for the coordinator's certificate")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-cert", flags.security.tls_cert,
+                 "Client certificate (PEM) for a coordinator that requires one; needs --tls-key "
+                 "and --tls-ca")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", flags.security.tls_key,
+                 "The client certificate's private key (PEM, not readable by every user)")
+      ->check(CLI::ExistingFile);
   app.add_option("--log-level", flags.log_level, common::kLogLevels)->capture_default_str();
   app.add_option("--timeout", flags.timeout_seconds, "Deadline of each request, seconds")
       ->check(CLI::Range(0.1, 86400.0))
@@ -384,6 +401,16 @@ int Run(int argc, char** argv) {
   if (!address.ok() && !local->parsed() && !presets->parsed() && !families->parsed()) {
     std::cerr << "paradnn: " << address.status().message() << "\n";
     return client::kExitUsage;
+  }
+
+  // `local` runs its own coordinator, which needs neither.
+  if (!local->parsed() && !presets->parsed() && !families->parsed()) {
+    absl::StatusOr<common::ClientSecurity> security = common::LoadClientSecurity(flags.security);
+    if (!security.ok()) {
+      std::cerr << "paradnn: " << security.status().message() << "\n";
+      return client::kExitUsage;
+    }
+    client::SetDefaultClientSecurity(*std::move(security));
   }
 
   client::CommandContext ctx;

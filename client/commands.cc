@@ -26,6 +26,11 @@ constexpr int kMaxReceiveBytes = 256 << 20;
 
 using SteadyClock = std::chrono::steady_clock;
 
+common::ClientSecurity& DefaultClientSecurity() {
+  static common::ClientSecurity* security = new common::ClientSecurity();
+  return *security;
+}
+
 double SecondsSince(SteadyClock::time_point start) {
   return std::chrono::duration<double>(SteadyClock::now() - start).count();
 }
@@ -41,6 +46,8 @@ int ExitCodeFor(const absl::Status& status) {
     case absl::StatusCode::kFailedPrecondition:
     case absl::StatusCode::kAlreadyExists:
     case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied:
       return kExitUsage;
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:
@@ -57,11 +64,19 @@ absl::Status FromGrpc(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
+void SetDefaultClientSecurity(common::ClientSecurity security) {
+  DefaultClientSecurity() = std::move(security);
+}
+
 CoordinatorClient::CoordinatorClient(std::string address, double timeout_seconds)
+    : CoordinatorClient(std::move(address), timeout_seconds, DefaultClientSecurity()) {}
+
+CoordinatorClient::CoordinatorClient(std::string address, double timeout_seconds,
+                                     const common::ClientSecurity& security)
     : address_(std::move(address)), timeout_seconds_(timeout_seconds) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxReceiveBytes);
-  channel_ = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
+  channel_ = common::CreateSecureChannel(address_, security, args);
   stub_ = v1::Coordinator::NewStub(channel_);
 }
 
@@ -84,6 +99,11 @@ absl::Status CoordinatorClient::Annotate(const grpc::Status& status) const {
                                                       " s (--timeout)"));
     case absl::StatusCode::kCancelled:
       return absl::CancelledError("interrupted");
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied:
+      return absl::Status(s.code(), absl::StrCat("the coordinator at ", address_, " refused the call: ",
+                                                 s.message(), " (give a client token with --token-file or $",
+                                                 common::kTokenEnv, ")"));
     default:
       return s;
   }

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "client/interrupt.h"
 #include "client/output_format.h"
+#include "common/auth.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
 
 namespace paradnn::client {
@@ -28,7 +29,7 @@ inline constexpr int kExitOk = 0;
 // an unexpected error.
 inline constexpr int kExitFailed = 1;
 // Bad input: a sweep file, a flag, an unknown sweep, a request the
-// coordinator refused.
+// coordinator refused (a missing or wrong token included).
 inline constexpr int kExitUsage = 2;
 // The coordinator could not be reached, or the connection broke.
 inline constexpr int kExitUnavailable = 3;
@@ -36,18 +37,27 @@ inline constexpr int kExitUnavailable = 3;
 inline constexpr int kExitInterrupted = 130;
 
 // The exit status for a failed call: 2 for request errors (InvalidArgument,
-// NotFound, FailedPrecondition, AlreadyExists, OutOfRange), 3 for
+// NotFound, FailedPrecondition, AlreadyExists, OutOfRange, Unauthenticated,
+// PermissionDenied), 3 for
 // Unavailable and DeadlineExceeded, 130 for Cancelled, else 1.
 int ExitCodeFor(const absl::Status& status);
 
 absl::Status FromGrpc(const grpc::Status& status);
 
+// The TLS settings and token of every CoordinatorClient built without
+// explicit ones (default: plaintext, no token). main sets it once, before
+// any client exists; not thread-safe.
+void SetDefaultClientSecurity(common::ClientSecurity security);
+
 // A sync client of one coordinator. Thread-compatible: one call at a time,
 // except that the interrupt handler may cancel the call in flight.
 class CoordinatorClient {
  public:
-  // `address` as common::ResolveCoordinatorAddress returns it.
+  // `address` as common::ResolveCoordinatorAddress returns it. Connects
+  // with the default security (SetDefaultClientSecurity) or `security`.
   CoordinatorClient(std::string address, double timeout_seconds);
+  CoordinatorClient(std::string address, double timeout_seconds,
+                    const common::ClientSecurity& security);
 
   const std::string& address() const { return address_; }
 

@@ -355,7 +355,8 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
 
   int code = kExitInterrupted;
   if (!interrupted()) {
-    CoordinatorClient client((*cluster)->address(), ctx.timeout_seconds);
+    // The private coordinator needs no token or TLS, whatever the CLI was given.
+    CoordinatorClient client((*cluster)->address(), ctx.timeout_seconds, common::ClientSecurity());
     absl::StatusOr<v1::SubmitSweepResponse> submitted = client.SubmitSweep(*spec, options.max_jobs);
     if (!submitted.ok()) {
       code = ReportError(ctx, submitted.status());

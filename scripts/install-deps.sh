@@ -11,6 +11,7 @@ packages=(
   libboost-dev libboost-system-dev
   libgtest-dev libgmock-dev
   libeigen3-dev gnuplot-nox
+  openssl
   libtorch-dev libopenblas0-pthread
   python3-torch
 )

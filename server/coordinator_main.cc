@@ -18,10 +18,12 @@
 
 #include "absl/strings/match.h"
 #include "common/address.h"
+#include "common/auth.h"
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/version.h"
 #include "db/database.h"
+#include "server/call_authorizer.h"
 #include "server/coordinator_service.h"
 #include "server/scheduler.h"
 #include "server/worker_gateway_service.h"
@@ -41,6 +43,10 @@ struct Flags {
   int64_t max_model_bytes = int64_t{256} << 20;
   double shutdown_grace_seconds = 5;
   bool reflection = false;
+  std::string worker_token_file;
+  std::string client_token_file;
+  paradnn::common::ServerTlsFlags tls;
+  bool insecure = false;
 };
 
 // The address clients should use: port 0 replaced by the bound port.
@@ -48,6 +54,26 @@ std::string BoundAddress(const std::string& listen, int port) {
   if (absl::StartsWith(listen, "unix:")) return listen;
   const size_t colon = listen.rfind(':');
   return listen.substr(0, colon + 1) + std::to_string(port);
+}
+
+// The token check the services apply: none without token files, else both
+// roles' tokens (one file without the other would leave a service open).
+absl::StatusOr<paradnn::server::CallAuthorizer> LoadAuthorizer(const Flags& flags) {
+  if (flags.worker_token_file.empty() && flags.client_token_file.empty()) {
+    return paradnn::server::CallAuthorizer();
+  }
+  if (flags.worker_token_file.empty() || flags.client_token_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--worker-token-file and --client-token-file go together: with only one, the other "
+        "service would accept calls without a token");
+  }
+  absl::StatusOr<std::vector<std::string>> worker =
+      paradnn::common::ReadTokenFile(flags.worker_token_file, "--worker-token-file");
+  if (!worker.ok()) return worker.status();
+  absl::StatusOr<std::vector<std::string>> client =
+      paradnn::common::ReadTokenFile(flags.client_token_file, "--client-token-file");
+  if (!client.ok()) return client.status();
+  return paradnn::server::CallAuthorizer(*std::move(worker), *std::move(client));
 }
 
 bool WriteAtomically(const std::string& path, const std::string& text) {
@@ -92,6 +118,28 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
   app.add_flag("--reflection", flags.reflection, "Enable gRPC server reflection");
+  app.add_option("--worker-token-file", flags.worker_token_file,
+                 "Require a token on every call: workers' tokens, one per line (# comments), "
+                 "file not readable by every user; WorkerGateway accepts only these. Needs "
+                 "--client-token-file")
+      ->check(CLI::ExistingFile);
+  app.add_option("--client-token-file", flags.client_token_file,
+                 "Clients' (CLI) tokens, one per line; the Coordinator service accepts only "
+                 "these. Needs --worker-token-file")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-cert", flags.tls.cert,
+                 "Serve TLS with this certificate chain (PEM); needs --tls-key")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", flags.tls.key,
+                 "The certificate's private key (PEM, not readable by every user)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-client-ca", flags.tls.client_ca,
+                 "Require every caller to present a certificate signed by this CA (PEM); needs "
+                 "--tls-cert")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--insecure", flags.insecure,
+               "Allow listening beyond loopback without tokens or TLS (logs a warning); "
+               "without it such a --listen is refused");
   app.add_option("--log-level", flags.log_level, paradnn::common::kLogLevels)->capture_default_str();
   app.set_version_flag("--version", paradnn::common::kVersion);
   CLI11_PARSE(app, argc, argv);
@@ -110,6 +158,42 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  absl::StatusOr<paradnn::server::CallAuthorizer> authorizer = LoadAuthorizer(flags);
+  if (!authorizer.ok()) {
+    spdlog::critical("{}", std::string(authorizer.status().message()));
+    return 2;
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      paradnn::common::LoadServerCredentials(flags.tls);
+  if (!credentials.ok()) {
+    spdlog::critical("{}", std::string(credentials.status().message()));
+    return 2;
+  }
+  const bool tls = !flags.tls.cert.empty();
+  if (!paradnn::common::IsLoopbackAddress(flags.listen)) {
+    if (!authorizer->requires_tokens() && !tls) {
+      if (!flags.insecure) {
+        spdlog::critical(
+            "refusing to listen on {} beyond loopback without authentication: give "
+            "--worker-token-file and --client-token-file, or --tls-cert and --tls-key, or "
+            "--insecure to accept calls from anyone who can reach it",
+            flags.listen);
+        return 2;
+      }
+      spdlog::warn("--insecure: listening on {} beyond loopback without tokens or TLS; anyone "
+                   "who can reach it can submit sweeps and act as a worker",
+                   flags.listen);
+    } else if (!authorizer->requires_tokens() && flags.tls.client_ca.empty()) {
+      spdlog::warn("listening on {} with TLS but no tokens or client certificates: calls are "
+                   "encrypted, but anyone who can reach it can make them",
+                   flags.listen);
+    } else if (!tls) {
+      spdlog::warn("listening on {} with tokens in plaintext: anyone on the network path can "
+                   "read them; add --tls-cert/--tls-key",
+                   flags.listen);
+    }
+  }
+
   absl::StatusOr<std::unique_ptr<paradnn::db::Database>> database =
       paradnn::db::Database::Open(flags.db_path);
   if (!database.ok()) {
@@ -126,23 +210,19 @@ int main(int argc, char** argv) {
   auto scheduler =
       std::make_unique<paradnn::server::Scheduler>(database->get(), &clock, scheduler_options);
   paradnn::server::CoordinatorOptions coordinator_options;
+  coordinator_options.authorizer = &*authorizer;
   coordinator_options.max_jobs_per_sweep = flags.max_jobs;
   coordinator_options.max_model_bytes = flags.max_model_bytes;
   auto coordinator = std::make_unique<paradnn::server::CoordinatorService>(
       database->get(), scheduler.get(), &clock, coordinator_options);
   scheduler->SetChangeListener([svc = coordinator.get()] { svc->NotifyWatchers(); });
-  auto gateway = std::make_unique<paradnn::server::WorkerGatewayService>(scheduler.get());
+  auto gateway = std::make_unique<paradnn::server::WorkerGatewayService>(scheduler.get(), &*authorizer);
 
   grpc::EnableDefaultHealthCheckService(true);
   if (flags.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  if (!paradnn::common::IsLoopbackAddress(flags.listen)) {
-    spdlog::warn("listening on {} beyond loopback without authentication; anyone who can reach it "
-                 "can submit sweeps and act as a worker",
-                 flags.listen);
-  }
-  builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(), &bound_port);
+  builder.AddListeningPort(flags.listen, *credentials, &bound_port);
   builder.RegisterService(coordinator.get());
   builder.RegisterService(gateway.get());
   // A submitted sweep and a job assignment carry a whole model file, plus
@@ -163,8 +243,9 @@ int main(int argc, char** argv) {
   }
   const std::string address = BoundAddress(flags.listen, bound_port);
   server->GetHealthCheckService()->SetServingStatus(true);
-  spdlog::info("paradnn-coordinator {} listening on {} (database {})", paradnn::common::kVersion,
-               address, flags.db_path);
+  spdlog::info("paradnn-coordinator {} listening on {} (database {}; {}, {})",
+               paradnn::common::kVersion, address, flags.db_path, tls ? "TLS" : "plaintext",
+               authorizer->requires_tokens() ? "tokens required" : "no tokens required");
   if (!flags.address_file.empty() && !WriteAtomically(flags.address_file, address)) {
     spdlog::critical("could not write --address-file {}", flags.address_file);
     return 1;

@@ -306,10 +306,21 @@ void CoordinatorService::NotifierLoop() {
   }
 }
 
+grpc::Status CoordinatorService::AuthorizeClient(const grpc::CallbackServerContext& context) const {
+  if (options_.authorizer == nullptr) return grpc::Status::OK;
+  grpc::Status status = options_.authorizer->Authorize(context, CallerRole::kClient);
+  if (!status.ok()) spdlog::warn("refused a call from {}: {}", context.peer(), status.error_message());
+  return status;
+}
+
 grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerContext* context,
                                                           const v1::SubmitSweepRequest* request,
                                                           v1::SubmitSweepResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
+    reactor->Finish(auth);
+    return reactor;
+  }
   int64_t max_jobs = options_.max_jobs_per_sweep;
   if (request->max_jobs() < 0) {
     reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -393,6 +404,10 @@ grpc::ServerUnaryReactor* CoordinatorService::GetSweep(grpc::CallbackServerConte
                                                        const v1::GetSweepRequest* request,
                                                        v1::SweepStatus* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
+    reactor->Finish(auth);
+    return reactor;
+  }
   absl::StatusOr<v1::SweepStatus> status = sweeps_.Get(request->sweep_id(), clock_->NowUnixMs());
   if (status.ok()) *response = std::move(*status);
   reactor->Finish(ToGrpc(status.status()));
@@ -403,6 +418,10 @@ grpc::ServerUnaryReactor* CoordinatorService::ListSweeps(grpc::CallbackServerCon
                                                          const v1::ListSweepsRequest* /*request*/,
                                                          v1::ListSweepsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
+    reactor->Finish(auth);
+    return reactor;
+  }
   absl::StatusOr<std::vector<v1::SweepStatus>> sweeps = sweeps_.List(clock_->NowUnixMs());
   if (sweeps.ok()) {
     for (v1::SweepStatus& sweep : *sweeps) *response->add_sweeps() = std::move(sweep);
@@ -415,6 +434,10 @@ grpc::ServerUnaryReactor* CoordinatorService::CancelSweep(grpc::CallbackServerCo
                                                           const v1::CancelSweepRequest* request,
                                                           v1::SweepStatus* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
+    reactor->Finish(auth);
+    return reactor;
+  }
   const int64_t sweep_id = request->sweep_id();
   sweeps_.Cancel(sweep_id, clock_->NowUnixMs(),
                  [this, reactor, response, sweep_id](
@@ -434,12 +457,18 @@ grpc::ServerUnaryReactor* CoordinatorService::CancelSweep(grpc::CallbackServerCo
 }
 
 grpc::ServerWriteReactor<v1::SweepStatus>* CoordinatorService::WatchSweep(
-    grpc::CallbackServerContext* /*context*/, const v1::WatchSweepRequest* request) {
+    grpc::CallbackServerContext* context, const v1::WatchSweepRequest* request) {
+  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
+    return new RefusedCall<grpc::ServerWriteReactor<v1::SweepStatus>>(auth);
+  }
   return new SweepWatch(this, request->sweep_id());
 }
 
 grpc::ServerWriteReactor<v1::ResultRow>* CoordinatorService::QueryResults(
-    grpc::CallbackServerContext* /*context*/, const v1::QueryResultsRequest* request) {
+    grpc::CallbackServerContext* context, const v1::QueryResultsRequest* request) {
+  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
+    return new RefusedCall<grpc::ServerWriteReactor<v1::ResultRow>>(auth);
+  }
   absl::StatusOr<v1::SweepStatus> sweep = sweeps_.Get(request->sweep_id(), clock_->NowUnixMs());
   if (!sweep.ok()) return new ResultRowsWriter(sweep.status());
   return new ResultRowsWriter(results_.Query(request->sweep_id(), request->include_samples()));
@@ -449,6 +478,10 @@ grpc::ServerUnaryReactor* CoordinatorService::ListWorkers(grpc::CallbackServerCo
                                                           const v1::ListWorkersRequest* /*request*/,
                                                           v1::ListWorkersResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
+    reactor->Finish(auth);
+    return reactor;
+  }
   absl::StatusOr<std::vector<v1::WorkerInfo>> workers = workers_.List();
   if (workers.ok()) {
     const std::map<std::string, LiveWorker> live = scheduler_->Snapshot();
@@ -473,6 +506,10 @@ grpc::ServerUnaryReactor* CoordinatorService::Analyze(grpc::CallbackServerContex
                                                       const v1::AnalyzeRequest* request,
                                                       v1::AnalyzeResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
+    reactor->Finish(auth);
+    return reactor;
+  }
   {
     std::lock_guard<std::mutex> lock(analyses_mu_);
     if (analyses_in_flight_ >= options_.max_concurrent_analyses) {

@@ -21,6 +21,7 @@
 #include "db/stores.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
 #include "server/analysis/analyzer.h"
+#include "server/call_authorizer.h"
 #include "server/scheduler.h"
 
 namespace paradnn::server {
@@ -34,6 +35,9 @@ struct CoordinatorOptions {
   // Analyses computed at once (each on its own thread, off the gRPC
   // callback threads); more are refused with RESOURCE_EXHAUSTED.
   int max_concurrent_analyses = 4;
+  // Checks every call's client token; null lets every call through. Must
+  // outlive the service.
+  const CallAuthorizer* authorizer = nullptr;
 };
 
 // The jobs of a sweep and the estimates SubmitSweepResponse reports
@@ -99,6 +103,8 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   const common::Clock& clock() const { return *clock_; }
 
  private:
+  // OK, or why the call may not use this service (options_.authorizer).
+  grpc::Status AuthorizeClient(const grpc::CallbackServerContext& context) const;
   void NotifierLoop();
 
   db::Database* const database_;

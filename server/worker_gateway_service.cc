@@ -124,6 +124,13 @@ class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1:
 
 grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage>* WorkerGatewayService::Connect(
     grpc::CallbackServerContext* context) {
+  if (authorizer_ != nullptr) {
+    if (grpc::Status auth = authorizer_->Authorize(*context, CallerRole::kWorker); !auth.ok()) {
+      spdlog::warn("refused a worker stream from {}: {}", context->peer(), auth.error_message());
+      return new RefusedCall<grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage>>(
+          auth);
+    }
+  }
   return new WorkerStream(scheduler_, next_stream_serial_++, context->peer());
 }
 

@@ -7,20 +7,24 @@
 #include <atomic>
 
 #include "paradnn/v1/coordinator.grpc.pb.h"
+#include "server/call_authorizer.h"
 #include "server/scheduler.h"
 
 namespace paradnn::server {
 
 class WorkerGatewayService final : public v1::WorkerGateway::CallbackService {
  public:
-  // `scheduler` must outlive the service.
-  explicit WorkerGatewayService(Scheduler* scheduler) : scheduler_(scheduler) {}
+  // `scheduler` and `authorizer` must outlive the service; a null
+  // `authorizer` lets every call through.
+  explicit WorkerGatewayService(Scheduler* scheduler, const CallAuthorizer* authorizer = nullptr)
+      : scheduler_(scheduler), authorizer_(authorizer) {}
 
   grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage>* Connect(
       grpc::CallbackServerContext* context) override;
 
  private:
   Scheduler* const scheduler_;
+  const CallAuthorizer* const authorizer_;
   std::atomic<uint64_t> next_stream_serial_{1};
 };
 

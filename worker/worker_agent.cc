@@ -30,6 +30,7 @@ std::string StatusText(const grpc::Status& status) {
 }  // namespace
 
 std::shared_ptr<grpc::Channel> CreateCoordinatorChannel(const std::string& address,
+                                                        const common::ClientSecurity& security,
                                                         std::chrono::milliseconds initial_backoff,
                                                         std::chrono::milliseconds max_backoff) {
   grpc::ChannelArguments args;
@@ -46,7 +47,7 @@ std::shared_ptr<grpc::Channel> CreateCoordinatorChannel(const std::string& addre
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, initial);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, initial);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return common::CreateSecureChannel(address, security, args);
 }
 
 template <typename Fn>
@@ -60,8 +61,8 @@ auto WorkerAgent::Guarded(Fn fn) {
 WorkerAgent::WorkerAgent(boost::asio::io_context& io, WorkerAgentOptions options)
     : io_(io),
       options_(std::move(options)),
-      channel_(CreateCoordinatorChannel(options_.coordinator_address, options_.initial_backoff,
-                                        options_.max_backoff)),
+      channel_(CreateCoordinatorChannel(options_.coordinator_address, options_.security,
+                                        options_.initial_backoff, options_.max_backoff)),
       backoff_(options_.initial_backoff, options_.max_backoff, SeedOrRandom(options_.backoff_seed)),
       heartbeat_interval_(options_.default_heartbeat),
       reconnect_timer_(io),
@@ -163,7 +164,14 @@ void WorkerAgent::OnClosed(uint64_t generation, const grpc::Status& status) {
     Stopped();
     return;
   }
-  if (was_connected) {
+  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+      status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    // Retrying helps only once the coordinator's token files change; say
+    // loudly what to fix.
+    spdlog::error("the coordinator at {} refused this worker ({}); give a worker token with "
+                  "--token-file or ${}",
+                  options_.coordinator_address, StatusText(status), common::kTokenEnv);
+  } else if (was_connected) {
     spdlog::warn("stream to the coordinator ended ({}); reconnecting", StatusText(status));
   } else {
     spdlog::warn("cannot reach the coordinator at {} ({})", options_.coordinator_address,

@@ -36,6 +36,7 @@
 #include <optional>
 #include <string>
 
+#include "common/auth.h"
 #include "paradnn/v1/coordinator.pb.h"
 #include "worker/gateway_stream.h"
 #include "worker/reconnect_backoff.h"
@@ -47,6 +48,8 @@ namespace paradnn::worker {
 struct WorkerAgentOptions {
   // gRPC target: HOST:PORT, [V6]:PORT or unix:PATH.
   std::string coordinator_address;
+  // TLS and the token sent on the stream (default: plaintext, no token).
+  common::ClientSecurity security;
   std::string worker_id;
   // The device this worker runs jobs on ("cpu", "cuda:1"); hello carries
   // its kind and every RunnerJob gets exactly this device.
@@ -71,9 +74,11 @@ struct WorkerAgentOptions {
 };
 
 // Creates the channel to `address` with the worker's keepalive settings
-// (ping every 20 s, 10 s to answer, also without calls) and gRPC's own
-// reconnect backoff bounded by [initial_backoff, max_backoff].
+// (ping every 20 s, 10 s to answer, also without calls), gRPC's own
+// reconnect backoff bounded by [initial_backoff, max_backoff], and
+// `security` (TLS, the token on every call).
 std::shared_ptr<grpc::Channel> CreateCoordinatorChannel(const std::string& address,
+                                                        const common::ClientSecurity& security,
                                                         std::chrono::milliseconds initial_backoff,
                                                         std::chrono::milliseconds max_backoff);
 

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "common/address.h"
+#include "common/auth.h"
 #include "common/logging.h"
 #include "common/version.h"
 #include "worker/child_process.h"
@@ -37,6 +38,7 @@ struct Flags {
   std::string calibrate = "auto";
   std::string state_dir;
   std::vector<std::string> datasheet_peaks;
+  paradnn::common::ClientSecurityFlags security;
 };
 
 constexpr std::chrono::milliseconds kInitialBackoff{200};
@@ -117,6 +119,20 @@ int main(int argc, char** argv) {
   app.add_option("--datasheet-peak", flags.datasheet_peaks,
                  "DTYPE=FLOPS: the vendor's peak matmul FLOP/s of a dtype (float32, bfloat16, "
                  "float16, tf32), stored beside the calibrated roof; repeatable");
+  app.add_option("--token-file", flags.security.token_file,
+                 "File holding this worker's token (one line; not readable by every user), sent "
+                 "as 'authorization: Bearer' on the stream; else $PARADNN_TOKEN")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-ca", flags.security.tls_ca,
+                 "Connect with TLS, trusting this CA (PEM) for the coordinator's certificate")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-cert", flags.security.tls_cert,
+                 "This worker's client certificate (PEM), for a coordinator with --tls-client-ca; "
+                 "needs --tls-key and --tls-ca")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", flags.security.tls_key,
+                 "The client certificate's private key (PEM, not readable by every user)")
+      ->check(CLI::ExistingFile);
   app.set_version_flag("--version", paradnn::common::kVersion);
   CLI11_PARSE(app, argc, argv);
 
@@ -148,6 +164,15 @@ int main(int argc, char** argv) {
     spdlog::critical("{}", std::string(address.status().message()));
     return 2;
   }
+  absl::StatusOr<paradnn::common::ClientSecurity> security =
+      paradnn::common::LoadClientSecurity(flags.security);
+  if (!security.ok()) {
+    spdlog::critical("{}", std::string(security.status().message()));
+    return 2;
+  }
+  // Runners (which run uploaded TorchScript models) inherit this process's
+  // environment; the token is not theirs to see.
+  ::unsetenv(paradnn::common::kTokenEnv);
   if (flags.runner.empty()) flags.runner = DefaultRunnerPath();
   if (::access(flags.runner.c_str(), X_OK) != 0) {
     spdlog::critical(
@@ -160,6 +185,7 @@ int main(int argc, char** argv) {
 
   paradnn::worker::WorkerAgentOptions options;
   options.coordinator_address = *address;
+  options.security = *std::move(security);
   options.worker_id = flags.worker_id;
   options.device = flags.device;
   options.runner.runner_path = flags.runner;

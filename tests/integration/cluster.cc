@@ -25,14 +25,16 @@ int64_t QueryInt(const std::string& db_path, const std::string& sql) {
   return value;
 }
 
-void Cluster::StartCoordinator() {
+void Cluster::StartCoordinator(const std::vector<std::string>& extra) {
   std::remove(dir_.File("addr").c_str());
   // A restarted coordinator keeps the port, so workers find it again.
   const std::string listen = address_.empty() ? "127.0.0.1:0" : address_;
   coordinator_ = std::make_unique<ChildProcess>();
-  coordinator_->Start({BinDir() + "/paradnn-coordinator", "--listen", listen, "--db", db_path_,
-                       "--address-file", dir_.File("addr"), "--heartbeat-ms", "500",
-                       "--lease-timeout-ms", "5000", "--log-level", "debug"},
+  std::vector<std::string> argv = {BinDir() + "/paradnn-coordinator", "--listen", listen, "--db",
+                                   db_path_, "--address-file", dir_.File("addr"), "--heartbeat-ms",
+                                   "500", "--lease-timeout-ms", "5000", "--log-level", "debug"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  coordinator_->Start(argv,
                       dir_.File("coordinator-" + std::to_string(coordinator_starts_++) + ".log"));
   ASSERT_TRUE(WaitFor([&] { return !ReadFile(dir_.File("addr")).empty(); }, seconds(20)))
       << ReadFile(coordinator_->log_path());

@@ -19,8 +19,9 @@ class Cluster {
  public:
   explicit Cluster(const TempDir& dir) : dir_(dir), db_path_(dir.File("sweeps.db")) {}
 
-  // Starts paradnn-coordinator on 127.0.0.1:0 and waits for its address.
-  void StartCoordinator();
+  // Starts paradnn-coordinator on 127.0.0.1:0 and waits for its address;
+  // extra flags are appended.
+  void StartCoordinator(const std::vector<std::string>& extra = {});
   // SIGKILLs the coordinator (no clean shutdown).
   void KillCoordinator();
   // Starts a paradnn-worker with `id`; extra flags are appended.
