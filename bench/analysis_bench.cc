@@ -69,12 +69,15 @@ absl::Status WriteSweep(db::Database* database, int index, int64_t platform_id) 
               for (const auto& [key, value] : params) (*config.mutable_params())[key] = value;
               config.set_precision("float32");
               config.set_optimizer("rmsprop");
+              absl::StatusOr<int64_t> config_id = db::InternConfig(conn, config);
+              if (!config_id.ok()) return config_id.status();
               db::Statement job(conn,
                                 "INSERT INTO jobs (sweep_id, ordinal, device, state, config, "
-                                "settings, precision, optimizer, attempts, updated_unix_ms) "
-                                "VALUES (?, ?, ?, 3, ?, x'', 'float32', 'rmsprop', 1, 0)");
+                                "settings, precision, optimizer, attempts, updated_unix_ms, "
+                                "config_id) "
+                                "VALUES (?, ?, ?, 3, ?, x'', 'float32', 'rmsprop', 1, 0, ?)");
               job.Bind(1, sweep_id).Bind(2, ordinal++).Bind(3, spec.device())
-                  .BindBlob(4, config.SerializeAsString());
+                  .BindBlob(4, config.SerializeAsString()).Bind(5, *config_id);
               if (absl::Status s = job.Run(); !s.ok()) return s;
               const int64_t job_id = sqlite3_last_insert_rowid(conn);
               for (const auto& [key, value] : params) {

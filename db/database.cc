@@ -166,6 +166,11 @@ absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& pa
   for (const char* pragma : {"PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
     if (absl::Status s = Exec(conn->db, pragma); !s.ok()) return s;
   }
+  // PRAGMA takes no parameters; the value is a number from our options.
+  if (absl::Status s = Exec(conn->db, absl::StrCat("PRAGMA mmap_size=", options.mmap_bytes).c_str());
+      !s.ok()) {
+    return s;
+  }
   if (role == Role::kReader) {
     // Readers open the file read-write so that WAL recovery and shared
     // memory work in every case, but refuse to change it.
@@ -321,11 +326,13 @@ Database::~Database() {
 
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path,
                                                          DatabaseOptions options) {
-  if (options.max_batch < 1 || options.read_connections < 1 || options.busy_timeout_ms < 0) {
+  if (options.max_batch < 1 || options.read_connections < 1 || options.busy_timeout_ms < 0 ||
+      options.mmap_bytes < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("DatabaseOptions: max_batch (", options.max_batch, ") and read_connections (",
                      options.read_connections, ") must be >= 1, busy_timeout_ms (",
-                     options.busy_timeout_ms, ") >= 0"));
+                     options.busy_timeout_ms, ") and mmap_bytes (", options.mmap_bytes,
+                     ") >= 0"));
   }
   auto impl = std::make_unique<Impl>();
   impl->path = path;
@@ -441,6 +448,12 @@ Statement::~Statement() {
   } else {
     sqlite3_finalize(stmt_);
   }
+}
+
+void Statement::Reset() {
+  if (stmt_ == nullptr) return;
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
 }
 
 namespace {

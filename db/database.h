@@ -36,6 +36,10 @@ struct DatabaseOptions {
   int busy_timeout_ms = 5000;
   int max_batch = 256;       // most write functions per transaction
   int read_connections = 4;
+  // Bytes of the file each connection reads through a memory map instead
+  // of read() calls (PRAGMA mmap_size): a scan of a million results spent
+  // a fifth of its time copying pages out of the kernel. 0 turns it off.
+  int64_t mmap_bytes = int64_t{1} << 30;
 };
 
 class Database {
@@ -108,6 +112,8 @@ class Statement {
   Statement& BindBlob(int index, const std::string& bytes);
   Statement& BindNull(int index);
 
+  // Rewinds for another run with new bindings; an earlier error stays.
+  void Reset();
   // Steps once: true while a row is available, false when done.
   absl::StatusOr<bool> Step();
   // Steps to completion (for statements that return no rows).

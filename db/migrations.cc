@@ -184,6 +184,46 @@ constexpr const char kSchemaV6[] = R"sql(
 ALTER TABLE jobs ADD COLUMN repeat INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 7: configurations, one row per distinct family + hyper-parameters
+// across all jobs and sweeps (precision, optimizer and repeat stay job
+// columns). Analyses read one config id per result and each configuration's
+// hyper-parameters once, instead of one job_params lookup per result and
+// hyper-parameter (most of a heat map's time over a million results), and
+// equal configurations of different sweeps share an id. canonical is the
+// family, then "key=value" sorted by key, space-separated (db::ConfigCanonical);
+// existing jobs are filled in from job_params.
+constexpr const char kSchemaV7[] = R"sql(
+CREATE TABLE configs (
+  id        INTEGER PRIMARY KEY,
+  canonical TEXT    NOT NULL UNIQUE
+);
+CREATE TABLE config_params (
+  config_id  INTEGER NOT NULL REFERENCES configs(id) ON DELETE CASCADE,
+  key        TEXT    NOT NULL,
+  int_value  INTEGER,
+  text_value TEXT,
+  PRIMARY KEY (config_id, key)
+) WITHOUT ROWID;
+ALTER TABLE jobs ADD COLUMN config_id INTEGER REFERENCES configs(id);
+CREATE INDEX jobs_sweep_config ON jobs(sweep_id, config_id);
+
+CREATE TEMP TABLE job_canonical (job_id INTEGER PRIMARY KEY, canonical TEXT NOT NULL);
+INSERT INTO job_canonical
+  SELECT j.id, s.family || COALESCE(
+           (SELECT ' ' || group_concat(kv, ' ') FROM
+              (SELECT jp.key || '=' || COALESCE(CAST(jp.int_value AS TEXT), jp.text_value) AS kv
+                 FROM job_params jp WHERE jp.job_id = j.id ORDER BY jp.key)), '')
+    FROM jobs j JOIN sweeps s ON s.id = j.sweep_id;
+INSERT OR IGNORE INTO configs (canonical) SELECT canonical FROM job_canonical ORDER BY job_id;
+UPDATE jobs SET config_id = (SELECT c.id FROM job_canonical jc JOIN configs c
+                               ON c.canonical = jc.canonical WHERE jc.job_id = jobs.id);
+INSERT OR IGNORE INTO config_params (config_id, key, int_value, text_value)
+  SELECT j.config_id, jp.key, jp.int_value, jp.text_value
+    FROM jobs j JOIN job_params jp ON jp.job_id = j.id
+   WHERE j.id IN (SELECT MIN(id) FROM jobs GROUP BY config_id);
+DROP TABLE job_canonical;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -195,6 +235,7 @@ const std::vector<Migration>& Migrations() {
       {4, "results: mfu, hfu against the calibrated roof", kSchemaV4},
       {5, "results: suspect conditions", kSchemaV5},
       {6, "jobs: repeat", kSchemaV6},
+      {7, "configs, config_params: configurations shared by jobs and sweeps", kSchemaV7},
   };
   return *kMigrations;
 }

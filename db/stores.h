@@ -26,6 +26,18 @@ namespace paradnn::db {
 template <typename T>
 using Callback = std::function<void(absl::StatusOr<T>)>;
 
+// ---- configurations -------------------------------------------------------
+
+// A configuration's identity (configs.canonical): the family, then every
+// param and option as key=value sorted by key, space-separated, e.g.
+// "fc batch=64 layer=4 node=32". Precision, optimizer and repeat are not
+// part of it.
+std::string ConfigCanonical(const v1::ModelConfig& config);
+
+// The configs row of `config`, inserted with its config_params when new.
+// Runs inside the caller's write transaction.
+absl::StatusOr<int64_t> InternConfig(sqlite3* db, const v1::ModelConfig& config);
+
 // ---- sweeps ---------------------------------------------------------------
 
 struct NewJob {

@@ -1,5 +1,6 @@
 // SweepStore: sweeps and the bulk insertion of their jobs.
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -81,6 +82,52 @@ absl::StatusOr<v1::SweepStatus> SweepFromRow(sqlite3* db, const Statement& row,
   return status;
 }
 
+}  // namespace
+
+std::string ConfigCanonical(const v1::ModelConfig& config) {
+  // Params and options share one key space (InsertJob refuses a clash), so
+  // merging them into one sorted map gives SQL's ORDER BY key.
+  std::map<std::string, std::string> values;
+  for (const auto& [key, value] : config.params()) values[key] = absl::StrCat(value);
+  for (const auto& [key, value] : config.options()) values[key] = value;
+  std::string canonical = config.family();
+  for (const auto& [key, value] : values) absl::StrAppend(&canonical, " ", key, "=", value);
+  return canonical;
+}
+
+absl::StatusOr<int64_t> InternConfig(sqlite3* db, const v1::ModelConfig& config) {
+  const std::string canonical = ConfigCanonical(config);
+  Statement insert(db, "INSERT INTO configs (canonical) VALUES (?) ON CONFLICT DO NOTHING");
+  insert.Bind(1, canonical);
+  if (absl::Status s = insert.Run(); !s.ok()) return s;
+  if (sqlite3_changes(db) == 0) {
+    Statement existing(db, "SELECT id FROM configs WHERE canonical = ?");
+    existing.Bind(1, canonical);
+    absl::StatusOr<bool> row = existing.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::InternalError("configs: a conflicting row vanished");
+    return existing.ColumnInt(0);
+  }
+  const int64_t config_id = sqlite3_last_insert_rowid(db);
+  for (const auto& [key, value] : config.params()) {
+    Statement param(db,
+                    "INSERT INTO config_params (config_id, key, int_value, text_value) "
+                    "VALUES (?, ?, ?, NULL)");
+    param.Bind(1, config_id).Bind(2, key).Bind(3, value);
+    if (absl::Status s = param.Run(); !s.ok()) return s;
+  }
+  for (const auto& [key, value] : config.options()) {
+    Statement option(db,
+                     "INSERT INTO config_params (config_id, key, int_value, text_value) "
+                     "VALUES (?, ?, NULL, ?)");
+    option.Bind(1, config_id).Bind(2, key).Bind(3, value);
+    if (absl::Status s = option.Run(); !s.ok()) return s;
+  }
+  return config_id;
+}
+
+namespace {
+
 // Inserts one job and its hyper-parameters; returns the job id.
 absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::string& default_device,
                                   const NewJob& job, int64_t now_unix_ms) {
@@ -97,12 +144,14 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
     return absl::InvalidArgumentError(
         absl::StrCat("job ordinal ", job.ordinal, ": device is empty (and so is the sweep's)"));
   }
+  absl::StatusOr<int64_t> config_id = InternConfig(db, config);
+  if (!config_id.ok()) return config_id.status();
   {
     Statement insert(db,
                      "INSERT INTO jobs (sweep_id, ordinal, device, state, config, settings, "
                      "precision, optimizer, attempts, updated_unix_ms, params, model_flops, "
-                     "peak_memory_estimate_bytes, repeat) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)");
+                     "peak_memory_estimate_bytes, repeat, config_id) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)");
     insert.Bind(1, sweep_id)
         .Bind(2, job.ordinal)
         .Bind(3, device)
@@ -112,7 +161,8 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
         .Bind(7, config.precision())
         .Bind(8, config.optimizer())
         .Bind(9, now_unix_ms)
-        .Bind(13, job.repeat);
+        .Bind(13, job.repeat)
+        .Bind(14, *config_id);
     if (job.params > 0) {
       insert.Bind(10, job.params);
     } else {

@@ -62,12 +62,14 @@ int BuiltinIndex(const std::string& field) {
 
 bool IsBuiltin(const std::string& field) { return BuiltinIndex(field) >= 0; }
 
-// Up to this many hyper-parameters are read per result (a family has at
+// Up to this many hyper-parameters are carried per result (a family has at
 // most a dozen).
-constexpr int kHyperSlots = 16;
+constexpr int kMaxHyperFields = 16;
 
 // What one request's statement reads; SelectSql writes exactly that, so a
-// request pays only for the columns, joins and lookups it uses.
+// request pays only for the columns and joins it uses. Hyper-parameters
+// are not read per result: each result brings its configuration's id, and
+// each configuration's hyper-parameters are read once (ConfigCache).
 struct SelectShape {
   // Walk the results table and look each job up by id (the cheapest path
   // when the sweeps hold most of the results), or walk the sweeps' jobs
@@ -76,35 +78,24 @@ struct SelectShape {
   bool scan_results = false;
   std::vector<int> builtins;    // indexes into kBuiltinFields
   std::vector<Column> columns;  // measured columns
-  bool config = false;          // the configuration string (?2: keys it leaves out)
-  bool where = false;           // the where filters (?3)
-  int slots = 0;                // hyper-parameters looked up (?4, ?5, ...)
+  bool where = false;           // the where filters (?2)
 
-  // Result columns: job id, outcome, platform id, params, then these.
-  int BuiltinColumn(size_t i) const { return 4 + static_cast<int>(i); }
-  int MeasuredColumn(size_t i) const { return 4 + static_cast<int>(builtins.size() + i); }
-  int ConfigColumn() const { return 4 + static_cast<int>(builtins.size() + columns.size()); }
-  int SlotColumn(int slot) const { return ConfigColumn() + (config ? 1 : 0) + slot; }
+  // Result columns: job id, outcome, platform id, params, config id, then
+  // these.
+  int BuiltinColumn(size_t i) const { return 5 + static_cast<int>(i); }
+  int MeasuredColumn(size_t i) const { return 5 + static_cast<int>(builtins.size() + i); }
 };
 
-constexpr int kSweepsParam = 1;         // the sweep ids (JSON array)
-constexpr int kConfigWithoutParam = 2;  // JSON array
-constexpr int kWhereParam = 3;          // JSON object
-constexpr int kFirstSlotParam = 4;
-
-// The hyper-parameter named by `key_sql` of job j, as text.
-std::string HyperValueSql(const std::string& key_sql) {
-  return absl::StrCat("(SELECT COALESCE(CAST(jp.int_value AS TEXT), jp.text_value) "
-                      "FROM job_params jp WHERE jp.job_id = j.id AND jp.key = ",
-                      key_sql, ")");
-}
+constexpr int kSweepsParam = 1;  // the sweep ids (JSON array)
+constexpr int kWhereParam = 2;   // JSON object
 
 // The statement for `shape`. Its text depends only on the shape, never on
 // request values (those are bound), and it is prepared uncached: shapes are
 // many, requests few.
 std::string SelectSql(const SelectShape& shape) {
   std::string sql =
-      "SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), COALESCE(r.params, j.params, 0)";
+      "SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), COALESCE(r.params, j.params, 0), "
+      "COALESCE(j.config_id, 0)";
   bool sweeps = shape.where;
   bool platforms = shape.where;
   for (int index : shape.builtins) {
@@ -115,17 +106,6 @@ std::string SelectSql(const SelectShape& shape) {
   for (Column column : shape.columns) {
     absl::StrAppend(&sql, ", ", kColumnSql[static_cast<int>(column)]);
   }
-  if (shape.config) {
-    absl::StrAppend(&sql, R"sql(,
-       (SELECT group_concat(kv, ' ') FROM
-          (SELECT jp.key || '=' || COALESCE(CAST(jp.int_value AS TEXT), jp.text_value) AS kv
-             FROM job_params jp
-            WHERE jp.job_id = j.id AND jp.key NOT IN (SELECT value FROM json_each(?2))
-            ORDER BY jp.key)))sql");
-  }
-  for (int slot = 0; slot < shape.slots; ++slot) {
-    absl::StrAppend(&sql, ",\n       ", HyperValueSql(absl::StrCat("?", kFirstSlotParam + slot)));
-  }
   absl::StrAppend(&sql, shape.scan_results ? "\n  FROM results r CROSS JOIN jobs j ON j.id = r.job_id"
                                            : "\n  FROM jobs j JOIN results r ON r.job_id = j.id");
   if (sweeps) absl::StrAppend(&sql, "\n  JOIN sweeps s ON s.id = j.sweep_id");
@@ -134,12 +114,14 @@ std::string SelectSql(const SelectShape& shape) {
   if (shape.where) {
     absl::StrAppend(&sql, R"sql(
    AND NOT EXISTS (
-     SELECT 1 FROM json_each(?3) w
+     SELECT 1 FROM json_each(?2) w
       WHERE w.value IS NOT (CASE w.key)sql");
     for (const BuiltinField& field : kBuiltinFields) {
       absl::StrAppend(&sql, "\n        WHEN '", field.name, "' THEN ", field.sql);
     }
-    absl::StrAppend(&sql, "\n        ELSE ", HyperValueSql("w.key"), " END))");
+    absl::StrAppend(&sql, R"sql(
+        ELSE (SELECT COALESCE(CAST(cp.int_value AS TEXT), cp.text_value) FROM config_params cp
+               WHERE cp.config_id = j.config_id AND cp.key = w.key) END)))sql");
   }
   return sql;
 }
@@ -165,6 +147,64 @@ class Dictionary {
  private:
   std::vector<std::string>* strings_;
   absl::flat_hash_map<std::string, uint32_t> ids_;
+};
+
+// Each configuration's carried hyper-parameters (dictionary ids) and its
+// label, read from config_params the first time one of its results comes
+// by: a million results share a few thousand configurations.
+class ConfigCache {
+ public:
+  struct Entry {
+    std::vector<uint32_t> field_ids;  // one per hyper field, "" (0) where absent
+    uint32_t label = 0;               // see LoadPlan::config_without; 0 when not asked
+  };
+
+  // `label_without` null: no labels.
+  ConfigCache(sqlite3* db, Dictionary* dictionary, std::vector<std::string> hyper_fields,
+              const std::vector<std::string>* label_without)
+      : params_(db,
+                "SELECT key, COALESCE(CAST(int_value AS TEXT), text_value) FROM config_params "
+                "WHERE config_id = ? ORDER BY key"),
+        dictionary_(dictionary),
+        hyper_fields_(std::move(hyper_fields)),
+        label_without_(label_without) {}
+
+  // The entry stays valid until the next call.
+  absl::StatusOr<const Entry*> Get(int64_t config_id) {
+    if (auto it = index_.find(config_id); it != index_.end()) return &entries_[it->second];
+    Entry entry;
+    entry.field_ids.assign(hyper_fields_.size(), 0);
+    std::vector<std::string> pairs;
+    params_.Reset();
+    params_.Bind(1, config_id);
+    for (;;) {
+      absl::StatusOr<bool> row = params_.Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      const std::string key = params_.ColumnText(0);
+      const std::string_view value = params_.ColumnTextView(1);
+      for (size_t i = 0; i < hyper_fields_.size(); ++i) {
+        if (hyper_fields_[i] == key) entry.field_ids[i] = dictionary_->Intern(value);
+      }
+      if (label_without_ != nullptr && !value.empty() &&
+          std::find(label_without_->begin(), label_without_->end(), key) ==
+              label_without_->end()) {
+        pairs.push_back(absl::StrCat(key, "=", std::string(value)));
+      }
+    }
+    if (label_without_ != nullptr) entry.label = dictionary_->Intern(absl::StrJoin(pairs, " "));
+    index_.emplace(config_id, static_cast<uint32_t>(entries_.size()));
+    entries_.push_back(std::move(entry));
+    return &entries_.back();
+  }
+
+ private:
+  db::Statement params_;
+  Dictionary* dictionary_;
+  std::vector<std::string> hyper_fields_;
+  const std::vector<std::string>* label_without_;
+  absl::flat_hash_map<int64_t, uint32_t> index_;
+  std::vector<Entry> entries_;
 };
 
 // The columns `metric` is computed from.
@@ -216,9 +256,9 @@ absl::Status ReadSweepsAndKeys(sqlite3* db, const std::vector<int64_t>& sweep_id
   // defaults), so each sweep's first job names them: reading every job's
   // keys took a second over a million results.
   db::Statement keys(db,
-                     "SELECT DISTINCT jp.key FROM json_each(?) sw JOIN job_params jp "
-                     "ON jp.job_id = (SELECT MIN(id) FROM jobs WHERE sweep_id = sw.value) "
-                     "ORDER BY jp.key");
+                     "SELECT DISTINCT cp.key FROM json_each(?) sw JOIN config_params cp "
+                     "ON cp.config_id = (SELECT config_id FROM jobs WHERE sweep_id = sw.value "
+                     "ORDER BY id LIMIT 1) ORDER BY cp.key");
   keys.Bind(1, sweeps_json);
   for (;;) {
     absl::StatusOr<bool> row = keys.Step();
@@ -226,7 +266,7 @@ absl::Status ReadSweepsAndKeys(sqlite3* db, const std::vector<int64_t>& sweep_id
     if (!*row) break;
     // Threads are read as the runner used them (results), not as swept.
     std::string key = keys.ColumnText(0);
-    (IsBuiltin(key) ? selected->swept_builtins : selected->all_keys).push_back(std::move(key));
+    if (!IsBuiltin(key)) selected->all_keys.push_back(std::move(key));
   }
   return absl::OkStatus();
 }
@@ -336,9 +376,6 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
       for (const char* field : {"family", "precision", "optimizer"}) {
         AppendUnique(&selected.fields, std::string(field));
       }
-      if (plan.all_hyper) {
-        for (const std::string& key : selected.swept_builtins) AppendUnique(&selected.fields, key);
-      }
     }
     for (const std::string& metric : plan.metrics) {
       for (Column column : ColumnsOf(metric)) AppendUnique(&selected.columns, column);
@@ -348,34 +385,27 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
       return absl::InternalError("analysis plan carries too many columns");
     }
 
-    // With every hyper-parameter read anyway, the configuration is built
-    // from their ids here rather than read a second time in SQL.
-    const bool config_from_slots = plan.config_without.has_value() && plan.all_hyper;
-
-    // Where each carried field comes from: a built-in column or a slot.
+    // Where each carried field comes from: a built-in column (>= 0) or the
+    // configuration's hyper-parameters (-1 - index into hyper_fields).
     SelectShape shape;
     std::vector<int> sources;
-    std::vector<std::string> slot_keys;
+    std::vector<std::string> hyper_fields;
     for (const std::string& field : selected.fields) {
       if (int index = BuiltinIndex(field); index >= 0) {
         sources.push_back(shape.BuiltinColumn(shape.builtins.size()));
         shape.builtins.push_back(index);
         continue;
       }
-      if (slot_keys.size() == kHyperSlots) {
+      if (hyper_fields.size() == kMaxHyperFields) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "an analysis reads at most ", kHyperSlots, " hyper-parameters; name fewer features"));
+            "an analysis reads at most ", kMaxHyperFields,
+            " hyper-parameters; name fewer features"));
       }
-      sources.push_back(-1 - static_cast<int>(slot_keys.size()));  // a slot, resolved below
-      slot_keys.push_back(field);
+      sources.push_back(-1 - static_cast<int>(hyper_fields.size()));
+      hyper_fields.push_back(field);
     }
     shape.columns = selected.columns;
-    shape.config = plan.config_without.has_value() && !config_from_slots;
     shape.where = !selection.where().empty();
-    shape.slots = static_cast<int>(slot_keys.size());
-    for (int& source : sources) {
-      if (source < 0) source = shape.SlotColumn(-1 - source);
-    }
 
     // Finished jobs are the ones with results: reserve for all of them, and
     // scan every result when the sweeps hold most of them.
@@ -389,32 +419,13 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
       shape.scan_results = 4 * count.ColumnInt(0) > count.ColumnInt(1);
     }
 
-    std::vector<int> config_fields;  // positions in selected.fields, sorted by key
-    if (config_from_slots) {
-      // The job's swept keys, as the SQL configuration lists them.
-      std::vector<std::string> keys = selected.all_keys;
-      keys.insert(keys.end(), selected.swept_builtins.begin(), selected.swept_builtins.end());
-      std::sort(keys.begin(), keys.end());
-      for (const std::string& key : keys) {
-        const auto& excluded = *plan.config_without;
-        if (std::find(excluded.begin(), excluded.end(), key) != excluded.end()) continue;
-        config_fields.push_back(static_cast<int>(
-            std::find(selected.fields.begin(), selected.fields.end(), key) -
-            selected.fields.begin()));
-      }
-    }
-    absl::flat_hash_map<std::vector<uint32_t>, uint32_t> config_ids;
-    std::vector<uint32_t> config_key;
-
+    Dictionary dictionary(&selected.dictionary);
+    ConfigCache configs(db, &dictionary, hyper_fields,
+                        plan.config_without ? &*plan.config_without : nullptr);
     const std::string sql = SelectSql(shape);
     db::Statement query(db, sql.c_str(), db::Statement::kUncached);
     query.Bind(kSweepsParam, sweeps_json);
-    if (shape.config) query.Bind(kConfigWithoutParam, JsonArray(*plan.config_without));
     if (shape.where) query.Bind(kWhereParam, where.dump());
-    for (int slot = 0; slot < shape.slots; ++slot) {
-      query.Bind(kFirstSlotParam + slot, slot_keys[slot]);
-    }
-    Dictionary dictionary(&selected.dictionary);
     for (;;) {
       absl::StatusOr<bool> row = query.Step();
       if (!row.ok()) return row.status();
@@ -424,32 +435,18 @@ absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSele
       record.outcome = static_cast<v1::Outcome>(query.ColumnInt(1));
       record.platform_id = query.ColumnInt(2);
       record.params = query.ColumnInt(3);
+      absl::StatusOr<const ConfigCache::Entry*> config = configs.Get(query.ColumnInt(4));
+      if (!config.ok()) return config.status();
+      record.config = (*config)->label;
       record.first_value = static_cast<uint32_t>(selected.values.size());
       for (int source : sources) {
-        selected.values.push_back(dictionary.Intern(query.ColumnTextView(source)));
+        selected.values.push_back(source >= 0 ? dictionary.Intern(query.ColumnTextView(source))
+                                              : (*config)->field_ids[-1 - source]);
       }
       for (size_t i = 0; i < selected.columns.size(); ++i) {
         const int col = shape.MeasuredColumn(i);
         record.columns[i] = query.ColumnIsNull(col) ? std::numeric_limits<double>::quiet_NaN()
                                                     : query.ColumnDouble(col);
-      }
-      if (config_from_slots) {
-        config_key.clear();
-        for (int field : config_fields) config_key.push_back(ValueId(selected, record, field));
-        auto it = config_ids.find(config_key);
-        if (it == config_ids.end()) {
-          std::vector<std::string> pairs;
-          for (size_t i = 0; i < config_fields.size(); ++i) {
-            const std::string& value = selected.dictionary[config_key[i]];
-            if (!value.empty()) {
-              pairs.push_back(absl::StrCat(selected.fields[config_fields[i]], "=", value));
-            }
-          }
-          it = config_ids.emplace(config_key, dictionary.Intern(absl::StrJoin(pairs, " "))).first;
-        }
-        record.config = it->second;
-      } else if (plan.config_without) {
-        record.config = dictionary.Intern(query.ColumnTextView(shape.ConfigColumn()));
       }
       selected.records.push_back(record);
     }

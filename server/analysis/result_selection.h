@@ -4,7 +4,8 @@
 // result, and its measured columns. The statement is written for what the
 // request reads (its text depends on the request's shape only; every value
 // is bound) and prepared uncached, so requests never grow the connection's
-// statement cache.
+// statement cache. Hyper-parameters come per configuration (configs,
+// config_params), read once for all the results that share it.
 #ifndef PARADNN_SERVER_ANALYSIS_RESULT_SELECTION_H_
 #define PARADNN_SERVER_ANALYSIS_RESULT_SELECTION_H_
 
@@ -76,8 +77,6 @@ struct Record {
 struct Selected {
   std::vector<std::string> fields;      // carried per record, in order
   std::vector<std::string> all_keys;    // every hyper-parameter of the selected sweeps
-  // Built-in fields the sweeps also vary as hyper-parameters (threads).
-  std::vector<std::string> swept_builtins;
   std::vector<Column> columns;          // carried per record, in order
   std::vector<std::string> dictionary;  // field values and configurations by id
   std::vector<uint32_t> values;         // fields.size() ids per record

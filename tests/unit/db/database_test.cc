@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "db/migrations.h"
+#include "db/stores.h"
 #include "tests/unit/db/test_db.h"
 
 namespace paradnn::db {
@@ -156,6 +157,57 @@ TEST(DatabaseOpenTest, ReopeningIsANoOp) {
   EXPECT_EQ(*ScalarInt(**db, "SELECT COUNT(*) FROM workers"), 1);
 }
 
+// A file at schema 6 (before configs) with two sweeps whose jobs repeat
+// one configuration gets configs, config_params and jobs.config_id filled in
+// from job_params, the same canonical text new jobs get.
+TEST(DatabaseOpenTest, MigrationSevenBuildsConfigsFromJobParams) {
+  TempDbFile file;
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(file.path().c_str(), &raw), SQLITE_OK);
+    for (const Migration& migration : Migrations()) {
+      if (migration.version > 6) break;
+      ASSERT_TRUE(Exec(raw, migration.sql).ok()) << migration.version;
+    }
+    ASSERT_TRUE(Exec(raw, "PRAGMA user_version = 6").ok());
+    ASSERT_TRUE(Exec(raw, R"sql(
+      INSERT INTO sweeps (id, name, family, device, state, spec, created_unix_ms)
+        VALUES (1, 'a', 'fc', 'cpu', 1, x'', 0), (2, 'b', 'fc', 'cpu', 1, x'', 0);
+      INSERT INTO jobs (id, sweep_id, ordinal, device, state, config, settings, precision,
+                        optimizer, updated_unix_ms)
+        VALUES (1, 1, 0, 'cpu', 1, x'', x'', 'float32', 'sgd', 0),
+               (2, 1, 1, 'cpu', 1, x'', x'', 'float32', 'sgd', 0),
+               (3, 2, 0, 'cpu', 1, x'', x'', 'bfloat16', 'sgd', 0),
+               (4, 2, 1, 'cpu', 1, x'', x'', 'bfloat16', 'sgd', 0);
+      INSERT INTO job_params (job_id, key, int_value, text_value)
+        VALUES (1, 'node', 64, NULL), (1, 'layer', 2, NULL), (1, 'act', NULL, 'relu'),
+               (2, 'node', 128, NULL), (2, 'layer', 2, NULL), (2, 'act', NULL, 'relu'),
+               (3, 'node', 64, NULL), (3, 'layer', 2, NULL), (3, 'act', NULL, 'relu'),
+               (4, 'node', 128, NULL), (4, 'layer', 2, NULL), (4, 'act', NULL, 'tanh');
+    )sql").ok());
+    sqlite3_close(raw);
+  }
+  auto db = Database::Open(file.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  EXPECT_EQ(*ScalarInt(**db, "SELECT COUNT(*) FROM configs"), 3);
+  EXPECT_EQ(*ScalarInt(**db, "SELECT COUNT(*) FROM config_params"), 9);
+  EXPECT_EQ(*ScalarText(**db, "SELECT canonical FROM configs c JOIN jobs j ON j.config_id = c.id "
+                              "WHERE j.id = 4"),
+            "fc act=tanh layer=2 node=128");
+  EXPECT_EQ(*ScalarInt(**db, "SELECT (SELECT config_id FROM jobs WHERE id = 1) = "
+                             "(SELECT config_id FROM jobs WHERE id = 3)"),
+            1);
+  EXPECT_EQ(*ScalarInt(**db, "SELECT COUNT(*) FROM jobs WHERE config_id IS NULL"), 0);
+  v1::ModelConfig config;
+  config.set_family("fc");
+  (*config.mutable_params())["node"] = 128;
+  (*config.mutable_params())["layer"] = 2;
+  (*config.mutable_options())["act"] = "relu";
+  EXPECT_EQ(*ScalarText(**db, "SELECT canonical FROM configs c JOIN jobs j ON j.config_id = c.id "
+                              "WHERE j.id = 2"),
+            ConfigCanonical(config));
+}
+
 TEST(DatabaseOpenTest, RefusesAFileFromANewerSchema) {
   TempDbFile file;
   { ASSERT_TRUE(Database::Open(file.path()).ok()); }
@@ -204,6 +256,20 @@ TEST(DatabaseOpenTest, RejectsBadOptions) {
   auto db = Database::Open(file.path(), options);
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.status().code(), absl::StatusCode::kInvalidArgument);
+  options = DatabaseOptions();
+  options.mmap_bytes = -1;
+  db = Database::Open(file.path(), options);
+  ASSERT_FALSE(db.ok());
+  EXPECT_NE(db.status().message().find("mmap_bytes (-1)"), std::string::npos) << db.status();
+}
+
+TEST(DatabaseOpenTest, EveryConnectionReadsThroughAMemoryMap) {
+  TempDbFile file;
+  DatabaseOptions options;
+  options.mmap_bytes = 8 << 20;
+  auto db = Database::Open(file.path(), options);
+  ASSERT_TRUE(db.ok()) << db.status();
+  EXPECT_EQ(*ScalarInt(**db, "PRAGMA mmap_size"), 8 << 20);
 }
 
 // ---- writer thread ------------------------------------------------------------

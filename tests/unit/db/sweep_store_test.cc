@@ -99,6 +99,44 @@ TEST_F(SweepStoreTest, JobParamsArePivotableInSql) {
   EXPECT_NE(plan.find("job_params_key"), std::string::npos) << plan;
 }
 
+TEST_F(SweepStoreTest, EqualConfigurationsShareOneConfigRowAcrossSweeps) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("first"), Jobs(8), kNow).ok());
+  std::vector<NewJob> again = Jobs(8);
+  for (NewJob& job : again) job.config.set_precision("bfloat16");  // not part of a config
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("second"), std::move(again), kNow).ok());
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM configs"), 8);
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM config_params"), 8 * 5);
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM jobs WHERE config_id IS NULL"), 0);
+  EXPECT_EQ(*ScalarInt(*db_,
+                       "SELECT COUNT(DISTINCT a.config_id) FROM jobs a JOIN jobs b "
+                       "ON b.ordinal = a.ordinal AND b.sweep_id > a.sweep_id "
+                       "WHERE b.config_id = a.config_id"),
+            8);
+  // Job 5: layer 2, node 256, tanh; keys sorted, options among params.
+  EXPECT_EQ(*ScalarText(*db_,
+                        "SELECT c.canonical FROM jobs j JOIN configs c ON c.id = j.config_id "
+                        "WHERE j.ordinal = 5 LIMIT 1"),
+            "fc activation=tanh batch=32 index=5 layer=2 node=256");
+  EXPECT_EQ(*ScalarText(*db_,
+                        "SELECT text_value FROM config_params cp JOIN jobs j "
+                        "ON j.config_id = cp.config_id WHERE j.ordinal = 5 AND "
+                        "cp.key = 'activation' LIMIT 1"),
+            "tanh");
+}
+
+TEST(ConfigCanonicalTest, IsTheFamilyThenEveryParamAndOptionSortedByKey) {
+  v1::ModelConfig config;
+  config.set_family("rnn");
+  (*config.mutable_params())["layer"] = 2;
+  (*config.mutable_params())["batch"] = -1;
+  (*config.mutable_options())["cell"] = "lstm";
+  config.set_precision("float32");
+  EXPECT_EQ(ConfigCanonical(config), "rnn batch=-1 cell=lstm layer=2");
+  config.clear_params();
+  config.clear_options();
+  EXPECT_EQ(ConfigCanonical(config), "rnn");
+}
+
 TEST_F(SweepStoreTest, ACollidingParamAndOptionIsRejectedWithoutSideEffects) {
   std::vector<NewJob> jobs = Jobs(3);
   (*jobs[2].config.mutable_options())["layer"] = "deep";
