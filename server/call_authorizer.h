@@ -3,9 +3,10 @@
 // belong to workers (WorkerGateway) and which to clients (Coordinator).
 //
 // The services ask it at the start of every method, before touching any
-// state. (An AuthMetadataProcessor would be the gRPC-native place, but gRPC
-// 1.51 runs processors only with secure server credentials, and tokens must
-// also guard a plaintext listener; a server interceptor cannot fail a call.)
+// state. (An AuthMetadataProcessor would be the gRPC-native place, but
+// InsecureServerCredentials cannot take one (gRPC 1.51 aborts), and tokens
+// must also guard a plaintext listener; a server interceptor cannot fail a
+// call.)
 // gRPC's health and reflection services are not asked: they stay open.
 #ifndef PARADNN_SERVER_CALL_AUTHORIZER_H_
 #define PARADNN_SERVER_CALL_AUTHORIZER_H_

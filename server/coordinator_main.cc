@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -91,7 +92,8 @@ int main(int argc, char** argv) {
   Flags flags;
   CLI::App app{"paradnn-coordinator: keeps sweeps and results in SQLite and leases jobs to workers"};
   app.add_option("--listen", flags.listen,
-                 "Address to serve on: HOST:PORT (port 0 picks a free port) or unix:PATH")
+                 "Address to serve on: HOST:PORT (port 0 picks a free port) or unix:PATH. Beyond "
+                 "loopback it needs token files, TLS or --insecure (docs/security.md)")
       ->capture_default_str();
   app.add_option("--db", flags.db_path, "SQLite database file (created if missing)")->capture_default_str();
   app.add_option("--address-file", flags.address_file,
@@ -111,7 +113,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   app.add_option("--shutdown-grace-seconds", flags.shutdown_grace_seconds,
-                 "On SIGTERM, how long in-flight calls may finish")
+                 "On SIGTERM, how long workers may take to finish the jobs they are running")
       ->capture_default_str();
   app.add_option("--max-model-bytes", flags.max_model_bytes,
                  "Largest TorchScript model file (family torchscript) a sweep may upload")
@@ -266,18 +268,45 @@ int main(int argc, char** argv) {
     });
   };
   schedule_lease_check();
+  // Draining: connected workers still running a job may deliver its result
+  // until the grace period ends; the wait ends early once none is busy.
+  const auto grace =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.shutdown_grace_seconds * 1000));
+  std::chrono::steady_clock::time_point drain_deadline;
+  boost::asio::steady_timer drain_timer(io);
+  std::function<void()> check_drained = [&] {
+    int busy = 0;
+    for (const auto& [worker_id, worker] : scheduler->Snapshot()) busy += worker.state == "busy";
+    if (busy == 0) {
+      spdlog::info("drained: no job in flight");
+      return;
+    }
+    if (std::chrono::steady_clock::now() >= drain_deadline) {
+      spdlog::warn("drain: {} worker(s) still running a job after {} s; their jobs go back to "
+                   "the queue on the next start",
+                   busy, flags.shutdown_grace_seconds);
+      return;
+    }
+    drain_timer.expires_after(std::chrono::milliseconds(100));
+    drain_timer.async_wait([&](const boost::system::error_code& ec) {
+      if (!ec) check_drained();
+    });
+  };
   signals.async_wait([&](const boost::system::error_code& ec, int signal_number) {
     if (ec) return;
-    spdlog::info("signal {}: draining", signal_number);
+    spdlog::info("signal {}: not serving, assigning no more jobs, waiting up to {} s for jobs "
+                 "in flight",
+                 signal_number, flags.shutdown_grace_seconds);
     server->GetHealthCheckService()->SetServingStatus(false);
     scheduler->StopAssigning();
     lease_timer.cancel();
+    drain_deadline = std::chrono::steady_clock::now() + grace;
+    check_drained();
   });
   io.run();
 
-  const auto deadline = std::chrono::system_clock::now() +
-                        std::chrono::milliseconds(static_cast<int64_t>(flags.shutdown_grace_seconds * 1000));
-  server->Shutdown(deadline);
+  // Results that arrived are queued for commit; give calls a moment to end.
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server->Wait();
   scheduler->SetChangeListener(nullptr);
   coordinator.reset();

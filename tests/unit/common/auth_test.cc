@@ -1,0 +1,156 @@
+#include "common/auth.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace paradnn::common {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class AuthFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::temp_directory_path() / "auth-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    unsetenv(kTokenEnv);
+  }
+  void TearDown() override {
+    std::filesystem::remove_all(dir_);
+    unsetenv(kTokenEnv);
+  }
+
+  std::string Write(const std::string& name, const std::string& text, mode_t mode = 0600) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    EXPECT_EQ(::chmod(path.c_str(), mode), 0);
+    return path;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(AuthFilesTest, TokenFileSkipsBlankLinesAndCommentsAndTrims) {
+  absl::StatusOr<std::vector<std::string>> tokens =
+      ReadTokenFile(Write("t", "# workers\n\n  alpha \t\r\n#beta\nGamma-1\n"), "--f");
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  EXPECT_THAT(*tokens, ElementsAre("alpha", "Gamma-1"));
+}
+
+TEST_F(AuthFilesTest, TokenFileRefusals) {
+  struct Case {
+    std::string path;
+    std::string message;
+  };
+  const Case cases[] = {
+      {Write("empty", ""), "holds no token"},
+      {Write("comments", "# nothing\n   \n"), "holds no token"},
+      {Write("open", "alpha\n", 0644), "readable by every user"},
+      {Write("spaced", "alpha\nhunter2 two\n"), "line 2"},
+      {dir_ + "/missing", "cannot read"},
+      {dir_, "not a regular file"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<std::vector<std::string>> tokens = ReadTokenFile(c.path, "--worker-token-file");
+    ASSERT_FALSE(tokens.ok()) << c.path;
+    EXPECT_EQ(tokens.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(tokens.status().message()), HasSubstr("--worker-token-file"));
+    EXPECT_THAT(std::string(tokens.status().message()), HasSubstr(c.message));
+    // A malformed line is not echoed: it may be a secret.
+    EXPECT_THAT(std::string(tokens.status().message()), Not(HasSubstr("hunter2")));
+  }
+}
+
+TEST(ConstantTimeEqualsTest, ComparesWholeStrings) {
+  EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
+  EXPECT_TRUE(ConstantTimeEquals("", ""));
+  EXPECT_FALSE(ConstantTimeEquals("abd", "abc"));
+  EXPECT_FALSE(ConstantTimeEquals("ab", "abc"));
+  EXPECT_FALSE(ConstantTimeEquals("abcd", "abc"));
+  EXPECT_FALSE(ConstantTimeEquals("", "abc"));
+  EXPECT_FALSE(ConstantTimeEquals("abc", ""));
+  // A NUL byte where the expected string ends is still a mismatch.
+  EXPECT_FALSE(ConstantTimeEquals(std::string("abc\0", 4), "abc"));
+}
+
+TEST_F(AuthFilesTest, ClientSecurityFromFileOrEnvironment) {
+  absl::StatusOr<ClientSecurity> none = LoadClientSecurity({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->token.empty());
+  EXPECT_FALSE(none->tls);
+
+  setenv(kTokenEnv, " from-env \n", 1);
+  absl::StatusOr<ClientSecurity> env = LoadClientSecurity({});
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ(env->token, "from-env");
+
+  // The file wins over the environment.
+  ClientSecurityFlags flags;
+  flags.token_file = Write("mine", "# me\nfrom-file\n");
+  absl::StatusOr<ClientSecurity> file = LoadClientSecurity(flags);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->token, "from-file");
+
+  setenv(kTokenEnv, "two words", 1);
+  EXPECT_EQ(LoadClientSecurity({}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(AuthFilesTest, ClientSecurityRefusals) {
+  ClientSecurityFlags two;
+  two.token_file = Write("two", "a\nb\n");
+  EXPECT_THAT(std::string(LoadClientSecurity(two).status().message()), HasSubstr("exactly one"));
+
+  ClientSecurityFlags cert_only;
+  cert_only.tls_ca = Write("ca", "pem");
+  cert_only.tls_cert = Write("cert", "pem");
+  EXPECT_THAT(std::string(LoadClientSecurity(cert_only).status().message()),
+              HasSubstr("--tls-cert and --tls-key go together"));
+
+  ClientSecurityFlags no_ca;
+  no_ca.tls_cert = Write("cert", "pem");
+  no_ca.tls_key = Write("key", "pem");
+  EXPECT_THAT(std::string(LoadClientSecurity(no_ca).status().message()), HasSubstr("--tls-ca"));
+
+  ClientSecurityFlags open_key = no_ca;
+  open_key.tls_ca = Write("ca", "pem");
+  open_key.tls_key = Write("open-key", "pem", 0644);
+  EXPECT_THAT(std::string(LoadClientSecurity(open_key).status().message()),
+              HasSubstr("--tls-key"));
+
+  ClientSecurityFlags ok = no_ca;
+  ok.tls_ca = Write("ca", "ca-pem");
+  absl::StatusOr<ClientSecurity> loaded = LoadClientSecurity(ok);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(loaded->tls);
+  EXPECT_EQ(loaded->tls_ca_pem, "ca-pem");
+}
+
+TEST_F(AuthFilesTest, ServerCredentialRefusals) {
+  EXPECT_TRUE(LoadServerCredentials({}).ok());
+  ServerTlsFlags ca_only;
+  ca_only.client_ca = Write("ca", "pem");
+  EXPECT_THAT(std::string(LoadServerCredentials(ca_only).status().message()),
+              HasSubstr("--tls-client-ca needs"));
+  ServerTlsFlags cert_only;
+  cert_only.cert = Write("cert", "pem");
+  EXPECT_THAT(std::string(LoadServerCredentials(cert_only).status().message()),
+              HasSubstr("go together"));
+  ServerTlsFlags open_key;
+  open_key.cert = Write("cert", "pem");
+  open_key.key = Write("key", "pem", 0640 | 0004);
+  EXPECT_THAT(std::string(LoadServerCredentials(open_key).status().message()),
+              HasSubstr("readable by every user"));
+}
+
+}  // namespace
+}  // namespace paradnn::common
