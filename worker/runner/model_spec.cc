@@ -53,7 +53,10 @@ std::string ParamNames(const std::vector<const ParamRule*>& rules) {
 absl::Status CheckParams(const v1::ModelConfig& config, const FamilyDef& def, FieldStyle style,
                          ModelSpec* spec) {
   const std::vector<const ParamRule*> rules = ParamRulesOf(def);
-  for (const auto& [key, value] : config.params()) {
+  for (const auto& entry : config.params()) {
+    // A named variable, not a structured binding: lambdas capture those only
+    // from C++20 (clang refuses it in C++17).
+    const std::string& key = entry.first;
     const bool known = std::any_of(rules.begin(), rules.end(),
                                    [&](const ParamRule* rule) { return key == rule->name; });
     if (!known) {
@@ -88,7 +91,8 @@ absl::Status CheckParams(const v1::ModelConfig& config, const FamilyDef& def, Fi
 
 absl::Status CheckOptions(const v1::ModelConfig& config, const FamilyDef& def, FieldStyle style,
                           ModelSpec* spec) {
-  for (const auto& [key, value] : config.options()) {
+  for (const auto& entry : config.options()) {
+    const std::string& key = entry.first;
     const bool known = std::any_of(def.options.begin(), def.options.end(),
                                    [&](const OptionRule& rule) { return key == rule.name; });
     if (!known) {
