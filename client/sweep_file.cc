@@ -1,7 +1,9 @@
 #include "client/sweep_file.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -37,6 +39,104 @@ std::string Quote(absl::string_view text) {
     return absl::StrCat("'", absl::CHexEscape(text.substr(0, kMaxEcho)), "...'");
   }
   return absl::StrCat("'", absl::CHexEscape(text), "'");
+}
+
+// A field path as errors name it: paths hold the file's keys, which may be
+// long or hold control characters.
+std::string EchoPath(absl::string_view path) {
+  constexpr size_t kMaxEcho = 160;
+  if (path.size() > kMaxEcho) return absl::StrCat(absl::CHexEscape(path.substr(0, kMaxEcho)), "...");
+  return absl::CHexEscape(path);
+}
+
+// Records where each document of a YAML stream starts (its first token)
+// and where its content starts (its first node), building nothing.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  struct Document {
+    YAML::Mark start;
+    YAML::Mark content;
+  };
+  const std::vector<Document>& documents() const { return documents_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    documents_.push_back({mark, YAML::Mark::null_mark()});
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Node(const YAML::Mark& mark) {
+    if (!documents_.empty() && documents_.back().content.is_null()) {
+      documents_.back().content = mark;
+    }
+  }
+  std::vector<Document> documents_;
+};
+
+// "SOURCE:LINE: YAML does not parse (column C): what".
+absl::Status SyntaxError(absl::string_view source, const YAML::Mark& mark, absl::string_view what) {
+  if (mark.is_null()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": YAML does not parse: ", what));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(source, ":", mark.line + 1,
+                                                 ": YAML does not parse (column ", mark.column + 1,
+                                                 "): ", what));
+}
+
+// The one document of `text`. yaml-cpp 0.7's LoadAll never returns on some
+// malformed streams (a stray ',' yields an empty document that consumes
+// nothing, forever: jbeder/yaml-cpp#1040), so the documents are first
+// counted with a bounded number of parser calls: a document that starts
+// where the previous one did is that bug, and a syntax error here.
+absl::StatusOr<YAML::Node> LoadOneDocument(const std::string& text, absl::string_view source) {
+  try {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentStarts stream;
+    const std::vector<DocumentStarts::Document>& documents = stream.documents();
+    for (int i = 0; i < 3 && parser.HandleNextDocument(stream); ++i) {
+      const size_t n = documents.size();
+      if (n >= 2 && documents[n - 1].start.pos == documents[n - 2].start.pos) {
+        return SyntaxError(source, documents.back().start, "unexpected character");
+      }
+    }
+    if (documents.size() > 1) {
+      const YAML::Mark& mark =
+          documents[1].content.is_null() ? documents[1].start : documents[1].content;
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ":", mark.line + 1,
+                       ": a second YAML document (---); a sweep file holds exactly one"));
+    }
+    if (documents.empty()) return YAML::Node();
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return SyntaxError(source, e.mark, e.msg);
+  }
+}
+
+// Where `offset` lies in `text`: 1-based line and column (in bytes).
+std::pair<size_t, size_t> LineAndColumn(absl::string_view text, size_t offset) {
+  const absl::string_view before = text.substr(0, offset);
+  const size_t line_start = before.rfind('\n');
+  const size_t line = static_cast<size_t>(std::count(before.begin(), before.end(), '\n')) + 1;
+  const size_t column = line_start == absl::string_view::npos ? offset + 1 : offset - line_start;
+  return {line, column};
 }
 
 const char* KindOf(const YAML::Node& node) {
@@ -76,8 +176,9 @@ class SweepYamlReader {
     return mark.is_null() ? fallback : mark.line + 1;
   }
   absl::Status Error(int line, const std::string& path, const std::string& what) const {
-    if (line <= 0) return absl::InvalidArgumentError(absl::StrCat(source_, ": ", path, ": ", what));
-    return absl::InvalidArgumentError(absl::StrCat(source_, ":", line, ": ", path, ": ", what));
+    const std::string field = EchoPath(path);
+    if (line <= 0) return absl::InvalidArgumentError(absl::StrCat(source_, ": ", field, ": ", what));
+    return absl::InvalidArgumentError(absl::StrCat(source_, ":", line, ": ", field, ": ", what));
   }
   void Record(const std::string& path, int line) { lines_.emplace(path, line); }
 
@@ -130,8 +231,10 @@ absl::Status SweepYamlReader::ForEachPair(
     const YAML::Node& map, const std::string& path,
     const std::function<absl::Status(const std::string&, const YAML::Node&, int)>& visit) {
   std::map<std::string, int> seen;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    const YAML::Node& key = it->first;
+  // yaml-cpp's iterators hand out their pair by value (it->first lives in a
+  // temporary): hold each pair in a variable of its own.
+  for (const auto& pair : map) {
+    const YAML::Node& key = pair.first;
     const int key_line = LineOf(key, LineOf(map, 0));
     if (!key.IsScalar()) {
       return Error(key_line, path.empty() ? "(top level)" : path,
@@ -145,7 +248,7 @@ absl::Status SweepYamlReader::ForEachPair(
     }
     // Scalars are named at their own line; mappings and lists at their
     // key's line (where a block mapping's name is written).
-    const YAML::Node& value = it->second;
+    const YAML::Node& value = pair.second;
     const int line = value.IsScalar() ? LineOf(value, key_line) : key_line;
     if (absl::Status s = visit(name, value, line); !s.ok()) return s;
   }
@@ -368,7 +471,8 @@ absl::Status SweepYamlReader::ReadOption(const std::string& key, const YAML::Nod
   const std::string path = absl::StrCat("options.", key);
   if (auto it = lines_.find(path); it != lines_.end()) {
     return Error(line, yaml_path,
-                 absl::StrCat("option ", key, " is given twice (first at line ", it->second,
+                 absl::StrCat("option ", common::EchoKey(key), " is given twice (first at line ",
+                              it->second,
                               "); give it once, under params or under options"));
   }
   Record(path, line);
@@ -589,28 +693,19 @@ absl::StatusOr<v1::SweepSpec> ParseSweepText(absl::string_view text, absl::strin
     return absl::InvalidArgumentError(absl::StrCat(
         source, ": ", text.size(), " bytes; a sweep file may have at most ", kMaxSweepFileBytes));
   }
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    if (e.mark.is_null()) {
-      return absl::InvalidArgumentError(absl::StrCat(source, ": YAML does not parse: ", e.msg));
-    }
-    return absl::InvalidArgumentError(absl::StrCat(source, ":", e.mark.line + 1,
-                                                   ": YAML does not parse (column ",
-                                                   e.mark.column + 1, "): ", e.msg));
+  // YAML is UTF-8 here (a BOM-less UTF-16 file would not parse anyway), and
+  // protobuf carries only UTF-8 in the spec's strings and source_text.
+  if (const size_t bad = common::FirstNonUtf8Byte(text); bad != absl::string_view::npos) {
+    const auto [line, column] = LineAndColumn(text, bad);
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ":", line, ": byte ", bad, " (column ", column, ") is not UTF-8; save the file as UTF-8"));
   }
+  absl::StatusOr<YAML::Node> root = LoadOneDocument(std::string(text), source);
+  if (!root.ok()) return root.status();
   SweepYamlReader reader(source);
-  if (documents.size() > 1) {
-    const YAML::Mark mark = documents[1].Mark();
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, mark.is_null() ? "" : absl::StrCat(":", mark.line + 1),
-                     ": a second YAML document (---); a sweep file holds exactly one"));
-  }
   v1::SweepSpec spec;
   try {
-    const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
-    if (absl::Status s = reader.Read(root, &spec); !s.ok()) return s;
+    if (absl::Status s = reader.Read(*root, &spec); !s.ok()) return s;
   } catch (const YAML::Exception& e) {
     // yaml-cpp throws on some malformed trees (e.g. aliases to nowhere).
     return absl::InvalidArgumentError(

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -20,6 +21,14 @@ namespace {
 
 constexpr const char* kSectionKeys[] = {"file", "sha256", "inputs", "loss", "target"};
 constexpr const char* kTensorKeys[] = {"name", "shape", "dtype", "low", "high"};
+
+// User text (a key, a value, a file name) as errors echo it: escaped, and
+// cut after 160 bytes.
+std::string Echo(absl::string_view text) {
+  constexpr size_t kMaxEcho = 160;
+  if (text.size() > kMaxEcho) return absl::StrCat(absl::CHexEscape(text.substr(0, kMaxEcho)), "...");
+  return absl::CHexEscape(text);
+}
 
 int LineOf(const YAML::Node& node, int fallback) {
   const YAML::Mark mark = node.Mark();
@@ -45,12 +54,15 @@ class SectionReader {
                    "expected a mapping with file, inputs and loss (and target for "
                    "cross_entropy and mse)");
     }
-    for (auto it = section.begin(); it != section.end(); ++it) {
-      const std::string key = it->first.Scalar();
-      const YAML::Node& value = it->second;
-      const int key_line = LineOf(it->first, line);
+    std::map<std::string, int> seen;
+    // yaml-cpp hands out each pair by value: it->first would dangle.
+    for (const auto& pair : section) {
+      const std::string key = pair.first.Scalar();
+      const YAML::Node& value = pair.second;
+      const int key_line = LineOf(pair.first, line);
       const int value_line = value.IsScalar() ? LineOf(value, key_line) : key_line;
       const std::string path = absl::StrCat("torchscript.", key);
+      if (absl::Status s = CheckKey(pair.first, path, key_line, &seen); !s.ok()) return s;
       (*lines_)[path] = value_line;
       absl::Status status;
       if (key == "file") {
@@ -61,7 +73,7 @@ class SectionReader {
         status = ReadText(value, path, value_line, model->mutable_loss());
         if (status.ok() && !OneOf(model->loss(), common::AllowedTorchScriptLosses())) {
           status = Error(value_line, path,
-                         absl::StrCat("'", model->loss(), "' is not one of ",
+                         absl::StrCat("'", Echo(model->loss()), "' is not one of ",
                                       common::AllowedTorchScriptLosses()));
         }
       } else if (key == "inputs") {
@@ -86,7 +98,19 @@ class SectionReader {
 
  private:
   absl::Status Error(int line, const std::string& path, const std::string& what) const {
-    return absl::InvalidArgumentError(absl::StrCat(source_, ":", line, ": ", path, ": ", what));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_, ":", line, ": ", Echo(path), ": ", what));
+  }
+
+  // A key is a plain name, given once per mapping (yaml-cpp keeps both of a
+  // repeated key, and the second would silently win).
+  absl::Status CheckKey(const YAML::Node& key, const std::string& field, int line,
+                        std::map<std::string, int>* seen) const {
+    if (!key.IsScalar()) return Error(line, field, "keys must be plain names");
+    if (auto [prev, inserted] = seen->emplace(key.Scalar(), line); !inserted) {
+      return Error(line, field, absl::StrCat("repeated key (first at line ", prev->second, ")"));
+    }
+    return absl::OkStatus();
   }
 
   absl::Status ReadText(const YAML::Node& node, const std::string& path, int line,
@@ -108,28 +132,35 @@ class SectionReader {
     }
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
-      return Error(line, "torchscript.file", absl::StrCat("'", path.string(), "' is a folder"));
+      return Error(line, "torchscript.file", absl::StrCat("'", Echo(path.string()), "' is a folder"));
+    }
+    // A device, FIFO or socket (/dev/zero, /dev/stdin) has no size to check
+    // and may never end; a model is a file.
+    if (const auto status = std::filesystem::status(path, ec);
+        !ec && status.type() != std::filesystem::file_type::regular) {
+      return Error(line, "torchscript.file",
+                   absl::StrCat("'", Echo(path.string()), "' is not a regular file"));
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
       const int error = errno;
       return Error(line, "torchscript.file",
-                   absl::StrCat("cannot read '", path.string(), "': ", std::strerror(error)));
+                   absl::StrCat("cannot read '", Echo(path.string()), "': ", std::strerror(error)));
     }
     const uintmax_t size = std::filesystem::file_size(path, ec);
     if (!ec && size > static_cast<uintmax_t>(common::kMaxTorchScriptBytes)) {
       return Error(line, "torchscript.file",
-                   absl::StrCat("'", path.string(), "' has ", size, " bytes; at most ",
+                   absl::StrCat("'", Echo(path.string()), "' has ", size, " bytes; at most ",
                                 common::kMaxTorchScriptBytes, " (256 MiB) can be uploaded"));
     }
     std::ostringstream bytes;
     bytes << in.rdbuf();
     if (in.bad()) {
-      return Error(line, "torchscript.file", absl::StrCat("cannot read '", path.string(), "'"));
+      return Error(line, "torchscript.file", absl::StrCat("cannot read '", Echo(path.string()), "'"));
     }
     model->set_content(std::move(bytes).str());
     if (model->content().empty()) {
-      return Error(line, "torchscript.file", absl::StrCat("'", path.string(), "' is empty"));
+      return Error(line, "torchscript.file", absl::StrCat("'", Echo(path.string()), "' is empty"));
     }
     model->set_file_name(path.filename().string());
     return absl::OkStatus();
@@ -158,12 +189,15 @@ class SectionReader {
       return Error(line, path, "expected a mapping with shape (and name, dtype, low, high)");
     }
     bool has_shape = false;
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const std::string key = it->first.Scalar();
-      const YAML::Node& value = it->second;
-      const int key_line = LineOf(it->first, line);
+    std::map<std::string, int> seen;
+    // yaml-cpp hands out each pair by value: it->first would dangle.
+    for (const auto& pair : node) {
+      const std::string key = pair.first.Scalar();
+      const YAML::Node& value = pair.second;
+      const int key_line = LineOf(pair.first, line);
       const int value_line = value.IsScalar() ? LineOf(value, key_line) : key_line;
       const std::string field = absl::StrCat(path, ".", key);
+      if (absl::Status s = CheckKey(pair.first, field, key_line, &seen); !s.ok()) return s;
       (*lines_)[field] = value_line;
       absl::Status status;
       if (key == "name") {
@@ -175,7 +209,7 @@ class SectionReader {
         status = ReadText(value, field, value_line, tensor->mutable_dtype());
         if (status.ok() && !OneOf(tensor->dtype(), common::AllowedTensorDtypes())) {
           status = Error(value_line, field,
-                         absl::StrCat("'", tensor->dtype(), "' is not one of ",
+                         absl::StrCat("'", Echo(tensor->dtype()), "' is not one of ",
                                       common::AllowedTensorDtypes()));
         }
       } else if (key == "low" || key == "high") {
@@ -215,7 +249,7 @@ class SectionReader {
       if (!node[i].IsScalar() || !absl::SimpleAtoi(node[i].Scalar(), &dim) ||
           (dim < 1 && dim != -1)) {
         return Error(item_line, absl::StrCat(path, "[", i, "]"),
-                     absl::StrCat("'", node[i].IsScalar() ? node[i].Scalar() : "(not a scalar)",
+                     absl::StrCat("'", node[i].IsScalar() ? Echo(node[i].Scalar()) : "(not a scalar)",
                                   "' is not ", kHint));
       }
       tensor->add_shape(dim);

@@ -118,7 +118,9 @@ inline constexpr const char* kDefaultOptimizer = "rmsprop";
 
 // Returns OK when `spec` is a well-formed sweep of at most `max_jobs`
 // configurations (max_jobs <= 0 means kDefaultMaxJobs), else InvalidArgument
-// naming the first bad field and what is allowed. Checks, in order: name,
+// naming the first bad field and what is allowed. Checks, in order: every
+// string field is UTF-8 (what protobuf can send; a spec read from a file was
+// never on the wire), name,
 // family, device (empty = cpu), every parameter (known, in range, ranges that
 // advance, non-empty and duplicate-free value lists), every required
 // parameter, every option (known, allowed values, no repeats, not also a
@@ -136,6 +138,17 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs);
 absl::StatusOr<std::vector<int64_t>> ParamValues(const v1::ParamSpec& spec,
                                                  const ParamSchema& schema,
                                                  const std::string& path);
+
+// The offset of the first byte of `text` that is not part of well-formed
+// UTF-8 (overlong forms, surrogates and code points above U+10FFFF are not),
+// or absl::string_view::npos when there is none. Protobuf refuses a string
+// field that is not UTF-8 on the wire, so ValidateSweep refuses it first.
+size_t FirstNonUtf8Byte(absl::string_view text);
+
+// A user-given key (a parameter or option name) as error messages name it:
+// escaped, and cut after 64 bytes ("params.<key>..." stays short whatever
+// the key).
+std::string EchoKey(absl::string_view key);
 
 // Most times one sweep may measure each configuration (SweepSpec.repeats).
 inline constexpr int kMaxRepeats = 100;

@@ -376,7 +376,47 @@ INSTANTIATE_TEST_SUITE_P(
                 "pool needs a final map of at least 7 (image >= 193)"},
         BadFile{"run_predicted_oom not a bool",
                 std::string(kIssueExample) + "run_predicted_oom: 1\n",
-                "t.yaml:12: run_predicted_oom: '1' is not true or false"}));
+                "t.yaml:12: run_predicted_oom: '1' is not true or false"},
+        // Found by tests/fuzz: yaml-cpp 0.7's LoadAll looped for ever (and
+        // allocated) on a stray ',' after a document or alone.
+        BadFile{"stray comma", ",", "t.yaml:1: YAML does not parse (column 1): unexpected character"},
+        BadFile{"stray comma after a document", "\"a\",",
+                "t.yaml:1: YAML does not parse (column 4): unexpected character"},
+        BadFile{"stray comma after a mapping", std::string(kIssueExample) + "---\n,\n",
+                "t.yaml:13: a second YAML document"},
+        // Found by tests/fuzz: bytes that are not UTF-8 were accepted, and
+        // the coordinator's protobuf then refused the whole request.
+        BadFile{"not UTF-8", Replace("name: fc-small", "name: fc-\xff"),
+                "t.yaml:1: byte 9 (column 10) is not UTF-8; save the file as UTF-8"},
+        BadFile{"truncated UTF-8 in a key", Replace("  input: 2000", "  input\xc3: 2000"),
+                "t.yaml:7: byte 100 (column 8) is not UTF-8"},
+        BadFile{"UTF-8 surrogate escape", Replace("name: fc-small", "name: \"a\\uD800\""),
+                "t.yaml:1: YAML does not parse"}));
+
+// Found by tests/fuzz: errors echoed a whole key, however long.
+TEST(SweepFileTest, ErrorsEchoLongKeysCut) {
+  // Under YAML's 1024-character limit on an implicit key.
+  const std::string key(1000, 'k');
+  for (const std::string& text :
+       {Replace("  input: 2000", "  " + key + ": 2000"),
+        Replace("  input: 2000", "  input: 2000\n  " + key + ": [a, b]"),
+        Replace("ci: 0.02", key + ": 1"), std::string(kIssueExample) + key + ": 1\n",
+        Replace("mul: 2", key + ": 2")}) {
+    absl::StatusOr<v1::SweepSpec> spec = Parse(text);
+    ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_LT(spec.status().message().size(), 600u) << spec.status().message().substr(0, 200);
+    EXPECT_THAT(std::string(spec.status().message()), HasSubstr("kkkk..."));
+  }
+}
+
+// Found by tests/fuzz: control characters in a key reached the message
+// (and the terminal) as they were.
+TEST(SweepFileTest, ErrorsEscapeKeys) {
+  absl::StatusOr<v1::SweepSpec> spec =
+      Parse(std::string(kIssueExample) + "\"opt\\e[31m\": 1\n");
+  ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(spec.status().message()), StartsWith("t.yaml:12: opt\\x1b[31m: unknown key"));
+}
 
 }  // namespace
 }  // namespace paradnn::client

@@ -69,6 +69,30 @@ TEST_F(TorchScriptUploadTest, MissingFileNamesItsLine) {
   EXPECT_THAT(std::string(spec.status().message()), HasSubstr("nowhere.pt"));
 }
 
+// A device or FIFO would be read until it ends, which /dev/zero never does.
+TEST_F(TorchScriptUploadTest, RefusesAFileThatIsNotARegularFile) {
+  absl::StatusOr<v1::SweepSpec> spec =
+      Parse(std::string("  file: /dev/zero\n") + kInputs + "  loss: sum\n");
+  ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(spec.status().message()),
+              HasSubstr("sweep.yaml:5: torchscript.file: '/dev/zero' is not a regular file"));
+}
+
+// yaml-cpp keeps both pairs of a repeated key; the second used to win.
+TEST_F(TorchScriptUploadTest, RefusesRepeatedKeys) {
+  absl::StatusOr<v1::SweepSpec> section =
+      Parse(std::string("  file: mlp.pt\n") + kInputs + "  loss: sum\n  loss: mse\n");
+  ASSERT_EQ(section.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(section.status().message()),
+              HasSubstr("sweep.yaml:8: torchscript.loss: repeated key (first at line 7)"));
+
+  absl::StatusOr<v1::SweepSpec> tensor =
+      Parse("  file: mlp.pt\n  inputs: [{shape: [-1, 4], shape: [-1, 5]}]\n  loss: sum\n");
+  ASSERT_EQ(tensor.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(tensor.status().message()),
+              HasSubstr("torchscript.inputs[0].shape: repeated key"));
+}
+
 TEST_F(TorchScriptUploadTest, BadShapeUnknownDtypeAndLossNameTheirLines) {
   absl::StatusOr<v1::SweepSpec> shape =
       Parse("  file: mlp.pt\n  inputs:\n    - {shape: [-1, 0]}\n  loss: sum\n");

@@ -317,6 +317,51 @@ TEST(SweepValidationTest, MissingFamilyAndDevice) {
   EXPECT_TRUE(ValidateSweep(spec, 0).ok());
 }
 
+// Found by tests/fuzz: a spec read from a file never went through
+// protobuf's UTF-8 check, so the client accepted strings the coordinator's
+// protobuf then refused. ValidateSweep checks every string field.
+TEST(SweepValidationTest, StringFieldsMustBeUtf8) {
+  v1::SweepSpec spec = Issue();
+  spec.set_name("fc-\xff");
+  EXPECT_EQ(ValidateSweep(spec, 0).message(), "name: byte 3 of 'fc-\\xff' is not UTF-8; use UTF-8 text");
+  spec = Issue();
+  spec.set_source_text("name: \xc3(");
+  EXPECT_THAT(std::string(ValidateSweep(spec, 0).message()), StartsWith("source_text: byte 6 of"));
+  spec = Issue();
+  (*spec.mutable_params())["la\xe0\x80\xafyer"].set_value(1);  // an overlong '/'
+  EXPECT_THAT(std::string(ValidateSweep(spec, 0).message()), StartsWith("params: byte 2 of"));
+  spec = Issue();
+  spec.add_optimizer("sgd\xed\xa0\x80");  // a surrogate
+  EXPECT_THAT(std::string(ValidateSweep(spec, 0).message()), StartsWith("optimizer[0]: byte 3 of"));
+  spec = Issue();
+  spec.set_name("f\xc3\xa9-\xe4\xb8\xad-\xf0\x9f\x98\x80");  // é, 中, 😀
+  EXPECT_TRUE(ValidateSweep(spec, 0).ok());
+}
+
+TEST(SweepValidationTest, FirstNonUtf8Byte) {
+  EXPECT_EQ(FirstNonUtf8Byte(""), absl::string_view::npos);
+  EXPECT_EQ(FirstNonUtf8Byte("plain \x7f"), absl::string_view::npos);
+  EXPECT_EQ(FirstNonUtf8Byte("\xf4\x8f\xbf\xbf"), absl::string_view::npos);  // U+10FFFF
+  EXPECT_EQ(FirstNonUtf8Byte("ab\xf4\x90\x80\x80"), 2u);                  // U+110000
+  EXPECT_EQ(FirstNonUtf8Byte("a\xc0\xaf"), 1u);                             // overlong
+  EXPECT_EQ(FirstNonUtf8Byte("a\xe2\x82"), 1u);                             // truncated
+  EXPECT_EQ(FirstNonUtf8Byte("\x80"), 0u);                                   // lone continuation
+}
+
+// Found by tests/fuzz: an unknown key was echoed whole, however long.
+TEST(SweepValidationTest, UnknownKeysAreEchoedCut) {
+  v1::SweepSpec spec = Issue();
+  const std::string key(10000, 'k');
+  (*spec.mutable_params())[key].set_value(1);
+  absl::Status s = ValidateSweep(spec, 0);
+  EXPECT_THAT(std::string(s.message()), StartsWith("params." + std::string(64, 'k') + "...: unknown"));
+  EXPECT_LT(s.message().size(), 400u);
+  spec = Issue();
+  (*spec.mutable_options())[key].add_values("x");
+  s = ValidateSweep(spec, 0);
+  EXPECT_THAT(std::string(s.message()), StartsWith("options." + std::string(64, 'k') + "...: family"));
+}
+
 TEST(SweepValidationTest, ExactlyAtTheCapIsAllowed) {
   EXPECT_TRUE(ValidateSweep(Issue(), 10).ok());
   EXPECT_FALSE(ValidateSweep(Issue(), 9).ok());
