@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -224,14 +225,16 @@ absl::StatusOr<int64_t> CheckOption(const v1::StringValues& list, const OptionSc
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": empty list; give at least one of ", AllowedOptionValues(schema)));
   }
+  // A free-text option (blocks) has millions of valid values, so a client
+  // can send a long list of distinct ones: find repeats in linear time.
+  std::unordered_map<std::string_view, int> first_index;
   for (int i = 0; i < list.values_size(); ++i) {
     const std::string item_path = absl::StrCat(path, "[", i, "]");
     if (absl::Status s = CheckOptionValue(item_path, list.values(i), schema); !s.ok()) return s;
-    for (int j = 0; j < i; ++j) {
-      if (list.values(j) == list.values(i)) {
-        return absl::InvalidArgumentError(absl::StrCat(item_path, ": ", Quote(list.values(i)),
-                                                       " is repeated (also at [", j, "])"));
-      }
+    const auto [it, inserted] = first_index.emplace(list.values(i), i);
+    if (!inserted) {
+      return absl::InvalidArgumentError(absl::StrCat(item_path, ": ", Quote(list.values(i)),
+                                                     " is repeated (also at [", it->second, "])"));
     }
   }
   return static_cast<int64_t>(list.values_size());

@@ -555,6 +555,18 @@ TEST(FamilySweepTest, CnnBlockFnIsRequiredAndChecked) {
             "blocks");
 }
 
+// A free-text option has millions of valid values; repeats are found in a
+// long list of distinct ones too (by a hash, not by comparing every pair).
+TEST(FamilySweepTest, RepeatedFreeTextOptionValueNamesItsFirstIndex) {
+  v1::SweepSpec spec = Cnn();
+  v1::StringValues& blocks = (*spec.mutable_options())["blocks"];
+  for (int a = 1; a <= 64; ++a) {
+    for (int b = 1; b <= 64; ++b) blocks.add_values(absl::StrCat(a, ",", b, ",1,1"));
+  }
+  blocks.add_values("7,9,1,1");
+  EXPECT_EQ(Error(spec), "options.blocks[4096]: '7,9,1,1' is repeated (also at [392])");
+}
+
 TEST(FamilySweepTest, CnnBlocksArePerGroupCounts) {
   v1::SweepSpec spec = Cnn();
   (*spec.mutable_options())["blocks"].add_values("3,4,6,3");
