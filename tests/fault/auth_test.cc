@@ -22,6 +22,7 @@
 #include "paradnn/v1/coordinator.grpc.pb.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/test_processes.h"
+#include "tests/support/health_check.h"
 
 namespace paradnn::testing {
 namespace {
@@ -162,39 +163,6 @@ bool IsAuthError(grpc::StatusCode code) {
 
 std::string Describe(const grpc::Status& status) {
   return std::to_string(status.error_code()) + " " + status.error_message();
-}
-
-// grpc.health.v1.Health/Check for the whole server, without a token.
-// Returns the call's status and the response's serving status field.
-grpc::Status HealthCheck(const std::shared_ptr<grpc::Channel>& channel, int* serving) {
-  grpc::GenericStub stub(channel);
-  grpc::ClientContext context;
-  SetDeadline(&context);
-  grpc::CompletionQueue queue;
-  // HealthCheckRequest{service: ""} encodes to no bytes.
-  grpc::Slice empty;
-  grpc::ByteBuffer request(&empty, 1);
-  auto call = stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check", request, &queue);
-  call->StartCall();
-  grpc::ByteBuffer response;
-  grpc::Status status;
-  call->Finish(&response, &status, reinterpret_cast<void*>(1));
-  void* tag = nullptr;
-  bool ok = false;
-  EXPECT_TRUE(queue.Next(&tag, &ok));
-  std::vector<grpc::Slice> slices;
-  std::string bytes;
-  if (status.ok() && response.Dump(&slices).ok()) {
-    for (const grpc::Slice& slice : slices) {
-      bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-    }
-  }
-  // HealthCheckResponse{status: N} is field 1, varint: 0x08 N.
-  *serving = bytes.size() == 2 && bytes[0] == 0x08 ? bytes[1] : -1;
-  queue.Shutdown();
-  while (queue.Next(&tag, &ok)) {
-  }
-  return status;
 }
 
 bool OpensslAvailable() {

@@ -47,6 +47,24 @@ void Cluster::KillCoordinator() {
   ASSERT_TRUE(coordinator_->Wait(seconds(10)).has_value());
 }
 
+std::optional<int> Cluster::TerminateCoordinator(seconds timeout) {
+  coordinator_->Signal(SIGTERM);
+  std::optional<int> status = coordinator_->Wait(timeout);
+  if (!status) {
+    coordinator_->Signal(SIGKILL);
+    coordinator_->Wait(seconds(10));
+  }
+  return status;
+}
+
+std::string Cluster::CoordinatorLogs() const {
+  std::string all;
+  for (int start = 0; start < coordinator_starts_; ++start) {
+    all += ReadFile(dir_.File("coordinator-" + std::to_string(start) + ".log"));
+  }
+  return all;
+}
+
 void Cluster::StartWorker(const std::string& id, const std::vector<std::string>& extra) {
   workers_.push_back(std::make_unique<ChildProcess>());
   std::vector<std::string> argv = {BinDir() + "/paradnn-worker", "--coordinator", address_,

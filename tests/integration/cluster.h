@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ class Cluster {
   void StartCoordinator(const std::vector<std::string>& extra = {});
   // SIGKILLs the coordinator (no clean shutdown).
   void KillCoordinator();
+  // SIGTERMs the coordinator and waits for it: its wait status, or nullopt
+  // when it did not exit within `timeout` (then it is SIGKILLed).
+  std::optional<int> TerminateCoordinator(std::chrono::seconds timeout);
+  // Every coordinator log of this cluster so far, one start after another.
+  std::string CoordinatorLogs() const;
   // Starts a paradnn-worker with `id`; extra flags are appended.
   void StartWorker(const std::string& id, const std::vector<std::string>& extra = {});
   // SIGKILLs worker `index` (in start order).

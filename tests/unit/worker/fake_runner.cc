@@ -15,7 +15,8 @@
 // result, then sleep forever), log_ok (a log event and stderr lines, then
 // as ok), steps_then_hang (3 steps, then sleep forever).
 // With FAKE_RUNNER_PLATFORM=hang in the environment, --platform hangs;
-// FAKE_RUNNER_DELAY_MS=N makes "ok" take N ms.
+// FAKE_RUNNER_DELAY_MS=N makes "ok" take N ms; FAKE_RUNNER_BEHAVIOR_BY_NODE=
+// "9=crash,10=hang" gives jobs with params.node 9 and 10 those behaviors.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -119,7 +120,23 @@ int main(int argc, char** argv) {
     return 4;
   }
   const auto it = job.config().options().find("behavior");
-  const std::string behavior = it == job.config().options().end() ? "ok" : it->second;
+  std::string behavior = it == job.config().options().end() ? "ok" : it->second;
+  // Sweep files cannot set a "behavior" option (families refuse unknown
+  // options), so process-level tests pick behaviors by node count instead.
+  if (const char* by_node = std::getenv("FAKE_RUNNER_BEHAVIOR_BY_NODE");
+      by_node != nullptr && it == job.config().options().end()) {
+    const auto node = job.config().params().find("node");
+    const std::string wanted =
+        node == job.config().params().end() ? "" : std::to_string(node->second) + "=";
+    std::string rules = by_node;
+    for (size_t start = 0; !wanted.empty() && start < rules.size();) {
+      size_t end = rules.find(',', start);
+      if (end == std::string::npos) end = rules.size();
+      const std::string rule = rules.substr(start, end - start);
+      if (rule.compare(0, wanted.size(), wanted) == 0) behavior = rule.substr(wanted.size());
+      start = end + 1;
+    }
+  }
 
   if (behavior == "ok") {
     // Fault tests make every job take a while so that kills land mid-job.

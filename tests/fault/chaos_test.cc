@@ -1,0 +1,305 @@
+// Fault tests at sweep scale, with real processes and a real SQLite file:
+// a 200-job sweep on 4 workers while a chaos loop SIGKILLs workers and
+// restarts them under the same id (and, in the second test, kills and
+// restarts the coordinator three times as well); runners that crash, hang,
+// get SIGKILLed (as by the OOM killer) or write garbage; a SIGTERM that
+// drains the job in flight; and a cancel that reaches a running job. Workers
+// run the LibTorch-free fake runner. Each chaos test prints its counts (jobs,
+// kills, results, duplicates dropped) on one "chaos:" line.
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/cluster.h"
+#include "tests/integration/test_processes.h"
+#include "tests/support/health_check.h"
+
+namespace paradnn::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// A sweep of `jobs` FC configurations, node = 8, 9, ...; `run` is the
+// sweep's run mapping.
+std::string WriteSweep(const TempDir& dir, int jobs, const std::string& run = "{}") {
+  std::string values;
+  for (int i = 0; i < jobs; ++i) values += (i ? ", " : "") + std::to_string(8 + i);
+  const std::string path = dir.File("sweep.yaml");
+  std::ofstream(path) << "name: chaos\nfamily: fc\nparams:\n  layer: 1\n  node: {values: ["
+                      << values << "]}\n  input: 8\n  output: 4\n  batch: 4\nrun: " << run << "\n";
+  return path;
+}
+
+int64_t ResultCount(const Cluster& cluster) {
+  return QueryInt(cluster.db_path(), "SELECT count(*) FROM results");
+}
+
+// The outcome (v1::Outcome number) stored for the job with params.node = node.
+int64_t OutcomeOfNode(const Cluster& cluster, int node) {
+  return QueryInt(cluster.db_path(),
+                  "SELECT r.outcome FROM results r JOIN job_params p ON p.job_id = r.job_id "
+                  "AND p.key = 'node' WHERE p.int_value = " + std::to_string(node));
+}
+
+int64_t CountLines(const std::string& text, const std::string& needle) {
+  int64_t count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+void ExpectExactlyOneResultPerJob(const Cluster& cluster, int jobs) {
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs"), jobs);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE state = 3"), jobs)
+      << "every job done";
+  EXPECT_EQ(ResultCount(cluster), jobs);
+  EXPECT_EQ(QueryInt(cluster.db_path(),
+                     "SELECT count(*) FROM (SELECT job_id FROM results GROUP BY job_id "
+                     "HAVING count(*) > 1)"),
+            0);
+  // Each result belongs to an attempt of its own job.
+  EXPECT_EQ(QueryInt(cluster.db_path(),
+                     "SELECT count(*) FROM results r JOIN attempts a ON a.id = r.attempt_id "
+                     "WHERE a.job_id = r.job_id"),
+            jobs);
+}
+
+class ChaosTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("FAKE_RUNNER_DELAY_MS", "100", 1);
+    seed_ = std::random_device()();
+    rng_.seed(seed_);
+    std::printf("chaos seed %u\n", seed_);
+  }
+  void TearDown() override {
+    unsetenv("FAKE_RUNNER_DELAY_MS");
+    unsetenv("FAKE_RUNNER_BEHAVIOR_BY_NODE");
+  }
+  static std::vector<std::string> FakeRunner() { return {"--runner", PARADNN_FAKE_RUNNER}; }
+
+  // Starts worker slot `slot` ("w<slot>") and remembers its process index.
+  void StartWorker(Cluster& cluster, size_t slot) {
+    if (live_.size() <= slot) live_.resize(slot + 1);
+    cluster.StartWorker("w" + std::to_string(slot), FakeRunner());
+    live_[slot] = started_++;
+  }
+
+  // SIGKILLs a random worker and starts it again under the same id.
+  void KillAndRestartAWorker(Cluster& cluster) {
+    const size_t slot = std::uniform_int_distribution<size_t>(0, live_.size() - 1)(rng_);
+    ASSERT_NO_FATAL_FAILURE(cluster.KillWorker(live_[slot]));
+    ++worker_kills_;
+    StartWorker(cluster, slot);
+  }
+
+  void Pause(int min_ms, int max_ms) {
+    std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(min_ms, max_ms)(rng_)));
+  }
+
+  unsigned seed_ = 0;
+  std::mt19937 rng_;
+  std::vector<size_t> live_;  // per slot, the worker's index in start order
+  size_t started_ = 0;
+  int worker_kills_ = 0;
+  int coordinator_kills_ = 0;
+};
+
+TEST_F(ChaosTest, WorkersKilledAndRestartedAtRandomStoreEveryJobOnce) {
+  constexpr int kJobs = 200;
+  TempDir dir;
+  Cluster cluster(dir);
+  // Kills are infrastructure failures; a job unlucky enough to be killed
+  // repeatedly must still finish, not fail, for this test's count.
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator({"--max-attempts", "100"}));
+  for (size_t slot = 0; slot < 4; ++slot) StartWorker(cluster, slot);
+  CommandResult submit = cluster.Cli({"submit", WriteSweep(dir, kJobs), "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+
+  const auto give_up = std::chrono::steady_clock::now() + seconds(400);
+  while (ResultCount(cluster) < kJobs && std::chrono::steady_clock::now() < give_up) {
+    Pause(200, 800);
+    // Stop killing near the end so the last jobs are not starved.
+    if (ResultCount(cluster) < kJobs - 10) ASSERT_NO_FATAL_FAILURE(KillAndRestartAWorker(cluster));
+  }
+  ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= kJobs; }, seconds(120)))
+      << "results " << ResultCount(cluster) << "\n" << cluster.Logs();
+  ExpectExactlyOneResultPerJob(cluster, kJobs);
+  EXPECT_GT(worker_kills_, 5);
+  // Kills landed mid-job: some jobs needed more than one attempt.
+  const int64_t attempts = QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts");
+  EXPECT_GT(attempts, kJobs);
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());
+  const int64_t duplicates = CountLines(cluster.CoordinatorLogs(), "is a duplicate; dropped");
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts WHERE finished_unix_ms IS NULL"), 0);
+  std::printf("chaos: jobs %d, worker kills %d, attempts %lld, results %lld, duplicates dropped %lld\n",
+              kJobs, worker_kills_, static_cast<long long>(attempts),
+              static_cast<long long>(ResultCount(cluster)), static_cast<long long>(duplicates));
+  RecordProperty("worker_kills", worker_kills_);
+  RecordProperty("duplicates", static_cast<int>(duplicates));
+}
+
+TEST_F(ChaosTest, CoordinatorKilledThreeTimesDuringWorkerChaosLosesNothing) {
+  constexpr int kJobs = 200;
+  TempDir dir;
+  Cluster cluster(dir);
+  const std::vector<std::string> flags = {"--max-attempts", "100"};
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(flags));
+  for (size_t slot = 0; slot < 4; ++slot) StartWorker(cluster, slot);
+  CommandResult submit = cluster.Cli({"submit", WriteSweep(dir, kJobs), "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+
+  std::vector<int64_t> coordinator_kill_at = {50, 100, 150};
+  const auto give_up = std::chrono::steady_clock::now() + seconds(400);
+  while (ResultCount(cluster) < kJobs && std::chrono::steady_clock::now() < give_up) {
+    Pause(200, 800);
+    const int64_t stored = ResultCount(cluster);
+    if (!coordinator_kill_at.empty() && stored >= coordinator_kill_at.front()) {
+      coordinator_kill_at.erase(coordinator_kill_at.begin());
+      ASSERT_NO_FATAL_FAILURE(cluster.KillCoordinator());
+      ++coordinator_kills_;
+      EXPECT_GE(ResultCount(cluster), stored) << "a committed result was lost";
+      // Workers keep running (and finishing) jobs while it is down.
+      ASSERT_NO_FATAL_FAILURE(KillAndRestartAWorker(cluster));
+      Pause(200, 1000);
+      ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(flags));
+    } else if (stored < kJobs - 10) {
+      ASSERT_NO_FATAL_FAILURE(KillAndRestartAWorker(cluster));
+    }
+  }
+  ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= kJobs; }, seconds(120)))
+      << "results " << ResultCount(cluster) << "\n" << cluster.Logs();
+  EXPECT_EQ(coordinator_kills_, 3);
+  ExpectExactlyOneResultPerJob(cluster, kJobs);
+  // The sweep is still known and finished after the restarts.
+  CommandResult status = cluster.Cli({"status"});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("done"), std::string::npos) << status.out;
+  const int64_t attempts = QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts");
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());
+  const int64_t duplicates = CountLines(cluster.CoordinatorLogs(), "is a duplicate; dropped");
+  std::printf("chaos: jobs %d, coordinator kills %d, worker kills %d, attempts %lld, results "
+              "%lld, duplicates dropped %lld\n",
+              kJobs, coordinator_kills_, worker_kills_, static_cast<long long>(attempts),
+              static_cast<long long>(ResultCount(cluster)), static_cast<long long>(duplicates));
+  RecordProperty("coordinator_kills", coordinator_kills_);
+  RecordProperty("worker_kills", worker_kills_);
+  RecordProperty("duplicates", static_cast<int>(duplicates));
+}
+
+TEST_F(ChaosTest, RunnersThatCrashHangOrAreKilledAreResultsAndTheWorkerStaysUp) {
+  // node 8..15; five misbehave, three are fine.
+  setenv("FAKE_RUNNER_BEHAVIOR_BY_NODE", "9=crash,10=hang,11=sigkill,12=exit3,13=garbage", 1);
+  setenv("FAKE_RUNNER_DELAY_MS", "0", 1);
+  TempDir dir;
+  Cluster cluster(dir);
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
+  StartWorker(cluster, 0);
+  CommandResult submit =
+      cluster.Cli({"submit", WriteSweep(dir, 8, "{max_seconds: 1, timeout_seconds: 3}"), "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= 8; }, seconds(120))) << cluster.Logs();
+
+  constexpr int kOk = 1, kTimeout = 4, kCrashed = 7;
+  for (int node : {8, 14, 15}) EXPECT_EQ(OutcomeOfNode(cluster, node), kOk) << node;
+  for (int node : {9, 11, 12, 13}) EXPECT_EQ(OutcomeOfNode(cluster, node), kCrashed) << node;
+  EXPECT_EQ(OutcomeOfNode(cluster, 10), kTimeout);
+  auto error_of = [&](int node, const std::string& needle) {
+    return QueryInt(cluster.db_path(),
+                    "SELECT count(*) FROM results r JOIN job_params p ON p.job_id = r.job_id "
+                    "AND p.key = 'node' WHERE p.int_value = " + std::to_string(node) +
+                        " AND instr(r.error, '" + needle + "') > 0");
+  };
+  EXPECT_EQ(error_of(9, "SIGABRT"), 1);
+  EXPECT_EQ(error_of(10, "deadline"), 1);
+  EXPECT_EQ(error_of(11, "memory"), 1) << "a SIGKILL hints at the OOM killer";
+  EXPECT_EQ(error_of(12, "out of cheese"), 1) << "stderr is kept";
+  EXPECT_EQ(error_of(13, "invalid output"), 1);
+  // Benchmark outcomes are results: never retried as infrastructure failures.
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts"), 8);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT max(attempts) FROM jobs"), 1);
+  // One worker process ran all eight, misbehaving runners included.
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(DISTINCT worker_id) FROM results"), 1);
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());  // the worker exits cleanly: it was up
+}
+
+TEST_F(ChaosTest, SigtermStopsAssigningAndWaitsForTheJobInFlight) {
+  setenv("FAKE_RUNNER_DELAY_MS", "2500", 1);
+  TempDir dir;
+  Cluster cluster(dir);
+  const std::vector<std::string> flags = {"--shutdown-grace-seconds", "30"};
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(flags));
+  StartWorker(cluster, 0);
+  CommandResult submit = cluster.Cli({"submit", WriteSweep(dir, 3), "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  ASSERT_TRUE(WaitFor([&] {
+    return QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts") >= 1;
+  }, seconds(60))) << cluster.Logs();
+  ASSERT_EQ(ResultCount(cluster), 0) << "the first job should still be running";
+
+  auto channel = grpc::CreateChannel(cluster.address(), grpc::InsecureChannelCredentials());
+  std::future<std::optional<int>> stopped = std::async(
+      std::launch::async, [&] { return cluster.TerminateCoordinator(seconds(60)); });
+  int serving = -1;
+  bool saw_not_serving = false;
+  while (stopped.wait_for(milliseconds(50)) != std::future_status::ready && !saw_not_serving) {
+    if (HealthCheck(channel, &serving).ok() && serving == kNotServing) saw_not_serving = true;
+  }
+  std::optional<int> status = stopped.get();
+  ASSERT_TRUE(status.has_value()) << "coordinator did not stop";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << cluster.CoordinatorLogs();
+  EXPECT_TRUE(saw_not_serving) << "health said NOT_SERVING while draining";
+  // The job in flight was waited for and stored; nothing more was assigned.
+  EXPECT_EQ(ResultCount(cluster), 1) << cluster.CoordinatorLogs();
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts"), 1);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE state = 1"), 2);
+
+  // A new start finishes the rest with the same worker.
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(flags));
+  ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= 3; }, seconds(60))) << cluster.Logs();
+  ExpectExactlyOneResultPerJob(cluster, 3);
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());
+}
+
+TEST_F(ChaosTest, CancelStopsPendingJobsAndTheRunningOne) {
+  // Every job would hang for a minute; cancel must not wait for that.
+  setenv("FAKE_RUNNER_BEHAVIOR_BY_NODE", "8=hang,9=hang,10=hang,11=hang,12=hang", 1);
+  TempDir dir;
+  Cluster cluster(dir);
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
+  StartWorker(cluster, 0);
+  CommandResult submit =
+      cluster.Cli({"submit", WriteSweep(dir, 5, "{max_seconds: 1, timeout_seconds: 600}"), "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  const std::string sweep_id = submit.out.substr(0, submit.out.find('\n'));
+  ASSERT_TRUE(WaitFor([&] {
+    return QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE state = 2") == 1;
+  }, seconds(60))) << cluster.Logs();
+
+  CommandResult cancel = cluster.Cli({"cancel", sweep_id});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  ASSERT_TRUE(WaitFor([&] {
+    return QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE state = 5") == 5;
+  }, seconds(60))) << "every job cancelled, the running one included\n" << cluster.Logs();
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT state FROM sweeps"), 3) << "SWEEP_CANCELLED";
+  EXPECT_EQ(ResultCount(cluster), 0);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts"), 1);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts WHERE finished_unix_ms IS NULL"), 0);
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());  // the worker is up and exits cleanly
+}
+
+}  // namespace
+}  // namespace paradnn::testing
