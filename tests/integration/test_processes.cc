@@ -57,10 +57,15 @@ ChildProcess::~ChildProcess() {
 void ChildProcess::Start(const std::vector<std::string>& argv, const std::string& log_path) {
   log_path_ = log_path;
   reaped_ = false;
+  // Everything the child needs is made before fork: the test process may
+  // have other threads (gRPC's), and a child that allocates could block on
+  // a lock one of them held at the fork.
+  std::vector<char*> args = ArgvPointers(argv);
+  const char* log = log_path.c_str();
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int fd = ::open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       ::dup2(fd, STDOUT_FILENO);
       ::dup2(fd, STDERR_FILENO);
@@ -68,7 +73,6 @@ void ChildProcess::Start(const std::vector<std::string>& argv, const std::string
     }
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    std::vector<char*> args = ArgvPointers(argv);
     ::execv(args[0], args.data());
     ::_exit(127);
   }
@@ -100,18 +104,34 @@ CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::mill
   TempDir dir;
   const std::string out_path = dir.File("out");
   const std::string err_path = dir.File("err");
+  // As in ChildProcess::Start, no allocation after fork: the argument and
+  // environment arrays (extra_env overriding inherited variables) are made
+  // here.
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string kv = *entry;
+    const std::string key = kv.substr(0, kv.find('='));
+    bool overridden = false;
+    for (const std::string& extra : extra_env) {
+      overridden |= extra.substr(0, extra.find('=')) == key;
+    }
+    if (!overridden) env.push_back(kv);
+  }
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp = ArgvPointers(env);
+  std::vector<char*> args = ArgvPointers(argv);
+  const char* out_file = out_path.c_str();
+  const char* err_file = err_path.c_str();
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
-    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int out = ::open(out_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = ::open(err_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(out, STDOUT_FILENO);
     ::dup2(err, STDERR_FILENO);
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    for (const std::string& kv : extra_env) ::putenv(const_cast<char*>(kv.c_str()));
-    std::vector<char*> args = ArgvPointers(argv);
-    ::execv(args[0], args.data());
+    ::execve(args[0], args.data(), envp.data());
     ::_exit(127);
   }
   CommandResult result;
