@@ -97,6 +97,7 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
     worker.ready = false;
     worker.leasing = false;
     worker.first_heartbeat_seen = false;
+    worker.silent = false;
     worker.inherited_attempts.clear();
     for (int64_t attempt : *open) {
       if (worker.open_attempts.insert(attempt).second) attempt_owner_[attempt] = worker_id;
@@ -140,6 +141,14 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
 
 void Scheduler::OnWorkerMessage(const std::shared_ptr<WorkerSession>& session,
                                 const std::string& worker_id, const v1::WorkerMessage& message) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = workers_.find(worker_id);
+    if (it != workers_.end() && it->second.session == session && it->second.silent) {
+      it->second.silent = false;
+      spdlog::info("worker {} answers again; it may take jobs", worker_id);
+    }
+  }
   switch (message.msg_case()) {
     case v1::WorkerMessage::kResult:
       OnResult(worker_id, message.result());
@@ -293,7 +302,7 @@ void Scheduler::OfferPendingJobs() {
 }
 
 void Scheduler::TryAssignLocked(const std::string& worker_id, WorkerState& worker) {
-  if (!assigning_ || !worker.session || !worker.ready || worker.leasing ||
+  if (!assigning_ || !worker.session || !worker.ready || worker.leasing || worker.silent ||
       !worker.open_attempts.empty() || !worker.results_in_flight.empty()) {
     return;
   }
@@ -452,10 +461,16 @@ void Scheduler::ExpireLeases() {
         {
           std::lock_guard<std::mutex> lock(mu_);
           auto owner = attempt_owner_.find(attempt);
-          // A live worker that is storing this attempt's result keeps it.
           if (owner != attempt_owner_.end()) {
             auto w = workers_.find(owner->second);
+            // A live worker that is storing this attempt's result keeps it.
             if (w != workers_.end() && w->second.results_in_flight.count(attempt)) continue;
+            if (w != workers_.end() && w->second.session && !w->second.silent) {
+              w->second.silent = true;
+              spdlog::warn("worker {} is connected but silent past its lease; no jobs for it "
+                           "until it answers",
+                           owner->second);
+            }
           }
           ForgetAttemptLocked(attempt);
         }
@@ -495,6 +510,8 @@ std::map<std::string, LiveWorker> Scheduler::Snapshot() const {
     LiveWorker live;
     if (!worker.session) {
       live.state = "disconnected";
+    } else if (worker.silent) {
+      live.state = "silent";
     } else if (!worker.open_attempts.empty()) {
       live.state = "busy";
       if (!worker.attempt_job.empty()) live.current_job_id = worker.attempt_job.begin()->second;

@@ -46,7 +46,7 @@ struct SchedulerOptions {
 
 // A worker as the scheduler sees it right now (for ListWorkers).
 struct LiveWorker {
-  std::string state;  // "idle", "busy", "disconnected"
+  std::string state;  // "idle", "busy", "silent" (connected, not answering), "disconnected"
   int64_t current_job_id = 0;
 };
 
@@ -107,6 +107,10 @@ class Scheduler {
     bool ready = false;              // hello processed, hello_ack sent
     bool leasing = false;            // a LeaseNext is in flight
     bool first_heartbeat_seen = false;
+    // A lease of this connected worker expired: it stopped answering (a
+    // stopped host, a cut network) with its stream still open. It gets no
+    // job until it sends something again.
+    bool silent = false;
     std::set<int64_t> open_attempts;       // leased to this worker, no result yet
     std::set<int64_t> inherited_attempts;  // open when this stream said hello
     std::set<int64_t> results_in_flight;   // results being committed

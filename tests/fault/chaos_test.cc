@@ -200,6 +200,40 @@ TEST_F(ChaosTest, CoordinatorKilledThreeTimesDuringWorkerChaosLosesNothing) {
   RecordProperty("duplicates", static_cast<int>(duplicates));
 }
 
+// A worker that stops answering mid-job (SIGSTOP: its connection stays
+// open, as in a network cut) loses its lease after the lease timeout; the
+// job runs again elsewhere; when the worker wakes up and sends its stale
+// result, the coordinator keeps one result per job.
+TEST_F(ChaosTest, SilentWorkerLosesItsLeaseAndItsLateResultIsNotStoredTwice) {
+  setenv("FAKE_RUNNER_DELAY_MS", "1500", 1);
+  TempDir dir;
+  Cluster cluster(dir);
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());  // leases time out after 5 s
+  StartWorker(cluster, 0);
+  CommandResult submit = cluster.Cli({"submit", WriteSweep(dir, 4), "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  ASSERT_TRUE(WaitFor([&] {
+    return QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts") >= 1;
+  }, seconds(60))) << cluster.Logs();
+  cluster.SignalWorker(live_[0], SIGSTOP);
+  StartWorker(cluster, 1);
+  ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= 4; }, seconds(120))) << cluster.Logs();
+  // The stopped worker's attempt expired and its job went to w1.
+  EXPECT_EQ(QueryInt(cluster.db_path(),
+                     "SELECT count(*) FROM attempts WHERE worker_id = 'w0' AND outcome IS NOT 'OK'"),
+            1);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE worker_id = 'w1'"), 4);
+
+  cluster.SignalWorker(live_[0], SIGCONT);
+  // w0 finishes its runner, reconnects and delivers the stale result.
+  ASSERT_TRUE(WaitFor([&] {
+    const std::string logs = cluster.CoordinatorLogs();
+    return CountLines(logs, "is a duplicate; dropped") + CountLines(logs, "late result") > 0;
+  }, seconds(60))) << cluster.Logs();
+  ExpectExactlyOneResultPerJob(cluster, 4);
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());
+}
+
 TEST_F(ChaosTest, RunnersThatCrashHangOrAreKilledAreResultsAndTheWorkerStaysUp) {
   // node 8..15; five misbehave, three are fine.
   setenv("FAKE_RUNNER_BEHAVIOR_BY_NODE", "9=crash,10=hang,11=sigkill,12=exit3,13=garbage", 1);

@@ -83,6 +83,10 @@ void Cluster::KillWorker(size_t index) {
   ASSERT_TRUE(workers_.at(index)->Wait(seconds(10)).has_value());
 }
 
+void Cluster::SignalWorker(size_t index, int signal_number) {
+  workers_.at(index)->Signal(signal_number);
+}
+
 CommandResult Cluster::Cli(std::vector<std::string> args, seconds timeout) {
   std::vector<std::string> argv = {BinDir() + "/paradnn", "--coordinator", address_};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -34,6 +34,9 @@ class Cluster {
   void StartWorker(const std::string& id, const std::vector<std::string>& extra = {});
   // SIGKILLs worker `index` (in start order).
   void KillWorker(size_t index);
+  // Sends `signal_number` to worker `index` (SIGSTOP/SIGCONT: a host that
+  // stops answering without closing its connection, then comes back).
+  void SignalWorker(size_t index, int signal_number);
   // Runs the CLI against this coordinator.
   CommandResult Cli(std::vector<std::string> args,
                     std::chrono::seconds timeout = std::chrono::seconds(60));

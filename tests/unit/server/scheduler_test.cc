@@ -206,6 +206,33 @@ TEST_F(SchedulerTest, LostWorkerKeepsLeaseUntilDeadlineThenJobMovesOn) {
             first.Sent(v1::CoordinatorMessage::kAssignment)[0].assignment().job_id());
 }
 
+// A worker whose stream stays open but who stops answering (a stopped host,
+// a cut network) loses its lease; the job must go to a worker that answers,
+// not back to the silent one, until the silent one speaks again.
+TEST_F(SchedulerTest, ConnectedButSilentWorkerGetsNoJobUntilItAnswers) {
+  const int64_t sweep = CreateSweep(2);
+  FakeStream silent(1);
+  ASSERT_TRUE(scheduler_->OnHello(silent.session(), Hello("w1")).ok());
+  ASSERT_EQ(silent.WaitFor(v1::CoordinatorMessage::kAssignment, 1).size(), 1u);
+  clock_.Advance(1500);
+  scheduler_->ExpireLeases();
+  ASSERT_TRUE(Eventually([&] { return Status(sweep).pending_jobs() == 2; }));
+  scheduler_->OfferPendingJobs();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(silent.Sent(v1::CoordinatorMessage::kAssignment).size(), 1u)
+      << "a silent worker was offered another job";
+  EXPECT_EQ(scheduler_->Snapshot().at("w1").state, "silent");
+
+  FakeStream answering(2);
+  ASSERT_TRUE(scheduler_->OnHello(answering.session(), Hello("w2")).ok());
+  EXPECT_EQ(answering.WaitFor(v1::CoordinatorMessage::kAssignment, 1).size(), 1u);
+
+  // Any message makes w1 a candidate again.
+  scheduler_->OnWorkerMessage(silent.session(), "w1", Heartbeat(0));
+  scheduler_->OfferPendingJobs();
+  EXPECT_EQ(silent.WaitFor(v1::CoordinatorMessage::kAssignment, 2).size(), 2u);
+}
+
 TEST_F(SchedulerTest, JobFailsAfterMaxAttemptsOfLostWorkers) {
   const int64_t sweep = CreateSweep(1);
   for (int attempt = 0; attempt < 2; ++attempt) {
