@@ -115,6 +115,11 @@ int main(int argc, char** argv) {
   app.add_option("--shutdown-grace-seconds", flags.shutdown_grace_seconds,
                  "On SIGTERM, how long workers may take to finish the jobs they are running")
       ->capture_default_str();
+  app.add_option("--max-message-bytes", flags.max_message_bytes,
+                 "Largest gRPC message accepted or sent, before room for a model upload "
+                 "(the limit is the larger of this and --max-model-bytes + 1 MiB)")
+      ->check(CLI::Range(int64_t{64} << 10, int64_t{1} << 30))
+      ->capture_default_str();
   app.add_option("--max-model-bytes", flags.max_model_bytes,
                  "Largest TorchScript model file (family torchscript) a sweep may upload")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
@@ -228,9 +233,9 @@ int main(int argc, char** argv) {
   builder.RegisterService(coordinator.get());
   builder.RegisterService(gateway.get());
   // A submitted sweep and a job assignment carry a whole model file, plus
-  // headroom for the rest of the message.
+  // headroom for the rest of the message (spec or job: kilobytes).
   const int64_t max_message_bytes =
-      std::max(flags.max_message_bytes, flags.max_model_bytes + (int64_t{16} << 20));
+      std::max(flags.max_message_bytes, flags.max_model_bytes + (int64_t{1} << 20));
   builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
   // Workers ping to detect dead links; allow it without data in flight.
