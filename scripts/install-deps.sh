@@ -14,6 +14,10 @@ packages=(
   openssl
   libtorch-dev libopenblas0-pthread
   python3-torch
+  # scripts/fuzz.sh: clang with libFuzzer, ASan and UBSan. libclang-rt-dev
+  # (libclang_rt.fuzzer and the sanitizer runtimes) is only a Recommends of
+  # clang, which --no-install-recommends skips.
+  clang libclang-rt-dev
 )
 
 missing=()
