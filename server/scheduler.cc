@@ -225,7 +225,45 @@ void FillUtilization(const std::map<std::string, double>& roofs, v1::Measurement
   m->set_hfu(m->executed_flops_per_sec() / roof->second);
 }
 
+void Scheduler::OnHandedBack(const std::string& worker_id, const v1::JobResult& result) {
+  const int64_t job_id = result.job_id();
+  const int64_t attempt_id = result.attempt_id();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    workers_[worker_id].results_in_flight.insert(attempt_id);
+  }
+  const std::string reason = absl::StrCat("handed back: ", result.measurement().error());
+  spdlog::info("worker {} handed job {} (attempt {}) back: {}", worker_id, job_id, attempt_id,
+               result.measurement().error());
+  jobs_.Release(
+      attempt_id, reason, clock_->NowUnixMs(), options_.max_attempts,
+      [this, worker_id, job_id, attempt_id](absl::StatusOr<v1::JobState> state) {
+        const bool ack = state.ok() || IsPermanent(state.status());
+        if (!state.ok()) {
+          spdlog::error("releasing job {} attempt {} handed back by {}: {}", job_id, attempt_id,
+                        worker_id, state.status().ToString());
+        } else {
+          spdlog::info("job {} now {}", job_id, v1::JobState_Name(*state));
+        }
+        std::shared_ptr<WorkerSession> session;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          WorkerState& worker = workers_[worker_id];
+          worker.results_in_flight.erase(attempt_id);
+          if (ack) ForgetAttemptLocked(attempt_id);
+          session = worker.session;
+        }
+        if (ack && session) session->Send(AckMessage(job_id, attempt_id));
+        OfferPendingJobs();
+        NotifyChange();
+      });
+}
+
 void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& result) {
+  if (result.handed_back()) {
+    OnHandedBack(worker_id, result);
+    return;
+  }
   const int64_t job_id = result.job_id();
   const int64_t attempt_id = result.attempt_id();
   int64_t platform_id = 0;

@@ -121,6 +121,9 @@ class Scheduler {
   void OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
                       absl::StatusOr<std::optional<db::Lease>> lease);
   void OnResult(const std::string& worker_id, const v1::JobResult& result);
+  // A job the worker stopped unmeasured while shutting down: released to
+  // the queue (an attempt like a lost lease), then acknowledged.
+  void OnHandedBack(const std::string& worker_id, const v1::JobResult& result);
   // Stores the PREDICTED_OOM result of `lease` (already counted in the
   // worker's open_attempts and results_in_flight) and offers the next job.
   void SkipPredictedOom(const std::string& worker_id, int64_t platform_id, int64_t memory_bytes,

@@ -334,6 +334,10 @@ void WorkerAgent::OnJobComplete(int64_t job_id, int64_t attempt_id, v1::Measurem
   v1::JobResult result;
   result.set_job_id(job_id);
   result.set_attempt_id(attempt_id);
+  // Stopped by our own shutdown (the drain time ran out): not a result of
+  // the job, which goes back to the queue.
+  result.set_handed_back(state_ == State::kDraining && measurement.outcome() == v1::CANCELLED);
+  if (result.handed_back()) spdlog::info("handing job {} back to the coordinator", job_id);
   *result.mutable_measurement() = std::move(measurement);
   unacked_.Add(result);
   v1::WorkerMessage message;

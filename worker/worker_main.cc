@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--drain-seconds", flags.drain_seconds,
                  "On SIGTERM/SIGINT, how long a running job may still finish before it is killed "
-                 "(its result is then CANCELLED)")
+                 "and handed back to the coordinator, which queues it for another worker")
       ->check(CLI::Range(0.0, 86'400.0))
       ->capture_default_str();
   app.add_option("--memory-limit-mb", flags.memory_limit_mb,

@@ -308,6 +308,33 @@ TEST_F(ChaosTest, SigtermStopsAssigningAndWaitsForTheJobInFlight) {
   ASSERT_NO_FATAL_FAILURE(cluster.Stop());
 }
 
+TEST_F(ChaosTest, WorkerStoppedMidJobHandsItBackForAnotherWorker) {
+  setenv("FAKE_RUNNER_DELAY_MS", "3000", 1);
+  TempDir dir;
+  Cluster cluster(dir);
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
+  cluster.StartWorker("leaving", {"--runner", PARADNN_FAKE_RUNNER, "--drain-seconds", "0.5"});
+  CommandResult submit = cluster.Cli({"submit", WriteSweep(dir, 2), "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  ASSERT_TRUE(WaitFor([&] {
+    return QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts") >= 1;
+  }, seconds(60))) << cluster.Logs();
+  cluster.SignalWorker(0, SIGTERM);
+  ASSERT_TRUE(WaitFor([&] {
+    return QueryInt(cluster.db_path(),
+                    "SELECT count(*) FROM attempts WHERE outcome LIKE 'handed back:%'") == 1;
+  }, seconds(60))) << cluster.Logs();
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE state = 5"), 0)
+      << "a job stopped by a worker's shutdown is not cancelled";
+  setenv("FAKE_RUNNER_DELAY_MS", "100", 1);
+  cluster.StartWorker("staying", FakeRunner());
+  ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= 2; }, seconds(60))) << cluster.Logs();
+  ExpectExactlyOneResultPerJob(cluster, 2);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE worker_id = 'staying'"),
+            2);
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());  // "leaving" exited 0 on its own
+}
+
 TEST_F(ChaosTest, CancelStopsPendingJobsAndTheRunningOne) {
   // Every job would hang for a minute; cancel must not wait for that.
   setenv("FAKE_RUNNER_BEHAVIOR_BY_NODE", "8=hang,9=hang,10=hang,11=hang,12=hang", 1);

@@ -233,6 +233,27 @@ TEST_F(SchedulerTest, ConnectedButSilentWorkerGetsNoJobUntilItAnswers) {
   EXPECT_EQ(silent.WaitFor(v1::CoordinatorMessage::kAssignment, 2).size(), 2u);
 }
 
+TEST_F(SchedulerTest, HandedBackJobGoesBackToTheQueueAndIsAcked) {
+  const int64_t sweep = CreateSweep(1);
+  FakeStream leaving(1);
+  ASSERT_TRUE(scheduler_->OnHello(leaving.session(), Hello("w1")).ok());
+  auto assignments = leaving.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(assignments.size(), 1u);
+  const int64_t job = assignments[0].assignment().job_id();
+  const int64_t attempt = assignments[0].assignment().attempt_id();
+  scheduler_->StopAssigning();  // as if w1 were the only one and shutting down
+  v1::WorkerMessage handed_back = Result(job, attempt);
+  handed_back.mutable_result()->set_handed_back(true);
+  handed_back.mutable_result()->mutable_measurement()->set_outcome(v1::CANCELLED);
+  handed_back.mutable_result()->mutable_measurement()->set_error("worker shutting down");
+  scheduler_->OnWorkerMessage(leaving.session(), "w1", handed_back);
+  auto acks = leaving.WaitFor(v1::CoordinatorMessage::kAck, 1);
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].ack().attempt_id(), attempt);
+  ASSERT_TRUE(Eventually([&] { return Status(sweep).pending_jobs() == 1; }));
+  EXPECT_EQ(Status(sweep).ok_results() + Status(sweep).cancelled_jobs(), 0);
+}
+
 TEST_F(SchedulerTest, JobFailsAfterMaxAttemptsOfLostWorkers) {
   const int64_t sweep = CreateSweep(1);
   for (int attempt = 0; attempt < 2; ++attempt) {

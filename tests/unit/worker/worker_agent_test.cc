@@ -236,9 +236,11 @@ TEST(WorkerAgentTest, ShutdownDrainsThenKillsTheRunningJobAndFlushesItsResult) {
   agent.Shutdown();
   const int result_at = gateway.service->WaitFor(IsResult(41));
   ASSERT_GE(result_at, 0);
-  const v1::Measurement m = gateway.service->received()[result_at].result().measurement();
+  const v1::JobResult result = gateway.service->received()[result_at].result();
+  const v1::Measurement& m = result.measurement();
   EXPECT_EQ(m.outcome(), v1::CANCELLED);
   EXPECT_NE(m.error().find("--drain-seconds"), std::string::npos) << m.error();
+  EXPECT_TRUE(result.handed_back()) << "the job goes back to the queue, not cancelled";
   // The agent waits for the ack before closing.
   ASSERT_TRUE(gateway.service->Send(Ack(41, 1)));
   EXPECT_TRUE(agent.WaitStopped());
