@@ -1,4 +1,5 @@
-// Fault tests at sweep scale, with real processes and a real SQLite file:
+// Fault tests at sweep scale, with real processes and a real SQLite file
+// (they replace the smaller kill tests of the first issue):
 // a 200-job sweep on 4 workers while a chaos loop SIGKILLs workers and
 // restarts them under the same id (and, in the second test, kills and
 // restarts the coordinator three times as well); runners that crash, hang,
