@@ -31,6 +31,7 @@ struct Flags {
   std::string device = "cpu";
   std::string worker_id;
   std::string runner;
+  std::string backend = "libtorch";
   std::string log_level = "info";
   int64_t max_backoff_ms = 5000;
   double drain_seconds = 30;
@@ -46,15 +47,18 @@ constexpr std::chrono::seconds kPlatformProbeTimeout{60};
 // The runner's calibration takes about 20 s; a loaded host may take longer.
 constexpr std::chrono::seconds kCalibrationTimeout{300};
 
-// paradnn-runner in the folder of this executable (build/bin/ holds both).
-std::string DefaultRunnerPath() {
+// The runner of `backend` in the folder of this executable (build/bin/ holds
+// them all): paradnn-runner (LibTorch) or paradnn_jax_runner.py (JAX, an
+// executable Python script; worker/jax_runner/).
+std::string DefaultRunnerPath(const std::string& backend) {
+  const std::string name = backend == "jax" ? "paradnn_jax_runner.py" : "paradnn-runner";
   char self[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return "paradnn-runner";
+  if (n <= 0) return name;
   const std::string path(self, static_cast<size_t>(n));
   const size_t slash = path.rfind('/');
   return (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) +
-         "/paradnn-runner";
+         "/" + name;
 }
 
 std::string Hostname() {
@@ -89,7 +93,12 @@ int main(int argc, char** argv) {
   app.add_option("--worker-id", flags.worker_id,
                  "Stable name of this worker in the coordinator (default: <hostname>-<device>)");
   app.add_option("--runner", flags.runner,
-                 "paradnn-runner executable (default: paradnn-runner next to this program)");
+                 "Runner executable (default: the --backend's runner next to this program)");
+  app.add_option("--backend", flags.backend,
+                 "Runner backend: libtorch (paradnn-runner) or jax (paradnn_jax_runner.py, "
+                 "docs/backends.md); --runner overrides the executable")
+      ->check(CLI::IsMember({"libtorch", "jax"}))
+      ->capture_default_str();
   app.add_option("--log-level", flags.log_level,
                  std::string("Log level: ") + paradnn::common::kLogLevels)
       ->capture_default_str();
@@ -173,7 +182,7 @@ int main(int argc, char** argv) {
   // Runners (which run uploaded TorchScript models) inherit this process's
   // environment; the token is not theirs to see.
   ::unsetenv(paradnn::common::kTokenEnv);
-  if (flags.runner.empty()) flags.runner = DefaultRunnerPath();
+  if (flags.runner.empty()) flags.runner = DefaultRunnerPath(flags.backend);
   if (::access(flags.runner.c_str(), X_OK) != 0) {
     spdlog::critical(
         "--runner: '{}' is not an executable file (build paradnn-runner, or point --runner at it)",
