@@ -22,6 +22,7 @@
 #include "client/presets.h"
 #include "common/address.h"
 #include "common/auth.h"
+#include "common/config_sources.h"
 #include "common/logging.h"
 #include "common/sweep_validation.h"
 #include "common/version.h"
@@ -386,6 +387,7 @@ int Run(int argc, char** argv) {
   AddSweepIds(report, &flags);
   report->add_option("--out", flags.out_dir, "Output folder")->capture_default_str();
 
+  common::AddConfigSources(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -21,6 +21,7 @@
 #include "common/address.h"
 #include "common/auth.h"
 #include "common/clock.h"
+#include "common/config_sources.h"
 #include "common/logging.h"
 #include "common/version.h"
 #include "db/database.h"
@@ -149,6 +150,7 @@ int main(int argc, char** argv) {
                "without it such a --listen is refused");
   app.add_option("--log-level", flags.log_level, paradnn::common::kLogLevels)->capture_default_str();
   app.set_version_flag("--version", paradnn::common::kVersion);
+  paradnn::common::AddConfigSources(&app);
   CLI11_PARSE(app, argc, argv);
 
   if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-coordinator", flags.log_level); !s.ok()) {

@@ -17,6 +17,7 @@
 
 #include "common/address.h"
 #include "common/auth.h"
+#include "common/config_sources.h"
 #include "common/logging.h"
 #include "common/version.h"
 #include "worker/child_process.h"
@@ -143,6 +144,7 @@ int main(int argc, char** argv) {
                  "The client certificate's private key (PEM, not readable by every user)")
       ->check(CLI::ExistingFile);
   app.set_version_flag("--version", paradnn::common::kVersion);
+  paradnn::common::AddConfigSources(&app);
   CLI11_PARSE(app, argc, argv);
 
   if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-worker", flags.log_level);
