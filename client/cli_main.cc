@@ -44,6 +44,7 @@ struct Flags {
   std::string coordinator;
   common::ClientSecurityFlags security;
   std::string log_level = "warn";
+  std::string log_format = "text";
   double timeout_seconds = 30;
   std::string file;
   std::string preset;
@@ -231,6 +232,7 @@ int Run(int argc, char** argv) {
                  "The client certificate's private key (PEM, not readable by every user)")
       ->check(CLI::ExistingFile);
   app.add_option("--log-level", flags.log_level, common::kLogLevels)->capture_default_str();
+  app.add_option("--log-format", flags.log_format, common::kLogFormats)->capture_default_str();
   app.add_option("--timeout", flags.timeout_seconds, "Deadline of each request, seconds")
       ->check(CLI::Range(0.1, 86400.0))
       ->capture_default_str();
@@ -284,6 +286,22 @@ int Run(int argc, char** argv) {
       "workers",
       "List the workers the coordinator knows: id, device, state, host, jobs done, "
       "BLAS, LibTorch, last seen");
+
+  CLI::App* fleet = app.add_subcommand(
+      "fleet",
+      "Fleet goodput per device kind: scheduling (busy / connected worker time), runtime (timed "
+      "steps / job wall time), program (HFU) and their product (docs/observability.md)");
+  int64_t fleet_sweep = 0;
+  double fleet_window = 0;
+  std::string fleet_format = "table";
+  fleet->add_option("--sweep", fleet_sweep, "One sweep over its lifetime (0 = the whole fleet)")
+      ->check(CLI::NonNegativeNumber);
+  fleet->add_option("--window", fleet_window,
+                    "Whole fleet: the last N seconds (0 = all history)")
+      ->check(CLI::NonNegativeNumber);
+  fleet->add_option("--format", fleet_format, "table|json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
 
   CLI::App* cancel = app.add_subcommand(
       "cancel", "Cancel a sweep: pending jobs are cancelled, running ones stopped");
@@ -395,7 +413,7 @@ int Run(int argc, char** argv) {
     return code == 0 ? 0 : client::kExitUsage;
   }
 
-  if (absl::Status s = common::ConfigureLogging("paradnn", flags.log_level); !s.ok()) {
+  if (absl::Status s = common::ConfigureLogging("paradnn", flags.log_level, flags.log_format); !s.ok()) {
     std::cerr << "paradnn: " << s.message() << "\n";
     return client::kExitUsage;
   }
@@ -460,6 +478,7 @@ int Run(int argc, char** argv) {
     return client::RunResults(ctx, flags.sweep_id, *format, view);
   }
   if (workers->parsed()) return client::RunWorkers(ctx);
+  if (fleet->parsed()) return client::RunFleet(ctx, fleet_sweep, fleet_window, fleet_format);
   for (CLI::App* kind : analyze->get_subcommands()) {
     absl::StatusOr<v1::AnalyzeRequest> request = BuildAnalyzeRequest(kind->get_name(), flags);
     if (!request.ok()) {

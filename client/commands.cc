@@ -8,6 +8,8 @@
 #include <thread>
 #include <utility>
 
+#include <google/protobuf/util/json_util.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/presets.h"
@@ -180,6 +182,17 @@ absl::StatusOr<std::vector<v1::WorkerInfo>> CoordinatorClient::ListWorkers() {
     return Annotate(s);
   }
   return std::vector<v1::WorkerInfo>(response.workers().begin(), response.workers().end());
+}
+
+absl::StatusOr<v1::FleetGoodputResponse> CoordinatorClient::FleetGoodput(
+    const v1::FleetGoodputRequest& request) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::FleetGoodputResponse response;
+  if (grpc::Status s = stub_->FleetGoodput(&context, request, &response); !s.ok()) {
+    return Annotate(s);
+  }
+  return response;
 }
 
 absl::StatusOr<v1::AnalyzeResponse> CoordinatorClient::Analyze(const v1::AnalyzeRequest& request) {
@@ -447,6 +460,54 @@ int RunCancel(const CommandContext& ctx, int64_t sweep_id) {
   absl::StatusOr<v1::SweepStatus> status = client.CancelSweep(sweep_id);
   if (!status.ok()) return ReportError(ctx, status.status());
   *ctx.out << FormatSweepDetail(*status) << std::flush;
+  return kExitOk;
+}
+
+std::string FormatFleetGoodput(const v1::FleetGoodputResponse& goodput) {
+  std::string out = absl::StrFormat(
+      "%-8s %7s %10s %10s %7s %5s %10s %10s %8s %7s %7s\n", "device", "workers", "connected",
+      "busy", "sched", "jobs", "job wall", "timed", "runtime", "program", "goodput");
+  auto row = [&out](const v1::Goodput& g, const std::string& name) {
+    out += absl::StrFormat("%-8s %7d %9.1fs %9.1fs %6.1f%% %5d %9.1fs %9.1fs %7.1f%% %6.1f%% %6.2f%%\n",
+                           name, g.workers(), g.connected_seconds(), g.busy_seconds(),
+                           g.scheduling() * 100, g.jobs(), g.job_wall_seconds(), g.timed_seconds(),
+                           g.runtime() * 100, g.program() * 100, g.goodput() * 100);
+  };
+  for (const v1::Goodput& g : goodput.device_kinds()) row(g, g.device_kind());
+  if (goodput.device_kinds_size() > 1) row(goodput.total(), "all");
+  out += absl::StrFormat(
+      "window %.1f s. sched = busy / connected worker time; runtime = timed steps / job wall "
+      "(lease .. result stored);\nprogram = HFU (executed FLOP/s / calibrated roof) weighted by "
+      "timed seconds over %d OK results; goodput = sched x runtime x program\n",
+      static_cast<double>(goodput.to_unix_ms() - goodput.from_unix_ms()) / 1000.0,
+      goodput.total().utilization_results());
+  return out;
+}
+
+int RunFleet(const CommandContext& ctx, int64_t sweep_id, double window_seconds,
+             const std::string& format) {
+  CoordinatorClient client(ctx.address, ctx.timeout_seconds);
+  v1::FleetGoodputRequest request;
+  request.set_sweep_id(sweep_id);
+  request.set_window_seconds(window_seconds);
+  absl::StatusOr<v1::FleetGoodputResponse> goodput = client.FleetGoodput(request);
+  if (!goodput.ok()) return ReportError(ctx, goodput.status());
+  if (format == "json") {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions options;
+    options.always_print_primitive_fields = true;
+    options.preserve_proto_field_names = true;
+    if (!google::protobuf::util::MessageToJsonString(*goodput, &json, options).ok()) {
+      return ReportError(ctx, absl::InternalError("could not print the goodput as JSON"));
+    }
+    *ctx.out << json << "\n" << std::flush;
+    return kExitOk;
+  }
+  if (goodput->device_kinds_size() == 0) {
+    *ctx.out << "no worker time and no finished job in the window\n" << std::flush;
+    return kExitOk;
+  }
+  *ctx.out << FormatFleetGoodput(*goodput) << std::flush;
   return kExitOk;
 }
 

@@ -69,6 +69,7 @@ class CoordinatorClient {
                                                           InterruptWatcher* interrupts);
   absl::StatusOr<std::vector<v1::WorkerInfo>> ListWorkers();
   absl::StatusOr<v1::AnalyzeResponse> Analyze(const v1::AnalyzeRequest& request);
+  absl::StatusOr<v1::FleetGoodputResponse> FleetGoodput(const v1::FleetGoodputRequest& request);
 
   // Follows WatchSweep until the sweep is no longer running and returns its
   // final status. `on_tick(latest, elapsed_seconds)` runs on the calling
@@ -162,6 +163,12 @@ int RunResults(const CommandContext& ctx, int64_t sweep_id, OutputFormat format,
                const ResultsView& view);
 // `paradnn workers`.
 int RunWorkers(const CommandContext& ctx);
+// `paradnn fleet [--sweep ID] [--window S] [--format table|json]`: fleet
+// goodput per device kind (docs/observability.md).
+int RunFleet(const CommandContext& ctx, int64_t sweep_id, double window_seconds,
+             const std::string& format);
+// The `paradnn fleet` table: one row per device kind and a total.
+std::string FormatFleetGoodput(const v1::FleetGoodputResponse& goodput);
 // `paradnn cancel SWEEP`.
 int RunCancel(const CommandContext& ctx, int64_t sweep_id);
 

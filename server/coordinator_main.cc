@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio.hpp>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -26,7 +27,9 @@
 #include "common/version.h"
 #include "db/database.h"
 #include "server/call_authorizer.h"
+#include "server/coordinator_metrics.h"
 #include "server/coordinator_service.h"
+#include "server/metrics_http.h"
 #include "server/scheduler.h"
 #include "server/worker_gateway_service.h"
 
@@ -37,6 +40,9 @@ struct Flags {
   std::string db_path = "paradnn.db";
   std::string address_file;
   std::string log_level = "info";
+  std::string log_format = "text";
+  std::string metrics_listen;
+  std::string metrics_address_file;
   int64_t max_jobs = 100000;
   int64_t heartbeat_ms = 2000;
   int64_t lease_timeout_ms = 15000;
@@ -149,11 +155,19 @@ int main(int argc, char** argv) {
                "Allow listening beyond loopback without tokens or TLS (logs a warning); "
                "without it such a --listen is refused");
   app.add_option("--log-level", flags.log_level, paradnn::common::kLogLevels)->capture_default_str();
+  app.add_option("--log-format", flags.log_format, paradnn::common::kLogFormats)->capture_default_str();
+  app.add_option("--metrics-listen", flags.metrics_listen,
+                 "Serve /metrics (Prometheus), /healthz and /readyz over plain HTTP on HOST:PORT, "
+                 "e.g. 127.0.0.1:9464 (port 0 picks one); off when empty. The pages carry no "
+                 "secrets but no token either: keep it on loopback or a private network "
+                 "(docs/observability.md)");
+  app.add_option("--metrics-address-file", flags.metrics_address_file,
+                 "After the metrics endpoint listens, write its HOST:PORT to this file");
   app.set_version_flag("--version", paradnn::common::kVersion);
   paradnn::common::AddConfigSources(&app);
   CLI11_PARSE(app, argc, argv);
 
-  if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-coordinator", flags.log_level); !s.ok()) {
+  if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-coordinator", flags.log_level, flags.log_format); !s.ok()) {
     std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
     return 2;
   }
@@ -218,14 +232,18 @@ int main(int argc, char** argv) {
   scheduler_options.max_attempts = flags.max_attempts;
   auto scheduler =
       std::make_unique<paradnn::server::Scheduler>(database->get(), &clock, scheduler_options);
+  paradnn::server::ConnectionLedger ledger(&clock);
   paradnn::server::CoordinatorOptions coordinator_options;
+  coordinator_options.ledger = &ledger;
   coordinator_options.authorizer = &*authorizer;
   coordinator_options.max_jobs_per_sweep = flags.max_jobs;
   coordinator_options.max_model_bytes = flags.max_model_bytes;
   auto coordinator = std::make_unique<paradnn::server::CoordinatorService>(
       database->get(), scheduler.get(), &clock, coordinator_options);
   scheduler->SetChangeListener([svc = coordinator.get()] { svc->NotifyWatchers(); });
-  auto gateway = std::make_unique<paradnn::server::WorkerGatewayService>(scheduler.get(), &*authorizer);
+  auto gateway =
+      std::make_unique<paradnn::server::WorkerGatewayService>(scheduler.get(), &*authorizer, &ledger);
+  paradnn::server::CoordinatorMetrics metrics(database->get(), scheduler.get(), &ledger, &clock);
 
   grpc::EnableDefaultHealthCheckService(true);
   if (flags.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -234,6 +252,9 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(flags.listen, *credentials, &bound_port);
   builder.RegisterService(coordinator.get());
   builder.RegisterService(gateway.get());
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(paradnn::server::MakeRpcTimingInterceptor(metrics.rpc()));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   // A submitted sweep and a job assignment carry a whole model file, plus
   // headroom for the rest of the message (spec or job: kilobytes).
   const int64_t max_message_bytes =
@@ -260,6 +281,34 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  std::atomic<bool> draining{false};
+  std::unique_ptr<paradnn::server::MetricsHttpServer> metrics_http;
+  if (!flags.metrics_listen.empty()) {
+    paradnn::server::MetricsHttpHandlers handlers;
+    handlers.metrics = [&metrics] { return metrics.Render(); };
+    handlers.not_ready_reason = [&draining, db = database->get()]() -> std::string {
+      if (draining.load()) return "draining: SIGTERM received, assigning no more jobs";
+      absl::Status s = db->Read([](sqlite3* c) { return paradnn::db::Exec(c, "SELECT 1"); });
+      return s.ok() ? "" : "database not readable: " + s.ToString();
+    };
+    absl::StatusOr<std::unique_ptr<paradnn::server::MetricsHttpServer>> started =
+        paradnn::server::MetricsHttpServer::Start(flags.metrics_listen, std::move(handlers));
+    if (!started.ok()) {
+      spdlog::critical("{}", std::string(started.status().message()));
+      return started.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+    }
+    metrics_http = *std::move(started);
+    const std::string metrics_address =
+        flags.metrics_listen.substr(0, flags.metrics_listen.rfind(':') + 1) +
+        std::to_string(metrics_http->port());
+    spdlog::info("metrics on http://{}/metrics", metrics_address);
+    if (!flags.metrics_address_file.empty() &&
+        !WriteAtomically(flags.metrics_address_file, metrics_address)) {
+      spdlog::critical("could not write --metrics-address-file {}", flags.metrics_address_file);
+      return 1;
+    }
+  }
+
   // Asio carries signals and the lease timer; gRPC owns its own threads.
   boost::asio::io_context io;
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
@@ -275,6 +324,15 @@ int main(int argc, char** argv) {
     });
   };
   schedule_lease_check();
+  boost::asio::steady_timer metrics_timer(io);
+  std::function<void()> schedule_metrics_tick = [&] {
+    metrics.Tick();
+    metrics_timer.expires_after(std::chrono::seconds(1));
+    metrics_timer.async_wait([&](const boost::system::error_code& ec) {
+      if (!ec) schedule_metrics_tick();
+    });
+  };
+  schedule_metrics_tick();
   // Draining: connected workers still running a job may deliver its result
   // until the grace period ends; the wait ends early once none is busy.
   const auto grace =
@@ -305,6 +363,8 @@ int main(int argc, char** argv) {
                  "in flight",
                  signal_number, flags.shutdown_grace_seconds);
     server->GetHealthCheckService()->SetServingStatus(false);
+    draining = true;
+    metrics_timer.cancel();
     scheduler->StopAssigning();
     lease_timer.cancel();
     drain_deadline = std::chrono::steady_clock::now() + grace;
@@ -315,6 +375,7 @@ int main(int argc, char** argv) {
   // Results that arrived are queued for commit; give calls a moment to end.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   server->Wait();
+  metrics_http.reset();
   scheduler->SetChangeListener(nullptr);
   coordinator.reset();
   gateway.reset();

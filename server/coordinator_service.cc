@@ -533,4 +533,19 @@ grpc::ServerUnaryReactor* CoordinatorService::Analyze(grpc::CallbackServerContex
   return reactor;
 }
 
+grpc::ServerUnaryReactor* CoordinatorService::FleetGoodput(grpc::CallbackServerContext* context,
+                                                           const v1::FleetGoodputRequest* request,
+                                                           v1::FleetGoodputResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
+    reactor->Finish(auth);
+    return reactor;
+  }
+  absl::StatusOr<v1::FleetGoodputResponse> goodput =
+      ReadFleetGoodput(*database_, options_.ledger, *request, clock_->NowUnixMs());
+  if (goodput.ok()) *response = *std::move(goodput);
+  reactor->Finish(ToGrpc(goodput.status()));
+  return reactor;
+}
+
 }  // namespace paradnn::server

@@ -22,6 +22,7 @@
 #include "paradnn/v1/coordinator.grpc.pb.h"
 #include "server/analysis/analyzer.h"
 #include "server/call_authorizer.h"
+#include "server/fleet_goodput.h"
 #include "server/scheduler.h"
 
 namespace paradnn::server {
@@ -38,6 +39,10 @@ struct CoordinatorOptions {
   // Checks every call's client token; null lets every call through. Must
   // outlive the service.
   const CallAuthorizer* authorizer = nullptr;
+  // Worker connection spans for FleetGoodput's scheduling share; null: only
+  // each worker's latest connection (the database's) counts. Must outlive
+  // the service.
+  const ConnectionLedger* ledger = nullptr;
 };
 
 // The jobs of a sweep and the estimates SubmitSweepResponse reports
@@ -90,6 +95,9 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   grpc::ServerUnaryReactor* Analyze(grpc::CallbackServerContext* context,
                                     const v1::AnalyzeRequest* request,
                                     v1::AnalyzeResponse* response) override;
+  grpc::ServerUnaryReactor* FleetGoodput(grpc::CallbackServerContext* context,
+                                         const v1::FleetGoodputRequest* request,
+                                         v1::FleetGoodputResponse* response) override;
 
   // Something changed: push fresh statuses to watchers (on the notifier
   // thread, so the caller — often the database writer — never waits).

@@ -287,6 +287,8 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
                         worker_id, stored.status().ToString());
         } else if (*stored == db::StoreOutcome::kDuplicate) {
           spdlog::info("result of job {} attempt {} is a duplicate; dropped", job_id, attempt_id);
+        } else {
+          results_stored_.fetch_add(1, std::memory_order_relaxed);
         }
         {
           std::lock_guard<std::mutex> lock(mu_);
@@ -449,6 +451,9 @@ void Scheduler::SkipPredictedOom(const std::string& worker_id, int64_t platform_
           workers_[worker_id].results_in_flight.erase(attempt_id);
           ForgetAttemptLocked(attempt_id);
         }
+        if (stored.ok() && *stored == db::StoreOutcome::kStored) {
+          results_stored_.fetch_add(1, std::memory_order_relaxed);
+        }
         if (!stored.ok()) {
           spdlog::error("storing the PREDICTED_OOM result of job {} attempt {}: {}", job_id,
                         attempt_id, stored.status().ToString());
@@ -512,6 +517,7 @@ void Scheduler::ExpireLeases() {
           }
           ForgetAttemptLocked(attempt);
         }
+        lease_expiries_.fetch_add(1, std::memory_order_relaxed);
         Release(attempt, "lease expired");
       }
     }

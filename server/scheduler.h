@@ -21,6 +21,7 @@
 #ifndef PARADNN_SERVER_SCHEDULER_H_
 #define PARADNN_SERVER_SCHEDULER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -97,6 +98,12 @@ class Scheduler {
   std::map<std::string, LiveWorker> Snapshot() const;
   const SchedulerOptions& options() const { return options_; }
 
+  // Counters since construction, for /metrics: leases released because
+  // their deadline passed, and results newly committed (duplicates and
+  // failed stores not counted; PREDICTED_OOM results are).
+  int64_t lease_expiries() const { return lease_expiries_.load(std::memory_order_relaxed); }
+  int64_t results_stored() const { return results_stored_.load(std::memory_order_relaxed); }
+
  private:
   struct WorkerState {
     std::shared_ptr<WorkerSession> session;  // null while disconnected
@@ -150,6 +157,8 @@ class Scheduler {
   std::set<int64_t> releasing_;                     // releases in flight
   bool assigning_ = true;
   std::function<void()> change_listener_;
+  std::atomic<int64_t> lease_expiries_{0};
+  std::atomic<int64_t> results_stored_{0};
 };
 
 }  // namespace paradnn::server

@@ -19,8 +19,8 @@ grpc::Status ToGrpc(const absl::Status& status) {
 // write).
 class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage> {
  public:
-  WorkerStream(Scheduler* scheduler, uint64_t serial, std::string peer)
-      : scheduler_(scheduler), peer_(std::move(peer)) {
+  WorkerStream(Scheduler* scheduler, ConnectionLedger* ledger, uint64_t serial, std::string peer)
+      : scheduler_(scheduler), ledger_(ledger), peer_(std::move(peer)) {
     session_ = std::make_shared<WorkerSession>(
         serial, [this](const v1::CoordinatorMessage& message) { Enqueue(message); });
     StartRead(&incoming_);
@@ -44,6 +44,7 @@ class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1:
         return;
       }
       worker_id_ = incoming_.hello().worker_id();
+      if (ledger_ != nullptr) ledger_->Connected(worker_id_, incoming_.hello().device_kind());
       spdlog::debug("stream from {} is worker {}", peer_, worker_id_);
     } else {
       scheduler_->OnWorkerMessage(session_, worker_id_, incoming_);
@@ -74,6 +75,7 @@ class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1:
   void OnDone() override {
     session_->MarkClosed();
     scheduler_->OnStreamClosed(session_, worker_id_);
+    if (ledger_ != nullptr && !worker_id_.empty()) ledger_->Disconnected(worker_id_);
     delete this;
   }
 
@@ -106,6 +108,7 @@ class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1:
   }
 
   Scheduler* const scheduler_;
+  ConnectionLedger* const ledger_;
   const std::string peer_;
   std::shared_ptr<WorkerSession> session_;
   std::string worker_id_;  // set by the hello; used on the reactor's threads only
@@ -131,7 +134,7 @@ grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage>* WorkerGatewa
           auth);
     }
   }
-  return new WorkerStream(scheduler_, next_stream_serial_++, context->peer());
+  return new WorkerStream(scheduler_, ledger_, next_stream_serial_++, context->peer());
 }
 
 }  // namespace paradnn::server

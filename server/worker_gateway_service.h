@@ -8,16 +8,19 @@
 
 #include "paradnn/v1/coordinator.grpc.pb.h"
 #include "server/call_authorizer.h"
+#include "server/fleet_goodput.h"
 #include "server/scheduler.h"
 
 namespace paradnn::server {
 
 class WorkerGatewayService final : public v1::WorkerGateway::CallbackService {
  public:
-  // `scheduler` and `authorizer` must outlive the service; a null
-  // `authorizer` lets every call through.
-  explicit WorkerGatewayService(Scheduler* scheduler, const CallAuthorizer* authorizer = nullptr)
-      : scheduler_(scheduler), authorizer_(authorizer) {}
+  // `scheduler`, `authorizer` and `ledger` must outlive the service; a null
+  // `authorizer` lets every call through. `ledger` (may be null) is told
+  // when each worker's stream opens (after its hello) and closes.
+  explicit WorkerGatewayService(Scheduler* scheduler, const CallAuthorizer* authorizer = nullptr,
+                                ConnectionLedger* ledger = nullptr)
+      : scheduler_(scheduler), authorizer_(authorizer), ledger_(ledger) {}
 
   grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage>* Connect(
       grpc::CallbackServerContext* context) override;
@@ -25,6 +28,7 @@ class WorkerGatewayService final : public v1::WorkerGateway::CallbackService {
  private:
   Scheduler* const scheduler_;
   const CallAuthorizer* const authorizer_;
+  ConnectionLedger* const ledger_;
   std::atomic<uint64_t> next_stream_serial_{1};
 };
 

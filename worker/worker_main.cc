@@ -34,6 +34,7 @@ struct Flags {
   std::string runner;
   std::string backend = "libtorch";
   std::string log_level = "info";
+  std::string log_format = "text";
   int64_t max_backoff_ms = 5000;
   double drain_seconds = 30;
   int64_t memory_limit_mb = 0;
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
                  "docs/backends.md); --runner overrides the executable")
       ->check(CLI::IsMember({"libtorch", "jax"}))
       ->capture_default_str();
+  app.add_option("--log-format", flags.log_format, paradnn::common::kLogFormats)->capture_default_str();
   app.add_option("--log-level", flags.log_level,
                  std::string("Log level: ") + paradnn::common::kLogLevels)
       ->capture_default_str();
@@ -147,7 +149,7 @@ int main(int argc, char** argv) {
   paradnn::common::AddConfigSources(&app);
   CLI11_PARSE(app, argc, argv);
 
-  if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-worker", flags.log_level);
+  if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-worker", flags.log_level, flags.log_format);
       !s.ok()) {
     std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
     return 2;

@@ -128,6 +128,10 @@ std::map<std::string, Call> EveryRpc(const std::shared_ptr<grpc::Channel>& chann
     v1::AnalyzeResponse response;
     return coordinator->Analyze(context, v1::AnalyzeRequest(), &response);
   };
+  calls[c + "FleetGoodput"] = [coordinator](grpc::ClientContext* context) {
+    v1::FleetGoodputResponse response;
+    return coordinator->FleetGoodput(context, v1::FleetGoodputRequest(), &response);
+  };
   calls["/paradnn.v1.WorkerGateway/Connect"] = [gateway](grpc::ClientContext* context) {
     auto stream = gateway->Connect(context);
     // Not a hello: a stream let through is ended by the gateway at once.

@@ -1,0 +1,153 @@
+#include "server/coordinator_metrics.h"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <utility>
+
+#include "paradnn/v1/coordinator.pb.h"
+
+namespace paradnn::server {
+namespace {
+
+std::string JobStateLabel(int state) {
+  switch (state) {
+    case v1::JOB_PENDING: return "pending";
+    case v1::JOB_LEASED: return "leased";
+    case v1::JOB_DONE: return "done";
+    case v1::JOB_FAILED: return "failed";
+    case v1::JOB_CANCELLED: return "cancelled";
+    default: return "unknown";
+  }
+}
+
+std::string SweepStateLabel(int state) {
+  switch (state) {
+    case v1::SWEEP_RUNNING: return "running";
+    case v1::SWEEP_DONE: return "done";
+    case v1::SWEEP_CANCELLED: return "cancelled";
+    default: return "unknown";
+  }
+}
+
+}  // namespace
+
+CoordinatorMetrics::CoordinatorMetrics(const db::Database* database, const Scheduler* scheduler,
+                                       const ConnectionLedger* ledger, const common::Clock* clock,
+                                       CoordinatorMetricsOptions options)
+    : database_(database),
+      scheduler_(scheduler),
+      ledger_(ledger),
+      clock_(clock),
+      options_(options),
+      results_rate_(options.rate_window_ms) {}
+
+void CoordinatorMetrics::Tick() {
+  results_rate_.Sample(clock_->NowUnixMs(), scheduler_->results_stored());
+}
+
+std::string CoordinatorMetrics::Render() {
+  const int64_t now = clock_->NowUnixMs();
+  PrometheusText out;
+  out.Family("paradnn_up", "gauge", "1 while the coordinator serves");
+  out.Sample("paradnn_up", {}, 1);
+  out.Family("paradnn_lease_expiries_total", "counter",
+             "Leases released because their worker went silent past the deadline (since start)");
+  out.Sample("paradnn_lease_expiries_total", {}, static_cast<double>(scheduler_->lease_expiries()));
+  out.Family("paradnn_results_stored_total", "counter",
+             "Results committed to the database (since start; duplicates not counted)");
+  out.Sample("paradnn_results_stored_total", {}, static_cast<double>(scheduler_->results_stored()));
+  out.Family("paradnn_results_per_second", "gauge",
+             "Results stored per second over the last minute");
+  out.Sample("paradnn_results_per_second", {}, results_rate_.PerSecond());
+  rpc_.Write(&out);
+
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cached_at_ms_ != INT64_MIN && now - cached_at_ms_ < options_.cache_ms) {
+      return out.text() + cached_db_text_;
+    }
+  }
+  PrometheusText db_out;
+  std::map<int, int64_t> jobs = {{v1::JOB_PENDING, 0}, {v1::JOB_LEASED, 0}, {v1::JOB_DONE, 0},
+                                 {v1::JOB_FAILED, 0}, {v1::JOB_CANCELLED, 0}};
+  std::map<int, int64_t> sweeps = {{v1::SWEEP_RUNNING, 0}, {v1::SWEEP_DONE, 0}, {v1::SWEEP_CANCELLED, 0}};
+  std::vector<std::pair<std::string, std::string>> workers;  // id, device kind
+  absl::Status read = database_->Read([&](sqlite3* db) -> absl::Status {
+    db::Statement j(db, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
+    for (absl::StatusOr<bool> row = j.Step(); row.ok() && *row; row = j.Step()) {
+      jobs[static_cast<int>(j.ColumnInt(0))] = j.ColumnInt(1);
+    }
+    db::Statement s(db, "SELECT state, COUNT(*) FROM sweeps GROUP BY state");
+    for (absl::StatusOr<bool> row = s.Step(); row.ok() && *row; row = s.Step()) {
+      sweeps[static_cast<int>(s.ColumnInt(0))] = s.ColumnInt(1);
+    }
+    db::Statement w(db, "SELECT id, device_kind FROM workers");
+    for (absl::StatusOr<bool> row = w.Step(); row.ok() && *row; row = w.Step()) {
+      workers.emplace_back(w.ColumnText(0), w.ColumnText(1));
+    }
+    return absl::OkStatus();
+  });
+  if (!read.ok()) spdlog::warn("/metrics: reading counts: {}", read.ToString());
+  db_out.Family("paradnn_jobs", "gauge", "Jobs by state");
+  for (const auto& [state, count] : jobs) {
+    db_out.Sample("paradnn_jobs", {{"state", JobStateLabel(state)}}, static_cast<double>(count));
+  }
+  db_out.Family("paradnn_sweeps", "gauge", "Sweeps by state");
+  for (const auto& [state, count] : sweeps) {
+    db_out.Sample("paradnn_sweeps", {{"state", SweepStateLabel(state)}}, static_cast<double>(count));
+  }
+  // Every (state, device kind) pair of a known kind is written, zeros too,
+  // so a series does not vanish when its last worker changes state.
+  const std::map<std::string, LiveWorker> live = scheduler_->Snapshot();
+  std::map<std::string, std::map<std::string, int>> by_kind;  // kind -> state -> n
+  for (const auto& [id, kind] : workers) {
+    auto it = live.find(id);
+    const std::string state = it != live.end() ? it->second.state : "disconnected";
+    std::map<std::string, int>& states = by_kind[kind];
+    for (const char* s : {"idle", "busy", "silent", "disconnected"}) states.emplace(s, 0);
+    ++states[state];
+  }
+  db_out.Family("paradnn_workers", "gauge", "Workers by state and device kind");
+  for (const auto& [kind, states] : by_kind) {
+    for (const auto& [state, n] : states) {
+      db_out.Sample("paradnn_workers", {{"state", state}, {"device_kind", kind}}, n);
+    }
+  }
+
+  v1::FleetGoodputRequest request;
+  request.set_window_seconds(options_.goodput_window_seconds);
+  absl::StatusOr<v1::FleetGoodputResponse> goodput =
+      ReadFleetGoodput(*database_, ledger_, request, now);
+  if (!goodput.ok()) {
+    spdlog::warn("/metrics: fleet goodput: {}", goodput.status().ToString());
+  } else {
+    struct Gauge {
+      const char* name;
+      const char* help;
+      double (v1::Goodput::*field)() const;
+    };
+    const Gauge gauges[] = {
+        {"paradnn_goodput_scheduling_ratio",
+         "Share of connected worker time spent holding a job, last hour", &v1::Goodput::scheduling},
+        {"paradnn_goodput_runtime_ratio",
+         "Share of job wall time spent in timed steps, last hour", &v1::Goodput::runtime},
+        {"paradnn_goodput_program_ratio",
+         "HFU (executed FLOP/s / calibrated roof) weighted by timed seconds, last hour",
+         &v1::Goodput::program},
+        {"paradnn_goodput_ratio", "scheduling x runtime x program, last hour", &v1::Goodput::goodput},
+    };
+    for (const Gauge& g : gauges) {
+      db_out.Family(g.name, "gauge", g.help);
+      for (const v1::Goodput& row : goodput->device_kinds()) {
+        db_out.Sample(g.name, {{"device_kind", row.device_kind()}}, (row.*g.field)());
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  cached_at_ms_ = now;
+  cached_db_text_ = db_out.text();
+  return out.text() + cached_db_text_;
+}
+
+}  // namespace paradnn::server

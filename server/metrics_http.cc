@@ -1,0 +1,152 @@
+#include "server/metrics_http.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace paradnn::server {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// One connection: read a request, answer it, close.
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(tcp::socket socket, const MetricsHttpHandlers* handlers)
+      : stream_(std::move(socket)), handlers_(handlers) {}
+
+  void Start() {
+    stream_.expires_after(std::chrono::seconds(10));
+    http::async_read(stream_, buffer_, request_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+ private:
+  void OnRead(beast::error_code ec) {
+    if (ec) return;  // timeout, closed, malformed: nothing to answer
+    response_.version(request_.version());
+    response_.keep_alive(false);
+    response_.set(http::field::server, "paradnn-coordinator");
+    const std::string target(request_.target());
+    const std::string path = target.substr(0, target.find('?'));
+    std::string body;
+    if (request_.method() != http::verb::get && request_.method() != http::verb::head) {
+      response_.result(http::status::method_not_allowed);
+      response_.set(http::field::allow, "GET, HEAD");
+      body = "only GET and HEAD\n";
+    } else if (path == "/metrics") {
+      response_.result(http::status::ok);
+      response_.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+      body = handlers_->metrics ? handlers_->metrics() : "";
+    } else if (path == "/healthz") {
+      response_.result(http::status::ok);
+      body = "ok\n";
+    } else if (path == "/readyz") {
+      const std::string reason = handlers_->not_ready_reason ? handlers_->not_ready_reason() : "";
+      response_.result(reason.empty() ? http::status::ok : http::status::service_unavailable);
+      body = reason.empty() ? "ready\n" : reason + "\n";
+    } else {
+      response_.result(http::status::not_found);
+      body = "not found: try /metrics, /healthz or /readyz\n";
+    }
+    if (response_.find(http::field::content_type) == response_.end()) {
+      response_.set(http::field::content_type, "text/plain; charset=utf-8");
+    }
+    response_.content_length(body.size());
+    if (request_.method() != http::verb::head) response_.body() = std::move(body);
+    http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code, size_t) {
+      beast::error_code ignored;
+      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    });
+  }
+
+  beast::tcp_stream stream_;
+  const MetricsHttpHandlers* handlers_;
+  beast::flat_buffer buffer_;
+  http::request<http::string_body> request_;
+  http::response<http::string_body> response_;
+};
+
+}  // namespace
+
+struct MetricsHttpServer::Impl {
+  MetricsHttpHandlers handlers;
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  std::thread thread;
+  int port = 0;
+
+  void Accept() {
+    acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+      if (!ec) std::make_shared<HttpSession>(std::move(socket), &handlers)->Start();
+      Accept();
+    });
+  }
+};
+
+absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
+    const std::string& host_port, MetricsHttpHandlers handlers) {
+  const size_t colon = host_port.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || !absl::SimpleAtoi(host_port.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--metrics-listen: '", host_port, "' is not HOST:PORT (e.g. 127.0.0.1:9464; port 0 picks one)"));
+  }
+  std::string host = host_port.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host == "localhost") host = "127.0.0.1";
+  beast::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(host, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(absl::StrCat("--metrics-listen: '", host,
+                                                   "' is not an IP address (or localhost)"));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->handlers = std::move(handlers);
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
+  impl->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl->acceptor.bind(endpoint, ec);
+  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("--metrics-listen: cannot listen on ", host_port, ": ", ec.message()));
+  }
+  impl->port = impl->acceptor.local_endpoint().port();
+  impl->Accept();
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->io.run(); });
+  return std::unique_ptr<MetricsHttpServer>(new MetricsHttpServer(std::move(impl)));
+}
+
+MetricsHttpServer::MetricsHttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+MetricsHttpServer::~MetricsHttpServer() { Stop(); }
+
+void MetricsHttpServer::Stop() {
+  if (!impl_->thread.joinable()) return;
+  asio::post(impl_->io, [impl = impl_.get()] {
+    beast::error_code ignored;
+    impl->acceptor.close(ignored);
+  });
+  // Open sessions end on their own timeout; stopping drops them now.
+  impl_->io.stop();
+  impl_->thread.join();
+}
+
+int MetricsHttpServer::port() const { return impl_->port; }
+
+}  // namespace paradnn::server

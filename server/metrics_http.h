@@ -1,0 +1,49 @@
+// MetricsHttpServer: the coordinator's plain-HTTP endpoint (Boost.Beast) on
+// its own thread and io_context, so a slow scrape never delays the lease
+// timer or gRPC:
+//   GET /metrics  Prometheus text exposition (text/plain; version=0.0.4)
+//   GET /healthz  200 "ok" while the process serves HTTP at all
+//   GET /readyz   200 "ready", or 503 with the reason (draining, database)
+// Anything else is 404 (405 for a method other than GET/HEAD). One request
+// per connection; a connection idle for 10 s is closed.
+#ifndef PARADNN_SERVER_METRICS_HTTP_H_
+#define PARADNN_SERVER_METRICS_HTTP_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace paradnn::server {
+
+struct MetricsHttpHandlers {
+  // The /metrics body. Called on the server's thread.
+  std::function<std::string()> metrics;
+  // "" when ready, else why not (the 503 body).
+  std::function<std::string()> not_ready_reason;
+};
+
+class MetricsHttpServer {
+ public:
+  // Listens on `host_port` (HOST:PORT, IPv4 or [IPv6]; port 0 picks one)
+  // and starts serving. InvalidArgument naming --metrics-listen for a bad
+  // address, Unavailable if it cannot bind.
+  static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const std::string& host_port,
+                                                                   MetricsHttpHandlers handlers);
+  // Stops (closing open connections) and joins the thread.
+  ~MetricsHttpServer();
+  void Stop();
+  // The bound port.
+  int port() const;
+
+  struct Impl;
+
+ private:
+  explicit MetricsHttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace paradnn::server
+
+#endif  // PARADNN_SERVER_METRICS_HTTP_H_
