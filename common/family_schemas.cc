@@ -131,6 +131,16 @@ constexpr ParamSchema kTorchScriptParams[] = {
     kIntraOpThreads,
 };
 
+// The harness family: no model is built and nothing is timed (docs/
+// operations.md, load bench). `index` only tells otherwise identical jobs
+// apart, so that a sweep can hold many.
+constexpr ParamSchema kNoopParams[] = {
+    {"batch", 1, kMaxBatch, true, "unused (nothing runs); every family takes it"},
+    {"index", 0, int64_t{1} << 40, true, "any number; tells otherwise identical jobs apart"},
+    kInterOpThreads,
+    kIntraOpThreads,
+};
+
 constexpr FamilySchema kFamilies[] = {
     {"cnn", "ResNet v1 with residual or bottleneck blocks (PARADNN_MODELS.md)", kCnnParams,
      kCnnOptions},
@@ -138,6 +148,8 @@ constexpr FamilySchema kFamilies[] = {
     {"fc", "fully connected: [Linear + ReLU] x layer, then Linear(output)", kFcParams},
     {"mobilenet_v1", "MobileNet v1, width 1.0 (4.23 M parameters at 1000 classes)",
      kImageModelParams},
+    {"noop", "harness: returns an OK result at once; no model, no timing (load tests)",
+     kNoopParams},
     {"resnet50", "ResNet-50 (25.56 M parameters at 1000 classes)", kImageModelParams},
     {"retinanet", "RetinaNet: ResNet-50 + FPN, focal and smooth-L1 losses", kRetinaNetParams},
     {"rnn", "embedding, stacked RNN/LSTM/GRU cells, Linear(vocab) on every step", kRnnParams,

@@ -14,6 +14,7 @@ extern const FamilyDef kTorchScriptFamily;
 extern const FamilyDef kRnnFamily;
 extern const FamilyDef kDenseNet121Family;
 extern const FamilyDef kMobileNetV1Family;
+extern const FamilyDef kNoopFamily;
 extern const FamilyDef kResNet50Family;
 extern const FamilyDef kRetinaNetFamily;
 extern const FamilyDef kTransformerFamily;
@@ -27,6 +28,7 @@ const FamilyDef* const kFamilies[] = {
     &kDenseNet121Family,
     &kFcFamily,
     &kMobileNetV1Family,
+    &kNoopFamily,
     &kResNet50Family,
     &kRetinaNetFamily,
     &kRnnFamily,

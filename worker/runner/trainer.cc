@@ -24,6 +24,7 @@
 #include "worker/runner/model_builder.h"
 #include "worker/runner/model_counts.h"
 #include "worker/runner/model_spec.h"
+#include "worker/runner/noop_family.h"
 #include "worker/runner/op_profiler.h"
 #include "worker/runner/outcome.h"
 #include "worker/runner/platform.h"
@@ -248,6 +249,15 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   auto spec = ParseModelSpec(job.config(), FieldStyle::kProto);
   if (!spec.ok()) return Fail(m, v1::ERROR, std::string(spec.status().message()));
   *m.mutable_counts() = CountModel(*spec);
+  if (spec->family == kNoopFamilyName) {
+    // The harness family (noop_family.h): nothing to build, set up or time,
+    // on whatever device the job names.
+    if (!job.device().empty()) m.set_device(job.device());
+    FinishNoopMeasurement(&m);
+    m.set_peak_rss_bytes(PeakRssBytes());
+    Log(observer, "noop: no model built, no steps timed");
+    return m;
+  }
 
   // Thread counts swept as hyper-parameters override the run settings.
   v1::RunSettings settings = common::WithRunDefaults(job.settings());

@@ -42,6 +42,8 @@ class JobObserver {
 // sized to `intra` so that intra_op_threads=1 really is one core. The values
 // in effect are recorded. `observer` may be null. Not thread-safe: LibTorch's
 // thread settings are process-wide.
+//
+// Family noop (noop_family.h) builds, sets and times nothing: OK at once.
 v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer);
 
 }  // namespace paradnn::runner

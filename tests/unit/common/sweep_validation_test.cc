@@ -214,7 +214,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"control char in name", R"pb(name: "a\tb")pb", "name: control character"},
         BadCase{"unknown family", R"pb(name: "n" family: "bert")pb",
                 "family: 'bert' is not a known family; one of cnn|densenet121|fc|mobilenet_v1|"
-                "resnet50|retinanet|rnn|squeezenet1_0|torchscript|transformer"},
+                "noop|resnet50|retinanet|rnn|squeezenet1_0|torchscript|transformer"},
         BadCase{"unknown device", R"pb(name: "n" device: "gpu")pb",
                 "device: 'gpu' is not one of cpu|cuda|tpu"},
         BadCase{"unknown key", R"pb(name: "n" params { key: "nodes" value { value: 3 } })pb",
@@ -371,10 +371,10 @@ TEST(SweepValidationTest, ExactlyAtTheCapIsAllowed) {
 }
 
 TEST(SweepValidationTest, SchemaTable) {
-  ASSERT_EQ(Families().size(), 10u);
+  ASSERT_EQ(Families().size(), 11u);
   EXPECT_EQ(AllowedFamilies(),
-            "cnn|densenet121|fc|mobilenet_v1|resnet50|retinanet|rnn|squeezenet1_0|torchscript|"
-            "transformer");
+            "cnn|densenet121|fc|mobilenet_v1|noop|resnet50|retinanet|rnn|squeezenet1_0|"
+            "torchscript|transformer");
   auto by_name = [](const auto& a, const auto& b) { return std::string(a.name) < b.name; };
   EXPECT_TRUE(std::is_sorted(Families().begin(), Families().end(), by_name));
   for (const FamilySchema& family : Families()) {

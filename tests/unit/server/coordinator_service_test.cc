@@ -13,6 +13,7 @@
 #include "common/sweep_validation.h"
 #include "worker/runner/model_counts.h"
 #include "worker/runner/model_spec.h"
+#include "worker/runner/noop_family.h"
 
 namespace paradnn::server {
 namespace {
@@ -153,6 +154,12 @@ TEST(PlanSweepTest, EveryFamilyPlansOrIsRefusedWithTheRunnerCoresError) {
     absl::StatusOr<PlannedSweep> plan = PlanSweep(spec, 0, 7);
     if (model.ok()) {
       ASSERT_TRUE(plan.ok()) << plan.status();
+      if (std::string(family.name) == runner::kNoopFamilyName) {
+        // Nothing is built (noop_family.h): no parameters, no memory.
+        EXPECT_EQ(plan->jobs.front().params, 0);
+        EXPECT_EQ(plan->max_peak_memory_estimate_bytes, 0);
+        continue;
+      }
       EXPECT_GT(plan->jobs.front().params, 0);
       EXPECT_GT(plan->max_peak_memory_estimate_bytes, 0);
     } else {
@@ -163,6 +170,40 @@ TEST(PlanSweepTest, EveryFamilyPlansOrIsRefusedWithTheRunnerCoresError) {
                   HasSubstr(std::string("(configuration 1 of 1: ") + family.name + " batch="));
     }
   }
+}
+
+// The harness family: an index range makes one job per index, all with
+// zero estimates, and every job names its own index.
+TEST(PlanSweepTest, NoopSweepPlansOneJobPerIndex) {
+  v1::SweepSpec spec;
+  spec.set_name("load");
+  spec.set_family("noop");
+  (*spec.mutable_params())["batch"].set_value(1);
+  v1::IntRange* range = (*spec.mutable_params())["index"].mutable_range();
+  range->set_min(0);
+  range->set_max(999);
+  range->set_add(1);
+  absl::StatusOr<PlannedSweep> plan = PlanSweep(spec, 0, 7);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->jobs.size(), 1000u);
+  EXPECT_EQ(plan->total_model_flops, 0);
+  EXPECT_EQ(plan->max_params, 0);
+  std::set<int64_t> indexes;
+  for (const db::NewJob& job : plan->jobs) {
+    EXPECT_EQ(job.config.family(), "noop");
+    EXPECT_EQ(job.config.params().at("batch"), 1);
+    indexes.insert(job.config.params().at("index"));
+  }
+  EXPECT_EQ(indexes.size(), 1000u);
+  EXPECT_EQ(*indexes.begin(), 0);
+  EXPECT_EQ(*indexes.rbegin(), 999);
+
+  // index is required: a noop sweep without it is refused naming the field.
+  spec.mutable_params()->erase("index");
+  absl::StatusOr<PlannedSweep> refused = PlanSweep(spec, 0, 7);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("index"));
 }
 
 }  // namespace

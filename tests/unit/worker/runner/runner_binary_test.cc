@@ -201,6 +201,44 @@ TEST(RunnerBinaryTest, StandaloneJson) {
   EXPECT_FALSE(j.at("step_seconds").empty());
 }
 
+// The harness family, as the worker runs it: one OK result at once, no
+// steps streamed, no throughput claimed.
+TEST(RunnerBinaryTest, JobStdinNoopReturnsOkWithoutSteps) {
+  v1::RunnerJob job = TinyJob();
+  v1::ModelConfig& config = *job.mutable_config();
+  config.set_family("noop");
+  config.clear_params();
+  (*config.mutable_params())["batch"] = 1;
+  (*config.mutable_params())["index"] = 12345;
+  const ProcessResult r = RunRunner({"--job-stdin"}, common::EncodeFrame(job));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<v1::RunnerEvent> events = DecodeEvents(r.out);
+  int steps = 0, results = 0;
+  for (const v1::RunnerEvent& event : events) {
+    steps += event.has_step() ? 1 : 0;
+    results += event.has_result() ? 1 : 0;
+  }
+  EXPECT_EQ(steps, 0);
+  ASSERT_EQ(results, 1);
+  const v1::Measurement& m = events.back().result();
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_EQ(m.examples_per_sec(), 0);
+  EXPECT_EQ(m.stats().steps(), 0);
+  EXPECT_EQ(m.stats().stop_reason(), "noop");
+  EXPECT_EQ(m.counts().model_flops(), 0);
+  EXPECT_EQ(m.config().params().at("index"), 12345);
+}
+
+TEST(RunnerBinaryTest, StandaloneNoopJson) {
+  const ProcessResult r = RunRunner(
+      {"--family", "noop", "--batch", "8", "--index", "3", "--json", "--log-level", "warn"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("outcome").get<std::string>(), "OK");
+  EXPECT_EQ(j.at("stats").at("stop_reason").get<std::string>(), "noop");
+  EXPECT_FALSE(j.contains("examples_per_sec") && j.at("examples_per_sec").get<double>() != 0);
+}
+
 TEST(RunnerBinaryTest, UsageErrorsExitTwoAndNameTheFlag) {
   ProcessResult r = RunRunner({"--family", "no_such_family", "--layer", "4"});
   EXPECT_EQ(r.exit_code, 2);
