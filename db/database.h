@@ -39,7 +39,11 @@ struct DatabaseOptions {
   // Bytes of the file each connection reads through a memory map instead
   // of read() calls (PRAGMA mmap_size): a scan of a million results spent
   // a fifth of its time copying pages out of the kernel. 0 turns it off.
+  // Readers only: the writer reads through its own page cache.
   int64_t mmap_bytes = int64_t{1} << 30;
+  // The writer connection's page cache (PRAGMA cache_size), KiB: the hot
+  // pages of the job queue, attempts and results indexes.
+  int writer_cache_kib = 16384;
 };
 
 class Database {

@@ -172,15 +172,23 @@ absl::StatusOr<v1::JobState> JobStore::ReleaseSync(int64_t attempt_id, const std
   });
 }
 
+// INDEXED BY: with ORDER BY id the planner preferred walking the whole
+// attempts table in rowid order over the partial index of open attempts, a
+// scan of every attempt ever made on each lease check (once a second; at
+// 2,000 results/s it grew by 120,000 rows a minute, and its pages stayed
+// mapped in the coordinator's RSS). The open attempts are few; sorting them
+// is free.
 absl::StatusOr<std::vector<int64_t>> JobStore::ExpiredAttempts(int64_t now_unix_ms) const {
   return internal::ReadInts(db_,
-                  "SELECT id FROM attempts WHERE finished_unix_ms IS NULL "
-                  "AND lease_deadline_unix_ms < ? ORDER BY id",
+                  "SELECT id FROM attempts INDEXED BY attempts_open_deadline "
+                  "WHERE finished_unix_ms IS NULL AND lease_deadline_unix_ms < ? ORDER BY id",
                   [&](Statement& stmt) { stmt.Bind(1, now_unix_ms); });
 }
 
 absl::StatusOr<std::vector<int64_t>> JobStore::OpenAttempts() const {
-  return internal::ReadInts(db_, "SELECT id FROM attempts WHERE finished_unix_ms IS NULL ORDER BY id",
+  return internal::ReadInts(db_,
+                  "SELECT id FROM attempts INDEXED BY attempts_open_deadline "
+                  "WHERE finished_unix_ms IS NULL ORDER BY id",
                   [](Statement&) {});
 }
 

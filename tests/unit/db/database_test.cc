@@ -272,6 +272,37 @@ TEST(DatabaseOpenTest, EveryConnectionReadsThroughAMemoryMap) {
   EXPECT_EQ(*ScalarInt(**db, "PRAGMA mmap_size"), 8 << 20);
 }
 
+// The writer reads through its own bounded page cache, not a map: mapped
+// pages it touched would stay in the process's RSS as the file grows.
+TEST(DatabaseOpenTest, TheWriterUsesItsPageCacheNotAMap) {
+  TempDbFile file;
+  DatabaseOptions options;
+  options.mmap_bytes = 8 << 20;
+  options.writer_cache_kib = 4096;
+  auto db = Database::Open(file.path(), options);
+  ASSERT_TRUE(db.ok()) << db.status();
+  int64_t mmap = -1, cache = 0;
+  ASSERT_TRUE((*db)->WriteSync([&](sqlite3* conn) -> absl::Status {
+                      Statement m(conn, "PRAGMA mmap_size");
+                      absl::StatusOr<bool> row = m.Step();
+                      if (!row.ok()) return row.status();
+                      mmap = m.ColumnInt(0);
+                      Statement c(conn, "PRAGMA cache_size");
+                      row = c.Step();
+                      if (!row.ok()) return row.status();
+                      cache = c.ColumnInt(0);
+                      return absl::OkStatus();
+                    })
+                  .ok());
+  EXPECT_EQ(mmap, 0);
+  EXPECT_EQ(cache, -4096);
+
+  options.writer_cache_kib = 0;
+  auto bad = Database::Open(file.path(), options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("writer_cache_kib (0)"), std::string::npos) << bad.status();
+}
+
 // ---- writer thread ------------------------------------------------------------
 
 TEST(DatabaseWriteTest, BatchesQueuedWritesUpToMaxBatch) {
