@@ -76,7 +76,9 @@ void RpcMetrics::Write(PrometheusText* out) const {
     uint64_t cumulative = 0;
     for (size_t i = 0; i < kRpcLatencyBuckets.size(); ++i) {
       cumulative += h.buckets[i];
-      out->Sample(name + "_bucket", {{"method", method}, {"le", FormatValue(kRpcLatencyBuckets[i])}},
+      char le[32];
+      std::snprintf(le, sizeof(le), "%g", kRpcLatencyBuckets[i]);
+      out->Sample(name + "_bucket", {{"method", method}, {"le", le}},
                   static_cast<double>(cumulative));
     }
     out->Sample(name + "_bucket", {{"method", method}, {"le", "+Inf"}}, static_cast<double>(h.count));
