@@ -14,6 +14,9 @@ packages=(
   openssl
   libtorch-dev libopenblas0-pthread
   python3-torch
+  # worker/jax_runner: the JAX runner's protobuf modules (JAX itself comes from pip on
+  # GPU/TPU hosts, docs/backends.md).
+  python3-protobuf
   # scripts/fuzz.sh: clang with libFuzzer, ASan and UBSan. libclang-rt-dev
   # (libclang_rt.fuzzer and the sanitizer runtimes) is only a Recommends of
   # clang, which --no-install-recommends skips.

@@ -1,0 +1,257 @@
+"""Tests of the JAX runner that need no JAX: framing, config parsing,
+analytic counts (against `paradnn-runner --describe` when PARADNN_RUNNER
+names it), the stopping rules over synthetic step-time streams, and the
+runner's answer to a job on a host without JAX.
+
+Run by ctest: python3 jax_runner_test.py with PYTHONPATH=build/python,
+PARADNN_JAX_RUNNER=build/bin/paradnn_jax_runner.py and, where paradnn-runner
+is built, PARADNN_RUNNER=build/bin/paradnn-runner."""
+import io
+import json
+import os
+import struct
+import subprocess
+import unittest
+
+from paradnn.v1 import metrics_pb2, sweep_pb2
+from paradnn_jax import config, counts, framing, runner, stop_rule
+
+
+def make_config(family, precision="", optimizer="", options=None, **params):
+    c = sweep_pb2.ModelConfig(family=family, precision=precision, optimizer=optimizer)
+    for k, v in params.items():
+        c.params[k] = v
+    for k, v in (options or {}).items():
+        c.options[k] = v
+    return c
+
+
+CONFIGS = [
+    make_config("fc", layer=4, node=1024, input=2000, output=200, batch=256),
+    make_config("fc", layer=1, node=7, input=3, output=2, batch=1, precision="mixed_bf16"),
+    make_config("fc", layer=128, node=8192, input=8000, output=1000, batch=16384),
+    make_config("cnn", options={"block_fn": "residual"}, block=2, filter=16, image=200,
+                output=500, batch=64),
+    make_config("cnn", options={"block_fn": "bottleneck"}, block=8, filter=64, image=300,
+                output=1500, batch=1024),
+    make_config("cnn", options={"block_fn": "bottleneck", "blocks": "3,4,6,3"}, block=1,
+                filter=64, image=224, output=1000, batch=32),
+    make_config("rnn", options={"cell": "rnn"}, layer=1, embed=100, length=10, vocab=2, batch=16),
+    make_config("rnn", options={"cell": "lstm"}, layer=13, embed=900, length=90, vocab=1024,
+                batch=1024),
+    make_config("rnn", options={"cell": "gru"}, layer=5, embed=500, length=50, vocab=64,
+                batch=64),
+]
+
+
+def describe_flags(c):
+    flags = ["--family", c.family]
+    for k, v in sorted(c.params.items()):
+        flags += ["--" + k, str(v)]
+    for k, v in sorted(c.options.items()):
+        flags += ["--" + k, v]
+    if c.precision:
+        flags += ["--precision", c.precision]
+    return flags
+
+
+class FramingTest(unittest.TestCase):
+    def test_round_trip_and_wire_format(self):
+        event = metrics_pb2.RunnerEvent(log="x" * 70000)  # a length above 2^16
+        frame = framing.encode_frame(event)
+        payload = event.SerializeToString()
+        self.assertEqual(frame[:4], struct.pack("<I", len(payload)))
+        self.assertEqual(frame[4:], payload)
+        stream = io.BytesIO(frame + frame)
+        for _ in range(2):
+            got = metrics_pb2.RunnerEvent()
+            self.assertTrue(framing.read_frame(stream, got))
+            self.assertEqual(got, event)
+        self.assertFalse(framing.read_frame(stream, metrics_pb2.RunnerEvent()))
+
+    def test_truncated_and_oversized(self):
+        frame = framing.encode_frame(metrics_pb2.RunnerEvent(log="hello"))
+        with self.assertRaises(framing.FrameError):
+            framing.read_frame(io.BytesIO(frame[:2]), metrics_pb2.RunnerEvent())
+        with self.assertRaises(framing.FrameError):
+            framing.read_frame(io.BytesIO(frame[:-1]), metrics_pb2.RunnerEvent())
+        with self.assertRaises(framing.FrameError):
+            framing.read_frame(io.BytesIO(struct.pack("<I", framing.MAX_FRAME_BYTES + 1)),
+                               metrics_pb2.RunnerEvent())
+        payloads, rest = framing.split_frames(frame + frame[:3])
+        self.assertEqual(len(payloads), 1)
+        self.assertEqual(rest, frame[:3])
+
+
+class ConfigTest(unittest.TestCase):
+    def test_defaults_and_errors_name_the_field(self):
+        spec = config.parse_model_spec(make_config("cnn", options={"block_fn": "Bottleneck"},
+                                                   block=1, filter=16, image=200, output=10,
+                                                   batch=2))
+        self.assertEqual(spec.options, {"block_fn": "bottleneck", "blocks": ""})
+        self.assertEqual(spec.precision, "float32")
+        self.assertEqual(spec.optimizer, "rmsprop")
+        cases = [
+            (make_config("fc", layer=4, node=8, input=8, output=2), "config.params.batch"),
+            (make_config("fc", layer=0, node=8, input=8, output=2, batch=1),
+             "config.params.layer: 0 is out of range"),
+            (make_config("fc", layer=1, node=8, input=8, output=2, batch=1, depth=3),
+             "config.params.depth: unknown"),
+            (make_config("cnn", options={"block_fn": "residual"}, block=1, filter=16, image=100,
+                         output=10, batch=2), "config.params.image"),
+            (make_config("cnn", options={"block_fn": "residual", "blocks": "3,4,06,3"}, block=1,
+                         filter=16, image=200, output=10, batch=2), "config.options.blocks"),
+            (make_config("rnn", layer=1, embed=8, length=2, vocab=4, batch=1),
+             "config.options.cell: required"),
+            (make_config("fc", precision="fp8", layer=1, node=8, input=8, output=2, batch=1),
+             "config.precision"),
+            (make_config("mlp"), "config.family"),
+        ]
+        for c, expected in cases:
+            with self.assertRaises(config.ConfigError) as e:
+                config.parse_model_spec(c)
+            self.assertIn(expected, str(e.exception))
+        with self.assertRaises(config.UnsupportedFamily):
+            config.parse_model_spec(make_config("resnet50", batch=1))
+
+    def test_run_settings(self):
+        s = config.with_run_defaults(sweep_pb2.RunSettings())
+        self.assertEqual((s.ci, s.max_seconds, s.warmup_steps, s.min_steps, s.max_steps),
+                         (0.02, 10.0, 3, 5, 10000))
+        with self.assertRaises(config.ConfigError) as e:
+            config.validate_run_settings(sweep_pb2.RunSettings(min_steps=1))
+        self.assertIn("run.min_steps", str(e.exception))
+
+
+class CountsTest(unittest.TestCase):
+    def test_formulas_of_paradnn_models(self):
+        # PARADNN_MODELS.md: (I+1)N + (L-1)(N+1)N + (N+1)O; V*E + L*g*(2E^2+2E) + E*V + V.
+        fc = counts.count_model(config.parse_model_spec(CONFIGS[0]))
+        self.assertEqual(fc["params"], 2001 * 1024 + 3 * 1025 * 1024 + 1025 * 200)
+        self.assertEqual(fc["model_flops"], 6.0 * fc["macs_per_example"] * 256)
+        self.assertEqual(fc["executed_flops"], fc["model_flops"] - 2 * 256 * 2000 * 1024)
+        lstm = counts.count_model(config.parse_model_spec(CONFIGS[7]))
+        V, E, L = 1024, 900, 13
+        self.assertEqual(lstm["params"], V * E + L * 4 * (2 * E * E + 2 * E) + E * V + V)
+
+    @unittest.skipUnless(os.environ.get("PARADNN_RUNNER"), "PARADNN_RUNNER not set")
+    def test_equal_to_paradnn_runner_describe(self):
+        for c in CONFIGS:
+            with self.subTest(config=describe_flags(c)):
+                out = subprocess.run([os.environ["PARADNN_RUNNER"], "--describe"] +
+                                     describe_flags(c), capture_output=True, check=True)
+                want = json.loads(out.stdout)
+                got = counts.count_model(config.parse_model_spec(c))
+                for key in ("params", "macs_per_example", "model_flops", "executed_flops"):
+                    self.assertEqual(got[key], want[key], key)
+
+
+class StopRuleTest(unittest.TestCase):
+    def test_student_t_and_stats(self):
+        self.assertEqual(stop_rule.student_t95(1), 12.7062)
+        self.assertAlmostEqual(stop_rule.student_t95(35), 2.0423 + (2.0211 - 2.0423) *
+                               (1 / 35 - 1 / 30) / (1 / 40 - 1 / 30))
+        s = stop_rule.compute_step_stats([4.0, 1.0, 3.0, 2.0])
+        self.assertEqual(s["median_s"], 2.5)
+        self.assertAlmostEqual(s["p10_s"], 1.3)
+        self.assertAlmostEqual(s["stddev_s"], (5 / 3) ** 0.5)
+
+    def test_warmup_continues_while_steps_settle(self):
+        rule = stop_rule.WarmupRule(3, 100.0)
+        # Compilation, then slow steps, then settled ones.
+        results = [rule.add(x) for x in (10.0, 1.0, 1.0)]
+        self.assertEqual(results, [False, False, True])
+        rule = stop_rule.WarmupRule(2, 100.0)
+        results = [rule.add(x) for x in (1.0, 5.0, 5.0)]
+        # After 2: 5 > 1.5 * median(1,5)=4.5 -> continue; 5 <= 1.5*5 -> stop.
+        self.assertEqual(results, [False, False, True])
+        rule = stop_rule.WarmupRule(2, 1e30)
+        stream = [10.0 ** i for i in range(12)]  # never settles
+        n = 0
+        for x in stream:
+            n += 1
+            if rule.add(x):
+                break
+        self.assertEqual(n, rule.max_steps)  # 3 * 2 + 3
+
+    def test_timing_stops_at_ci_then_budget_then_steps(self):
+        rule = stop_rule.TimingStopRule(0.02, 100.0, 5, 1000)
+        n = 0
+        while not rule.add(1.0):
+            n += 1
+        self.assertEqual((rule.reason, rule.steps), ("ci", 5))
+        rule = stop_rule.TimingStopRule(0.001, 3.0, 5, 1000)
+        for x in (1.0, 2.0, 1.0):
+            rule.add(x)
+        self.assertEqual((rule.reason, rule.steps), ("max_seconds", 2))
+        rule = stop_rule.TimingStopRule(0.0001, 1e9, 2, 4)
+        stream = iter([1.0, 2.0, 1.0, 2.0, 1.0])
+        while not rule.add(next(stream)):
+            pass
+        self.assertEqual((rule.reason, rule.steps), ("max_steps", 4))
+
+    def test_block_steps(self):
+        self.assertEqual(stop_rule.timing_block_steps(2e-3), 1)
+        self.assertEqual(stop_rule.timing_block_steps(1e-4), 50)
+        self.assertEqual(stop_rule.timing_block_steps(1e-7), 256)
+        self.assertEqual(stop_rule.block_steps_for(1e-4, 100, 5), 20)
+
+
+class NoJaxJobTest(unittest.TestCase):
+    def run_runner(self, job):
+        out = subprocess.run([os.environ["PARADNN_JAX_RUNNER"], "--job-stdin"],
+                             input=framing.encode_frame(job), capture_output=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        payloads, rest = framing.split_frames(out.stdout)
+        self.assertEqual(rest, b"")
+        events = []
+        for p in payloads:
+            e = metrics_pb2.RunnerEvent()
+            e.ParseFromString(p)
+            events.append(e)
+        self.assertEqual([e.WhichOneof("event") for e in events][-1], "result")
+        self.assertEqual(sum(e.HasField("result") for e in events), 1)
+        return events[-1].result
+
+    def test_job_without_jax_is_a_clear_error_with_config_and_counts(self):
+        try:
+            import jax  # noqa: F401
+            self.skipTest("JAX is installed here")
+        except ImportError:
+            pass
+        job = metrics_pb2.RunnerJob(device="cuda")
+        job.config.CopyFrom(CONFIGS[0])
+        m = self.run_runner(job)
+        self.assertEqual(m.outcome, metrics_pb2.ERROR)
+        self.assertIn("JAX is not installed", m.error)
+        self.assertEqual(m.config.params["node"], 1024)
+        self.assertEqual(m.config.precision, "float32")
+        self.assertEqual(m.counts.params, 2001 * 1024 + 3 * 1025 * 1024 + 1025 * 200)
+        self.assertEqual(m.device, "cuda")
+        out = subprocess.run([os.environ["PARADNN_JAX_RUNNER"], "--platform", "--framed"],
+                             capture_output=True)
+        self.assertEqual(out.returncode, 3)
+        self.assertEqual(out.stdout, b"")
+        self.assertIn(b"JAX is not installed", out.stderr)
+
+    def test_config_errors_and_other_families_need_no_jax(self):
+        job = metrics_pb2.RunnerJob()
+        job.config.CopyFrom(make_config("fc", layer=0, node=8, input=8, output=2, batch=1))
+        m = self.run_runner(job)
+        self.assertEqual(m.outcome, metrics_pb2.ERROR)
+        self.assertIn("config.params.layer", m.error)
+        job.config.CopyFrom(make_config("transformer", batch=1))
+        self.assertEqual(self.run_runner(job).outcome, metrics_pb2.UNSUPPORTED)
+        job.config.CopyFrom(make_config("noop", batch=1, index=0))
+        m = self.run_runner(job)
+        self.assertEqual((m.outcome, m.stats.stop_reason), (metrics_pb2.OK, "noop"))
+
+    def test_error_classification(self):
+        self.assertEqual(runner.classify_error("XlaRuntimeError: RESOURCE_EXHAUSTED: Out of "
+                                               "memory while trying to allocate"), metrics_pb2.OOM)
+        self.assertEqual(runner.classify_error("UNIMPLEMENTED: dot bf16"), metrics_pb2.UNSUPPORTED)
+        self.assertEqual(runner.classify_error("TypeError: bad"), metrics_pb2.ERROR)
+
+
+if __name__ == "__main__":
+    unittest.main()

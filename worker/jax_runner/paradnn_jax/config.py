@@ -1,0 +1,229 @@
+"""ModelConfig validation and defaults for the families the JAX runner
+builds, and RunSettings defaults: ports of worker/runner/model_spec.cc, the
+fc/cnn/rnn/noop FamilyDefs and common/run_settings.cc. Error texts name the
+field as the C++ runner does ("config.params.layer: ...")."""
+import os
+
+PRECISIONS = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
+OPTIMIZERS = ("rmsprop", "sgd", "momentum")
+ALLOWED_PRECISIONS = "|".join(PRECISIONS)
+ALLOWED_OPTIMIZERS = "|".join(OPTIMIZERS)
+
+# (name, min, max, default; 0 = required)
+_FC_PARAMS = (("layer", 1, 100000, 0), ("node", 1, 1 << 24, 0), ("input", 1, 1 << 24, 0),
+              ("output", 1, 1 << 24, 0), ("batch", 1, 1 << 24, 0))
+CNN_MIN_IMAGE = 193
+MAX_BLOCKS_PER_GROUP = 64
+_CNN_PARAMS = (("block", 1, MAX_BLOCKS_PER_GROUP, 0), ("filter", 1, 4096, 0),
+               ("image", CNN_MIN_IMAGE, 4096, 0), ("output", 1, 1 << 20, 0),
+               ("batch", 1, 1 << 22, 0))
+_RNN_PARAMS = (("layer", 1, 1024, 0), ("embed", 1, 1 << 16, 0), ("length", 1, 1 << 16, 0),
+               ("vocab", 2, 1 << 22, 0), ("batch", 1, 1 << 24, 0))
+_NOOP_PARAMS = (("batch", 1, 1 << 24, 0), ("index", 0, 1 << 40, 0))
+# (name, allowed ('|'-separated, '' = free text), default (None = required))
+_CNN_OPTIONS = (("block_fn", "residual|bottleneck", None), ("blocks", "", ""))
+_RNN_OPTIONS = (("cell", "rnn|lstm|gru", None),)
+THREAD_PARAMS = (("intra_op_threads", 1, 1024, 0), ("inter_op_threads", 1, 1024, 0))
+
+FAMILIES = {
+    "fc": (_FC_PARAMS, ()),
+    "cnn": (_CNN_PARAMS, _CNN_OPTIONS),
+    "rnn": (_RNN_PARAMS, _RNN_OPTIONS),
+    "noop": (_NOOP_PARAMS, ()),
+}
+# Families paradnn-runner has and this runner does not build (UNSUPPORTED).
+OTHER_RUNNER_FAMILIES = ("densenet121", "mobilenet_v1", "resnet50", "retinanet",
+                         "squeezenet1_0", "torchscript", "transformer")
+
+# common/run_settings.h
+DEFAULT_CI = 0.02
+DEFAULT_MAX_SECONDS = 10.0
+DEFAULT_WARMUP_STEPS = 3
+DEFAULT_MIN_STEPS = 5
+DEFAULT_MAX_STEPS = 10000
+DEFAULT_INTER_OP_THREADS = 1
+
+
+class ConfigError(Exception):
+    """An invalid configuration or run setting; the message names the field."""
+
+
+class UnsupportedFamily(Exception):
+    """A family paradnn-runner builds but this runner does not."""
+
+
+class Spec:
+    """A validated configuration with defaults filled in."""
+
+    def __init__(self, family, params, options, precision, optimizer):
+        self.family = family
+        self.params = params
+        self.options = options
+        self.precision = precision
+        self.optimizer = optimizer
+
+    @property
+    def batch(self):
+        return self.params["batch"]
+
+    @property
+    def mixed(self):
+        return self.precision in ("mixed_bf16", "mixed_fp16")
+
+
+def _field(group, key):
+    return "config.%s.%s" % (group, key) if group else "config.%s" % key
+
+
+def parse_block_counts(value):
+    """Four canonical decimal counts 1..64 separated by commas."""
+    parts = value.split(",")
+    ok = len(parts) == 4
+    counts = []
+    for part in parts if ok else []:
+        ok = ok and part.isdigit() and part[0] != "0" and str(int(part)) == part and \
+            int(part) <= MAX_BLOCKS_PER_GROUP
+        if ok:
+            counts.append(int(part))
+    if not ok:
+        raise ConfigError("'%s' is not four comma-separated block counts 1..%d like \"3,4,6,3\""
+                          % (value, MAX_BLOCKS_PER_GROUP))
+    return counts
+
+
+def parse_model_spec(config):
+    """Validates a v1.ModelConfig; returns a Spec or raises ConfigError /
+    UnsupportedFamily."""
+    family = config.family.lower()
+    if family not in FAMILIES:
+        if family in OTHER_RUNNER_FAMILIES:
+            raise UnsupportedFamily(
+                "family '%s' is built by paradnn-runner (LibTorch) only; the JAX runner builds "
+                "%s" % (config.family, ", ".join(sorted(FAMILIES))))
+        raise ConfigError("%s: '%s' is not a family this runner builds; allowed: %s"
+                          % (_field("", "family"), config.family, "|".join(sorted(FAMILIES))))
+    param_rules, option_rules = FAMILIES[family]
+    rules = param_rules + THREAD_PARAMS
+    names = [r[0] for r in rules]
+    for key in sorted(config.params):
+        if key not in names:
+            raise ConfigError("%s: unknown hyper-parameter for family %s; allowed: %s"
+                              % (_field("params", key), family, ", ".join(names)))
+    params = {}
+    for name, lo, hi, default in rules:
+        if name not in config.params:
+            if (name, lo, hi, default) in THREAD_PARAMS:
+                continue
+            if default == 0:
+                raise ConfigError("%s: required for family %s (an integer in %d..%d)"
+                                  % (_field("params", name), family, lo, hi))
+            params[name] = default
+            continue
+        value = config.params[name]
+        if value < lo or value > hi:
+            raise ConfigError("%s: %d is out of range; allowed %d..%d"
+                              % (_field("params", name), value, lo, hi))
+        params[name] = value
+    option_names = [r[0] for r in option_rules]
+    for key in sorted(config.options):
+        if key not in option_names:
+            raise ConfigError("%s: unknown option for family %s%s" % (
+                _field("options", key), family,
+                "; allowed: " + ", ".join(option_names) if option_names else "; it takes none"))
+    options = {}
+    for name, allowed, default in option_rules:
+        if name not in config.options:
+            if default is None:
+                raise ConfigError("%s: required for family %s%s" % (
+                    _field("options", name), family, " (one of %s)" % allowed if allowed else ""))
+            value = default
+        else:
+            value = config.options[name].lower()
+        if allowed and value not in allowed.split("|"):
+            raise ConfigError("%s: '%s' is not one of %s" % (_field("options", name), value, allowed))
+        options[name] = value
+    precision = config.precision.lower() or "float32"
+    if precision not in PRECISIONS:
+        raise ConfigError("%s: '%s' is not one of %s"
+                          % (_field("", "precision"), config.precision, ALLOWED_PRECISIONS))
+    optimizer = config.optimizer.lower() or "rmsprop"
+    if optimizer not in OPTIMIZERS:
+        raise ConfigError("%s: '%s' is not one of %s"
+                          % (_field("", "optimizer"), config.optimizer, ALLOWED_OPTIMIZERS))
+    if family == "cnn" and options["blocks"]:
+        try:
+            parse_block_counts(options["blocks"])
+        except ConfigError as e:
+            raise ConfigError("%s: %s" % (_field("options", "blocks"), e))
+    return Spec(family, params, options, precision, optimizer)
+
+
+def normalized_config(config):
+    """A copy of `config` with the defaults written out (model_spec.cc
+    NormalizedConfig); unparseable parts are left as they are."""
+    out = type(config)()
+    out.CopyFrom(config)
+    out.family = config.family.lower()
+    try:
+        spec = parse_model_spec(config)
+        for k, v in spec.params.items():
+            out.params[k] = v
+        for k, v in spec.options.items():
+            out.options[k] = v
+    except (ConfigError, UnsupportedFamily):
+        pass
+    if (config.precision.lower() or "float32") in PRECISIONS:
+        out.precision = config.precision.lower() or "float32"
+    if (config.optimizer.lower() or "rmsprop") in OPTIMIZERS:
+        out.optimizer = config.optimizer.lower() or "rmsprop"
+    return out
+
+
+def validate_run_settings(s):
+    """common/run_settings.cc ValidateRunSettings; raises ConfigError."""
+    def bad(field, value, allowed):
+        raise ConfigError("%s: %s is out of range; allowed %s" % (field, value, allowed))
+    if s.ci < 0 or s.ci >= 1:
+        bad("run.ci", s.ci, "0 < ci < 1 (relative half-width, 0.02 = ±2 %)")
+    if s.max_seconds < 0 or s.max_seconds > 86400:
+        bad("run.max_seconds", s.max_seconds, "0 < seconds <= 86400")
+    if s.warmup_steps < 0 or s.warmup_steps > 100000:
+        bad("run.warmup_steps", s.warmup_steps, "1..100000")
+    if s.min_steps < 0 or s.min_steps > 1000000:
+        bad("run.min_steps", s.min_steps, "2..1000000")
+    if s.min_steps == 1:
+        bad("run.min_steps", s.min_steps, "at least 2 (a CI needs two samples)")
+    if s.max_steps < 0 or s.max_steps > 1000000:
+        bad("run.max_steps", s.max_steps, "2..1000000")
+    if s.max_steps != 0 and s.max_steps < max(2, s.min_steps):
+        bad("run.max_steps", s.max_steps, "at least run.min_steps and at least 2")
+    if s.intra_op_threads < 0 or s.intra_op_threads > 1024:
+        bad("run.intra_op_threads", s.intra_op_threads, "1..1024")
+    if s.inter_op_threads < 0 or s.inter_op_threads > 1024:
+        bad("run.inter_op_threads", s.inter_op_threads, "1..1024")
+    if s.profile_steps < 0 or s.profile_steps > 1000:
+        bad("run.profile_steps", s.profile_steps, "1..1000")
+    if s.timeout_seconds < 0 or s.timeout_seconds > 7 * 86400:
+        bad("run.timeout_seconds", s.timeout_seconds, "0 < seconds <= 604800")
+
+
+def with_run_defaults(settings):
+    """A copy with every zero field replaced by its default
+    (common/run_settings.cc WithRunDefaults)."""
+    out = type(settings)()
+    out.CopyFrom(settings)
+    if out.ci == 0:
+        out.ci = DEFAULT_CI
+    if out.max_seconds == 0:
+        out.max_seconds = DEFAULT_MAX_SECONDS
+    if out.warmup_steps == 0:
+        out.warmup_steps = DEFAULT_WARMUP_STEPS
+    if out.min_steps == 0:
+        out.min_steps = DEFAULT_MIN_STEPS
+    if out.max_steps == 0:
+        out.max_steps = DEFAULT_MAX_STEPS
+    if out.intra_op_threads == 0:
+        out.intra_op_threads = os.cpu_count() or 1
+    if out.inter_op_threads == 0:
+        out.inter_op_threads = DEFAULT_INTER_OP_THREADS
+    return out

@@ -1,0 +1,89 @@
+"""Command line of paradnn_jax_runner.py (docs/contracts.md, docs/backends.md):
+  --job-stdin            one framed RunnerJob on stdin; framed RunnerEvents
+                         (steps, logs, one result) on stdout; exit 0 whenever
+                         a result was written.
+  --platform [--framed]  the Platform (JSON, or one frame); exit 3 without JAX.
+  --calibrate [--framed] the Platform with matmul roofs and bandwidth; exit 3
+                         without JAX.
+Human logs go to stderr."""
+import argparse
+import sys
+
+EXIT_NO_JAX = 3
+
+
+def _log(line):
+    sys.stderr.write("paradnn_jax_runner: %s\n" % line)
+    sys.stderr.flush()
+
+
+def job_stdin(stdin, stdout):
+    from . import framing, runner
+    from .pb import metrics_pb2
+    job = metrics_pb2.RunnerJob()
+    try:
+        if not framing.read_frame(stdin, job):
+            _log("no RunnerJob on stdin")
+            return 2
+    except framing.FrameError as e:
+        _log("reading the RunnerJob: %s" % e)
+        return 2
+
+    def emit(event):
+        framing.write_frame(stdout, event)
+
+    def on_step(step, seconds, warmup, loss):
+        event = metrics_pb2.RunnerEvent()
+        event.step.step = step
+        event.step.seconds = seconds
+        event.step.warmup = warmup
+        event.step.loss = loss
+        emit(event)
+
+    def on_log(line):
+        _log(line)
+        event = metrics_pb2.RunnerEvent()
+        event.log = line
+        emit(event)
+
+    result = runner.run_job(job, on_step, on_log)
+    event = metrics_pb2.RunnerEvent()
+    event.result.CopyFrom(result)
+    emit(event)
+    return 0
+
+
+def platform_mode(calibrate, framed, stdout):
+    from . import framing, platform_info
+    try:
+        p = platform_info.calibrate() if calibrate else platform_info.platform()
+    except ImportError as e:
+        from .runner import JAX_MISSING
+        _log("%s (%s)" % (JAX_MISSING % sys.executable, e))
+        return EXIT_NO_JAX
+    if framed:
+        framing.write_frame(stdout, p)
+    else:
+        from google.protobuf import json_format
+        stdout.write(json_format.MessageToJson(p).encode("utf-8") + b"\n")
+        stdout.flush()
+    return 0
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(
+        prog="paradnn_jax_runner.py",
+        description="paradnn's JAX runner: measures one ParaDnn model (fc, cnn, rnn) with JAX, "
+                    "speaking paradnn-runner's framed protocol")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--job-stdin", action="store_true",
+                      help="read one framed RunnerJob on stdin, write framed RunnerEvents")
+    mode.add_argument("--platform", action="store_true", help="print this host's Platform")
+    mode.add_argument("--calibrate", action="store_true",
+                      help="measure matmul roofs and memory bandwidth with JAX")
+    parser.add_argument("--framed", action="store_true",
+                        help="with --platform/--calibrate: one length-prefixed frame, not JSON")
+    args = parser.parse_args(argv)
+    if args.job_stdin:
+        return job_stdin(sys.stdin.buffer, sys.stdout.buffer)
+    return platform_mode(args.calibrate, args.framed, sys.stdout.buffer)
