@@ -21,7 +21,15 @@ packages=(
   # (libclang_rt.fuzzer and the sanitizer runtimes) is only a Recommends of
   # clang, which --no-install-recommends skips.
   clang libclang-rt-dev
+  # tests/deploy: systemd-analyze verify of the units.
+  systemd
 )
+# tests/deploy: node and npm for the Kubernetes overlay check (npm packages
+# below). Debian's nodejs and npm unless a node with npm is already there (a
+# nodejs package from elsewhere bundles npm and conflicts with Debian's).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
