@@ -57,13 +57,21 @@ class SweepStore {
  public:
   explicit SweepStore(Database* db) : db_(db) {}
 
-  // Inserts the sweep and all its jobs (pending) in one transaction, plus each
-  // job's hyper-parameters into job_params and its estimates (NewJob) into
-  // jobs; spec.run_predicted_oom is kept in its own column for leases.
-  // Returns the sweep id. A job with
-  // an empty device takes spec.device; a key in both config.params and
-  // config.options is InvalidArgument (nothing is inserted). A sweep without
-  // jobs is done at once.
+  // Inserts the sweep and all its jobs (pending), plus each job's
+  // hyper-parameters into job_params and its estimates (NewJob) into jobs;
+  // spec.run_predicted_oom is kept in its own column for leases. Returns the
+  // sweep id. A job with an empty device takes spec.device; a key in both
+  // config.params and config.options is InvalidArgument (nothing is
+  // inserted). A sweep without jobs is done at once.
+  //
+  // The jobs go in in chunks of a few hundred, one write each, so that a
+  // large sweep does not hold the writer (and every lease and result
+  // commit) for its whole insertion. Until the last chunk commits, the sweep
+  // is in state SWEEP_STATE_UNSPECIFIED: not leasable, and NotFound / not
+  // listed for Get, List and Cancel; the last chunk makes it RUNNING. If a
+  // chunk fails, the sweep and its jobs are deleted and `done` gets the
+  // error; a sweep left half created by a process that died is deleted by
+  // the next Create.
   void Create(const v1::SweepSpec& spec, std::vector<NewJob> jobs, int64_t now_unix_ms,
               Callback<int64_t> done);
   absl::StatusOr<int64_t> CreateSync(const v1::SweepSpec& spec, std::vector<NewJob> jobs,

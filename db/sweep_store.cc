@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,8 +19,10 @@ using internal::ParseBlob;
 
 #define PARADNN_SELECT_SWEEP \
   "SELECT id, name, family, device, state, spec, created_unix_ms, finished_unix_ms FROM sweeps"
-constexpr const char kSelectSweepById[] = PARADNN_SELECT_SWEEP " WHERE id = ?";
-constexpr const char kSelectAllSweeps[] = PARADNN_SELECT_SWEEP " ORDER BY id";
+// State 0 is a sweep whose jobs are still being inserted (Create): not
+// shown until complete.
+constexpr const char kSelectSweepById[] = PARADNN_SELECT_SWEEP " WHERE id = ? AND state != 0";
+constexpr const char kSelectAllSweeps[] = PARADNN_SELECT_SWEEP " WHERE state != 0 ORDER BY id";
 #undef PARADNN_SELECT_SWEEP
 
 // Builds a SweepStatus from a row of kSelectSweep* plus the job counts.
@@ -200,42 +204,195 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
 
 }  // namespace
 
-void SweepStore::Create(const v1::SweepSpec& spec, std::vector<NewJob> jobs, int64_t now_unix_ms,
-                        Callback<int64_t> done) {
-  // Shared, not copied: the write function may be moved between queues, and
-  // a sweep can hold tens of thousands of configs.
-  auto shared_spec = std::make_shared<const v1::SweepSpec>(spec);
-  auto shared_jobs = std::make_shared<const std::vector<NewJob>>(std::move(jobs));
-  internal::WriteValue<int64_t>(
-      db_,
-      [shared_spec, shared_jobs, now_unix_ms](sqlite3* db) -> absl::StatusOr<int64_t> {
-        const v1::SweepSpec& spec = *shared_spec;
-        {
-          Statement insert(db,
-                           "INSERT INTO sweeps (name, family, device, state, spec, "
-                           "created_unix_ms, finished_unix_ms, run_predicted_oom) "
-                           "VALUES (?, ?, ?, ?, ?, ?, NULL, ?)");
-          insert.Bind(1, spec.name())
-              .Bind(2, spec.family())
-              .Bind(3, spec.device())
-              .Bind(4, static_cast<int>(v1::SWEEP_RUNNING))
-              .BindBlob(5, spec.SerializeAsString())
-              .Bind(6, now_unix_ms)
-              .Bind(7, spec.run_predicted_oom() ? 1 : 0);
-          if (absl::Status s = insert.Run(); !s.ok()) return s;
-        }
-        const int64_t sweep_id = sqlite3_last_insert_rowid(db);
-        for (const NewJob& job : *shared_jobs) {
-          absl::StatusOr<int64_t> job_id = InsertJob(db, sweep_id, spec.device(), job, now_unix_ms);
+namespace {
+
+// A sweep whose jobs are still being inserted: not leasable (leases need
+// SWEEP_RUNNING) and hidden from Get, List and Cancel.
+constexpr int kCreating = v1::SWEEP_STATE_UNSPECIFIED;
+
+// Jobs inserted per write function. Inserting a job costs ~20 us on the
+// writer thread, so 50,000 jobs in one transaction held every lease and
+// result commit for about a second; chunks let them in between
+// (bench/load_bench.cc, docs/operations.md).
+constexpr size_t kJobsPerWrite = 200;
+
+// Sweeps being created, per database; touched on the writer thread only
+// (inside write functions), the mutex is for several databases in one
+// process (tests).
+std::mutex creating_mu;
+std::map<const Database*, std::set<int64_t>>& CreatingSweeps() {
+  static auto* creating = new std::map<const Database*, std::set<int64_t>>();
+  return *creating;
+}
+
+bool IsCreating(const Database* database, int64_t sweep_id) {
+  std::lock_guard<std::mutex> lock(creating_mu);
+  auto it = CreatingSweeps().find(database);
+  return it != CreatingSweeps().end() && it->second.count(sweep_id) != 0;
+}
+
+void SetCreating(const Database* database, int64_t sweep_id, bool creating) {
+  std::lock_guard<std::mutex> lock(creating_mu);
+  std::set<int64_t>& ids = CreatingSweeps()[database];
+  if (creating) {
+    ids.insert(sweep_id);
+  } else {
+    ids.erase(sweep_id);
+    if (ids.empty()) CreatingSweeps().erase(database);
+  }
+}
+
+// Deletes (with their jobs) the sweeps a previous process left half created
+// when it died between two chunks.
+absl::Status DeleteAbandonedSweeps(sqlite3* db, const Database* database) {
+  std::vector<int64_t> abandoned;
+  {
+    Statement find(db, "SELECT id FROM sweeps WHERE state = ?");
+    find.Bind(1, kCreating);
+    for (;;) {
+      absl::StatusOr<bool> more = find.Step();
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      if (!IsCreating(database, find.ColumnInt(0))) abandoned.push_back(find.ColumnInt(0));
+    }
+  }
+  for (int64_t id : abandoned) {
+    Statement del(db, "DELETE FROM sweeps WHERE id = ? AND state = ?");
+    del.Bind(1, id).Bind(2, kCreating);
+    if (absl::Status s = del.Run(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// One sweep being created: the sweep row first, then its jobs in chunks,
+// each chunk queued when the previous one has committed (so other writes
+// queued meanwhile go first), then the state flips to RUNNING.
+struct Creation {
+  Database* database;
+  std::shared_ptr<const v1::SweepSpec> spec;
+  std::shared_ptr<const std::vector<NewJob>> jobs;
+  int64_t now_unix_ms;
+  Callback<int64_t> done;
+  int64_t sweep_id = 0;
+  size_t next = 0;  // first job of the next chunk
+};
+
+// What InsertJob would refuse, checked for every job before anything is
+// written, so that a bad job leaves nothing behind.
+absl::Status CheckJobs(const std::vector<NewJob>& jobs, const std::string& default_device) {
+  for (const NewJob& job : jobs) {
+    for (const auto& [key, value] : job.config.options()) {
+      if (job.config.params().contains(key)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("job ordinal ", job.ordinal, ": hyper-parameter \"", key,
+                         "\" is both an integer param and an option; names must be unique"));
+      }
+    }
+    if (job.device.empty() && default_device.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("job ordinal ", job.ordinal, ": device is empty (and so is the sweep's)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void InsertNextChunk(std::shared_ptr<Creation> creation);
+
+// Removes a sweep whose creation failed after its first chunks committed,
+// then reports `error`.
+void Abandon(std::shared_ptr<Creation> creation, absl::Status error) {
+  const int64_t sweep_id = creation->sweep_id;
+  const Database* database = creation->database;
+  creation->database->Write(
+      [sweep_id, database](sqlite3* db) -> absl::Status {
+        SetCreating(database, sweep_id, false);
+        Statement del(db, "DELETE FROM sweeps WHERE id = ? AND state = ?");
+        del.Bind(1, sweep_id).Bind(2, kCreating);
+        return del.Run();  // if this fails, the next Create deletes it
+      },
+      [creation, error](absl::Status) {
+        if (creation->done) creation->done(error);
+      });
+}
+
+void InsertNextChunk(std::shared_ptr<Creation> creation) {
+  creation->database->Write(
+      [creation](sqlite3* db) -> absl::Status {
+        const std::vector<NewJob>& jobs = *creation->jobs;
+        const size_t end = std::min(jobs.size(), creation->next + kJobsPerWrite);
+        for (size_t i = creation->next; i < end; ++i) {
+          absl::StatusOr<int64_t> job_id = InsertJob(db, creation->sweep_id,
+                                                     creation->spec->device(), jobs[i],
+                                                     creation->now_unix_ms);
           if (!job_id.ok()) return job_id.status();
         }
+        if (end < jobs.size()) return absl::OkStatus();
+        // The last chunk: the sweep becomes leasable in the same commit.
+        Statement run(db, "UPDATE sweeps SET state = ? WHERE id = ? AND state = ?");
+        run.Bind(1, static_cast<int>(v1::SWEEP_RUNNING))
+            .Bind(2, creation->sweep_id)
+            .Bind(3, kCreating);
+        if (absl::Status s = run.Run(); !s.ok()) return s;
         // A sweep without jobs has nothing left to run.
-        if (absl::Status s = internal::FinishSweepIfDone(db, sweep_id, now_unix_ms); !s.ok()) {
-          return s;
-        }
-        return sweep_id;
+        return internal::FinishSweepIfDone(db, creation->sweep_id, creation->now_unix_ms);
       },
-      std::move(done));
+      [creation](absl::Status status) {
+        if (!status.ok()) {
+          Abandon(creation, std::move(status));
+          return;
+        }
+        creation->next = std::min(creation->jobs->size(), creation->next + kJobsPerWrite);
+        if (creation->next < creation->jobs->size()) {
+          InsertNextChunk(creation);
+          return;
+        }
+        SetCreating(creation->database, creation->sweep_id, false);
+        if (creation->done) creation->done(creation->sweep_id);
+      });
+}
+
+}  // namespace
+
+void SweepStore::Create(const v1::SweepSpec& spec, std::vector<NewJob> jobs, int64_t now_unix_ms,
+                        Callback<int64_t> done) {
+  // Shared, not copied: the write functions may be moved between queues, and
+  // a sweep can hold tens of thousands of configs.
+  auto creation = std::make_shared<Creation>();
+  creation->database = db_;
+  creation->spec = std::make_shared<const v1::SweepSpec>(spec);
+  creation->jobs = std::make_shared<const std::vector<NewJob>>(std::move(jobs));
+  creation->now_unix_ms = now_unix_ms;
+  creation->done = std::move(done);
+  db_->Write(
+      [creation](sqlite3* db) -> absl::Status {
+        const v1::SweepSpec& spec = *creation->spec;
+        if (absl::Status s = CheckJobs(*creation->jobs, spec.device()); !s.ok()) return s;
+        if (absl::Status s = DeleteAbandonedSweeps(db, creation->database); !s.ok()) return s;
+        Statement insert(db,
+                         "INSERT INTO sweeps (name, family, device, state, spec, "
+                         "created_unix_ms, finished_unix_ms, run_predicted_oom) "
+                         "VALUES (?, ?, ?, ?, ?, ?, NULL, ?)");
+        insert.Bind(1, spec.name())
+            .Bind(2, spec.family())
+            .Bind(3, spec.device())
+            .Bind(4, kCreating)
+            .BindBlob(5, spec.SerializeAsString())
+            .Bind(6, creation->now_unix_ms)
+            .Bind(7, spec.run_predicted_oom() ? 1 : 0);
+        if (absl::Status s = insert.Run(); !s.ok()) return s;
+        creation->sweep_id = sqlite3_last_insert_rowid(db);
+        SetCreating(creation->database, creation->sweep_id, true);
+        return absl::OkStatus();
+      },
+      [creation](absl::Status status) {
+        if (!status.ok()) {
+          // Rolled back (or never inserted): nothing to delete.
+          if (creation->sweep_id != 0) SetCreating(creation->database, creation->sweep_id, false);
+          if (creation->done) creation->done(std::move(status));
+          return;
+        }
+        InsertNextChunk(creation);
+      });
 }
 
 absl::StatusOr<int64_t> SweepStore::CreateSync(const v1::SweepSpec& spec, std::vector<NewJob> jobs,
@@ -288,7 +445,10 @@ void SweepStore::Cancel(int64_t sweep_id, int64_t now_unix_ms,
           sweep.Bind(1, sweep_id);
           absl::StatusOr<bool> found = sweep.Step();
           if (!found.ok()) return found.status();
-          if (!*found) return absl::NotFoundError(absl::StrCat("sweep ", sweep_id, " not found"));
+          // A sweep still being created is not there yet.
+          if (!*found || sweep.ColumnInt(0) == v1::SWEEP_STATE_UNSPECIFIED) {
+            return absl::NotFoundError(absl::StrCat("sweep ", sweep_id, " not found"));
+          }
           state = sweep.ColumnInt(0);
         }
         std::vector<LiveAttempt> live;
