@@ -109,7 +109,7 @@ void ScopedFd::Reset() {
 }
 
 absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
-                                        int64_t address_space_limit_bytes) {
+                                        int64_t address_space_limit_bytes, int child_stdin) {
   if (argv.empty() || argv[0].empty()) return absl::InvalidArgumentError("SpawnChild: empty argv");
   // Everything the child needs is prepared before fork: after fork only
   // async-signal-safe calls are allowed (the worker has gRPC threads).
@@ -119,7 +119,16 @@ absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
   for (std::string& arg : args) c_argv.push_back(arg.data());
   c_argv.push_back(nullptr);
 
-  absl::StatusOr<Pipe> in = MakePipe();
+  absl::StatusOr<Pipe> in = Pipe{};
+  if (child_stdin >= 0) {
+    const int copy = ::fcntl(child_stdin, F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) {
+      return absl::InternalError(absl::StrCat("fcntl(F_DUPFD_CLOEXEC): ", std::strerror(errno)));
+    }
+    in->read_end = ScopedFd(copy);
+  } else {
+    in = MakePipe();
+  }
   if (!in.ok()) return in.status();
   absl::StatusOr<Pipe> out = MakePipe();
   if (!out.ok()) return out.status();

@@ -58,8 +58,11 @@ struct SpawnedChild {
 // (RLIMIT_AS): allocations beyond it fail inside the child, which LibTorch
 // reports as an allocation error (the OOM outcome) instead of the host
 // swapping or the kernel's OOM killer choosing a victim.
+// `child_stdin` >= 0: the child's stdin is (a copy of) that descriptor, e.g.
+// a socket, and the returned stdin_fd is empty.
 absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
-                                        int64_t address_space_limit_bytes = 0);
+                                        int64_t address_space_limit_bytes = 0,
+                                        int child_stdin = -1);
 
 // Describes a waitpid status for humans: "exited with status 3",
 // "killed by signal 6 (Aborted)".

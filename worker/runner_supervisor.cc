@@ -82,7 +82,16 @@ void RunnerSupervisor::Launch() {
     deadline_ = std::chrono::duration<double>(common::JobDeadlineSeconds(job_.settings()));
   }
   IgnoreSigpipe();
-  absl::StatusOr<SpawnedChild> child = SpawnChild({options_.runner_path, "--job-stdin"}, options_.memory_limit_bytes);
+  absl::StatusOr<SpawnedChild> child = absl::UnavailableError("no runner zygote");
+  if (options_.zygote) {
+    child = options_.zygote->Spawn(options_.memory_limit_bytes);
+    if (!child.ok()) {
+      spdlog::warn("{}; starting the runner afresh", std::string(child.status().message()));
+    }
+  }
+  if (!child.ok()) {
+    child = SpawnChild({options_.runner_path, "--job-stdin"}, options_.memory_limit_bytes);
+  }
   if (!child.ok()) {
     spawn_error_ = std::string(child.status().message());
     spdlog::error("could not start the runner for job ({}): {}", DescribeConfig(job_),

@@ -1,5 +1,6 @@
 // RunnerSupervisor runs ONE job in a fresh `paradnn-runner --job-stdin`
-// child and turns whatever the child does into exactly one Measurement.
+// child (started, or forked from a RunnerZygote) and turns whatever the
+// child does into exactly one Measurement.
 //
 // The child runs in its own process group. The supervisor writes the framed
 // RunnerJob to its stdin and closes it, decodes framed RunnerEvents from its
@@ -49,6 +50,7 @@
 
 #include "common/framing.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "worker/runner_zygote.h"
 
 namespace paradnn::worker {
 
@@ -70,6 +72,9 @@ struct RunnerSupervisorOptions {
   int64_t memory_limit_bytes = 0;
   // Overrides common::JobDeadlineSeconds(job.settings) when set (tests).
   std::optional<std::chrono::milliseconds> deadline;
+  // Set: job processes are forked from this zygote of runner_path (no
+  // start-up per job); a zygote that fails falls back to a fresh runner.
+  std::shared_ptr<RunnerZygote> zygote;
 };
 
 class RunnerSupervisor : public std::enable_shared_from_this<RunnerSupervisor> {

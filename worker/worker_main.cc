@@ -23,6 +23,7 @@
 #include "worker/child_process.h"
 #include "worker/device_spec.h"
 #include "worker/platform_probe.h"
+#include "worker/runner_zygote.h"
 #include "worker/worker_agent.h"
 
 namespace {
@@ -42,12 +43,15 @@ struct Flags {
   std::string state_dir;
   std::vector<std::string> datasheet_peaks;
   paradnn::common::ClientSecurityFlags security;
+  bool runner_zygote = true;
 };
 
 constexpr std::chrono::milliseconds kInitialBackoff{200};
 constexpr std::chrono::seconds kPlatformProbeTimeout{60};
 // The runner's calibration takes about 20 s; a loaded host may take longer.
 constexpr std::chrono::seconds kCalibrationTimeout{300};
+// Loading LibTorch takes about 0.5 s; a loaded host may take longer.
+constexpr std::chrono::seconds kZygoteReadyTimeout{60};
 
 // The runner of `backend` in the folder of this executable (build/bin/ holds
 // them all): paradnn-runner (LibTorch) or paradnn_jax_runner.py (JAX, an
@@ -100,6 +104,11 @@ int main(int argc, char** argv) {
                  "Runner backend: libtorch (paradnn-runner) or jax (paradnn_jax_runner.py, "
                  "docs/backends.md); --runner overrides the executable")
       ->check(CLI::IsMember({"libtorch", "jax"}))
+      ->capture_default_str();
+  app.add_option("--runner-zygote", flags.runner_zygote,
+                 "Fork every job's runner process from one runner started once (saves the "
+                 "runner's start-up, about 0.5 s of LibTorch loading, per job); false starts a "
+                 "fresh runner per job. A runner without the mode falls back to that")
       ->capture_default_str();
   app.add_option("--log-format", flags.log_format, paradnn::common::kLogFormats)->capture_default_str();
   app.add_option("--log-level", flags.log_level,
@@ -224,6 +233,16 @@ int main(int argc, char** argv) {
     // fingerprint.
     options.platform.set_fingerprint(options.platform.fingerprint() + "-memcap" +
                                      std::to_string(flags.memory_limit_mb) + "m");
+  }
+  if (flags.runner_zygote) {
+    absl::StatusOr<std::unique_ptr<paradnn::worker::RunnerZygote>> zygote =
+        paradnn::worker::RunnerZygote::Start(flags.runner, kZygoteReadyTimeout);
+    if (zygote.ok()) {
+      spdlog::info("runner zygote pid {}: job processes are forked from it", (*zygote)->pid());
+      options.runner.zygote = std::move(*zygote);
+    } else {
+      spdlog::warn("{}; starting a fresh runner for every job", std::string(zygote.status().message()));
+    }
   }
   spdlog::info("paradnn-worker {} as '{}' on {}, runner {}", paradnn::common::kVersion,
                flags.worker_id, flags.device, flags.runner);

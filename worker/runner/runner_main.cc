@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "common/framing.h"
@@ -17,6 +19,7 @@
 #include "worker/runner/platform_torch.h"
 #include "worker/runner/report.h"
 #include "worker/runner/trainer.h"
+#include "worker/zygote_server.h"
 
 namespace paradnn::runner {
 namespace {
@@ -98,6 +101,16 @@ int RunJobStdin() {
   return 0;
 }
 
+// Runs the job and leaves at once: the result is on its way, and LibTorch's
+// teardown at a normal exit (static destructors, thread pools) took about
+// 0.2 s per job, which the worker waits for before it reports the result.
+[[noreturn]] void RunJobStdinAndExit() {
+  const int code = RunJobStdin();
+  spdlog::default_logger()->flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
 int WritePlatform(const v1::Platform& platform, bool framed) {
   if (framed) {
     absl::Status s = common::WriteFrame(STDOUT_FILENO, platform);
@@ -143,6 +156,15 @@ int RunMeasure(const RunnerCommand& cmd) {
 int Main(int argc, char** argv) {
   // A worker that goes away must not kill us mid-write; writes report EPIPE.
   signal(SIGPIPE, SIG_IGN);
+  if (argc == 2 && std::strcmp(argv[1], "--zygote") == 0) {
+    // The worker's zygote (worker/zygote_protocol.h): LibTorch is loaded
+    // once here and each job process forked from this single thread runs
+    // as --job-stdin would.
+    if (absl::Status s = common::ConfigureLogging("paradnn-runner", "info"); !s.ok()) {
+      return kExitUsage;
+    }
+    return worker::ServeZygote(STDIN_FILENO, [] () -> int { RunJobStdinAndExit(); });
+  }
   absl::StatusOr<RunnerCommand> cmd = ParseCommandLine(argc, argv);
   if (!cmd.ok()) {
     std::fprintf(stderr, "paradnn-runner: %s\n", std::string(cmd.status().message()).c_str());
@@ -155,7 +177,7 @@ int Main(int argc, char** argv) {
   }
   switch (cmd->mode) {
     case RunnerMode::kJobStdin:
-      return RunJobStdin();
+      RunJobStdinAndExit();
     case RunnerMode::kPlatform:
       return RunPlatform(cmd->framed);
     case RunnerMode::kCalibrate:

@@ -4,6 +4,9 @@
 //   fake_runner --job-stdin         reads one framed RunnerJob and behaves as
 //                                   config.options["behavior"] says
 //   fake_runner --platform --framed writes one framed Platform
+//   fake_runner --zygote            serves the worker's zygote protocol, each
+//                                   job process as --job-stdin (exits 2 with
+//                                   FAKE_RUNNER_ZYGOTE=off, as if it had none)
 //   fake_runner --calibrate --framed writes it with one fake roof (float32,
 //                                   1e11 FLOP/s at 1024^3) and one copy point
 //
@@ -30,6 +33,7 @@
 
 #include "common/framing.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "worker/zygote_server.h"
 
 namespace {
 
@@ -106,13 +110,26 @@ int Platform() {
 
 }  // namespace
 
+int RunJobFromStdin();
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--zygote") == 0) {
+    if (const char* zygote = std::getenv("FAKE_RUNNER_ZYGOTE");
+        zygote != nullptr && std::string(zygote) == "off") {
+      return 2;  // like a runner without the mode
+    }
+    return paradnn::worker::ServeZygote(STDIN_FILENO, [] { return RunJobFromStdin(); });
+  }
   if (argc >= 2 && std::strcmp(argv[1], "--platform") == 0) return Platform();
   if (argc >= 2 && std::strcmp(argv[1], "--calibrate") == 0) return Calibrate();
   if (argc < 2 || std::strcmp(argv[1], "--job-stdin") != 0) {
-    std::fprintf(stderr, "usage: fake_runner --job-stdin | --platform --framed\n");
+    std::fprintf(stderr, "usage: fake_runner --job-stdin | --platform --framed | --zygote\n");
     return 2;
   }
+  return RunJobFromStdin();
+}
+
+int RunJobFromStdin() {
   v1::RunnerJob job;
   auto read = paradnn::common::ReadFrame(STDIN_FILENO, &job);
   if (!read.ok() || !*read) {

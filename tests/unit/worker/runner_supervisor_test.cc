@@ -38,11 +38,32 @@ v1::RunnerJob MakeJob(const std::string& behavior, double timeout_seconds = 20) 
   return job;
 }
 
+// Every test runs twice: with a fresh runner per job, and with job
+// processes forked from a zygote of the same runner.
+bool g_use_zygote = false;
+
+std::shared_ptr<RunnerZygote> FakeRunnerZygote() {
+  static std::shared_ptr<RunnerZygote>* const zygote = [] {
+    absl::StatusOr<std::unique_ptr<RunnerZygote>> started =
+        RunnerZygote::Start(PARADNN_FAKE_RUNNER, std::chrono::seconds(20));
+    EXPECT_TRUE(started.ok()) << started.status();
+    return new std::shared_ptr<RunnerZygote>(started.ok() ? std::move(*started) : nullptr);
+  }();
+  return *zygote;
+}
+
 RunnerSupervisorOptions FakeRunnerOptions() {
   RunnerSupervisorOptions options;
   options.runner_path = PARADNN_FAKE_RUNNER;
+  if (g_use_zygote) options.zygote = FakeRunnerZygote();
   return options;
 }
+
+class RunnerSupervisorTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { g_use_zygote = GetParam(); }
+  void TearDown() override { g_use_zygote = false; }
+};
 
 struct JobRun {
   int completions = 0;
@@ -88,7 +109,7 @@ void ExpectConfigFromJob(const v1::Measurement& m) {
   EXPECT_EQ(m.device(), "cpu");
 }
 
-TEST(RunnerSupervisorTest, OkResultWithStepsForwarded) {
+TEST_P(RunnerSupervisorTest, OkResultWithStepsForwarded) {
   JobRun run = RunJob(MakeJob("ok"));
   EXPECT_EQ(run.completions, 1);
   EXPECT_TRUE(run.io_drained);
@@ -102,14 +123,14 @@ TEST(RunnerSupervisorTest, OkResultWithStepsForwarded) {
   EXPECT_TRUE(ProcessGroupGone(run.pid));
 }
 
-TEST(RunnerSupervisorTest, LogEventsAndStderrDoNotDisturbTheResult) {
+TEST_P(RunnerSupervisorTest, LogEventsAndStderrDoNotDisturbTheResult) {
   JobRun run = RunJob(MakeJob("log_ok"));
   EXPECT_EQ(run.completions, 1);
   EXPECT_EQ(run.measurement.outcome(), v1::OK);
   EXPECT_TRUE(run.measurement.error().empty());
 }
 
-TEST(RunnerSupervisorTest, AbortIsCrashedWithTheSignalNamed) {
+TEST_P(RunnerSupervisorTest, AbortIsCrashedWithTheSignalNamed) {
   JobRun run = RunJob(MakeJob("crash"));
   EXPECT_EQ(run.completions, 1);
   EXPECT_TRUE(run.io_drained);
@@ -121,7 +142,7 @@ TEST(RunnerSupervisorTest, AbortIsCrashedWithTheSignalNamed) {
   ExpectConfigFromJob(run.measurement);
 }
 
-TEST(RunnerSupervisorTest, NonZeroExitIsCrashedWithStatusAndStderr) {
+TEST_P(RunnerSupervisorTest, NonZeroExitIsCrashedWithStatusAndStderr) {
   JobRun run = RunJob(MakeJob("exit3"));
   EXPECT_EQ(run.completions, 1);
   EXPECT_EQ(run.measurement.outcome(), v1::CRASHED);
@@ -132,7 +153,7 @@ TEST(RunnerSupervisorTest, NonZeroExitIsCrashedWithStatusAndStderr) {
   ExpectConfigFromJob(run.measurement);
 }
 
-TEST(RunnerSupervisorTest, SigkillFromOutsideHintsAtOutOfMemory) {
+TEST_P(RunnerSupervisorTest, SigkillFromOutsideHintsAtOutOfMemory) {
   JobRun run = RunJob(MakeJob("sigkill"));
   EXPECT_EQ(run.completions, 1);
   EXPECT_EQ(run.measurement.outcome(), v1::CRASHED);
@@ -142,7 +163,7 @@ TEST(RunnerSupervisorTest, SigkillFromOutsideHintsAtOutOfMemory) {
       << run.measurement.error();
 }
 
-TEST(RunnerSupervisorTest, CleanExitWithoutResultIsCrashed) {
+TEST_P(RunnerSupervisorTest, CleanExitWithoutResultIsCrashed) {
   JobRun run = RunJob(MakeJob("silent_exit"));
   EXPECT_EQ(run.completions, 1);
   EXPECT_EQ(run.measurement.outcome(), v1::CRASHED);
@@ -150,7 +171,7 @@ TEST(RunnerSupervisorTest, CleanExitWithoutResultIsCrashed) {
       << run.measurement.error();
 }
 
-TEST(RunnerSupervisorTest, DeadlineKillsTheProcessGroup) {
+TEST_P(RunnerSupervisorTest, DeadlineKillsTheProcessGroup) {
   JobRun run = RunJob(MakeJob("hang", /*timeout_seconds=*/0.5));
   EXPECT_EQ(run.completions, 1);
   EXPECT_TRUE(run.io_drained);
@@ -163,7 +184,7 @@ TEST(RunnerSupervisorTest, DeadlineKillsTheProcessGroup) {
   EXPECT_TRUE(ProcessGroupGone(run.pid));
 }
 
-TEST(RunnerSupervisorTest, CancelMidRun) {
+TEST_P(RunnerSupervisorTest, CancelMidRun) {
   int cancels = 0;
   JobRun run =
       RunJob(MakeJob("steps_then_hang"), FakeRunnerOptions(), [&](RunnerSupervisor& supervisor) {
@@ -180,7 +201,7 @@ TEST(RunnerSupervisorTest, CancelMidRun) {
   EXPECT_TRUE(ProcessGroupGone(run.pid));
 }
 
-TEST(RunnerSupervisorTest, GarbageOnStdoutIsCrashedAtOnce) {
+TEST_P(RunnerSupervisorTest, GarbageOnStdoutIsCrashedAtOnce) {
   JobRun run = RunJob(MakeJob("garbage"));
   EXPECT_EQ(run.completions, 1);
   EXPECT_TRUE(run.io_drained);
@@ -192,7 +213,7 @@ TEST(RunnerSupervisorTest, GarbageOnStdoutIsCrashedAtOnce) {
   EXPECT_TRUE(ProcessGroupGone(run.pid));
 }
 
-TEST(RunnerSupervisorTest, ResultStandsWhenTheRunnerLingersAfterIt) {
+TEST_P(RunnerSupervisorTest, ResultStandsWhenTheRunnerLingersAfterIt) {
   RunnerSupervisorOptions options = FakeRunnerOptions();
   options.post_result_grace = milliseconds(200);
   JobRun run = RunJob(MakeJob("ok_then_hang"), options);
@@ -202,7 +223,7 @@ TEST(RunnerSupervisorTest, ResultStandsWhenTheRunnerLingersAfterIt) {
   EXPECT_TRUE(ProcessGroupGone(run.pid));
 }
 
-TEST(RunnerSupervisorTest, MissingRunnerIsCrashedAndReportedAsynchronously) {
+TEST_P(RunnerSupervisorTest, MissingRunnerIsCrashedAndReportedAsynchronously) {
   RunnerSupervisorOptions options;
   options.runner_path = "/nonexistent/paradnn-runner";
   JobRun run = RunJob(MakeJob("ok"), options);
@@ -215,7 +236,7 @@ TEST(RunnerSupervisorTest, MissingRunnerIsCrashedAndReportedAsynchronously) {
   ExpectConfigFromJob(run.measurement);
 }
 
-TEST(RunnerSupervisorTest, CompletionNeverRunsInsideStartOrCancel) {
+TEST_P(RunnerSupervisorTest, CompletionNeverRunsInsideStartOrCancel) {
   boost::asio::io_context io;
   int completions = 0;
   std::shared_ptr<RunnerSupervisor> supervisor = RunnerSupervisor::Start(
@@ -230,7 +251,7 @@ TEST(RunnerSupervisorTest, CompletionNeverRunsInsideStartOrCancel) {
   EXPECT_TRUE(ProcessGroupGone(supervisor->pid()));
 }
 
-TEST(RunnerSupervisorTest, SeveralJobsInParallelEachCompleteOnce) {
+TEST_P(RunnerSupervisorTest, SeveralJobsInParallelEachCompleteOnce) {
   boost::asio::io_context io;
   const std::vector<std::string> behaviors = {"ok", "crash", "exit3", "garbage", "slow_ok"};
   std::vector<int> completions(behaviors.size(), 0);
@@ -252,6 +273,11 @@ TEST(RunnerSupervisorTest, SeveralJobsInParallelEachCompleteOnce) {
   EXPECT_EQ(outcomes[3], v1::CRASHED);
   EXPECT_EQ(outcomes[4], v1::OK);
 }
+
+INSTANTIATE_TEST_SUITE_P(FreshOrForked, RunnerSupervisorTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Zygote" : "FreshRunner";
+                         });
 
 }  // namespace
 }  // namespace paradnn::worker
