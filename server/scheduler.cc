@@ -245,15 +245,7 @@ void Scheduler::OnHandedBack(const std::string& worker_id, const v1::JobResult& 
         } else {
           spdlog::info("job {} now {}", job_id, v1::JobState_Name(*state));
         }
-        std::shared_ptr<WorkerSession> session;
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          WorkerState& worker = workers_[worker_id];
-          worker.results_in_flight.erase(attempt_id);
-          if (ack) ForgetAttemptLocked(attempt_id);
-          session = worker.session;
-        }
-        if (ack && session) session->Send(AckMessage(job_id, attempt_id));
+        Settle(worker_id, job_id, attempt_id, ack);
         OfferPendingJobs();
         NotifyChange();
       });
@@ -280,8 +272,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
   results_.Store(
       job_id, attempt_id, worker_id, platform_id, measurement, clock_->NowUnixMs(),
       [this, worker_id, job_id, attempt_id](absl::StatusOr<db::StoreOutcome> stored) {
-        std::shared_ptr<WorkerSession> session;
-        bool ack = stored.ok() || IsPermanent(stored.status());
+        const bool ack = stored.ok() || IsPermanent(stored.status());
         if (!stored.ok()) {
           spdlog::error("storing result of job {} attempt {} from {}: {}", job_id, attempt_id,
                         worker_id, stored.status().ToString());
@@ -290,14 +281,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
         } else {
           results_stored_.fetch_add(1, std::memory_order_relaxed);
         }
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          WorkerState& worker = workers_[worker_id];
-          worker.results_in_flight.erase(attempt_id);
-          if (ack) ForgetAttemptLocked(attempt_id);
-          session = worker.session;
-        }
-        if (ack && session) session->Send(AckMessage(job_id, attempt_id));
+        Settle(worker_id, job_id, attempt_id, ack);
         {
           std::lock_guard<std::mutex> lock(mu_);
           auto it = workers_.find(worker_id);
@@ -305,6 +289,19 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
         }
         NotifyChange();
       });
+}
+
+void Scheduler::Settle(const std::string& worker_id, int64_t job_id, int64_t attempt_id,
+                       bool ack) {
+  std::shared_ptr<WorkerSession> session;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    WorkerState& worker = workers_[worker_id];
+    worker.results_in_flight.erase(attempt_id);
+    if (ack) ForgetAttemptLocked(attempt_id);
+    session = worker.session;
+  }
+  if (ack && session) session->Send(AckMessage(job_id, attempt_id));
 }
 
 void Scheduler::ForgetAttemptLocked(int64_t attempt_id) {

@@ -131,6 +131,10 @@ class Scheduler {
   // A job the worker stopped unmeasured while shutting down: released to
   // the queue (an attempt like a lost lease), then acknowledged.
   void OnHandedBack(const std::string& worker_id, const v1::JobResult& result);
+  // After the store (or release) of a worker's result message: no longer in
+  // flight; with `ack` (committed, or refused for good) forgotten and
+  // acknowledged to the worker.
+  void Settle(const std::string& worker_id, int64_t job_id, int64_t attempt_id, bool ack);
   // Stores the PREDICTED_OOM result of `lease` (already counted in the
   // worker's open_attempts and results_in_flight) and offers the next job.
   void SkipPredictedOom(const std::string& worker_id, int64_t platform_id, int64_t memory_bytes,
