@@ -17,9 +17,12 @@ def _setup():
         os.environ["PARADNN_JAX_REEXEC"] = "1"
         os.execv(wanted, [wanted, os.path.realpath(__file__)] + sys.argv[1:])
     here = os.path.dirname(os.path.realpath(__file__))
-    # build/bin/ -> build/python/; in the source tree the package sits beside
+    # build/bin/ -> build/python/; installed: PREFIX/bin/ ->
+    # PREFIX/lib/paradnn/python/; in the source tree the package sits beside
     # this file and the generated modules come from PYTHONPATH.
-    for path in (here, os.path.join(os.path.dirname(here), "python")):
+    prefix = os.path.dirname(here)
+    for path in (here, os.path.join(prefix, "python"),
+                 os.path.join(prefix, "lib", "paradnn", "python")):
         if os.path.isdir(path) and path not in sys.path:
             sys.path.insert(0, path)
 
