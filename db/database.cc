@@ -379,6 +379,14 @@ void Database::Write(WriteFn fn, DoneFn done) {
   impl_->cv.notify_one();
 }
 
+void Database::WriteNext(WriteFn fn, DoneFn done) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->queue.push_front({std::move(fn), std::move(done)});
+  }
+  impl_->cv.notify_one();
+}
+
 absl::Status Database::WriteSync(WriteFn fn) {
   if (OnWriterThread()) {
     return absl::FailedPreconditionError(

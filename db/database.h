@@ -64,6 +64,10 @@ class Database {
   // must not COMMIT or ROLLBACK itself (the batch would then fail, Aborted).
   // `done` must not block on the writer (no WriteSync / *Sync writes).
   void Write(WriteFn fn, DoneFn done = nullptr);
+  // Like Write, but queued before every write not yet started: for the next
+  // part of an operation split over several writes (a large sweep's jobs),
+  // which must not wait behind the whole queue again for each part.
+  void WriteNext(WriteFn fn, DoneFn done = nullptr);
   // Queues `fn` and waits for its commit. For tests, start-up and the CLI.
   absl::Status WriteSync(WriteFn fn);
   // Runs `fn` on a read connection, inside one read transaction (a single

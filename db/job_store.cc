@@ -17,22 +17,34 @@ void JobStore::LeaseNext(const std::string& device, const std::string& worker_id
       [device, worker_id, now_unix_ms,
        lease_deadline_unix_ms](sqlite3* db) -> absl::StatusOr<std::optional<Lease>> {
         Lease lease;
+        // The running sweeps, oldest first, then the first pending job of
+        // each in run order (one seek of the jobs_queue index each). A
+        // single query over jobs with the sweep's state in an EXISTS walked
+        // every pending job of a sweep that is not running, such as one
+        // whose jobs are still being inserted, on every lease.
+        std::vector<int64_t> running;
         {
-          // jobs is the outer loop on purpose (EXISTS, not a join): the
-          // jobs_queue index then yields rows already in run order, so the
-          // first match ends the search without a sort.
+          Statement sweeps(db, "SELECT id FROM sweeps WHERE state = ? ORDER BY id");
+          sweeps.Bind(1, static_cast<int>(v1::SWEEP_RUNNING));
+          for (;;) {
+            absl::StatusOr<bool> more = sweeps.Step();
+            if (!more.ok()) return more.status();
+            if (!*more) break;
+            running.push_back(sweeps.ColumnInt(0));
+          }
+        }
+        bool found_job = false;
+        for (int64_t sweep_id : running) {
           Statement next(db,
                          "SELECT j.id, j.sweep_id, j.config, j.settings, j.device, j.params, "
                          "j.model_flops, j.peak_memory_estimate_bytes FROM jobs j "
-                         "WHERE j.state = ?1 AND j.device = ?2 AND EXISTS ("
-                         "  SELECT 1 FROM sweeps s WHERE s.id = j.sweep_id AND s.state = ?3) "
-                         "ORDER BY j.sweep_id, j.ordinal LIMIT 1");
-          next.Bind(1, static_cast<int>(v1::JOB_PENDING))
-              .Bind(2, device)
-              .Bind(3, static_cast<int>(v1::SWEEP_RUNNING));
+                         "WHERE j.state = ?1 AND j.device = ?2 AND j.sweep_id = ?3 "
+                         "ORDER BY j.ordinal LIMIT 1");
+          next.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device).Bind(3, sweep_id);
           absl::StatusOr<bool> found = next.Step();
           if (!found.ok()) return found.status();
-          if (!*found) return std::optional<Lease>();
+          if (!*found) continue;
+          found_job = true;
           lease.job_id = next.ColumnInt(0);
           lease.sweep_id = next.ColumnInt(1);
           if (absl::Status s =
@@ -49,7 +61,9 @@ void JobStore::LeaseNext(const std::string& device, const std::string& worker_id
           lease.params = next.ColumnIsNull(5) ? 0 : next.ColumnInt(5);
           lease.model_flops = next.ColumnIsNull(6) ? 0 : next.ColumnDouble(6);
           lease.peak_memory_estimate_bytes = next.ColumnIsNull(7) ? 0 : next.ColumnDouble(7);
+          break;
         }
+        if (!found_job) return std::optional<Lease>();
         {
           Statement sweep(db, "SELECT run_predicted_oom FROM sweeps WHERE id = ?");
           sweep.Bind(1, lease.sweep_id);

@@ -305,6 +305,40 @@ TEST(DatabaseOpenTest, TheWriterUsesItsPageCacheNotAMap) {
 
 // ---- writer thread ------------------------------------------------------------
 
+// WriteNext goes ahead of every write not yet started.
+TEST(DatabaseWriteTest, WriteNextRunsBeforeQueuedWrites) {
+  TempDbFile file;
+  auto db = Database::Open(file.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  std::vector<int> order;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  // Holds the writer (its batch taken) so that the next writes queue up.
+  std::promise<void> holding;
+  (*db)->Write([released, &holding](sqlite3*) -> absl::Status {
+    holding.set_value();
+    released.wait();
+    return absl::OkStatus();
+  });
+  holding.get_future().wait();
+  std::promise<void> all_done;
+  (*db)->Write([&](sqlite3*) -> absl::Status {
+    order.push_back(1);
+    return absl::OkStatus();
+  });
+  (*db)->Write([&](sqlite3*) -> absl::Status {
+    order.push_back(2);
+    return absl::OkStatus();
+  }, [&](absl::Status) { all_done.set_value(); });
+  (*db)->WriteNext([&](sqlite3*) -> absl::Status {
+    order.push_back(0);
+    return absl::OkStatus();
+  });
+  release.set_value();
+  all_done.get_future().wait();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+}
+
 TEST(DatabaseWriteTest, BatchesQueuedWritesUpToMaxBatch) {
   TempDbFile file;
   DatabaseOptions options;
