@@ -31,11 +31,6 @@ bool Reply(int control_fd, int32_t pid, int32_t error) {
 [[noreturn]] void RunJobProcess(const int fds[kZygoteFds], const ZygoteRequest& request,
                                 pid_t worker, const std::function<int()>& run_job) {
   if (::setpgid(0, 0) != 0) ::_exit(126);
-  // Die with the worker, as a runner it starts itself does. The signal
-  // follows the parent, so it is set once the intermediate has exited and
-  // the worker (a child subreaper) has adopted this process.
-  for (int i = 0; i < 50'000 && ::getppid() != worker; ++i) ::usleep(100);
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != worker) ::_exit(126);
   if (request.address_space_limit_bytes > 0) {
     const rlimit limit{static_cast<rlim_t>(request.address_space_limit_bytes),
                        static_cast<rlim_t>(request.address_space_limit_bytes)};
@@ -45,6 +40,11 @@ bool Reply(int control_fd, int32_t pid, int32_t error) {
     if (::dup2(fds[target], target) < 0) ::_exit(126);
   }
   ::close_range(kZygoteFds, ~0u, 0);
+  // Die with the worker, as a runner it starts itself does. The signal
+  // follows the parent, so it is set once the intermediate has exited and
+  // the worker (a child subreaper) has adopted this process.
+  for (int i = 0; i < 50'000 && ::getppid() != worker; ++i) ::usleep(100);
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != worker) ::_exit(126);
   std::exit(run_job());
 }
 

@@ -34,24 +34,36 @@ const BuilderEntry kBuilders[] = {
     {"transformer", BuildTransformerProblem},
 };
 
-// Enables CPU autocast for its lifetime and drops the cached weight casts on
-// exit, as Python's `torch.autocast` does when the outermost region ends:
-// the cache must not outlive the optimizer step that changes the weights.
-class CpuAutocastRegion {
+// Enables autocast on the model's device (CPU or CUDA) for its lifetime and
+// drops the cached weight casts on exit, as Python's `torch.autocast` does
+// when the outermost region ends: the cache must not outlive the optimizer
+// step that changes the weights.
+class AutocastRegion {
  public:
-  explicit CpuAutocastRegion(at::ScalarType dtype) : previous_(at::autocast::is_cpu_enabled()) {
-    at::autocast::set_autocast_cpu_dtype(dtype);
-    at::autocast::set_cpu_enabled(true);
+  AutocastRegion(bool cuda, at::ScalarType dtype)
+      : cuda_(cuda), previous_(cuda ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled()) {
+    if (cuda_) {
+      at::autocast::set_autocast_gpu_dtype(dtype);
+      at::autocast::set_enabled(true);
+    } else {
+      at::autocast::set_autocast_cpu_dtype(dtype);
+      at::autocast::set_cpu_enabled(true);
+    }
     at::autocast::increment_nesting();
   }
-  ~CpuAutocastRegion() {
+  ~AutocastRegion() {
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(previous_);
+    if (cuda_) {
+      at::autocast::set_enabled(previous_);
+    } else {
+      at::autocast::set_cpu_enabled(previous_);
+    }
   }
-  CpuAutocastRegion(const CpuAutocastRegion&) = delete;
-  CpuAutocastRegion& operator=(const CpuAutocastRegion&) = delete;
+  AutocastRegion(const AutocastRegion&) = delete;
+  AutocastRegion& operator=(const AutocastRegion&) = delete;
 
  private:
+  bool cuda_;
   bool previous_;
 };
 
@@ -154,6 +166,7 @@ Trainer::Trainer(const ModelSpec& spec, uint64_t seed, const BuildContext& conte
   }
   torch::manual_seed(seed);
   autocast_ = spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
+  cuda_ = context.device.is_cuda();
   problem_ = build(spec, context);
   optimizer_ = MakeOptimizer(spec.optimizer, problem_.parameters);
 }
@@ -166,7 +179,7 @@ torch::Tensor Trainer::Step() {
   for (torch::Tensor& p : problem_.parameters) p.mutable_grad().reset();
   torch::Tensor loss;
   if (autocast_) {
-    CpuAutocastRegion region(spec_.precision == Precision::kMixedBf16 ? at::kBFloat16 : at::kHalf);
+    AutocastRegion region(cuda_, spec_.precision == Precision::kMixedBf16 ? at::kBFloat16 : at::kHalf);
     loss = problem_.forward_loss();
   } else {
     loss = problem_.forward_loss();

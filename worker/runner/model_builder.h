@@ -93,6 +93,7 @@ class Trainer {
   TrainingProblem problem_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   bool autocast_ = false;
+  bool cuda_ = false;  // the problem lives on a CUDA device
 };
 
 }  // namespace paradnn::runner

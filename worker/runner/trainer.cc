@@ -3,8 +3,12 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 #include <sys/resource.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 #include <torch/version.h>
+#ifdef PARADNN_WITH_C10_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/run_settings.h"
@@ -149,14 +156,64 @@ void FillCountsFromBuiltModel(const ModelSpec& spec, const std::vector<torch::Te
                                 params, state_bytes));
 }
 
+// The torch device of a job's device string: "cpu" (or empty), "cuda"
+// (device 0) or "cuda:N". InvalidArgument, naming the device, where this
+// LibTorch cannot run (the UNSUPPORTED outcome).
+absl::StatusOr<torch::Device> JobDevice(const std::string& name) {
+  if (name.empty() || name == "cpu") return torch::Device(torch::kCPU);
+  int index = 0;
+  const bool cuda = name == "cuda" || (absl::StartsWith(name, "cuda:") &&
+                                       absl::SimpleAtoi(name.substr(5), &index) && index >= 0);
+  if (!cuda) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device '", name, "': this runner measures on cpu, cuda or cuda:N"));
+  }
+  if (!torch::cuda::is_available()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device '", name, "': this runner's LibTorch ", TORCH_VERSION,
+        " has no CUDA (a CPU build, or no GPU visible); build paradnn-runner against a CUDA "
+        "LibTorch (docs/backends.md)"));
+  }
+  const auto count = static_cast<int>(torch::cuda::device_count());
+  if (index >= count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device '", name, "': only ", count, " CUDA device(s) visible"));
+  }
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+// Waits for the device's queued work: a step's time is the time to finish it.
+void SynchronizeDevice(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+#ifdef PARADNN_WITH_C10_CUDA
+// The caching allocator's statistics start over for each job.
+void ResetDevicePeak(const torch::Device& device) {
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+}
+int64_t DevicePeakBytes(const torch::Device& device) {
+  if (!device.is_cuda()) return 0;
+  const c10::cuda::CUDACachingAllocator::DeviceStats stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+  return stats.allocated_bytes[static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)]
+      .peak;
+}
+#else
+void ResetDevicePeak(const torch::Device&) {}
+int64_t DevicePeakBytes(const torch::Device&) { return 0; }
+#endif
+
 // Warm-up and timed steps; fills the timing fields of `m`. Throws what the
 // model throws.
 void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool stream,
-                  const std::string* torchscript_content, JobObserver* observer,
-                  v1::Measurement* m) {
+                  const std::string* torchscript_content, const torch::Device& device,
+                  JobObserver* observer, v1::Measurement* m) {
   const auto build_start = SteadyClock::now();
   BuildContext context = ContextForPrecision(spec.precision);
   context.torchscript_content = torchscript_content;
+  context.device = device;
+  ResetDevicePeak(device);
   auto trainer = std::make_unique<Trainer>(spec, settings.seed(), context);
   m->set_build_seconds(SecondsSince(build_start));
   if (m->counts().params() == 0) FillCountsFromBuiltModel(spec, trainer->parameters(), m, observer);
@@ -170,6 +227,7 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   for (bool done = false; !done;) {
     const auto t0 = SteadyClock::now();
     torch::Tensor loss = trainer->Step();
+    SynchronizeDevice(device);
     const double loss_value = loss.item<double>();
     const double seconds = SecondsSince(t0);
     if (step == 0) m->set_first_loss(loss_value);
@@ -199,7 +257,9 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
     const auto t0 = SteadyClock::now();
     torch::Tensor loss;
     for (int i = 0; i < block; ++i) loss = trainer->Step();
-    // Reading the loss waits for the device: it belongs inside the timing.
+    // Waiting for the device (and reading the loss, which waits too)
+    // belongs inside the timing.
+    SynchronizeDevice(device);
     const double loss_value = loss.item<double>();
     const double seconds = SecondsSince(t0) / block;
     seconds_per_step.push_back(seconds);
@@ -209,6 +269,7 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
     done = rule.Add(seconds);
   }
   m->set_timed_seconds(SecondsSince(timed_start));
+  m->set_peak_device_memory_bytes(DevicePeakBytes(device));
 
   if (settings.profile()) {
     const int steps = settings.profile_steps() > 0 ? settings.profile_steps() : kDefaultProfileSteps;
@@ -273,14 +334,13 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
     return Fail(m, v1::ERROR, absl::StrCat("setting thread counts: ", FirstErrorLine(e.what())));
   }
 
-  if (!job.device().empty() && job.device() != "cpu") {
-    return Fail(
-        m, v1::UNSUPPORTED,
-        absl::StrCat("device '", job.device(), "': this runner measures on cpu only (LibTorch ",
-                     TORCH_VERSION, " built without an accelerator backend)"));
-  }
+  if (!job.device().empty()) m.set_device(job.device());
+  absl::StatusOr<torch::Device> device = JobDevice(job.device());
+  if (!device.ok()) return Fail(m, v1::UNSUPPORTED, std::string(device.status().message()));
   const int64_t host_memory = HostMemoryBytes();
-  if (host_memory > 0 &&
+  // A CUDA job's memory is the device's (the coordinator checks it against
+  // the worker's platform); the host check is for CPU jobs.
+  if (device->is_cpu() && host_memory > 0 &&
       m.counts().peak_memory_estimate_bytes() > static_cast<double>(host_memory)) {
     return Fail(m, v1::PREDICTED_OOM,
                 absl::StrFormat("memory estimate %.2f GiB exceeds host memory %.2f GiB",
@@ -290,13 +350,14 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
 
   // The host-speed probe, comparable only with a calibration that used the
   // same number of threads.
-  const bool probe = job.reference_probe_flops_per_sec() > 0 &&
+  const bool probe = device->is_cpu() && job.reference_probe_flops_per_sec() > 0 &&
                      job.reference_probe_threads() == m.intra_op_threads();
   SuspectFacts probe_facts;
   if (probe) probe_facts.probe_ratio_before = ProbeHostMatmulFlops() / job.reference_probe_flops_per_sec();
   const std::optional<double> load_at_start = HostLoadAverage1();
   try {
-    TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), observer, &m);
+    TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), *device,
+                 observer, &m);
   } catch (const c10::Error& e) {
     const std::string message = e.what_without_backtrace();
     const v1::Outcome outcome = ClassifyModelError(message);

@@ -1,6 +1,7 @@
 #include "worker/runner/trainer.h"
 
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 
 #include <string>
 #include <vector>
@@ -207,12 +208,24 @@ TEST(TrainerTest, InvalidJobsAreErrors) {
   EXPECT_TRUE(absl::StrContains(m.error(), "run.ci")) << m.error();
 }
 
-TEST(TrainerTest, OtherDevicesAreUnsupported) {
+TEST(TrainerTest, DevicesThisLibTorchCannotUseAreUnsupported) {
   v1::RunnerJob job = TinyJob();
-  job.set_device("cuda");
-  const v1::Measurement m = RunJob(job, nullptr);
+  job.set_device("tpu");
+  v1::Measurement m = RunJob(job, nullptr);
   EXPECT_EQ(m.outcome(), v1::UNSUPPORTED);
-  EXPECT_TRUE(absl::StrContains(m.error(), "cuda")) << m.error();
+  EXPECT_TRUE(absl::StrContains(m.error(), "device 'tpu': this runner measures on cpu, cuda"))
+      << m.error();
+  EXPECT_EQ(m.device(), "tpu");
+  if (torch::cuda::is_available()) GTEST_SKIP() << "this LibTorch has CUDA";
+  // Debian's LibTorch is a CPU build: a CUDA job says so and how to fix it.
+  for (const char* device : {"cuda", "cuda:1"}) {
+    job.set_device(device);
+    m = RunJob(job, nullptr);
+    EXPECT_EQ(m.outcome(), v1::UNSUPPORTED) << device;
+    EXPECT_TRUE(absl::StrContains(m.error(), "has no CUDA")) << m.error();
+    EXPECT_TRUE(absl::StrContains(m.error(), "docs/backends.md")) << m.error();
+    EXPECT_EQ(m.device(), device);
+  }
 }
 
 TEST(TrainerTest, ModelsBeyondHostMemoryArePredictedOom) {
