@@ -105,7 +105,7 @@ std::string CoordinatorMetrics::Render() {
     auto it = live.find(id);
     const std::string state = it != live.end() ? it->second.state : "disconnected";
     std::map<std::string, int>& states = by_kind[kind];
-    for (const char* s : {"idle", "busy", "silent", "disconnected"}) states.emplace(s, 0);
+    for (const char* s : {"idle", "busy", "draining", "silent", "disconnected"}) states.emplace(s, 0);
     ++states[state];
   }
   db_out.Family("paradnn_workers", "gauge", "Workers by state and device kind");

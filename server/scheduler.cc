@@ -98,6 +98,7 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
     worker.leasing = false;
     worker.first_heartbeat_seen = false;
     worker.silent = false;
+    worker.draining = false;
     worker.inherited_attempts.clear();
     for (int64_t attempt : *open) {
       if (worker.open_attempts.insert(attempt).second) attempt_owner_[attempt] = worker_id;
@@ -180,6 +181,10 @@ void Scheduler::OnHeartbeat(const std::string& worker_id, WorkerState& worker,
   const int64_t now = clock_->NowUnixMs();
   workers_store_.Seen(worker_id, now);
   if (!worker.open_attempts.empty()) jobs_.ExtendLeases(worker_id, now + options_.lease_timeout_ms);
+  if (heartbeat.draining() && !worker.draining) {
+    worker.draining = true;
+    spdlog::info("worker {} is shutting down; no more jobs for it", worker_id);
+  }
   if (worker.first_heartbeat_seen) return;
   worker.first_heartbeat_seen = true;
   // Attempts held before this stream that the worker neither runs nor has a
@@ -230,7 +235,9 @@ void Scheduler::OnHandedBack(const std::string& worker_id, const v1::JobResult& 
   const int64_t attempt_id = result.attempt_id();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    workers_[worker_id].results_in_flight.insert(attempt_id);
+    WorkerState& worker = workers_[worker_id];
+    worker.results_in_flight.insert(attempt_id);
+    worker.draining = true;  // only a worker shutting down hands jobs back
   }
   const std::string reason = absl::StrCat("handed back: ", result.measurement().error());
   spdlog::info("worker {} handed job {} (attempt {}) back: {}", worker_id, job_id, attempt_id,
@@ -340,6 +347,7 @@ void Scheduler::OfferPendingJobs() {
 
 void Scheduler::TryAssignLocked(const std::string& worker_id, WorkerState& worker) {
   if (!assigning_ || !worker.session || !worker.ready || worker.leasing || worker.silent ||
+      worker.draining ||
       !worker.open_attempts.empty() || !worker.results_in_flight.empty()) {
     return;
   }
@@ -556,6 +564,8 @@ std::map<std::string, LiveWorker> Scheduler::Snapshot() const {
     } else if (!worker.open_attempts.empty()) {
       live.state = "busy";
       if (!worker.attempt_job.empty()) live.current_job_id = worker.attempt_job.begin()->second;
+    } else if (worker.draining) {
+      live.state = "draining";
     } else {
       live.state = "idle";
     }

@@ -47,7 +47,9 @@ struct SchedulerOptions {
 
 // A worker as the scheduler sees it right now (for ListWorkers).
 struct LiveWorker {
-  std::string state;  // "idle", "busy", "silent" (connected, not answering), "disconnected"
+  // "idle", "busy", "draining" (shutting down, idle), "silent" (connected,
+  // not answering), "disconnected"
+  std::string state;
   int64_t current_job_id = 0;
 };
 
@@ -118,6 +120,9 @@ class Scheduler {
     // stopped host, a cut network) with its stream still open. It gets no
     // job until it sends something again.
     bool silent = false;
+    // The worker said it is shutting down (Heartbeat.draining, or a job
+    // handed back): no new job on this stream.
+    bool draining = false;
     std::set<int64_t> open_attempts;       // leased to this worker, no result yet
     std::set<int64_t> inherited_attempts;  // open when this stream said hello
     std::set<int64_t> results_in_flight;   // results being committed

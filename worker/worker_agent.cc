@@ -225,9 +225,7 @@ void WorkerAgent::OnHelloAck(const v1::HelloAck& ack) {
 
 void WorkerAgent::OnAssignment(v1::JobAssignment assignment) {
   if (state_ != State::kRunning) {
-    // The coordinator returns it to pending when this stream closes.
-    spdlog::warn("ignoring assignment of job {} attempt {}: the worker is shutting down",
-                 assignment.job_id(), assignment.attempt_id());
+    HandBack(assignment, "the worker is shutting down; the job did not start");
     return;
   }
   if (running_.has_value()) {
@@ -372,6 +370,25 @@ void WorkerAgent::SendHeartbeat() {
     heartbeat->set_running_job_id(running_->job_id());
     heartbeat->set_running_attempt_id(running_->attempt_id());
   }
+  heartbeat->set_draining(state_ != State::kIdle && state_ != State::kRunning);
+  SendIfConnected(std::move(message));
+}
+
+void WorkerAgent::HandBack(const v1::JobAssignment& assignment, const std::string& reason) {
+  spdlog::warn("handing job {} attempt {} back: {}", assignment.job_id(),
+               assignment.attempt_id(), reason);
+  v1::JobResult result;
+  result.set_job_id(assignment.job_id());
+  result.set_attempt_id(assignment.attempt_id());
+  result.set_handed_back(true);
+  v1::Measurement* measurement = result.mutable_measurement();
+  measurement->set_outcome(v1::CANCELLED);
+  measurement->set_error(reason);
+  *measurement->mutable_config() = assignment.job().config();
+  measurement->set_device(options_.device);
+  unacked_.Add(result);
+  v1::WorkerMessage message;
+  *message.mutable_result() = std::move(result);
   SendIfConnected(std::move(message));
 }
 
@@ -396,9 +413,9 @@ void WorkerAgent::Shutdown() {
       return;
   }
   state_ = State::kDraining;
+  SendHeartbeat();  // tells the coordinator to assign nothing more
   for (const v1::JobAssignment& assignment : queued_) {
-    spdlog::warn("dropping queued job {} attempt {}; the coordinator re-queues it",
-                 assignment.job_id(), assignment.attempt_id());
+    HandBack(assignment, "the worker is shutting down; the job did not start");
   }
   queued_.clear();
   if (!running_.has_value()) {

@@ -123,6 +123,9 @@ class WorkerAgent {
   void OnStep(int64_t job_id, int64_t attempt_id, const v1::StepMetric& step);
   void OnJobComplete(int64_t job_id, int64_t attempt_id, v1::Measurement measurement);
   void ScheduleHeartbeat();
+  // Returns an assignment unstarted (shutting down): a handed_back result
+  // the coordinator answers by re-queueing the job.
+  void HandBack(const v1::JobAssignment& assignment, const std::string& reason);
   void SendHeartbeat();
   // Sends on the current stream (hello may go before the handshake).
   void Send(v1::WorkerMessage message);

@@ -254,6 +254,30 @@ TEST_F(SchedulerTest, HandedBackJobGoesBackToTheQueueAndIsAcked) {
   EXPECT_EQ(Status(sweep).ok_results() + Status(sweep).cancelled_jobs(), 0);
 }
 
+TEST_F(SchedulerTest, DrainingWorkerFinishesItsJobButGetsNoOther) {
+  const int64_t sweep = CreateSweep(2);
+  FakeStream leaving(1);
+  ASSERT_TRUE(scheduler_->OnHello(leaving.session(), Hello("w1")).ok());
+  auto assignments = leaving.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(assignments.size(), 1u);
+  const int64_t job = assignments[0].assignment().job_id();
+  const int64_t attempt = assignments[0].assignment().attempt_id();
+  v1::WorkerMessage draining = Heartbeat(attempt);
+  draining.mutable_heartbeat()->set_draining(true);
+  scheduler_->OnWorkerMessage(leaving.session(), "w1", draining);
+  scheduler_->OnWorkerMessage(leaving.session(), "w1", Result(job, attempt));
+  ASSERT_EQ(leaving.WaitFor(v1::CoordinatorMessage::kAck, 1).size(), 1u);
+  scheduler_->OfferPendingJobs();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(leaving.Sent(v1::CoordinatorMessage::kAssignment).size(), 1u)
+      << "a worker shutting down was offered another job";
+  EXPECT_EQ(scheduler_->Snapshot().at("w1").state, "draining");
+  EXPECT_EQ(Status(sweep).pending_jobs(), 1);
+  FakeStream staying(2);
+  ASSERT_TRUE(scheduler_->OnHello(staying.session(), Hello("w2")).ok());
+  EXPECT_EQ(staying.WaitFor(v1::CoordinatorMessage::kAssignment, 1).size(), 1u);
+}
+
 TEST_F(SchedulerTest, JobFailsAfterMaxAttemptsOfLostWorkers) {
   const int64_t sweep = CreateSweep(1);
   for (int attempt = 0; attempt < 2; ++attempt) {

@@ -234,6 +234,16 @@ TEST(WorkerAgentTest, ShutdownDrainsThenKillsTheRunningJobAndFlushesItsResult) {
   ASSERT_GE(gateway.service->WaitFor(IsStarted(41)), 0);
 
   agent.Shutdown();
+  // At once: a heartbeat saying it is draining, so nothing more is assigned;
+  // an assignment arriving anyway goes straight back.
+  EXPECT_GE(gateway.service->WaitFor([](const v1::WorkerMessage& m) {
+    return m.has_heartbeat() && m.heartbeat().draining() && m.heartbeat().running_job_id() == 41;
+  }), 0);
+  ASSERT_TRUE(gateway.service->Send(Assignment(42, 2, "ok")));
+  const int late_at = gateway.service->WaitFor(IsResult(42));
+  ASSERT_GE(late_at, 0);
+  EXPECT_TRUE(gateway.service->received()[late_at].result().handed_back());
+  ASSERT_TRUE(gateway.service->Send(Ack(42, 2)));
   const int result_at = gateway.service->WaitFor(IsResult(41));
   ASSERT_GE(result_at, 0);
   const v1::JobResult result = gateway.service->received()[result_at].result();
