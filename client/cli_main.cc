@@ -216,21 +216,7 @@ int Run(int argc, char** argv) {
       "--coordinator", flags.coordinator,
       absl::StrCat("Coordinator address: HOST:PORT, [V6]:PORT or unix:PATH (default: $",
                    common::kCoordinatorEnv, ", else ", common::kDefaultCoordinatorAddress, ")"));
-  app.add_option("--token-file", flags.security.token_file,
-                 absl::StrCat("File holding a client token (one line; not readable by every "
-                              "user) sent with every request (default: $",
-                              common::kTokenEnv, ")"))
-      ->check(CLI::ExistingFile);
-  app.add_option("--tls-ca", flags.security.tls_ca,
-                 "Connect with TLS, trusting this CA (PEM) for the coordinator's certificate")
-      ->check(CLI::ExistingFile);
-  app.add_option("--tls-cert", flags.security.tls_cert,
-                 "Client certificate (PEM) for a coordinator that requires one; needs --tls-key "
-                 "and --tls-ca")
-      ->check(CLI::ExistingFile);
-  app.add_option("--tls-key", flags.security.tls_key,
-                 "The client certificate's private key (PEM, not readable by every user)")
-      ->check(CLI::ExistingFile);
+  common::AddClientSecurityOptions(&app, &flags.security, "client");
   app.add_option("--log-level", flags.log_level, common::kLogLevels)->capture_default_str();
   app.add_option("--log-format", flags.log_format, common::kLogFormats)->capture_default_str();
   app.add_option("--timeout", flags.timeout_seconds, "Deadline of each request, seconds")

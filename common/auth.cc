@@ -1,5 +1,7 @@
 #include "common/auth.h"
 
+#include <CLI/CLI.hpp>
+
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
@@ -215,6 +217,24 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> LoadServerCredentials(
         GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(options);
+}
+
+void AddClientSecurityOptions(CLI::App* app, ClientSecurityFlags* flags, const std::string& who) {
+  app->add_option("--token-file", flags->token_file,
+                  absl::StrCat("File holding this ", who, "'s token (one line; not readable by "
+                               "every user), sent as 'authorization: Bearer' with every call "
+                               "(default: $", kTokenEnv, ")"))
+      ->check(CLI::ExistingFile);
+  app->add_option("--tls-ca", flags->tls_ca,
+                  "Connect with TLS, trusting this CA (PEM) for the coordinator's certificate")
+      ->check(CLI::ExistingFile);
+  app->add_option("--tls-cert", flags->tls_cert,
+                  absl::StrCat("This ", who, "'s certificate (PEM), for a coordinator with "
+                               "--tls-client-ca; needs --tls-key and --tls-ca"))
+      ->check(CLI::ExistingFile);
+  app->add_option("--tls-key", flags->tls_key,
+                  "The certificate's private key (PEM, not readable by every user)")
+      ->check(CLI::ExistingFile);
 }
 
 }  // namespace paradnn::common

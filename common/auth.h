@@ -17,6 +17,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace paradnn::common {
 
 // The token a worker or the CLI sends when no --token-file is given.
@@ -45,6 +49,10 @@ struct ClientSecurityFlags {
   std::string tls_cert;    // --tls-cert/--tls-key: this client's certificate (TLS only)
   std::string tls_key;
 };
+
+// Declares --token-file, --tls-ca, --tls-cert and --tls-key on `app` into
+// `flags`; `who` ("client", "worker") names the caller in the help texts.
+void AddClientSecurityOptions(CLI::App* app, ClientSecurityFlags* flags, const std::string& who);
 
 // What a client sends and trusts. Default: plaintext, no token.
 struct ClientSecurity {

@@ -140,20 +140,7 @@ int main(int argc, char** argv) {
   app.add_option("--datasheet-peak", flags.datasheet_peaks,
                  "DTYPE=FLOPS: the vendor's peak matmul FLOP/s of a dtype (float32, bfloat16, "
                  "float16, tf32), stored beside the calibrated roof; repeatable");
-  app.add_option("--token-file", flags.security.token_file,
-                 "File holding this worker's token (one line; not readable by every user), sent "
-                 "as 'authorization: Bearer' on the stream; else $PARADNN_TOKEN")
-      ->check(CLI::ExistingFile);
-  app.add_option("--tls-ca", flags.security.tls_ca,
-                 "Connect with TLS, trusting this CA (PEM) for the coordinator's certificate")
-      ->check(CLI::ExistingFile);
-  app.add_option("--tls-cert", flags.security.tls_cert,
-                 "This worker's client certificate (PEM), for a coordinator with --tls-client-ca; "
-                 "needs --tls-key and --tls-ca")
-      ->check(CLI::ExistingFile);
-  app.add_option("--tls-key", flags.security.tls_key,
-                 "The client certificate's private key (PEM, not readable by every user)")
-      ->check(CLI::ExistingFile);
+  paradnn::common::AddClientSecurityOptions(&app, &flags.security, "worker");
   app.set_version_flag("--version", paradnn::common::kVersion);
   paradnn::common::AddConfigSources(&app);
   CLI11_PARSE(app, argc, argv);

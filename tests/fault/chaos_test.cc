@@ -43,6 +43,21 @@ std::string WriteSweep(const TempDir& dir, int jobs, const std::string& run = "{
   return path;
 }
 
+// Submits WriteSweep(dir, jobs, run) through the CLI; its id in `sweep_id`.
+void Submit(Cluster& cluster, const TempDir& dir, int jobs, const std::string& run = "{}",
+            std::string* sweep_id = nullptr) {
+  CommandResult submit = cluster.Cli({"submit", WriteSweep(dir, jobs, run), "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  if (sweep_id != nullptr) *sweep_id = submit.out.substr(0, submit.out.find('\n'));
+}
+
+// Waits until the first job is leased (its attempt recorded).
+bool FirstJobLeased(Cluster& cluster) {
+  return WaitFor([&] {
+    return QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts") >= 1;
+  }, seconds(60));
+}
+
 int64_t ResultCount(const Cluster& cluster) {
   return QueryInt(cluster.db_path(), "SELECT count(*) FROM results");
 }
@@ -127,8 +142,7 @@ TEST_F(ChaosTest, WorkersKilledAndRestartedAtRandomStoreEveryJobOnce) {
   // repeatedly must still finish, not fail, for this test's count.
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator({"--max-attempts", "100"}));
   for (size_t slot = 0; slot < 4; ++slot) StartWorker(cluster, slot);
-  CommandResult submit = cluster.Cli({"submit", WriteSweep(dir, kJobs), "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, kJobs));
 
   const auto give_up = std::chrono::steady_clock::now() + seconds(400);
   while (ResultCount(cluster) < kJobs && std::chrono::steady_clock::now() < give_up) {
@@ -160,8 +174,7 @@ TEST_F(ChaosTest, CoordinatorKilledThreeTimesDuringWorkerChaosLosesNothing) {
   const std::vector<std::string> flags = {"--max-attempts", "100"};
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(flags));
   for (size_t slot = 0; slot < 4; ++slot) StartWorker(cluster, slot);
-  CommandResult submit = cluster.Cli({"submit", WriteSweep(dir, kJobs), "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, kJobs));
 
   std::vector<int64_t> coordinator_kill_at = {50, 100, 150};
   const auto give_up = std::chrono::steady_clock::now() + seconds(400);
@@ -211,11 +224,8 @@ TEST_F(ChaosTest, SilentWorkerLosesItsLeaseAndItsLateResultIsNotStoredTwice) {
   Cluster cluster(dir);
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());  // leases time out after 5 s
   StartWorker(cluster, 0);
-  CommandResult submit = cluster.Cli({"submit", WriteSweep(dir, 4), "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  ASSERT_TRUE(WaitFor([&] {
-    return QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts") >= 1;
-  }, seconds(60))) << cluster.Logs();
+  ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, 4));
+  ASSERT_TRUE(FirstJobLeased(cluster)) << cluster.Logs();
   cluster.SignalWorker(live_[0], SIGSTOP);
   StartWorker(cluster, 1);
   ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= 4; }, seconds(120))) << cluster.Logs();
@@ -243,9 +253,7 @@ TEST_F(ChaosTest, RunnersThatCrashHangOrAreKilledAreResultsAndTheWorkerStaysUp) 
   Cluster cluster(dir);
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
   StartWorker(cluster, 0);
-  CommandResult submit =
-      cluster.Cli({"submit", WriteSweep(dir, 8, "{max_seconds: 1, timeout_seconds: 3}"), "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, 8, "{max_seconds: 1, timeout_seconds: 3}"));
   ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= 8; }, seconds(120))) << cluster.Logs();
 
   constexpr int kOk = 1, kTimeout = 4, kCrashed = 7;
@@ -278,11 +286,8 @@ TEST_F(ChaosTest, SigtermStopsAssigningAndWaitsForTheJobInFlight) {
   const std::vector<std::string> flags = {"--shutdown-grace-seconds", "30"};
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(flags));
   StartWorker(cluster, 0);
-  CommandResult submit = cluster.Cli({"submit", WriteSweep(dir, 3), "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  ASSERT_TRUE(WaitFor([&] {
-    return QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts") >= 1;
-  }, seconds(60))) << cluster.Logs();
+  ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, 3));
+  ASSERT_TRUE(FirstJobLeased(cluster)) << cluster.Logs();
   ASSERT_EQ(ResultCount(cluster), 0) << "the first job should still be running";
 
   auto channel = grpc::CreateChannel(cluster.address(), grpc::InsecureChannelCredentials());
@@ -315,11 +320,8 @@ TEST_F(ChaosTest, WorkerStoppedMidJobHandsItBackForAnotherWorker) {
   Cluster cluster(dir);
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
   cluster.StartWorker("leaving", {"--runner", PARADNN_FAKE_RUNNER, "--drain-seconds", "0.5"});
-  CommandResult submit = cluster.Cli({"submit", WriteSweep(dir, 2), "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  ASSERT_TRUE(WaitFor([&] {
-    return QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts") >= 1;
-  }, seconds(60))) << cluster.Logs();
+  ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, 2));
+  ASSERT_TRUE(FirstJobLeased(cluster)) << cluster.Logs();
   cluster.SignalWorker(0, SIGTERM);
   ASSERT_TRUE(WaitFor([&] {
     return QueryInt(cluster.db_path(),
@@ -343,10 +345,9 @@ TEST_F(ChaosTest, CancelStopsPendingJobsAndTheRunningOne) {
   Cluster cluster(dir);
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
   StartWorker(cluster, 0);
-  CommandResult submit =
-      cluster.Cli({"submit", WriteSweep(dir, 5, "{max_seconds: 1, timeout_seconds: 600}"), "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  const std::string sweep_id = submit.out.substr(0, submit.out.find('\n'));
+  std::string sweep_id;
+  ASSERT_NO_FATAL_FAILURE(
+      Submit(cluster, dir, 5, "{max_seconds: 1, timeout_seconds: 600}", &sweep_id));
   ASSERT_TRUE(WaitFor([&] {
     return QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE state = 2") == 1;
   }, seconds(60))) << cluster.Logs();

@@ -114,6 +114,15 @@ class SchedulerTest : public ::testing::Test {
     return *db::SweepStore(database_.get()).Get(sweep_id, clock_.NowUnixMs());
   }
 
+  // Says hello as `worker_id` on `stream` and waits for its first job.
+  void HelloAndFirstAssignment(FakeStream& stream, const std::string& worker_id,
+                               v1::JobAssignment* assignment) {
+    ASSERT_TRUE(scheduler_->OnHello(stream.session(), Hello(worker_id)).ok());
+    auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+    ASSERT_EQ(assignments.size(), 1u);
+    *assignment = assignments[0].assignment();
+  }
+
   // Waits for a condition on the database with a deadline.
   bool Eventually(const std::function<bool()>& condition) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -212,8 +221,8 @@ TEST_F(SchedulerTest, LostWorkerKeepsLeaseUntilDeadlineThenJobMovesOn) {
 TEST_F(SchedulerTest, ConnectedButSilentWorkerGetsNoJobUntilItAnswers) {
   const int64_t sweep = CreateSweep(2);
   FakeStream silent(1);
-  ASSERT_TRUE(scheduler_->OnHello(silent.session(), Hello("w1")).ok());
-  ASSERT_EQ(silent.WaitFor(v1::CoordinatorMessage::kAssignment, 1).size(), 1u);
+  v1::JobAssignment first;
+  ASSERT_NO_FATAL_FAILURE(HelloAndFirstAssignment(silent, "w1", &first));
   clock_.Advance(1500);
   scheduler_->ExpireLeases();
   ASSERT_TRUE(Eventually([&] { return Status(sweep).pending_jobs() == 2; }));
@@ -236,11 +245,10 @@ TEST_F(SchedulerTest, ConnectedButSilentWorkerGetsNoJobUntilItAnswers) {
 TEST_F(SchedulerTest, HandedBackJobGoesBackToTheQueueAndIsAcked) {
   const int64_t sweep = CreateSweep(1);
   FakeStream leaving(1);
-  ASSERT_TRUE(scheduler_->OnHello(leaving.session(), Hello("w1")).ok());
-  auto assignments = leaving.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
-  ASSERT_EQ(assignments.size(), 1u);
-  const int64_t job = assignments[0].assignment().job_id();
-  const int64_t attempt = assignments[0].assignment().attempt_id();
+  v1::JobAssignment first;
+  ASSERT_NO_FATAL_FAILURE(HelloAndFirstAssignment(leaving, "w1", &first));
+  const int64_t job = first.job_id();
+  const int64_t attempt = first.attempt_id();
   scheduler_->StopAssigning();  // as if w1 were the only one and shutting down
   v1::WorkerMessage handed_back = Result(job, attempt);
   handed_back.mutable_result()->set_handed_back(true);
@@ -257,11 +265,10 @@ TEST_F(SchedulerTest, HandedBackJobGoesBackToTheQueueAndIsAcked) {
 TEST_F(SchedulerTest, DrainingWorkerFinishesItsJobButGetsNoOther) {
   const int64_t sweep = CreateSweep(2);
   FakeStream leaving(1);
-  ASSERT_TRUE(scheduler_->OnHello(leaving.session(), Hello("w1")).ok());
-  auto assignments = leaving.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
-  ASSERT_EQ(assignments.size(), 1u);
-  const int64_t job = assignments[0].assignment().job_id();
-  const int64_t attempt = assignments[0].assignment().attempt_id();
+  v1::JobAssignment first;
+  ASSERT_NO_FATAL_FAILURE(HelloAndFirstAssignment(leaving, "w1", &first));
+  const int64_t job = first.job_id();
+  const int64_t attempt = first.attempt_id();
   v1::WorkerMessage draining = Heartbeat(attempt);
   draining.mutable_heartbeat()->set_draining(true);
   scheduler_->OnWorkerMessage(leaving.session(), "w1", draining);
