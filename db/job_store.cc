@@ -9,6 +9,84 @@
 #include "db/stores_internal.h"
 
 namespace paradnn::db {
+namespace internal {
+
+absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const std::string& device,
+                                                            const std::string& worker_id,
+                                                            int64_t now_unix_ms,
+                                                            int64_t lease_deadline_unix_ms) {
+  Lease lease;
+  // The running sweeps, oldest first, then the first pending job of each in
+  // run order (one seek of the jobs_queue index each). A single query over
+  // jobs with the sweep's state in an EXISTS walked every pending job of a
+  // sweep that is not running, such as one whose jobs are still being
+  // inserted, on every lease.
+  std::vector<int64_t> running;
+  {
+    Statement sweeps(db, "SELECT id FROM sweeps WHERE state = ? ORDER BY id");
+    sweeps.Bind(1, static_cast<int>(v1::SWEEP_RUNNING));
+    for (;;) {
+      absl::StatusOr<bool> more = sweeps.Step();
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      running.push_back(sweeps.ColumnInt(0));
+    }
+  }
+  bool found_job = false;
+  for (int64_t sweep_id : running) {
+    Statement next(db,
+                   "SELECT j.id, j.sweep_id, j.config, j.settings, j.device, j.params, "
+                   "j.model_flops, j.peak_memory_estimate_bytes FROM jobs j "
+                   "WHERE j.state = ?1 AND j.device = ?2 AND j.sweep_id = ?3 "
+                   "ORDER BY j.ordinal LIMIT 1");
+    next.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device).Bind(3, sweep_id);
+    absl::StatusOr<bool> found = next.Step();
+    if (!found.ok()) return found.status();
+    if (!*found) continue;
+    found_job = true;
+    lease.job_id = next.ColumnInt(0);
+    lease.sweep_id = next.ColumnInt(1);
+    if (absl::Status s = ParseBlob(next.ColumnBlob(2), &lease.config, "jobs", lease.job_id);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = ParseBlob(next.ColumnBlob(3), &lease.settings, "jobs", lease.job_id);
+        !s.ok()) {
+      return s;
+    }
+    lease.device = next.ColumnText(4);
+    lease.params = next.ColumnIsNull(5) ? 0 : next.ColumnInt(5);
+    lease.model_flops = next.ColumnIsNull(6) ? 0 : next.ColumnDouble(6);
+    lease.peak_memory_estimate_bytes = next.ColumnIsNull(7) ? 0 : next.ColumnDouble(7);
+    break;
+  }
+  if (!found_job) return std::optional<Lease>();
+  {
+    Statement sweep(db, "SELECT run_predicted_oom FROM sweeps WHERE id = ?");
+    sweep.Bind(1, lease.sweep_id);
+    absl::StatusOr<bool> found = sweep.Step();
+    if (!found.ok()) return found.status();
+    lease.run_predicted_oom = *found && sweep.ColumnInt(0) != 0;
+  }
+  {
+    Statement attempt(db,
+                      "INSERT INTO attempts (job_id, worker_id, started_unix_ms, "
+                      "lease_deadline_unix_ms) VALUES (?, ?, ?, ?)");
+    attempt.Bind(1, lease.job_id).Bind(2, worker_id).Bind(3, now_unix_ms);
+    attempt.Bind(4, lease_deadline_unix_ms);
+    if (absl::Status s = attempt.Run(); !s.ok()) return s;
+  }
+  lease.attempt_id = sqlite3_last_insert_rowid(db);
+  Statement job(db,
+                "UPDATE jobs SET state = ?, attempts = attempts + 1, updated_unix_ms = ? "
+                "WHERE id = ?");
+  job.Bind(1, static_cast<int>(v1::JOB_LEASED)).Bind(2, now_unix_ms).Bind(3, lease.job_id);
+  if (absl::Status s = job.Run(); !s.ok()) return s;
+  return std::optional<Lease>(std::move(lease));
+}
+
+}  // namespace internal
+
 void JobStore::LeaseNext(const std::string& device, const std::string& worker_id,
                          int64_t now_unix_ms, int64_t lease_deadline_unix_ms,
                          Callback<std::optional<Lease>> done) {
@@ -16,78 +94,8 @@ void JobStore::LeaseNext(const std::string& device, const std::string& worker_id
       db_,
       [device, worker_id, now_unix_ms,
        lease_deadline_unix_ms](sqlite3* db) -> absl::StatusOr<std::optional<Lease>> {
-        Lease lease;
-        // The running sweeps, oldest first, then the first pending job of
-        // each in run order (one seek of the jobs_queue index each). A
-        // single query over jobs with the sweep's state in an EXISTS walked
-        // every pending job of a sweep that is not running, such as one
-        // whose jobs are still being inserted, on every lease.
-        std::vector<int64_t> running;
-        {
-          Statement sweeps(db, "SELECT id FROM sweeps WHERE state = ? ORDER BY id");
-          sweeps.Bind(1, static_cast<int>(v1::SWEEP_RUNNING));
-          for (;;) {
-            absl::StatusOr<bool> more = sweeps.Step();
-            if (!more.ok()) return more.status();
-            if (!*more) break;
-            running.push_back(sweeps.ColumnInt(0));
-          }
-        }
-        bool found_job = false;
-        for (int64_t sweep_id : running) {
-          Statement next(db,
-                         "SELECT j.id, j.sweep_id, j.config, j.settings, j.device, j.params, "
-                         "j.model_flops, j.peak_memory_estimate_bytes FROM jobs j "
-                         "WHERE j.state = ?1 AND j.device = ?2 AND j.sweep_id = ?3 "
-                         "ORDER BY j.ordinal LIMIT 1");
-          next.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device).Bind(3, sweep_id);
-          absl::StatusOr<bool> found = next.Step();
-          if (!found.ok()) return found.status();
-          if (!*found) continue;
-          found_job = true;
-          lease.job_id = next.ColumnInt(0);
-          lease.sweep_id = next.ColumnInt(1);
-          if (absl::Status s =
-                  internal::ParseBlob(next.ColumnBlob(2), &lease.config, "jobs", lease.job_id);
-              !s.ok()) {
-            return s;
-          }
-          if (absl::Status s =
-                  internal::ParseBlob(next.ColumnBlob(3), &lease.settings, "jobs", lease.job_id);
-              !s.ok()) {
-            return s;
-          }
-          lease.device = next.ColumnText(4);
-          lease.params = next.ColumnIsNull(5) ? 0 : next.ColumnInt(5);
-          lease.model_flops = next.ColumnIsNull(6) ? 0 : next.ColumnDouble(6);
-          lease.peak_memory_estimate_bytes = next.ColumnIsNull(7) ? 0 : next.ColumnDouble(7);
-          break;
-        }
-        if (!found_job) return std::optional<Lease>();
-        {
-          Statement sweep(db, "SELECT run_predicted_oom FROM sweeps WHERE id = ?");
-          sweep.Bind(1, lease.sweep_id);
-          absl::StatusOr<bool> found = sweep.Step();
-          if (!found.ok()) return found.status();
-          lease.run_predicted_oom = *found && sweep.ColumnInt(0) != 0;
-        }
-        {
-          Statement attempt(db,
-                            "INSERT INTO attempts (job_id, worker_id, started_unix_ms, "
-                            "lease_deadline_unix_ms) VALUES (?, ?, ?, ?)");
-          attempt.Bind(1, lease.job_id)
-              .Bind(2, worker_id)
-              .Bind(3, now_unix_ms)
-              .Bind(4, lease_deadline_unix_ms);
-          if (absl::Status s = attempt.Run(); !s.ok()) return s;
-        }
-        lease.attempt_id = sqlite3_last_insert_rowid(db);
-        Statement job(db,
-                      "UPDATE jobs SET state = ?, attempts = attempts + 1, updated_unix_ms = ? "
-                      "WHERE id = ?");
-        job.Bind(1, static_cast<int>(v1::JOB_LEASED)).Bind(2, now_unix_ms).Bind(3, lease.job_id);
-        if (absl::Status s = job.Run(); !s.ok()) return s;
-        return std::optional<Lease>(std::move(lease));
+        return internal::LeaseNextInTransaction(db, device, worker_id, now_unix_ms,
+                                                lease_deadline_unix_ms);
       },
       std::move(done));
 }

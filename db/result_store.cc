@@ -1,4 +1,6 @@
 // ResultStore: exactly-once results, their per-step samples, and queries.
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -206,6 +208,35 @@ void ResultStore::Store(int64_t job_id, int64_t attempt_id, const std::string& w
        now_unix_ms](sqlite3* db) -> absl::StatusOr<StoreOutcome> {
         return StoreInTransaction(db, job_id, attempt_id, worker_id, platform_id, *shared,
                                   now_unix_ms);
+      },
+      std::move(done));
+}
+
+void ResultStore::StoreThenLease(int64_t job_id, int64_t attempt_id, const std::string& worker_id,
+                                 int64_t platform_id, const v1::Measurement& measurement,
+                                 int64_t now_unix_ms, const std::string& device,
+                                 int64_t lease_deadline_unix_ms,
+                                 Callback<StoredThenLeased> done) {
+  auto shared = std::make_shared<const v1::Measurement>(measurement);
+  internal::WriteValue<StoredThenLeased>(
+      db_,
+      [job_id, attempt_id, worker_id, platform_id, shared, now_unix_ms, device,
+       lease_deadline_unix_ms](sqlite3* db) -> absl::StatusOr<StoredThenLeased> {
+        absl::StatusOr<StoreOutcome> stored = StoreInTransaction(
+            db, job_id, attempt_id, worker_id, platform_id, *shared, now_unix_ms);
+        if (!stored.ok()) return stored.status();
+        StoredThenLeased out;
+        out.outcome = *stored;
+        // A savepoint of its own, inside the write's: a lease that fails
+        // leaves the stored result alone.
+        if (absl::Status s = Exec(db, "SAVEPOINT paradnn_lease_next"); !s.ok()) return s;
+        out.next = internal::LeaseNextInTransaction(db, device, worker_id, now_unix_ms,
+                                                    lease_deadline_unix_ms);
+        if (!out.next.ok()) {
+          if (absl::Status s = Exec(db, "ROLLBACK TO paradnn_lease_next"); !s.ok()) return s;
+        }
+        if (absl::Status s = Exec(db, "RELEASE paradnn_lease_next"); !s.ok()) return s;
+        return out;
       },
       std::move(done));
 }

@@ -193,6 +193,20 @@ class ResultStore {
                                          const v1::Measurement& measurement,
                                          int64_t now_unix_ms);
 
+  // Store, then, in the same transaction and only when the store succeeded,
+  // JobStore::LeaseNext for `device` and the reporting worker: a worker that
+  // reports a result gets its next job after one commit instead of two. A
+  // failed lease is rolled back alone and reported in `next`; the result
+  // stands.
+  struct StoredThenLeased {
+    StoreOutcome outcome = StoreOutcome::kStored;
+    absl::StatusOr<std::optional<Lease>> next;
+  };
+  void StoreThenLease(int64_t job_id, int64_t attempt_id, const std::string& worker_id,
+                      int64_t platform_id, const v1::Measurement& measurement,
+                      int64_t now_unix_ms, const std::string& device,
+                      int64_t lease_deadline_unix_ms, Callback<StoredThenLeased> done);
+
   // One row per job of the sweep (jobs without a result have no
   // measurement, worker_id, attempt_id or platform_fingerprint), ordered by
   // job id. Samples filled when asked. NotFound for an unknown sweep.

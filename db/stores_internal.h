@@ -87,6 +87,14 @@ absl::StatusOr<int64_t> ReadCount(const Database* database, const char* sql,
 // Called by every write that can finish a sweep's last job.
 absl::Status FinishSweepIfDone(sqlite3* db, int64_t sweep_id, int64_t now_unix_ms);
 
+// JobStore::LeaseNext's work inside a write function, for writes that lease
+// as one step of something larger (a result stored, then the reporting
+// worker's next job).
+absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const std::string& device,
+                                                            const std::string& worker_id,
+                                                            int64_t now_unix_ms,
+                                                            int64_t lease_deadline_unix_ms);
+
 }  // namespace paradnn::db::internal
 
 #endif  // PARADNN_DB_STORES_INTERNAL_H_

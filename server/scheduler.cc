@@ -267,34 +267,74 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
   const int64_t attempt_id = result.attempt_id();
   int64_t platform_id = 0;
   v1::Measurement measurement = result.measurement();
+  // A worker whose only open attempt is this one gets its next job leased
+  // in the result's own write: one commit from result to assignment.
+  bool lease_next = false;
+  std::string device;
+  uint64_t stream_serial = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     WorkerState& worker = workers_[worker_id];
+    lease_next = MayLeaseLocked(worker, attempt_id);
+    if (lease_next) {
+      worker.leasing = true;
+      device = worker.device_kind;
+      stream_serial = worker.session->stream_serial();
+    }
     worker.results_in_flight.insert(attempt_id);
     platform_id = worker.platform_id;
     FillUtilization(worker.roofs, &measurement);
   }
   spdlog::info("worker {} finished job {} (attempt {}): {}", worker_id, job_id, attempt_id,
                v1::Outcome_Name(result.measurement().outcome()));
-  results_.Store(
-      job_id, attempt_id, worker_id, platform_id, measurement, clock_->NowUnixMs(),
-      [this, worker_id, job_id, attempt_id](absl::StatusOr<db::StoreOutcome> stored) {
-        const bool ack = stored.ok() || IsPermanent(stored.status());
+  auto settle = [this, worker_id, job_id,
+                 attempt_id](const absl::StatusOr<db::StoreOutcome>& stored) {
+    const bool ack = stored.ok() || IsPermanent(stored.status());
+    if (!stored.ok()) {
+      spdlog::error("storing result of job {} attempt {} from {}: {}", job_id, attempt_id,
+                    worker_id, stored.status().ToString());
+    } else if (*stored == db::StoreOutcome::kDuplicate) {
+      spdlog::info("result of job {} attempt {} is a duplicate; dropped", job_id, attempt_id);
+    } else {
+      results_stored_.fetch_add(1, std::memory_order_relaxed);
+    }
+    Settle(worker_id, job_id, attempt_id, ack);
+  };
+  const int64_t now = clock_->NowUnixMs();
+  if (!lease_next) {
+    results_.Store(job_id, attempt_id, worker_id, platform_id, measurement, now,
+                   [this, worker_id, settle](absl::StatusOr<db::StoreOutcome> stored) {
+                     settle(stored);
+                     {
+                       std::lock_guard<std::mutex> lock(mu_);
+                       auto it = workers_.find(worker_id);
+                       if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
+                     }
+                     NotifyChange();
+                   });
+    return;
+  }
+  results_.StoreThenLease(
+      job_id, attempt_id, worker_id, platform_id, measurement, now, device,
+      now + options_.lease_timeout_ms,
+      [this, worker_id, stream_serial,
+       settle](absl::StatusOr<db::ResultStore::StoredThenLeased> stored) {
         if (!stored.ok()) {
-          spdlog::error("storing result of job {} attempt {} from {}: {}", job_id, attempt_id,
-                        worker_id, stored.status().ToString());
-        } else if (*stored == db::StoreOutcome::kDuplicate) {
-          spdlog::info("result of job {} attempt {} is a duplicate; dropped", job_id, attempt_id);
-        } else {
-          results_stored_.fetch_add(1, std::memory_order_relaxed);
+          settle(stored.status());
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            WorkerState& worker = workers_[worker_id];
+            worker.leasing = false;
+            TryAssignLocked(worker_id, worker);
+          }
+          NotifyChange();
+          return;
         }
-        Settle(worker_id, job_id, attempt_id, ack);
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          auto it = workers_.find(worker_id);
-          if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
-        }
-        NotifyChange();
+        settle(stored->outcome);
+        // OnLeaseGranted notifies only when it got a job.
+        const bool leased = stored->next.ok() && stored->next->has_value();
+        OnLeaseGranted(worker_id, stream_serial, std::move(stored->next));
+        if (!leased) NotifyChange();
       });
 }
 
@@ -345,12 +385,17 @@ void Scheduler::OfferPendingJobs() {
   for (auto& [worker_id, worker] : workers_) TryAssignLocked(worker_id, worker);
 }
 
-void Scheduler::TryAssignLocked(const std::string& worker_id, WorkerState& worker) {
+bool Scheduler::MayLeaseLocked(const WorkerState& worker, int64_t settling_attempt) const {
   if (!assigning_ || !worker.session || !worker.ready || worker.leasing || worker.silent ||
-      worker.draining ||
-      !worker.open_attempts.empty() || !worker.results_in_flight.empty()) {
-    return;
+      worker.draining || !worker.results_in_flight.empty()) {
+    return false;
   }
+  return std::all_of(worker.open_attempts.begin(), worker.open_attempts.end(),
+                     [settling_attempt](int64_t open) { return open == settling_attempt; });
+}
+
+void Scheduler::TryAssignLocked(const std::string& worker_id, WorkerState& worker) {
+  if (!MayLeaseLocked(worker, /*settling_attempt=*/0)) return;
   worker.leasing = true;
   const int64_t now = clock_->NowUnixMs();
   const uint64_t serial = worker.session->stream_serial();

@@ -129,6 +129,10 @@ class Scheduler {
     std::map<int64_t, int64_t> attempt_job;  // attempt -> job, for Snapshot
   };
 
+  // Whether `worker` may be leased a job now or, with `settling_attempt`
+  // (its only open attempt, whose result is about to be stored), as soon as
+  // that result is stored. Attempt ids are positive: 0 means none.
+  bool MayLeaseLocked(const WorkerState& worker, int64_t settling_attempt) const;
   void TryAssignLocked(const std::string& worker_id, WorkerState& worker);
   void OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
                       absl::StatusOr<std::optional<db::Lease>> lease);

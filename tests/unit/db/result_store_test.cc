@@ -270,5 +270,69 @@ TEST_F(ResultStoreTest, AsyncStoreAcknowledgesAfterCommit) {
   EXPECT_EQ(count_at_ack.get_future().get(), 1);
 }
 
+class StoreThenLeaseTest : public ResultStoreTest {
+ protected:
+  absl::StatusOr<ResultStore::StoredThenLeased> StoreThenLease(const Lease& lease,
+                                                              int64_t platform_id) {
+    std::promise<absl::StatusOr<ResultStore::StoredThenLeased>> done;
+    results_->StoreThenLease(lease.job_id, lease.attempt_id, "w", platform_id, OkMeasurement(1),
+                             kNow + 100, "cpu", kNow + 15'000,
+                             [&](absl::StatusOr<ResultStore::StoredThenLeased> out) {
+                               done.set_value(std::move(out));
+                             });
+    return done.get_future().get();
+  }
+};
+
+TEST_F(StoreThenLeaseTest, StoresTheResultAndLeasesTheNextJobInOneTransaction) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("s"), Jobs(2), kNow).ok());
+  Lease first = MustLease();
+  const int64_t transactions = db_->writer_stats().transactions;
+  absl::StatusOr<ResultStore::StoredThenLeased> out = StoreThenLease(first, platform_id_);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(db_->writer_stats().transactions, transactions + 1);
+  EXPECT_EQ(out->outcome, StoreOutcome::kStored);
+  ASSERT_TRUE(out->next.ok() && out->next->has_value());
+  const Lease& second = **out->next;
+  EXPECT_NE(second.job_id, first.job_id);
+  EXPECT_EQ(*results_->CountForJob(first.job_id), 1);
+  EXPECT_EQ(*jobs_->OpenAttemptsOf("w"), std::vector<int64_t>{second.attempt_id});
+
+  // The last job's result: stored, and nothing left to lease.
+  out = StoreThenLease(second, platform_id_);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->next.ok());
+  EXPECT_FALSE(out->next->has_value());
+  EXPECT_EQ(*results_->CountForJob(second.job_id), 1);
+}
+
+TEST_F(StoreThenLeaseTest, AFailedStoreLeasesNothing) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("s"), Jobs(2), kNow).ok());
+  Lease lease = MustLease();
+  absl::StatusOr<ResultStore::StoredThenLeased> out = StoreThenLease(lease, /*platform_id=*/777);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*results_->CountForJob(lease.job_id), 0);
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM attempts"), 1);
+  EXPECT_EQ(*jobs_->PendingCount("cpu"), 1);
+}
+
+TEST_F(StoreThenLeaseTest, AFailedLeaseIsRolledBackAloneAndTheResultStands) {
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("s"), Jobs(2), kNow).ok());
+  Lease lease = MustLease();
+  // The other job's stored config no longer parses: leasing it fails.
+  ASSERT_TRUE(db_->WriteSync([&](sqlite3* db) {
+                   Statement corrupt(db, "UPDATE jobs SET config = x'ffff' WHERE id != ?");
+                   corrupt.Bind(1, lease.job_id);
+                   return corrupt.Run();
+                 }).ok());
+  absl::StatusOr<ResultStore::StoredThenLeased> out = StoreThenLease(lease, platform_id_);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->outcome, StoreOutcome::kStored);
+  EXPECT_EQ(out->next.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(*results_->CountForJob(lease.job_id), 1);
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM attempts"), 1);
+  EXPECT_EQ(*jobs_->PendingCount("cpu"), 1);
+}
+
 }  // namespace
 }  // namespace paradnn::db

@@ -165,6 +165,21 @@ TEST_F(SchedulerTest, HelloGetsAckThenOneJobAtATimeAndResultsAreAcked) {
   EXPECT_EQ(Status(sweep).ok_results(), 2);
 }
 
+TEST_F(SchedulerTest, AResultAndTheWorkersNextLeaseShareOneCommit) {
+  CreateSweep(2);
+  FakeStream stream(1);
+  v1::JobAssignment first;
+  HelloAndFirstAssignment(stream, "w1", &first);
+  const int64_t transactions = database_->writer_stats().transactions;
+  scheduler_->OnWorkerMessage(stream.session(), "w1", Result(first.job_id(), first.attempt_id()));
+  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 2);
+  ASSERT_EQ(assignments.size(), 2u);
+  EXPECT_NE(assignments[1].assignment().job_id(), first.job_id());
+  EXPECT_EQ(database_->writer_stats().transactions, transactions + 1);
+  // The ack went out before the next assignment.
+  EXPECT_EQ(stream.Sent(v1::CoordinatorMessage::kAck).size(), 1u);
+}
+
 TEST_F(SchedulerTest, DuplicateResultIsAckedButStoredOnce) {
   CreateSweep(1);
   FakeStream stream(1);
