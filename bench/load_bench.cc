@@ -20,7 +20,8 @@
 //                                 hello) to its next assignment, target p99
 //                                 <= 50 ms
 //   coordinator RSS               VmRSS each second: max (target <= 300 MB),
-//                                 after warm-up vs at the end (flat)
+//                                 median of the steady part's first vs last
+//                                 minute (flat), least-squares slope
 //   coordinator CPU               utime + stime each second
 // and, after the run (no result in flight, coordinator stopped), that the
 // database holds exactly as many results as were acknowledged.
@@ -486,6 +487,21 @@ v1::SweepSpec NoopSweep(int index, int64_t jobs) {
   return spec;
 }
 
+// The median of `field` over the samples in [begin, end): RSS at the start
+// and the end of the steady part, robust to the transient tens of MB each
+// sweep submit allocates (one sample taken during a submit would otherwise
+// read as growth).
+double MedianOver(const std::vector<Sample>& samples, size_t begin, size_t end,
+                  double ProcSample::*field) {
+  std::vector<double> values;
+  for (size_t i = begin; i < end && i < samples.size(); ++i) {
+    values.push_back(samples[i].coordinator.*field);
+  }
+  if (values.empty()) return 0;
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
 void PrintRow(const std::string& figure, const std::string& value, const std::string& target,
               const std::string& ratio) {
   std::cout << absl::StrFormat("%-34s %14s %12s %10s\n", figure, value, target, ratio);
@@ -727,11 +743,8 @@ int main(int argc, char** argv) {
   const Sample& last = samples.back();
   const double steady_seconds = SecondsBetween(warmup_at, end);
   const double rate = static_cast<double>(acked_at_end - acked_at_warmup) / steady_seconds;
-  double rss_max = 0, rss_max_steady = 0;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    rss_max = std::max(rss_max, samples[i].coordinator.rss_mb);
-    if (i >= warmup_index) rss_max_steady = std::max(rss_max_steady, samples[i].coordinator.rss_mb);
-  }
+  double rss_max = 0;
+  for (const Sample& sample : samples) rss_max = std::max(rss_max, sample.coordinator.rss_mb);
   // Least-squares slope of RSS over the steady samples, MB per minute.
   double slope = 0;
   {
@@ -751,7 +764,20 @@ int main(int argc, char** argv) {
   const double load_mean = load_sum / static_cast<double>(samples.size() - warmup_index);
   const double p50 = fleet.latency_steady.QuantileMs(0.50);
   const double p99 = fleet.latency_steady.QuantileMs(0.99);
-  const double growth = last.coordinator.rss_mb - warm.coordinator.rss_mb;
+  // RSS flat: the median of the steady part's first and last minute (a
+  // quarter of it in shorter runs).
+  const size_t window = std::max<size_t>(
+      1, std::min<size_t>(60, (samples.size() - warmup_index) / 4));
+  const size_t last_begin = samples.size() - window;
+  auto first_median = [&](double ProcSample::*field) {
+    return MedianOver(samples, warmup_index, warmup_index + window, field);
+  };
+  auto last_median = [&](double ProcSample::*field) {
+    return MedianOver(samples, last_begin, samples.size(), field);
+  };
+  const double rss_first = first_median(&ProcSample::rss_mb);
+  const double rss_last = last_median(&ProcSample::rss_mb);
+  const double growth = rss_last - rss_first;
 
   std::cout << absl::StrFormat(
       "\n%d simulated workers on %d channels, results %s, %.0f s (steady: the last %.0f s after a %.0f s "
@@ -775,17 +801,18 @@ int main(int argc, char** argv) {
            "", "");
   PrintRow("coordinator RSS max (MB)", absl::StrFormat("%.1f", rss_max), "<= 300",
            absl::StrFormat("%.2fx%s", rss_max / 300, rss_max <= 300 ? "" : "  over"));
-  PrintRow("coordinator RSS after warm-up (MB)", absl::StrFormat("%.1f", warm.coordinator.rss_mb),
+  PrintRow(absl::StrFormat("coordinator RSS, first %zu s (MB)", window),
+           absl::StrFormat("%.1f", rss_first), "", "");
+  PrintRow(absl::StrFormat("coordinator RSS, last %zu s (MB)", window),
+           absl::StrFormat("%.1f", rss_last), "flat",
+           absl::StrFormat("%+.1f%%", growth / rss_first * 100));
+  PrintRow("  of which anonymous, first/last",
+           absl::StrFormat("%.1f / %.1f", first_median(&ProcSample::rss_anon_mb),
+                           last_median(&ProcSample::rss_anon_mb)),
            "", "");
-  PrintRow("coordinator RSS at the end (MB)", absl::StrFormat("%.1f", last.coordinator.rss_mb),
-           "flat", absl::StrFormat("%+.1f%%", growth / warm.coordinator.rss_mb * 100));
-  PrintRow("  of which anonymous, warm-up/end",
-           absl::StrFormat("%.1f / %.1f", warm.coordinator.rss_anon_mb,
-                           last.coordinator.rss_anon_mb),
-           "", "");
-  PrintRow("  of which file-backed, warm-up/end",
-           absl::StrFormat("%.1f / %.1f", warm.coordinator.rss_file_mb,
-                           last.coordinator.rss_file_mb),
+  PrintRow("  of which file-backed, first/last",
+           absl::StrFormat("%.1f / %.1f", first_median(&ProcSample::rss_file_mb),
+                           last_median(&ProcSample::rss_file_mb)),
            "", "");
   PrintRow("coordinator RSS slope (MB/min)", absl::StrFormat("%+.2f", slope), "", "");
   PrintRow("coordinator CPU (% of one core)", absl::StrFormat("%.0f", cpu_steady), "", "");

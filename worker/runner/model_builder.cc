@@ -67,19 +67,25 @@ class AutocastRegion {
   bool previous_;
 };
 
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(OptimizerKind kind,
-                                                       const std::vector<torch::Tensor>& params) {
-  constexpr double kLr = 0.1;
+MultiTensorOptions OptimizerOptions(OptimizerKind kind) {
+  MultiTensorOptions options;
+  options.lr = 0.1;
   switch (kind) {
     case OptimizerKind::kRmsProp:
-      return std::make_unique<torch::optim::RMSprop>(
-          params, torch::optim::RMSpropOptions(kLr).alpha(0.9).momentum(0.9).eps(1.0));
+      options.kind = MultiTensorOptions::kRmsProp;
+      options.alpha = 0.9;
+      options.momentum = 0.9;
+      options.eps = 1.0;
+      break;
     case OptimizerKind::kSgd:
-      return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(kLr));
+      options.kind = MultiTensorOptions::kSgd;
+      break;
     case OptimizerKind::kMomentum:
-      return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(kLr).momentum(0.9));
+      options.kind = MultiTensorOptions::kSgd;
+      options.momentum = 0.9;
+      break;
   }
-  return nullptr;
+  return options;
 }
 
 }  // namespace
@@ -168,7 +174,8 @@ Trainer::Trainer(const ModelSpec& spec, uint64_t seed, const BuildContext& conte
   autocast_ = spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
   cuda_ = context.device.is_cuda();
   problem_ = build(spec, context);
-  optimizer_ = MakeOptimizer(spec.optimizer, problem_.parameters);
+  optimizer_ = std::make_unique<MultiTensorOptimizer>(problem_.parameters,
+                                                      OptimizerOptions(spec.optimizer));
 }
 
 Trainer::~Trainer() = default;
@@ -185,7 +192,7 @@ torch::Tensor Trainer::Step() {
     loss = problem_.forward_loss();
   }
   loss.backward();
-  optimizer_->step();
+  optimizer_->Step();
   return loss.detach();
 }
 
