@@ -2,8 +2,9 @@
 same LibTorch the runner links), trained by the usual Python loop, for
 bench/fidelity.py. Same model, data, loss and optimizer as the runner's fc
 family; `steps` steps timed as one interval after `warmup` steps. FOREACH 1
-asks RMSprop for its multi-tensor path (`foreach=True`, what the runner's
-optimizer does; torch 1.13's default on CPU is 0, one parameter at a time).
+asks RMSprop for its multi-tensor path (`foreach=True`, what the runner does
+on CUDA); 0, torch 1.13's default, goes one parameter at a time, as the
+runner does on the CPU.
 
 usage: /usr/bin/python3 fc_eager.py LAYER NODE INPUT OUTPUT BATCH WARMUP STEPS THREADS [FOREACH]
 prints {"examples_per_sec": ..., "seconds_per_step": ...}

@@ -4,8 +4,8 @@
 // model_builder.cc; no statistics, no stopping rule, no profiler, no
 // streaming: `steps` steps timed as one interval after `warmup` steps.
 // OPTIMIZER `multi_tensor` (default) is the runner's MultiTensorOptimizer;
-// `torch_optim` is torch::optim::RMSprop, the same update one parameter at a
-// time, to show what the multi-tensor step saves.
+// `torch_optim` is torch::optim::RMSprop itself, the same update, to compare
+// the two.
 // Prints one JSON object: {"examples_per_sec": ..., "seconds_per_step": ...}.
 #include <ATen/Parallel.h>
 #include <torch/torch.h>

@@ -10,24 +10,32 @@ MultiTensorOptimizer::MultiTensorOptimizer(std::vector<torch::Tensor> parameters
 
 namespace {
 
-// Bytes of parameters one group of multi-tensor calls updates. RMSprop makes
-// a temporary (the root of the average) per parameter it updates at once;
-// grouping keeps that within this bound (or one parameter, if larger), near
-// torch::optim's one parameter at a time, while a small model's parameters
-// still go in one group.
-constexpr int64_t kGroupBytes = int64_t{64} << 20;
+// Bytes of parameters one group of multi-tensor calls updates on CUDA.
+// RMSprop makes a temporary (the root of the average) per parameter it
+// updates at once; grouping keeps that within this bound (or one parameter,
+// if larger), while a small model's parameters still go in one group.
+constexpr int64_t kCudaGroupBytes = int64_t{64} << 20;
 
 }  // namespace
 
 void MultiTensorOptimizer::Step() {
   torch::NoGradGuard no_grad;
+  // On the CPU, one parameter at a time: each parameter's whole update runs
+  // while it is in cache, where the multi-tensor ops sweep every parameter
+  // once per op (FC 4x32 batch 64, one thread: 0.42 ms per step that way,
+  // 0.39 ms per parameter). On CUDA, multi-tensor: one kernel launch per op
+  // for a group instead of one per op per parameter.
+  int64_t group_limit = options_.group_bytes;
+  if (group_limit == MultiTensorOptions::kByDevice) {
+    group_limit = !parameters_.empty() && parameters_.front().is_cuda() ? kCudaGroupBytes : 0;
+  }
   Group group;
   int64_t group_bytes = 0;
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const torch::Tensor& grad = parameters_[i].grad();
     if (!grad.defined()) continue;
     const int64_t bytes = parameters_[i].numel() * parameters_[i].element_size();
-    if (!group.params.empty() && group_bytes + bytes > kGroupBytes) {
+    if (!group.params.empty() && group_bytes + bytes > group_limit) {
       StepGroup(group);
       group = Group();
       group_bytes = 0;
@@ -40,7 +48,40 @@ void MultiTensorOptimizer::Step() {
   if (!group.params.empty()) StepGroup(group);
 }
 
-void MultiTensorOptimizer::StepGroup(const Group& group) {
+void MultiTensorOptimizer::StepOne(torch::Tensor& param, const torch::Tensor& grad,
+                                   State& state) {
+  if (options_.kind == MultiTensorOptions::kSgd) {
+    if (options_.momentum == 0) {
+      param.add_(grad, -options_.lr);
+      return;
+    }
+    if (!state.momentum_buffer.defined()) {
+      state.momentum_buffer = torch::clone(grad).detach();
+    } else {
+      state.momentum_buffer.mul_(options_.momentum).add_(grad);
+    }
+    param.add_(state.momentum_buffer, -options_.lr);
+    return;
+  }
+  if (!state.square_avg.defined()) {
+    state.square_avg = torch::zeros_like(param);
+    if (options_.momentum > 0) state.momentum_buffer = torch::zeros_like(param);
+  }
+  state.square_avg.mul_(options_.alpha).addcmul_(grad, grad, 1 - options_.alpha);
+  torch::Tensor avg = state.square_avg.sqrt().add_(options_.eps);
+  if (options_.momentum > 0) {
+    state.momentum_buffer.mul_(options_.momentum).addcdiv_(grad, avg);
+    param.add_(state.momentum_buffer, -options_.lr);
+  } else {
+    param.addcdiv_(grad, avg, -options_.lr);
+  }
+}
+
+void MultiTensorOptimizer::StepGroup(Group& group) {
+  if (group.params.size() == 1) {
+    StepOne(group.params[0], group.grads[0], *group.states[0]);
+    return;
+  }
   const std::vector<torch::Tensor>& params = group.params;
   const std::vector<torch::Tensor>& grads = group.grads;
   if (options_.kind == MultiTensorOptions::kSgd) {

@@ -1,14 +1,14 @@
 // MultiTensorOptimizer: the suite's optimizers (RMSprop, SGD, SGD with
-// momentum) stepping every parameter at once with LibTorch's multi-tensor
-// (`_foreach_`) ops.
+// momentum), computing the update torch::optim::RMSprop / SGD compute,
+// element for element (the unit test compares them bit for bit).
 //
-// The update is the one torch::optim::RMSprop / SGD compute, element for
-// element (the unit test compares them bit for bit), but in a handful of
-// operator calls per step instead of several per parameter: torch::optim
-// runs each parameter's update as separate autograd-layer calls and keys its
-// state by a string made from the tensor's address, which on a small model
-// costs more than the arithmetic. PyTorch's Python optimizers take the same
-// path with `foreach=True` (the default on CUDA since 2.0).
+// On CUDA every parameter of a group is updated at once with LibTorch's
+// multi-tensor (`_foreach_`) ops: one kernel launch per operation for the
+// group instead of one per operation per parameter, the path PyTorch's
+// Python optimizers take on CUDA by default since 2.0 (`foreach=True`). On
+// the CPU the parameters go one at a time with the plain in-place ops, as
+// torch::optim does (cache locality wins there), without torch::optim's
+// state lookup by a string made from each tensor's address.
 #ifndef PARADNN_WORKER_RUNNER_MULTI_TENSOR_OPTIMIZER_H_
 #define PARADNN_WORKER_RUNNER_MULTI_TENSOR_OPTIMIZER_H_
 
@@ -26,6 +26,10 @@ struct MultiTensorOptions {
   double momentum = 0;  // SGD and RMSprop; 0 = none
   double alpha = 0.99;  // RMSprop: smoothing of the squared-gradient average
   double eps = 1e-8;    // RMSprop: added to the root of that average
+  // Most parameter bytes one series of multi-tensor calls updates; 0: one
+  // parameter at a time. kByDevice: 64 MiB on CUDA, 0 on the CPU.
+  static constexpr int64_t kByDevice = -1;
+  int64_t group_bytes = kByDevice;
 };
 
 class MultiTensorOptimizer {
@@ -52,7 +56,9 @@ class MultiTensorOptimizer {
     std::vector<torch::Tensor> grads;
     std::vector<State*> states;
   };
-  void StepGroup(const Group& group);
+  void StepGroup(Group& group);
+  // The same update with the plain in-place ops, for a group of one.
+  void StepOne(torch::Tensor& param, const torch::Tensor& grad, State& state);
 
   std::vector<torch::Tensor> parameters_;
   std::vector<State> state_;

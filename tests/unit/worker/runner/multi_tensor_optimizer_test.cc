@@ -87,9 +87,10 @@ std::vector<Case> Cases() {
 
 // Steps both optimizers `steps` times; parameter 1 has no gradient on steps
 // 0 and 2, so its state starts late (as torch::optim starts it).
-void ExpectSameUpdates(int64_t big, torch::ScalarType dtype) {
-  for (const Case& c : Cases()) {
+void ExpectSameUpdates(int64_t big, torch::ScalarType dtype, int64_t group_bytes) {
+  for (Case c : Cases()) {
     SCOPED_TRACE(c.name);
+    c.options.group_bytes = group_bytes;
     std::vector<torch::Tensor> ours = MakeParameters(big, dtype);
     std::vector<torch::Tensor> theirs = Clones(ours);
     MultiTensorOptimizer multi_tensor(ours, c.options);
@@ -107,17 +108,30 @@ void ExpectSameUpdates(int64_t big, torch::ScalarType dtype) {
   }
 }
 
-TEST(MultiTensorOptimizerTest, UpdatesEqualTorchOptimBitForBit) {
-  ExpectSameUpdates(/*big=*/64, torch::kFloat32);
+constexpr int64_t kOneAtATime = 0;
+constexpr int64_t k64MiB = int64_t{64} << 20;
+
+TEST(MultiTensorOptimizerTest, OneParameterAtATimeEqualsTorchOptimBitForBit) {
+  ExpectSameUpdates(/*big=*/64, torch::kFloat32, kOneAtATime);
 }
 
-TEST(MultiTensorOptimizerTest, UpdatesEqualTorchOptimAcrossGroups) {
-  // 17 M float32 elements (68 MB): over the 64 MiB group bound, a group of its own.
-  ExpectSameUpdates(/*big=*/17'000'000, torch::kFloat32);
+TEST(MultiTensorOptimizerTest, MultiTensorEqualsTorchOptimBitForBit) {
+  ExpectSameUpdates(/*big=*/64, torch::kFloat32, k64MiB);
 }
 
-TEST(MultiTensorOptimizerTest, UpdatesEqualTorchOptimInBFloat16) {
-  ExpectSameUpdates(/*big=*/64, torch::kBFloat16);
+TEST(MultiTensorOptimizerTest, MultiTensorEqualsTorchOptimAcrossGroups) {
+  // 17 M float32 elements (68 MB): over the 64 MiB bound, a group of its own.
+  ExpectSameUpdates(/*big=*/17'000'000, torch::kFloat32, k64MiB);
+}
+
+TEST(MultiTensorOptimizerTest, BothPathsEqualTorchOptimInBFloat16) {
+  ExpectSameUpdates(/*big=*/64, torch::kBFloat16, kOneAtATime);
+  ExpectSameUpdates(/*big=*/64, torch::kBFloat16, k64MiB);
+}
+
+TEST(MultiTensorOptimizerTest, TheDefaultEqualsTorchOptimOnTheCpu) {
+  EXPECT_EQ(MultiTensorOptions().group_bytes, MultiTensorOptions::kByDevice);
+  ExpectSameUpdates(/*big=*/64, torch::kFloat32, MultiTensorOptions::kByDevice);
 }
 
 TEST(MultiTensorOptimizerTest, NoGradientsNoChange) {
