@@ -1,0 +1,204 @@
+#include "bench/load_sim_fleet.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "worker/runner/model_spec.h"
+#include "worker/runner/noop_family.h"
+
+namespace paradnn::bench {
+
+void SimWorker::Start() {
+  stub_->async()->Connect(&context_, this);
+  StartRead(&incoming_);
+  v1::WorkerMessage hello;
+  v1::WorkerHello* h = hello.mutable_hello();
+  h->set_worker_id(absl::StrFormat("sim-%04d", index_));
+  h->set_device_kind("cpu");
+  h->set_version("bench-load");
+  v1::Platform* p = h->mutable_platform();
+  p->set_fingerprint("bench-load-simulated");
+  p->set_device_kind("cpu");
+  p->set_device_name("simulated worker (paradnn-bench-load)");
+  p->set_hostname(absl::StrFormat("sim-%04d", index_));
+  p->set_memory_bytes(int64_t{16} << 30);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting_ = true;
+    waiting_since_ = SteadyClock::now();
+  }
+  Enqueue(std::move(hello));
+  StartCall();
+}
+
+void SimWorker::MaybeHeartbeat(SteadyClock::time_point now) {
+  v1::WorkerMessage beat;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (heartbeat_ms_ <= 0 || closing_ || now < next_heartbeat_) return;
+    next_heartbeat_ = now + std::chrono::milliseconds(heartbeat_ms_);
+    beat.mutable_heartbeat()->set_running_job_id(running_job_);
+    beat.mutable_heartbeat()->set_running_attempt_id(running_attempt_);
+  }
+  Enqueue(std::move(beat));
+}
+
+void SimWorker::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closing_) return;
+  closing_ = true;
+  if (!writing_) StartWritesDone();
+}
+
+void SimWorker::OnReadDone(bool ok) {
+  if (!ok) return;  // the stream is over; OnDone follows
+  const auto now = SteadyClock::now();
+  switch (incoming_.msg_case()) {
+    case v1::CoordinatorMessage::kHelloAck: {
+      std::lock_guard<std::mutex> lock(mu_);
+      heartbeat_ms_ = std::max<int64_t>(50, incoming_.hello_ack().heartbeat_interval_ms());
+      next_heartbeat_ = now + std::chrono::milliseconds(heartbeat_ms_);
+      fleet_->hello_acks.fetch_add(1);
+      break;
+    }
+    case v1::CoordinatorMessage::kAssignment:
+      OnAssignment(incoming_.assignment(), now);
+      break;
+    case v1::CoordinatorMessage::kAck: {
+      bool mine = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        mine = incoming_.ack().attempt_id() == unacked_attempt_;
+        if (mine) {
+          unacked_attempt_ = 0;
+          if (fleet_->steady.load()) fleet_->ack_steady.Add(SecondsBetween(result_sent_, now));
+        }
+      }
+      if (mine) {
+        fleet_->acked.fetch_add(1);
+        if (fleet_->unacked.fetch_sub(1) == 1) fleet_->cv.notify_all();
+      }
+      break;
+    }
+    case v1::CoordinatorMessage::kCancel:
+    case v1::CoordinatorMessage::MSG_NOT_SET:
+      break;
+  }
+  StartRead(&incoming_);
+}
+
+void SimWorker::OnWriteDone(bool ok) {
+  std::lock_guard<std::mutex> lock(mu_);
+  outbox_.pop_front();
+  if (!ok) {
+    outbox_.clear();
+    writing_ = false;
+    return;
+  }
+  if (!outbox_.empty()) {
+    StartWrite(&outbox_.front());
+  } else {
+    writing_ = false;
+    if (closing_) StartWritesDone();
+  }
+}
+
+void SimWorker::OnDone(const grpc::Status& status) {
+  if (!status.ok()) {
+    fleet_->streams_failed.fetch_add(1);
+    std::lock_guard<std::mutex> lock(fleet_->mu);
+    if (fleet_->first_error.empty()) {
+      fleet_->first_error = absl::StrCat("worker ", index_, ": ", status.error_message());
+    }
+  }
+  {
+    // A result the stream took with it was not acknowledged.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (unacked_attempt_ != 0) {
+      unacked_attempt_ = 0;
+      fleet_->unacked.fetch_sub(1);
+    }
+  }
+  fleet_->streams_done.fetch_add(1);
+  fleet_->cv.notify_all();
+}
+
+void SimWorker::OnAssignment(const v1::JobAssignment& assignment,
+                             SteadyClock::time_point now) {
+  fleet_->assignments.fetch_add(1);
+  if (fleet_->draining.load()) {
+    fleet_->ignored_assignments.fetch_add(1);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (waiting_) {
+      const double seconds = SecondsBetween(waiting_since_, now);
+      fleet_->latency_all.Add(seconds);
+      if (fleet_->steady.load()) fleet_->latency_steady.Add(seconds);
+      waiting_ = false;
+    }
+  }
+  v1::WorkerMessage started;
+  started.mutable_started()->set_job_id(assignment.job_id());
+  started.mutable_started()->set_attempt_id(assignment.attempt_id());
+  if (fleet_->job_ms > 0) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_job_ = assignment.job_id();
+      running_attempt_ = assignment.attempt_id();
+    }
+    Enqueue(std::move(started));
+    timer_->Add(now + std::chrono::milliseconds(fleet_->job_ms), this, assignment);
+    return;
+  }
+  Enqueue(std::move(started));
+  SendResult(assignment);
+}
+
+void SimWorker::SendResult(const v1::JobAssignment& assignment) {
+  v1::WorkerMessage result;
+  v1::JobResult* r = result.mutable_result();
+  r->set_job_id(assignment.job_id());
+  r->set_attempt_id(assignment.attempt_id());
+  v1::Measurement* m = r->mutable_measurement();
+  m->set_device(assignment.job().device().empty() ? "cpu" : assignment.job().device());
+  *m->mutable_config() = runner::NormalizedConfig(assignment.job().config());
+  runner::FinishNoopMeasurement(m);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_job_ = 0;  // finished before the next heartbeat could say otherwise
+    running_attempt_ = 0;
+    unacked_attempt_ = assignment.attempt_id();
+    waiting_ = true;
+    waiting_since_ = result_sent_ = SteadyClock::now();
+  }
+  fleet_->unacked.fetch_add(1);
+  fleet_->results_sent.fetch_add(1);
+  Enqueue(std::move(result));
+}
+
+void SimWorker::Enqueue(v1::WorkerMessage message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closing_) return;
+  outbox_.push_back(std::move(message));
+  if (!writing_ && started_call_) {
+    writing_ = true;
+    StartWrite(&outbox_.front());
+  }
+}
+
+void SimWorker::StartCall() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    started_call_ = true;
+    if (!outbox_.empty() && !writing_) {
+      writing_ = true;
+      StartWrite(&outbox_.front());
+    }
+  }
+  grpc::ClientBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage>::StartCall();
+}
+
+}  // namespace paradnn::bench

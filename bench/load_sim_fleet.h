@@ -1,0 +1,196 @@
+// The simulated workers of paradnn-bench-load (bench/load_bench.cc): many
+// WorkerGateway.Connect streams in one process, gRPC callback reactors and
+// no thread per worker, each answering its assignments with the result
+// paradnn-runner gives a `noop` job, and the figures they report into.
+#ifndef PARADNN_BENCH_LOAD_SIM_FLEET_H_
+#define PARADNN_BENCH_LOAD_SIM_FLEET_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "paradnn/v1/coordinator.grpc.pb.h"
+
+namespace paradnn::bench {
+
+using SteadyClock = std::chrono::steady_clock;
+
+inline double SecondsBetween(SteadyClock::time_point a, SteadyClock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Latencies in 20 us buckets up to 5 s (the last bucket holds the rest).
+// Add is lock-free; readers run after the writers have stopped or accept a
+// slightly torn view.
+class LatencyHistogram {
+ public:
+  LatencyHistogram() : buckets_(kBuckets) {}
+
+  void Add(double seconds) {
+    const int64_t bucket =
+        std::clamp<int64_t>(static_cast<int64_t>(seconds * 1e6 / kBucketUs), 0, kBuckets - 1);
+    buckets_[static_cast<size_t>(bucket)].fetch_add(1, std::memory_order_relaxed);
+    count_.fetch_add(1, std::memory_order_relaxed);
+    int64_t us = static_cast<int64_t>(seconds * 1e6);
+    int64_t seen = max_us_.load(std::memory_order_relaxed);
+    while (us > seen && !max_us_.compare_exchange_weak(seen, us)) {
+    }
+  }
+  int64_t count() const { return count_.load(); }
+  double max_ms() const { return static_cast<double>(max_us_.load()) / 1e3; }
+  // The upper edge of the bucket holding quantile `q`, in ms.
+  double QuantileMs(double q) const {
+    const int64_t total = count();
+    if (total == 0) return 0;
+    const int64_t rank = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(q * total)));
+    int64_t seen = 0;
+    for (int64_t i = 0; i < kBuckets; ++i) {
+      seen += buckets_[static_cast<size_t>(i)].load(std::memory_order_relaxed);
+      if (seen >= rank) return static_cast<double>((i + 1) * kBucketUs) / 1e3;
+    }
+    return max_ms();
+  }
+
+ private:
+  static constexpr int64_t kBucketUs = 20;
+  static constexpr int64_t kBuckets = 5'000'000 / kBucketUs;
+  std::vector<std::atomic<int64_t>> buckets_;
+  std::atomic<int64_t> count_{0};
+  std::atomic<int64_t> max_us_{0};
+};
+
+// What every simulated worker reports into.
+struct Fleet {
+  std::atomic<bool> steady{false};    // past the warm-up
+  std::atomic<bool> draining{false};  // run over: assignments are left alone
+  std::atomic<int64_t> hello_acks{0};
+  std::atomic<int64_t> assignments{0};
+  std::atomic<int64_t> results_sent{0};
+  std::atomic<int64_t> acked{0};
+  std::atomic<int64_t> unacked{0};  // results sent, not yet acknowledged
+  std::atomic<int64_t> ignored_assignments{0};  // arrived while draining
+  std::atomic<int64_t> streams_done{0};
+  std::atomic<int64_t> streams_failed{0};  // ended with a non-OK status
+  LatencyHistogram latency_all;
+  LatencyHistogram latency_steady;
+  LatencyHistogram ack_steady;  // result sent -> its ack
+  std::mutex mu;
+  std::condition_variable cv;  // streams_done / unacked changes
+  std::string first_error;
+  // --job-ms: how long a worker "runs" each job before its result; 0 = the
+  // result goes out at once, from the reactor.
+  int job_ms = 0;
+};
+
+class SimWorker;
+
+// Results due later (--job-ms > 0), sent by one thread in due order.
+class ResultTimer {
+ public:
+  void Add(SteadyClock::time_point due, SimWorker* worker, v1::JobAssignment assignment) {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push(Item{due, worker, std::move(assignment)});
+    cv_.notify_one();
+  }
+  // Runs until Stop(); `send` is called without the lock held.
+  template <typename Send>
+  void Run(Send send) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      if (queue_.empty()) {
+        cv_.wait(lock);
+        continue;
+      }
+      const SteadyClock::time_point due = queue_.top().due;
+      if (SteadyClock::now() < due) {
+        cv_.wait_until(lock, due);
+        continue;
+      }
+      Item item = queue_.top();
+      queue_.pop();
+      lock.unlock();
+      send(item.worker, item.assignment);
+      lock.lock();
+    }
+  }
+  void Stop() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  struct Item {
+    SteadyClock::time_point due;
+    SimWorker* worker;
+    v1::JobAssignment assignment;
+    bool operator<(const Item& other) const { return due > other.due; }  // earliest on top
+  };
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::priority_queue<Item> queue_;
+  bool stop_ = false;
+};
+
+// One simulated worker: one stream, one job at a time, never a thread.
+class SimWorker final : public grpc::ClientBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage> {
+ public:
+  SimWorker(int index, v1::WorkerGateway::Stub* stub, Fleet* fleet, ResultTimer* timer)
+      : index_(index), stub_(stub), fleet_(fleet), timer_(timer) {}
+
+  // Opens the stream and says hello.
+  void Start();
+  // From the heartbeat thread.
+  void MaybeHeartbeat(SteadyClock::time_point now);
+  // Half-closes the stream once queued writes are out; the coordinator then
+  // ends it.
+  void Close();
+  void Cancel() { context_.TryCancel(); }
+  // The result paradnn-runner gives a noop job (trainer.cc RunJob); from the
+  // reactor, or from the ResultTimer with --job-ms.
+  void SendResult(const v1::JobAssignment& assignment);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone(const grpc::Status& status) override;
+
+ private:
+  void OnAssignment(const v1::JobAssignment& assignment, SteadyClock::time_point now);
+  void Enqueue(v1::WorkerMessage message);
+  void StartCall();
+
+  const int index_;
+  v1::WorkerGateway::Stub* const stub_;
+  Fleet* const fleet_;
+  ResultTimer* const timer_;
+  grpc::ClientContext context_;
+  v1::CoordinatorMessage incoming_;
+
+  std::mutex mu_;
+  std::deque<v1::WorkerMessage> outbox_;  // front is being written
+  bool started_call_ = false;
+  bool writing_ = false;
+  bool closing_ = false;
+  int64_t heartbeat_ms_ = 0;  // 0 until the hello_ack
+  SteadyClock::time_point next_heartbeat_;
+  bool waiting_ = false;  // for an assignment, since waiting_since_
+  SteadyClock::time_point waiting_since_;
+  SteadyClock::time_point result_sent_;
+  int64_t running_job_ = 0;
+  int64_t running_attempt_ = 0;
+  int64_t unacked_attempt_ = 0;
+};
+
+}  // namespace paradnn::bench
+
+#endif  // PARADNN_BENCH_LOAD_SIM_FLEET_H_
