@@ -1,12 +1,9 @@
 """The suite's FC model in PyTorch eager Python (Debian python3-torch, the
 same LibTorch the runner links), trained by the usual Python loop, for
 bench/fidelity.py. Same model, data, loss and optimizer as the runner's fc
-family; `steps` steps timed as one interval after `warmup` steps. FOREACH 1
-asks RMSprop for its multi-tensor path (`foreach=True`, what the runner does
-on CUDA); 0, torch 1.13's default, goes one parameter at a time, as the
-runner does on the CPU.
+family; `steps` steps timed as one interval after `warmup` steps.
 
-usage: /usr/bin/python3 fc_eager.py LAYER NODE INPUT OUTPUT BATCH WARMUP STEPS THREADS [FOREACH]
+usage: /usr/bin/python3 fc_eager.py LAYER NODE INPUT OUTPUT BATCH WARMUP STEPS THREADS
 prints {"examples_per_sec": ..., "seconds_per_step": ...}
 """
 import json
@@ -18,7 +15,6 @@ import torch
 
 def main(argv):
     layer, node, inp, out, batch, warmup, steps, threads = (int(a) for a in argv[1:9])
-    foreach = len(argv) > 9 and argv[9] == "1"
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     layers = []
@@ -28,8 +24,7 @@ def main(argv):
         width = node
     layers.append(torch.nn.Linear(width, out))
     model = torch.nn.Sequential(*layers)
-    optimizer = torch.optim.RMSprop(model.parameters(), lr=0.1, alpha=0.9, momentum=0.9, eps=1.0,
-                                    foreach=foreach)
+    optimizer = torch.optim.RMSprop(model.parameters(), lr=0.1, alpha=0.9, momentum=0.9, eps=1.0)
     x = torch.rand(batch, inp) - 0.5
     y = torch.randint(0, out, (batch,))
 

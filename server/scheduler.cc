@@ -300,34 +300,36 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
     }
     Settle(worker_id, job_id, attempt_id, ack);
   };
+  // After a store that leased nothing for the worker: offer it a job the
+  // usual way (`clear_leasing`: the store had claimed its lease slot).
+  auto offer_next = [this, worker_id](bool clear_leasing) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = workers_.find(worker_id);
+      if (it != workers_.end()) {
+        if (clear_leasing) it->second.leasing = false;
+        TryAssignLocked(worker_id, it->second);
+      }
+    }
+    NotifyChange();
+  };
   const int64_t now = clock_->NowUnixMs();
   if (!lease_next) {
     results_.Store(job_id, attempt_id, worker_id, platform_id, measurement, now,
-                   [this, worker_id, settle](absl::StatusOr<db::StoreOutcome> stored) {
+                   [settle, offer_next](absl::StatusOr<db::StoreOutcome> stored) {
                      settle(stored);
-                     {
-                       std::lock_guard<std::mutex> lock(mu_);
-                       auto it = workers_.find(worker_id);
-                       if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
-                     }
-                     NotifyChange();
+                     offer_next(/*clear_leasing=*/false);
                    });
     return;
   }
   results_.StoreThenLease(
       job_id, attempt_id, worker_id, platform_id, measurement, now, device,
       now + options_.lease_timeout_ms,
-      [this, worker_id, stream_serial,
-       settle](absl::StatusOr<db::ResultStore::StoredThenLeased> stored) {
+      [this, worker_id, stream_serial, settle,
+       offer_next](absl::StatusOr<db::ResultStore::StoredThenLeased> stored) {
         if (!stored.ok()) {
           settle(stored.status());
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            WorkerState& worker = workers_[worker_id];
-            worker.leasing = false;
-            TryAssignLocked(worker_id, worker);
-          }
-          NotifyChange();
+          offer_next(/*clear_leasing=*/true);
           return;
         }
         settle(stored->outcome);

@@ -3,9 +3,6 @@
 // against. Same model, data, loss and optimizer as fc_model.cc and
 // model_builder.cc; no statistics, no stopping rule, no profiler, no
 // streaming: `steps` steps timed as one interval after `warmup` steps.
-// OPTIMIZER `multi_tensor` (default) is the runner's MultiTensorOptimizer;
-// `torch_optim` is torch::optim::RMSprop itself, the same update, to compare
-// the two.
 // Prints one JSON object: {"examples_per_sec": ..., "seconds_per_step": ...}.
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -16,15 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "worker/runner/multi_tensor_optimizer.h"
-
 int main(int argc, char** argv) {
-  const std::string optimizer_kind = argc == 10 ? argv[9] : "multi_tensor";
-  if ((argc != 9 && argc != 10) ||
-      (optimizer_kind != "multi_tensor" && optimizer_kind != "torch_optim")) {
+  if (argc != 9) {
     std::fprintf(stderr,
-                 "usage: %s LAYER NODE INPUT OUTPUT BATCH WARMUP STEPS THREADS "
-                 "[multi_tensor|torch_optim]\n"
+                 "usage: %s LAYER NODE INPUT OUTPUT BATCH WARMUP STEPS THREADS\n"
                  "(float32, RMSprop lr 0.1 alpha 0.9 momentum 0.9 eps 1.0, cross-entropy)\n",
                  argv[0]);
     return 2;
@@ -44,30 +36,18 @@ int main(int argc, char** argv) {
     in = node;
   }
   model->push_back(torch::nn::Linear(in, output));
-  std::vector<torch::Tensor> parameters = model->parameters();
-  torch::optim::RMSprop torch_optim(
-      parameters, torch::optim::RMSpropOptions(0.1).alpha(0.9).momentum(0.9).eps(1.0));
-  paradnn::runner::MultiTensorOptions options;
-  options.kind = paradnn::runner::MultiTensorOptions::kRmsProp;
-  options.lr = 0.1;
-  options.alpha = 0.9;
-  options.momentum = 0.9;
-  options.eps = 1.0;
-  paradnn::runner::MultiTensorOptimizer multi_tensor(parameters, options);
-  const bool use_multi_tensor = optimizer_kind == "multi_tensor";
+  torch::optim::RMSprop optimizer(
+      model->parameters(), torch::optim::RMSpropOptions(0.1).alpha(0.9).momentum(0.9).eps(1.0));
   const torch::Tensor x = torch::rand({batch, input}) - 0.5;
   const torch::Tensor y = torch::randint(0, output, {batch}, torch::kLong);
 
+  std::vector<torch::Tensor> parameters = model->parameters();
   auto step = [&] {
     // Gradients set to none, as the runner's Trainer::Step does.
     for (torch::Tensor& p : parameters) p.mutable_grad().reset();
     torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x), y);
     loss.backward();
-    if (use_multi_tensor) {
-      multi_tensor.Step();
-    } else {
-      torch_optim.step();
-    }
+    optimizer.step();
     return loss;
   };
   for (int i = 0; i < warmup; ++i) (void)step().item<double>();

@@ -67,25 +67,19 @@ class AutocastRegion {
   bool previous_;
 };
 
-MultiTensorOptions OptimizerOptions(OptimizerKind kind) {
-  MultiTensorOptions options;
-  options.lr = 0.1;
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(OptimizerKind kind,
+                                                       const std::vector<torch::Tensor>& params) {
+  constexpr double kLr = 0.1;
   switch (kind) {
     case OptimizerKind::kRmsProp:
-      options.kind = MultiTensorOptions::kRmsProp;
-      options.alpha = 0.9;
-      options.momentum = 0.9;
-      options.eps = 1.0;
-      break;
+      return std::make_unique<torch::optim::RMSprop>(
+          params, torch::optim::RMSpropOptions(kLr).alpha(0.9).momentum(0.9).eps(1.0));
     case OptimizerKind::kSgd:
-      options.kind = MultiTensorOptions::kSgd;
-      break;
+      return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(kLr));
     case OptimizerKind::kMomentum:
-      options.kind = MultiTensorOptions::kSgd;
-      options.momentum = 0.9;
-      break;
+      return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(kLr).momentum(0.9));
   }
-  return options;
+  return nullptr;
 }
 
 }  // namespace
@@ -174,8 +168,7 @@ Trainer::Trainer(const ModelSpec& spec, uint64_t seed, const BuildContext& conte
   autocast_ = spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
   cuda_ = context.device.is_cuda();
   problem_ = build(spec, context);
-  optimizer_ = std::make_unique<MultiTensorOptimizer>(problem_.parameters,
-                                                      OptimizerOptions(spec.optimizer));
+  optimizer_ = MakeOptimizer(spec.optimizer, problem_.parameters);
 }
 
 Trainer::~Trainer() = default;
@@ -192,7 +185,7 @@ torch::Tensor Trainer::Step() {
     loss = problem_.forward_loss();
   }
   loss.backward();
-  optimizer_->Step();
+  optimizer_->step();
   return loss.detach();
 }
 

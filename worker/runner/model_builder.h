@@ -1,7 +1,7 @@
 // The LibTorch side of the families: each family registers a builder that
 // makes its network and synthetic batch on the device, and Trainer runs the
 // training step common to all of them (zero_grad, forward under autocast for
-// mixed precision, loss, backward, multi-tensor optimizer step).
+// mixed precision, loss, backward, optimizer step).
 // LibTorch translation unit: include only where LibTorch is needed.
 #ifndef PARADNN_WORKER_RUNNER_MODEL_BUILDER_H_
 #define PARADNN_WORKER_RUNNER_MODEL_BUILDER_H_
@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "worker/runner/model_spec.h"
-#include "worker/runner/multi_tensor_optimizer.h"
 
 namespace paradnn::runner {
 
@@ -92,7 +91,7 @@ class Trainer {
  private:
   ModelSpec spec_;
   TrainingProblem problem_;
-  std::unique_ptr<MultiTensorOptimizer> optimizer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
   bool autocast_ = false;
   bool cuda_ = false;  // the problem lives on a CUDA device
 };
