@@ -10,8 +10,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "worker/runner/fused_optimizer.h"
 
 int main(int argc, char** argv) {
   if (argc != 9) {
@@ -36,18 +39,19 @@ int main(int argc, char** argv) {
     in = node;
   }
   model->push_back(torch::nn::Linear(in, output));
-  torch::optim::RMSprop optimizer(
-      model->parameters(), torch::optim::RMSpropOptions(0.1).alpha(0.9).momentum(0.9).eps(1.0));
+  std::vector<torch::Tensor> parameters = model->parameters();
+  // The runner's update (fused on the CPU): the same work as the runner.
+  std::unique_ptr<paradnn::runner::TrainingOptimizer> optimizer =
+      paradnn::runner::MakeTrainingOptimizer(paradnn::runner::OptimizerKind::kRmsProp, parameters);
   const torch::Tensor x = torch::rand({batch, input}) - 0.5;
   const torch::Tensor y = torch::randint(0, output, {batch}, torch::kLong);
 
-  std::vector<torch::Tensor> parameters = model->parameters();
   auto step = [&] {
     // Gradients set to none, as the runner's Trainer::Step does.
     for (torch::Tensor& p : parameters) p.mutable_grad().reset();
     torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x), y);
     loss.backward();
-    optimizer.step();
+    optimizer->Step();
     return loss;
   };
   for (int i = 0; i < warmup; ++i) (void)step().item<double>();

@@ -36,7 +36,7 @@
 //       per logit; optimizer OptimizerFlopsPerParam() per parameter.
 //   All of it except loss and optimizer is reported as bias_relu_flops.
 //
-// Bytes per step (method "layerwise-traffic-v1", as for FC): every tensor a
+// Bytes per step (method "layerwise-traffic-v2", as for FC): every tensor a
 // kernel reads or writes counted once per kernel; e_w stored weights, their
 // gradients and optimizer state; e_c the weights a conv/Linear reads (e_w, or
 // 2 bytes for the autocast copy in mixed precision; BN parameters are not cast

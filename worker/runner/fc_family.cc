@@ -20,7 +20,7 @@
 //                       kLossBackwardFlopsPerLogit per logit (B*O);
 //                       optimizer: OptimizerFlopsPerParam() per parameter.
 //
-// Bytes per step (method "layerwise-traffic-v1"): every tensor a kernel reads
+// Bytes per step (method "layerwise-traffic-v2"): every tensor a kernel reads
 // or writes is counted once per kernel (ideal caching inside a kernel, none
 // between kernels), at its element size: e_w for stored weights, gradients
 // and optimizer state; e_c for the weights a matmul reads (= e_w, or 2 bytes
@@ -37,10 +37,10 @@
 //             the output gradient and writes db; for k > 1 the input gradient
 //             reads the output gradient and W and writes B*d[k-1]; mixed
 //             precision casts each 16-bit gradient to float32.
-//   optimizer: LibTorch 1.13's update as it runs, one element-wise kernel
-//             at a time (no fused/foreach kernels in its C++ optimizers):
-//             OptimizerTensorPassesPerParam() tensor reads and writes of
-//             params*e_w bytes each.
+//   optimizer: the runner's fused update (fused_optimizer.h), one kernel
+//             per parameter: OptimizerTensorPassesPerParam(kFused) tensor
+//             reads and writes of params*e_w bytes each (a CUDA job, updated
+//             by torch::optim, counts kPerOperation; CountOptimizerUpdate).
 // The original ParaDnn divided FLOPs by parameter bytes only, which
 // overstates arithmetic intensity.
 //

@@ -3,7 +3,7 @@
 // (transformer, retinanet). Torch-free. The caller walks its network in
 // forward order with the real shapes and reports every op once; the ledger
 // applies the conventions of PARADNN_MODELS.md "Counting work" and the byte
-// method "layerwise-traffic-v1" (model_counts.h) exactly as fc_family.cc
+// method "layerwise-traffic-v2" (model_counts.h) exactly as fc_family.cc
 // does for FC:
 //
 //   matmul-like op (Linear, convolution) with M MACs per example:

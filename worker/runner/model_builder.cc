@@ -67,21 +67,6 @@ class AutocastRegion {
   bool previous_;
 };
 
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(OptimizerKind kind,
-                                                       const std::vector<torch::Tensor>& params) {
-  constexpr double kLr = 0.1;
-  switch (kind) {
-    case OptimizerKind::kRmsProp:
-      return std::make_unique<torch::optim::RMSprop>(
-          params, torch::optim::RMSpropOptions(kLr).alpha(0.9).momentum(0.9).eps(1.0));
-    case OptimizerKind::kSgd:
-      return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(kLr));
-    case OptimizerKind::kMomentum:
-      return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(kLr).momentum(0.9));
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 ModelBuilderFn FindModelBuilder(const std::string& family) {
@@ -168,7 +153,7 @@ Trainer::Trainer(const ModelSpec& spec, uint64_t seed, const BuildContext& conte
   autocast_ = spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
   cuda_ = context.device.is_cuda();
   problem_ = build(spec, context);
-  optimizer_ = MakeOptimizer(spec.optimizer, problem_.parameters);
+  optimizer_ = MakeTrainingOptimizer(spec.optimizer, problem_.parameters);
 }
 
 Trainer::~Trainer() = default;
@@ -185,7 +170,7 @@ torch::Tensor Trainer::Step() {
     loss = problem_.forward_loss();
   }
   loss.backward();
-  optimizer_->step();
+  optimizer_->Step();
   return loss.detach();
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "worker/runner/fused_optimizer.h"
 #include "worker/runner/model_spec.h"
 
 namespace paradnn::runner {
@@ -87,11 +88,13 @@ class Trainer {
   torch::Tensor Step();
 
   const std::vector<torch::Tensor>& parameters() const { return problem_.parameters; }
+  // Whether the optimizer update runs fused (fused_optimizer.h).
+  bool optimizer_fused() const { return optimizer_->fused(); }
 
  private:
   ModelSpec spec_;
   TrainingProblem problem_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<TrainingOptimizer> optimizer_;
   bool autocast_ = false;
   bool cuda_ = false;  // the problem lives on a CUDA device
 };

@@ -21,16 +21,25 @@ double OptimizerFlopsPerParam(OptimizerKind optimizer) {
   return 0;
 }
 
-double OptimizerTensorPassesPerParam(OptimizerKind optimizer) {
+double OptimizerTensorPassesPerParam(OptimizerKind optimizer, OptimizerUpdate update) {
+  const bool fused = update == OptimizerUpdate::kFused;
   switch (optimizer) {
     case OptimizerKind::kRmsProp:
-      return 18;
+      return fused ? 7 : 18;
     case OptimizerKind::kMomentum:
-      return 8;
+      return fused ? 5 : 8;
     case OptimizerKind::kSgd:
       return 3;
   }
   return 0;
+}
+
+void CountOptimizerUpdate(const ModelSpec& spec, OptimizerUpdate update, v1::ModelCounts* counts) {
+  const double extra_passes = OptimizerTensorPassesPerParam(spec.optimizer, update) -
+                              OptimizerTensorPassesPerParam(spec.optimizer, OptimizerUpdate::kFused);
+  counts->set_bytes_per_step(counts->bytes_per_step() + extra_passes *
+                                                            static_cast<double>(counts->params()) *
+                                                            WeightElementBytes(spec.precision));
 }
 
 double OtherFlops(const WorkBreakdown& b) {
@@ -44,7 +53,8 @@ double BytesPerStep(const WorkBreakdown& b) {
 
 double FillStepCounts(const StepTotals& t, WorkBreakdown* b, v1::ModelCounts* c) {
   const double params = static_cast<double>(t.params);
-  b->optimizer_bytes = OptimizerTensorPassesPerParam(t.optimizer) * params * t.weight_element_bytes;
+  b->optimizer_bytes =
+      OptimizerTensorPassesPerParam(t.optimizer, OptimizerUpdate::kFused) * params * t.weight_element_bytes;
   b->optimizer_flops = OptimizerFlopsPerParam(t.optimizer) * params;
   c->set_params(t.params);
   c->set_macs_per_example(std::llround(t.macs_per_example));

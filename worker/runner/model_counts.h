@@ -14,7 +14,7 @@
 
 namespace paradnn::runner {
 
-inline constexpr const char* kBytesMethod = "layerwise-traffic-v1";
+inline constexpr const char* kBytesMethod = "layerwise-traffic-v2";
 inline constexpr double kLossForwardFlopsPerLogit = 5;   // max, subtract, exp, sum, log-sub
 inline constexpr double kLossBackwardFlopsPerLogit = 4;  // exp, scale, subtract one-hot, mean
 
@@ -23,13 +23,24 @@ inline constexpr double kLossBackwardFlopsPerLogit = 4;  // exp, scale, subtract
 // buffer 4, update 2), SGD with momentum 4, plain SGD 2.
 double OptimizerFlopsPerParam(OptimizerKind optimizer);
 
-// Tensor-sized reads plus writes of one optimizer step per parameter, kernel
-// by kernel as LibTorch 1.13 runs it:
-//   RMSProp with momentum 18: sq.mul_ 2, sq.addcmul_(g, g) 3, avg = sq.sqrt()
-//     2, avg.add_(eps) 2, buf.mul_ 2, buf.addcdiv_(g, avg) 4, p.add_(buf) 3;
-//   SGD with momentum 8: buf.mul_ 2, buf.add_(g) 3, p.add_(buf) 3;
-//   SGD 3: p.add_(g).
-double OptimizerTensorPassesPerParam(OptimizerKind optimizer);
+// How the optimizer update runs: one kernel per parameter (the runner's
+// update on the CPU, fused_optimizer.h) or kernel by kernel (LibTorch
+// 1.13's torch::optim, the runner's update on CUDA).
+enum class OptimizerUpdate { kFused, kPerOperation };
+
+// Tensor-sized reads plus writes of one optimizer step per parameter.
+//   kFused: read weight, gradient and state, write weight and state:
+//     RMSProp with momentum 7, SGD with momentum 5, SGD 3.
+//   kPerOperation, kernel by kernel as LibTorch 1.13 runs it:
+//     RMSProp with momentum 18: sq.mul_ 2, sq.addcmul_(g, g) 3, avg =
+//     sq.sqrt() 2, avg.add_(eps) 2, buf.mul_ 2, buf.addcdiv_(g, avg) 4,
+//     p.add_(buf) 3; SGD with momentum 8: buf.mul_ 2, buf.add_(g) 3,
+//     p.add_(buf) 3; SGD 3: p.add_(g).
+double OptimizerTensorPassesPerParam(OptimizerKind optimizer, OptimizerUpdate update);
+
+// Replaces the fused optimizer traffic CountModel(spec) counts in
+// `counts->bytes_per_step` by that of `update`.
+void CountOptimizerUpdate(const ModelSpec& spec, OptimizerUpdate update, v1::ModelCounts* counts);
 
 // The parts that make up ModelCounts.bytes_per_step and other_flops.
 struct WorkBreakdown {
@@ -62,8 +73,8 @@ struct StepTotals {
   double cast_element_bytes = 0;
 };
 
-// Fills the optimizer's bytes and FLOPs into `b` (from t.optimizer, params
-// and weight_element_bytes), then params, macs_per_example (rounded),
+// Fills the optimizer's bytes (fused update) and FLOPs into `b` (from
+// t.optimizer, params and weight_element_bytes), then params, macs_per_example (rounded),
 // model_flops (6 x MACs x batch), executed_flops, other_flops and
 // bytes_per_step (from `b`) and activation_bytes; returns the state bytes of weights, gradients and
 // optimizer state (plus the 16-bit copies and gradients in mixed precision),

@@ -47,7 +47,7 @@
 //                       per logit), the optimizer (OptimizerFlopsPerParam()
 //                       per parameter).
 //
-// Bytes per step (method "layerwise-traffic-v1", as for FC): every tensor a
+// Bytes per step (method "layerwise-traffic-v2", as for FC): every tensor a
 // kernel reads or writes, once per kernel, at its element size (e_w stored
 // weights, gradients and optimizer state; e_c weights as a matmul reads them,
 // 2 bytes for the autocast copy in mixed precision; e_a activations; int64
@@ -81,7 +81,7 @@
 //             The cell's zero initial state is float32 (the embedding output
 //             is), so part of the element-wise math runs in float32 by type
 //             promotion; it is counted at e_a, which understates those bytes.
-//   optimizer: OptimizerTensorPassesPerParam() * params * e_w.
+//   optimizer: OptimizerTensorPassesPerParam(kFused) * params * e_w.
 //
 // activation_bytes: every activation tensor created in one step: the token
 // ids, the embedding output (and its 16-bit copy in mixed precision), per

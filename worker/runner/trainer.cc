@@ -216,7 +216,13 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   ResetDevicePeak(device);
   auto trainer = std::make_unique<Trainer>(spec, settings.seed(), context);
   m->set_build_seconds(SecondsSince(build_start));
-  if (m->counts().params() == 0) FillCountsFromBuiltModel(spec, trainer->parameters(), m, observer);
+  if (m->counts().params() == 0) {
+    FillCountsFromBuiltModel(spec, trainer->parameters(), m, observer);
+  } else if (!trainer->optimizer_fused()) {
+    // The counts assume the fused update; torch::optim (CUDA) moves more.
+    CountOptimizerUpdate(spec, OptimizerUpdate::kPerOperation, m->mutable_counts());
+    Log(observer, "optimizer: torch::optim, kernel by kernel (bytes_per_step counts its passes)");
+  }
 
   if (const double startup = SecondsSinceProcessStart(); startup >= 0) {
     Log(observer, absl::StrFormat("startup: %.2f s from process start to the first step", startup));

@@ -35,7 +35,7 @@
 //                       per logit (B*output); optimizer:
 //                       OptimizerFlopsPerParam() per parameter.
 //
-// Bytes per step (method "layerwise-traffic-v1", as FC): every tensor a
+// Bytes per step (method "layerwise-traffic-v2", as FC): every tensor a
 // kernel reads or writes is counted once per kernel at its element size
 // (e_w stored weights, gradients and optimizer state; e_c the weights a
 // conv/linear reads, the 16-bit autocast copy in mixed precision; e_a
@@ -58,7 +58,7 @@
 //   fork: backward reads two gradients and writes their sum per extra consumer.
 //   dropout: forward reads x, writes mask and y; backward reads dY and the
 //     mask, writes dX.
-//   loss: as FC. optimizer: OptimizerTensorPassesPerParam() * params * e_w.
+//   loss: as FC. optimizer: OptimizerTensorPassesPerParam(kFused) * params * e_w.
 //
 // activation_bytes: every tensor a step keeps for backward or produces: the
 // image (plus its 16-bit copy in mixed precision), each layer's new output

@@ -94,14 +94,23 @@ TEST(ModelCountsTest, SixteenBitHalvesEveryByteCount) {
 
 TEST(ModelCountsTest, OptimizerStateDrivesOptimizerBytes) {
   const ModelSpec base = Fc(2, 64, 100, 10, 8);
-  for (auto [kind, passes, states] :
-       std::vector<std::tuple<OptimizerKind, int, int>>{{OptimizerKind::kSgd, 3, 0},
-                                                        {OptimizerKind::kMomentum, 8, 1},
-                                                        {OptimizerKind::kRmsProp, 18, 2}}) {
+  // Passes per parameter: fused (read weight, gradient, state; write weight,
+  // state) and LibTorch's kernel by kernel.
+  for (auto [kind, passes, per_operation_passes, states] :
+       std::vector<std::tuple<OptimizerKind, int, int, int>>{{OptimizerKind::kSgd, 3, 3, 0},
+                                                             {OptimizerKind::kMomentum, 5, 8, 1},
+                                                             {OptimizerKind::kRmsProp, 7, 18, 2}}) {
     ModelSpec spec = base;
     spec.optimizer = kind;
     const WorkCounts w = CountWork(spec);
     EXPECT_DOUBLE_EQ(w.breakdown.optimizer_bytes, passes * 4.0 * w.counts.params());
+    v1::ModelCounts per_operation = w.counts;
+    CountOptimizerUpdate(spec, OptimizerUpdate::kPerOperation, &per_operation);
+    EXPECT_DOUBLE_EQ(per_operation.bytes_per_step() - w.counts.bytes_per_step(),
+                     (per_operation_passes - passes) * 4.0 * w.counts.params());
+    v1::ModelCounts fused = w.counts;
+    CountOptimizerUpdate(spec, OptimizerUpdate::kFused, &fused);
+    EXPECT_DOUBLE_EQ(fused.bytes_per_step(), w.counts.bytes_per_step());
     // Weights, gradients and optimizer state are all resident.
     ModelSpec sgd = spec;
     sgd.optimizer = OptimizerKind::kSgd;

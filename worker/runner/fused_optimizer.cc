@@ -1,0 +1,205 @@
+#include "worker/runner/fused_optimizer.h"
+
+#include <ATen/Parallel.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+namespace paradnn::runner {
+namespace {
+
+// The suite's hyper-parameters (PARADNN_MODELS.md, docs/measurement.md).
+constexpr double kLearningRate = 0.1;
+constexpr double kRmsPropAlpha = 0.9;
+constexpr double kRmsPropEps = 1.0;
+constexpr double kMomentum = 0.9;
+
+// Elements one thread updates at least: below this a parameter's update
+// stays on the calling thread (LibTorch's element-wise grain is 32,768
+// elements per operation; a fused update does seven streams' work per
+// element, so it splits at the same size).
+constexpr int64_t kGrainElements = 262144;
+
+// The update in float, as torch::optim computes it operation by operation
+// (each operation's float32 result feeds the next): constants are the
+// float32 values LibTorch's kernels use.
+struct UpdateConstants {
+  float lr_negated = static_cast<float>(-kLearningRate);
+  float alpha = static_cast<float>(kRmsPropAlpha);
+  float one_minus_alpha = static_cast<float>(1 - kRmsPropAlpha);
+  float eps = static_cast<float>(kRmsPropEps);
+  float momentum = static_cast<float>(kMomentum);
+};
+
+// One RMSprop (momentum) step over elements [begin, end):
+//   sq = alpha * sq + (1 - alpha) * g * g;  avg = sqrt(sq) + eps;
+//   buf = momentum * buf + g / avg;          p = p - lr * buf.
+// target_clones: the loop vectorizes for the host's widest ISA (the default
+// build targets baseline x86-64), chosen once at load time.
+template <typename T>
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void RmsPropMomentumRange(
+    T* __restrict param, const T* __restrict grad, T* __restrict square_avg,
+    T* __restrict buffer, int64_t begin, int64_t end, UpdateConstants c) {
+  for (int64_t i = begin; i < end; ++i) {
+    const float g = static_cast<float>(grad[i]);
+    const float sq = static_cast<float>(square_avg[i]) * c.alpha + c.one_minus_alpha * g * g;
+    const float avg = std::sqrt(sq) + c.eps;
+    const float buf = static_cast<float>(buffer[i]) * c.momentum + g / avg;
+    square_avg[i] = static_cast<T>(sq);
+    buffer[i] = static_cast<T>(buf);
+    param[i] = static_cast<T>(static_cast<float>(param[i]) + c.lr_negated * buf);
+  }
+}
+
+// SGD with momentum over [begin, end): buf = momentum * buf + g (buf = g at
+// the first step, as torch::optim::SGD clones the first gradient);
+// p = p - lr * buf.
+template <typename T>
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void MomentumRange(
+    T* __restrict param, const T* __restrict grad, T* __restrict buffer, bool first_step,
+    int64_t begin, int64_t end, UpdateConstants c) {
+  for (int64_t i = begin; i < end; ++i) {
+    const float g = static_cast<float>(grad[i]);
+    const float buf = first_step ? g : static_cast<float>(buffer[i]) * c.momentum + g;
+    buffer[i] = static_cast<T>(buf);
+    param[i] = static_cast<T>(static_cast<float>(param[i]) + c.lr_negated * buf);
+  }
+}
+
+// Plain SGD over [begin, end): p = p - lr * g.
+template <typename T>
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void SgdRange(
+    T* __restrict param, const T* __restrict grad, int64_t begin, int64_t end, UpdateConstants c) {
+  for (int64_t i = begin; i < end; ++i) {
+    param[i] = static_cast<T>(static_cast<float>(param[i]) + c.lr_negated * static_cast<float>(grad[i]));
+  }
+}
+
+// Whether the fused kernels can update `p`: on the CPU, a dtype they
+// handle, and its elements one dense block (so the gradient and the state,
+// laid out like it, line up element for element in memory order).
+bool FusedUpdatable(const torch::Tensor& p) {
+  const torch::ScalarType t = p.scalar_type();
+  return p.device().is_cpu() && p.is_non_overlapping_and_dense() &&
+         (t == torch::kFloat32 || t == torch::kBFloat16 || t == torch::kFloat16);
+}
+
+class FusedCpuOptimizer final : public TrainingOptimizer {
+ public:
+  FusedCpuOptimizer(OptimizerKind kind, std::vector<torch::Tensor> parameters)
+      : kind_(kind), parameters_(std::move(parameters)), state_(parameters_.size()) {}
+
+  void Step() override {
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      const torch::Tensor& grad = parameters_[i].grad();
+      if (!grad.defined()) continue;
+      StepParameter(parameters_[i], grad, state_[i]);
+    }
+  }
+
+  bool fused() const override { return true; }
+
+ private:
+  // Created at a parameter's first update, laid out like it.
+  struct State {
+    torch::Tensor square_avg;       // RMSprop
+    torch::Tensor momentum_buffer;  // RMSprop and SGD with momentum
+    bool momentum_started = false;  // SGD with momentum: buffer holds a gradient
+  };
+
+  void StepParameter(torch::Tensor& param, const torch::Tensor& grad_in, State& state) {
+    // Autograd makes a gradient laid out like its parameter; should one not
+    // be, copy it into that layout rather than update mismatched elements.
+    torch::Tensor grad = grad_in;
+    if (grad.strides() != param.strides() || grad.scalar_type() != param.scalar_type()) {
+      grad = torch::empty_like(param);
+      grad.copy_(grad_in);
+    }
+    if (kind_ == OptimizerKind::kRmsProp && !state.square_avg.defined()) {
+      state.square_avg = torch::zeros_like(param);
+      state.momentum_buffer = torch::zeros_like(param);
+    }
+    if (kind_ == OptimizerKind::kMomentum && !state.momentum_buffer.defined()) {
+      state.momentum_buffer = torch::empty_like(param);
+    }
+    const bool first_momentum_step = !state.momentum_started;
+    AT_DISPATCH_FLOATING_TYPES_AND2(torch::kBFloat16, torch::kHalf, param.scalar_type(),
+                                    "paradnn_fused_update", [&] {
+      scalar_t* p = param.data_ptr<scalar_t>();
+      const scalar_t* g = grad.data_ptr<scalar_t>();
+      const UpdateConstants c;
+      switch (kind_) {
+        case OptimizerKind::kRmsProp: {
+          scalar_t* sq = state.square_avg.data_ptr<scalar_t>();
+          scalar_t* buf = state.momentum_buffer.data_ptr<scalar_t>();
+          at::parallel_for(0, param.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
+            RmsPropMomentumRange(p, g, sq, buf, begin, end, c);
+          });
+          break;
+        }
+        case OptimizerKind::kMomentum: {
+          scalar_t* buf = state.momentum_buffer.data_ptr<scalar_t>();
+          at::parallel_for(0, param.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
+            MomentumRange(p, g, buf, first_momentum_step, begin, end, c);
+          });
+          break;
+        }
+        case OptimizerKind::kSgd:
+          at::parallel_for(0, param.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
+            SgdRange(p, g, begin, end, c);
+          });
+          break;
+      }
+    });
+    state.momentum_started = true;
+  }
+
+  OptimizerKind kind_;
+  std::vector<torch::Tensor> parameters_;
+  std::vector<State> state_;
+};
+
+class TorchOptimizer final : public TrainingOptimizer {
+ public:
+  explicit TorchOptimizer(std::unique_ptr<torch::optim::Optimizer> optimizer)
+      : optimizer_(std::move(optimizer)) {}
+  void Step() override { optimizer_->step(); }
+  bool fused() const override { return false; }
+
+ private:
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+};
+
+}  // namespace
+
+std::unique_ptr<torch::optim::Optimizer> MakeTorchOptimizer(
+    OptimizerKind kind, const std::vector<torch::Tensor>& parameters) {
+  switch (kind) {
+    case OptimizerKind::kRmsProp:
+      return std::make_unique<torch::optim::RMSprop>(
+          parameters, torch::optim::RMSpropOptions(kLearningRate)
+                          .alpha(kRmsPropAlpha)
+                          .momentum(kMomentum)
+                          .eps(kRmsPropEps));
+    case OptimizerKind::kSgd:
+      return std::make_unique<torch::optim::SGD>(parameters, torch::optim::SGDOptions(kLearningRate));
+    case OptimizerKind::kMomentum:
+      return std::make_unique<torch::optim::SGD>(
+          parameters, torch::optim::SGDOptions(kLearningRate).momentum(kMomentum));
+  }
+  return nullptr;
+}
+
+std::unique_ptr<TrainingOptimizer> MakeTrainingOptimizer(
+    OptimizerKind kind, const std::vector<torch::Tensor>& parameters) {
+  bool fusable = true;
+  for (const torch::Tensor& p : parameters) fusable = fusable && FusedUpdatable(p);
+  if (fusable) return std::make_unique<FusedCpuOptimizer>(kind, parameters);
+  return std::make_unique<TorchOptimizer>(MakeTorchOptimizer(kind, parameters));
+}
+
+}  // namespace paradnn::runner
