@@ -9,7 +9,7 @@ everywhere and >= 1.5x Python on the tiny model.
 
 The three run interleaved, `--reps` times each, and the median of each is
 compared (this host is shared and noisy: ratios, not absolute figures).
-The runner runs as it ships (GOMP_SPINCOUNT=3000 and its OpenMP threads
+The runner runs as it ships (GOMP_SPINCOUNT=1000 and its OpenMP threads
 pinned, see docs/measurement.md). Each baseline runs under every OpenMP
 environment in BASELINE_ENVS and keeps its best median: the OpenMP setting
 matters a lot (Python on this 2-core host, FC 4x1024 batch 512: 3,124 ex/s
@@ -35,8 +35,9 @@ SHAPES = [
 ]
 INPUT, OUTPUT = 2000, 200
 BASELINE_ENVS = {
+    "spin1000": {"GOMP_SPINCOUNT": "1000"},
+    "spin1000+bind": {"GOMP_SPINCOUNT": "1000", "OMP_PROC_BIND": "true"},
     "spin3000": {"GOMP_SPINCOUNT": "3000"},
-    "spin3000+bind": {"GOMP_SPINCOUNT": "3000", "OMP_PROC_BIND": "true"},
     "passive": {"OMP_WAIT_POLICY": "passive"},
 }
 

@@ -23,6 +23,7 @@
 #include "worker/child_process.h"
 #include "worker/device_spec.h"
 #include "worker/platform_probe.h"
+#include "worker/runner/openmp_env.h"
 #include "worker/runner_zygote.h"
 #include "worker/worker_agent.h"
 
@@ -80,7 +81,7 @@ int main(int argc, char** argv) {
   // and re-executes itself to get it unless the variable is already set;
   // setting it here, inherited by every runner, saves that start-up cost. A
   // value the operator chose is kept.
-  setenv("GOMP_SPINCOUNT", "3000", /*overwrite=*/0);
+  setenv("GOMP_SPINCOUNT", PARADNN_RUNNER_GOMP_SPINCOUNT, /*overwrite=*/0);
   Flags flags;
   CLI::App app{
       "paradnn-worker: runs ParaDnn benchmark jobs from a paradnn-coordinator on this host's "
