@@ -15,10 +15,10 @@ environment in BASELINE_ENVS and keeps its best median: the OpenMP setting
 matters a lot (Python on this 2-core host, FC 4x1024 batch 512: 3,124 ex/s
 with libgomp's defaults, 3,860 with OMP_PROC_BIND=true, 5,633 with
 GOMP_SPINCOUNT=3000, 6,786 with OMP_WAIT_POLICY=passive), and the runner is
-held against the best a careful user would get. Float32, RMSprop, as many
-intra-op threads as CPUs.
+held against the best a careful user would get. Float32, RMSprop; all three
+with the same intra-op threads (--threads, default as many as CPUs).
 
-usage: bench/fidelity.py [--reps N] [--quick]
+usage: bench/fidelity.py [--reps N] [--quick] [--threads N] [--shapes tiny,small,...]
 """
 import argparse
 import os
@@ -42,21 +42,29 @@ BASELINE_ENVS = {
 }
 
 
-def bare(layer, node, batch, steps, warmup, env):
+def blas_threads(env, threads):
+    """`env` with OpenBLAS's own pool sized to `threads`, as the runner sizes
+    it (at::set_num_threads and torch.set_num_threads leave it at every
+    CPU)."""
+    return dict(env, OPENBLAS_NUM_THREADS=str(threads))
+
+
+def bare(layer, node, batch, steps, warmup, threads, env):
     argv = [os.path.join(common.BIN, "paradnn-bench-bare-fc")]
-    argv += [str(v) for v in (layer, node, INPUT, OUTPUT, batch, warmup, steps, common.threads())]
-    return common.run_json(argv, env)["examples_per_sec"]
+    argv += [str(v) for v in (layer, node, INPUT, OUTPUT, batch, warmup, steps, threads)]
+    return common.run_json(argv, blas_threads(env, threads))["examples_per_sec"]
 
 
-def python(layer, node, batch, steps, warmup, env):
+def python(layer, node, batch, steps, warmup, threads, env):
     argv = [common.SYSTEM_PYTHON, os.path.join(common.ROOT, "bench", "fc_eager.py")]
-    argv += [str(v) for v in (layer, node, INPUT, OUTPUT, batch, warmup, steps, common.threads())]
-    return common.run_json(argv, env)["examples_per_sec"]
+    argv += [str(v) for v in (layer, node, INPUT, OUTPUT, batch, warmup, steps, threads)]
+    return common.run_json(argv, blas_threads(env, threads))["examples_per_sec"]
 
 
-def runner(layer, node, batch, steps, warmup):
+def runner(layer, node, batch, steps, warmup, threads):
     flags = ["--family", "fc", "--layer", str(layer), "--node", str(node), "--input", str(INPUT),
-             "--output", str(OUTPUT), "--batch", str(batch), "--ci", "0.02",
+             "--output", str(OUTPUT), "--batch", str(batch), "--intra-op-threads", str(threads),
+             "--ci", "0.02",
              "--warmup-steps", str(warmup), "--min-steps", str(max(3, min(steps, 5))),
              "--max-seconds", "3"]
     return common.runner_measure(flags)["examples_per_sec"]
@@ -66,23 +74,34 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="skip the large shape")
+    parser.add_argument("--threads", type=int, default=common.threads(),
+                        help="intra-op threads of all three (default: as many as CPUs)")
+    parser.add_argument("--shapes", default=",".join(s[0] for s in SHAPES),
+                        help="comma-separated shapes to run (default: all)")
     args = parser.parse_args()
-    print(f"fidelity: {common.threads()} threads, median of {args.reps} interleaved runs each")
+    chosen = args.shapes.split(",")
+    unknown = [name for name in chosen if name not in [s[0] for s in SHAPES]]
+    if unknown or args.threads < 1:
+        parser.error(f"--shapes: unknown {unknown}, allowed {[s[0] for s in SHAPES]}" if unknown
+                     else "--threads: must be at least 1")
+    print(f"fidelity: {args.threads} threads, median of {args.reps} interleaved runs each")
     header = ["shape", "layer", "node", "batch", "runner ex/s", "bare ex/s", "python ex/s",
               "runner/bare", "target", "runner/python", "target"]
     rows = []
     for name, layer, node, batch, steps, warmup in SHAPES:
-        if args.quick and name == "large":
+        if (args.quick and name == "large") or name not in chosen:
             continue
         runs = {("runner", ""): []}
         for env_name in BASELINE_ENVS:
             runs[("bare", env_name)] = []
             runs[("python", env_name)] = []
         for _ in range(args.reps):
-            runs[("runner", "")].append(runner(layer, node, batch, steps, warmup))
+            runs[("runner", "")].append(runner(layer, node, batch, steps, warmup, args.threads))
             for env_name, env in BASELINE_ENVS.items():
-                runs[("bare", env_name)].append(bare(layer, node, batch, steps, warmup, env))
-                runs[("python", env_name)].append(python(layer, node, batch, steps, warmup, env))
+                runs[("bare", env_name)].append(
+                    bare(layer, node, batch, steps, warmup, args.threads, env))
+                runs[("python", env_name)].append(
+                    python(layer, node, batch, steps, warmup, args.threads, env))
         medians = {key: statistics.median(values) for key, values in runs.items()}
         r = medians[("runner", "")]
         b_env = max(BASELINE_ENVS, key=lambda e: medians[("bare", e)])
