@@ -17,10 +17,10 @@ constexpr double kRmsPropAlpha = 0.9;
 constexpr double kRmsPropEps = 1.0;
 constexpr double kMomentum = 0.9;
 
-// Elements one thread updates at least: below this a parameter's update
-// stays on the calling thread (LibTorch's element-wise grain is 32,768
-// elements per operation; a fused update does seven streams' work per
-// element, so it splits at the same size).
+// Elements one thread updates at least (1 MiB of float32 weights): below
+// this a parameter's update, microseconds long, stays on the calling thread
+// rather than wake the pool (LibTorch splits each element-wise operation
+// from 32,768 elements).
 constexpr int64_t kGrainElements = 262144;
 
 // The update in float, as torch::optim computes it operation by operation
@@ -126,36 +126,43 @@ class FusedCpuOptimizer final : public TrainingOptimizer {
     if (kind_ == OptimizerKind::kMomentum && !state.momentum_buffer.defined()) {
       state.momentum_buffer = torch::empty_like(param);
     }
-    const bool first_momentum_step = !state.momentum_started;
-    AT_DISPATCH_FLOATING_TYPES_AND2(torch::kBFloat16, torch::kHalf, param.scalar_type(),
-                                    "paradnn_fused_update", [&] {
-      scalar_t* p = param.data_ptr<scalar_t>();
-      const scalar_t* g = grad.data_ptr<scalar_t>();
-      const UpdateConstants c;
-      switch (kind_) {
-        case OptimizerKind::kRmsProp: {
-          scalar_t* sq = state.square_avg.data_ptr<scalar_t>();
-          scalar_t* buf = state.momentum_buffer.data_ptr<scalar_t>();
-          at::parallel_for(0, param.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
-            RmsPropMomentumRange(p, g, sq, buf, begin, end, c);
-          });
-          break;
-        }
-        case OptimizerKind::kMomentum: {
-          scalar_t* buf = state.momentum_buffer.data_ptr<scalar_t>();
-          at::parallel_for(0, param.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
-            MomentumRange(p, g, buf, first_momentum_step, begin, end, c);
-          });
-          break;
-        }
-        case OptimizerKind::kSgd:
-          at::parallel_for(0, param.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
-            SgdRange(p, g, begin, end, c);
-          });
-          break;
-      }
-    });
+    // The dtypes FusedUpdatable admits.
+    AT_DISPATCH_SWITCH(param.scalar_type(), "paradnn_fused_update",
+                       AT_DISPATCH_CASE(torch::kFloat32, [&] { Update<scalar_t>(param, grad, state); })
+                       AT_DISPATCH_CASE(torch::kBFloat16, [&] { Update<scalar_t>(param, grad, state); })
+                       AT_DISPATCH_CASE(torch::kFloat16, [&] { Update<scalar_t>(param, grad, state); }));
     state.momentum_started = true;
+  }
+
+  // The update of one parameter stored as T, its gradient laid out alike.
+  template <typename T>
+  void Update(torch::Tensor& param, const torch::Tensor& grad, State& state) const {
+    T* p = param.data_ptr<T>();
+    const T* g = grad.data_ptr<T>();
+    const UpdateConstants c;
+    switch (kind_) {
+      case OptimizerKind::kRmsProp: {
+        T* sq = state.square_avg.data_ptr<T>();
+        T* buf = state.momentum_buffer.data_ptr<T>();
+        at::parallel_for(0, param.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
+          RmsPropMomentumRange(p, g, sq, buf, begin, end, c);
+        });
+        return;
+      }
+      case OptimizerKind::kMomentum: {
+        T* buf = state.momentum_buffer.data_ptr<T>();
+        const bool first_step = !state.momentum_started;
+        at::parallel_for(0, param.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
+          MomentumRange(p, g, buf, first_step, begin, end, c);
+        });
+        return;
+      }
+      case OptimizerKind::kSgd:
+        at::parallel_for(0, param.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
+          SgdRange(p, g, begin, end, c);
+        });
+        return;
+    }
   }
 
   OptimizerKind kind_;
