@@ -60,6 +60,24 @@ double Ci95HalfWidth(double stddev, int n) {
   return StudentT95(n - 1) * stddev / std::sqrt(static_cast<double>(n));
 }
 
+double Lag1Autocorrelation(double lagged_sum, double m2, int n) {
+  if (n < 3 || !(m2 > 0)) return 0;
+  return lagged_sum / m2;
+}
+
+double EffectiveSamples(int n, double lag1) {
+  if (!(lag1 > 0)) return n;
+  const double r = std::min(lag1, kMaxLag1);
+  return n * (1 - r) / (1 + r);
+}
+
+double Ci95HalfWidthCorrelated(double stddev, int n, double lag1) {
+  if (n < 2) return 0;
+  const double effective = EffectiveSamples(n, lag1);
+  const int df = std::max(1, static_cast<int>(std::lround(effective)) - 1);
+  return StudentT95(df) * stddev / std::sqrt(effective);
+}
+
 v1::StepStats ComputeStepStats(const std::vector<double>& seconds) {
   v1::StepStats stats;
   const int n = static_cast<int>(seconds.size());
@@ -73,7 +91,12 @@ v1::StepStats ComputeStepStats(const std::vector<double>& seconds) {
   double m2 = 0;
   for (double s : seconds) m2 += (s - mean) * (s - mean);
   const double stddev = n > 1 ? std::sqrt(m2 / (n - 1)) : 0.0;
-  const double half = Ci95HalfWidth(stddev, n);
+  double lagged_sum = 0;
+  for (int i = 1; i < n; ++i) lagged_sum += (seconds[i] - mean) * (seconds[i - 1] - mean);
+  const double lag1 = Lag1Autocorrelation(lagged_sum, m2, n);
+  const double half = Ci95HalfWidthCorrelated(stddev, n, lag1);
+  stats.set_lag1_autocorrelation(lag1);
+  stats.set_effective_samples(EffectiveSamples(n, lag1));
   stats.set_median_s(QuantileSorted(sorted, 0.5));
   stats.set_mean_s(mean);
   stats.set_stddev_s(stddev);

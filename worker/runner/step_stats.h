@@ -24,8 +24,30 @@ double StudentT95(int df);
 // 0 when n < 2 (undefined).
 double Ci95HalfWidth(double stddev, int n);
 
-// Fills steps, median, mean, stddev (sample, n-1), p10, p90, min, max, cv and
-// the CI fields from `seconds`. warmup_steps and stop_reason are left for the
+// Lag-1 autocorrelation of a series with n values, mean m and sum of
+// squared deviations m2, given the sum over consecutive pairs of
+// (x[i] - m) * (x[i-1] - m): that sum / m2. 0 for n < 3 or m2 = 0.
+double Lag1Autocorrelation(double lagged_sum, double m2, int n);
+
+// Step times drift in phases (other work on the host, frequency), so
+// consecutive samples are correlated and n of them carry less information
+// than n independent ones. As for an AR(1) series, the effective number of
+// samples is n * (1 - r) / (1 + r) for a lag-1 autocorrelation r > 0 (r is
+// capped at kMaxLag1); n for r <= 0 (a negative estimate never narrows the
+// interval).
+inline constexpr double kMaxLag1 = 0.99;
+double EffectiveSamples(int n, double lag1);
+
+// Half-width of the 95 % confidence interval of the mean of n samples with
+// sample standard deviation `stddev` and lag-1 autocorrelation `lag1`:
+// t_{0.975, df} * stddev / sqrt(n_eff), n_eff = EffectiveSamples(n, lag1),
+// df = max(1, round(n_eff) - 1). With lag1 <= 0 this is Ci95HalfWidth.
+// 0 when n < 2.
+double Ci95HalfWidthCorrelated(double stddev, int n, double lag1);
+
+// Fills steps, median, mean, stddev (sample, n-1), p10, p90, min, max, cv,
+// lag1_autocorrelation, effective_samples and the CI fields (by
+// Ci95HalfWidthCorrelated) from `seconds`. warmup_steps and stop_reason are left for the
 // caller. All statistics are 0 for an empty input; with one sample stddev, cv
 // and the CI are 0.
 v1::StepStats ComputeStepStats(const std::vector<double>& seconds);

@@ -55,14 +55,28 @@ TimingStopRule::TimingStopRule(double ci, double max_seconds, int min_steps, int
       min_steps_(std::max(2, min_steps)),
       max_steps_(std::max(2, max_steps)) {}
 
+double TimingStopRule::lag1() const {
+  // sum_{i>=1} (y[i] - c)(y[i-1] - c) with c the mean of y, expanded: as
+  // y[0] = 0, sum_{i>=1} y[i] = S and sum_{i<n-1} y[i] = S - y[n-1].
+  const double c = mean_ - first_;
+  const double lagged_sum = shifted_lagged_products_ -
+                            c * (2 * shifted_sum_ - last_shifted_) + (n_ - 1) * c * c;
+  return Lag1Autocorrelation(lagged_sum, m2_, n_);
+}
+
 double TimingStopRule::ci_rel() const {
   if (n_ < 2 || mean_ <= 0) return 0;
   const double stddev = std::sqrt(m2_ / (n_ - 1));
-  return Ci95HalfWidth(stddev, n_) / mean_;
+  return Ci95HalfWidthCorrelated(stddev, n_, lag1()) / mean_;
 }
 
 bool TimingStopRule::Add(double step_seconds) {
   if (reason_ != StopReason::kNone) return true;
+  if (n_ == 0) first_ = step_seconds;
+  const double shifted = step_seconds - first_;
+  if (n_ > 0) shifted_lagged_products_ += shifted * last_shifted_;
+  shifted_sum_ += shifted;
+  last_shifted_ = shifted;
   ++n_;
   elapsed_ += step_seconds;
   const double delta = step_seconds - mean_;

@@ -82,8 +82,11 @@ class TimingStopRule {
   int steps() const { return n_; }
   double elapsed_seconds() const { return elapsed_; }
   double mean() const { return mean_; }
-  // Relative half-width of the 95 % CI of the mean so far (0 below 2 steps).
+  // Relative half-width of the 95 % CI of the mean so far, allowing for
+  // correlated samples (Ci95HalfWidthCorrelated; 0 below 2 steps).
   double ci_rel() const;
+  // Lag-1 autocorrelation of the samples so far (as ComputeStepStats).
+  double lag1() const;
 
  private:
   double ci_;
@@ -93,6 +96,13 @@ class TimingStopRule {
   int n_ = 0;
   double mean_ = 0;
   double m2_ = 0;
+  // For the lag-1 autocorrelation in O(1) per step, over samples shifted by
+  // the first (less cancellation): sums of y, of y[i] * y[i-1], and the
+  // first and last y (y = x - x[0], so the first is 0).
+  double first_ = 0;
+  double shifted_sum_ = 0;
+  double shifted_lagged_products_ = 0;
+  double last_shifted_ = 0;
   double elapsed_ = 0;
   StopReason reason_ = StopReason::kNone;
 };

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 namespace paradnn::runner {
@@ -44,8 +45,48 @@ TEST(StepStatsTest, KnownSample) {
   EXPECT_DOUBLE_EQ(s.min_s(), 2);
   EXPECT_DOUBLE_EQ(s.max_s(), 9);
   EXPECT_NEAR(s.cv(), stddev / 5, 1e-12);
-  EXPECT_NEAR(s.ci95_half_width_s(), 2.3646 * stddev / std::sqrt(8.0), 1e-9);
+  // Sorted, so correlated: deviations -3 -1 -1 -1 0 0 2 4 give lagged
+  // products summing to 3 + 1 + 1 + 0 + 0 + 0 + 8 = 13 over m2 = 32.
+  EXPECT_NEAR(s.lag1_autocorrelation(), 13.0 / 32.0, 1e-12);
+  const double effective = 8 * (1 - 13.0 / 32.0) / (1 + 13.0 / 32.0);  // 3.38
+  EXPECT_NEAR(s.effective_samples(), effective, 1e-12);
+  // df = round(3.38) - 1 = 2: t = 4.3027.
+  EXPECT_NEAR(s.ci95_half_width_s(), 4.3027 * stddev / std::sqrt(effective), 1e-3);
   EXPECT_NEAR(s.ci95_rel(), s.ci95_half_width_s() / 5, 1e-12);
+}
+
+TEST(StepStatsTest, UncorrelatedOrderKeepsTheIndependentInterval) {
+  // The same values in an order with negative lag-1 autocorrelation.
+  const std::vector<double> v = {2, 9, 4, 7, 4, 5, 4, 5};
+  const v1::StepStats s = ComputeStepStats(v);
+  const double stddev = std::sqrt(32.0 / 7.0);
+  EXPECT_LT(s.lag1_autocorrelation(), 0);
+  EXPECT_DOUBLE_EQ(s.effective_samples(), 8);
+  EXPECT_NEAR(s.ci95_half_width_s(), 2.3646 * stddev / std::sqrt(8.0), 1e-9);
+  EXPECT_NEAR(s.ci95_half_width_s(), Ci95HalfWidth(stddev, 8), 1e-12);
+}
+
+TEST(StepStatsTest, Ar1StreamsTheirAutocorrelationAndWorth) {
+  // x[i] = mean + r * (x[i-1] - mean) + noise: lag-1 autocorrelation r and,
+  // for the mean, n (1 - r) / (1 + r) independent samples' worth.
+  for (double r : {0.0, 0.5, 0.8}) {
+    SCOPED_TRACE(r);
+    std::mt19937 rng(42);
+    std::normal_distribution<double> noise(0, 1e-4);
+    std::vector<double> seconds;
+    double deviation = 0;
+    for (int i = 0; i < 40000; ++i) {
+      deviation = r * deviation + noise(rng);
+      seconds.push_back(0.01 + deviation);
+    }
+    const v1::StepStats s = ComputeStepStats(seconds);
+    EXPECT_NEAR(s.lag1_autocorrelation(), r, 0.02);
+    const double expected_worth = r > 0 ? 40000 * (1 - r) / (1 + r) : 40000;
+    EXPECT_NEAR(s.effective_samples(), expected_worth, 0.12 * expected_worth);
+    // The interval widens by sqrt(n / n_eff) against the independent one.
+    EXPECT_NEAR(s.ci95_half_width_s() / Ci95HalfWidth(s.stddev_s(), 40000),
+                std::sqrt(40000 / s.effective_samples()), 1e-3);
+  }
 }
 
 TEST(StepStatsTest, DegenerateInputs) {

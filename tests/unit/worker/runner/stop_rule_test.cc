@@ -67,6 +67,37 @@ TEST(TimingStopRuleTest, NoisyStreamReachesAWideCiWhereBatchStatisticsSay) {
   EXPECT_LE(rule.ci_rel(), ci);
 }
 
+TEST(TimingStopRuleTest, PhasedStreamIsNotStoppedByAnIndependentSamplesInterval) {
+  // Step times in phases of 5 samples, alternately 1.0 and 1.1 s (plus a
+  // little jitter), as if the host drifted; at least 10 steps (two phases).
+  // Treated as independent, the samples would give a 2 % interval after
+  // about 25 steps; correlated, they are worth far fewer, and timing goes on
+  // until the batch statistics of what was seen (which allow for the
+  // correlation) meet the target.
+  auto next = [](int i) { return ((i / 5) % 2 ? 1.1 : 1.0) + 1e-4 * (i % 3); };
+  const double ci = 0.02;
+  std::vector<double> seen;
+  int independent_stop = -1;
+  int expected = -1;
+  for (int i = 0; i < 100000 && expected < 0; ++i) {
+    seen.push_back(next(i));
+    const v1::StepStats s = ComputeStepStats(seen);
+    if (independent_stop < 0 && seen.size() >= 10 &&
+        Ci95HalfWidth(s.stddev_s(), s.steps()) / s.mean_s() <= ci) {
+      independent_stop = i + 1;
+    }
+    if (seen.size() >= 10 && s.ci95_rel() <= ci) expected = i + 1;
+  }
+  ASSERT_GT(independent_stop, 0);
+  ASSERT_GT(expected, 3 * independent_stop);
+  TimingStopRule rule(ci, 1e9, /*min_steps=*/10, 1000000);
+  EXPECT_EQ(Drive(rule, next), expected);
+  EXPECT_EQ(rule.reason(), StopReason::kCi);
+  // The rule's running autocorrelation is the batch one.
+  EXPECT_NEAR(rule.lag1(), ComputeStepStats(seen).lag1_autocorrelation(), 1e-9);
+  EXPECT_GT(rule.lag1(), 0.5);
+}
+
 TEST(TimingStopRuleTest, AlwaysTakesTwoStepsBeforeTheTimeBudget) {
   TimingStopRule rule(0.02, 10, 5, 10000);
   EXPECT_FALSE(rule.Add(100));
