@@ -40,9 +40,9 @@ struct UpdateConstants {
 // target_clones: the loop vectorizes for the host's widest ISA (the default
 // build targets baseline x86-64), chosen once at load time.
 template <typename T>
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void RmsPropMomentumRange(
-    T* __restrict param, const T* __restrict grad, T* __restrict square_avg,
-    T* __restrict buffer, int64_t begin, int64_t end, UpdateConstants c) {
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+RmsPropMomentumRange(T* __restrict param, const T* __restrict grad, T* __restrict square_avg,
+                     T* __restrict buffer, int64_t begin, int64_t end, UpdateConstants c) {
   for (int64_t i = begin; i < end; ++i) {
     const float g = static_cast<float>(grad[i]);
     const float sq = static_cast<float>(square_avg[i]) * c.alpha + c.one_minus_alpha * g * g;
@@ -74,7 +74,8 @@ template <typename T>
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void SgdRange(
     T* __restrict param, const T* __restrict grad, int64_t begin, int64_t end, UpdateConstants c) {
   for (int64_t i = begin; i < end; ++i) {
-    param[i] = static_cast<T>(static_cast<float>(param[i]) + c.lr_negated * static_cast<float>(grad[i]));
+    param[i] =
+        static_cast<T>(static_cast<float>(param[i]) + c.lr_negated * static_cast<float>(grad[i]));
   }
 }
 
@@ -127,10 +128,19 @@ class FusedCpuOptimizer final : public TrainingOptimizer {
       state.momentum_buffer = torch::empty_like(param);
     }
     // The dtypes FusedUpdatable admits.
-    AT_DISPATCH_SWITCH(param.scalar_type(), "paradnn_fused_update",
-                       AT_DISPATCH_CASE(torch::kFloat32, [&] { Update<scalar_t>(param, grad, state); })
-                       AT_DISPATCH_CASE(torch::kBFloat16, [&] { Update<scalar_t>(param, grad, state); })
-                       AT_DISPATCH_CASE(torch::kFloat16, [&] { Update<scalar_t>(param, grad, state); }));
+    switch (param.scalar_type()) {
+      case torch::kFloat32:
+        Update<float>(param, grad, state);
+        break;
+      case torch::kBFloat16:
+        Update<c10::BFloat16>(param, grad, state);
+        break;
+      case torch::kFloat16:
+        Update<c10::Half>(param, grad, state);
+        break;
+      default:
+        TORCH_CHECK(false, "fused optimizer: no kernel for ", param.scalar_type());
+    }
     state.momentum_started = true;
   }
 
@@ -158,9 +168,8 @@ class FusedCpuOptimizer final : public TrainingOptimizer {
         return;
       }
       case OptimizerKind::kSgd:
-        at::parallel_for(0, param.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
-          SgdRange(p, g, begin, end, c);
-        });
+        at::parallel_for(0, param.numel(), kGrainElements,
+                         [&](int64_t begin, int64_t end) { SgdRange(p, g, begin, end, c); });
         return;
     }
   }
@@ -187,13 +196,14 @@ std::unique_ptr<torch::optim::Optimizer> MakeTorchOptimizer(
     OptimizerKind kind, const std::vector<torch::Tensor>& parameters) {
   switch (kind) {
     case OptimizerKind::kRmsProp:
-      return std::make_unique<torch::optim::RMSprop>(
-          parameters, torch::optim::RMSpropOptions(kLearningRate)
-                          .alpha(kRmsPropAlpha)
-                          .momentum(kMomentum)
-                          .eps(kRmsPropEps));
+      return std::make_unique<torch::optim::RMSprop>(parameters,
+                                                     torch::optim::RMSpropOptions(kLearningRate)
+                                                         .alpha(kRmsPropAlpha)
+                                                         .momentum(kMomentum)
+                                                         .eps(kRmsPropEps));
     case OptimizerKind::kSgd:
-      return std::make_unique<torch::optim::SGD>(parameters, torch::optim::SGDOptions(kLearningRate));
+      return std::make_unique<torch::optim::SGD>(parameters,
+                                                 torch::optim::SGDOptions(kLearningRate));
     case OptimizerKind::kMomentum:
       return std::make_unique<torch::optim::SGD>(
           parameters, torch::optim::SGDOptions(kLearningRate).momentum(kMomentum));

@@ -41,8 +41,8 @@ class TrainingOptimizer {
 // The suite's optimizer `kind` over `parameters` (the model's; they must
 // outlive it): fused when every parameter is on the CPU, torch::optim
 // otherwise.
-std::unique_ptr<TrainingOptimizer> MakeTrainingOptimizer(OptimizerKind kind,
-                                                         const std::vector<torch::Tensor>& parameters);
+std::unique_ptr<TrainingOptimizer> MakeTrainingOptimizer(
+    OptimizerKind kind, const std::vector<torch::Tensor>& parameters);
 
 // torch::optim's optimizer for `kind` with the suite's settings: the
 // reference the fused update is tested against, and the CUDA path.

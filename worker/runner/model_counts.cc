@@ -35,11 +35,12 @@ double OptimizerTensorPassesPerParam(OptimizerKind optimizer, OptimizerUpdate up
 }
 
 void CountOptimizerUpdate(const ModelSpec& spec, OptimizerUpdate update, v1::ModelCounts* counts) {
-  const double extra_passes = OptimizerTensorPassesPerParam(spec.optimizer, update) -
-                              OptimizerTensorPassesPerParam(spec.optimizer, OptimizerUpdate::kFused);
-  counts->set_bytes_per_step(counts->bytes_per_step() + extra_passes *
-                                                            static_cast<double>(counts->params()) *
-                                                            WeightElementBytes(spec.precision));
+  const double extra_passes =
+      OptimizerTensorPassesPerParam(spec.optimizer, update) -
+      OptimizerTensorPassesPerParam(spec.optimizer, OptimizerUpdate::kFused);
+  const double param_bytes =
+      static_cast<double>(counts->params()) * WeightElementBytes(spec.precision);
+  counts->set_bytes_per_step(counts->bytes_per_step() + extra_passes * param_bytes);
 }
 
 double OtherFlops(const WorkBreakdown& b) {
@@ -53,8 +54,8 @@ double BytesPerStep(const WorkBreakdown& b) {
 
 double FillStepCounts(const StepTotals& t, WorkBreakdown* b, v1::ModelCounts* c) {
   const double params = static_cast<double>(t.params);
-  b->optimizer_bytes =
-      OptimizerTensorPassesPerParam(t.optimizer, OptimizerUpdate::kFused) * params * t.weight_element_bytes;
+  b->optimizer_bytes = OptimizerTensorPassesPerParam(t.optimizer, OptimizerUpdate::kFused) *
+                       params * t.weight_element_bytes;
   b->optimizer_flops = OptimizerFlopsPerParam(t.optimizer) * params;
   c->set_params(t.params);
   c->set_macs_per_example(std::llround(t.macs_per_example));

@@ -64,7 +64,10 @@ double MeanDifference(const std::vector<torch::Tensor>& a, const std::vector<tor
   double sum = 0;
   int64_t count = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    sum += (a[i].detach().to(torch::kFloat64) - b[i].detach().to(torch::kFloat64)).abs().sum().item<double>();
+    sum += (a[i].detach().to(torch::kFloat64) - b[i].detach().to(torch::kFloat64))
+               .abs()
+               .sum()
+               .item<double>();
     count += a[i].numel();
   }
   return sum / static_cast<double>(count);
@@ -74,7 +77,9 @@ const OptimizerKind kKinds[] = {OptimizerKind::kRmsProp, OptimizerKind::kMomentu
                                 OptimizerKind::kSgd};
 
 std::string KindName(OptimizerKind kind) {
-  return kind == OptimizerKind::kRmsProp ? "rmsprop" : kind == OptimizerKind::kMomentum ? "momentum" : "sgd";
+  return kind == OptimizerKind::kRmsProp    ? "rmsprop"
+         : kind == OptimizerKind::kMomentum ? "momentum"
+                                            : "sgd";
 }
 
 TEST(FusedOptimizerTest, Float32UpdateMatchesTorchOptimToRounding) {
@@ -151,7 +156,8 @@ TEST(FusedOptimizerTest, GradientInAnotherLayoutIsUpdatedElementForElement) {
   torch::Tensor torch_param = fused_param.detach().clone().requires_grad_(true);
   std::vector<torch::Tensor> fused_params{fused_param};
   std::vector<torch::Tensor> torch_params{torch_param};
-  std::unique_ptr<TrainingOptimizer> fused = MakeTrainingOptimizer(OptimizerKind::kRmsProp, fused_params);
+  std::unique_ptr<TrainingOptimizer> fused =
+      MakeTrainingOptimizer(OptimizerKind::kRmsProp, fused_params);
   std::unique_ptr<torch::optim::Optimizer> reference =
       MakeTorchOptimizer(OptimizerKind::kRmsProp, torch_params);
   for (int step = 0; step < 3; ++step) {
@@ -167,7 +173,8 @@ TEST(FusedOptimizerTest, GradientInAnotherLayoutIsUpdatedElementForElement) {
 TEST(FusedOptimizerTest, DtypesWithoutAFusedKernelUseTorchOptim) {
   std::vector<torch::Tensor> params = MakeParameters(torch::kFloat64);
   const std::vector<torch::Tensor> initial = Clones(params, torch::kFloat64);
-  std::unique_ptr<TrainingOptimizer> optimizer = MakeTrainingOptimizer(OptimizerKind::kRmsProp, params);
+  std::unique_ptr<TrainingOptimizer> optimizer =
+      MakeTrainingOptimizer(OptimizerKind::kRmsProp, params);
   EXPECT_FALSE(optimizer->fused());
   SetGradients({&params}, 0, -1);
   optimizer->Step();
