@@ -388,7 +388,7 @@ std::string RooflineScript(const v1::RooflineResponse& roofline, Terminal termin
     for (const auto& compute : roofs.compute()) {
       if (!Positive(compute.flops_per_sec())) continue;
       peak_lo = std::min(peak_lo, compute.flops_per_sec());
-      y_hi = std::max(y_hi, compute.flops_per_sec());
+      y_hi = std::max({y_hi, compute.flops_per_sec(), compute.theoretical_flops_per_sec()});
       for (const v1::BandwidthRoof* level : {memory.dram, memory.cache}) {
         if (level == nullptr) continue;
         const double ridge = compute.flops_per_sec() / level->bytes_per_sec();
@@ -429,7 +429,9 @@ std::string RooflineScript(const v1::RooflineResponse& roofline, Terminal termin
       best_peak = std::max(best_peak, compute.flops_per_sec());
       const std::string data = absl::StrCat("roof", block++);
       Datablock(data_blocks, data, RoofLine(compute.flops_per_sec(), dram, x_lo, x_hi));
-      std::string label = absl::StrCat(name, " ", compute.dtype(), " ",
+      const bool matmul = compute.kernel().empty() || compute.kernel() == "matmul";
+      std::string label = absl::StrCat(name, " ", matmul ? "" : compute.kernel() + " ",
+                                       compute.dtype(), " ",
                                        SiRate(compute.flops_per_sec(), "FLOP/s"));
       if (memory.dram != nullptr) {
         absl::StrAppend(&label, ", ", memory.dram->level(), " ",
@@ -438,6 +440,16 @@ std::string RooflineScript(const v1::RooflineResponse& roofline, Terminal termin
       elements.push_back(absl::StrCat("$", data, " using 1:2 with lines lw 2 dt ", dash,
                                       " lc rgb '", color, "' title ", Quote(label)));
       dash = dash % 5 + 1;
+      // The silicon's peak above the stack's best: the gap is the stack's.
+      if (matmul && Positive(compute.theoretical_flops_per_sec())) {
+        const std::string peak_data = absl::StrCat("roof", block++);
+        Datablock(data_blocks, peak_data,
+                  RoofLine(compute.theoretical_flops_per_sec(), dram, x_lo, x_hi));
+        elements.push_back(absl::StrCat(
+            "$", peak_data, " using 1:2 with lines lw 1 dt 2 lc rgb '", color, "' title ",
+            Quote(absl::StrCat(name, " ", compute.dtype(), " theoretical peak ",
+                               SiRate(compute.theoretical_flops_per_sec(), "FLOP/s")))));
+      }
     }
     if (memory.cache != nullptr && best_peak > 0) {
       const std::string data = absl::StrCat("roof", block++);

@@ -44,7 +44,9 @@ std::string HumanValue(double value, const std::string& unit) {
 // Speedup and scaling responses carry the metric's name only; these are the
 // metrics whose values HumanValue prints other than as plain numbers.
 std::string UnitOfMetric(const std::string& metric) {
-  if (metric == "mfu" || metric == "hfu") return "%";
+  if (metric == "mfu" || metric == "hfu" || metric == "silicon_mfu" || metric == "silicon_hfu") {
+    return "%";
+  }
   if (metric == "step_time") return "s";
   if (metric == "peak_rss") return "bytes";
   return "";
@@ -176,10 +178,17 @@ std::string RooflineTable(const v1::RooflineResponse& r) {
   for (const v1::PlatformRoofs& p : r.roofs()) {
     std::vector<std::string> compute, memory;
     for (const v1::MatmulRoofValue& c : p.compute()) {
-      if (c.flops_per_sec() > 0) compute_roof[{p.platform_id(), c.dtype()}] = c.flops_per_sec();
-      compute.push_back(absl::StrCat(c.dtype(), " ",
-                                     c.flops_per_sec() > 0 ? WithPrefix(c.flops_per_sec(), "FLOP/s")
-                                                           : std::string("uncalibrated")));
+      const bool matmul = c.kernel().empty() || c.kernel() == "matmul";
+      if (c.flops_per_sec() > 0 && matmul) {
+        compute_roof[{p.platform_id(), c.dtype()}] = c.flops_per_sec();
+      }
+      std::string text = absl::StrCat(matmul ? "" : c.kernel() + " ", c.dtype(), " ",
+                                      c.flops_per_sec() > 0 ? WithPrefix(c.flops_per_sec(), "FLOP/s")
+                                                            : std::string("uncalibrated"));
+      if (c.theoretical_flops_per_sec() > 0) {
+        absl::StrAppend(&text, " (peak ", WithPrefix(c.theoretical_flops_per_sec(), "FLOP/s"), ")");
+      }
+      compute.push_back(std::move(text));
     }
     for (const v1::BandwidthRoof& b : p.bandwidth()) {
       memory.push_back(absl::StrCat(b.level(), " ", WithPrefix(b.bytes_per_sec(), "B/s")));

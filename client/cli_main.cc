@@ -136,7 +136,8 @@ void AddSweepIds(CLI::App* command, Flags* flags) {
 }
 
 std::string MetricHelp() {
-  return "Metric: examples_per_sec, gflops (model GFLOP/s), executed_gflops, mfu, hfu, "
+  return "Metric: examples_per_sec, gflops (model GFLOP/s), executed_gflops, mfu, hfu (of the "
+         "stack's calibrated best), silicon_mfu, silicon_hfu (of the theoretical peak), "
          "step_time, step_cv, params, model_flops, intensity, peak_rss";
 }
 

@@ -35,9 +35,11 @@ const std::vector<ResultColumn>& MeasurementColumns() {
       {"stop_reason", "stop", ColumnUnit::kText},
       {"model_gflops_per_sec", "model GF/s", ColumnUnit::kRate},
       {"executed_gflops_per_sec", "exec GF/s", ColumnUnit::kRate},
-      // Against the worker's calibrated matmul roof of the compute dtype.
+      // Against the worker's calibrated roof of the job's kernel path and
+      // compute dtype (the stack's best), then against the silicon's peak.
       {"mfu_pct", "MFU", ColumnUnit::kPercent},
       {"hfu_pct", "HFU", ColumnUnit::kPercent},
+      {"silicon_mfu_pct", "MFU(si)", ColumnUnit::kPercent},
       {"intra_op_threads", "threads", ColumnUnit::kInteger},
       {"params", "#params", ColumnUnit::kCount},
       {"outcome", "outcome", ColumnUnit::kText},
@@ -242,6 +244,7 @@ ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
     cells.push_back(timed_value(m.executed_flops_per_sec() / 1e9));
     cells.push_back(timed && m.mfu() > 0 ? Cell{m.mfu() * 100} : Cell{});
     cells.push_back(timed && m.hfu() > 0 ? Cell{m.hfu() * 100} : Cell{});
+    cells.push_back(timed && m.silicon_mfu() > 0 ? Cell{m.silicon_mfu() * 100} : Cell{});
     cells.push_back(timed ? Cell{int64_t{m.intra_op_threads()}} : Cell{});
     cells.push_back(m.counts().params() > 0 ? Cell{m.counts().params()} : Cell{});
     if (row.has_measurement()) {
@@ -525,10 +528,16 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
 std::string FormatRoofs(const v1::Platform& platform) {
   std::vector<std::string> parts;
   for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
-    std::string part = absl::StrCat(roof.dtype(), " ",
+    std::string part = absl::StrCat(roof.kernel().empty() || roof.kernel() == "matmul"
+                                         ? ""
+                                         : absl::StrCat(roof.kernel(), " "),
+                                     roof.dtype(), " ",
                                      roof.flops_per_sec() > 0
                                          ? HumanCount(roof.flops_per_sec()) + "FLOP/s"
                                          : std::string("uncalibrated"));
+    if (roof.theoretical_flops_per_sec() > 0) {
+      absl::StrAppend(&part, " (peak ", HumanCount(roof.theoretical_flops_per_sec()), ")");
+    }
     if (roof.datasheet_flops_per_sec() > 0) {
       absl::StrAppend(&part, " (datasheet ", HumanCount(roof.datasheet_flops_per_sec()), ")");
     }

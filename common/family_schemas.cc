@@ -73,6 +73,16 @@ absl::Status CheckBlockCounts(absl::string_view value) {
                                                  kMaxBlocks, " like \"3,4,6,3\""));
 }
 
+// What a tuned user runs: channels_last on CPU (oneDNN's native blocked
+// layouts start from NHWC) and on CUDA (cuDNN's tensor-core kernels).
+constexpr const char* kMemoryFormats[] = {"channels_last", "contiguous"};
+#define PARADNN_MEMORY_FORMAT_OPTION                                                        \
+  {                                                                                          \
+    "memory_format", kMemoryFormats, "channels_last",                                        \
+        "layout of images, activations and conv weights: channels_last (NHWC, what a tuned " \
+        "user runs on CPU and CUDA) or contiguous (NCHW)"                                    \
+  }
+
 constexpr OptionSchema kCnnOptions[] = {
     {"block_fn", kBlockFns, nullptr, "residual (two 3x3 convs) or bottleneck (1x1, 3x3, 1x1 x4)"},
     {"blocks",
@@ -80,7 +90,11 @@ constexpr OptionSchema kCnnOptions[] = {
      "",
      "blocks per group as four counts, e.g. \"3,4,6,3\" (ResNet-50); overrides block",
      CheckBlockCounts},
+    PARADNN_MEMORY_FORMAT_OPTION,
 };
+
+constexpr OptionSchema kVisionOptions[] = {PARADNN_MEMORY_FORMAT_OPTION};
+#undef PARADNN_MEMORY_FORMAT_OPTION
 
 constexpr ParamSchema kRnnParams[] = {
     kBatch,
@@ -143,18 +157,22 @@ constexpr ParamSchema kNoopParams[] = {
 
 constexpr FamilySchema kFamilies[] = {
     {"cnn", "ResNet v1 with residual or bottleneck blocks (PARADNN_MODELS.md)", kCnnParams,
-     kCnnOptions},
-    {"densenet121", "DenseNet-121 (7.98 M parameters at 1000 classes)", kImageModelParams},
+     kCnnOptions, "conv"},
+    {"densenet121", "DenseNet-121 (7.98 M parameters at 1000 classes)", kImageModelParams,
+     kVisionOptions, "conv"},
     {"fc", "fully connected: [Linear + ReLU] x layer, then Linear(output)", kFcParams},
     {"mobilenet_v1", "MobileNet v1, width 1.0 (4.23 M parameters at 1000 classes)",
-     kImageModelParams},
+     kImageModelParams, kVisionOptions, "conv"},
     {"noop", "harness: returns an OK result at once; no model, no timing (load tests)",
      kNoopParams},
-    {"resnet50", "ResNet-50 (25.56 M parameters at 1000 classes)", kImageModelParams},
-    {"retinanet", "RetinaNet: ResNet-50 + FPN, focal and smooth-L1 losses", kRetinaNetParams},
+    {"resnet50", "ResNet-50 (25.56 M parameters at 1000 classes)", kImageModelParams,
+     kVisionOptions, "conv"},
+    {"retinanet", "RetinaNet: ResNet-50 + FPN, focal and smooth-L1 losses", kRetinaNetParams,
+     kVisionOptions, "conv"},
     {"rnn", "embedding, stacked RNN/LSTM/GRU cells, Linear(vocab) on every step", kRnnParams,
      kRnnOptions},
-    {"squeezenet1_0", "SqueezeNet 1.0 (1.25 M parameters at 1000 classes)", kImageModelParams},
+    {"squeezenet1_0", "SqueezeNet 1.0 (1.25 M parameters at 1000 classes)", kImageModelParams,
+     kVisionOptions, "conv"},
     {"torchscript", "your own TorchScript model (torchscript: file, inputs, loss)",
      kTorchScriptParams},
     {"transformer", "Transformer base: 6+6 layers, d_model 512, 8 heads, ff 2048",

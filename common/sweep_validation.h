@@ -80,6 +80,9 @@ struct FamilySchema {
   const char* summary;  // one line, for help and docs
   absl::Span<const ParamSchema> params;
   absl::Span<const OptionSchema> options = {};
+  // The calibrated roof its utilization is measured against: "matmul"
+  // (GEMM-bound: FC, RNN, Transformer) or "conv" (convolutional networks).
+  const char* roof_kernel = "matmul";
 };
 
 // Every registered family, in name order.

@@ -224,6 +224,16 @@ INSERT OR IGNORE INTO config_params (config_id, key, int_value, text_value)
 DROP TABLE job_canonical;
 )sql";
 
+// Version 8: utilization against the silicon's theoretical peak
+// (Measurement.silicon_mfu / silicon_hfu; NULL where the platform had no
+// peak), and the OpenBLAS core of each platform (Platform.blas_core) for
+// stack comparisons ("" for platforms stored before this version).
+constexpr const char kSchemaV8[] = R"sql(
+ALTER TABLE results ADD COLUMN silicon_mfu REAL;  -- model_flops_per_sec / theoretical peak
+ALTER TABLE results ADD COLUMN silicon_hfu REAL;  -- executed_flops_per_sec / theoretical peak
+ALTER TABLE platforms ADD COLUMN blas_core TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -236,6 +246,7 @@ const std::vector<Migration>& Migrations() {
       {5, "results: suspect conditions", kSchemaV5},
       {6, "jobs: repeat", kSchemaV6},
       {7, "configs, config_params: configurations shared by jobs and sweeps", kSchemaV7},
+      {8, "results: silicon_mfu, silicon_hfu; platforms: blas_core", kSchemaV8},
   };
   return *kMigrations;
 }

@@ -96,10 +96,11 @@ absl::StatusOr<int64_t> InsertResult(sqlite3* db, int64_t job_id, int64_t attemp
         "step_cv, ci95_rel, steps, warmup_steps, stop_reason, params, macs_per_example, "
         "model_flops, executed_flops, bytes_per_step, model_flops_per_sec, "
         "executed_flops_per_sec, intra_op_threads, inter_op_threads, peak_rss_bytes, "
-        "build_seconds, timed_seconds, measurement, created_unix_ms, mfu, hfu, suspect) VALUES ("
+        "build_seconds, timed_seconds, measurement, created_unix_ms, mfu, hfu, suspect, "
+        "silicon_mfu, silicon_hfu) VALUES ("
         "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
         "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, NULLIF(?32, 0), "
-        "NULLIF(?33, 0), ?34)");
+        "NULLIF(?33, 0), ?34, NULLIF(?35, 0), NULLIF(?36, 0))");
     insert.Bind(1, job_id).Bind(2, attempt_id).Bind(3, worker_id);
     internal::BindOptionalId(insert, 4, platform_id);
     insert.Bind(5, static_cast<int>(m.outcome()))
@@ -131,7 +132,9 @@ absl::StatusOr<int64_t> InsertResult(sqlite3* db, int64_t job_id, int64_t attemp
         .Bind(31, now_unix_ms)
         .Bind(32, m.mfu())
         .Bind(33, m.hfu())
-        .Bind(34, absl::StrJoin(m.suspect(), "; "));
+        .Bind(34, absl::StrJoin(m.suspect(), "; "))
+        .Bind(35, m.silicon_mfu())
+        .Bind(36, m.silicon_hfu());
     if (absl::Status s = insert.Run(); !s.ok()) return s;
   }
   const int64_t result_id = sqlite3_last_insert_rowid(db);

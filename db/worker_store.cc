@@ -30,8 +30,8 @@ void PlatformStore::Upsert(const v1::Platform& platform, Callback<int64_t> done)
           // fingerprint deliberately leaves out.
           Statement insert(db,
                            "INSERT INTO platforms (fingerprint, device_kind, device_name, "
-                           "hostname, libtorch_version, blas_backend, details, created_unix_ms) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                           "hostname, libtorch_version, blas_backend, details, created_unix_ms, "
+                           "blas_core) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                            "ON CONFLICT (fingerprint) DO NOTHING");
           insert.Bind(1, platform.fingerprint())
               .Bind(2, platform.device_kind())
@@ -40,7 +40,8 @@ void PlatformStore::Upsert(const v1::Platform& platform, Callback<int64_t> done)
               .Bind(5, platform.libtorch_version())
               .Bind(6, platform.blas_backend())
               .BindBlob(7, platform.SerializeAsString())
-              .Bind(8, now_unix_ms);
+              .Bind(8, now_unix_ms)
+              .Bind(9, platform.blas_core());
           if (absl::Status s = insert.Run(); !s.ok()) return s;
         }
         Statement find(db, "SELECT id, details FROM platforms WHERE fingerprint = ?");

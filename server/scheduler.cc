@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -90,10 +91,7 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
     worker.session = session;
     worker.device_kind = hello.device_kind();
     worker.memory_bytes = std::max<int64_t>(0, hello.platform().memory_bytes());
-    worker.roofs.clear();
-    for (const v1::MatmulRoof& roof : hello.platform().matmul_roofs()) {
-      worker.roofs[roof.dtype()] = roof.flops_per_sec();
-    }
+    worker.roofs = UtilizationRoofs(hello.platform());
     worker.ready = false;
     worker.leasing = false;
     worker.first_heartbeat_seen = false;
@@ -214,22 +212,6 @@ void Scheduler::OnHeartbeat(const std::string& worker_id, WorkerState& worker,
   if (!lost.empty()) TryAssignLocked(worker_id, worker);
 }
 
-std::string ComputeDtype(const std::string& precision) {
-  if (precision.empty() || precision == "float32") return "float32";
-  if (precision == "bfloat16" || precision == "mixed_bf16") return "bfloat16";
-  if (precision == "float16" || precision == "mixed_fp16") return "float16";
-  return "";
-}
-
-void FillUtilization(const std::map<std::string, double>& roofs, v1::Measurement* m) {
-  m->clear_mfu();
-  m->clear_hfu();
-  const auto roof = roofs.find(ComputeDtype(m->config().precision()));
-  if (roof == roofs.end() || !(roof->second > 0)) return;
-  m->set_mfu(m->model_flops_per_sec() / roof->second);
-  m->set_hfu(m->executed_flops_per_sec() / roof->second);
-}
-
 void Scheduler::OnHandedBack(const std::string& worker_id, const v1::JobResult& result) {
   const int64_t job_id = result.job_id();
   const int64_t attempt_id = result.attempt_id();
@@ -270,6 +252,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
   // A worker whose only open attempt is this one gets its next job leased
   // in the result's own write: one commit from result to assignment.
   bool lease_next = false;
+  std::optional<v1::Platform> raised_platform;
   std::string device;
   uint64_t stream_serial = 0;
   {
@@ -283,7 +266,21 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
     }
     worker.results_in_flight.insert(attempt_id);
     platform_id = worker.platform_id;
-    FillUtilization(worker.roofs, &measurement);
+    if (worker.roofs.Fill(&measurement)) {
+      raised_platform = worker.roofs.platform();
+      // Stored as the platform's latest roofs (PlatformStore keeps the
+      // newest calibrated_unix_ms).
+      raised_platform->set_calibrated_unix_ms(
+          std::max(raised_platform->calibrated_unix_ms() + 1, clock_->NowUnixMs()));
+      worker.roofs = UtilizationRoofs(*raised_platform);
+    }
+  }
+  if (raised_platform) {
+    spdlog::warn("worker {}: job {} ran faster than its platform's roof; the roof is raised",
+                 worker_id, job_id);
+    platforms_.Upsert(*raised_platform, [worker_id](absl::StatusOr<int64_t> id) {
+      if (!id.ok()) spdlog::error("storing raised roofs of {}: {}", worker_id, id.status().ToString());
+    });
   }
   spdlog::info("worker {} finished job {} (attempt {}): {}", worker_id, job_id, attempt_id,
                v1::Outcome_Name(result.measurement().outcome()));

@@ -35,6 +35,7 @@
 #include "db/database.h"
 #include "db/stores.h"
 #include "paradnn/v1/coordinator.pb.h"
+#include "server/utilization.h"
 #include "server/worker_session.h"
 
 namespace paradnn::server {
@@ -56,17 +57,6 @@ struct LiveWorker {
 // The error text of a PREDICTED_OOM result, e.g. "memory estimate 31.2 GiB
 // exceeds the worker's 23.5 GiB (33500000000 > 25232932864 bytes)".
 std::string PredictedOomError(double estimate_bytes, int64_t memory_bytes);
-
-// The matmul roof a precision computes in: "float32" for float32 (and an
-// unset precision), "bfloat16" for bfloat16 and mixed_bf16, "float16" for
-// float16 and mixed_fp16; "" for anything else.
-std::string ComputeDtype(const std::string& precision);
-
-// Sets m->mfu = model_flops_per_sec / roof and m->hfu =
-// executed_flops_per_sec / roof, with the roof of the compute dtype of
-// m->config().precision from `roofs` (dtype -> FLOP/s); both 0 where there
-// is no positive roof for it.
-void FillUtilization(const std::map<std::string, double>& roofs, v1::Measurement* m);
 
 class Scheduler {
  public:
@@ -112,7 +102,7 @@ class Scheduler {
     std::string device_kind;
     int64_t platform_id = 0;
     int64_t memory_bytes = 0;        // from the hello's platform; 0 = unknown
-    std::map<std::string, double> roofs;  // hello's matmul roofs: dtype -> FLOP/s
+    UtilizationRoofs roofs;          // hello's roofs and peaks, raised by jobs that beat them
     bool ready = false;              // hello processed, hello_ack sent
     bool leasing = false;            // a LeaseNext is in flight
     bool first_heartbeat_seen = false;

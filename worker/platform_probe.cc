@@ -29,6 +29,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/silicon_peak.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/framing.h"
@@ -380,6 +381,10 @@ void CopyCalibration(const v1::Platform& from, v1::Platform* to) {
   *to->mutable_matmul_roofs() = from.matmul_roofs();
   *to->mutable_bandwidth() = from.bandwidth();
   to->set_calibrated_unix_ms(from.calibrated_unix_ms());
+  common::ReconcilePeaksWithRoofs(to);
+  for (const v1::SiliconPeak& peak : to->silicon_peaks()) {
+    if (!peak.inconsistency().empty()) spdlog::warn("theoretical peak: {}", peak.inconsistency());
+  }
 }
 
 void LogRoofs(const v1::Platform& platform, const std::string& source) {
@@ -452,6 +457,7 @@ absl::StatusOr<std::map<std::string, double>> ParseDatasheetPeaks(
 
 void AddDatasheetPeaks(const std::map<std::string, double>& peaks, v1::Platform* platform) {
   for (const auto& [dtype, flops] : peaks) {
+    common::SetDatasheetPeak(dtype, flops, platform->mutable_silicon_peaks());
     v1::MatmulRoof* roof = nullptr;
     for (v1::MatmulRoof& candidate : *platform->mutable_matmul_roofs()) {
       if (candidate.dtype() == dtype) roof = &candidate;
@@ -462,6 +468,68 @@ void AddDatasheetPeaks(const std::map<std::string, double>& peaks, v1::Platform*
     }
     roof->set_datasheet_flops_per_sec(flops);
   }
+  if (!peaks.empty()) common::ReconcilePeaksWithRoofs(platform);
+}
+
+absl::StatusOr<v1::Platform> QueryRunnerBlasDoctor(const std::string& runner_path,
+                                                   std::chrono::milliseconds timeout) {
+  return QueryRunnerFrame(runner_path, "--blas-doctor", timeout);
+}
+
+absl::StatusOr<std::string> ValidateBlasCore(const std::string& blas_core) {
+  const bool ok = !blas_core.empty() && blas_core.size() <= 64 &&
+                  std::all_of(blas_core.begin(), blas_core.end(), [](char c) {
+                    return absl::ascii_isalnum(c) || c == '-' || c == '_';
+                  });
+  if (!ok) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--blas-core: '", blas_core,
+        "' is not auto, as-installed or an OpenBLAS core name (letters and digits, e.g. "
+        "SkylakeX)"));
+  }
+  return blas_core;
+}
+
+BlasCoreSetup SetUpBlasCore(const std::string& blas_core, bool run_doctor,
+                            const std::string& runner_path, std::chrono::milliseconds timeout) {
+  BlasCoreSetup setup;
+  if (blas_core != "auto" && blas_core != "as-installed") {
+    ::setenv("OPENBLAS_CORETYPE", blas_core.c_str(), 1);
+    ::setenv("PARADNN_BLAS_CORE_CHOICE", "forced", 1);
+    setup.summary = absl::StrCat("forced to ", blas_core, " (--blas-core)");
+    return setup;
+  }
+  absl::StatusOr<v1::Platform> report;
+  if (run_doctor) {
+    spdlog::info("stack doctor: '{} --blas-doctor' (OpenBLAS cores, checked against float64)",
+                 runner_path);
+    report = QueryRunnerBlasDoctor(runner_path, timeout);
+    if (!report.ok()) {
+      spdlog::warn("stack doctor failed, the BLAS stays as installed: {}",
+                   std::string(report.status().message()));
+    }
+  }
+  if (run_doctor && report.ok()) {
+    setup.findings.assign(report->stack_findings().begin(), report->stack_findings().end());
+  }
+  std::string installed, chosen;
+  for (const v1::StackFinding& f : setup.findings) {
+    if (f.as_installed()) installed = f.setting();
+    if (f.chosen()) chosen = f.setting();
+  }
+  if (blas_core == "auto" && !chosen.empty()) {
+    if (chosen != installed) ::setenv("OPENBLAS_CORETYPE", chosen.c_str(), 1);
+    ::setenv("PARADNN_BLAS_CORE_CHOICE", "auto", 1);
+    setup.summary = chosen == installed
+                        ? absl::StrCat(installed, " (as installed; the fastest correct core)")
+                        : absl::StrCat(chosen, " (auto; OpenBLAS picked ", installed, ")");
+    return setup;
+  }
+  ::setenv("PARADNN_BLAS_CORE_CHOICE", "as-installed", 1);
+  setup.summary = blas_core == "auto" ? "as installed (no doctor finding; --calibrate never or a "
+                                        "runner without --blas-doctor)"
+                                      : "as installed (--blas-core as-installed)";
+  return setup;
 }
 
 }  // namespace paradnn::worker

@@ -87,6 +87,32 @@ absl::StatusOr<std::map<std::string, double>> ParseDatasheetPeaks(
 // roof with only the datasheet figure where none was calibrated.
 void AddDatasheetPeaks(const std::map<std::string, double>& peaks, v1::Platform* platform);
 
+// `runner_path --blas-doctor --framed`: the Platform with stack_findings
+// (every OpenBLAS core tried) and blas_core (the fastest correct one).
+absl::StatusOr<v1::Platform> QueryRunnerBlasDoctor(const std::string& runner_path,
+                                                   std::chrono::milliseconds timeout);
+
+// --blas-core as given, or InvalidArgument naming the flag and what is allowed.
+absl::StatusOr<std::string> ValidateBlasCore(const std::string& blas_core);
+
+// What SetUpBlasCore did: the doctor's findings (for Platform.stack_findings)
+// and a line for the log.
+struct BlasCoreSetup {
+  std::vector<v1::StackFinding> findings;
+  std::string summary;
+};
+
+// Applies --blas-core to this process's environment, which every runner
+// (and the zygote) inherits: a core name sets OPENBLAS_CORETYPE; "auto" asks
+// the runner's stack doctor (when `run_doctor`: it tries each core once per
+// host and caches the decision) and sets the fastest correct core;
+// "as-installed" leaves OpenBLAS's own pick, still asking the doctor what it
+// leaves on the table so that results can be flagged. Sets
+// PARADNN_BLAS_CORE_CHOICE to how the core was chosen. Call before the
+// platform probe and the zygote. Not thread-safe (setenv).
+BlasCoreSetup SetUpBlasCore(const std::string& blas_core, bool run_doctor,
+                            const std::string& runner_path, std::chrono::milliseconds timeout);
+
 }  // namespace paradnn::worker
 
 #endif  // PARADNN_WORKER_PLATFORM_PROBE_H_

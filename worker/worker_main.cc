@@ -43,6 +43,9 @@ struct Flags {
   std::string calibrate = "auto";
   std::string state_dir;
   std::vector<std::string> datasheet_peaks;
+  std::string blas_core = "auto";
+  int fma_units = 0;
+  std::string flush_denormal = "on";
   paradnn::common::ClientSecurityFlags security;
   bool runner_zygote = true;
 };
@@ -139,8 +142,25 @@ int main(int argc, char** argv) {
                  "Where the calibration cache lives (default: $XDG_STATE_HOME/paradnn, else "
                  "~/.local/state/paradnn)");
   app.add_option("--datasheet-peak", flags.datasheet_peaks,
-                 "DTYPE=FLOPS: the vendor's peak matmul FLOP/s of a dtype (float32, bfloat16, "
-                 "float16, tf32), stored beside the calibrated roof; repeatable");
+                 "DTYPE=FLOPS: the vendor's peak FLOP/s of a dtype (float32, bfloat16, float16, "
+                 "tf32); replaces the theoretical peak computed from cores x clock x ISA "
+                 "(silicon_mfu is measured against it); repeatable");
+  app.add_option("--blas-core", flags.blas_core,
+                 "OpenBLAS kernels of every runner: auto (the stack doctor's fastest core that "
+                 "computes correctly, tried at calibration and cached per host), as-installed "
+                 "(OpenBLAS's own pick; results are flagged when a faster core exists), or a "
+                 "core name such as SkylakeX")
+      ->capture_default_str();
+  app.add_option("--fma-units", flags.fma_units,
+                 "FMA units per core for the theoretical float32 peak (0 = assume 2; some Xeon "
+                 "Silver/Bronze parts have 1)")
+      ->check(CLI::Range(0, 8))
+      ->capture_default_str();
+  app.add_option("--flush-denormal", flags.flush_denormal,
+                 "Flush denormal floats to zero (FTZ/DAZ) in every runner, as TensorFlow does: "
+                 "on, or off (the hardware default; denormal arithmetic can be 10-100x slower)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   paradnn::common::AddClientSecurityOptions(&app, &flags.security, "worker");
   app.set_version_flag("--version", paradnn::common::kVersion);
   paradnn::common::AddConfigSources(&app);
@@ -168,6 +188,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (flags.state_dir.empty()) flags.state_dir = paradnn::worker::DefaultStateDir();
+  if (absl::StatusOr<std::string> core = paradnn::worker::ValidateBlasCore(flags.blas_core);
+      !core.ok()) {
+    spdlog::critical("{}", std::string(core.status().message()));
+    return 2;
+  }
+  // What every runner this worker starts inherits: where the runner caches
+  // the stack doctor's decision, the peak's FMA assumption, flush-to-zero.
+  ::setenv("PARADNN_STATE_DIR", flags.state_dir.c_str(), 1);
+  if (flags.fma_units > 0) ::setenv("PARADNN_FMA_UNITS", std::to_string(flags.fma_units).c_str(), 1);
+  if (flags.flush_denormal == "off") ::setenv("PARADNN_FLUSH_DENORMAL", "off", 1);
   absl::StatusOr<std::string> address =
       paradnn::common::ResolveCoordinatorAddress(flags.coordinator);
   if (!address.ok()) {
@@ -204,6 +234,11 @@ int main(int argc, char** argv) {
   options.drain_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.drain_seconds * 1000));
   options.runner.memory_limit_bytes = flags.memory_limit_mb << 20;
+  // Before the platform probe: the core chosen is part of the fingerprint.
+  const paradnn::worker::BlasCoreSetup blas = paradnn::worker::SetUpBlasCore(
+      flags.blas_core, flags.backend == "libtorch" && *calibrate_mode != paradnn::worker::CalibrateMode::kNever,
+      flags.runner, kCalibrationTimeout);
+  spdlog::info("BLAS core: {}", blas.summary);
   options.platform = paradnn::worker::ProbePlatform(
       flags.runner, paradnn::worker::DeviceKind(flags.device), kPlatformProbeTimeout);
   // Keyed by the runner's own fingerprint, before a memory cap amends it:
@@ -211,6 +246,9 @@ int main(int argc, char** argv) {
   paradnn::worker::AddCalibration(&options.platform, flags.runner, *calibrate_mode,
                                   flags.state_dir, kCalibrationTimeout);
   paradnn::worker::AddDatasheetPeaks(*datasheet_peaks, &options.platform);
+  for (const paradnn::v1::StackFinding& finding : blas.findings) {
+    *options.platform.add_stack_findings() = finding;
+  }
   // Jobs get no more memory than the cap: that is the memory the
   // coordinator must plan against (PREDICTED_OOM).
   if (options.runner.memory_limit_bytes > 0 &&

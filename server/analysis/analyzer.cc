@@ -242,6 +242,8 @@ absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
         value->set_dtype(roof.dtype());
         value->set_flops_per_sec(roof.flops_per_sec());
         value->set_datasheet_flops_per_sec(roof.datasheet_flops_per_sec());
+        value->set_kernel(roof.kernel().empty() ? "matmul" : roof.kernel());
+        value->set_theoretical_flops_per_sec(roof.theoretical_flops_per_sec());
       }
       for (v1::BandwidthRoof& level : BandwidthRoofs(platform)) {
         *roofs->add_bandwidth() = std::move(level);

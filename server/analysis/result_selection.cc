@@ -41,6 +41,7 @@ const BuiltinField kBuiltinFields[] = {
     {"hostname", "p.hostname", BuiltinField::kPlatforms},
     {"libtorch_version", "p.libtorch_version", BuiltinField::kPlatforms},
     {"blas_backend", "p.blas_backend", BuiltinField::kPlatforms},
+    {"blas_core", "p.blas_core", BuiltinField::kPlatforms},
     {"fingerprint", "p.fingerprint", BuiltinField::kPlatforms},
 };
 constexpr int kBuiltinCount = static_cast<int>(std::size(kBuiltinFields));
@@ -49,7 +50,7 @@ constexpr int kBuiltinCount = static_cast<int>(std::size(kBuiltinFields));
 const char* const kColumnSql[] = {
     "r.examples_per_sec", "r.model_flops_per_sec", "r.executed_flops_per_sec", "r.mfu",
     "r.hfu", "r.step_median_s", "r.step_cv", "r.model_flops", "r.executed_flops",
-    "r.bytes_per_step", "r.peak_rss_bytes"};
+    "r.bytes_per_step", "r.peak_rss_bytes", "r.silicon_mfu", "r.silicon_hfu"};
 static_assert(std::size(kColumnSql) == static_cast<size_t>(Column::kCount));
 
 // Index into kBuiltinFields, -1 for a hyper-parameter.
@@ -214,6 +215,8 @@ std::vector<Column> ColumnsOf(const std::string& metric) {
   if (metric == "executed_gflops") return {Column::kExecutedFlopsPerSec};
   if (metric == "mfu") return {Column::kMfu};
   if (metric == "hfu") return {Column::kHfu};
+  if (metric == "silicon_mfu") return {Column::kSiliconMfu};
+  if (metric == "silicon_hfu") return {Column::kSiliconHfu};
   if (metric == "step_time") return {Column::kStepMedianSeconds};
   if (metric == "step_cv") return {Column::kStepCv};
   if (metric == "model_flops") return {Column::kModelFlops};
@@ -508,8 +511,13 @@ const std::vector<MetricInfo>& Metrics() {
        "training examples per second (batch / median step)"},
       {"gflops", "GFLOP/s", false, "model FLOPs (6 × forward MACs × batch) per second"},
       {"executed_gflops", "GFLOP/s", false, "FLOPs the step executes per second"},
-      {"mfu", "%", false, "model FLOP/s / the calibrated matmul roof of the dtype"},
-      {"hfu", "%", false, "executed FLOP/s / the calibrated matmul roof of the dtype"},
+      {"mfu", "%", false,
+       "model FLOP/s / the calibrated roof of the job's kernel path and dtype (the stack's best)"},
+      {"hfu", "%", false,
+       "executed FLOP/s / the calibrated roof of the job's kernel path and dtype"},
+      {"silicon_mfu", "%", false,
+       "model FLOP/s / the silicon's theoretical peak of the dtype (the paper's definition)"},
+      {"silicon_hfu", "%", false, "executed FLOP/s / the silicon's theoretical peak of the dtype"},
       {"step_time", "s", true, "median seconds per training step"},
       {"step_cv", "%", true, "coefficient of variation of the step times"},
       {"params", "", false, "trainable parameters"},

@@ -56,6 +56,8 @@ enum class Column {
   kExecutedFlops,
   kBytesPerStep,
   kPeakRssBytes,
+  kSiliconMfu,
+  kSiliconHfu,
   kCount,
 };
 

@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/silicon_peak.h"
 #include "worker/runner/host_probe.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/platform_torch.h"
@@ -72,6 +73,7 @@ v1::MatmulRoof MeasureMatmulRoof(torch::ScalarType dtype, const std::string& nam
                                  double budget_s) {
   v1::MatmulRoof roof;
   roof.set_dtype(name);
+  roof.set_kernel("matmul");
   const Clock::time_point deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(budget_s));
@@ -101,6 +103,60 @@ v1::MatmulRoof MeasureMatmulRoof(torch::ScalarType dtype, const std::string& nam
       roof.set_k(shape.k);
     }
     first = false;
+  }
+  return roof;
+}
+
+// Convolution shapes of ResNet-style networks: a 3x3 (the residual block's)
+// and a 1x1 expansion (the bottleneck's), batch 32 on 28x28 maps.
+struct ConvShape {
+  int64_t batch, in_channels, out_channels, kernel, size;
+};
+constexpr ConvShape kConvShapes[] = {{32, 128, 128, 3, 28}, {32, 256, 1024, 1, 28}};
+
+// The best forward-convolution FLOP/s of `dtype` over kConvShapes in
+// channels_last and contiguous layouts (oneDNN's kernels), as a "conv"
+// roof; flops_per_sec 0 when LibTorch runs no convolution of that dtype.
+// m, n, k are the implicit GEMM of the fastest: batch*H*W, out, in*R*S.
+v1::MatmulRoof MeasureConvRoof(torch::ScalarType dtype, const std::string& name,
+                               double budget_s) {
+  v1::MatmulRoof roof;
+  roof.set_dtype(name);
+  roof.set_kernel("conv");
+  const auto options = torch::TensorOptions().dtype(dtype);
+  const double per_case = budget_s / (2.0 * std::size(kConvShapes));
+  for (const ConvShape& shape : kConvShapes) {
+    for (const auto layout : {torch::MemoryFormat::ChannelsLast, torch::MemoryFormat::Contiguous}) {
+      try {
+        torch::Tensor input =
+            torch::randn({shape.batch, shape.in_channels, shape.size, shape.size}, options)
+                .contiguous(layout);
+        torch::Tensor weight =
+            torch::randn({shape.out_channels, shape.in_channels, shape.kernel, shape.kernel},
+                         options)
+                .contiguous(layout);
+        const int64_t padding = shape.kernel / 2;
+        const double flops = 2.0 * shape.batch * shape.size * shape.size * shape.out_channels *
+                             shape.in_channels * shape.kernel * shape.kernel;
+        const double best_s = FastestOf(
+            [&] { (void)torch::conv2d(input, weight, {}, /*stride=*/1, padding); }, per_case, 2, 20);
+        const double rate = flops / best_s;
+        spdlog::debug("calibrate: conv {} {}x{} {}->{} {}: {:.1f} GFLOP/s", name, shape.kernel,
+                      shape.kernel, shape.in_channels, shape.out_channels,
+                      layout == torch::MemoryFormat::ChannelsLast ? "channels_last" : "contiguous",
+                      rate / 1e9);
+        if (rate > roof.flops_per_sec()) {
+          roof.set_flops_per_sec(rate);
+          roof.set_m(shape.batch * shape.size * shape.size);
+          roof.set_n(shape.out_channels);
+          roof.set_k(shape.in_channels * shape.kernel * shape.kernel);
+        }
+      } catch (const c10::Error& e) {
+        spdlog::info("calibrate: no {} convolution on this CPU: {}", name,
+                     e.what_without_backtrace());
+        return roof;
+      }
+    }
   }
   return roof;
 }
@@ -152,8 +208,19 @@ Calibration Calibrate(const CalibrationOptions& options) {
     spdlog::info("calibrate: {} matmul roof {:.1f} GFLOP/s at {}x{}x{} ({} threads)", name,
                  roof.flops_per_sec() / 1e9, roof.m(), roof.n(), roof.k(), result.threads);
   }
+  for (const auto& [dtype, name] : dtypes) {
+    v1::MatmulRoof conv = MeasureConvRoof(dtype, name, options.conv_seconds_per_dtype);
+    if (!(conv.flops_per_sec() > 0)) continue;
+    spdlog::info("calibrate: {} conv roof {:.1f} GFLOP/s ({} threads)", name,
+                 conv.flops_per_sec() / 1e9, result.threads);
+    result.matmul_roofs.push_back(std::move(conv));
+  }
+  const std::vector<int64_t> working_sets =
+      !options.bandwidth_bytes.empty()
+          ? options.bandwidth_bytes
+          : BandwidthWorkingSets(ReadCpuCaches(), result.threads, HostMemoryBytes());
   for (const char* kernel : {"copy", "triad"}) {
-    for (int64_t bytes : options.bandwidth_bytes) {
+    for (int64_t bytes : working_sets) {
       result.bandwidth.push_back(
           MeasureBandwidth(kernel, bytes, options.bandwidth_seconds_per_point));
       spdlog::debug("calibrate: {} {} bytes: {:.2f} GB/s", kernel, result.bandwidth.back().bytes(),
@@ -163,11 +230,36 @@ Calibration Calibrate(const CalibrationOptions& options) {
   return result;
 }
 
+BlasTrial MeasureBlasTrial() {
+  torch::NoGradGuard no_grad;
+  BlasTrial trial;
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+  SetBlasThreads(threads);
+  trial.core = DescribeOpenBlasCore().name;
+  torch::manual_seed(0);
+  constexpr int64_t kCheck = 512;
+  torch::Tensor a = torch::rand({kCheck, kCheck}) * 2 - 1;
+  torch::Tensor b = torch::rand({kCheck, kCheck}) * 2 - 1;
+  torch::Tensor c = torch::mm(a, b).contiguous();
+  trial.max_relative_error =
+      MaxGemmRelativeError(a.data_ptr<float>(), b.data_ptr<float>(), c.data_ptr<float>(), kCheck,
+                           kCheck, kCheck, /*samples=*/4096);
+  constexpr int64_t kTime = 1536;
+  torch::Tensor x = torch::randn({kTime, kTime});
+  torch::Tensor y = torch::randn({kTime, kTime});
+  torch::Tensor out = torch::empty({kTime, kTime});
+  const double best_s = FastestOf([&] { torch::mm_out(out, x, y); }, 0.3, 2, 5);
+  trial.flops_per_sec = 2.0 * kTime * kTime * kTime / best_s;
+  return trial;
+}
+
 v1::Platform CalibratedPlatform(const CalibrationOptions& options) {
   v1::Platform platform = CollectPlatform();
   const Calibration calibration = Calibrate(options);
   for (const v1::MatmulRoof& roof : calibration.matmul_roofs) *platform.add_matmul_roofs() = roof;
   for (const v1::BandwidthPoint& point : calibration.bandwidth) *platform.add_bandwidth() = point;
+  common::ReconcilePeaksWithRoofs(&platform);
   // Calibrate() left LibTorch and the BLAS at calibration.threads.
   platform.set_probe_flops_per_sec(ProbeHostMatmulFlops());
   platform.set_probe_threads(calibration.threads);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "paradnn/v1/metrics.pb.h"
+#include "worker/runner/stack_doctor.h"
 
 namespace paradnn::runner {
 
@@ -22,13 +23,17 @@ struct CalibrationOptions {
   // Time budget of one bandwidth point (kernel, size); at least three
   // repetitions are timed after one warm-up.
   double bandwidth_seconds_per_point = 0.2;
+  // Time budget of the convolution roofs of one dtype (a 3x3 and a 1x1
+  // convolution, channels_last and contiguous).
+  double conv_seconds_per_dtype = 3.0;
   // Working-set sizes of the bandwidth sweep, in bytes (all arrays of the
-  // kernel together).
-  std::vector<int64_t> bandwidth_bytes = {32LL << 10, 256LL << 10, 1LL << 20,  4LL << 20,
-                                          16LL << 20, 64LL << 20,  256LL << 20};
+  // kernel together); empty = BandwidthWorkingSets() of this host's caches
+  // and memory.
+  std::vector<int64_t> bandwidth_bytes;
 };
 
-// Matmul roofs and bandwidth points of this host. Sets LibTorch's intra-op
+// Matmul and convolution roofs (MatmulRoof.kernel "matmul" / "conv") and
+// bandwidth points of this host. Sets LibTorch's intra-op
 // threads and the BLAS pool to `options.threads` (the process keeps that
 // setting). Roofs are listed as float32, bfloat16, float16, each only where
 // LibTorch runs a matmul of that dtype on this CPU; flops_per_sec is the best
@@ -47,6 +52,12 @@ Calibration Calibrate(const CalibrationOptions& options);
 // Calibrate(options) and calibrated_unix_ms filled; the fingerprint is that
 // of the uncalibrated platform.
 v1::Platform CalibratedPlatform(const CalibrationOptions& options);
+
+// The stack doctor's trial in this process (`paradnn-runner --blas-trial`):
+// the OpenBLAS core in use, its float32 GEMM rate (fastest of a few
+// 1536^3 mm calls on every CPU) and the error of a 512^3 mm against float64
+// (MaxGemmRelativeError over 4096 elements).
+BlasTrial MeasureBlasTrial();
 
 }  // namespace paradnn::runner
 

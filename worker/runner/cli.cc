@@ -1,11 +1,13 @@
 #include "worker/runner/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "worker/runner/family.h"
 #include "absl/strings/str_cat.h"
@@ -24,6 +26,9 @@ constexpr const char* kFooter =
     "  paradnn-runner --platform [--framed]  this host's Platform as JSON (or one frame)\n"
     "  paradnn-runner --calibrate [--framed] the Platform with measured matmul roofs and memory\n"
     "                                        bandwidth (about 20 s)\n"
+    "  paradnn-runner --blas-doctor [--framed] try the OpenBLAS cores this CPU supports (each\n"
+    "                                        checked against float64); the Platform with the\n"
+    "                                        findings and the fastest correct core\n"
     "  paradnn-runner --family fc --layer 4 --node 1024 --input 2000 --output 200 --batch 256\n"
     "                                        time one model; --json for the Measurement,\n"
     "                                        --describe for its analytic counts without training";
@@ -45,6 +50,8 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   app.set_version_flag("--version", std::string("paradnn-runner ") + common::kVersion);
 
   bool job_stdin = false, platform = false, calibrate = false, framed = false, json = false, describe = false;
+  bool blas_trial = false, blas_doctor = false;
+  std::string blas_core = "auto";
   std::string family, precision, optimizer;
   std::string log_level = "info";
   // One flag per hyper-parameter name of any family (--layer, --block_fn,
@@ -63,8 +70,18 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   app.add_flag("--calibrate", calibrate,
                "Measure peak matmul FLOP/s per dtype and memory bandwidth; print the Platform "
                "with them");
-  auto* framed_opt =
-      app.add_flag("--framed", framed, "With --platform or --calibrate: one frame, not JSON");
+  app.add_flag("--blas-trial", blas_trial,
+               "Internal (the stack doctor): time and check float32 GEMM on the BLAS core in "
+               "effect; one JSON line");
+  app.add_flag("--blas-doctor", blas_doctor,
+               "Try every OpenBLAS core this CPU supports; print the Platform with the findings");
+  auto* blas_core_opt = app.add_option(
+      "--blas-core", blas_core,
+      "OpenBLAS kernels: auto (the fastest core that computes correctly, found once per host "
+      "and cached), as-installed, or a core name such as SkylakeX");
+  auto* framed_opt = app.add_flag("--framed", framed,
+                                  "With --platform, --calibrate or --blas-doctor: one frame, not "
+                                  "JSON");
   auto* family_opt = app.add_option("--family", family, absl::StrCat("Model family: ", AllowedFamilyNames()));
   std::vector<CLI::Option*> model_opts = {family_opt};
   std::vector<std::pair<std::string, CLI::Option*>> param_opts, option_opts;
@@ -135,9 +152,36 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   }
   any_model_flag = any_model_flag || first_model_flag != nullptr;
 
-  if (static_cast<int>(job_stdin) + static_cast<int>(platform) + static_cast<int>(calibrate) > 1) {
+  if (static_cast<int>(job_stdin) + static_cast<int>(platform) + static_cast<int>(calibrate) +
+          static_cast<int>(blas_trial) + static_cast<int>(blas_doctor) >
+      1) {
     return absl::InvalidArgumentError(
-        "--job-stdin, --platform and --calibrate are separate modes; pass one");
+        "--job-stdin, --platform, --calibrate, --blas-trial and --blas-doctor are separate modes; "
+        "pass one");
+  }
+  if (blas_core.empty() || blas_core.size() > 64 ||
+      !std::all_of(blas_core.begin(), blas_core.end(),
+                   [](char c) { return absl::ascii_isalnum(c) || c == '-' || c == '_'; })) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--blas-core: '", blas_core,
+        "' is not auto, as-installed or an OpenBLAS core name (letters and digits, e.g. "
+        "SkylakeX)"));
+  }
+  if (blas_core_opt->count() > 0 && (job_stdin || blas_trial)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--blas-core: not used with ", job_stdin ? "--job-stdin (the worker sets "
+                                                                "the core)"
+                                                              : "--blas-trial"));
+  }
+  cmd.blas_core = blas_core;
+  if ((blas_trial || blas_doctor) && any_model_flag) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        first_model_flag != nullptr ? first_model_flag->get_name() : std::string("--json"),
+        ": not used with ", blas_trial ? "--blas-trial" : "--blas-doctor"));
+  }
+  if (blas_trial) {
+    cmd.mode = RunnerMode::kBlasTrial;
+    return cmd;
   }
   if ((job_stdin || platform || calibrate) && any_model_flag) {
     const std::string flag = first_model_flag != nullptr ? first_model_flag->get_name()
@@ -149,8 +193,12 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
                      : platform ? "--platform"
                                 : "--calibrate"));
   }
-  if (framed_opt->count() > 0 && !platform && !calibrate) {
-    return absl::InvalidArgumentError("--framed: only with --platform or --calibrate");
+  if (framed_opt->count() > 0 && !platform && !calibrate && !blas_doctor) {
+    return absl::InvalidArgumentError("--framed: only with --platform, --calibrate or --blas-doctor");
+  }
+  if (blas_doctor) {
+    cmd.mode = RunnerMode::kBlasDoctor;
+    return cmd;
   }
   if (job_stdin) {
     cmd.mode = RunnerMode::kJobStdin;

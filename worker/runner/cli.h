@@ -18,6 +18,8 @@ enum class RunnerMode {
   kCalibrate, // --calibrate [--framed]: the Platform with measured roofs
   kMeasure,   // --family fc --layer ... : time one model, print a summary or --json
   kDescribe,  // --describe with the model flags: counts as JSON, no training
+  kBlasTrial, // --blas-trial: one stack-doctor trial of the BLAS core in effect, as JSON
+  kBlasDoctor,// --blas-doctor [--framed]: try the BLAS cores; the Platform with findings
   kHelp,      // --help / --version: print `text` to stdout, exit 0
 };
 
@@ -28,6 +30,10 @@ struct RunnerCommand {
   bool json = false;    // kMeasure: print the Measurement as JSON
   bool framed = false;  // kPlatform, kCalibrate: one frame instead of JSON
   std::string log_level = "info";
+  // --blas-core: "auto" (the doctor's fastest correct core, the default),
+  // "as-installed" or an OPENBLAS_CORETYPE name. Measure, calibrate,
+  // platform and doctor modes; the worker decides for --job-stdin.
+  std::string blas_core = "auto";
   std::string text;  // kHelp
 };
 

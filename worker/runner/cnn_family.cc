@@ -111,6 +111,7 @@ constexpr OptionRule kCnnOptions[] = {
      "residual (two 3x3 convs) or bottleneck (1x1, 3x3, 1x1 with 4x channels)"},
     {"blocks", "", "",
      "blocks per group as four counts, e.g. \"3,4,6,3\" (ResNet-50); overrides block"},
+    kMemoryFormatRule,
 };
 
 constexpr int64_t kGroups = 4;

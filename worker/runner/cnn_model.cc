@@ -101,7 +101,7 @@ torch::Tensor CnnNetImpl::forward(const torch::Tensor& images) {
 TrainingProblem BuildCnnProblem(const ModelSpec& spec, const BuildContext& context) {
   const CnnShape shape = CnnShapeOf(spec);
   // Initialized in float32 (LibTorch's initializers), then stored in the
-  // weight dtype on the device; images contiguous NCHW.
+  // weight dtype on the device; images and weights in the memory_format.
   CnnNet model(shape);
   return SyntheticClassificationProblem(
       model.ptr(), [net = model.get()](const torch::Tensor& x) { return net->forward(x); },

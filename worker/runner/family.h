@@ -63,6 +63,13 @@ std::string AllowedFamilyNames();
 extern const ParamRule kIntraOpThreadsRule;
 extern const ParamRule kInterOpThreadsRule;
 
+// The memory_format option of the convolutional families (cnn and the
+// vision models): channels_last (default: what a tuned user runs on CPU with
+// oneDNN and on CUDA) or contiguous.
+inline constexpr OptionRule kMemoryFormatRule = {
+    "memory_format", "channels_last|contiguous", "channels_last",
+    "layout of images, activations and conv weights: channels_last (NHWC) or contiguous (NCHW)"};
+
 // How a field is named in messages: "config.params.layer" or "--layer".
 std::string FieldName(FieldStyle style, const std::string& group, const std::string& key);
 

@@ -76,9 +76,28 @@ ModelBuilderFn FindModelBuilder(const std::string& family) {
   return nullptr;
 }
 
+bool WantsChannelsLast(const ModelSpec& spec) {
+  auto it = spec.options.find("memory_format");
+  return it != spec.options.end() && it->second == "channels_last";
+}
+
+torch::Tensor InLayout(const torch::Tensor& images, const BuildContext& context) {
+  if (!context.channels_last || images.dim() != 4) return images;
+  return images.contiguous(torch::MemoryFormat::ChannelsLast);
+}
+
 std::vector<torch::Tensor> PrepareModule(torch::nn::Module& module, const BuildContext& context) {
   module.to(context.device, context.weight_dtype);
   module.train();
+  if (context.channels_last) {
+    // Conv weights in NHWC as well, as module.to(memory_format=
+    // torch.channels_last) does in Python: oneDNN and cuDNN then keep every
+    // activation in that layout without reorders.
+    torch::NoGradGuard no_grad;
+    for (torch::Tensor p : module.parameters()) {
+      if (p.dim() == 4) p.set_data(p.contiguous(torch::MemoryFormat::ChannelsLast));
+    }
+  }
   std::vector<torch::Tensor> trainable;
   for (const torch::Tensor& p : module.parameters()) {
     if (p.requires_grad()) trainable.push_back(p);
@@ -127,7 +146,7 @@ TrainingProblem SyntheticClassificationProblem(
   const auto on_device = torch::TensorOptions().device(context.device);
   torch::Tensor inputs = torch::rand(input_sizes, on_device.dtype(torch::kFloat32));
   if (input_low != 0) inputs = inputs + input_low;
-  state->inputs = inputs.to(context.input_dtype);
+  state->inputs = InLayout(inputs.to(context.input_dtype), context);
   state->labels = torch::randint(0, classes, {input_sizes.at(0)}, on_device.dtype(torch::kLong));
   State* s = state.get();
   problem.forward_loss = [s] {
@@ -152,7 +171,9 @@ Trainer::Trainer(const ModelSpec& spec, uint64_t seed, const BuildContext& conte
   torch::manual_seed(seed);
   autocast_ = spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
   cuda_ = context.device.is_cuda();
-  problem_ = build(spec, context);
+  BuildContext in_layout = context;
+  in_layout.channels_last = WantsChannelsLast(spec);
+  problem_ = build(spec, in_layout);
   optimizer_ = MakeTrainingOptimizer(spec.optimizer, problem_.parameters);
 }
 

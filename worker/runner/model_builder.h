@@ -30,7 +30,17 @@ struct BuildContext {
   torch::ScalarType input_dtype = torch::kFloat32;
   // The job's RunnerJob.torchscript_content (family torchscript only).
   const std::string* torchscript_content = nullptr;
+  // Images, activations and 4-D weights in channels_last (NHWC) rather than
+  // contiguous NCHW: the family's memory_format option.
+  bool channels_last = false;
 };
+
+// Whether `spec` asks for channels_last (its family has the memory_format
+// option and it is "channels_last").
+bool WantsChannelsLast(const ModelSpec& spec);
+
+// `images` (4-D) in the layout `context` asks for.
+torch::Tensor InLayout(const torch::Tensor& images, const BuildContext& context);
 
 // One family's training problem, ready to step: every tensor already on the
 // device, weights in their dtype, module(s) in training mode.

@@ -7,6 +7,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -23,6 +27,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/silicon_peak.h"
 
 namespace paradnn::runner {
 namespace {
@@ -125,6 +130,14 @@ CpuTopology ParseCpuInfo(absl::string_view cpuinfo) {
     } else if (key == "core id") {
       have_core_ids = true;
       cores.emplace(physical_id, std::string(value));
+    } else if (key == "vendor_id" && topo.vendor.empty()) {
+      topo.vendor = std::string(value);
+    } else if (key == "cpu family" && topo.family == 0) {
+      (void)absl::SimpleAtoi(value, &topo.family);
+    } else if (key == "model" && topo.model == 0) {
+      (void)absl::SimpleAtoi(value, &topo.model);
+    } else if (key == "cpu MHz" && topo.mhz == 0) {
+      (void)absl::SimpleAtod(value, &topo.mhz);
     } else if (key == "flags" && topo.flags.empty()) {
       for (absl::string_view flag : absl::StrSplit(value, ' ', absl::SkipEmpty())) {
         topo.flags.emplace_back(flag);
@@ -218,6 +231,38 @@ LoadedBlas DescribeLoadedBlas() {
     blas.description = absl::StrCat(family, " (", blas.path, ")");
   }
   return blas;
+}
+
+OpenBlasCore DescribeOpenBlasCore() {
+  OpenBlasCore core;
+  using CoreNameFn = const char* (*)();
+  if (auto name = reinterpret_cast<CoreNameFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"))) {
+    if (const char* text = name(); text != nullptr) core.name = text;
+  }
+  const char* choice = std::getenv("PARADNN_BLAS_CORE_CHOICE");
+  if (choice != nullptr && *choice != '\0') {
+    core.choice = choice;
+  } else if (const char* forced = std::getenv("OPENBLAS_CORETYPE");
+             forced != nullptr && *forced != '\0') {
+    core.choice = "environment";
+  } else {
+    core.choice = "as-installed";
+  }
+  return core;
+}
+
+std::string FlushDenormalState() {
+#if defined(__x86_64__) || defined(__i386__)
+  const unsigned csr = _mm_getcsr();
+  const bool ftz = (csr & 0x8000) != 0;
+  const bool daz = (csr & 0x40) != 0;
+  if (ftz && daz) return "on";
+  if (ftz) return "ftz only";
+  if (daz) return "daz only";
+  return "off";
+#else
+  return "";
+#endif
 }
 
 int SetBlasThreads(int threads) {
@@ -348,6 +393,49 @@ std::string FormatCacheSizes(std::vector<CpuCache> caches) {
   return absl::StrJoin(parts, ", ");
 }
 
+namespace {
+
+// "48K" -> 49152; 0 when unparsable.
+int64_t CacheBytes(absl::string_view text) {
+  const absl::string_view size = absl::StripAsciiWhitespace(text);
+  if (size.empty()) return 0;
+  const char unit = absl::ascii_toupper(size.back());
+  const int64_t scale = unit == 'K' ? 1 << 10 : unit == 'M' ? 1 << 20 : unit == 'G' ? 1 << 30 : 1;
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(scale == 1 ? size : size.substr(0, size.size() - 1), &value)) return 0;
+  return value * scale;
+}
+
+}  // namespace
+
+std::vector<int64_t> BandwidthWorkingSets(const std::vector<CpuCache>& caches, int cores,
+                                          int64_t memory_bytes) {
+  constexpr int64_t kSmallest = 32 << 10;
+  int64_t last_level = 0;
+  std::set<int64_t> sizes;
+  for (const CpuCache& cache : caches) {
+    if (cache.type == "Instruction") continue;
+    const int64_t bytes = CacheBytes(cache.size);
+    if (bytes <= 0) continue;
+    last_level = std::max(last_level, bytes);
+    sizes.insert(bytes / 2);
+    if (cores > 1) sizes.insert(bytes * cores / 2);
+  }
+  const int64_t largest = std::max<int64_t>(256 << 20, 8 * last_level);
+  for (int64_t bytes = kSmallest; bytes <= largest; bytes *= 4) sizes.insert(bytes);
+  if (last_level > 0) {
+    sizes.insert(4 * last_level);
+    sizes.insert(8 * last_level);
+  }
+  std::vector<int64_t> out;
+  for (int64_t bytes : sizes) {
+    if (bytes < kSmallest / 2) continue;
+    if (memory_bytes > 0 && bytes > memory_bytes / 4) continue;
+    out.push_back(bytes);
+  }
+  return out;
+}
+
 std::vector<CpuCache> ReadCpuCaches(const std::string& cache_dir) {
   std::vector<CpuCache> caches;
   // index0, index1, ... are numbered without gaps; stop at the first missing.
@@ -459,6 +547,61 @@ std::string DescribeIsaPaths(absl::string_view aten_capability, absl::string_vie
   return absl::StrJoin(parts, "; ");
 }
 
+CpuClocks ParseCpuClocks(absl::string_view base_frequency_khz, absl::string_view max_frequency_khz,
+                         const CpuTopology& topology) {
+  CpuClocks clocks;
+  double khz = 0;
+  if (absl::SimpleAtod(absl::StripAsciiWhitespace(max_frequency_khz), &khz) && khz > 0) {
+    clocks.max_hz = khz * 1e3;
+  }
+  if (absl::SimpleAtod(absl::StripAsciiWhitespace(base_frequency_khz), &khz) && khz > 0) {
+    clocks.base_hz = khz * 1e3;
+    clocks.base_label = "base clock";
+    return clocks;
+  }
+  // "Intel(R) Xeon(R) Platinum 8480+ @ 2.00GHz"
+  const size_t at = topology.model_name.rfind('@');
+  double ghz = 0;
+  if (at != std::string::npos) {
+    absl::string_view rest = absl::StripAsciiWhitespace(
+        absl::string_view(topology.model_name).substr(at + 1));
+    if (absl::ConsumeSuffix(&rest, "GHz") && absl::SimpleAtod(rest, &ghz) && ghz > 0) {
+      clocks.base_hz = ghz * 1e9;
+      clocks.base_label = "model name clock";
+      return clocks;
+    }
+  }
+  if (topology.mhz > 0) {
+    clocks.base_hz = topology.mhz * 1e6;
+    clocks.base_label = "cpu MHz of /proc/cpuinfo";
+  }
+  return clocks;
+}
+
+int ConfiguredFmaUnits() {
+  int units = 0;
+  const char* text = std::getenv("PARADNN_FMA_UNITS");
+  if (text == nullptr || !absl::SimpleAtoi(text, &units) || units < 1 || units > 8) return 0;
+  return units;
+}
+
+std::string CollectHostModelName() {
+  return ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo")).model_name;
+}
+
+std::string DefaultRunnerStateDir() {
+  if (const char* dir = std::getenv("PARADNN_STATE_DIR"); dir != nullptr && dir[0] != '\0') {
+    return dir;
+  }
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && xdg[0] == '/') {
+    return absl::StrCat(xdg, "/paradnn");
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0') {
+    return absl::StrCat(home, "/.local/state/paradnn");
+  }
+  return "./.paradnn-state";
+}
+
 std::vector<std::string> HostCpuFlags() {
   return ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo")).flags;
 }
@@ -478,6 +621,28 @@ void FillHostPlatform(v1::Platform* platform) {
   platform->set_blas_backend(DescribeLoadedBlas().description);
   platform->set_compiler(CompilerDescription());
   platform->set_cpu_flags(RelevantCpuFlags(topo.flags));
+  platform->set_cpu_vendor(topo.vendor);
+  platform->set_cpu_family(topo.family);
+  platform->set_cpu_model(topo.model);
+  const CpuClocks clocks = ParseCpuClocks(
+      ReadFileOrEmpty("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency"),
+      ReadFileOrEmpty("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"), topo);
+  platform->set_base_clock_hz(clocks.base_hz);
+  platform->set_max_clock_hz(clocks.max_hz);
+  common::CpuPeakFacts facts;
+  facts.vendor = topo.vendor;
+  facts.family = topo.family;
+  facts.model = topo.model;
+  facts.flags = topo.flags;
+  // Per socket cores times sockets: ParseCpuInfo counts (socket, core) pairs.
+  facts.cores = topo.cores;
+  facts.base_clock_hz = clocks.base_hz;
+  facts.max_clock_hz = clocks.max_hz;
+  facts.base_clock_label = clocks.base_label;
+  facts.fma_units = ConfiguredFmaUnits();
+  for (v1::SiliconPeak& peak : common::CpuSiliconPeaks(facts)) {
+    *platform->add_silicon_peaks() = std::move(peak);
+  }
   platform->set_cache_sizes(FormatCacheSizes(ReadCpuCaches()));
   platform->set_frequency_governor(ReadFrequencyGovernor());
   platform->set_boost(BoostState(ReadFileOrEmpty("/sys/devices/system/cpu/cpufreq/boost"),

@@ -27,7 +27,23 @@ struct CpuTopology {
   int cores = 0;                   // distinct (physical id, core id); else logical
   int logical_cpus = 0;            // "processor" entries
   std::vector<std::string> flags;  // "flags" of the first processor
+  std::string vendor;              // "vendor_id"
+  int family = 0;                  // "cpu family"
+  int model = 0;                   // "model"
+  double mhz = 0;                  // "cpu MHz" of the first processor (current clock)
 };
+
+// The clocks the host reports, in Hz (0 = unreadable): base from cpufreq's
+// base_frequency, else the "@ 2.10GHz" of the model name, else the current
+// "cpu MHz" (in a VM, usually the host's nominal clock), with that source
+// named; max from cpufreq's cpuinfo_max_freq.
+struct CpuClocks {
+  double base_hz = 0;
+  double max_hz = 0;
+  std::string base_label;  // "base clock", "model name clock", "cpu MHz of /proc/cpuinfo"
+};
+CpuClocks ParseCpuClocks(absl::string_view base_frequency_khz, absl::string_view max_frequency_khz,
+                         const CpuTopology& topology);
 
 // Parses /proc/cpuinfo text (x86 layout).
 CpuTopology ParseCpuInfo(absl::string_view cpuinfo);
@@ -63,6 +79,21 @@ LoadedBlas DescribeLoadedBlas();
 // apart from LibTorch's OpenMP threads). Returns the thread count in effect
 // afterwards, or -1 when the loaded BLAS offers no such control.
 int SetBlasThreads(int threads);
+
+// The OpenBLAS kernel set in use and how it came to be: `name` from
+// openblas_get_corename ("" when the BLAS is not OpenBLAS); `choice` from
+// $PARADNN_BLAS_CORE_CHOICE ("auto" or "forced", set with OPENBLAS_CORETYPE
+// by the worker or the runner's --blas-core), else "environment" when
+// OPENBLAS_CORETYPE is set by someone else, else "as-installed".
+struct OpenBlasCore {
+  std::string name;
+  std::string choice;
+};
+OpenBlasCore DescribeOpenBlasCore();
+
+// "on" when MXCSR flushes denormals (FTZ and DAZ; denormal_env.cc), "off"
+// when neither, "ftz only" / "daz only"; "" off x86.
+std::string FlushDenormalState();
 
 // The BLAS thread pool size, or -1 when unknown.
 int GetBlasThreads();
@@ -104,6 +135,14 @@ std::string FormatCacheSizes(std::vector<CpuCache> caches);
 std::vector<CpuCache> ReadCpuCaches(
     const std::string& cache_dir = "/sys/devices/system/cpu/cpu0/cache");
 
+// The working sets of the bandwidth calibration: powers of 4 from 32 KiB,
+// half of each cache level (inside its plateau) and of each level times
+// `cores` (a private cache shared out over every thread), and 4x and 8x the
+// last-level cache (DRAM), at least up to 256 MiB and never above a quarter
+// of `memory_bytes` (when known), sorted and without duplicates.
+std::vector<int64_t> BandwidthWorkingSets(const std::vector<CpuCache>& caches, int cores,
+                                          int64_t memory_bytes);
+
 // The cpufreq scaling governor of cpu0, e.g. "performance"; "" if unreadable.
 std::string ReadFrequencyGovernor();
 
@@ -142,12 +181,26 @@ std::string ParseAtenCpuCapability(absl::string_view show_config);
 std::string DescribeIsaPaths(absl::string_view aten_capability, absl::string_view onednn_isa,
                              const std::vector<std::string>& cpu_flags);
 
+// The "model name" of /proc/cpuinfo.
+std::string CollectHostModelName();
+
+// Where the runner caches what it learns about the host (the stack doctor's
+// decision): $PARADNN_STATE_DIR (the worker's --state-dir), else
+// $XDG_STATE_HOME/paradnn, else $HOME/.local/state/paradnn, else
+// ./.paradnn-state, as the worker's DefaultStateDir.
+std::string DefaultRunnerStateDir();
+
 // The flags of the first processor in /proc/cpuinfo.
 std::vector<std::string> HostCpuFlags();
 
+// FMA units per core for the float32 peak, from $PARADNN_FMA_UNITS (the
+// worker's --fma-units); 0 = the default assumption (common/silicon_peak.h).
+int ConfiguredFmaUnits();
+
 // Fills the host fields of `platform`: device_kind "cpu", device_name,
 // hostname, sockets, cores, logical_cpus, memory_bytes, os, blas_backend,
-// compiler, cpu_flags, cache_sizes, frequency_governor, boost. Leaves the
+// compiler, cpu_flags, cache_sizes, frequency_governor, boost, the CPUID
+// vendor/family/model, clocks and the silicon peaks computed from them. Leaves the
 // LibTorch fields (onednn_version, isa_paths among them) and the fingerprint.
 void FillHostPlatform(v1::Platform* platform);
 

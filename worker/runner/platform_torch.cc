@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "worker/runner/allocator_settings.h"
 #include "worker/runner/platform.h"
 
 namespace paradnn::runner {
@@ -33,6 +34,11 @@ v1::Platform CollectPlatform() {
                                                    : ParseOneDnnVersion(at::get_mkldnn_version()));
   platform.set_isa_paths(
       DescribeIsaPaths(ParseAtenCpuCapability(config), dnn.max_isa, HostCpuFlags()));
+  platform.set_allocator(AllocatorDescription());
+  platform.set_flush_denormal(FlushDenormalState());
+  const OpenBlasCore core = DescribeOpenBlasCore();
+  platform.set_blas_core(core.name);
+  platform.set_blas_core_choice(core.choice);
   platform.set_fingerprint(PlatformFingerprint(platform));
   return platform;
 }

@@ -284,9 +284,11 @@ int64_t RetinaNetParams(int64_t classes) {
   return backbone + fpn + heads;
 }
 
+constexpr OptionRule kRetinaNetOptions[] = {kMemoryFormatRule};
+
 extern const FamilyDef kRetinaNetFamily = {
     "retinanet",
     "RetinaNet: ResNet-50 v1.5 + FPN P3-P7 + class/box subnets, focal + smooth-L1 losses",
-    kRetinaNetParams, {}, CheckRetinaNet, CountRetinaNet};
+    kRetinaNetParams, kRetinaNetOptions, CheckRetinaNet, CountRetinaNet};
 
 }  // namespace paradnn::runner

@@ -151,9 +151,10 @@ TrainingProblem BuildRetinaNetProblem(const ModelSpec& spec, const BuildContext&
   const auto on_device = torch::TensorOptions().device(context.device);
   const int64_t anchors = RetinaNetAnchorsPerImage(shape.image);
   const int64_t positives = RetinaNetPositivesPerImage(shape.image);
-  state->images = torch::rand({shape.batch, 3, shape.image, shape.image},
-                              on_device.dtype(torch::kFloat32))
-                      .to(context.input_dtype);
+  state->images = InLayout(torch::rand({shape.batch, 3, shape.image, shape.image},
+                                       on_device.dtype(torch::kFloat32))
+                               .to(context.input_dtype),
+                           context);
   // Positive anchors: distinct random positions per image, as flat indices
   // into [B·anchors]; classes 1..K, written one-hot at column class − 1.
   std::vector<torch::Tensor> index;

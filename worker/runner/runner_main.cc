@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,10 +15,13 @@
 
 #include "common/framing.h"
 #include "common/logging.h"
+#include "worker/runner/allocator_settings.h"
 #include "worker/runner/calibration.h"
 #include "worker/runner/cli.h"
 #include "worker/runner/model_counts.h"
+#include "worker/runner/platform.h"
 #include "worker/runner/platform_torch.h"
+#include "worker/runner/stack_doctor.h"
 #include "worker/runner/report.h"
 #include "worker/runner/trainer.h"
 #include "worker/zygote_server.h"
@@ -127,6 +132,93 @@ int WritePlatform(const v1::Platform& platform, bool framed) {
 
 int RunPlatform(bool framed) { return WritePlatform(CollectPlatform(), framed); }
 
+std::string SelfPath() {
+  char self[PATH_MAX];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length <= 0) return "";
+  self[length] = '\0';
+  return self;
+}
+
+// The doctor's decision for this host, from the cache when there is one.
+BlasDecision DoctorDecision(bool use_cache) {
+  const char* env_core = std::getenv("OPENBLAS_CORETYPE");
+  const std::string key = BlasDoctorCacheKey(CollectHostModelName(), DescribeLoadedBlas().description,
+                                             env_core == nullptr ? "" : env_core);
+  const std::string state_dir = DefaultRunnerStateDir();
+  if (use_cache) {
+    if (absl::StatusOr<BlasDecision> cached = ReadCachedBlasDecision(state_dir, key); cached.ok()) {
+      spdlog::debug("blas core: cached decision in {}", state_dir);
+      return *cached;
+    }
+  }
+  spdlog::info("blas core: trying the OpenBLAS cores this CPU supports (once per host)");
+  BlasDecision decision = RunBlasDoctor(SelfPath(), HostCpuFlags());
+  for (const v1::StackFinding& f : decision.findings) {
+    spdlog::info("blas core {}{}: {:.1f} GFLOP/s, error {:.2g}{}{}", f.setting(),
+                 f.as_installed() ? " (as installed)" : "", f.flops_per_sec() / 1e9,
+                 f.max_relative_error(), f.chosen() ? ", chosen" : "",
+                 f.note().empty() ? "" : " - " + f.note());
+  }
+  if (absl::Status s = WriteCachedBlasDecision(state_dir, key, decision); !s.ok()) {
+    spdlog::warn("blas core: not cached: {}", std::string(s.message()));
+  }
+  return decision;
+}
+
+// Runs this process on the OpenBLAS core --blas-core asks for. OpenBLAS
+// picks its kernels when it loads, so another core means executing this
+// binary again with OPENBLAS_CORETYPE set (and PARADNN_BLAS_CORE_CHOICE,
+// which also tells the new process that the choice is made). Does nothing
+// when a worker or an earlier exec already chose.
+void EnsureBlasCore(const std::string& blas_core, char** argv) {
+  if (std::getenv("PARADNN_BLAS_CORE_CHOICE") != nullptr) return;
+  std::string core, choice;
+  if (blas_core == "as-installed") {
+    setenv("PARADNN_BLAS_CORE_CHOICE", "as-installed", 1);
+    return;
+  }
+  if (blas_core == "auto") {
+    if (DescribeOpenBlasCore().name.empty()) {
+      setenv("PARADNN_BLAS_CORE_CHOICE", "as-installed", 1);  // not OpenBLAS: nothing to choose
+      return;
+    }
+    core = DoctorDecision(/*use_cache=*/true).chosen;
+    choice = "auto";
+  } else {
+    core = blas_core;
+    choice = "forced";
+  }
+  setenv("PARADNN_BLAS_CORE_CHOICE", choice.c_str(), 1);
+  if (core.empty() || core == DescribeOpenBlasCore().name) return;
+  setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+  const std::string self = SelfPath();
+  spdlog::debug("blas core: running again with OPENBLAS_CORETYPE={}", core);
+  execv(self.c_str(), argv);
+  spdlog::warn("blas core: exec with OPENBLAS_CORETYPE={} failed ({}); staying on {}", core,
+               std::strerror(errno), DescribeOpenBlasCore().name);
+}
+
+int RunBlasTrialMode() {
+  BlasTrial trial = MeasureBlasTrial();
+  if (const char* requested = std::getenv("OPENBLAS_CORETYPE")) trial.requested = requested;
+  return WriteStdout(BlasTrialJson(trial) + "\n") ? 0 : 1;
+}
+
+int RunBlasDoctorMode(bool framed) {
+  v1::Platform report = CollectPlatform();
+  if (report.blas_core().empty()) {
+    spdlog::info("blas core: the BLAS is not OpenBLAS; nothing to try");
+    return WritePlatform(report, framed);
+  }
+  const BlasDecision decision = DoctorDecision(/*use_cache=*/true);
+  report.set_blas_core(decision.chosen.empty() ? decision.as_installed_core : decision.chosen);
+  report.set_blas_core_choice("auto");
+  report.clear_stack_findings();
+  for (const v1::StackFinding& f : decision.findings) *report.add_stack_findings() = f;
+  return WritePlatform(report, framed);
+}
+
 int RunCalibrate(bool framed) {
   return WritePlatform(CalibratedPlatform(CalibrationOptions{}), framed);
 }
@@ -156,6 +248,8 @@ int RunMeasure(const RunnerCommand& cmd) {
 int Main(int argc, char** argv) {
   // A worker that goes away must not kill us mid-write; writes report EPIPE.
   signal(SIGPIPE, SIG_IGN);
+  // Before any model allocates; the zygote's job processes inherit it.
+  ApplyAllocatorSettings();
   if (argc == 2 && std::strcmp(argv[1], "--zygote") == 0) {
     // The worker's zygote (worker/zygote_protocol.h): LibTorch is loaded
     // once here and each job process forked from this single thread runs
@@ -175,9 +269,17 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "paradnn-runner: %s\n", std::string(s.message()).c_str());
     return kExitUsage;
   }
+  if (cmd->mode == RunnerMode::kMeasure || cmd->mode == RunnerMode::kCalibrate ||
+      cmd->mode == RunnerMode::kPlatform) {
+    EnsureBlasCore(cmd->blas_core, argv);
+  }
   switch (cmd->mode) {
     case RunnerMode::kJobStdin:
       RunJobStdinAndExit();
+    case RunnerMode::kBlasTrial:
+      return RunBlasTrialMode();
+    case RunnerMode::kBlasDoctor:
+      return RunBlasDoctorMode(cmd->framed);
     case RunnerMode::kPlatform:
       return RunPlatform(cmd->framed);
     case RunnerMode::kCalibrate:

@@ -65,10 +65,12 @@ const char* StopReasonName(StopReason reason);
 
 // Timing stops at the first step after which
 //   1. steps >= max(min_steps, 2) and ci95_half_width / mean <= ci  -> "ci";
-//   2. steps >= 2 and the sum of timed step seconds >= max_seconds -> "max_seconds";
+//   2. steps >= max(min_steps, 2) and the sum of timed step seconds >=
+//      max_seconds                                                  -> "max_seconds";
 //   3. steps >= max_steps                                           -> "max_steps".
 // Checked in that order, so a step that meets several bounds reports the
-// first. Two timed steps are always taken: a single sample has no spread.
+// first. min_steps (at least two: a single sample has no spread) are always
+// taken, even past max_seconds: a median of fewer is no measurement.
 // Mean and variance are kept incrementally (Welford), so each Add is O(1).
 class TimingStopRule {
  public:

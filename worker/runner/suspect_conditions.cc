@@ -72,6 +72,17 @@ std::optional<std::string> HostSpeedCondition(std::optional<double> ratio_before
                       " of its calibrated speed before timing, ", percent(ratio_after), " after");
 }
 
+std::optional<std::string> SubnormalCondition(std::optional<double> fraction,
+                                              absl::string_view flush_denormal) {
+  if (!fraction || !(*fraction > kSubnormalGradientFraction)) return std::nullopt;
+  return absl::StrFormat(
+      "denormals: %.1f %% of gradient values are subnormal (denormal arithmetic is 10-100x slower "
+      "on x86); flush-to-zero is %s%s",
+      *fraction * 100, flush_denormal.empty() ? "unknown" : std::string(flush_denormal),
+      flush_denormal == "on" ? "" : " (the runner's default is on; PARADNN_FLUSH_DENORMAL=off "
+                                    "turned it off)");
+}
+
 std::vector<std::string> SuspectConditions(const SuspectFacts& facts) {
   std::vector<std::string> out;
   for (std::optional<std::string> condition :
@@ -79,7 +90,8 @@ std::vector<std::string> SuspectConditions(const SuspectFacts& facts) {
         HostLoadCondition(facts.load_at_start, facts.load_at_end, facts.runner_threads,
                           facts.logical_cpus),
         GovernorCondition(facts.governor), NoisyStepsCondition(facts.steps_cv),
-        HostSpeedCondition(facts.probe_ratio_before, facts.probe_ratio_after)}) {
+        HostSpeedCondition(facts.probe_ratio_before, facts.probe_ratio_after),
+        SubnormalCondition(facts.subnormal_gradient_fraction, facts.flush_denormal)}) {
     if (condition) out.push_back(*std::move(condition));
   }
   return out;

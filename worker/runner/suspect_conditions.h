@@ -56,6 +56,17 @@ std::optional<std::string> NoisyStepsCondition(double cv);
 std::optional<std::string> HostSpeedCondition(std::optional<double> ratio_before,
                                               std::optional<double> ratio_after);
 
+// Above this fraction of subnormal gradient values the step runs partly on
+// denormal arithmetic (10-100x slower per operation on x86).
+inline constexpr double kSubnormalGradientFraction = 1e-3;
+
+// "denormals: N % of gradient values are subnormal ..." when `fraction`
+// (nullopt = not checked) exceeds kSubnormalGradientFraction; it names the
+// flush-to-zero state (Platform.flush_denormal) so the reader knows whether
+// the hardware already flushed them (then the step did not pay for them).
+std::optional<std::string> SubnormalCondition(std::optional<double> fraction,
+                                              absl::string_view flush_denormal);
+
 // The facts one measurement is judged on.
 struct SuspectFacts {
   std::string blas_backend;
@@ -67,6 +78,8 @@ struct SuspectFacts {
   double steps_cv = 0;
   std::optional<double> probe_ratio_before;  // host-speed probe / calibrated probe
   std::optional<double> probe_ratio_after;
+  std::optional<double> subnormal_gradient_fraction;
+  std::string flush_denormal;  // "on" / "off" / ""
 };
 
 // Every condition that holds, in the order of the functions above.

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <new>
 #include <optional>
@@ -108,6 +109,10 @@ void FlagSuspectConditions(std::optional<double> load_at_start, v1::Measurement*
   facts.runner_threads = m->intra_op_threads();
   facts.logical_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   facts.steps_cv = m->stats().cv();
+  facts.flush_denormal = FlushDenormalState();
+  if (m->subnormal_gradient_fraction() >= 0) {
+    facts.subnormal_gradient_fraction = m->subnormal_gradient_fraction();
+  }
   for (std::string& condition : SuspectConditions(facts)) {
     Log(observer, absl::StrCat("suspect: ", condition));
     m->add_suspect(std::move(condition));
@@ -204,6 +209,26 @@ void ResetDevicePeak(const torch::Device&) {}
 int64_t DevicePeakBytes(const torch::Device&) { return 0; }
 #endif
 
+// The fraction of gradient values that are subnormal for
+// their dtype (|g| < the smallest normal number), over every floating-point
+// gradient; 0 when there are none.
+double SubnormalFraction(const std::vector<torch::Tensor>& parameters) {
+  torch::NoGradGuard no_grad;
+  double subnormal = 0, total = 0;
+  for (const torch::Tensor& p : parameters) {
+    const torch::Tensor& g = p.grad();
+    if (!g.defined() || !g.is_floating_point()) continue;
+    const double smallest_normal = g.scalar_type() == torch::kHalf ? 6.103515625e-05
+                                   : g.scalar_type() == torch::kDouble
+                                       ? std::numeric_limits<double>::min()
+                                       : std::numeric_limits<float>::min();
+    const torch::Tensor magnitude = g.abs();
+    subnormal += ((magnitude < smallest_normal) & (magnitude > 0)).sum().item<double>();
+    total += static_cast<double>(g.numel());
+  }
+  return total > 0 ? subnormal / total : 0;
+}
+
 // Warm-up and timed steps; fills the timing fields of `m`. Throws what the
 // model throws.
 void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool stream,
@@ -276,6 +301,8 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   }
   m->set_timed_seconds(SecondsSince(timed_start));
   m->set_peak_device_memory_bytes(DevicePeakBytes(device));
+  // The last timed step's gradients are still held (the next step drops them).
+  m->set_subnormal_gradient_fraction(device.is_cpu() ? SubnormalFraction(trainer->parameters()) : -1);
 
   if (settings.profile()) {
     const int steps = settings.profile_steps() > 0 ? settings.profile_steps() : kDefaultProfileSteps;
@@ -341,6 +368,9 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   }
 
   if (!job.device().empty()) m.set_device(job.device());
+  if (auto format = spec->options.find("memory_format"); format != spec->options.end()) {
+    m.set_memory_format(format->second);
+  }
   absl::StatusOr<torch::Device> device = JobDevice(job.device());
   if (!device.ok()) return Fail(m, v1::UNSUPPORTED, std::string(device.status().message()));
   const int64_t host_memory = HostMemoryBytes();

@@ -593,17 +593,19 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> VisionParameterShapes(
   return shapes;
 }
 
+constexpr OptionRule kVisionOptions[] = {kMemoryFormatRule};
+
 extern const FamilyDef kResNet50Family = {
     "resnet50", "ResNet-50 (torchvision v1.5: stride on the 3x3 conv), image x image RGB",
-    kVisionParams, {}, /*check=*/nullptr, CountVision};
+    kVisionParams, kVisionOptions, /*check=*/nullptr, CountVision};
 extern const FamilyDef kDenseNet121Family = {
     "densenet121", "DenseNet-121 (growth 32, blocks 6-12-24-16), image x image RGB",
-    kVisionParams, {}, /*check=*/nullptr, CountVision};
+    kVisionParams, kVisionOptions, /*check=*/nullptr, CountVision};
 extern const FamilyDef kMobileNetV1Family = {
     "mobilenet_v1", "MobileNet v1 (width 1.0, depthwise-separable convs), image x image RGB",
-    kVisionParams, {}, /*check=*/nullptr, CountVision};
+    kVisionParams, kVisionOptions, /*check=*/nullptr, CountVision};
 extern const FamilyDef kSqueezeNet10Family = {
     "squeezenet1_0", "SqueezeNet 1.0 (fire modules, conv classifier), image x image RGB",
-    kVisionParams, {}, /*check=*/nullptr, CountVision};
+    kVisionParams, kVisionOptions, /*check=*/nullptr, CountVision};
 
 }  // namespace paradnn::runner

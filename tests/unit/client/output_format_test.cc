@@ -99,8 +99,8 @@ TEST(OutputFormatTest, ColumnsAreJobParamsThenMeasurements) {
                                  "examples_per_sec", "suspect", "step_median_ms", "step_ci95_pct",
                                  "step_p10_ms", "step_p90_ms", "step_cv", "steps", "stop_reason",
                                  "model_gflops_per_sec", "executed_gflops_per_sec", "mfu_pct",
-                                 "hfu_pct", "intra_op_threads", "params", "outcome", "worker",
-                                 "error"));
+                                 "hfu_pct", "silicon_mfu_pct", "intra_op_threads", "params",
+                                 "outcome", "worker", "error"));
   ASSERT_EQ(table.rows.size(), 3u);
   const std::string human = FormatHumanTable(table);
   EXPECT_THAT(human, HasSubstr("16.8%"));  // MFU of the OK row

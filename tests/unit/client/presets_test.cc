@@ -105,7 +105,9 @@ TEST(PresetsTest, RangesAreTable2) {
     EXPECT_EQ(v["output"], Set({500, 1000, 1500}));
     EXPECT_EQ(v["batch"], Set({64, 128, 256, 512, 1024}));
     EXPECT_EQ(v["block_fn"], std::set<std::string>{fn});
-    EXPECT_EQ(v.size(), 6u);
+    // What a tuned user runs on a CPU with oneDNN (and on CUDA).
+    EXPECT_EQ(v["memory_format"], std::set<std::string>{"channels_last"});
+    EXPECT_EQ(v.size(), 7u);
   }
   for (const char* cell : {"rnn", "lstm", "gru"}) {
     absl::StatusOr<v1::SweepSpec> rnn = LoadPreset(std::string("paper-") + cell, 0);

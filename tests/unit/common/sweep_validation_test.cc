@@ -497,7 +497,9 @@ TEST(FamilySweepTest, CnnOptionsAreAnAxisAfterTheParams) {
   for (const v1::ModelConfig& c : *configs) {
     EXPECT_EQ(c.family(), "cnn");
     EXPECT_EQ(c.params().size(), 5u);
-    EXPECT_EQ(c.options().size(), 1u);  // blocks has no default: not written
+    // blocks has no default: not written; memory_format's default is.
+    EXPECT_EQ(c.options().size(), 2u);
+    EXPECT_EQ(c.options().at("memory_format"), "channels_last");
     got.emplace_back(c.params().at("batch"), c.params().at("block"), c.options().at("block_fn"));
   }
   EXPECT_EQ(got[0], std::make_tuple(int64_t{32}, int64_t{1}, std::string("residual")));
@@ -552,7 +554,7 @@ TEST(FamilySweepTest, CnnBlockFnIsRequiredAndChecked) {
   (*spec.mutable_options())["block_func"].add_values("residual");
   EXPECT_EQ(Error(spec),
             "options.block_func: unknown option of family cnn; allowed: block_fn, "
-            "blocks");
+            "blocks, memory_format");
 }
 
 // A free-text option has millions of valid values; repeats are found in a
@@ -624,7 +626,8 @@ TEST(FamilySweepTest, ImageModelsNeedOnlyABatchAndGetDefaults) {
       EXPECT_EQ(c.params().at("image"), 224);
       EXPECT_EQ(c.params().at("output"), 1000);
       EXPECT_EQ(c.params().size(), 3u);
-      EXPECT_TRUE(c.options().empty());
+      ASSERT_EQ(c.options().size(), 1u);
+      EXPECT_EQ(c.options().at("memory_format"), "channels_last");
     }
     // Given values replace the defaults and become axes.
     (*spec.mutable_params())["image"] = Param("values { values: [ 32, 299 ] }");

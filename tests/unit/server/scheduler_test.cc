@@ -462,39 +462,5 @@ TEST(PredictedOomErrorTest, NamesBothNumbers) {
                                               "bytes (3145728 > 1000 bytes)");
 }
 
-TEST(UtilizationTest, ComputeDtypeOfEveryPrecision) {
-  EXPECT_EQ(ComputeDtype(""), "float32");
-  EXPECT_EQ(ComputeDtype("float32"), "float32");
-  EXPECT_EQ(ComputeDtype("bfloat16"), "bfloat16");
-  EXPECT_EQ(ComputeDtype("mixed_bf16"), "bfloat16");
-  EXPECT_EQ(ComputeDtype("float16"), "float16");
-  EXPECT_EQ(ComputeDtype("mixed_fp16"), "float16");
-  EXPECT_EQ(ComputeDtype("int8"), "");
-}
-
-TEST(UtilizationTest, MfuAndHfuAreFlopRatesOverTheRoofOfTheComputeDtype) {
-  const std::map<std::string, double> roofs = {{"float32", 200e9}, {"bfloat16", 400e9}};
-  v1::Measurement m;
-  m.set_model_flops_per_sec(150e9);
-  m.set_executed_flops_per_sec(180e9);
-  m.mutable_config()->set_precision("float32");
-  FillUtilization(roofs, &m);
-  EXPECT_DOUBLE_EQ(m.mfu(), 0.75);
-  EXPECT_DOUBLE_EQ(m.hfu(), 0.9);
-
-  m.mutable_config()->set_precision("mixed_bf16");
-  FillUtilization(roofs, &m);
-  EXPECT_DOUBLE_EQ(m.mfu(), 0.375);
-  EXPECT_DOUBLE_EQ(m.hfu(), 0.45);
-
-  // No float16 roof: 0, also overwriting what the worker may have sent.
-  m.mutable_config()->set_precision("mixed_fp16");
-  FillUtilization(roofs, &m);
-  EXPECT_EQ(m.mfu(), 0);
-  EXPECT_EQ(m.hfu(), 0);
-  FillUtilization({{"float16", 0}}, &m);
-  EXPECT_EQ(m.mfu(), 0);
-}
-
 }  // namespace
 }  // namespace paradnn::server

@@ -36,9 +36,9 @@ class CalibrationTest : public ::testing::Test {
     calibration_ = new Calibration(Calibrate(options));
   }
   static void TearDownTestSuite() { delete calibration_; }
-  static const v1::MatmulRoof* Roof(const std::string& dtype) {
+  static const v1::MatmulRoof* Roof(const std::string& dtype, const std::string& kernel = "matmul") {
     for (const v1::MatmulRoof& roof : calibration_->matmul_roofs) {
-      if (roof.dtype() == dtype) return &roof;
+      if (roof.dtype() == dtype && roof.kernel() == kernel) return &roof;
     }
     return nullptr;
   }
@@ -53,10 +53,25 @@ TEST_F(CalibrationTest, RoofsArePositiveWithTheShapeThatReachedThem) {
   EXPECT_EQ(calibration_->matmul_roofs[1].dtype(), "bfloat16");
   for (const v1::MatmulRoof& roof : calibration_->matmul_roofs) {
     EXPECT_GT(roof.flops_per_sec(), 0) << roof.dtype();
+    if (roof.kernel() == "conv") continue;
+    EXPECT_EQ(roof.kernel(), "matmul");
     EXPECT_GE(roof.m(), 1024) << roof.dtype();
     EXPECT_GE(roof.n(), 1024) << roof.dtype();
     EXPECT_GE(roof.k(), 1024) << roof.dtype();
     EXPECT_EQ(roof.datasheet_flops_per_sec(), 0) << roof.dtype();
+  }
+}
+
+TEST_F(CalibrationTest, ConvolutionRoofsOfEveryDtypeLibTorchConvolves) {
+  // oneDNN's convolutions are their own kernel path: a CNN is measured
+  // against them, not against the BLAS.
+  for (const char* dtype : {"float32", "bfloat16"}) {
+    const v1::MatmulRoof* conv = Roof(dtype, "conv");
+    ASSERT_NE(conv, nullptr) << dtype;
+    EXPECT_GT(conv->flops_per_sec(), 0) << dtype;
+    // The implicit GEMM of one of the calibration shapes (batch 32, 28x28).
+    EXPECT_EQ(conv->m(), 32 * 28 * 28) << dtype;
+    EXPECT_TRUE(conv->k() == 128 * 9 || conv->k() == 256) << conv->k();
   }
 }
 

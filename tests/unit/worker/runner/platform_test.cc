@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,59 @@ TEST(PlatformTest, SummarizesParallelBackend) {
             "CPU capability AVX2; GOMP_SPINCOUNT=3000");
 }
 
+TEST(PlatformTest, ParsesCpuIdentityAndClocks) {
+  std::string text = CpuInfo();
+  text = "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\ncpu MHz\t\t: 2100.000\n" +
+         text;
+  const CpuTopology topo = ParseCpuInfo(text);
+  EXPECT_EQ(topo.vendor, "GenuineIntel");
+  EXPECT_EQ(topo.family, 6);
+  EXPECT_EQ(topo.model, 207);
+  EXPECT_DOUBLE_EQ(topo.mhz, 2100);
+  // cpufreq's base_frequency first, then the model name's "@ 2.00GHz", then
+  // cpu MHz; the max clock only from cpufreq.
+  CpuClocks clocks = ParseCpuClocks("2300000\n", "3900000\n", topo);
+  EXPECT_DOUBLE_EQ(clocks.base_hz, 2.3e9);
+  EXPECT_DOUBLE_EQ(clocks.max_hz, 3.9e9);
+  EXPECT_EQ(clocks.base_label, "base clock");
+  clocks = ParseCpuClocks("", "", topo);
+  EXPECT_DOUBLE_EQ(clocks.base_hz, 2e9);
+  EXPECT_EQ(clocks.max_hz, 0);
+  EXPECT_EQ(clocks.base_label, "model name clock");
+  CpuTopology no_at = topo;
+  no_at.model_name = "AMD EPYC";
+  clocks = ParseCpuClocks("", "", no_at);
+  EXPECT_DOUBLE_EQ(clocks.base_hz, 2.1e9);
+  EXPECT_EQ(clocks.base_label, "cpu MHz of /proc/cpuinfo");
+  no_at.mhz = 0;
+  EXPECT_EQ(ParseCpuClocks("", "", no_at).base_hz, 0);
+}
+
+TEST(PlatformTest, BandwidthWorkingSetsReachPastTheLastLevelCache) {
+  // The Xeon VM: L1d 48 KiB, L2 2 MiB, a 300 MiB L3 (2 cores).
+  const std::vector<CpuCache> caches = {{1, "Data", "48K"},
+                                        {1, "Instruction", "32K"},
+                                        {2, "Unified", "2048K"},
+                                        {3, "Unified", "307200K"}};
+  const int64_t llc = int64_t{300} << 20;
+  std::vector<int64_t> sizes = BandwidthWorkingSets(caches, 2, int64_t{24} << 30);
+  ASSERT_FALSE(sizes.empty());
+  EXPECT_TRUE(std::is_sorted(sizes.begin(), sizes.end()));
+  EXPECT_GE(sizes.back(), 4 * llc);
+  // A point inside every cache level's plateau.
+  for (int64_t level : {int64_t{48} << 10, int64_t{2} << 20, llc}) {
+    EXPECT_TRUE(std::find(sizes.begin(), sizes.end(), level / 2) != sizes.end()) << level;
+  }
+  EXPECT_TRUE(std::find(sizes.begin(), sizes.end(), 4 * llc) != sizes.end());
+  // Bounded by memory: never more than a quarter of it.
+  sizes = BandwidthWorkingSets(caches, 2, int64_t{2} << 30);
+  EXPECT_LE(sizes.back(), int64_t{512} << 20);
+  // Without cache facts: the default sweep up to 256 MiB.
+  sizes = BandwidthWorkingSets({}, 2, 0);
+  EXPECT_EQ(sizes.front(), 32 << 10);
+  EXPECT_EQ(sizes.back(), 128 << 20);
+}
+
 TEST(PlatformTest, HostFacts) {
   v1::Platform p;
   FillHostPlatform(&p);
@@ -153,6 +207,13 @@ TEST(PlatformTest, HostFacts) {
   EXPECT_FALSE(p.os().empty());
   EXPECT_FALSE(p.blas_backend().empty());
   EXPECT_TRUE(absl::StartsWith(p.compiler(), "GCC") || absl::StrContains(p.compiler(), "lang"));
+  // x86 hosts report a clock and so get a peak per dtype, float32 first.
+  if (p.base_clock_hz() > 0 || p.max_clock_hz() > 0) {
+    ASSERT_EQ(p.silicon_peaks_size(), 3);
+    EXPECT_EQ(p.silicon_peaks(0).dtype(), "float32");
+    EXPECT_GT(p.silicon_peaks(0).flops_per_sec(), 0);
+    EXPECT_FALSE(p.silicon_peaks(0).basis().empty());
+  }
 #ifdef __linux__
   // sysfs describes cpu0's caches on every Linux host we run on; the governor
   // and boost state are left empty where cpufreq is not exposed (VMs).

@@ -50,6 +50,15 @@ TEST(TimingStopRuleTest, NoisyStreamRunsToMaxSeconds) {
   EXPECT_STREQ(StopReasonName(rule.reason()), "max_seconds");
 }
 
+TEST(TimingStopRuleTest, MinStepsHoldEvenPastMaxSeconds) {
+  // 4-s steps against a 5-s budget: the budget is spent after two steps, but
+  // the five steps asked for are still taken.
+  TimingStopRule rule(0.02, /*max_seconds=*/5, /*min_steps=*/5, 10000);
+  EXPECT_EQ(Drive(rule, [](int i) { return i % 2 ? 4.5 : 3.5; }), 5);
+  EXPECT_EQ(rule.reason(), StopReason::kMaxSeconds);
+  EXPECT_DOUBLE_EQ(rule.elapsed_seconds(), 19.5);
+}
+
 TEST(TimingStopRuleTest, NoisyStreamReachesAWideCiWhereBatchStatisticsSay) {
   const double ci = 0.1;
   auto next = [](int i) { return i % 2 ? 0.015 : 0.005; };
@@ -98,12 +107,18 @@ TEST(TimingStopRuleTest, PhasedStreamIsNotStoppedByAnIndependentSamplesInterval)
   EXPECT_GT(rule.lag1(), 0.5);
 }
 
-TEST(TimingStopRuleTest, AlwaysTakesTwoStepsBeforeTheTimeBudget) {
+TEST(TimingStopRuleTest, AlwaysTakesMinStepsBeforeTheTimeBudget) {
   TimingStopRule rule(0.02, 10, 5, 10000);
-  EXPECT_FALSE(rule.Add(100));
+  // Noisy enough that the CI is never met: the budget ends timing.
+  for (int i = 0; i < 4; ++i) EXPECT_FALSE(rule.Add(i % 2 ? 300 : 100));
   EXPECT_TRUE(rule.Add(100));
   EXPECT_EQ(rule.reason(), StopReason::kMaxSeconds);
-  EXPECT_EQ(rule.steps(), 2);
+  EXPECT_EQ(rule.steps(), 5);
+  // And never fewer than two, even when fewer are asked for.
+  TimingStopRule two(0.02, 10, 1, 10000);
+  EXPECT_FALSE(two.Add(100));
+  EXPECT_TRUE(two.Add(100));
+  EXPECT_EQ(two.steps(), 2);
 }
 
 TEST(TimingStopRuleTest, CiWinsWhenSeveralBoundsMeetAtOnce) {

@@ -100,6 +100,21 @@ TEST(SuspectConditionsTest, CollectsEveryConditionInOrder) {
   clean.probe_ratio_before = 0.99;
   clean.probe_ratio_after = 1.01;
   EXPECT_TRUE(SuspectConditions(clean).empty());
+  clean.subnormal_gradient_fraction = 0.0005;
+  clean.flush_denormal = "on";
+  EXPECT_TRUE(SuspectConditions(clean).empty());
+}
+
+TEST(SuspectConditionsTest, SubnormalGradients) {
+  EXPECT_EQ(SubnormalCondition(std::nullopt, "off"), std::nullopt);
+  EXPECT_EQ(SubnormalCondition(0.001, "off"), std::nullopt);
+  EXPECT_EQ(SubnormalCondition(0.28, "off"),
+            "denormals: 28.0 % of gradient values are subnormal (denormal arithmetic is 10-100x "
+            "slower on x86); flush-to-zero is off (the runner's default is on; "
+            "PARADNN_FLUSH_DENORMAL=off turned it off)");
+  EXPECT_EQ(SubnormalCondition(0.05, "on"),
+            "denormals: 5.0 % of gradient values are subnormal (denormal arithmetic is 10-100x "
+            "slower on x86); flush-to-zero is on");
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""The stack doctor's gain: the same jobs with the software stack as
+installed and as paradnn-runner tunes it, interleaved, as ratios.
+
+As installed: OpenBLAS's own core pick (--blas-core as-installed, or what
+OPENBLAS_CORETYPE says), glibc's malloc defaults (PARADNN_RUNNER_MALLOC=
+as-installed), no flush-to-zero (PARADNN_FLUSH_DENORMAL=off), contiguous
+NCHW convolutions. Tuned: the runner's defaults (the doctor's fastest
+correct BLAS core, the heap thresholds, FTZ/DAZ, channels_last). For the
+CNN the two settings that matter to it are also switched one at a time.
+
+  bench/stack_doctor.py [--reps N]          # as this host installs it
+  OPENBLAS_CORETYPE=Prescott bench/stack_doctor.py   # the Intel model-207 fallback
+"""
+import argparse
+import os
+import statistics
+
+import common
+
+JOBS = {
+    "fp32 FC 4x1024 b512": ["--family", "fc", "--layer", "4", "--node", "1024", "--input",
+                            "2000", "--output", "200", "--batch", "512"],
+    "ParaDnn CNN bottleneck b16": ["--family", "cnn", "--block_fn", "bottleneck", "--block",
+                                   "1", "--filter", "16", "--image", "224", "--output", "1000",
+                                   "--batch", "16"],
+    "LSTM 2x256 len 32 b64": ["--family", "rnn", "--cell", "lstm", "--layer", "2", "--embed",
+                              "256", "--length", "32", "--vocab", "1000", "--batch", "64"],
+    "bf16 FC 4x1024 b512": ["--family", "fc", "--precision", "bfloat16", "--layer", "4",
+                            "--node", "1024", "--input", "2000", "--output", "200", "--batch",
+                            "512"],
+}
+AS_INSTALLED_ENV = {"PARADNN_RUNNER_MALLOC": "as-installed", "PARADNN_FLUSH_DENORMAL": "off"}
+TIMING = ["--ci", "0.02", "--max-seconds", "4", "--min-steps", "5"]
+
+
+def variants(name):
+    """(label, flags, env) per stack variant of a job; the first is as installed."""
+    cnn = "CNN" in name
+    installed_flags = ["--blas-core", "as-installed"] + (["--memory_format", "contiguous"]
+                                                         if cnn else [])
+    out = [("as installed", installed_flags, AS_INSTALLED_ENV), ("tuned", [], {})]
+    if cnn:
+        out.append(("tuned, contiguous", ["--memory_format", "contiguous"], {}))
+        out.append(("tuned, glibc malloc", [], {"PARADNN_RUNNER_MALLOC": "as-installed"}))
+    return out
+
+
+def measure(job, flags, env):
+    m = common.run_json([os.path.join(common.BIN, "paradnn-runner"), "--json"] + job + TIMING
+                        + flags, env=env)
+    return m["examples_per_sec"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=2)
+    args = parser.parse_args()
+    platform = common.run_json([os.path.join(common.BIN, "paradnn-runner"), "--blas-doctor"])
+    print(f"stack doctor: {platform['device_name']}, {common.threads()} threads, "
+          f"{platform['blas_backend'].split(' (')[0]}, OPENBLAS_CORETYPE="
+          f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+    for f in platform.get("stack_findings", []):
+        print(f"  blas core {f['setting']:15} {f['flops_per_sec'] / 1e9:7.1f} GFLOP/s fp32 GEMM, "
+              f"error {f['max_relative_error']:.1e}"
+              + (" (as installed)" if f.get("as_installed") else "")
+              + (" <- chosen" if f.get("chosen") else "")
+              + (f" [{f['note']}]" if f.get("note") else ""))
+    rates = {}
+    for _ in range(args.reps):
+        for name, job in JOBS.items():
+            for label, flags, env in variants(name):
+                rates.setdefault((name, label), []).append(measure(job, flags, env))
+    header = ["job", "variant", "examples/s", "vs as installed"]
+    rows = []
+    for name in JOBS:
+        base = statistics.median(rates[(name, "as installed")])
+        for label, _, _ in variants(name):
+            value = statistics.median(rates[(name, label)])
+            rows.append([name, label, f"{value:,.1f}", f"{value / base:.2f}x"])
+    common.print_table(header, rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+#include "server/utilization.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/silicon_peak.h"
+#include "common/sweep_validation.h"
+#include "worker/runner/stack_doctor.h"
+
+namespace paradnn::server {
+namespace {
+
+bool RanOnCpu(const v1::Measurement& m) { return m.device().empty() || m.device() == "cpu"; }
+
+}  // namespace
+
+std::string ComputeDtype(const std::string& precision) {
+  if (precision.empty() || precision == "float32") return "float32";
+  if (precision == "bfloat16" || precision == "mixed_bf16") return "bfloat16";
+  if (precision == "float16" || precision == "mixed_fp16") return "float16";
+  return "";
+}
+
+std::string RoofKernelOf(const std::string& family) {
+  const common::FamilySchema* schema = common::FindFamily(family);
+  return schema == nullptr || schema->roof_kernel == nullptr ? "matmul" : schema->roof_kernel;
+}
+
+UtilizationRoofs::UtilizationRoofs(const v1::Platform& platform) : platform_(platform) {
+  // The silicon's roof is never below what the stack was measured to reach:
+  // a peak under a calibrated roof has a wrong basis (said in its
+  // inconsistency) and is measured against as the calibrated figure.
+  for (v1::SiliconPeak& peak : *platform_.mutable_silicon_peaks()) {
+    for (const v1::MatmulRoof& roof : platform_.matmul_roofs()) {
+      if (roof.dtype() != peak.dtype() || !(roof.flops_per_sec() > peak.flops_per_sec())) continue;
+      if (peak.inconsistency().empty()) {
+        common::CheckPeakAgainstRoof(
+            roof.flops_per_sec(),
+            absl::StrCat(roof.kernel().empty() ? "matmul" : roof.kernel(), " ", roof.dtype()),
+            &peak);
+      }
+      peak.set_flops_per_sec(roof.flops_per_sec());
+    }
+  }
+}
+
+bool UtilizationRoofs::Fill(v1::Measurement* m) {
+  m->clear_mfu();
+  m->clear_hfu();
+  m->clear_silicon_mfu();
+  m->clear_silicon_hfu();
+  m->clear_roof();
+  const std::string dtype = ComputeDtype(m->config().precision());
+  if (dtype.empty()) return false;
+  const double model_rate = m->model_flops_per_sec();
+  const double executed_rate = m->executed_flops_per_sec();
+  // What the job proved the silicon and the stack can do: the larger of its
+  // two counts (the model convention can exceed the FLOPs executed).
+  const double fastest_rate = std::max(model_rate, executed_rate);
+  bool raised = false;
+
+  const std::string kernel = RoofKernelOf(m->config().family());
+  v1::MatmulRoof* roof = nullptr;
+  v1::MatmulRoof* matmul_roof = nullptr;
+  for (v1::MatmulRoof& candidate : *platform_.mutable_matmul_roofs()) {
+    if (candidate.dtype() != dtype || !(candidate.flops_per_sec() > 0)) continue;
+    const std::string candidate_kernel = candidate.kernel().empty() ? "matmul" : candidate.kernel();
+    if (candidate_kernel == kernel) roof = &candidate;
+    if (candidate_kernel == "matmul") matmul_roof = &candidate;
+  }
+  std::string roof_name = absl::StrCat(kernel, " ", dtype);
+  if (roof == nullptr && matmul_roof != nullptr) {
+    roof = matmul_roof;
+    roof_name = absl::StrCat("matmul ", dtype, " (no ", kernel, " roof calibrated)");
+  }
+  if (roof != nullptr && fastest_rate > 0) {
+    if (fastest_rate > roof->flops_per_sec()) {
+      m->add_suspect(absl::StrFormat(
+          "faster than the calibrated %s roof: %s executed against %s calibrated; the roof is "
+          "raised to this job's rate",
+          roof_name, common::FlopRate(fastest_rate), common::FlopRate(roof->flops_per_sec())));
+      roof->set_flops_per_sec(fastest_rate);
+      roof->set_raised_by_job(true);
+      raised = true;
+    }
+    m->set_mfu(model_rate / roof->flops_per_sec());
+    m->set_hfu(executed_rate / roof->flops_per_sec());
+    m->set_roof(roof_name);
+  }
+
+  for (v1::SiliconPeak& peak : *platform_.mutable_silicon_peaks()) {
+    if (peak.dtype() != dtype || !(peak.flops_per_sec() > 0) || !(fastest_rate > 0)) continue;
+    if (fastest_rate > peak.flops_per_sec()) {
+      m->add_suspect(absl::StrFormat(
+          "faster than the theoretical %s peak (%s executed, peak %s): the peak's basis is wrong "
+          "(%s); it is raised to this job's rate",
+          dtype, common::FlopRate(fastest_rate), common::FlopRate(peak.flops_per_sec()),
+          peak.basis()));
+      common::CheckPeakAgainstRoof(fastest_rate, absl::StrCat("job's ", dtype), &peak);
+      peak.set_flops_per_sec(fastest_rate);
+      raised = true;
+    }
+    m->set_silicon_mfu(model_rate / peak.flops_per_sec());
+    m->set_silicon_hfu(executed_rate / peak.flops_per_sec());
+  }
+
+  // float32 matmuls on a CPU go to the BLAS (LibTorch's sgemm_); conv and
+  // 16-bit paths go to oneDNN and do not depend on the BLAS core.
+  if (RanOnCpu(*m) && dtype == "float32" && kernel == "matmul" &&
+      platform_.blas_core_choice() != "auto" && platform_.blas_core_choice() != "forced") {
+    if (std::optional<std::string> slow = runner::SlowBlasCondition(platform_.stack_findings())) {
+      m->add_suspect(*slow);
+    }
+  }
+  return raised;
+}
+
+}  // namespace paradnn::server
