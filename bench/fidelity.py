@@ -42,11 +42,16 @@ BASELINE_ENVS = {
 }
 
 
+# The OpenBLAS core the runner runs on (its stack doctor's choice), which
+# the baselines get too: the comparison is of the harness, not the kernels.
+RUNNER_BLAS_CORE = {}
+
+
 def blas_threads(env, threads):
     """`env` with OpenBLAS's own pool sized to `threads`, as the runner sizes
     it (at::set_num_threads and torch.set_num_threads leave it at every
-    CPU)."""
-    return dict(env, OPENBLAS_NUM_THREADS=str(threads))
+    CPU), on the runner's OpenBLAS core."""
+    return dict(env, OPENBLAS_NUM_THREADS=str(threads), **RUNNER_BLAS_CORE)
 
 
 def bare(layer, node, batch, steps, warmup, threads, env):
@@ -84,7 +89,11 @@ def main():
     if unknown or args.threads < 1:
         parser.error(f"--shapes: unknown {unknown}, allowed {[s[0] for s in SHAPES]}" if unknown
                      else "--threads: must be at least 1")
-    print(f"fidelity: {args.threads} threads, median of {args.reps} interleaved runs each")
+    doctor = common.run_json([os.path.join(common.BIN, "paradnn-runner"), "--blas-doctor"])
+    if doctor.get("blas_core"):
+        RUNNER_BLAS_CORE["OPENBLAS_CORETYPE"] = doctor["blas_core"]
+    print(f"fidelity: {args.threads} threads, median of {args.reps} interleaved runs each, "
+          f"OpenBLAS core {doctor.get('blas_core', '?')} for all three")
     header = ["shape", "layer", "node", "batch", "runner ex/s", "bare ex/s", "python ex/s",
               "runner/bare", "target", "runner/python", "target"]
     rows = []

@@ -61,7 +61,7 @@ class ParaDnnCnn(nn.Module):
 
     def forward(self, x):
         x = self.blocks(self.stem(x))
-        return self.head(torch.avg_pool2d(x, 7, 1).flatten(1))
+        return self.head(nn.functional.avg_pool2d(x, 7, 1).flatten(1))
 
 
 def mobilenet_v1(output=1000):

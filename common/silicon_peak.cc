@@ -138,7 +138,8 @@ std::vector<v1::SiliconPeak> CpuSiliconPeaks(const CpuPeakFacts& facts) {
 std::vector<v1::SiliconPeak> CudaSiliconPeaks(const CudaPeakFacts& facts) {
   // Dense FLOP per cycle per SM: float32 on CUDA cores, and tf32, bfloat16,
   // float16 on tensor cores with float32 accumulation (NVIDIA's V100, T4,
-  // A100, GA102, Ada and H100 whitepapers; 0 = not supported).
+  // A100, A10 and H100 whitepapers, the L40 datasheet: 181 TFLOP/s float16
+  // at 142 SMs x 2.49 GHz is 512; 0 = not supported).
   struct Rates {
     int major, minor;
     const char* architecture;
@@ -149,7 +150,7 @@ std::vector<v1::SiliconPeak> CudaSiliconPeaks(const CudaPeakFacts& facts) {
       {8, 0, "Ampere GA100", 128, 1024, 2048, 2048},
       {8, 6, "Ampere GA10x", 256, 512, 1024, 1024},
       {8, 7, "Ampere (Orin)", 256, 512, 1024, 1024},
-      {8, 9, "Ada", 256, 512, 1024, 1024},   {9, 0, "Hopper", 256, 2048, 4096, 4096},
+      {8, 9, "Ada", 256, 256, 512, 512},   {9, 0, "Hopper", 256, 2048, 4096, 4096},
   };
   if (facts.sm_count <= 0 || facts.clock_hz <= 0) return {};
   const Rates* rates = nullptr;

@@ -56,9 +56,10 @@ struct CudaPeakFacts {
 
 // The dense (no sparsity) peaks of float32 (CUDA cores), tf32, bfloat16 and
 // float16 (tensor cores, float32 accumulate) of an NVIDIA GPU: SMs x clock
-// x FLOP per cycle per SM of the architecture (Volta 7.0 through Hopper 9.0
-// and Blackwell 10.0). Unknown architectures give no peaks. Coded from the
-// vendor's whitepapers; verified on a GPU host (docs/measurement.md).
+// x FLOP per cycle per SM of the architecture (Volta 7.0 through Hopper
+// 9.0). Unknown architectures give no peaks. Coded from NVIDIA's
+// whitepapers and datasheets; not yet checked on a GPU, and not yet called:
+// the runner's CUDA platform record (the GPU issue) fills these facts.
 std::vector<v1::SiliconPeak> CudaSiliconPeaks(const CudaPeakFacts& facts);
 
 // The peak of `dtype` in `peaks`, or nullptr.

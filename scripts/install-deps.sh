@@ -14,6 +14,8 @@ packages=(
   openssl
   libtorch-dev libopenblas0-pthread
   python3-torch
+  # bench/vision_fidelity.py: torchvision's ResNet-50, DenseNet-121 and SqueezeNet in Python.
+  python3-torchvision
   # worker/jax_runner: the JAX runner's protobuf modules (JAX itself comes from pip on
   # GPU/TPU hosts, docs/backends.md).
   python3-protobuf

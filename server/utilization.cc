@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -56,10 +58,20 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
   if (dtype.empty()) return false;
   const double model_rate = m->model_flops_per_sec();
   const double executed_rate = m->executed_flops_per_sec();
-  // What the job proved the silicon and the stack can do: the larger of its
-  // two counts (the model convention can exceed the FLOPs executed).
-  const double fastest_rate = std::max(model_rate, executed_rate);
+  // Only a clean measurement may move a roof: the FLOPs it executed are what
+  // the silicon and the stack were seen to do. Anything else is shown
+  // clamped at 100 % and flagged, the roof left alone.
+  const bool may_raise = m->outcome() == v1::OK && m->suspect_size() == 0 && executed_rate > 0;
   bool raised = false;
+  std::vector<std::string> notes;
+  // utilization = rate / roof, at most 1; a clamp is said once per roof.
+  auto ratio = [&](double rate, double roof, const std::string& name) {
+    if (!(roof > 0) || !(rate > 0)) return 0.0;
+    if (rate <= roof) return rate / roof;
+    notes.push_back(absl::StrFormat("%s above the %s (%s): shown as 100 %%",
+                                    common::FlopRate(rate), name, common::FlopRate(roof)));
+    return 1.0;
+  };
 
   const std::string kernel = RoofKernelOf(m->config().family());
   v1::MatmulRoof* roof = nullptr;
@@ -75,36 +87,48 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
     roof = matmul_roof;
     roof_name = absl::StrCat("matmul ", dtype, " (no ", kernel, " roof calibrated)");
   }
-  if (roof != nullptr && fastest_rate > 0) {
-    if (fastest_rate > roof->flops_per_sec()) {
+  if (roof != nullptr) {
+    if (may_raise && executed_rate > roof->flops_per_sec()) {
       m->add_suspect(absl::StrFormat(
           "faster than the calibrated %s roof: %s executed against %s calibrated; the roof is "
           "raised to this job's rate",
-          roof_name, common::FlopRate(fastest_rate), common::FlopRate(roof->flops_per_sec())));
-      roof->set_flops_per_sec(fastest_rate);
+          roof_name, common::FlopRate(executed_rate), common::FlopRate(roof->flops_per_sec())));
+      roof->set_flops_per_sec(executed_rate);
       roof->set_raised_by_job(true);
       raised = true;
     }
-    m->set_mfu(model_rate / roof->flops_per_sec());
-    m->set_hfu(executed_rate / roof->flops_per_sec());
+    const std::string name = absl::StrCat("calibrated ", roof_name, " roof");
+    m->set_mfu(ratio(model_rate, roof->flops_per_sec(), name));
+    m->set_hfu(ratio(executed_rate, roof->flops_per_sec(), name));
     m->set_roof(roof_name);
   }
 
   for (v1::SiliconPeak& peak : *platform_.mutable_silicon_peaks()) {
-    if (peak.dtype() != dtype || !(peak.flops_per_sec() > 0) || !(fastest_rate > 0)) continue;
-    if (fastest_rate > peak.flops_per_sec()) {
+    if (peak.dtype() != dtype || !(peak.flops_per_sec() > 0)) continue;
+    if (may_raise && executed_rate > peak.flops_per_sec()) {
       m->add_suspect(absl::StrFormat(
           "faster than the theoretical %s peak (%s executed, peak %s): the peak's basis is wrong "
           "(%s); it is raised to this job's rate",
-          dtype, common::FlopRate(fastest_rate), common::FlopRate(peak.flops_per_sec()),
+          dtype, common::FlopRate(executed_rate), common::FlopRate(peak.flops_per_sec()),
           peak.basis()));
-      common::CheckPeakAgainstRoof(fastest_rate, absl::StrCat("job's ", dtype), &peak);
-      peak.set_flops_per_sec(fastest_rate);
+      // The note is only ever added here: a peak already found wrong stays so.
+      v1::SiliconPeak checked = peak;
+      if (!common::CheckPeakAgainstRoof(executed_rate, absl::StrCat(dtype, " rate of a job"),
+                                        &checked) ||
+          peak.inconsistency().empty()) {
+        peak.set_inconsistency(checked.inconsistency());
+      }
+      peak.set_flops_per_sec(executed_rate);
       raised = true;
     }
-    m->set_silicon_mfu(model_rate / peak.flops_per_sec());
-    m->set_silicon_hfu(executed_rate / peak.flops_per_sec());
+    const std::string name = absl::StrCat("theoretical ", dtype, " peak");
+    m->set_silicon_mfu(ratio(model_rate, peak.flops_per_sec(), name));
+    m->set_silicon_hfu(ratio(executed_rate, peak.flops_per_sec(), name));
   }
+  // One sentence per roof that clamped something (MFU and HFU may both).
+  std::sort(notes.begin(), notes.end());
+  notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
+  for (std::string& note : notes) m->add_suspect(std::move(note));
 
   // float32 matmuls on a CPU go to the BLAS (LibTorch's sgemm_); conv and
   // 16-bit paths go to oneDNN and do not depend on the BLAS core.

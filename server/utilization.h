@@ -36,9 +36,10 @@ class UtilizationRoofs {
   // Sets m's mfu/hfu, silicon_mfu/silicon_hfu and roof (all 0 / "" where
   // the platform has no roof or peak of the job's dtype; a convolutional job
   // on a platform without a conv roof is measured against the matmul roof,
-  // said in `roof`). A job whose model or executed FLOP/s exceed a roof or
-  // peak raises it to that rate (later jobs are measured against the raised
-  // figure) and gets a suspect sentence. A float32 matmul job on a CPU
+  // said in `roof`). None exceeds 1. A clean job (OK, no suspect condition)
+  // whose executed FLOP/s exceed a roof or peak raises it to that rate
+  // (later jobs are measured against the raised figure) and gets a suspect
+  // sentence; any other rate above a roof is shown as 1 and flagged. A float32 matmul job on a CPU
   // whose stack doctor found a faster BLAS core than the one in use is
   // flagged with the factor. Returns true when a roof or peak was raised:
   // platform() then holds the raised figures.

@@ -296,7 +296,9 @@ std::string DefaultStateDir() {
 }
 
 std::string CalibrationCachePath(const std::string& state_dir, const std::string& fingerprint) {
-  return absl::StrCat(state_dir, "/calibration-", fingerprint, ".binpb");
+  // The method's version is part of the name: a runner that measures more
+  // (conv roofs, a wider bandwidth sweep) must not be served an older file.
+  return absl::StrCat(state_dir, "/calibration-", kCalibrationMethod, "-", fingerprint, ".binpb");
 }
 
 absl::StatusOr<v1::Platform> ReadCachedCalibration(const std::string& state_dir,

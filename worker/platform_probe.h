@@ -54,8 +54,12 @@ absl::StatusOr<CalibrateMode> ParseCalibrateMode(absl::string_view text);
 // ./.paradnn-state.
 std::string DefaultStateDir();
 
+// The calibration method's version: v2 added conv roofs, silicon peaks and
+// the bandwidth sweep past the last-level cache.
+inline constexpr const char* kCalibrationMethod = "v2";
+
 // The cache file of the calibration of `fingerprint`:
-// <state_dir>/calibration-<fingerprint>.binpb (a serialized Platform).
+// <state_dir>/calibration-<method>-<fingerprint>.binpb (a serialized Platform).
 std::string CalibrationCachePath(const std::string& state_dir, const std::string& fingerprint);
 
 // Reads the cached calibration of platform.fingerprint() from `state_dir`.

@@ -196,8 +196,17 @@ int main(int argc, char** argv) {
   // What every runner this worker starts inherits: where the runner caches
   // the stack doctor's decision, the peak's FMA assumption, flush-to-zero.
   ::setenv("PARADNN_STATE_DIR", flags.state_dir.c_str(), 1);
-  if (flags.fma_units > 0) ::setenv("PARADNN_FMA_UNITS", std::to_string(flags.fma_units).c_str(), 1);
-  if (flags.flush_denormal == "off") ::setenv("PARADNN_FLUSH_DENORMAL", "off", 1);
+  // The flags win over what this process inherited.
+  if (flags.fma_units > 0) {
+    ::setenv("PARADNN_FMA_UNITS", std::to_string(flags.fma_units).c_str(), 1);
+  } else {
+    ::unsetenv("PARADNN_FMA_UNITS");
+  }
+  if (flags.flush_denormal == "off") {
+    ::setenv("PARADNN_FLUSH_DENORMAL", "off", 1);
+  } else {
+    ::unsetenv("PARADNN_FLUSH_DENORMAL");
+  }
   absl::StatusOr<std::string> address =
       paradnn::common::ResolveCoordinatorAddress(flags.coordinator);
   if (!address.ok()) {

@@ -218,7 +218,9 @@ Calibration Calibrate(const CalibrationOptions& options) {
   const std::vector<int64_t> working_sets =
       !options.bandwidth_bytes.empty()
           ? options.bandwidth_bytes
-          : BandwidthWorkingSets(ReadCpuCaches(), result.threads, HostMemoryBytes());
+          : BandwidthWorkingSets(ReadCpuCaches(),
+                                 std::min(result.threads, std::max(1, CollectHostCores())),
+                                 UsableMemoryBytes());
   for (const char* kernel : {"copy", "triad"}) {
     for (int64_t bytes : working_sets) {
       result.bandwidth.push_back(

@@ -13,7 +13,8 @@
 // MXCSR is per thread and a new thread starts with its creator's, so it is
 // set here, from the executable's DT_PREINIT_ARRAY: before OpenBLAS's
 // constructor starts its thread pool and before LibTorch starts OpenMP's.
-// Only plain loops and the ldmxcsr instruction: libc is not initialized yet.
+// Only strcmp (an IFUNC resolved at relocation, before preinit) and the
+// ldmxcsr instruction: libc's own initialization has not run yet.
 #include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -189,8 +189,11 @@ std::string PlatformFingerprint(const v1::Platform& platform) {
             [](const auto* a, const auto* b) { return a->number() < b->number(); });
   std::string canonical;
   for (const auto* field : fields) {
+    // The clocks are facts of the moment, not of the stack (cpu MHz, the
+    // base clock's last resort, moves on hosts without intel_pstate).
     if (field->name() == "hostname" || field->name() == "fingerprint" ||
-        field->name() == "calibrated_unix_ms" || field->is_repeated()) {
+        field->name() == "calibrated_unix_ms" || field->name() == "base_clock_hz" ||
+        field->name() == "max_clock_hz" || field->is_repeated()) {
       continue;
     }
     absl::StrAppend(&canonical, field->name(), "=", FieldText(platform, field), "\n");
@@ -360,6 +363,17 @@ double SecondsSinceProcessStart() {
 
 int64_t HostMemoryBytes() { return ParseMemTotalBytes(ReadFileOrEmpty("/proc/meminfo")); }
 
+int64_t UsableMemoryBytes() {
+  int64_t memory = HostMemoryBytes();
+  int64_t limit = 0;
+  if (absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty("/sys/fs/cgroup/memory.max")),
+                       &limit) &&
+      limit > 0 && (memory <= 0 || limit < memory)) {
+    memory = limit;
+  }
+  return memory;
+}
+
 std::string FormatCacheSizes(std::vector<CpuCache> caches) {
   auto type_rank = [](const std::string& type) {
     return type == "Data" ? 0 : type == "Instruction" ? 1 : 2;
@@ -412,6 +426,10 @@ std::vector<int64_t> BandwidthWorkingSets(const std::vector<CpuCache>& caches, i
                                           int64_t memory_bytes) {
   constexpr int64_t kSmallest = 32 << 10;
   int64_t last_level = 0;
+  int top = 0;
+  for (const CpuCache& cache : caches) {
+    if (cache.type != "Instruction" && CacheBytes(cache.size) > 0) top = std::max(top, cache.level);
+  }
   std::set<int64_t> sizes;
   for (const CpuCache& cache : caches) {
     if (cache.type == "Instruction") continue;
@@ -419,10 +437,13 @@ std::vector<int64_t> BandwidthWorkingSets(const std::vector<CpuCache>& caches, i
     if (bytes <= 0) continue;
     last_level = std::max(last_level, bytes);
     sizes.insert(bytes / 2);
-    if (cores > 1) sizes.insert(bytes * cores / 2);
+    // Levels below the last are private to a core: all threads together
+    // hold cores times as much in them. The last level is shared.
+    if (cores > 1 && cache.level < top) sizes.insert(bytes * cores / 2);
   }
   const int64_t largest = std::max<int64_t>(256 << 20, 8 * last_level);
   for (int64_t bytes = kSmallest; bytes <= largest; bytes *= 4) sizes.insert(bytes);
+  sizes.insert(largest);
   if (last_level > 0) {
     sizes.insert(4 * last_level);
     sizes.insert(8 * last_level);
@@ -588,6 +609,8 @@ int ConfiguredFmaUnits() {
 std::string CollectHostModelName() {
   return ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo")).model_name;
 }
+
+int CollectHostCores() { return ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo")).cores; }
 
 std::string DefaultRunnerStateDir() {
   if (const char* dir = std::getenv("PARADNN_STATE_DIR"); dir != nullptr && dir[0] != '\0') {

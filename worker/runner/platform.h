@@ -136,10 +136,11 @@ std::vector<CpuCache> ReadCpuCaches(
     const std::string& cache_dir = "/sys/devices/system/cpu/cpu0/cache");
 
 // The working sets of the bandwidth calibration: powers of 4 from 32 KiB,
-// half of each cache level (inside its plateau) and of each level times
-// `cores` (a private cache shared out over every thread), and 4x and 8x the
-// last-level cache (DRAM), at least up to 256 MiB and never above a quarter
-// of `memory_bytes` (when known), sorted and without duplicates.
+// half of each cache level (inside its plateau) and of each private level
+// (below the last) times `cores` physical cores (what all threads hold
+// together), and 4x and 8x the last-level cache (DRAM), up to at least 256
+// MiB and never above a quarter of `memory_bytes` (when known: the smaller
+// of MemTotal and the cgroup's limit), sorted and without duplicates.
 std::vector<int64_t> BandwidthWorkingSets(const std::vector<CpuCache>& caches, int cores,
                                           int64_t memory_bytes);
 
@@ -184,6 +185,9 @@ std::string DescribeIsaPaths(absl::string_view aten_capability, absl::string_vie
 // The "model name" of /proc/cpuinfo.
 std::string CollectHostModelName();
 
+// Physical cores of this host (ParseCpuInfo of /proc/cpuinfo).
+int CollectHostCores();
+
 // Where the runner caches what it learns about the host (the stack doctor's
 // decision): $PARADNN_STATE_DIR (the worker's --state-dir), else
 // $XDG_STATE_HOME/paradnn, else $HOME/.local/state/paradnn, else
@@ -211,6 +215,10 @@ double SecondsSinceProcessStart();
 
 // MemTotal of this host in bytes; -1 if /proc/meminfo is unreadable.
 int64_t HostMemoryBytes();
+
+// The memory this process may use: the smaller of MemTotal and the cgroup
+// v2 limit (/sys/fs/cgroup/memory.max) where one is set; -1 if unknown.
+int64_t UsableMemoryBytes();
 
 }  // namespace paradnn::runner
 

@@ -3,6 +3,7 @@
 // --platform, --calibrate, and standalone measurement / --describe from flags.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "common/framing.h"
+#include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "worker/runner/allocator_settings.h"
 #include "worker/runner/calibration.h"
@@ -143,8 +145,9 @@ std::string SelfPath() {
 // The doctor's decision for this host, from the cache when there is one.
 BlasDecision DoctorDecision(bool use_cache) {
   const char* env_core = std::getenv("OPENBLAS_CORETYPE");
-  const std::string key = BlasDoctorCacheKey(CollectHostModelName(), DescribeLoadedBlas().description,
-                                             env_core == nullptr ? "" : env_core);
+  const std::string key = BlasDoctorCacheKey(
+      absl::StrCat(CollectHostModelName(), " ", RelevantCpuFlags(HostCpuFlags())),
+      DescribeLoadedBlas().description, env_core == nullptr ? "" : env_core);
   const std::string state_dir = DefaultRunnerStateDir();
   if (use_cache) {
     if (absl::StatusOr<BlasDecision> cached = ReadCachedBlasDecision(state_dir, key); cached.ok()) {
@@ -189,17 +192,34 @@ void EnsureBlasCore(const std::string& blas_core, char** argv) {
     core = blas_core;
     choice = "forced";
   }
-  setenv("PARADNN_BLAS_CORE_CHOICE", choice.c_str(), 1);
-  if (core.empty() || core == DescribeOpenBlasCore().name) return;
-  setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+  if (core.empty() || core == DescribeOpenBlasCore().name) {
+    setenv("PARADNN_BLAS_CORE_CHOICE", choice.c_str(), 1);
+    return;
+  }
+  const char* previous_core = std::getenv("OPENBLAS_CORETYPE");
+  const std::string previous = previous_core == nullptr ? "" : previous_core;
   const std::string self = SelfPath();
-  spdlog::debug("blas core: running again with OPENBLAS_CORETYPE={}", core);
-  execv(self.c_str(), argv);
+  if (!self.empty()) {
+    setenv("PARADNN_BLAS_CORE_CHOICE", choice.c_str(), 1);
+    setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+    spdlog::debug("blas core: running again with OPENBLAS_CORETYPE={}", core);
+    execv(self.c_str(), argv);
+  }
+  // Still here: the process stays on the installed core and says so.
   spdlog::warn("blas core: exec with OPENBLAS_CORETYPE={} failed ({}); staying on {}", core,
-               std::strerror(errno), DescribeOpenBlasCore().name);
+               self.empty() ? "no path to this binary" : std::strerror(errno),
+               DescribeOpenBlasCore().name);
+  if (previous.empty()) {
+    unsetenv("OPENBLAS_CORETYPE");
+  } else {
+    setenv("OPENBLAS_CORETYPE", previous.c_str(), 1);
+  }
+  setenv("PARADNN_BLAS_CORE_CHOICE", "as-installed", 1);
 }
 
 int RunBlasTrialMode() {
+  // A trial outlives no doctor (stack_doctor.cc waits for it).
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   BlasTrial trial = MeasureBlasTrial();
   if (const char* requested = std::getenv("OPENBLAS_CORETYPE")) trial.requested = requested;
   return WriteStdout(BlasTrialJson(trial) + "\n") ? 0 : 1;

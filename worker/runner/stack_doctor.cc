@@ -210,14 +210,13 @@ BlasTrial RunBlasTrial(const std::string& runner_path, const std::string& core, 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
+  // The trial stays in our process group (a worker that kills the doctor's
+  // group kills its trial too) and dies with us (--blas-trial sets
+  // PR_SET_PDEATHSIG); it starts no children of its own.
   pid_t pid = -1;
-  const int spawned = posix_spawn(&pid, runner_path.c_str(), &actions, &attr, argv, envp.data());
+  const int spawned =
+      posix_spawn(&pid, runner_path.c_str(), &actions, nullptr, argv, envp.data());
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   close(pipe_fds[1]);
   if (spawned != 0) {
     close(pipe_fds[0]);
@@ -247,7 +246,7 @@ BlasTrial RunBlasTrial(const std::string& runner_path, const std::string& core, 
     output.append(buffer, static_cast<size_t>(got));
   }
   close(pipe_fds[0]);
-  if (timed_out) kill(-pid, SIGKILL);
+  if (timed_out) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -279,12 +278,17 @@ BlasDecision RunBlasDoctor(const std::string& runner_path, const std::vector<std
   // Two interleaved rounds, keeping each core's faster one: a shared host
   // drifts by tens of percent over seconds, and the order must not decide.
   constexpr int kRounds = 2;
+  // The faster round's speed, the worst round's error: a core that is wrong
+  // or crashes in any round is not correct.
   auto keep_faster = [](BlasTrial* kept, const BlasTrial& trial) {
-    if (!kept->error.empty() || (trial.error.empty() && trial.flops_per_sec > kept->flops_per_sec)) {
-      const double worst_error = std::max(kept->max_relative_error, trial.max_relative_error);
-      *kept = trial;
-      kept->max_relative_error = worst_error;
+    if (!kept->error.empty()) return;
+    if (!trial.error.empty()) {
+      kept->error = trial.error;
+      return;
     }
+    const double worst_error = std::max(kept->max_relative_error, trial.max_relative_error);
+    if (trial.flops_per_sec > kept->flops_per_sec) *kept = trial;
+    kept->max_relative_error = worst_error;
   };
   BlasTrial installed = RunBlasTrial(runner_path, "", kTrialTimeoutS);
   std::vector<BlasTrial> others;
@@ -297,7 +301,7 @@ BlasDecision RunBlasDoctor(const std::string& runner_path, const std::vector<std
       if (!other.error.empty()) continue;  // a core that crashed is not tried again
       keep_faster(&other, RunBlasTrial(runner_path, other.requested, kTrialTimeoutS));
     }
-    keep_faster(&installed, RunBlasTrial(runner_path, "", kTrialTimeoutS));
+    if (installed.error.empty()) keep_faster(&installed, RunBlasTrial(runner_path, "", kTrialTimeoutS));
   }
   return DecideBlasCore(installed, others);
 }
@@ -332,13 +336,20 @@ absl::StatusOr<BlasDecision> ReadCachedBlasDecision(const std::string& state_dir
   for (const v1::StackFinding& f : decision.findings) {
     if (f.as_installed()) decision.as_installed_core = f.setting();
   }
-  if (std::optional<std::string> slow = SlowBlasCondition(stored.stack_findings()); slow) {
-    double best = 0, installed = 0;
-    for (const v1::StackFinding& f : decision.findings) {
-      if (f.correct()) best = std::max(best, f.flops_per_sec());
-      if (f.as_installed()) installed = f.flops_per_sec();
+  double best = 0, installed = 0;
+  for (const v1::StackFinding& f : decision.findings) {
+    if (f.correct()) best = std::max(best, f.flops_per_sec());
+    if (f.as_installed()) installed = f.flops_per_sec();
+  }
+  if (installed > 0) decision.speedup_over_installed = std::max(1.0, best / installed);
+  // A choice this CPU cannot run (a VM moved to a host without AVX-512, say)
+  // is stale: decide again.
+  if (!decision.chosen.empty()) {
+    const std::vector<std::string> candidates = BlasCoreCandidates(HostCpuFlags());
+    if (std::find(candidates.begin(), candidates.end(), decision.chosen) == candidates.end()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cached BLAS core ", decision.chosen, " is not one this CPU's flags allow"));
     }
-    if (installed > 0) decision.speedup_over_installed = best / installed;
   }
   return decision;
 }

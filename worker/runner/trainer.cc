@@ -302,7 +302,9 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   m->set_timed_seconds(SecondsSince(timed_start));
   m->set_peak_device_memory_bytes(DevicePeakBytes(device));
   // The last timed step's gradients are still held (the next step drops them).
-  m->set_subnormal_gradient_fraction(device.is_cpu() ? SubnormalFraction(trainer->parameters()) : -1);
+  m->set_subnormal_gradient_fraction(device.is_cpu() && FlushDenormalState() != "on"
+                                         ? SubnormalFraction(trainer->parameters())
+                                         : -1);
 
   if (settings.profile()) {
     const int steps = settings.profile_steps() > 0 ? settings.profile_steps() : kDefaultProfileSteps;

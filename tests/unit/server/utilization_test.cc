@@ -36,6 +36,7 @@ v1::Measurement Job(const char* family, const char* precision, double model, dou
   m.mutable_config()->set_family(family);
   m.mutable_config()->set_precision(precision);
   m.set_device("cpu");
+  m.set_outcome(v1::OK);
   m.set_model_flops_per_sec(model);
   m.set_executed_flops_per_sec(executed);
   return m;
@@ -133,11 +134,45 @@ TEST(UtilizationTest, AJobFasterThanItsRoofRaisesItAndIsFlagged) {
   EXPECT_FALSE(roofs.Fill(&next));
   EXPECT_DOUBLE_EQ(next.mfu(), 0.5);
   EXPECT_TRUE(next.suspect().empty());
-  // The model count can exceed the executed one; it raises the roof too.
+  // The model count can exceed the executed one: the roof moves only to the
+  // executed rate, and the model rate above it is shown as 100 %, flagged.
   v1::Measurement model_heavy = Job("fc", "float32", 400e9, 350e9);
   EXPECT_TRUE(roofs.Fill(&model_heavy));
+  EXPECT_DOUBLE_EQ(roofs.platform().matmul_roofs(0).flops_per_sec(), 350e9);
   EXPECT_DOUBLE_EQ(model_heavy.mfu(), 1.0);
-  EXPECT_LE(model_heavy.hfu(), 1.0);
+  EXPECT_DOUBLE_EQ(model_heavy.hfu(), 1.0);
+  bool clamp_said = false;
+  for (const std::string& s : model_heavy.suspect()) {
+    clamp_said = clamp_said || s.find("shown as 100 %") != std::string::npos;
+  }
+  EXPECT_TRUE(clamp_said);
+}
+
+TEST(UtilizationTest, ASuspectOrFailedJobNeverMovesARoof) {
+  UtilizationRoofs roofs(TestPlatform());
+  v1::Measurement busy = Job("fc", "float32", 280e9, 320e9);
+  busy.add_suspect("host busy: load average 3.50 on 2 CPUs");
+  EXPECT_FALSE(roofs.Fill(&busy));
+  EXPECT_DOUBLE_EQ(roofs.platform().matmul_roofs(0).flops_per_sec(), 200e9);
+  EXPECT_DOUBLE_EQ(busy.mfu(), 1.0);
+  EXPECT_DOUBLE_EQ(busy.silicon_hfu(), 1.0);
+  EXPECT_FALSE(roofs.platform().matmul_roofs(0).raised_by_job());
+  v1::Measurement timeout = Job("fc", "float32", 280e9, 320e9);
+  timeout.set_outcome(v1::TIMEOUT);
+  EXPECT_FALSE(roofs.Fill(&timeout));
+  EXPECT_DOUBLE_EQ(roofs.platform().matmul_roofs(0).flops_per_sec(), 200e9);
+}
+
+TEST(UtilizationTest, AJobNeverClearsAPeaksInconsistency) {
+  v1::Platform platform = TestPlatform();
+  platform.mutable_silicon_peaks(0)->set_flops_per_sec(150e9);  // under the 250 G conv roof
+  UtilizationRoofs roofs(platform);
+  const std::string note = roofs.platform().silicon_peaks(0).inconsistency();
+  ASSERT_FALSE(note.empty());
+  // Within 5 % of the raised peak: still the same wrong basis.
+  v1::Measurement fast = Job("cnn", "float32", 255e9, 255e9);
+  EXPECT_TRUE(roofs.Fill(&fast));
+  EXPECT_EQ(roofs.platform().silicon_peaks(0).inconsistency(), note);
 }
 
 TEST(UtilizationTest, SlowBlasCoreFlagsFloat32MatmulJobsOnly) {

@@ -142,7 +142,7 @@ TEST(WorkerMainTest, RunsAJobAndExitsCleanlyOnSigterm) {
   ASSERT_EQ(hello.platform().matmul_roofs_size(), 1);
   EXPECT_EQ(hello.platform().matmul_roofs(0).dtype(), "float32");
   EXPECT_EQ(hello.platform().calibrated_unix_ms(), 1'700'000'000'000);
-  EXPECT_EQ(::access((state_dir + "/calibration-fake-fingerprint.binpb").c_str(), R_OK), 0);
+  EXPECT_EQ(::access((state_dir + "/calibration-v2-fake-fingerprint.binpb").c_str(), R_OK), 0);
   char host[256] = {0};
   ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
   EXPECT_EQ(hello.worker_id(), std::string(host) + "-cuda:1");

@@ -87,11 +87,22 @@ TEST(PlatformTest, FingerprintSeesTheNewStackFields) {
            [](v1::Platform* q) { q->set_frequency_governor("powersave"); },
            [](v1::Platform* q) { q->set_boost("on"); },
            [](v1::Platform* q) { q->set_onednn_version("2.6.3"); },
-           [](v1::Platform* q) { q->set_isa_paths("ATen AVX2; AVX-512 BF16: no; AMX: no"); }}) {
+           [](v1::Platform* q) { q->set_isa_paths("ATen AVX2; AVX-512 BF16: no; AMX: no"); },
+           [](v1::Platform* q) { q->set_blas_core("SkylakeX"); },
+           [](v1::Platform* q) { q->set_blas_core_choice("auto"); },
+           [](v1::Platform* q) { q->set_allocator("glibc malloc (as installed)"); },
+           [](v1::Platform* q) { q->set_flush_denormal("on"); }}) {
     v1::Platform changed = p;
     set(&changed);
     EXPECT_NE(PlatformFingerprint(changed), fp) << changed.ShortDebugString();
   }
+  // Clocks (cpu MHz moves from one read to the next) and the peaks derived
+  // from them are no part of the stack.
+  v1::Platform clocked = p;
+  clocked.set_base_clock_hz(2.6e9);
+  clocked.set_max_clock_hz(3.7e9);
+  clocked.add_silicon_peaks()->set_flops_per_sec(1e11);
+  EXPECT_EQ(PlatformFingerprint(clocked), fp);
 }
 
 TEST(PlatformTest, FormatsCacheSizes) {
@@ -191,10 +202,15 @@ TEST(PlatformTest, BandwidthWorkingSetsReachPastTheLastLevelCache) {
   // Bounded by memory: never more than a quarter of it.
   sizes = BandwidthWorkingSets(caches, 2, int64_t{2} << 30);
   EXPECT_LE(sizes.back(), int64_t{512} << 20);
+  // The shared last level is not multiplied by the cores (2 x 300 MiB / 2
+  // would be a working set of that cache, not of DRAM); private L2 is.
+  sizes = BandwidthWorkingSets(caches, 2, int64_t{24} << 30);
+  EXPECT_TRUE(std::find(sizes.begin(), sizes.end(), int64_t{2} << 20) != sizes.end());
+  EXPECT_TRUE(std::find(sizes.begin(), sizes.end(), int64_t{300} << 20) == sizes.end());
   // Without cache facts: the default sweep up to 256 MiB.
   sizes = BandwidthWorkingSets({}, 2, 0);
   EXPECT_EQ(sizes.front(), 32 << 10);
-  EXPECT_EQ(sizes.back(), 128 << 20);
+  EXPECT_EQ(sizes.back(), 256 << 20);
 }
 
 TEST(PlatformTest, HostFacts) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "common/framing.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "worker/runner/stack_doctor.h"
 
 namespace paradnn::runner {
 namespace {
@@ -279,6 +281,62 @@ TEST(RunnerBinaryTest, PlatformJsonAndFrameAgree) {
   ASSERT_TRUE(platform.ParseFromString(payload));
   EXPECT_EQ(platform.fingerprint(), j.at("fingerprint").get<std::string>());
   EXPECT_EQ(platform.isa_paths(), isa);
+}
+
+TEST(RunnerBinaryTest, BlasDoctorTriesCoresAndKeepsACorrectOne) {
+  char state[] = "/tmp/paradnn_doctor_test_XXXXXX";
+  ASSERT_NE(mkdtemp(state), nullptr);
+  setenv("PARADNN_STATE_DIR", state, 1);
+  const ProcessResult run = RunRunner({"--blas-doctor"});
+  unsetenv("PARADNN_STATE_DIR");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  if (j.value("blas_core", "").empty()) GTEST_SKIP() << "the BLAS is not OpenBLAS";
+  ASSERT_TRUE(j.contains("stack_findings")) << j.dump();
+  int installed = 0, chosen = 0;
+  for (const nlohmann::json& f : j.at("stack_findings")) {
+    EXPECT_EQ(f.value("component", ""), "blas_core");
+    installed += f.value("as_installed", false) ? 1 : 0;
+    if (f.value("chosen", false)) {
+      ++chosen;
+      EXPECT_TRUE(f.value("correct", false)) << f.dump();
+      EXPECT_EQ(f.value("setting", ""), j.at("blas_core").get<std::string>());
+    }
+    if (f.value("correct", false)) {
+      EXPECT_GT(f.value("flops_per_sec", 0.0), 0) << f.dump();
+      EXPECT_LE(f.value("max_relative_error", 1.0), kMaxGemmRelativeError) << f.dump();
+    }
+  }
+  EXPECT_EQ(installed, 1) << j.dump();
+  EXPECT_EQ(chosen, 1) << j.dump();
+  // The decision is kept for the next runner on this host.
+  bool cached = false;
+  for (const auto& entry : std::filesystem::directory_iterator(state)) {
+    cached = cached || absl::StartsWith(entry.path().filename().string(), "blas-core-");
+  }
+  EXPECT_TRUE(cached);
+  std::filesystem::remove_all(state);
+}
+
+TEST(RunnerBinaryTest, ForcedBlasCoreIsReportedAndPartOfTheFingerprint) {
+  const ProcessResult installed = RunRunner({"--platform", "--blas-core", "as-installed"});
+  ASSERT_EQ(installed.exit_code, 0) << installed.err;
+  const nlohmann::json base = nlohmann::json::parse(installed.out);
+  if (base.value("blas_core", "").empty()) GTEST_SKIP() << "the BLAS is not OpenBLAS";
+  EXPECT_EQ(base.value("blas_core_choice", ""), "as-installed");
+  // Prescott (SSE3) runs on every x86-64 CPU.
+  const ProcessResult forced = RunRunner({"--platform", "--blas-core", "Prescott"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  const nlohmann::json j = nlohmann::json::parse(forced.out);
+  EXPECT_EQ(j.value("blas_core", ""), "Prescott") << j.dump();
+  EXPECT_EQ(j.value("blas_core_choice", ""), "forced");
+  EXPECT_TRUE(absl::StrContains(j.value("blas_backend", ""), "Prescott")) << j.dump();
+  EXPECT_NE(j.value("fingerprint", ""), base.value("fingerprint", ""));
+  EXPECT_EQ(j.value("flush_denormal", ""), "on");
+  EXPECT_TRUE(absl::StrContains(j.value("allocator", ""), "mmap_threshold 32 MiB")) << j.dump();
+  const ProcessResult bad = RunRunner({"--platform", "--blas-core", "no;such"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(bad.err, "--blas-core")) << bad.err;
 }
 
 }  // namespace

@@ -1,0 +1,94 @@
+// The paper's software-stack comparison (§6) on one host: the same sweep on
+// two workers whose OpenBLAS runs different kernel sets (--blas-core), each
+// a platform of its own (the core is part of the fingerprint), compared with
+// `paradnn analyze speedup --field blas_core`. Real coordinator, workers and
+// runners on loopback.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/integration/cluster.h"
+#include "tests/integration/test_processes.h"
+
+namespace paradnn::testing {
+namespace {
+
+using std::chrono::seconds;
+
+bool HostHasFlag(const std::string& flag) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) == 0) return (" " + line + " ").find(" " + flag + " ") != std::string::npos;
+  }
+  return false;
+}
+
+std::string SubmitAndWatch(Cluster& cluster, const std::string& sweep_file) {
+  CommandResult submit = cluster.Cli({"submit", sweep_file, "-q"});
+  EXPECT_EQ(submit.exit_code, 0) << submit.err;
+  const std::string id = submit.out.substr(0, submit.out.find_first_of("\n "));
+  CommandResult watch = cluster.Cli({"watch", id}, seconds(300));
+  EXPECT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster.Logs();
+  return id;
+}
+
+// The core `paradnn-runner --platform --blas-core CORE` reports running on:
+// "" where the BLAS is not OpenBLAS, its own pick where it ignores the
+// variable (built without DYNAMIC_ARCH).
+std::string CoreInEffect(const std::string& core) {
+  CommandResult platform = RunCommand({BinDir() + "/paradnn-runner", "--platform", "--blas-core",
+                                       core},
+                                      std::chrono::milliseconds(60000));
+  if (platform.exit_code != 0) return "";
+  return nlohmann::json::parse(platform.out).value("blas_core", "");
+}
+
+TEST(StackCompareTest, SameSweepOnTwoBlasCoresIsComparedByBlasCore) {
+  if (!HostHasFlag("avx2") || !HostHasFlag("fma")) {
+    GTEST_SKIP() << "needs an x86 CPU with AVX2 and FMA (OpenBLAS Haswell kernels)";
+  }
+  if (CoreInEffect("Prescott") != "Prescott" || CoreInEffect("Haswell") != "Haswell") {
+    GTEST_SKIP() << "the BLAS is not an OpenBLAS that takes OPENBLAS_CORETYPE";
+  }
+  TempDir dir;
+  const std::string sweep = dir.File("stack.yaml");
+  std::ofstream(sweep) << "name: stack\nfamily: fc\ndevice: cpu\n"
+                          "params: {layer: 2, node: {values: [256, 512]}, input: 512, output: 64, "
+                          "batch: 128}\n"
+                          "run: {ci: 0.2, max_seconds: 0.5, warmup_steps: 1, min_steps: 3}\n";
+  Cluster cluster(dir);
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
+  // What Debian's OpenBLAS does by itself on Intel family 6 model 207.
+  cluster.StartWorker("as-installed", {"--blas-core", "Prescott", "--state-dir", dir.File("a")});
+  const std::string before = SubmitAndWatch(cluster, sweep);
+  ASSERT_NO_FATAL_FAILURE(cluster.KillWorker(0));
+  cluster.StartWorker("tuned", {"--blas-core", "Haswell", "--state-dir", dir.File("b")});
+  const std::string after = SubmitAndWatch(cluster, sweep);
+
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(DISTINCT blas_core) FROM platforms "
+                                        "WHERE blas_core IN ('Prescott', 'Haswell')"),
+            2);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(DISTINCT platform_id) FROM results"), 2);
+
+  CommandResult speedup = cluster.Cli({"analyze", "speedup", before, after, "--field", "blas_core",
+                                       "--baseline", "Prescott", "--candidate", "Haswell",
+                                       "--format", "json"});
+  ASSERT_EQ(speedup.exit_code, 0) << speedup.err;
+  const nlohmann::json response = nlohmann::json::parse(speedup.out).value("speedup", nlohmann::json());
+  ASSERT_TRUE(response.contains("points")) << speedup.out;
+  EXPECT_EQ(response.value("baseline", ""), "Prescott");
+  EXPECT_EQ(response.value("candidate", ""), "Haswell");
+  // Both configurations were measured on both cores.
+  EXPECT_EQ(response.at("points").size(), 2u) << speedup.out;
+  for (const auto& point : response.at("points")) {
+    EXPECT_GT(point.at("speedup").get<double>(), 0) << point.dump();
+  }
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());
+}
+
+}  // namespace
+}  // namespace paradnn::testing
