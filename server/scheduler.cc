@@ -1,5 +1,7 @@
 #include "server/scheduler.h"
 
+#include "worker/runner/model_counts.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -30,7 +32,8 @@ v1::CoordinatorMessage AckMessage(int64_t job_id, int64_t attempt_id) {
 
 bool PredictedOom(const db::Lease& lease, int64_t memory_bytes) {
   return !lease.run_predicted_oom && memory_bytes > 0 &&
-         lease.peak_memory_estimate_bytes > static_cast<double>(memory_bytes);
+         runner::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes) >
+             static_cast<double>(memory_bytes);
 }
 
 }  // namespace
@@ -481,7 +484,8 @@ void Scheduler::SkipPredictedOom(const std::string& worker_id, int64_t platform_
                                  int64_t memory_bytes, const db::Lease& lease) {
   v1::Measurement measurement;
   measurement.set_outcome(v1::PREDICTED_OOM);
-  measurement.set_error(PredictedOomError(lease.peak_memory_estimate_bytes, memory_bytes));
+  measurement.set_error(PredictedOomError(
+      runner::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes), memory_bytes));
   *measurement.mutable_config() = lease.config;
   measurement.set_device(lease.device);
   v1::ModelCounts* counts = measurement.mutable_counts();

@@ -32,6 +32,8 @@ constexpr Shape kMatmulShapes[] = {
     {4096, 1024, 4096}, {1024, 2048, 8192}, {3072, 3072, 3072}, {4096, 4096, 4096},
 };
 
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 double Seconds(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
@@ -124,9 +126,24 @@ v1::MatmulRoof MeasureConvRoof(torch::ScalarType dtype, const std::string& name,
   roof.set_dtype(name);
   roof.set_kernel("conv");
   const auto options = torch::TensorOptions().dtype(dtype);
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(budget_s));
   const double per_case = budget_s / (2.0 * std::size(kConvShapes));
+  bool first = true;
   for (const ConvShape& shape : kConvShapes) {
     for (const auto layout : {torch::MemoryFormat::ChannelsLast, torch::MemoryFormat::Contiguous}) {
+      const double flops = 2.0 * shape.batch * shape.size * shape.size * shape.out_channels *
+                           shape.in_channels * shape.kernel * shape.kernel;
+      // As the matmul sweep: after the first case, warm-up plus two
+      // repetitions must fit what is left at the best rate seen so far (a
+      // dtype oneDNN emulates slowly ends its sweep early).
+      const double left = Seconds(Clock::now(), deadline);
+      if (!first && (left <= 0 || !(roof.flops_per_sec() > 0) ||
+                     3.0 * flops / roof.flops_per_sec() > left)) {
+        continue;
+      }
+      first = false;
       try {
         torch::Tensor input =
             torch::randn({shape.batch, shape.in_channels, shape.size, shape.size}, options)
@@ -136,10 +153,9 @@ v1::MatmulRoof MeasureConvRoof(torch::ScalarType dtype, const std::string& name,
                          options)
                 .contiguous(layout);
         const int64_t padding = shape.kernel / 2;
-        const double flops = 2.0 * shape.batch * shape.size * shape.size * shape.out_channels *
-                             shape.in_channels * shape.kernel * shape.kernel;
         const double best_s = FastestOf(
-            [&] { (void)torch::conv2d(input, weight, {}, /*stride=*/1, padding); }, per_case, 2, 20);
+            [&] { (void)torch::conv2d(input, weight, {}, /*stride=*/1, padding); },
+            std::min(per_case, std::max(left, 0.0)), 2, 20);
         const double rate = flops / best_s;
         spdlog::debug("calibrate: conv {} {}x{} {}->{} {}: {:.1f} GFLOP/s", name, shape.kernel,
                       shape.kernel, shape.in_channels, shape.out_channels,
@@ -152,9 +168,8 @@ v1::MatmulRoof MeasureConvRoof(torch::ScalarType dtype, const std::string& name,
           roof.set_k(shape.in_channels * shape.kernel * shape.kernel);
         }
       } catch (const c10::Error& e) {
-        spdlog::info("calibrate: no {} convolution on this CPU: {}", name,
-                     e.what_without_backtrace());
-        return roof;
+        spdlog::info("calibrate: no {} {}x{} convolution on this CPU: {}", name, shape.kernel,
+                     shape.kernel, FirstLine(e.what_without_backtrace()));
       }
     }
   }

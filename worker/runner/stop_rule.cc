@@ -84,7 +84,8 @@ bool TimingStopRule::Add(double step_seconds) {
   m2_ += delta * (step_seconds - mean_);
   if (n_ >= min_steps_ && ci_rel() <= ci_) {
     reason_ = StopReason::kCi;
-  } else if (n_ >= min_steps_ && elapsed_ >= max_seconds_) {
+  } else if ((n_ >= min_steps_ && elapsed_ >= max_seconds_) ||
+             (n_ >= 2 && elapsed_ >= hard_limit_seconds_)) {
     reason_ = StopReason::kMaxSeconds;
   } else if (n_ >= max_steps_) {
     reason_ = StopReason::kMaxSteps;

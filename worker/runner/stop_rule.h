@@ -80,6 +80,12 @@ class TimingStopRule {
   // Records one timed step; returns true when timing should stop.
   bool Add(double step_seconds);
 
+  // A bound above every other: once the timed steps have used this many
+  // seconds (after two), timing stops ("max_seconds") even short of
+  // min_steps, so that a job of very long steps ends before the worker's
+  // deadline kills it. Infinite by default.
+  void set_hard_limit_seconds(double seconds) { hard_limit_seconds_ = seconds; }
+
   StopReason reason() const { return reason_; }
   int steps() const { return n_; }
   double elapsed_seconds() const { return elapsed_; }
@@ -93,6 +99,7 @@ class TimingStopRule {
  private:
   double ci_;
   double max_seconds_;
+  double hard_limit_seconds_ = 1e300;
   int min_steps_;
   int max_steps_;
   int n_ = 0;

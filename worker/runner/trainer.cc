@@ -282,6 +282,11 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   }
   TimingStopRule rule(settings.ci(), settings.max_seconds(), settings.min_steps(),
                       std::max(2, settings.max_steps() / block));
+  // min_steps are taken past max_seconds, but not past the worker's
+  // deadline for the whole job: timing gives up at 80 % of it.
+  const double deadline_s = common::JobDeadlineSeconds(settings);
+  rule.set_hard_limit_seconds(std::max(settings.max_seconds(),
+                                       0.8 * deadline_s - SecondsSince(build_start)));
   std::vector<double> seconds_per_step;
   const auto timed_start = SteadyClock::now();
   for (bool done = false; !done;) {
@@ -318,6 +323,12 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
                                   steps, profiled_step_seconds * 1e3, m->op_profile_size()));
   }
 
+  if (static_cast<int>(seconds_per_step.size()) < settings.min_steps()) {
+    m->add_suspect(absl::StrFormat(
+        "only %d timed steps of the %d asked for (min_steps): the job's %.0f s deadline "
+        "(run.timeout_seconds) left no time for more",
+        static_cast<int>(seconds_per_step.size()), settings.min_steps(), deadline_s));
+  }
   v1::StepStats stats = ComputeStepStats(seconds_per_step);
   stats.set_warmup_steps(warmup.steps());
   stats.set_stop_reason(StopReasonName(rule.reason()));
@@ -378,11 +389,12 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   const int64_t host_memory = HostMemoryBytes();
   // A CUDA job's memory is the device's (the coordinator checks it against
   // the worker's platform); the host check is for CPU jobs.
-  if (device->is_cpu() && host_memory > 0 &&
-      m.counts().peak_memory_estimate_bytes() > static_cast<double>(host_memory)) {
+  const double process_estimate =
+      ProcessMemoryEstimateBytes(m.counts().peak_memory_estimate_bytes());
+  if (device->is_cpu() && host_memory > 0 && process_estimate > static_cast<double>(host_memory)) {
     return Fail(m, v1::PREDICTED_OOM,
                 absl::StrFormat("memory estimate %.2f GiB exceeds host memory %.2f GiB",
-                                m.counts().peak_memory_estimate_bytes() / (1 << 30),
+                                process_estimate / (1 << 30),
                                 static_cast<double>(host_memory) / (1 << 30)));
   }
 

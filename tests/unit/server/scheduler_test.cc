@@ -416,8 +416,9 @@ TEST_F(SchedulerTest, JobsThatCannotFitArePredictedOomWithoutAnAssignment) {
     EXPECT_EQ(row.platform_fingerprint(), "fp-test");
     const v1::Measurement& m = row.measurement();
     EXPECT_EQ(m.outcome(), v1::PREDICTED_OOM);
+    // The process estimate: 256 MiB of runtime plus 1.1 x the job's 2 GiB.
     EXPECT_EQ(m.error(),
-              "memory estimate 2.0 GiB exceeds the worker's 1.0 GiB (2147483648 > 1073741824 "
+              "memory estimate 2.5 GiB exceeds the worker's 1.0 GiB (2630667469 > 1073741824 "
               "bytes)");
     EXPECT_EQ(m.config().params().at("node"), 65536);
     EXPECT_EQ(m.counts().params(), 4000000000);

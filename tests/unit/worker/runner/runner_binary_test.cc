@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "common/framing.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "worker/runner/model_counts.h"
 #include "worker/runner/stack_doctor.h"
 
 namespace paradnn::runner {
@@ -281,6 +282,30 @@ TEST(RunnerBinaryTest, PlatformJsonAndFrameAgree) {
   ASSERT_TRUE(platform.ParseFromString(payload));
   EXPECT_EQ(platform.fingerprint(), j.at("fingerprint").get<std::string>());
   EXPECT_EQ(platform.isa_paths(), isa);
+}
+
+// PREDICTED_OOM is decided on the process estimate: it must not fall short
+// of what a runner really holds (it did by up to 37 % before the runtime
+// baseline and slack were counted).
+TEST(RunnerBinaryTest, ProcessMemoryEstimateCoversThePeakRss) {
+  const std::vector<std::vector<std::string>> jobs = {
+      {"--family", "fc", "--layer", "4", "--node", "1024", "--input", "2000", "--output", "200",
+       "--batch", "512"},
+      {"--family", "rnn", "--cell", "lstm", "--layer", "2", "--embed", "256", "--length", "32",
+       "--vocab", "1000", "--batch", "64"},
+      {"--family", "cnn", "--block_fn", "bottleneck", "--block", "1", "--filter", "16", "--image",
+       "224", "--output", "1000", "--batch", "8"},
+  };
+  for (std::vector<std::string> args : jobs) {
+    args.insert(args.end(), {"--json", "--max-seconds", "0.5", "--min-steps", "2",
+                             "--warmup-steps", "1"});
+    const ProcessResult run = RunRunner(args);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const nlohmann::json m = nlohmann::json::parse(run.out);
+    const double estimate = m.at("counts").at("peak_memory_estimate_bytes").get<double>();
+    const double rss = std::stod(m.at("peak_rss_bytes").get<std::string>());
+    EXPECT_GE(ProcessMemoryEstimateBytes(estimate), rss) << args[1] << " estimate " << estimate;
+  }
 }
 
 TEST(RunnerBinaryTest, BlasDoctorTriesCoresAndKeepsACorrectOne) {

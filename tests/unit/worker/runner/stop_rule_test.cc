@@ -59,6 +59,19 @@ TEST(TimingStopRuleTest, MinStepsHoldEvenPastMaxSeconds) {
   EXPECT_DOUBLE_EQ(rule.elapsed_seconds(), 19.5);
 }
 
+TEST(TimingStopRuleTest, TheHardLimitEndsTimingShortOfMinSteps) {
+  // 40-s steps, min_steps 5 and a job deadline that leaves 100 s: two
+  // steps reach 80 s, the third passes the hard limit.
+  TimingStopRule rule(0.02, /*max_seconds=*/10, /*min_steps=*/5, 10000);
+  rule.set_hard_limit_seconds(100);
+  EXPECT_EQ(Drive(rule, [](int i) { return i % 2 ? 45.0 : 35.0; }), 3);
+  EXPECT_EQ(rule.reason(), StopReason::kMaxSeconds);
+  // Never fewer than two, even past it.
+  TimingStopRule tight(0.02, 10, 5, 10000);
+  tight.set_hard_limit_seconds(1);
+  EXPECT_EQ(Drive(tight, [](int) { return 40.0; }), 2);
+}
+
 TEST(TimingStopRuleTest, NoisyStreamReachesAWideCiWhereBatchStatisticsSay) {
   const double ci = 0.1;
   auto next = [](int i) { return i % 2 ? 0.015 : 0.005; };
