@@ -65,8 +65,11 @@ def main():
         fastest = max(model, m["executed_flops_per_sec"])
         roof = max(roofs[dtype]["flops_per_sec"], fastest)
         peak = peaks.get(dtype, {}).get("flops_per_sec", 0)
-        # As the coordinator does: a roof or peak below what was achieved is raised to it.
-        silicon = max(peak, roof, fastest) if peak else 0
+        # As the coordinator does (server/utilization.cc): a peak is never below any
+        # calibrated roof of its dtype (matmul or conv), nor below what a job achieved.
+        all_roofs = [r["flops_per_sec"] for r in platform.get("matmul_roofs", [])
+                     if r["dtype"] == dtype]
+        silicon = max([peak, fastest] + all_roofs) if peak else 0
         cal_target = CALIBRATED_TARGETS.get(dtype)
         si_target = SILICON_TARGETS.get(dtype)
         rows.append([dtype, f"{model / 1e9:,.1f}", f"{roof / 1e9:,.1f}", f"{model / roof:.1%}",

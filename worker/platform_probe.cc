@@ -30,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/silicon_peak.h"
+#include "common/state_dir.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/framing.h"
@@ -285,15 +286,7 @@ absl::StatusOr<CalibrateMode> ParseCalibrateMode(absl::string_view text) {
       absl::StrCat("--calibrate: '", text, "' is not one of auto|always|never"));
 }
 
-std::string DefaultStateDir() {
-  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && xdg[0] == '/') {
-    return absl::StrCat(xdg, "/paradnn");
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0') {
-    return absl::StrCat(home, "/.local/state/paradnn");
-  }
-  return "./.paradnn-state";
-}
+std::string DefaultStateDir() { return common::DefaultStateDir(); }
 
 std::string CalibrationCachePath(const std::string& state_dir, const std::string& fingerprint) {
   // The method's version is part of the name: a runner that measures more

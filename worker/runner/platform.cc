@@ -28,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/silicon_peak.h"
+#include "common/state_dir.h"
 
 namespace paradnn::runner {
 namespace {
@@ -616,13 +617,7 @@ std::string DefaultRunnerStateDir() {
   if (const char* dir = std::getenv("PARADNN_STATE_DIR"); dir != nullptr && dir[0] != '\0') {
     return dir;
   }
-  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && xdg[0] == '/') {
-    return absl::StrCat(xdg, "/paradnn");
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0') {
-    return absl::StrCat(home, "/.local/state/paradnn");
-  }
-  return "./.paradnn-state";
+  return common::DefaultStateDir();
 }
 
 std::vector<std::string> HostCpuFlags() {
