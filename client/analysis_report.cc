@@ -138,7 +138,13 @@ std::string PlatformsTable(const std::vector<v1::WorkerInfo>& workers) {
     }
     std::vector<std::string> roofs;
     for (const auto& roof : platform.matmul_roofs()) {
-      roofs.push_back(absl::StrFormat("%s %.0f GFLOP/s", roof.dtype(), roof.flops_per_sec() / 1e9));
+      std::string text = absl::StrFormat("%s %s %.0f GFLOP/s",
+                                         roof.kernel().empty() ? "matmul" : roof.kernel(),
+                                         roof.dtype(), roof.flops_per_sec() / 1e9);
+      if (roof.theoretical_flops_per_sec() > 0) {
+        absl::StrAppend(&text, absl::StrFormat(" (peak %.0f)", roof.theoretical_flops_per_sec() / 1e9));
+      }
+      roofs.push_back(std::move(text));
     }
     out += Row({absl::StrJoin(entry.workers, ", "), platform.device_name(),
                 platform.device_kind().empty() ? worker.device_kind() : platform.device_kind(),
