@@ -1,6 +1,6 @@
 #include "server/scheduler.h"
 
-#include "worker/runner/model_counts.h"
+#include "common/stack_findings.h"
 
 #include <spdlog/spdlog.h>
 
@@ -32,7 +32,7 @@ v1::CoordinatorMessage AckMessage(int64_t job_id, int64_t attempt_id) {
 
 bool PredictedOom(const db::Lease& lease, int64_t memory_bytes) {
   return !lease.run_predicted_oom && memory_bytes > 0 &&
-         runner::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes) >
+         common::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes) >
              static_cast<double>(memory_bytes);
 }
 
@@ -485,7 +485,7 @@ void Scheduler::SkipPredictedOom(const std::string& worker_id, int64_t platform_
   v1::Measurement measurement;
   measurement.set_outcome(v1::PREDICTED_OOM);
   measurement.set_error(PredictedOomError(
-      runner::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes), memory_bytes));
+      common::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes), memory_bytes));
   *measurement.mutable_config() = lease.config;
   measurement.set_device(lease.device);
   v1::ModelCounts* counts = measurement.mutable_counts();

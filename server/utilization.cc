@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "common/silicon_peak.h"
 #include "common/sweep_validation.h"
-#include "worker/runner/stack_doctor.h"
+#include "common/stack_findings.h"
 
 namespace paradnn::server {
 namespace {
@@ -134,7 +134,7 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
   // 16-bit paths go to oneDNN and do not depend on the BLAS core.
   if (RanOnCpu(*m) && dtype == "float32" && kernel == "matmul" &&
       platform_.blas_core_choice() != "auto" && platform_.blas_core_choice() != "forced") {
-    if (std::optional<std::string> slow = runner::SlowBlasCondition(platform_.stack_findings())) {
+    if (std::optional<std::string> slow = common::SlowBlasCondition(platform_.stack_findings())) {
       m->add_suspect(*slow);
     }
   }

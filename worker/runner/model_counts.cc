@@ -79,9 +79,4 @@ WorkCounts CountWork(const ModelSpec& spec) {
 
 v1::ModelCounts CountModel(const ModelSpec& spec) { return CountWork(spec).counts; }
 
-double ProcessMemoryEstimateBytes(double model_estimate_bytes) {
-  if (!(model_estimate_bytes > 0)) return 0;
-  return kRuntimeBaselineBytes + kAllocatorSlack * model_estimate_bytes;
-}
-
 }  // namespace paradnn::runner

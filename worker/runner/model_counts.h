@@ -91,20 +91,6 @@ struct WorkCounts {
 WorkCounts CountWork(const ModelSpec& spec);
 
 // CountWork(spec).counts.
-// What a runner process holds at its peak for a job whose own estimate
-// (ModelCounts.peak_memory_estimate_bytes: weights, gradients, optimizer
-// state, activations) is `model_estimate_bytes`: LibTorch's footprint
-// before any model (154 MiB measured for Debian's CPU LibTorch 1.13 with
-// OpenBLAS and oneDNN loaded; kRuntimeBaselineBytes leaves room for more
-// threads' stacks and JIT caches) plus the estimate with kAllocatorSlack for
-// operator workspaces and the freed memory the runner's heap keeps (measured
-// RSS was 0.38-0.99 of the bare estimate over FC, CNN, LSTM, ResNet-50,
-// SqueezeNet and Transformer jobs; docs/measurement.md). 0 stays 0
-// (unknown). What PREDICTED_OOM is decided on.
-inline constexpr double kRuntimeBaselineBytes = 256.0 * (1 << 20);
-inline constexpr double kAllocatorSlack = 1.10;
-double ProcessMemoryEstimateBytes(double model_estimate_bytes);
-
 v1::ModelCounts CountModel(const ModelSpec& spec);
 
 }  // namespace paradnn::runner

@@ -135,24 +135,6 @@ BlasDecision DecideBlasCore(const BlasTrial& as_installed, const std::vector<Bla
   return decision;
 }
 
-std::optional<std::string> SlowBlasCondition(
-    const google::protobuf::RepeatedPtrField<v1::StackFinding>& findings) {
-  const v1::StackFinding* installed = nullptr;
-  const v1::StackFinding* best = nullptr;
-  for (const v1::StackFinding& f : findings) {
-    if (f.component() != "blas_core") continue;
-    if (f.as_installed()) installed = &f;
-    if (f.correct() && (best == nullptr || f.flops_per_sec() > best->flops_per_sec())) best = &f;
-  }
-  if (installed == nullptr || best == nullptr || installed->flops_per_sec() <= 0 ||
-      best->flops_per_sec() < kSlowStackFactor * installed->flops_per_sec()) {
-    return std::nullopt;
-  }
-  return absl::StrFormat(
-      "BLAS runs %s kernels; this CPU supports %s (%.1fx faster fp32 GEMM measured)",
-      installed->setting(), best->setting(), best->flops_per_sec() / installed->flops_per_sec());
-}
-
 std::string BlasTrialJson(const BlasTrial& trial) {
   nlohmann::json j = {{"requested", trial.requested},
                       {"core", trial.core},

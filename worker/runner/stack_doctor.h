@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/stack_findings.h"
 #include "paradnn/v1/metrics.pb.h"
 
 namespace paradnn::runner {
@@ -25,10 +26,9 @@ namespace paradnn::runner {
 // rounding gives ~1e-7 at the trial's k).
 inline constexpr double kMaxGemmRelativeError = 1e-4;
 // Another core replaces the installed one only when faster by this factor
-// (measurement noise must not flip the choice), and the installed one is
-// flagged slow on results when the best is faster by kSlowStackFactor.
+// (measurement noise must not flip the choice). How results are flagged
+// from the findings is common/stack_findings.h (the coordinator's side).
 inline constexpr double kCoreSwitchFactor = 1.03;
-inline constexpr double kSlowStackFactor = 1.10;
 
 // The largest error of the (m x k) * (k x n) product `c` (row-major, float32)
 // against float64 dot products, over `samples` elements spread over c (all
@@ -79,13 +79,6 @@ struct BlasDecision {
 // by kCoreSwitchFactor; an installed core that is itself wrong is never kept
 // when a correct one exists.
 BlasDecision DecideBlasCore(const BlasTrial& as_installed, const std::vector<BlasTrial>& others);
-
-// The sentence for results that ran on the installed core when the doctor
-// found one faster by at least kSlowStackFactor, e.g. "BLAS runs Prescott
-// kernels; this CPU supports SkylakeX (4.1x faster fp32 GEMM measured)";
-// nullopt otherwise. Reads the findings of a decision or of a platform.
-std::optional<std::string> SlowBlasCondition(
-    const google::protobuf::RepeatedPtrField<v1::StackFinding>& findings);
 
 // Runs `runner_path --blas-trial` with OPENBLAS_CORETYPE=`core` (unset for
 // "") and PARADNN_BLAS_CORE_CHOICE=trial in its environment, for at most

@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/run_settings.h"
+#include "common/stack_findings.h"
 #include "worker/runner/family.h"
 #include "worker/runner/host_probe.h"
 #include "worker/runner/model_builder.h"
@@ -390,7 +391,7 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   // A CUDA job's memory is the device's (the coordinator checks it against
   // the worker's platform); the host check is for CPU jobs.
   const double process_estimate =
-      ProcessMemoryEstimateBytes(m.counts().peak_memory_estimate_bytes());
+      common::ProcessMemoryEstimateBytes(m.counts().peak_memory_estimate_bytes());
   if (device->is_cpu() && host_memory > 0 && process_estimate > static_cast<double>(host_memory)) {
     return Fail(m, v1::PREDICTED_OOM,
                 absl::StrFormat("memory estimate %.2f GiB exceeds host memory %.2f GiB",

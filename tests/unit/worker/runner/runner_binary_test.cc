@@ -16,7 +16,7 @@
 #include "absl/strings/match.h"
 #include "common/framing.h"
 #include "paradnn/v1/metrics.pb.h"
-#include "worker/runner/model_counts.h"
+#include "common/stack_findings.h"
 #include "worker/runner/stack_doctor.h"
 
 namespace paradnn::runner {
@@ -304,7 +304,7 @@ TEST(RunnerBinaryTest, ProcessMemoryEstimateCoversThePeakRss) {
     const nlohmann::json m = nlohmann::json::parse(run.out);
     const double estimate = m.at("counts").at("peak_memory_estimate_bytes").get<double>();
     const double rss = std::stod(m.at("peak_rss_bytes").get<std::string>());
-    EXPECT_GE(ProcessMemoryEstimateBytes(estimate), rss) << args[1] << " estimate " << estimate;
+    EXPECT_GE(common::ProcessMemoryEstimateBytes(estimate), rss) << args[1] << " estimate " << estimate;
   }
 }
 

@@ -112,7 +112,7 @@ TEST(DecideBlasCoreTest, PrescottFallbackIsReplacedByTheFastestCorrectCore) {
 
   google::protobuf::RepeatedPtrField<v1::StackFinding> findings;
   for (const v1::StackFinding& f : d.findings) *findings.Add() = f;
-  EXPECT_EQ(SlowBlasCondition(findings),
+  EXPECT_EQ(common::SlowBlasCondition(findings),
             "BLAS runs Prescott kernels; this CPU supports SkylakeX (4.1x faster fp32 GEMM "
             "measured)");
 }
@@ -125,7 +125,7 @@ TEST(DecideBlasCoreTest, NoiseDoesNotFlipTheInstalledChoice) {
   EXPECT_TRUE(d.findings[0].chosen());
   google::protobuf::RepeatedPtrField<v1::StackFinding> findings;
   for (const v1::StackFinding& f : d.findings) *findings.Add() = f;
-  EXPECT_EQ(SlowBlasCondition(findings), std::nullopt);
+  EXPECT_EQ(common::SlowBlasCondition(findings), std::nullopt);
 }
 
 TEST(DecideBlasCoreTest, AWrongInstalledCoreIsReplacedEvenBySlowerCorrectOne) {
