@@ -89,7 +89,7 @@ def main():
     if unknown or args.threads < 1:
         parser.error(f"--shapes: unknown {unknown}, allowed {[s[0] for s in SHAPES]}" if unknown
                      else "--threads: must be at least 1")
-    doctor = common.run_json([os.path.join(common.BIN, "paradnn-runner"), "--blas-doctor"])
+    doctor = common.run_json([os.path.join(common.BIN, "paradnn-runner"), "--stack-doctor"])
     if doctor.get("blas_core"):
         RUNNER_BLAS_CORE["OPENBLAS_CORETYPE"] = doctor["blas_core"]
     print(f"fidelity: {args.threads} threads, median of {args.reps} interleaved runs each, "

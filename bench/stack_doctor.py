@@ -3,11 +3,13 @@
 installed and as paradnn-runner tunes it, interleaved, as ratios.
 
 As installed: OpenBLAS's own core pick (--blas-core as-installed, or what
-OPENBLAS_CORETYPE says), glibc's malloc defaults (PARADNN_RUNNER_MALLOC=
+OPENBLAS_CORETYPE says), LibTorch's own ATen CPU capability
+(--aten-capability as-installed), glibc's malloc defaults (PARADNN_RUNNER_MALLOC=
 as-installed), no flush-to-zero (PARADNN_FLUSH_DENORMAL=off), contiguous
 NCHW convolutions. Tuned: the runner's defaults (the doctor's fastest
-correct BLAS core, the heap thresholds, FTZ/DAZ, channels_last). For the
-CNN the two settings that matter to it are also switched one at a time.
+correct BLAS core and ATen capability, the heap thresholds, FTZ/DAZ,
+channels_last). For the CNN the two settings that matter to it are also
+switched one at a time, and every job once with only ATen as installed.
 
   bench/stack_doctor.py [--reps N]          # as this host installs it
   OPENBLAS_CORETYPE=Prescott bench/stack_doctor.py   # the Intel model-207 fallback
@@ -37,9 +39,10 @@ TIMING = ["--ci", "0.02", "--max-seconds", "4", "--min-steps", "5"]
 def variants(name):
     """(label, flags, env) per stack variant of a job; the first is as installed."""
     cnn = "CNN" in name
-    installed_flags = ["--blas-core", "as-installed"] + (["--memory_format", "contiguous"]
-                                                         if cnn else [])
-    out = [("as installed", installed_flags, AS_INSTALLED_ENV), ("tuned", [], {})]
+    installed_flags = ["--blas-core", "as-installed", "--aten-capability", "as-installed"] + (
+        ["--memory_format", "contiguous"] if cnn else [])
+    out = [("as installed", installed_flags, AS_INSTALLED_ENV), ("tuned", [], {}),
+           ("tuned, ATen as installed", ["--aten-capability", "as-installed"], {})]
     if cnn:
         out.append(("tuned, contiguous", ["--memory_format", "contiguous"], {}))
         out.append(("tuned, glibc malloc", [], {"PARADNN_RUNNER_MALLOC": "as-installed"}))
@@ -56,13 +59,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=2)
     args = parser.parse_args()
-    platform = common.run_json([os.path.join(common.BIN, "paradnn-runner"), "--blas-doctor"])
+    platform = common.run_json([os.path.join(common.BIN, "paradnn-runner"), "--stack-doctor"])
     print(f"stack doctor: {platform['device_name']}, {common.threads()} threads, "
           f"{platform['blas_backend'].split(' (')[0]}, OPENBLAS_CORETYPE="
           f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     for f in platform.get("stack_findings", []):
-        print(f"  blas core {f['setting']:15} {f['flops_per_sec'] / 1e9:7.1f} GFLOP/s fp32 GEMM, "
-              f"error {f['max_relative_error']:.1e}"
+        workload = "GFLOP/s fp32 GEMM" if f["component"] == "blas_core" else "G op/s elementwise"
+        print(f"  {f['component']:15} {f['setting']:15} {f['flops_per_sec'] / 1e9:7.1f} "
+              f"{workload}, error {f['max_relative_error']:.1e}"
               + (" (as installed)" if f.get("as_installed") else "")
               + (" <- chosen" if f.get("chosen") else "")
               + (f" [{f['note']}]" if f.get("note") else ""))

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "common/stack_findings.h"
 #include "paradnn/v1/metrics.pb.h"
 
 namespace paradnn::client {
@@ -168,12 +169,15 @@ Cell TextCell(const std::string& text) { return Text(text); }
 ConfigColumns::ConfigColumns(const std::vector<v1::ResultRow>& rows) {
   std::set<std::string> param_set;
   std::set<std::string> option_set;
+  std::set<std::string> stack_set;
   for (const v1::ResultRow& row : rows) {
     for (const auto& [key, unused] : row.config().params()) param_set.insert(key);
     for (const auto& [key, unused] : row.config().options()) option_set.insert(key);
+    for (const auto& [key, unused] : row.config().stack()) stack_set.insert(key);
   }
   params.assign(param_set.begin(), param_set.end());
   options.assign(option_set.begin(), option_set.end());
+  stack.assign(stack_set.begin(), stack_set.end());
 }
 
 void ConfigColumns::AppendColumns(std::vector<ResultColumn>* columns) const {
@@ -184,6 +188,10 @@ void ConfigColumns::AppendColumns(std::vector<ResultColumn>* columns) const {
   }
   for (const std::string& key : options) {
     const std::string name = IsFixedColumn(key) ? "param_" + key : key;
+    columns->push_back({name, name, ColumnUnit::kText});
+  }
+  for (const std::string& key : stack) {
+    const std::string name = absl::StrCat(common::kStackKeyPrefix, key);
     columns->push_back({name, name, ColumnUnit::kText});
   }
   columns->push_back({"precision", "precision", ColumnUnit::kText});
@@ -198,6 +206,10 @@ void ConfigColumns::AppendCells(const v1::ModelConfig& config, std::vector<Cell>
   for (const std::string& key : options) {
     const auto it = config.options().find(key);
     cells->push_back(it == config.options().end() ? Cell{} : Text(it->second));
+  }
+  for (const std::string& key : stack) {
+    const auto it = config.stack().find(key);
+    cells->push_back(it == config.stack().end() ? Cell{} : Text(it->second));
   }
   cells->push_back(Text(config.precision()));
   cells->push_back(Text(config.optimizer()));

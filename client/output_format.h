@@ -55,8 +55,9 @@ struct ResultTable {
 ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows);
 
 // The configuration columns of result tables: every hyper-parameter (sorted
-// union of keys across rows), every option, precision, optimizer. A key that
-// would shadow a fixed column is prefixed "param_".
+// union of keys across rows), every option, every stack setting (as
+// "stack.blas_core"), precision, optimizer. A key that would shadow a fixed
+// column is prefixed "param_".
 struct ConfigColumns {
   explicit ConfigColumns(const std::vector<v1::ResultRow>& rows);
   void AppendColumns(std::vector<ResultColumn>* columns) const;
@@ -64,6 +65,7 @@ struct ConfigColumns {
 
   std::vector<std::string> params;
   std::vector<std::string> options;
+  std::vector<std::string> stack;
 };
 
 // A text cell; "" is absent.

@@ -30,7 +30,7 @@ namespace {
 constexpr const char* kTopLevelKeys[] = {"name",      "family",    "device", "params",
                                          "options",   "precision", "optimizer", "run",
                                          "run_predicted_oom", "torchscript", "repeats",
-                                         "profile"};
+                                         "profile", "stack"};
 constexpr const char* kParamMapKeys[] = {"min", "max", "mul", "add", "values"};
 
 std::string Quote(absl::string_view text) {
@@ -657,6 +657,25 @@ absl::Status SweepYamlReader::Read(const YAML::Node& root, v1::SweepSpec* spec) 
     if (key == "run") {
       if (value.IsNull()) return absl::OkStatus();
       return ReadRun(value, line, spec->mutable_run());
+    }
+    if (key == "stack") {
+      if (value.IsNull()) return absl::OkStatus();
+      if (!value.IsMap()) {
+        return Error(line, key,
+                     absl::StrCat("expected a mapping of setting: values (e.g. blas_core: "
+                                  "[as-installed, auto]), got ",
+                                  KindOf(value)));
+      }
+      return ForEachPair(value, "stack", [&](const std::string& setting, const YAML::Node& values,
+                                             int value_line) {
+        const std::string path = absl::StrCat("stack.", setting);
+        Record(path, value_line);
+        if (values.IsNull()) {
+          return Error(value_line, path, "missing value; write a value or a list of values");
+        }
+        return ReadNameList(values, path, value_line,
+                            (*spec->mutable_stack())[setting].mutable_values());
+      });
     }
     if (key == "torchscript") {
       return ReadTorchScriptSection(value, line, source_, spec->mutable_torchscript(), &lines_);

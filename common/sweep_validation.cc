@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/run_settings.h"
+#include "common/stack_findings.h"
 
 namespace paradnn::common {
 namespace {
@@ -476,6 +478,16 @@ absl::Status CheckUtf8Fields(const v1::SweepSpec& spec) {
       return s;
     }
   }
+  for (const auto& entry : spec.stack()) {
+    if (const size_t offset = FirstNonUtf8Byte(entry.first); offset != absl::string_view::npos) {
+      return NotUtf8("stack", entry.first, offset);
+    }
+    if (absl::Status s =
+            CheckUtf8List(absl::StrCat("stack.", EchoKey(entry.first)), entry.second.values());
+        !s.ok()) {
+      return s;
+    }
+  }
   if (absl::Status s = CheckUtf8List("precision", spec.precision()); !s.ok()) return s;
   if (absl::Status s = CheckUtf8List("optimizer", spec.optimizer()); !s.ok()) return s;
   for (int i = 0; i < spec.torchscript().inputs_size(); ++i) {
@@ -504,6 +516,47 @@ std::vector<std::string> SortedOptionKeys(const v1::SweepSpec& spec) {
   for (const auto& [key, unused] : spec.options()) keys.push_back(key);
   std::sort(keys.begin(), keys.end());
   return keys;
+}
+
+std::vector<std::string> SortedStackKeys(const v1::SweepSpec& spec) {
+  std::vector<std::string> keys;
+  keys.reserve(spec.stack().size());
+  for (const auto& [key, unused] : spec.stack()) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+// One stack axis: a known setting, on a CPU sweep, with distinct valid
+// values. Returns how many.
+absl::StatusOr<int64_t> CheckStack(const v1::SweepSpec& spec, const std::string& key) {
+  const std::string path = absl::StrCat("stack.", EchoKey(key));
+  const StackSettingInfo* info = FindStackSettingInfo(key);
+  if (info == nullptr) {
+    std::vector<std::string> names;
+    for (const StackSettingInfo& i : StackSettingInfos()) names.push_back(i.component);
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a stack setting; allowed: ",
+                                                   absl::StrJoin(names, ", ")));
+  }
+  const std::string device = spec.device().empty() ? kDefaultDevice : spec.device();
+  if (device != "cpu") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": stack settings choose CPU libraries' kernels; this sweep's device is ", device));
+  }
+  const v1::StringValues& list = spec.stack().at(key);
+  if (list.values().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": empty list; give at least one of auto, as-installed or ", info->names_help));
+  }
+  std::set<std::string> seen;
+  for (int i = 0; i < list.values_size(); ++i) {
+    const std::string item = absl::StrCat(path, "[", i, "]");
+    if (absl::Status s = ValidateStackValue(*info, list.values(i), item); !s.ok()) return s;
+    if (!seen.insert(list.values(i)).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(item, ": '", list.values(i), "' is listed twice"));
+    }
+  }
+  return list.values_size();
 }
 
 std::vector<std::string> OrDefault(const google::protobuf::RepeatedPtrField<std::string>& list,
@@ -669,6 +722,12 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
     }
   }
 
+  for (const std::string& key : SortedStackKeys(spec)) {
+    absl::StatusOr<int64_t> count = CheckStack(spec, key);
+    if (!count.ok()) return count.status();
+    configurations = SaturatingMultiply(configurations, *count);
+  }
+
   // A thread count in both places would leave the record ambiguous about
   // which one a job ran with.
   if (spec.params().count("intra_op_threads") != 0 && spec.run().intra_op_threads() != 0) {
@@ -727,6 +786,10 @@ int64_t CountConfigurations(const v1::SweepSpec& spec) {
       absl::StatusOr<int64_t> count = CheckOption(list, *schema, key);
       if (count.ok()) configurations = SaturatingMultiply(configurations, *count);
     }
+    for (const std::string& key : SortedStackKeys(spec)) {
+      absl::StatusOr<int64_t> count = CheckStack(spec, key);
+      if (count.ok()) configurations = SaturatingMultiply(configurations, *count);
+    }
   }
   configurations = SaturatingMultiply(configurations, std::max(1, spec.precision_size()));
   return SaturatingMultiply(configurations, std::max(1, spec.optimizer_size()));
@@ -762,9 +825,10 @@ absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& sp
   }
 
   // The axes of the cross product, outermost first: parameters, then
-  // options, each in sorted key order.
+  // options, then stack settings, each in sorted key order.
   const std::vector<std::string> keys = SortedKeys(spec);
   const std::vector<std::string> option_keys = SortedOptionKeys(spec);
+  const std::vector<std::string> stack_keys = SortedStackKeys(spec);
   std::vector<std::vector<int64_t>> values;
   values.reserve(keys.size());
   for (const std::string& key : keys) {
@@ -777,6 +841,9 @@ absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& sp
   for (const auto& v : values) sizes.push_back(v.size());
   for (const std::string& key : option_keys) {
     sizes.push_back(static_cast<size_t>(spec.options().at(key).values_size()));
+  }
+  for (const std::string& key : stack_keys) {
+    sizes.push_back(static_cast<size_t>(spec.stack().at(key).values_size()));
   }
   const std::vector<std::string> precisions = OrDefault(spec.precision(), kDefaultPrecision);
   const std::vector<std::string> optimizers = OrDefault(spec.optimizer(), kDefaultOptimizer);
@@ -794,6 +861,11 @@ absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& sp
     for (size_t k = 0; k < option_keys.size(); ++k) {
       (*config.mutable_options())[option_keys[k]] =
           spec.options().at(option_keys[k]).values(static_cast<int>(index[keys.size() + k]));
+    }
+    for (size_t k = 0; k < stack_keys.size(); ++k) {
+      const size_t axis = keys.size() + option_keys.size() + k;
+      (*config.mutable_stack())[stack_keys[k]] =
+          spec.stack().at(stack_keys[k]).values(static_cast<int>(index[axis]));
     }
     for (const std::string& precision : precisions) {
       for (const std::string& optimizer : optimizers) {

@@ -234,6 +234,16 @@ ALTER TABLE results ADD COLUMN silicon_hfu REAL;  -- executed_flops_per_sec / th
 ALTER TABLE platforms ADD COLUMN blas_core TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 9: the stack each result's process ran with (Measurement.stack:
+// its OpenBLAS core and ATen CPU capability, which a sweep's stack axis
+// varies on one platform; "" for results stored before this version or on
+// other devices), and each platform's ATen capability.
+constexpr const char kSchemaV9[] = R"sql(
+ALTER TABLE results ADD COLUMN blas_core TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN aten_capability TEXT NOT NULL DEFAULT '';
+ALTER TABLE platforms ADD COLUMN aten_capability TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -247,6 +257,7 @@ const std::vector<Migration>& Migrations() {
       {6, "jobs: repeat", kSchemaV6},
       {7, "configs, config_params: configurations shared by jobs and sweeps", kSchemaV7},
       {8, "results: silicon_mfu, silicon_hfu; platforms: blas_core", kSchemaV8},
+      {9, "results: blas_core, aten_capability; platforms: aten_capability", kSchemaV9},
   };
   return *kMigrations;
 }

@@ -66,6 +66,12 @@ absl::Status SetJobState(sqlite3* db, int64_t job_id, v1::JobState state, int64_
   return update.Run();
 }
 
+// One of the stack settings the result's process ran with ("" if unknown).
+std::string StackValue(const v1::Measurement& m, const std::string& component) {
+  const auto it = m.stack().find(component);
+  return it == m.stack().end() ? "" : it->second;
+}
+
 absl::Status CheckPlatform(sqlite3* db, int64_t platform_id) {
   if (platform_id <= 0) return absl::OkStatus();
   Statement find(db, "SELECT 1 FROM platforms WHERE id = ?");
@@ -97,10 +103,10 @@ absl::StatusOr<int64_t> InsertResult(sqlite3* db, int64_t job_id, int64_t attemp
         "model_flops, executed_flops, bytes_per_step, model_flops_per_sec, "
         "executed_flops_per_sec, intra_op_threads, inter_op_threads, peak_rss_bytes, "
         "build_seconds, timed_seconds, measurement, created_unix_ms, mfu, hfu, suspect, "
-        "silicon_mfu, silicon_hfu) VALUES ("
+        "silicon_mfu, silicon_hfu, blas_core, aten_capability) VALUES ("
         "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
         "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, NULLIF(?32, 0), "
-        "NULLIF(?33, 0), ?34, NULLIF(?35, 0), NULLIF(?36, 0))");
+        "NULLIF(?33, 0), ?34, NULLIF(?35, 0), NULLIF(?36, 0), ?37, ?38)");
     insert.Bind(1, job_id).Bind(2, attempt_id).Bind(3, worker_id);
     internal::BindOptionalId(insert, 4, platform_id);
     insert.Bind(5, static_cast<int>(m.outcome()))
@@ -134,7 +140,9 @@ absl::StatusOr<int64_t> InsertResult(sqlite3* db, int64_t job_id, int64_t attemp
         .Bind(33, m.hfu())
         .Bind(34, absl::StrJoin(m.suspect(), "; "))
         .Bind(35, m.silicon_mfu())
-        .Bind(36, m.silicon_hfu());
+        .Bind(36, m.silicon_hfu())
+        .Bind(37, StackValue(m, "blas_core"))
+        .Bind(38, StackValue(m, "aten_capability"));
     if (absl::Status s = insert.Run(); !s.ok()) return s;
   }
   const int64_t result_id = sqlite3_last_insert_rowid(db);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/stack_findings.h"
 #include "db/stores.h"
 #include "db/stores_internal.h"
 
@@ -86,14 +87,24 @@ absl::StatusOr<v1::SweepStatus> SweepFromRow(sqlite3* db, const Statement& row,
   return status;
 }
 
+// A configuration's text-valued hyper-parameters: its options and its
+// stack settings (under common::kStackKeyPrefix).
+std::map<std::string, std::string> TextParams(const v1::ModelConfig& config) {
+  std::map<std::string, std::string> values(config.options().begin(), config.options().end());
+  for (const auto& [key, value] : config.stack()) {
+    values[absl::StrCat(common::kStackKeyPrefix, key)] = value;
+  }
+  return values;
+}
+
 }  // namespace
 
 std::string ConfigCanonical(const v1::ModelConfig& config) {
-  // Params and options share one key space (InsertJob refuses a clash), so
-  // merging them into one sorted map gives SQL's ORDER BY key.
-  std::map<std::string, std::string> values;
+  // Params, options and stack settings share one key space (InsertJob
+  // refuses a clash; stack keys are prefixed), so merging them into one
+  // sorted map gives SQL's ORDER BY key.
+  std::map<std::string, std::string> values = TextParams(config);
   for (const auto& [key, value] : config.params()) values[key] = absl::StrCat(value);
-  for (const auto& [key, value] : config.options()) values[key] = value;
   std::string canonical = config.family();
   for (const auto& [key, value] : values) absl::StrAppend(&canonical, " ", key, "=", value);
   return canonical;
@@ -120,7 +131,7 @@ absl::StatusOr<int64_t> InternConfig(sqlite3* db, const v1::ModelConfig& config)
     param.Bind(1, config_id).Bind(2, key).Bind(3, value);
     if (absl::Status s = param.Run(); !s.ok()) return s;
   }
-  for (const auto& [key, value] : config.options()) {
+  for (const auto& [key, value] : TextParams(config)) {
     Statement option(db,
                      "INSERT INTO config_params (config_id, key, int_value, text_value) "
                      "VALUES (?, ?, NULL, ?)");
@@ -192,7 +203,7 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
     param.Bind(1, job_id).Bind(2, key).Bind(3, value);
     if (absl::Status s = param.Run(); !s.ok()) return s;
   }
-  for (const auto& [key, value] : config.options()) {
+  for (const auto& [key, value] : TextParams(config)) {
     Statement option(db,
                      "INSERT INTO job_params (job_id, key, int_value, text_value) "
                      "VALUES (?, ?, NULL, ?)");

@@ -31,7 +31,7 @@ void PlatformStore::Upsert(const v1::Platform& platform, Callback<int64_t> done)
           Statement insert(db,
                            "INSERT INTO platforms (fingerprint, device_kind, device_name, "
                            "hostname, libtorch_version, blas_backend, details, created_unix_ms, "
-                           "blas_core) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                           "blas_core, aten_capability) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                            "ON CONFLICT (fingerprint) DO NOTHING");
           insert.Bind(1, platform.fingerprint())
               .Bind(2, platform.device_kind())
@@ -41,7 +41,8 @@ void PlatformStore::Upsert(const v1::Platform& platform, Callback<int64_t> done)
               .Bind(6, platform.blas_backend())
               .BindBlob(7, platform.SerializeAsString())
               .Bind(8, now_unix_ms)
-              .Bind(9, platform.blas_core());
+              .Bind(9, platform.blas_core())
+              .Bind(10, platform.aten_capability());
           if (absl::Status s = insert.Run(); !s.ok()) return s;
         }
         Statement find(db, "SELECT id, details FROM platforms WHERE fingerprint = ?");

@@ -130,11 +130,25 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
   notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
   for (std::string& note : notes) m->add_suspect(std::move(note));
 
-  // float32 matmuls on a CPU go to the BLAS (LibTorch's sgemm_); conv and
-  // 16-bit paths go to oneDNN and do not depend on the BLAS core.
-  if (RanOnCpu(*m) && dtype == "float32" && kernel == "matmul" &&
-      platform_.blas_core_choice() != "auto" && platform_.blas_core_choice() != "forced") {
-    if (std::optional<std::string> slow = common::SlowBlasCondition(platform_.stack_findings())) {
+  // What the job's process ran with (a sweep's stack axis may differ from
+  // the platform), flagged where the doctor found that setting slow.
+  if (RanOnCpu(*m)) {
+    auto in_use = [&](const char* component, const std::string& platform_value) {
+      const auto it = m->stack().find(component);
+      return it != m->stack().end() && !it->second.empty() ? it->second : platform_value;
+    };
+    // float32 matmuls on a CPU go to the BLAS (LibTorch's sgemm_); conv and
+    // 16-bit paths go to oneDNN and do not depend on the BLAS core.
+    if (dtype == "float32" && kernel == "matmul") {
+      if (std::optional<std::string> slow = common::SlowStackCondition(
+              platform_.stack_findings(), "blas_core", in_use("blas_core", platform_.blas_core()))) {
+        m->add_suspect(*slow);
+      }
+    }
+    // Every family's step is full of ATen's elementwise kernels.
+    if (std::optional<std::string> slow = common::SlowStackCondition(
+            platform_.stack_findings(), "aten_capability",
+            in_use("aten_capability", platform_.aten_capability()))) {
       m->add_suspect(*slow);
     }
   }

@@ -48,8 +48,9 @@ absl::StatusOr<Pipe> MakePipe() {
 }
 
 // Runs in the forked child: only async-signal-safe calls until execv.
-[[noreturn]] void ExecChild(char* const* argv, pid_t parent, int stdin_fd, int stdout_fd,
-                            int stderr_fd, int error_fd, int64_t address_space_limit_bytes) {
+[[noreturn]] void ExecChild(char* const* argv, char* const* envp, pid_t parent, int stdin_fd,
+                            int stdout_fd, int stderr_fd, int error_fd,
+                            int64_t address_space_limit_bytes) {
   auto fail = [error_fd]() {
     const int err = errno;
     ssize_t ignored = ::write(error_fd, &err, sizeof(err));
@@ -82,7 +83,11 @@ absl::StatusOr<Pipe> MakePipe() {
   sigset_t empty;
   sigemptyset(&empty);
   ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-  ::execv(argv[0], argv);
+  if (envp != nullptr) {
+    ::execve(argv[0], argv, envp);
+  } else {
+    ::execv(argv[0], argv);
+  }
   fail();
   ::_exit(127);
 }
@@ -109,7 +114,8 @@ void ScopedFd::Reset() {
 }
 
 absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
-                                        int64_t address_space_limit_bytes, int child_stdin) {
+                                        int64_t address_space_limit_bytes, int child_stdin,
+                                        const std::vector<std::string>* environment) {
   if (argv.empty() || argv[0].empty()) return absl::InvalidArgumentError("SpawnChild: empty argv");
   // Everything the child needs is prepared before fork: after fork only
   // async-signal-safe calls are allowed (the worker has gRPC threads).
@@ -118,6 +124,13 @@ absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
   c_argv.reserve(args.size() + 1);
   for (std::string& arg : args) c_argv.push_back(arg.data());
   c_argv.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  std::vector<char*> c_envp;
+  if (environment != nullptr) {
+    env_strings = *environment;
+    for (std::string& entry : env_strings) c_envp.push_back(entry.data());
+    c_envp.push_back(nullptr);
+  }
 
   absl::StatusOr<Pipe> in = Pipe{};
   if (child_stdin >= 0) {
@@ -147,7 +160,8 @@ absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ExecChild(c_argv.data(), parent, in->read_end.get(), out->write_end.get(), err->write_end.get(),
+    ExecChild(c_argv.data(), environment != nullptr ? c_envp.data() : nullptr, parent,
+              in->read_end.get(), out->write_end.get(), err->write_end.get(),
               exec_error->write_end.get(), address_space_limit_bytes);
   }
   const int fork_errno = errno;

@@ -59,10 +59,12 @@ struct SpawnedChild {
 // reports as an allocation error (the OOM outcome) instead of the host
 // swapping or the kernel's OOM killer choosing a victim.
 // `child_stdin` >= 0: the child's stdin is (a copy of) that descriptor, e.g.
-// a socket, and the returned stdin_fd is empty.
+// a socket, and the returned stdin_fd is empty. `environment` set: the
+// child's whole environment ("NAME=value" entries) instead of ours.
 absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
                                         int64_t address_space_limit_bytes = 0,
-                                        int child_stdin = -1);
+                                        int child_stdin = -1,
+                                        const std::vector<std::string>* environment = nullptr);
 
 // Describes a waitpid status for humans: "exited with status 3",
 // "killed by signal 6 (Aborted)".

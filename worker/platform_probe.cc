@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -30,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/silicon_peak.h"
+#include "common/stack_findings.h"
 #include "common/state_dir.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -466,64 +468,66 @@ void AddDatasheetPeaks(const std::map<std::string, double>& peaks, v1::Platform*
   if (!peaks.empty()) common::ReconcilePeaksWithRoofs(platform);
 }
 
-absl::StatusOr<v1::Platform> QueryRunnerBlasDoctor(const std::string& runner_path,
-                                                   std::chrono::milliseconds timeout) {
-  return QueryRunnerFrame(runner_path, "--blas-doctor", timeout);
+absl::StatusOr<v1::Platform> QueryRunnerStackDoctor(const std::string& runner_path,
+                                                    std::chrono::milliseconds timeout) {
+  return QueryRunnerFrame(runner_path, "--stack-doctor", timeout);
 }
 
-absl::StatusOr<std::string> ValidateBlasCore(const std::string& blas_core) {
-  const bool ok = !blas_core.empty() && blas_core.size() <= 64 &&
-                  std::all_of(blas_core.begin(), blas_core.end(), [](char c) {
-                    return absl::ascii_isalnum(c) || c == '-' || c == '_';
-                  });
-  if (!ok) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--blas-core: '", blas_core,
-        "' is not auto, as-installed or an OpenBLAS core name (letters and digits, e.g. "
-        "SkylakeX)"));
+StackSetup SetUpStack(const std::map<std::string, std::string>& requests, bool run_doctor,
+                      const std::string& runner_path, std::chrono::milliseconds timeout) {
+  StackSetup setup;
+  for (const common::StackSettingInfo& info : common::StackSettingInfos()) {
+    const char* value = std::getenv(info.env_var);
+    setup.choices.as_installed[info.component] =
+        value == nullptr ? std::nullopt : std::optional<std::string>(value);
   }
-  return blas_core;
-}
-
-BlasCoreSetup SetUpBlasCore(const std::string& blas_core, bool run_doctor,
-                            const std::string& runner_path, std::chrono::milliseconds timeout) {
-  BlasCoreSetup setup;
-  if (blas_core != "auto" && blas_core != "as-installed") {
-    ::setenv("OPENBLAS_CORETYPE", blas_core.c_str(), 1);
-    ::setenv("PARADNN_BLAS_CORE_CHOICE", "forced", 1);
-    setup.summary = absl::StrCat("forced to ", blas_core, " (--blas-core)");
-    return setup;
-  }
-  absl::StatusOr<v1::Platform> report;
-  if (run_doctor) {
-    spdlog::info("stack doctor: '{} --blas-doctor' (OpenBLAS cores, checked against float64)",
+  // The doctor runs when some setting is auto or as-installed: even a
+  // stack left as installed is told what it leaves on the table.
+  const bool all_forced = std::all_of(requests.begin(), requests.end(), [](const auto& r) {
+    return r.second != "auto" && r.second != "as-installed";
+  });
+  absl::StatusOr<v1::Platform> report = absl::UnavailableError("the stack doctor did not run");
+  if (run_doctor && !all_forced) {
+    spdlog::info("stack doctor: '{} --stack-doctor' (OpenBLAS cores and ATen CPU capabilities, "
+                 "checked against float64)",
                  runner_path);
-    report = QueryRunnerBlasDoctor(runner_path, timeout);
+    report = QueryRunnerStackDoctor(runner_path, timeout);
     if (!report.ok()) {
-      spdlog::warn("stack doctor failed, the BLAS stays as installed: {}",
+      spdlog::warn("stack doctor failed, the stack stays as installed: {}",
                    std::string(report.status().message()));
+    } else {
+      setup.findings.assign(report->stack_findings().begin(), report->stack_findings().end());
     }
   }
-  if (run_doctor && report.ok()) {
-    setup.findings.assign(report->stack_findings().begin(), report->stack_findings().end());
+  for (const common::StackSettingInfo& info : common::StackSettingInfos()) {
+    auto requested = requests.find(info.component);
+    const std::string request = requested == requests.end() ? "auto" : requested->second;
+    std::string installed, chosen;
+    for (const v1::StackFinding& f : setup.findings) {
+      if (f.component() != info.component) continue;
+      if (f.as_installed()) installed = f.setting();
+      if (f.chosen()) chosen = f.setting();
+    }
+    if (!chosen.empty() && chosen != installed) setup.choices.doctor_choice[info.component] = chosen;
+    std::string summary;
+    if (request != "auto" && request != "as-installed") {
+      ::setenv(info.env_var, request.c_str(), 1);
+      ::setenv(info.choice_env, "forced", 1);
+      summary = absl::StrCat("forced to ", request, " (", info.flag, ")");
+    } else if (request == "auto" && !chosen.empty()) {
+      if (chosen != installed) ::setenv(info.env_var, chosen.c_str(), 1);
+      ::setenv(info.choice_env, "auto", 1);
+      summary = chosen == installed ? absl::StrCat(installed, " (as installed; the fastest correct)")
+                                    : absl::StrCat(chosen, " (auto; as installed: ", installed, ")");
+    } else {
+      ::setenv(info.choice_env, "as-installed", 1);
+      summary = request == "auto"
+                    ? "as installed (no doctor finding: --calibrate never, nothing to choose, or "
+                      "a runner without --stack-doctor)"
+                    : absl::StrCat("as installed (", info.flag, " as-installed)");
+    }
+    setup.summaries.push_back(absl::StrCat(info.component, ": ", summary));
   }
-  std::string installed, chosen;
-  for (const v1::StackFinding& f : setup.findings) {
-    if (f.as_installed()) installed = f.setting();
-    if (f.chosen()) chosen = f.setting();
-  }
-  if (blas_core == "auto" && !chosen.empty()) {
-    if (chosen != installed) ::setenv("OPENBLAS_CORETYPE", chosen.c_str(), 1);
-    ::setenv("PARADNN_BLAS_CORE_CHOICE", "auto", 1);
-    setup.summary = chosen == installed
-                        ? absl::StrCat(installed, " (as installed; the fastest correct core)")
-                        : absl::StrCat(chosen, " (auto; OpenBLAS picked ", installed, ")");
-    return setup;
-  }
-  ::setenv("PARADNN_BLAS_CORE_CHOICE", "as-installed", 1);
-  setup.summary = blas_core == "auto" ? "as installed (no doctor finding; --calibrate never or a "
-                                        "runner without --blas-doctor)"
-                                      : "as installed (--blas-core as-installed)";
   return setup;
 }
 

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "worker/stack_environment.h"
 
 namespace paradnn::worker {
 
@@ -91,31 +92,33 @@ absl::StatusOr<std::map<std::string, double>> ParseDatasheetPeaks(
 // roof with only the datasheet figure where none was calibrated.
 void AddDatasheetPeaks(const std::map<std::string, double>& peaks, v1::Platform* platform);
 
-// `runner_path --blas-doctor --framed`: the Platform with stack_findings
-// (every OpenBLAS core tried) and blas_core (the fastest correct one).
-absl::StatusOr<v1::Platform> QueryRunnerBlasDoctor(const std::string& runner_path,
-                                                   std::chrono::milliseconds timeout);
+// `runner_path --stack-doctor --framed`: the Platform with stack_findings
+// (every OpenBLAS core and ATen capability tried) and the fastest correct
+// ones in blas_core and aten_capability.
+absl::StatusOr<v1::Platform> QueryRunnerStackDoctor(const std::string& runner_path,
+                                                    std::chrono::milliseconds timeout);
 
-// --blas-core as given, or InvalidArgument naming the flag and what is allowed.
-absl::StatusOr<std::string> ValidateBlasCore(const std::string& blas_core);
-
-// What SetUpBlasCore did: the doctor's findings (for Platform.stack_findings)
-// and a line for the log.
-struct BlasCoreSetup {
+// What SetUpStack did: the doctor's findings (for Platform.stack_findings),
+// a line per setting for the log, and what a sweep's stack values mean on
+// this worker (for jobs that vary the stack).
+struct StackSetup {
   std::vector<v1::StackFinding> findings;
-  std::string summary;
+  std::vector<std::string> summaries;
+  StackChoices choices;
 };
 
-// Applies --blas-core to this process's environment, which every runner
-// (and the zygote) inherits: a core name sets OPENBLAS_CORETYPE; "auto" asks
-// the runner's stack doctor (when `run_doctor`: it tries each core once per
-// host and caches the decision) and sets the fastest correct core;
-// "as-installed" leaves OpenBLAS's own pick, still asking the doctor what it
-// leaves on the table so that results can be flagged. Sets
-// PARADNN_BLAS_CORE_CHOICE to how the core was chosen. Call before the
-// platform probe and the zygote. Not thread-safe (setenv).
-BlasCoreSetup SetUpBlasCore(const std::string& blas_core, bool run_doctor,
-                            const std::string& runner_path, std::chrono::milliseconds timeout);
+// Applies --blas-core and --aten-capability (`requests`: component ->
+// value, validated by common::ValidateStackValue) to this process's
+// environment, which every runner (and the zygote) inherits: a name sets
+// the setting's variable (OPENBLAS_CORETYPE, ATEN_CPU_CAPABILITY); "auto"
+// asks the runner's stack doctor (when `run_doctor`: it tries each value
+// once per host and caches the decision) and sets the fastest correct one;
+// "as-installed" leaves the library's own pick, still asking the doctor
+// what it leaves on the table so that results can be flagged. Sets each
+// setting's choice variable to how it was chosen. Call before the platform
+// probe and the zygote. Not thread-safe (setenv).
+StackSetup SetUpStack(const std::map<std::string, std::string>& requests, bool run_doctor,
+                      const std::string& runner_path, std::chrono::milliseconds timeout);
 
 }  // namespace paradnn::worker
 

@@ -83,14 +83,29 @@ void RunnerSupervisor::Launch() {
   }
   IgnoreSigpipe();
   absl::StatusOr<SpawnedChild> child = absl::UnavailableError("no runner zygote");
-  if (options_.zygote) {
-    child = options_.zygote->Spawn(options_.memory_limit_bytes);
-    if (!child.ok()) {
-      spdlog::warn("{}; starting the runner afresh", std::string(child.status().message()));
+  if (!job_.config().stack().empty()) {
+    // The libraries read their settings when the process starts: a fresh
+    // runner in the job's environment, never the zygote.
+    absl::StatusOr<std::vector<std::string>> environment =
+        JobEnvironment(CurrentEnvironment(), options_.stack_choices, job_.config().stack());
+    if (!environment.ok()) {
+      stack_error_ = std::string(environment.status().message());
+      spdlog::error("job ({}): {}", DescribeConfig(job_), stack_error_);
+      boost::asio::post(io_, [self = shared_from_this()] { self->Complete(); });
+      return;
     }
-  }
-  if (!child.ok()) {
-    child = SpawnChild({options_.runner_path, "--job-stdin"}, options_.memory_limit_bytes);
+    child = SpawnChild({options_.runner_path, "--job-stdin"}, options_.memory_limit_bytes,
+                       /*child_stdin=*/-1, &*environment);
+  } else {
+    if (options_.zygote) {
+      child = options_.zygote->Spawn(options_.memory_limit_bytes);
+      if (!child.ok()) {
+        spdlog::warn("{}; starting the runner afresh", std::string(child.status().message()));
+      }
+    }
+    if (!child.ok()) {
+      child = SpawnChild({options_.runner_path, "--job-stdin"}, options_.memory_limit_bytes);
+    }
   }
   if (!child.ok()) {
     spawn_error_ = std::string(child.status().message());
@@ -416,7 +431,11 @@ v1::Measurement RunnerSupervisor::BuildMeasurement() const {
   *m.mutable_config() = job_.config();
   m.set_device(job_.device());
   std::string error;
-  if (!spawn_error_.empty()) {
+  if (!stack_error_.empty()) {
+    // The job's settings, not the runner: a result of the job.
+    m.set_outcome(v1::ERROR);
+    error = stack_error_;
+  } else if (!spawn_error_.empty()) {
     m.set_outcome(v1::CRASHED);
     error = absl::StrCat("could not start the runner: ", spawn_error_);
   } else {

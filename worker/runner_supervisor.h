@@ -13,6 +13,7 @@
 // filled from the job when the runner left it empty); otherwise:
 //   CANCELLED  Cancel() was called,
 //   TIMEOUT    the deadline passed,
+//   ERROR      the job's stack settings cannot be applied (the reason),
 //   CRASHED    the runner died from a signal, exited (with any status)
 //              without a result, wrote bytes that are not RunnerEvent
 //              frames, or could not be started.
@@ -51,6 +52,7 @@
 #include "common/framing.h"
 #include "paradnn/v1/metrics.pb.h"
 #include "worker/runner_zygote.h"
+#include "worker/stack_environment.h"
 
 namespace paradnn::worker {
 
@@ -74,7 +76,11 @@ struct RunnerSupervisorOptions {
   std::optional<std::chrono::milliseconds> deadline;
   // Set: job processes are forked from this zygote of runner_path (no
   // start-up per job); a zygote that fails falls back to a fresh runner.
+  // A job whose config varies the stack (ModelConfig.stack) always starts a
+  // fresh runner, in the environment JobEnvironment computes from these
+  // choices; a job whose stack cannot be applied completes as ERROR.
   std::shared_ptr<RunnerZygote> zygote;
+  StackChoices stack_choices;
 };
 
 class RunnerSupervisor : public std::enable_shared_from_this<RunnerSupervisor> {
@@ -143,6 +149,7 @@ class RunnerSupervisor : public std::enable_shared_from_this<RunnerSupervisor> {
 
   pid_t pid_ = -1;
   std::string spawn_error_;
+  std::string stack_error_;
   bool exited_ = false;
   int wait_status_ = 0;
   bool killed_ = false;  // SIGKILL sent by us

@@ -13,12 +13,14 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "common/address.h"
 #include "common/auth.h"
 #include "common/config_sources.h"
 #include "common/logging.h"
+#include "common/stack_findings.h"
 #include "common/version.h"
 #include "worker/child_process.h"
 #include "worker/device_spec.h"
@@ -44,6 +46,7 @@ struct Flags {
   std::string state_dir;
   std::vector<std::string> datasheet_peaks;
   std::string blas_core = "auto";
+  std::string aten_capability = "auto";
   int fma_units = 0;
   std::string flush_denormal = "on";
   paradnn::common::ClientSecurityFlags security;
@@ -151,6 +154,11 @@ int main(int argc, char** argv) {
                  "(OpenBLAS's own pick; results are flagged when a faster core exists), or a "
                  "core name such as SkylakeX")
       ->capture_default_str();
+  app.add_option("--aten-capability", flags.aten_capability,
+                 "ATen CPU kernels of every runner (ATEN_CPU_CAPABILITY): auto (the stack "
+                 "doctor's fastest that computes correctly), as-installed (LibTorch's own pick: "
+                 "AVX2 on AVX-512 CPUs in 1.13), default, avx2 or avx512")
+      ->capture_default_str();
   app.add_option("--fma-units", flags.fma_units,
                  "FMA units per core for the theoretical float32 peak (0 = assume 2; some Xeon "
                  "Silver/Bronze parts have 1)")
@@ -188,10 +196,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (flags.state_dir.empty()) flags.state_dir = paradnn::worker::DefaultStateDir();
-  if (absl::StatusOr<std::string> core = paradnn::worker::ValidateBlasCore(flags.blas_core);
-      !core.ok()) {
-    spdlog::critical("{}", std::string(core.status().message()));
-    return 2;
+  const std::map<std::string, std::string> stack_requests = {
+      {"blas_core", flags.blas_core}, {"aten_capability", flags.aten_capability}};
+  for (const auto& [component, value] : stack_requests) {
+    const paradnn::common::StackSettingInfo& info =
+        *paradnn::common::FindStackSettingInfo(component);
+    if (absl::Status s = paradnn::common::ValidateStackValue(info, value, info.flag); !s.ok()) {
+      spdlog::critical("{}", std::string(s.message()));
+      return 2;
+    }
   }
   // What every runner this worker starts inherits: where the runner caches
   // the stack doctor's decision, the peak's FMA assumption, flush-to-zero.
@@ -243,11 +256,14 @@ int main(int argc, char** argv) {
   options.drain_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.drain_seconds * 1000));
   options.runner.memory_limit_bytes = flags.memory_limit_mb << 20;
-  // Before the platform probe: the core chosen is part of the fingerprint.
-  const paradnn::worker::BlasCoreSetup blas = paradnn::worker::SetUpBlasCore(
-      flags.blas_core, flags.backend == "libtorch" && *calibrate_mode != paradnn::worker::CalibrateMode::kNever,
+  // Before the platform probe: the settings chosen are part of the
+  // fingerprint.
+  const paradnn::worker::StackSetup stack = paradnn::worker::SetUpStack(
+      stack_requests,
+      flags.backend == "libtorch" && *calibrate_mode != paradnn::worker::CalibrateMode::kNever,
       flags.runner, kCalibrationTimeout);
-  spdlog::info("BLAS core: {}", blas.summary);
+  for (const std::string& summary : stack.summaries) spdlog::info("stack: {}", summary);
+  options.runner.stack_choices = stack.choices;
   options.platform = paradnn::worker::ProbePlatform(
       flags.runner, paradnn::worker::DeviceKind(flags.device), kPlatformProbeTimeout);
   // Keyed by the runner's own fingerprint, before a memory cap amends it:
@@ -255,7 +271,7 @@ int main(int argc, char** argv) {
   paradnn::worker::AddCalibration(&options.platform, flags.runner, *calibrate_mode,
                                   flags.state_dir, kCalibrationTimeout);
   paradnn::worker::AddDatasheetPeaks(*datasheet_peaks, &options.platform);
-  for (const paradnn::v1::StackFinding& finding : blas.findings) {
+  for (const paradnn::v1::StackFinding& finding : stack.findings) {
     *options.platform.add_stack_findings() = finding;
   }
   // Jobs get no more memory than the cap: that is the memory the

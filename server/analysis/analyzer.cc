@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/stack_findings.h"
 #include "nlohmann/json.hpp"
 #include "server/analysis/analysis_math.h"
 #include "server/analysis/result_selection.h"
@@ -362,6 +363,17 @@ std::vector<ConfigGroup> GroupByConfig(
   return out;
 }
 
+// The keys a configuration is matched without when `field` differs
+// between the sides: the field, and for what a stack axis ran (blas_core)
+// also the setting it asked for (stack.blas_core).
+std::vector<std::string> ConfigWithout(const std::string& field) {
+  std::vector<std::string> keys = {field};
+  if (common::FindStackSettingInfo(field) != nullptr) {
+    keys.push_back(absl::StrCat(common::kStackKeyPrefix, field));
+  }
+  return keys;
+}
+
 absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
                                            const v1::SpeedupRequest& request, int64_t* results) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric(), "examples_per_sec");
@@ -376,7 +388,7 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
   if (!request.color_by().empty()) plan.fields.push_back(request.color_by());
   plan.all_hyper = true;
   plan.metrics = {(*metric)->name};
-  plan.config_without = std::vector<std::string>{request.field()};
+  plan.config_without = ConfigWithout(request.field());
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
   if (!request.color_by().empty()) {
@@ -457,7 +469,7 @@ absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
   LoadPlan plan;
   plan.fields = {field};
   plan.metrics = {(*metric)->name};
-  plan.config_without = std::vector<std::string>{field};
+  plan.config_without = ConfigWithout(field);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
   *results = static_cast<int64_t>(selected->records.size());

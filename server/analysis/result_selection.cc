@@ -41,8 +41,19 @@ const BuiltinField kBuiltinFields[] = {
     {"hostname", "p.hostname", BuiltinField::kPlatforms},
     {"libtorch_version", "p.libtorch_version", BuiltinField::kPlatforms},
     {"blas_backend", "p.blas_backend", BuiltinField::kPlatforms},
-    {"blas_core", "p.blas_core", BuiltinField::kPlatforms},
-    {"fingerprint", "p.fingerprint", BuiltinField::kPlatforms},
+    // What the result's process ran with (a sweep's stack axis varies it on
+    // one platform), else what its platform reported.
+    {"blas_core", "COALESCE(NULLIF(r.blas_core, ''), p.blas_core)", BuiltinField::kPlatforms},
+    {"aten_capability", "COALESCE(NULLIF(r.aten_capability, ''), p.aten_capability)",
+     BuiltinField::kPlatforms},
+    // A result whose process ran another stack than its platform's (a
+    // sweep's stack axis) is not "same stack" as the platform's others.
+    {"fingerprint",
+     "p.fingerprint || CASE WHEN (r.blas_core != '' AND r.blas_core != p.blas_core) OR "
+     "(r.aten_capability != '' AND p.aten_capability != '' AND "
+     "r.aten_capability != p.aten_capability) THEN '+' || r.blas_core || '/' || "
+     "r.aten_capability ELSE '' END",
+     BuiltinField::kPlatforms},
 };
 constexpr int kBuiltinCount = static_cast<int>(std::size(kBuiltinFields));
 

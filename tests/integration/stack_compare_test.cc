@@ -1,14 +1,16 @@
 // The paper's software-stack comparison (§6) on one host: the same sweep on
 // two workers whose OpenBLAS runs different kernel sets (--blas-core), each
-// a platform of its own (the core is part of the fingerprint), compared with
-// `paradnn analyze speedup --field blas_core`. Real coordinator, workers and
-// runners on loopback.
+// a platform of its own (the core is part of the fingerprint), and one sweep
+// whose stack settings are axes (stack: {blas_core: [...], aten_capability:
+// [...]}) on one worker, compared with `paradnn analyze speedup --field
+// blas_core`. Real coordinator, workers and runners on loopback.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "tests/integration/cluster.h"
 #include "tests/integration/test_processes.h"
@@ -87,6 +89,68 @@ TEST(StackCompareTest, SameSweepOnTwoBlasCoresIsComparedByBlasCore) {
   for (const auto& point : response.at("points")) {
     EXPECT_GT(point.at("speedup").get<double>(), 0) << point.dump();
   }
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());
+}
+
+TEST(StackCompareTest, StackSettingsAreSweepAxesOnOneWorker) {
+  if (!HostHasFlag("avx2") || !HostHasFlag("fma")) {
+    GTEST_SKIP() << "needs an x86 CPU with AVX2 and FMA (OpenBLAS Haswell kernels)";
+  }
+  if (CoreInEffect("Prescott") != "Prescott" || CoreInEffect("Haswell") != "Haswell") {
+    GTEST_SKIP() << "the BLAS is not an OpenBLAS that takes OPENBLAS_CORETYPE";
+  }
+  TempDir dir;
+  const std::string sweep = dir.File("stack-axes.yaml");
+  std::ofstream(sweep) << "name: stack-axes\nfamily: fc\ndevice: cpu\n"
+                          "params: {layer: 2, node: {values: [256, 512]}, input: 512, output: 64, "
+                          "batch: 128}\n"
+                          "stack: {blas_core: [Prescott, Haswell], aten_capability: [default, "
+                          "avx2]}\n"
+                          "run: {ci: 0.2, max_seconds: 0.5, warmup_steps: 1, min_steps: 3}\n";
+  Cluster cluster(dir);
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
+  cluster.StartWorker("one", {"--state-dir", dir.File("state")});
+  const std::string id = SubmitAndWatch(cluster, sweep);
+
+  // 2 widths x 2 cores x 2 capabilities, each run on what it asked for, all
+  // on the worker's one platform.
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE outcome = 1"), 8);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(DISTINCT platform_id) FROM results"), 1);
+  EXPECT_EQ(QueryInt(cluster.db_path(),
+                     "SELECT count(*) FROM results r JOIN job_params p ON p.job_id = r.job_id "
+                     "AND p.key = 'stack.blas_core' WHERE p.text_value = r.blas_core"),
+            8);
+  EXPECT_EQ(QueryInt(cluster.db_path(),
+                     "SELECT count(*) FROM results r JOIN job_params p ON p.job_id = r.job_id "
+                     "AND p.key = 'stack.aten_capability' WHERE p.text_value = r.aten_capability"),
+            8);
+
+  for (const auto& [field, baseline, candidate] :
+       {std::tuple{"blas_core", "Prescott", "Haswell"},
+        std::tuple{"aten_capability", "default", "avx2"}}) {
+    CommandResult speedup = cluster.Cli({"analyze", "speedup", id, "--field", field,
+                                         "--baseline", baseline, "--candidate", candidate,
+                                         "--format", "json"});
+    ASSERT_EQ(speedup.exit_code, 0) << field << ": " << speedup.err;
+    const nlohmann::json response =
+        nlohmann::json::parse(speedup.out).value("speedup", nlohmann::json());
+    ASSERT_TRUE(response.contains("points")) << speedup.out;
+    EXPECT_EQ(response.value("baseline", ""), baseline) << speedup.out;
+    EXPECT_EQ(response.value("candidate", ""), candidate) << speedup.out;
+    // Every configuration of the other axes is one pair.
+    EXPECT_EQ(response.at("points").size(), 4u) << speedup.out;
+  }
+  // A bad value is refused at submit, naming the field.
+  const std::string bad = dir.File("bad.yaml");
+  std::ofstream(bad) << "name: bad\nfamily: fc\ndevice: cpu\n"
+                        "params: {layer: 1, node: 32, input: 8, output: 2, batch: 4}\n"
+                        "stack: {aten_capability: [avx1024]}\n";
+  CommandResult refused = cluster.Cli({"submit", bad, "-q"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("stack.aten_capability[0]: 'avx1024' is not auto, as-installed or "
+                             "default, avx2 or avx512"),
+            std::string::npos)
+      << refused.err;
   ASSERT_NO_FATAL_FAILURE(cluster.Stop());
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <thread>
@@ -247,13 +248,22 @@ Calibration Calibrate(const CalibrationOptions& options) {
   return result;
 }
 
-BlasTrial MeasureBlasTrial() {
-  torch::NoGradGuard no_grad;
-  BlasTrial trial;
+namespace {
+
+// Trials run on every CPU, as the jobs of a host do by default.
+void UseAllCpus() {
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
   SetBlasThreads(threads);
-  trial.core = DescribeOpenBlasCore().name;
+}
+
+}  // namespace
+
+StackTrial MeasureBlasTrial() {
+  torch::NoGradGuard no_grad;
+  StackTrial trial;
+  UseAllCpus();
+  trial.used = DescribeOpenBlasCore().name;
   torch::manual_seed(0);
   constexpr int64_t kCheck = 512;
   torch::Tensor a = torch::rand({kCheck, kCheck}) * 2 - 1;
@@ -267,7 +277,44 @@ BlasTrial MeasureBlasTrial() {
   torch::Tensor y = torch::randn({kTime, kTime});
   torch::Tensor out = torch::empty({kTime, kTime});
   const double best_s = FastestOf([&] { torch::mm_out(out, x, y); }, 0.3, 2, 5);
-  trial.flops_per_sec = 2.0 * kTime * kTime * kTime / best_s;
+  trial.rate = 2.0 * kTime * kTime * kTime / best_s;
+  return trial;
+}
+
+StackTrial MeasureAtenTrial() {
+  torch::NoGradGuard no_grad;
+  StackTrial trial;
+  UseAllCpus();
+  trial.used = AtenCapabilityName(ParseAtenCpuCapability(at::show_config()));
+  torch::manual_seed(0);
+  constexpr int64_t kRows = 512, kCols = 2048;
+  constexpr double kOpsPerElement = 20;
+  const torch::Tensor x = torch::randn({kRows, kCols});
+  const torch::Tensor grad = torch::randn({kRows, kCols});
+  const torch::Tensor square_avg = torch::rand({kRows, kCols});
+  auto workload = [](const torch::Tensor& x, const torch::Tensor& grad,
+                     const torch::Tensor& square_avg) {
+    torch::Tensor activations = torch::sigmoid(x) * torch::tanh(x) + torch::gelu(x) - torch::relu(x);
+    torch::Tensor probabilities = torch::softmax(x, 1);
+    torch::Tensor average = square_avg * 0.99 + grad * grad * 0.01;
+    torch::Tensor updated = x - 0.01 * grad / (average.sqrt() + 1e-8);
+    return std::vector<torch::Tensor>{activations, probabilities, updated};
+  };
+  const std::vector<torch::Tensor> got = workload(x, grad, square_avg);
+  const std::vector<torch::Tensor> reference = workload(
+      x.to(torch::kFloat64), grad.to(torch::kFloat64), square_avg.to(torch::kFloat64));
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const torch::Tensor error = (got[i].to(torch::kFloat64) - reference[i]).abs() /
+                                reference[i].abs().clamp_min(1.0);
+    const double value = error.max().item<double>();
+    // A NaN anywhere counts as error 1, as in the GEMM check.
+    worst = std::isfinite(value) ? std::max(worst, value) : 1.0;
+    if (worst >= 1) break;
+  }
+  trial.max_relative_error = worst;
+  const double best_s = FastestOf([&] { (void)workload(x, grad, square_avg); }, 0.3, 3, 20);
+  trial.rate = kOpsPerElement * static_cast<double>(kRows * kCols) / best_s;
   return trial;
 }
 

@@ -57,7 +57,14 @@ v1::Platform CalibratedPlatform(const CalibrationOptions& options);
 // the OpenBLAS core in use, its float32 GEMM rate (fastest of a few
 // 1536^3 mm calls on every CPU) and the error of a 512^3 mm against float64
 // (MaxGemmRelativeError over 4096 elements).
-BlasTrial MeasureBlasTrial();
+StackTrial MeasureBlasTrial();
+
+// The same for ATen's CPU capability (`paradnn-runner --aten-trial`): the
+// capability in use, the rate of a float32 elementwise workload a training
+// step is full of (sigmoid, tanh, GELU, ReLU, softmax and an RMSprop update
+// over 1M elements; 20 operations per element counted) and its largest
+// error against the same workload in float64.
+StackTrial MeasureAtenTrial();
 
 }  // namespace paradnn::runner
 

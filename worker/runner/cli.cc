@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
 #include "common/run_settings.h"
+#include "common/stack_findings.h"
 #include "common/version.h"
 
 namespace paradnn::runner {
@@ -26,9 +27,10 @@ constexpr const char* kFooter =
     "  paradnn-runner --platform [--framed]  this host's Platform as JSON (or one frame)\n"
     "  paradnn-runner --calibrate [--framed] the Platform with measured matmul roofs and memory\n"
     "                                        bandwidth (about 20 s)\n"
-    "  paradnn-runner --blas-doctor [--framed] try the OpenBLAS cores this CPU supports (each\n"
-    "                                        checked against float64); the Platform with the\n"
-    "                                        findings and the fastest correct core\n"
+    "  paradnn-runner --stack-doctor [--framed] try the OpenBLAS cores and ATen CPU capabilities\n"
+    "                                        this CPU supports (each checked against float64);\n"
+    "                                        the Platform with the findings and the fastest\n"
+    "                                        correct ones\n"
     "  paradnn-runner --family fc --layer 4 --node 1024 --input 2000 --output 200 --batch 256\n"
     "                                        time one model; --json for the Measurement,\n"
     "                                        --describe for its analytic counts without training";
@@ -50,8 +52,8 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   app.set_version_flag("--version", std::string("paradnn-runner ") + common::kVersion);
 
   bool job_stdin = false, platform = false, calibrate = false, framed = false, json = false, describe = false;
-  bool blas_trial = false, blas_doctor = false;
-  std::string blas_core = "auto";
+  bool blas_trial = false, aten_trial = false, stack_doctor = false;
+  std::string blas_core = "auto", aten_capability = "auto";
   std::string family, precision, optimizer;
   std::string log_level = "info";
   // One flag per hyper-parameter name of any family (--layer, --block_fn,
@@ -73,14 +75,22 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   app.add_flag("--blas-trial", blas_trial,
                "Internal (the stack doctor): time and check float32 GEMM on the BLAS core in "
                "effect; one JSON line");
-  app.add_flag("--blas-doctor", blas_doctor,
-               "Try every OpenBLAS core this CPU supports; print the Platform with the findings");
+  app.add_flag("--aten-trial", aten_trial,
+               "Internal (the stack doctor): time and check float32 elementwise kernels on the "
+               "ATen CPU capability in effect; one JSON line");
+  app.add_flag("--stack-doctor", stack_doctor,
+               "Try every OpenBLAS core and ATen CPU capability this CPU supports; print the "
+               "Platform with the findings");
   auto* blas_core_opt = app.add_option(
       "--blas-core", blas_core,
       "OpenBLAS kernels: auto (the fastest core that computes correctly, found once per host "
       "and cached), as-installed, or a core name such as SkylakeX");
+  auto* aten_capability_opt = app.add_option(
+      "--aten-capability", aten_capability,
+      "ATen CPU kernels: auto (the fastest that computes correctly, found once per host and "
+      "cached), as-installed, default, avx2 or avx512");
   auto* framed_opt = app.add_flag("--framed", framed,
-                                  "With --platform, --calibrate or --blas-doctor: one frame, not "
+                                  "With --platform, --calibrate or --stack-doctor: one frame, not "
                                   "JSON");
   auto* family_opt = app.add_option("--family", family, absl::StrCat("Model family: ", AllowedFamilyNames()));
   std::vector<CLI::Option*> model_opts = {family_opt};
@@ -153,34 +163,35 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   any_model_flag = any_model_flag || first_model_flag != nullptr;
 
   if (static_cast<int>(job_stdin) + static_cast<int>(platform) + static_cast<int>(calibrate) +
-          static_cast<int>(blas_trial) + static_cast<int>(blas_doctor) >
+          static_cast<int>(blas_trial) + static_cast<int>(aten_trial) +
+          static_cast<int>(stack_doctor) >
       1) {
     return absl::InvalidArgumentError(
-        "--job-stdin, --platform, --calibrate, --blas-trial and --blas-doctor are separate modes; "
-        "pass one");
+        "--job-stdin, --platform, --calibrate, --blas-trial, --aten-trial and --stack-doctor are "
+        "separate modes; pass one");
   }
-  if (blas_core.empty() || blas_core.size() > 64 ||
-      !std::all_of(blas_core.begin(), blas_core.end(),
-                   [](char c) { return absl::ascii_isalnum(c) || c == '-' || c == '_'; })) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--blas-core: '", blas_core,
-        "' is not auto, as-installed or an OpenBLAS core name (letters and digits, e.g. "
-        "SkylakeX)"));
-  }
-  if (blas_core_opt->count() > 0 && (job_stdin || blas_trial)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--blas-core: not used with ", job_stdin ? "--job-stdin (the worker sets "
-                                                                "the core)"
-                                                              : "--blas-trial"));
+  const bool trial = blas_trial || aten_trial;
+  const char* trial_flag = blas_trial ? "--blas-trial" : "--aten-trial";
+  for (const auto& [value, option] :
+       {std::pair{&blas_core, blas_core_opt}, std::pair{&aten_capability, aten_capability_opt}}) {
+    const common::StackSettingInfo& info =
+        *common::FindStackSettingInfo(option == blas_core_opt ? "blas_core" : "aten_capability");
+    if (absl::Status s = common::ValidateStackValue(info, *value, info.flag); !s.ok()) return s;
+    if (option->count() > 0 && (job_stdin || trial)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(info.flag, ": not used with ",
+                       job_stdin ? "--job-stdin (the worker sets it)" : trial_flag));
+    }
   }
   cmd.blas_core = blas_core;
-  if ((blas_trial || blas_doctor) && any_model_flag) {
+  cmd.aten_capability = aten_capability;
+  if ((trial || stack_doctor) && any_model_flag) {
     return absl::InvalidArgumentError(absl::StrCat(
         first_model_flag != nullptr ? first_model_flag->get_name() : std::string("--json"),
-        ": not used with ", blas_trial ? "--blas-trial" : "--blas-doctor"));
+        ": not used with ", trial ? trial_flag : "--stack-doctor"));
   }
-  if (blas_trial) {
-    cmd.mode = RunnerMode::kBlasTrial;
+  if (trial) {
+    cmd.mode = blas_trial ? RunnerMode::kBlasTrial : RunnerMode::kAtenTrial;
     return cmd;
   }
   if ((job_stdin || platform || calibrate) && any_model_flag) {
@@ -193,11 +204,12 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
                      : platform ? "--platform"
                                 : "--calibrate"));
   }
-  if (framed_opt->count() > 0 && !platform && !calibrate && !blas_doctor) {
-    return absl::InvalidArgumentError("--framed: only with --platform, --calibrate or --blas-doctor");
+  if (framed_opt->count() > 0 && !platform && !calibrate && !stack_doctor) {
+    return absl::InvalidArgumentError(
+        "--framed: only with --platform, --calibrate or --stack-doctor");
   }
-  if (blas_doctor) {
-    cmd.mode = RunnerMode::kBlasDoctor;
+  if (stack_doctor) {
+    cmd.mode = RunnerMode::kStackDoctor;
     return cmd;
   }
   if (job_stdin) {

@@ -19,7 +19,9 @@ enum class RunnerMode {
   kMeasure,   // --family fc --layer ... : time one model, print a summary or --json
   kDescribe,  // --describe with the model flags: counts as JSON, no training
   kBlasTrial, // --blas-trial: one stack-doctor trial of the BLAS core in effect, as JSON
-  kBlasDoctor,// --blas-doctor [--framed]: try the BLAS cores; the Platform with findings
+  kAtenTrial, // --aten-trial: the same for ATen's CPU capability
+  kStackDoctor,// --stack-doctor [--framed]: try BLAS cores and ATen capabilities; the
+               // Platform with findings
   kHelp,      // --help / --version: print `text` to stdout, exit 0
 };
 
@@ -34,6 +36,9 @@ struct RunnerCommand {
   // "as-installed" or an OPENBLAS_CORETYPE name. Measure, calibrate,
   // platform and doctor modes; the worker decides for --job-stdin.
   std::string blas_core = "auto";
+  // --aten-capability: the same for ATen's CPU kernels (ATEN_CPU_CAPABILITY:
+  // default, avx2, avx512).
+  std::string aten_capability = "auto";
   std::string text;  // kHelp
 };
 

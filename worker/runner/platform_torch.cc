@@ -5,10 +5,12 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "worker/runner/allocator_settings.h"
 #include "worker/runner/platform.h"
+#include "worker/runner/stack_doctor.h"
 
 namespace paradnn::runner {
 
@@ -39,8 +41,21 @@ v1::Platform CollectPlatform() {
   const OpenBlasCore core = DescribeOpenBlasCore();
   platform.set_blas_core(core.name);
   platform.set_blas_core_choice(core.choice);
+  platform.set_aten_capability(AtenCapabilityName(ParseAtenCpuCapability(config)));
+  const char* aten_choice = std::getenv(AtenCapabilitySetting().info->choice_env);
+  platform.set_aten_capability_choice(
+      aten_choice != nullptr && *aten_choice != '\0' ? aten_choice
+      : std::getenv(AtenCapabilitySetting().info->env_var) != nullptr ? "environment"
+                                                                      : "as-installed");
   platform.set_fingerprint(PlatformFingerprint(platform));
   return platform;
+}
+
+std::map<std::string, std::string> StackInEffect() {
+  std::map<std::string, std::string> stack;
+  if (std::string core = DescribeOpenBlasCore().name; !core.empty()) stack["blas_core"] = core;
+  stack["aten_capability"] = AtenCapabilityName(ParseAtenCpuCapability(at::show_config()));
+  return stack;
 }
 
 }  // namespace paradnn::runner

@@ -3,6 +3,9 @@
 #ifndef PARADNN_WORKER_RUNNER_PLATFORM_TORCH_H_
 #define PARADNN_WORKER_RUNNER_PLATFORM_TORCH_H_
 
+#include <map>
+#include <string>
+
 #include "paradnn/v1/metrics.pb.h"
 
 namespace paradnn::runner {
@@ -14,6 +17,11 @@ namespace paradnn::runner {
 // it is inspected. default_intra_op_threads is at::get_num_threads() as this
 // process found it: call before anything sets the thread count.
 v1::Platform CollectPlatform();
+
+// The stack settings in effect in this process, by StackSettingInfo
+// component: "blas_core" (the OpenBLAS core; absent when the BLAS is not
+// OpenBLAS) and "aten_capability" (default, avx2 or avx512).
+std::map<std::string, std::string> StackInEffect();
 
 }  // namespace paradnn::runner
 

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <spdlog/spdlog.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <climits>
@@ -142,31 +143,67 @@ std::string SelfPath() {
   return self;
 }
 
-// The doctor's decision for this host, from the cache when there is one.
-BlasDecision DoctorDecision(bool use_cache) {
-  const char* env_core = std::getenv("OPENBLAS_CORETYPE");
-  const std::string key = BlasDoctorCacheKey(
-      absl::StrCat(CollectHostModelName(), " ", RelevantCpuFlags(HostCpuFlags())),
-      DescribeLoadedBlas().description, env_core == nullptr ? "" : env_core);
+// What a setting's decision depends on besides the CPU: the library build.
+std::string LibraryOf(const StackSetting& setting) {
+  if (&setting == &BlasCoreSetting()) return DescribeLoadedBlas().description;
+  return absl::StrCat("LibTorch ", TORCH_VERSION);
+}
+
+// The doctor's decision of `setting` for this host, from the cache when
+// there is one.
+StackDecision DoctorDecision(const StackSetting& setting, bool use_cache) {
+  const char* env_value = std::getenv(setting.info->env_var);
+  const std::string key =
+      StackDoctorCacheKey(absl::StrCat(CollectHostModelName(), " ", RelevantCpuFlags(HostCpuFlags())),
+                          LibraryOf(setting), env_value == nullptr ? "" : env_value);
   const std::string state_dir = DefaultRunnerStateDir();
+  const std::string component = setting.info->component;
   if (use_cache) {
-    if (absl::StatusOr<BlasDecision> cached = ReadCachedBlasDecision(state_dir, key); cached.ok()) {
-      spdlog::debug("blas core: cached decision in {}", state_dir);
+    if (absl::StatusOr<StackDecision> cached = ReadCachedStackDecision(state_dir, setting, key);
+        cached.ok()) {
+      spdlog::debug("{}: cached decision in {}", component, state_dir);
       return *cached;
     }
   }
-  spdlog::info("blas core: trying the OpenBLAS cores this CPU supports (once per host)");
-  BlasDecision decision = RunBlasDoctor(SelfPath(), HostCpuFlags());
+  spdlog::info("{}: trying the values this CPU supports (once per host)", component);
+  StackDecision decision = RunStackDoctor(SelfPath(), setting, HostCpuFlags());
   for (const v1::StackFinding& f : decision.findings) {
-    spdlog::info("blas core {}{}: {:.1f} GFLOP/s, error {:.2g}{}{}", f.setting(),
+    spdlog::info("{} {}{}: {:.1f} G/s {}, error {:.2g}{}{}", component, f.setting(),
                  f.as_installed() ? " (as installed)" : "", f.flops_per_sec() / 1e9,
-                 f.max_relative_error(), f.chosen() ? ", chosen" : "",
+                 setting.info->workload, f.max_relative_error(), f.chosen() ? ", chosen" : "",
                  f.note().empty() ? "" : " - " + f.note());
   }
-  if (absl::Status s = WriteCachedBlasDecision(state_dir, key, decision); !s.ok()) {
-    spdlog::warn("blas core: not cached: {}", std::string(s.message()));
+  if (absl::Status s = WriteCachedStackDecision(state_dir, setting, key, decision); !s.ok()) {
+    spdlog::warn("{}: not cached: {}", component, std::string(s.message()));
   }
   return decision;
+}
+
+// Whether the doctor has anything to choose for `setting` in this process.
+bool Decidable(const StackSetting& setting) {
+  if (&setting == &BlasCoreSetting()) return !DescribeOpenBlasCore().name.empty();
+  return !setting.candidates(HostCpuFlags()).empty();
+}
+
+// Sets ATEN_CPU_CAPABILITY for --aten-capability. ATen reads it at its
+// first kernel dispatch, so setting it before any tensor work is enough (and
+// an exec for the BLAS core carries it along). Does nothing when a worker
+// already chose.
+void EnsureAtenCapability(const std::string& requested) {
+  const StackSetting& setting = AtenCapabilitySetting();
+  if (std::getenv(setting.info->choice_env) != nullptr) return;
+  std::string value, choice;
+  if (requested == "as-installed" || !Decidable(setting)) {
+    choice = "as-installed";
+  } else if (requested == "auto") {
+    value = DoctorDecision(setting, /*use_cache=*/true).chosen;
+    choice = "auto";
+  } else {
+    value = requested;
+    choice = "forced";
+  }
+  if (!value.empty()) setenv(setting.info->env_var, value.c_str(), 1);
+  setenv(setting.info->choice_env, choice.c_str(), 1);
 }
 
 // Runs this process on the OpenBLAS core --blas-core asks for. OpenBLAS
@@ -182,11 +219,11 @@ void EnsureBlasCore(const std::string& blas_core, char** argv) {
     return;
   }
   if (blas_core == "auto") {
-    if (DescribeOpenBlasCore().name.empty()) {
+    if (!Decidable(BlasCoreSetting())) {
       setenv("PARADNN_BLAS_CORE_CHOICE", "as-installed", 1);  // not OpenBLAS: nothing to choose
       return;
     }
-    core = DoctorDecision(/*use_cache=*/true).chosen;
+    core = DoctorDecision(BlasCoreSetting(), /*use_cache=*/true).chosen;
     choice = "auto";
   } else {
     core = blas_core;
@@ -217,25 +254,35 @@ void EnsureBlasCore(const std::string& blas_core, char** argv) {
   setenv("PARADNN_BLAS_CORE_CHOICE", "as-installed", 1);
 }
 
-int RunBlasTrialMode() {
+int RunStackTrialMode(const StackSetting& setting) {
   // A trial outlives no doctor (stack_doctor.cc waits for it).
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  BlasTrial trial = MeasureBlasTrial();
-  if (const char* requested = std::getenv("OPENBLAS_CORETYPE")) trial.requested = requested;
-  return WriteStdout(BlasTrialJson(trial) + "\n") ? 0 : 1;
+  StackTrial trial = &setting == &BlasCoreSetting() ? MeasureBlasTrial() : MeasureAtenTrial();
+  if (const char* requested = std::getenv(setting.info->env_var)) trial.requested = requested;
+  return WriteStdout(StackTrialJson(trial) + "\n") ? 0 : 1;
 }
 
-int RunBlasDoctorMode(bool framed) {
+// Every setting decided (trials in fresh processes, so this process's own
+// libraries stay as they loaded); the Platform reports the chosen values.
+int RunStackDoctorMode(bool framed) {
   v1::Platform report = CollectPlatform();
-  if (report.blas_core().empty()) {
-    spdlog::info("blas core: the BLAS is not OpenBLAS; nothing to try");
-    return WritePlatform(report, framed);
-  }
-  const BlasDecision decision = DoctorDecision(/*use_cache=*/true);
-  report.set_blas_core(decision.chosen.empty() ? decision.as_installed_core : decision.chosen);
-  report.set_blas_core_choice("auto");
   report.clear_stack_findings();
-  for (const v1::StackFinding& f : decision.findings) *report.add_stack_findings() = f;
+  for (const StackSetting* setting : StackSettings()) {
+    if (!Decidable(*setting)) {
+      spdlog::info("{}: nothing to try on this stack", setting->info->component);
+      continue;
+    }
+    const StackDecision decision = DoctorDecision(*setting, /*use_cache=*/true);
+    const std::string in_effect = decision.chosen.empty() ? decision.as_installed : decision.chosen;
+    if (setting == &BlasCoreSetting()) {
+      report.set_blas_core(in_effect);
+      report.set_blas_core_choice("auto");
+    } else {
+      report.set_aten_capability(in_effect);
+      report.set_aten_capability_choice("auto");
+    }
+    for (const v1::StackFinding& f : decision.findings) *report.add_stack_findings() = f;
+  }
   return WritePlatform(report, framed);
 }
 
@@ -291,15 +338,18 @@ int Main(int argc, char** argv) {
   }
   if (cmd->mode == RunnerMode::kMeasure || cmd->mode == RunnerMode::kCalibrate ||
       cmd->mode == RunnerMode::kPlatform) {
+    EnsureAtenCapability(cmd->aten_capability);
     EnsureBlasCore(cmd->blas_core, argv);
   }
   switch (cmd->mode) {
     case RunnerMode::kJobStdin:
       RunJobStdinAndExit();
     case RunnerMode::kBlasTrial:
-      return RunBlasTrialMode();
-    case RunnerMode::kBlasDoctor:
-      return RunBlasDoctorMode(cmd->framed);
+      return RunStackTrialMode(BlasCoreSetting());
+    case RunnerMode::kAtenTrial:
+      return RunStackTrialMode(AtenCapabilitySetting());
+    case RunnerMode::kStackDoctor:
+      return RunStackDoctorMode(cmd->framed);
     case RunnerMode::kPlatform:
       return RunPlatform(cmd->framed);
     case RunnerMode::kCalibrate:

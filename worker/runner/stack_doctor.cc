@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -27,11 +28,6 @@
 extern char** environ;
 
 namespace paradnn::runner {
-namespace {
-
-std::string Name(const v1::StackFinding& f) { return f.setting(); }
-
-}  // namespace
 
 double MaxGemmRelativeError(const float* a, const float* b, const float* c, int64_t m, int64_t n,
                             int64_t k, int64_t samples) {
@@ -57,6 +53,21 @@ double MaxGemmRelativeError(const float* a, const float* b, const float* c, int6
   return worst;
 }
 
+namespace {
+
+std::vector<std::string> Without(std::vector<std::string> all,
+                                 std::initializer_list<const char*> slow) {
+  std::vector<std::string> kept;
+  for (const std::string& value : all) {
+    if (std::none_of(slow.begin(), slow.end(), [&](const char* s) { return value == s; })) {
+      kept.push_back(value);
+    }
+  }
+  return kept.empty() ? all : kept;
+}
+
+}  // namespace
+
 std::vector<std::string> BlasCoreCandidates(const std::vector<std::string>& flags) {
   const std::set<std::string> f(flags.begin(), flags.end());
   auto has = [&](std::initializer_list<const char*> names) {
@@ -78,42 +89,89 @@ std::vector<std::string> BlasCoreCandidates(const std::vector<std::string>& flag
 }
 
 std::vector<std::string> BlasCoresToTry(const std::vector<std::string>& flags) {
-  std::vector<std::string> all = BlasCoreCandidates(flags);
-  std::vector<std::string> modern;
-  for (const std::string& core : all) {
-    if (core != "Prescott" && core != "Nehalem" && core != "Sandybridge") modern.push_back(core);
-  }
-  if (!modern.empty()) return modern;
-  return all;
+  return Without(BlasCoreCandidates(flags), {"Prescott", "Nehalem", "Sandybridge"});
 }
 
-BlasDecision DecideBlasCore(const BlasTrial& as_installed, const std::vector<BlasTrial>& others) {
-  BlasDecision decision;
-  decision.as_installed_core = as_installed.core;
-  auto finding = [](const BlasTrial& trial, bool installed) {
+std::vector<std::string> AtenCapabilityCandidates(const std::vector<std::string>& flags) {
+  const std::set<std::string> f(flags.begin(), flags.end());
+  auto has = [&](std::initializer_list<const char*> names) {
+    return std::all_of(names.begin(), names.end(), [&](const char* n) { return f.count(n) > 0; });
+  };
+  std::vector<std::string> values;
+  if (!has({"pni"}) && !has({"sse3"})) return values;
+  values.push_back("default");
+  if (has({"avx2", "fma"})) values.push_back("avx2");
+  if (has({"avx512f", "avx512bw", "avx512dq", "avx512vl"})) values.push_back("avx512");
+  return values;
+}
+
+std::vector<std::string> AtenCapabilitiesToTry(const std::vector<std::string>& flags) {
+  return Without(AtenCapabilityCandidates(flags), {"default"});
+}
+
+std::string AtenCapabilityName(absl::string_view usage) {
+  const std::string upper = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(usage));
+  if (upper == "NO AVX" || upper == "DEFAULT") return "default";
+  return absl::AsciiStrToLower(upper);
+}
+
+const StackSetting& BlasCoreSetting() {
+  static const StackSetting* setting = new StackSetting{
+      common::FindStackSettingInfo("blas_core"), "--blas-trial", "not a core this OpenBLAS knows",
+      kMaxGemmRelativeError, /*rounds=*/2, &BlasCoreCandidates, &BlasCoresToTry};
+  return *setting;
+}
+
+const StackSetting& AtenCapabilitySetting() {
+  static const StackSetting* setting = new StackSetting{
+      common::FindStackSettingInfo("aten_capability"), "--aten-trial",
+      "not a capability this LibTorch takes", kMaxElementwiseRelativeError, /*rounds=*/4,
+      &AtenCapabilityCandidates, &AtenCapabilitiesToTry};
+  return *setting;
+}
+
+const std::vector<const StackSetting*>& StackSettings() {
+  static const auto* settings =
+      new std::vector<const StackSetting*>{&BlasCoreSetting(), &AtenCapabilitySetting()};
+  return *settings;
+}
+
+const StackSetting* FindStackSetting(absl::string_view component) {
+  for (const StackSetting* setting : StackSettings()) {
+    if (setting->info->component == component) return setting;
+  }
+  return nullptr;
+}
+
+StackDecision DecideStackSetting(const StackSetting& setting, const StackTrial& as_installed,
+                                 const std::vector<StackTrial>& others) {
+  StackDecision decision;
+  decision.as_installed = as_installed.used;
+  auto finding = [&setting](const StackTrial& trial, bool installed) {
     v1::StackFinding f;
-    f.set_component("blas_core");
-    f.set_setting(installed ? trial.core : trial.requested);
-    f.set_flops_per_sec(trial.flops_per_sec);
+    f.set_component(setting.info->component);
+    f.set_setting(installed ? trial.used : trial.requested);
+    f.set_flops_per_sec(trial.rate);
     f.set_max_relative_error(trial.max_relative_error);
     f.set_as_installed(installed);
     if (!trial.error.empty()) {
       f.set_note(trial.error);
-    } else if (!installed && trial.core != trial.requested) {
-      f.set_note(absl::StrCat("not a core this OpenBLAS knows: it ran ", trial.core, " instead"));
-    } else if (trial.max_relative_error < 0 || trial.max_relative_error > kMaxGemmRelativeError) {
-      f.set_note(absl::StrFormat("wrong results: float32 GEMM error %.3g against float64 "
-                                 "(allowed %.0e)",
-                                 trial.max_relative_error, kMaxGemmRelativeError));
+    } else if (!installed && trial.used != trial.requested) {
+      f.set_note(absl::StrCat(setting.unknown_note, ": it ran ", trial.used, " instead"));
+    } else if (trial.max_relative_error < 0 ||
+               trial.max_relative_error > setting.max_relative_error) {
+      f.set_note(absl::StrFormat("wrong results: %s error %.3g against float64 (allowed %.0e)",
+                                 setting.info->workload, trial.max_relative_error,
+                                 setting.max_relative_error));
     } else {
       f.set_correct(true);
     }
     return f;
   };
   decision.findings.push_back(finding(as_installed, /*installed=*/true));
-  for (const BlasTrial& trial : others) {
-    // The installed core's own name needs no second trial.
-    if (trial.requested == as_installed.core && trial.error.empty()) continue;
+  for (const StackTrial& trial : others) {
+    // The installed value's own name needs no second trial.
+    if (trial.requested == as_installed.used && trial.error.empty()) continue;
     decision.findings.push_back(finding(trial, /*installed=*/false));
   }
   const v1::StackFinding& installed = decision.findings.front();
@@ -125,7 +183,7 @@ BlasDecision DecideBlasCore(const BlasTrial& as_installed, const std::vector<Bla
   if (best != nullptr && best != &installed &&
       (!installed.correct() || best->flops_per_sec() > kCoreSwitchFactor * installed.flops_per_sec())) {
     chosen_index = static_cast<int>(best - decision.findings.data());
-    decision.chosen = Name(*best);
+    decision.chosen = best->setting();
   }
   if (best != nullptr && installed.flops_per_sec() > 0) {
     decision.speedup_over_installed =
@@ -135,53 +193,55 @@ BlasDecision DecideBlasCore(const BlasTrial& as_installed, const std::vector<Bla
   return decision;
 }
 
-std::string BlasTrialJson(const BlasTrial& trial) {
+std::string StackTrialJson(const StackTrial& trial) {
   nlohmann::json j = {{"requested", trial.requested},
-                      {"core", trial.core},
-                      {"flops_per_sec", trial.flops_per_sec},
+                      {"used", trial.used},
+                      {"rate", trial.rate},
                       {"max_relative_error", trial.max_relative_error},
                       {"error", trial.error}};
   return j.dump();
 }
 
-absl::StatusOr<BlasTrial> ParseBlasTrialJson(absl::string_view line) {
+absl::StatusOr<StackTrial> ParseStackTrialJson(absl::string_view line) {
   nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat("blas trial: not a JSON object: ", line));
+    return absl::InvalidArgumentError(absl::StrCat("stack trial: not a JSON object: ", line));
   }
-  BlasTrial trial;
+  StackTrial trial;
   try {
     trial.requested = j.value("requested", "");
-    trial.core = j.value("core", "");
-    trial.flops_per_sec = j.value("flops_per_sec", 0.0);
+    trial.used = j.value("used", "");
+    trial.rate = j.value("rate", 0.0);
     trial.max_relative_error = j.value("max_relative_error", -1.0);
     trial.error = j.value("error", "");
   } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("blas trial: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat("stack trial: ", e.what()));
   }
   return trial;
 }
 
-BlasTrial RunBlasTrial(const std::string& runner_path, const std::string& core, double timeout_s) {
-  BlasTrial trial;
-  trial.requested = core;
+StackTrial RunStackTrial(const std::string& runner_path, const StackSetting& setting,
+                         const std::string& value, double timeout_s) {
+  StackTrial trial;
+  trial.requested = value;
+  const std::string variable = absl::StrCat(setting.info->env_var, "=");
+  const std::string choice = absl::StrCat(setting.info->choice_env, "=");
   std::vector<std::string> env_strings;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    if (absl::StartsWith(*e, "OPENBLAS_CORETYPE=") ||
-        absl::StartsWith(*e, "PARADNN_BLAS_CORE_CHOICE=")) {
-      // The as-installed trial keeps an OPENBLAS_CORETYPE the user set: that
-      // is the stack as it stands.
-      if (core.empty() && absl::StartsWith(*e, "OPENBLAS_CORETYPE=")) env_strings.emplace_back(*e);
+    if (absl::StartsWith(*e, variable) || absl::StartsWith(*e, choice)) {
+      // The as-installed trial keeps a variable the user set: that is the
+      // stack as it stands.
+      if (value.empty() && absl::StartsWith(*e, variable)) env_strings.emplace_back(*e);
       continue;
     }
     env_strings.emplace_back(*e);
   }
-  if (!core.empty()) env_strings.push_back("OPENBLAS_CORETYPE=" + core);
-  env_strings.push_back("PARADNN_BLAS_CORE_CHOICE=trial");
+  if (!value.empty()) env_strings.push_back(variable + value);
+  env_strings.push_back(choice + "trial");
   std::vector<char*> envp;
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::string arg0 = runner_path, arg1 = "--blas-trial";
+  std::string arg0 = runner_path, arg1 = setting.trial_flag;
   char* argv[] = {arg0.data(), arg1.data(), nullptr};
 
   int pipe_fds[2];
@@ -193,7 +253,7 @@ BlasTrial RunBlasTrial(const std::string& runner_path, const std::string& core, 
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
   // The trial stays in our process group (a worker that kills the doctor's
-  // group kills its trial too) and dies with us (--blas-trial sets
+  // group kills its trial too) and dies with us (the trial modes set
   // PR_SET_PDEATHSIG); it starts no children of its own.
   pid_t pid = -1;
   const int spawned =
@@ -237,7 +297,7 @@ BlasTrial RunBlasTrial(const std::string& runner_path, const std::string& core, 
     return trial;
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    // A core whose kernels the CPU cannot execute dies of SIGILL.
+    // Kernels the CPU cannot execute die of SIGILL.
     trial.error = WIFSIGNALED(status)
                       ? absl::StrCat("trial died of signal ", WTERMSIG(status),
                                      WTERMSIG(status) == SIGILL ? " (illegal instruction)" : "")
@@ -245,78 +305,89 @@ BlasTrial RunBlasTrial(const std::string& runner_path, const std::string& core, 
     return trial;
   }
   const size_t newline = output.find('\n');
-  absl::StatusOr<BlasTrial> parsed =
-      ParseBlasTrialJson(newline == std::string::npos ? output : output.substr(0, newline));
+  absl::StatusOr<StackTrial> parsed =
+      ParseStackTrialJson(newline == std::string::npos ? output : output.substr(0, newline));
   if (!parsed.ok()) {
     trial.error = std::string(parsed.status().message());
     return trial;
   }
-  parsed->requested = core;
+  parsed->requested = value;
   return *parsed;
 }
 
-BlasDecision RunBlasDoctor(const std::string& runner_path, const std::vector<std::string>& flags) {
+StackDecision RunStackDoctor(const std::string& runner_path, const StackSetting& setting,
+                             const std::vector<std::string>& flags) {
   constexpr double kTrialTimeoutS = 60;
-  // Two interleaved rounds, keeping each core's faster one: a shared host
-  // drifts by tens of percent over seconds, and the order must not decide.
-  constexpr int kRounds = 2;
-  // The faster round's speed, the worst round's error: a core that is wrong
-  // or crashes in any round is not correct.
-  auto keep_faster = [](BlasTrial* kept, const BlasTrial& trial) {
+  // Interleaved rounds, keeping each value's fastest: a shared host drifts
+  // by tens of percent over seconds, and the order must not decide.
+  // The faster round's speed, the worst round's error: a value that is
+  // wrong or crashes in any round is not correct.
+  auto keep_faster = [](StackTrial* kept, const StackTrial& trial) {
     if (!kept->error.empty()) return;
     if (!trial.error.empty()) {
       kept->error = trial.error;
       return;
     }
     const double worst_error = std::max(kept->max_relative_error, trial.max_relative_error);
-    if (trial.flops_per_sec > kept->flops_per_sec) *kept = trial;
+    if (trial.rate > kept->rate) *kept = trial;
     kept->max_relative_error = worst_error;
   };
-  BlasTrial installed = RunBlasTrial(runner_path, "", kTrialTimeoutS);
-  std::vector<BlasTrial> others;
-  for (const std::string& core : BlasCoresToTry(flags)) {
-    if (core == installed.core && installed.error.empty()) continue;
-    others.push_back(RunBlasTrial(runner_path, core, kTrialTimeoutS));
+  auto run = [&](const std::string& value) {
+    return RunStackTrial(runner_path, setting, value, kTrialTimeoutS);
+  };
+  StackTrial installed = run("");
+  std::vector<StackTrial> others;
+  for (const std::string& value : setting.to_try(flags)) {
+    if (value == installed.used && installed.error.empty()) continue;
+    others.push_back(run(value));
   }
-  for (int round = 1; round < kRounds; ++round) {
-    for (BlasTrial& other : others) {
-      if (!other.error.empty()) continue;  // a core that crashed is not tried again
-      keep_faster(&other, RunBlasTrial(runner_path, other.requested, kTrialTimeoutS));
+  for (int round = 1; round < setting.rounds; ++round) {
+    for (StackTrial& other : others) {
+      if (!other.error.empty()) continue;  // a value that crashed is not tried again
+      keep_faster(&other, run(other.requested));
     }
-    if (installed.error.empty()) keep_faster(&installed, RunBlasTrial(runner_path, "", kTrialTimeoutS));
+    if (installed.error.empty()) keep_faster(&installed, run(""));
   }
-  return DecideBlasCore(installed, others);
+  return DecideStackSetting(setting, installed, others);
 }
 
-std::string BlasDoctorCacheKey(absl::string_view cpu_model, absl::string_view blas_backend,
-                               absl::string_view openblas_coretype_env) {
-  return absl::StrFormat(
-      "%016x", Fnv1a64(absl::StrCat(cpu_model, "\n", blas_backend, "\n", openblas_coretype_env)));
+std::string StackDoctorCacheKey(absl::string_view cpu_model, absl::string_view library,
+                                absl::string_view env_value) {
+  return absl::StrFormat("%016x",
+                         Fnv1a64(absl::StrCat(cpu_model, "\n", library, "\n", env_value)));
 }
 
 namespace {
 
-std::string CachePath(const std::string& state_dir, const std::string& key) {
-  return absl::StrCat(state_dir, "/blas-core-", key, ".binpb");
+std::string CachePath(const std::string& state_dir, const StackSetting& setting,
+                      const std::string& key) {
+  std::string prefix = setting.info->component;
+  std::replace(prefix.begin(), prefix.end(), '_', '-');
+  return absl::StrCat(state_dir, "/", prefix, "-", key, ".binpb");
 }
 
 }  // namespace
 
-absl::StatusOr<BlasDecision> ReadCachedBlasDecision(const std::string& state_dir,
-                                                    const std::string& key) {
-  std::ifstream in(CachePath(state_dir, key), std::ios::binary);
-  if (!in) return absl::NotFoundError("no cached BLAS core decision");
+absl::StatusOr<StackDecision> ReadCachedStackDecision(const std::string& state_dir,
+                                                      const StackSetting& setting,
+                                                      const std::string& key) {
+  const std::string path = CachePath(state_dir, setting, key);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("no cached ", setting.info->component, " decision"));
   std::stringstream buffer;
   buffer << in.rdbuf();
   v1::Platform stored;
   if (!stored.ParseFromString(buffer.str()) || stored.stack_findings_size() == 0) {
-    return absl::DataLossError(absl::StrCat(CachePath(state_dir, key), " does not parse"));
+    return absl::DataLossError(absl::StrCat(path, " does not parse"));
   }
-  BlasDecision decision;
-  decision.chosen = stored.blas_core();
+  StackDecision decision;
   decision.findings.assign(stored.stack_findings().begin(), stored.stack_findings().end());
   for (const v1::StackFinding& f : decision.findings) {
-    if (f.as_installed()) decision.as_installed_core = f.setting();
+    if (f.component() != setting.info->component) {
+      return absl::DataLossError(absl::StrCat(path, " holds ", f.component(), " findings"));
+    }
+    if (f.as_installed()) decision.as_installed = f.setting();
+    if (f.chosen() && !f.as_installed()) decision.chosen = f.setting();
   }
   double best = 0, installed = 0;
   for (const v1::StackFinding& f : decision.findings) {
@@ -327,17 +398,18 @@ absl::StatusOr<BlasDecision> ReadCachedBlasDecision(const std::string& state_dir
   // A choice this CPU cannot run (a VM moved to a host without AVX-512, say)
   // is stale: decide again.
   if (!decision.chosen.empty()) {
-    const std::vector<std::string> candidates = BlasCoreCandidates(HostCpuFlags());
+    const std::vector<std::string> candidates = setting.candidates(HostCpuFlags());
     if (std::find(candidates.begin(), candidates.end(), decision.chosen) == candidates.end()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cached BLAS core ", decision.chosen, " is not one this CPU's flags allow"));
+      return absl::FailedPreconditionError(absl::StrCat("cached ", setting.info->component, " ",
+                                                        decision.chosen,
+                                                        " is not one this CPU's flags allow"));
     }
   }
   return decision;
 }
 
-absl::Status WriteCachedBlasDecision(const std::string& state_dir, const std::string& key,
-                                     const BlasDecision& decision) {
+absl::Status WriteCachedStackDecision(const std::string& state_dir, const StackSetting& setting,
+                                      const std::string& key, const StackDecision& decision) {
   // mkdir -p of state_dir.
   for (size_t slash = state_dir.find('/', 1);; slash = state_dir.find('/', slash + 1)) {
     const std::string prefix = state_dir.substr(0, slash);
@@ -347,9 +419,8 @@ absl::Status WriteCachedBlasDecision(const std::string& state_dir, const std::st
     if (slash == std::string::npos) break;
   }
   v1::Platform stored;
-  stored.set_blas_core(decision.chosen);
   for (const v1::StackFinding& f : decision.findings) *stored.add_stack_findings() = f;
-  const std::string path = CachePath(state_dir, key);
+  const std::string path = CachePath(state_dir, setting, key);
   const std::string temporary = absl::StrCat(path, ".tmp.", getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);

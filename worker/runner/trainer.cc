@@ -37,6 +37,7 @@
 #include "worker/runner/op_profiler.h"
 #include "worker/runner/outcome.h"
 #include "worker/runner/platform.h"
+#include "worker/runner/platform_torch.h"
 #include "worker/runner/step_stats.h"
 #include "worker/runner/stop_rule.h"
 #include "worker/runner/suspect_conditions.h"
@@ -95,6 +96,23 @@ void ApplyThreads(const v1::RunSettings& settings, v1::Measurement* m, JobObserv
                              " (requested ", settings.inter_op_threads(), ")", interop_note,
                              ", BLAS pool ", blas < 0 ? std::string("n/a") : absl::StrCat(blas),
                              "; ", pinning));
+}
+
+// Records the stack settings this process runs with (Measurement.stack)
+// and flags a job whose requested name did not take (a core this OpenBLAS
+// does not know falls back to its own pick).
+void RecordStackInEffect(const v1::ModelConfig& config, v1::Measurement* m) {
+  for (auto& [component, value] : StackInEffect()) (*m->mutable_stack())[component] = value;
+  for (const auto& [component, requested] : config.stack()) {
+    if (requested == "auto" || requested == "as-installed") continue;
+    const auto it = m->stack().find(component);
+    const std::string in_effect = it == m->stack().end() ? "" : it->second;
+    if (!absl::EqualsIgnoreCase(in_effect, requested)) {
+      m->add_suspect(absl::StrCat("stack: the job asked for ", component, " ", requested,
+                                  "; this process ran ",
+                                  in_effect.empty() ? std::string("without one") : in_effect));
+    }
+  }
 }
 
 // Flags the conditions that make `m` suspect (reference BLAS, a busy host,
@@ -382,6 +400,7 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   }
 
   if (!job.device().empty()) m.set_device(job.device());
+  RecordStackInEffect(job.config(), &m);
   if (auto format = spec->options.find("memory_format"); format != spec->options.end()) {
     m.set_memory_format(format->second);
   }

@@ -102,6 +102,55 @@ TEST(SweepValidationTest, PrecisionAndOptimizerAreInnermost) {
   EXPECT_EQ(distinct.size(), 40u);
 }
 
+TEST(SweepValidationTest, StackSettingsAreAxesOfTheirOwn) {
+  v1::SweepSpec spec = Issue();
+  (*spec.mutable_stack())["blas_core"].add_values("as-installed");
+  (*spec.mutable_stack())["blas_core"].add_values("auto");
+  (*spec.mutable_stack())["aten_capability"].add_values("avx512");
+  ASSERT_TRUE(ValidateSweep(spec, 0).ok()) << ValidateSweep(spec, 0);
+  EXPECT_EQ(CountConfigurations(spec), 20);
+  absl::StatusOr<std::vector<v1::ModelConfig>> configs = ExpandSweep(spec, 0);
+  ASSERT_TRUE(configs.ok()) << configs.status();
+  ASSERT_EQ(configs->size(), 20u);
+  // Innermost of the named axes, outside precision and optimizer.
+  EXPECT_EQ((*configs)[0].stack().at("blas_core"), "as-installed");
+  EXPECT_EQ((*configs)[1].stack().at("blas_core"), "auto");
+  EXPECT_EQ((*configs)[0].params().at("node"), (*configs)[1].params().at("node"));
+  EXPECT_NE((*configs)[1].params().at("node"), (*configs)[2].params().at("node"));
+  for (const auto& c : *configs) EXPECT_EQ(c.stack().at("aten_capability"), "avx512");
+}
+
+TEST(SweepValidationTest, StackSettingsNameTheFieldAndWhatIsAllowed) {
+  struct Case {
+    std::string key;
+    std::vector<std::string> values;
+    std::string device;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"omp_threads", {"4"}, "cpu", "stack.omp_threads: not a stack setting; allowed: blas_core, "
+                                    "aten_capability"},
+      {"aten_capability", {"auto", "avx1024"}, "cpu",
+       "stack.aten_capability[1]: 'avx1024' is not auto, as-installed or default, avx2 or avx512"},
+      {"blas_core", {"Sky lake"}, "cpu",
+       "stack.blas_core[0]: 'Sky lake' is not auto, as-installed or an OpenBLAS core name"},
+      {"blas_core", {"auto", "auto"}, "cpu", "stack.blas_core[1]: 'auto' is listed twice"},
+      {"blas_core", {}, "cpu", "stack.blas_core: empty list"},
+      {"blas_core", {"auto"}, "cuda",
+       "stack.blas_core: stack settings choose CPU libraries' kernels; this sweep's device is "
+       "cuda"},
+  };
+  for (const Case& c : cases) {
+    v1::SweepSpec spec = Issue();
+    spec.set_device(c.device);
+    v1::StringValues& list = (*spec.mutable_stack())[c.key];
+    for (const std::string& v : c.values) list.add_values(v);
+    const absl::Status status = ValidateSweep(spec, 0);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.key;
+    EXPECT_THAT(std::string(status.message()), StartsWith(c.error));
+  }
+}
+
 TEST(SweepValidationTest, EmptyPrecisionAndOptimizerGetDefaults) {
   v1::SweepSpec spec = Issue();
   spec.clear_precision();

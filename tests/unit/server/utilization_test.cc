@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 namespace paradnn::server {
 namespace {
@@ -203,12 +204,47 @@ TEST(UtilizationTest, SlowBlasCoreFlagsFloat32MatmulJobsOnly) {
   v1::Measurement cnn = Job("cnn", "float32", 40e9, 40e9);
   roofs.Fill(&cnn);
   EXPECT_TRUE(cnn.suspect().empty());
-  // A worker that chose the core itself is not flagged.
+  // A worker that runs the doctor's core is not flagged...
+  platform.set_blas_core("SkylakeX");
   platform.set_blas_core_choice("auto");
   UtilizationRoofs tuned(platform);
   v1::Measurement tuned_fc = Job("fc", "float32", 40e9, 40e9);
   tuned.Fill(&tuned_fc);
   EXPECT_TRUE(tuned_fc.suspect().empty());
+  // ...but a job of a stack axis that ran the installed core on it is: the
+  // result's own record wins over the platform's.
+  v1::Measurement axis_fc = Job("fc", "float32", 40e9, 40e9);
+  (*axis_fc.mutable_stack())["blas_core"] = "Prescott";
+  tuned.Fill(&axis_fc);
+  ASSERT_EQ(axis_fc.suspect_size(), 1);
+  EXPECT_NE(axis_fc.suspect(0).find("BLAS runs Prescott kernels"), std::string::npos);
+}
+
+TEST(UtilizationTest, SlowAtenCapabilityFlagsEveryCpuFamily) {
+  v1::Platform platform = TestPlatform();
+  platform.set_aten_capability("avx2");
+  for (const auto& [setting, rate, installed] :
+       {std::tuple{"avx2", 10e9, true}, std::tuple{"avx512", 12e9, false}}) {
+    v1::StackFinding* f = platform.add_stack_findings();
+    f->set_component("aten_capability");
+    f->set_setting(setting);
+    f->set_flops_per_sec(rate);
+    f->set_correct(true);
+    f->set_as_installed(installed);
+  }
+  UtilizationRoofs roofs(platform);
+  for (const char* family : {"fc", "cnn", "rnn"}) {
+    v1::Measurement m = Job(family, "bfloat16", 40e9, 40e9);
+    roofs.Fill(&m);
+    ASSERT_EQ(m.suspect_size(), 1) << family;
+    EXPECT_EQ(m.suspect(0),
+              "ATen runs avx2 kernels; this CPU supports avx512 (1.2x faster fp32 elementwise "
+              "measured)");
+  }
+  v1::Measurement tuned = Job("fc", "float32", 40e9, 40e9);
+  (*tuned.mutable_stack())["aten_capability"] = "avx512";
+  roofs.Fill(&tuned);
+  EXPECT_TRUE(tuned.suspect().empty());
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,6 +29,17 @@ struct ProcessResult {
   std::string out;
   std::string err;
 };
+
+bool HostHasFlag(const std::string& flag) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      return (" " + line + " ").find(" " + flag + " ") != std::string::npos;
+    }
+  }
+  return false;
+}
 
 std::string RunnerPath() {
   const char* dir = std::getenv("PARADNN_BIN_DIR");
@@ -308,39 +321,71 @@ TEST(RunnerBinaryTest, ProcessMemoryEstimateCoversThePeakRss) {
   }
 }
 
-TEST(RunnerBinaryTest, BlasDoctorTriesCoresAndKeepsACorrectOne) {
+TEST(RunnerBinaryTest, StackDoctorTriesCoresAndCapabilitiesAndKeepsCorrectOnes) {
   char state[] = "/tmp/paradnn_doctor_test_XXXXXX";
   ASSERT_NE(mkdtemp(state), nullptr);
   setenv("PARADNN_STATE_DIR", state, 1);
-  const ProcessResult run = RunRunner({"--blas-doctor"});
+  const ProcessResult run = RunRunner({"--stack-doctor"});
   unsetenv("PARADNN_STATE_DIR");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json j = nlohmann::json::parse(run.out);
-  if (j.value("blas_core", "").empty()) GTEST_SKIP() << "the BLAS is not OpenBLAS";
   ASSERT_TRUE(j.contains("stack_findings")) << j.dump();
-  int installed = 0, chosen = 0;
+  // Per component: exactly one as-installed and one chosen finding, the
+  // chosen one correct and the one the platform reports in effect.
+  std::map<std::string, int> installed, chosen;
   for (const nlohmann::json& f : j.at("stack_findings")) {
-    EXPECT_EQ(f.value("component", ""), "blas_core");
-    installed += f.value("as_installed", false) ? 1 : 0;
+    const std::string component = f.value("component", "");
+    ASSERT_TRUE(component == "blas_core" || component == "aten_capability") << f.dump();
+    installed[component] += f.value("as_installed", false) ? 1 : 0;
     if (f.value("chosen", false)) {
-      ++chosen;
+      ++chosen[component];
       EXPECT_TRUE(f.value("correct", false)) << f.dump();
-      EXPECT_EQ(f.value("setting", ""), j.at("blas_core").get<std::string>());
+      EXPECT_EQ(f.value("setting", ""), j.at(component).get<std::string>());
     }
     if (f.value("correct", false)) {
       EXPECT_GT(f.value("flops_per_sec", 0.0), 0) << f.dump();
-      EXPECT_LE(f.value("max_relative_error", 1.0), kMaxGemmRelativeError) << f.dump();
+      EXPECT_LE(f.value("max_relative_error", 1.0),
+                component == "blas_core" ? kMaxGemmRelativeError : kMaxElementwiseRelativeError)
+          << f.dump();
     }
   }
-  EXPECT_EQ(installed, 1) << j.dump();
-  EXPECT_EQ(chosen, 1) << j.dump();
-  // The decision is kept for the next runner on this host.
-  bool cached = false;
-  for (const auto& entry : std::filesystem::directory_iterator(state)) {
-    cached = cached || absl::StartsWith(entry.path().filename().string(), "blas-core-");
+  std::vector<std::string> components;
+  if (!j.value("blas_core", "").empty()) components.push_back("blas_core");
+  if (HostHasFlag("avx2")) components.push_back("aten_capability");
+  for (const std::string& component : components) {
+    EXPECT_EQ(installed[component], 1) << component << ": " << j.dump();
+    EXPECT_EQ(chosen[component], 1) << component << ": " << j.dump();
   }
-  EXPECT_TRUE(cached);
+  // The decisions are kept for the next runner on this host.
+  std::set<std::string> cached;
+  for (const auto& entry : std::filesystem::directory_iterator(state)) {
+    const std::string name = entry.path().filename().string();
+    if (absl::StartsWith(name, "blas-core-")) cached.insert("blas_core");
+    if (absl::StartsWith(name, "aten-capability-")) cached.insert("aten_capability");
+  }
+  EXPECT_EQ(cached, std::set<std::string>(components.begin(), components.end()));
   std::filesystem::remove_all(state);
+}
+
+TEST(RunnerBinaryTest, ForcedAtenCapabilityIsReportedAndPartOfTheFingerprint) {
+  if (!HostHasFlag("avx2")) GTEST_SKIP() << "needs an x86 CPU with AVX2";
+  const ProcessResult installed = RunRunner({"--platform", "--aten-capability", "as-installed"});
+  ASSERT_EQ(installed.exit_code, 0) << installed.err;
+  const nlohmann::json base = nlohmann::json::parse(installed.out);
+  EXPECT_EQ(base.value("aten_capability_choice", ""), "as-installed");
+  // default (no AVX) runs everywhere and is never what LibTorch picks on an
+  // AVX2 CPU by itself.
+  const ProcessResult forced = RunRunner({"--platform", "--aten-capability", "default"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  const nlohmann::json j = nlohmann::json::parse(forced.out);
+  EXPECT_EQ(j.value("aten_capability", ""), "default") << j.dump();
+  EXPECT_EQ(j.value("aten_capability_choice", ""), "forced");
+  EXPECT_NE(j.value("fingerprint", ""), base.value("fingerprint", ""));
+  const ProcessResult bad = RunRunner({"--platform", "--aten-capability", "avx1024"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(bad.err, "--aten-capability: 'avx1024' is not auto, as-installed "
+                                         "or default, avx2 or avx512"))
+      << bad.err;
 }
 
 TEST(RunnerBinaryTest, ForcedBlasCoreIsReportedAndPartOfTheFingerprint) {

@@ -1,0 +1,70 @@
+#include "worker/stack_environment.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/stack_findings.h"
+
+extern char** environ;
+
+namespace paradnn::worker {
+namespace {
+
+// `entries` without NAME=..., then with NAME=value when `value` is set.
+void Replace(std::vector<std::string>* entries, const std::string& name,
+             const std::optional<std::string>& value) {
+  const std::string prefix = name + "=";
+  entries->erase(std::remove_if(entries->begin(), entries->end(),
+                                [&](const std::string& e) { return absl::StartsWith(e, prefix); }),
+                 entries->end());
+  if (value.has_value()) entries->push_back(prefix + *value);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> JobEnvironment(
+    const std::vector<std::string>& base, const StackChoices& choices,
+    const google::protobuf::Map<std::string, std::string>& stack) {
+  std::vector<std::string> entries = base;
+  for (const auto& [component, value] : stack) {
+    const std::string field = absl::StrCat("config.stack.", component);
+    const common::StackSettingInfo* info = common::FindStackSettingInfo(component);
+    if (info == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": not a stack setting; allowed: blas_core, aten_capability"));
+    }
+    if (absl::Status s = common::ValidateStackValue(*info, value, field); !s.ok()) return s;
+    std::optional<std::string> installed;
+    if (auto it = choices.as_installed.find(component); it != choices.as_installed.end()) {
+      installed = it->second;
+    }
+    std::string doctor;
+    if (auto it = choices.doctor_choice.find(component); it != choices.doctor_choice.end()) {
+      doctor = it->second;
+    }
+    std::optional<std::string> variable;
+    std::string choice;
+    if (value == "as-installed") {
+      variable = installed;
+      choice = "as-installed";
+    } else if (value == "auto") {
+      variable = doctor.empty() ? installed : std::optional<std::string>(doctor);
+      choice = doctor.empty() ? "as-installed" : "auto";
+    } else {
+      variable = value;
+      choice = "forced";
+    }
+    Replace(&entries, info->env_var, variable);
+    Replace(&entries, info->choice_env, choice);
+  }
+  return entries;
+}
+
+std::vector<std::string> CurrentEnvironment() {
+  std::vector<std::string> entries;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) entries.emplace_back(*e);
+  return entries;
+}
+
+}  // namespace paradnn::worker
