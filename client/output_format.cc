@@ -65,6 +65,31 @@ Cell Text(const std::string& text) {
   return text;
 }
 
+}  // namespace
+
+std::string EscapeForTerminal(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      absl::StrAppend(&out, absl::StrFormat("\\x%02x", c));
+    } else if (c == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      // U+0080..U+009F, the C1 controls (CSI among them) in UTF-8.
+      absl::StrAppend(&out,
+                      absl::StrFormat("\\u%04x", static_cast<unsigned char>(text[i + 1])));
+      ++i;
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+namespace {
+
 size_t DisplayWidth(absl::string_view text) {
   size_t width = 0;
   for (char c : text) {
@@ -327,9 +352,19 @@ std::string FormatJson(const ResultTable& table, bool samples) {
   return array.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-std::string AlignColumns(const std::vector<std::string>& header,
-                         const std::vector<std::vector<std::string>>& rows,
+std::string AlignColumns(const std::vector<std::string>& raw_header,
+                         const std::vector<std::vector<std::string>>& raw_rows,
                          const std::vector<bool>& right_align) {
+  // Cells come from workers and users (ids, host names, error texts): a
+  // terminal must see their control characters as text, not obey them.
+  std::vector<std::string> header;
+  for (const std::string& cell : raw_header) header.push_back(EscapeForTerminal(cell));
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(raw_rows.size());
+  for (const auto& raw : raw_rows) {
+    std::vector<std::string>& row = rows.emplace_back();
+    for (const std::string& cell : raw) row.push_back(EscapeForTerminal(cell));
+  }
   std::vector<size_t> widths(header.size(), 0);
   for (size_t c = 0; c < header.size(); ++c) widths[c] = DisplayWidth(header[c]);
   for (const auto& row : rows) {
@@ -530,7 +565,7 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
     if (r.seed() != 0) parts.push_back(absl::StrCat("seed=", r.seed()));
     rows.push_back({"run", parts.empty() ? "defaults" : absl::StrJoin(parts, " ")});
   }
-  std::string out = absl::StrCat("sweep ", s.sweep_id(), ": ", s.name(), "\n");
+  std::string out = absl::StrCat("sweep ", s.sweep_id(), ": ", EscapeForTerminal(s.name()), "\n");
   std::string body = AlignColumns({"", ""}, rows, {false, false});
   // Drop the empty header line AlignColumns writes first.
   absl::StrAppend(&out, body.substr(body.find('\n') + 1));

@@ -92,8 +92,15 @@ std::string FormatHumanTable(const ResultTable& table);
 // One field of CSV, quoted when needed.
 std::string CsvField(absl::string_view text);
 
+// `text` with every control character (C0, DEL, and C1 in UTF-8) written
+// as a visible escape ("\x1b", "\u009b"), for the human table: a worker id,
+// host name or error text cannot move the cursor, recolour or retitle the
+// terminal. CSV and JSON keep the exact text.
+std::string EscapeForTerminal(absl::string_view text);
+
 // Aligned plain-text columns: numbers right-aligned where `right_align`
-// says so. Widths count UTF-8 code points.
+// says so. Widths count UTF-8 code points; every cell goes through
+// EscapeForTerminal.
 std::string AlignColumns(const std::vector<std::string>& header,
                          const std::vector<std::vector<std::string>>& rows,
                          const std::vector<bool>& right_align);

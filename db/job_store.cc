@@ -122,10 +122,12 @@ void JobStore::ExtendLeases(const std::string& worker_id, int64_t lease_deadline
 }
 
 void JobStore::Release(int64_t attempt_id, const std::string& reason, int64_t now_unix_ms,
-                       int max_attempts, Callback<v1::JobState> done) {
+                       int max_attempts, Callback<v1::JobState> done,
+                       const std::string& holder) {
   internal::WriteValue<v1::JobState>(
       db_,
-      [attempt_id, reason, now_unix_ms, max_attempts](sqlite3* db) -> absl::StatusOr<v1::JobState> {
+      [attempt_id, reason, now_unix_ms, max_attempts,
+       holder](sqlite3* db) -> absl::StatusOr<v1::JobState> {
         if (max_attempts < 1) {
           return absl::InvalidArgumentError(
               absl::StrCat("max_attempts must be >= 1, got ", max_attempts));
@@ -139,7 +141,7 @@ void JobStore::Release(int64_t attempt_id, const std::string& reason, int64_t no
         {
           Statement find(db,
                          "SELECT a.job_id, a.finished_unix_ms IS NULL, j.state, j.attempts, "
-                         "j.sweep_id, s.state FROM attempts a "
+                         "j.sweep_id, s.state, a.worker_id FROM attempts a "
                          "JOIN jobs j ON j.id = a.job_id JOIN sweeps s ON s.id = j.sweep_id "
                          "WHERE a.id = ?");
           find.Bind(1, attempt_id);
@@ -154,6 +156,11 @@ void JobStore::Release(int64_t attempt_id, const std::string& reason, int64_t no
           attempts = find.ColumnInt(3);
           sweep_id = find.ColumnInt(4);
           sweep_cancelled = find.ColumnInt(5) == v1::SWEEP_CANCELLED;
+          if (!holder.empty() && find.ColumnText(6) != holder) {
+            return absl::PermissionDeniedError(absl::StrCat(
+                "attempt ", attempt_id, " of job ", job_id, " is held by worker '",
+                find.ColumnText(6), "', not '", holder, "'; it cannot hand it back"));
+          }
         }
         if (!open) return job_state;  // already closed: releasing twice is harmless
 

@@ -22,6 +22,7 @@ struct JobRow {
 struct AttemptRow {
   int64_t job_id = 0;
   bool open = false;
+  std::string worker_id;  // who the attempt was leased to
 };
 
 absl::StatusOr<JobRow> FindJob(sqlite3* db, int64_t job_id) {
@@ -40,7 +41,8 @@ absl::StatusOr<JobRow> FindJob(sqlite3* db, int64_t job_id) {
 }
 
 absl::StatusOr<AttemptRow> FindAttempt(sqlite3* db, int64_t attempt_id, int64_t job_id) {
-  Statement find(db, "SELECT job_id, finished_unix_ms IS NULL FROM attempts WHERE id = ?");
+  Statement find(db,
+                 "SELECT job_id, finished_unix_ms IS NULL, worker_id FROM attempts WHERE id = ?");
   find.Bind(1, attempt_id);
   absl::StatusOr<bool> found = find.Step();
   if (!found.ok()) return found.status();
@@ -48,7 +50,7 @@ absl::StatusOr<AttemptRow> FindAttempt(sqlite3* db, int64_t attempt_id, int64_t 
     return absl::InvalidArgumentError(
         absl::StrCat("attempt ", attempt_id, " does not belong to job ", job_id));
   }
-  return AttemptRow{find.ColumnInt(0), find.ColumnInt(1) != 0};
+  return AttemptRow{find.ColumnInt(0), find.ColumnInt(1) != 0, find.ColumnText(2)};
 }
 
 absl::Status CloseAttempt(sqlite3* db, int64_t attempt_id, const std::string& outcome,
@@ -161,6 +163,13 @@ absl::StatusOr<StoreOutcome> StoreInTransaction(sqlite3* db, int64_t job_id, int
   if (!job.ok()) return job.status();
   absl::StatusOr<AttemptRow> attempt = FindAttempt(db, attempt_id, job_id);
   if (!attempt.ok()) return attempt.status();
+  // Only the worker the attempt was leased to reports it: another worker's
+  // result, CANCELLED or duplicate must not close, cancel or answer it.
+  if (attempt->worker_id != worker_id) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("attempt ", attempt_id, " of job ", job_id, " is held by worker '",
+                     attempt->worker_id, "', not '", worker_id, "'; its result is refused"));
+  }
 
   if (job->has_result) {
     // The worker re-sent a result we already hold (its ack was lost), or a

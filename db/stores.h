@@ -141,9 +141,11 @@ class JobStore {
   // if its sweep was cancelled). Closing an attempt that is already closed is
   // a no-op (returns OK with the job's state); so is the job side when the
   // job already has a result. NotFound for an unknown attempt,
-  // InvalidArgument for max_attempts < 1.
+  // InvalidArgument for max_attempts < 1. `holder` set (a worker handing its
+  // job back): PermissionDenied, and nothing changes, unless the attempt
+  // was leased to that worker.
   void Release(int64_t attempt_id, const std::string& reason, int64_t now_unix_ms,
-               int max_attempts, Callback<v1::JobState> done);
+               int max_attempts, Callback<v1::JobState> done, const std::string& holder = "");
   absl::StatusOr<v1::JobState> ReleaseSync(int64_t attempt_id, const std::string& reason,
                                            int64_t now_unix_ms, int max_attempts);
 
@@ -178,7 +180,8 @@ class ResultStore {
   // an attempt that was released (lease expired) is still accepted while the
   // job has no result. NotFound for an unknown job, InvalidArgument if the
   // attempt does not belong to the job or platform_id (> 0) is unknown;
-  // platform_id <= 0 stores no platform.
+  // platform_id <= 0 stores no platform. PermissionDenied, and nothing
+  // changes, when `worker_id` is not the worker the attempt was leased to.
   //
   // On kDuplicate the reporting attempt, if still open, is closed
   // ("duplicate") so its lease stops being extended. Outcome CANCELLED writes

@@ -12,15 +12,21 @@
 #include "absl/strings/str_format.h"
 #include "common/human_units.h"
 #include "db/model_store.h"
+#include "server/result_validation.h"
 
 namespace paradnn::server {
 namespace {
 
 // Errors that will not go away by sending the same result again: the
 // worker may drop such a result once told.
+// Errors that sending the same message again cannot fix: acked (the worker
+// drops it) rather than left for a retry that would never end. A result
+// for another worker's attempt (PermissionDenied) is one: refused, logged,
+// acked.
 bool IsPermanent(const absl::Status& status) {
   return status.code() == absl::StatusCode::kNotFound ||
-         status.code() == absl::StatusCode::kInvalidArgument;
+         status.code() == absl::StatusCode::kInvalidArgument ||
+         status.code() == absl::StatusCode::kPermissionDenied;
 }
 
 v1::CoordinatorMessage AckMessage(int64_t job_id, int64_t attempt_id) {
@@ -71,11 +77,21 @@ void Scheduler::NotifyChange() {
 
 absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
                                 const v1::WorkerHello& hello) {
-  if (hello.worker_id().empty() || hello.worker_id().size() > 256) {
-    return absl::InvalidArgumentError("hello.worker_id: must be 1..256 characters");
+  // Ids and kinds are printed in tables and logs: printable characters only.
+  auto printable = [](const std::string& text) {
+    return std::none_of(text.begin(), text.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+  };
+  if (hello.worker_id().empty() || hello.worker_id().size() > 256 ||
+      !printable(hello.worker_id())) {
+    return absl::InvalidArgumentError(
+        "hello.worker_id: must be 1..256 characters, none of them control characters");
   }
-  if (hello.device_kind().empty() || hello.device_kind().size() > 64) {
-    return absl::InvalidArgumentError("hello.device_kind: must be 1..64 characters");
+  if (hello.device_kind().empty() || hello.device_kind().size() > 64 ||
+      !printable(hello.device_kind())) {
+    return absl::InvalidArgumentError(
+        "hello.device_kind: must be 1..64 characters, none of them control characters");
   }
   // Attempts this worker held before (a previous stream, or a previous
   // coordinator process): it either still runs one of them or re-sends its
@@ -240,7 +256,8 @@ void Scheduler::OnHandedBack(const std::string& worker_id, const v1::JobResult& 
         Settle(worker_id, job_id, attempt_id, ack);
         OfferPendingJobs();
         NotifyChange();
-      });
+      },
+      /*holder=*/worker_id);
 }
 
 void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& result) {
@@ -252,6 +269,11 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
   const int64_t attempt_id = result.attempt_id();
   int64_t platform_id = 0;
   v1::Measurement measurement = result.measurement();
+  if (absl::Status valid = ValidateMeasurement(measurement); !valid.ok()) {
+    spdlog::warn("worker {}: result of job {} (attempt {}) refused: {}", worker_id, job_id,
+                 attempt_id, std::string(valid.message()));
+    measurement = RefusedMeasurement(measurement, valid);
+  }
   // A worker whose only open attempt is this one gets its next job leased
   // in the result's own write: one commit from result to assignment.
   bool lease_next = false;
@@ -286,7 +308,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
     });
   }
   spdlog::info("worker {} finished job {} (attempt {}): {}", worker_id, job_id, attempt_id,
-               v1::Outcome_Name(result.measurement().outcome()));
+               v1::Outcome_Name(measurement.outcome()));
   auto settle = [this, worker_id, job_id,
                  attempt_id](const absl::StatusOr<db::StoreOutcome>& stored) {
     const bool ack = stored.ok() || IsPermanent(stored.status());
@@ -347,7 +369,11 @@ void Scheduler::Settle(const std::string& worker_id, int64_t job_id, int64_t att
     std::lock_guard<std::mutex> lock(mu_);
     WorkerState& worker = workers_[worker_id];
     worker.results_in_flight.erase(attempt_id);
-    if (ack) ForgetAttemptLocked(attempt_id);
+    // Another worker's attempt (a refused forgery) stays its holder's.
+    auto owner = attempt_owner_.find(attempt_id);
+    if (ack && (owner == attempt_owner_.end() || owner->second == worker_id)) {
+      ForgetAttemptLocked(attempt_id);
+    }
     session = worker.session;
   }
   if (ack && session) session->Send(AckMessage(job_id, attempt_id));

@@ -15,6 +15,8 @@ namespace paradnn::testing {
 
 // Runs one integer-valued query against the database file (read-only).
 int64_t QueryInt(const std::string& db_path, const std::string& sql);
+// The first column of the first row as text ("" for none or NULL).
+std::string QueryText(const std::string& db_path, const std::string& sql);
 
 class Cluster {
  public:

@@ -345,5 +345,24 @@ TEST(OutputFormatTest, WorkerListing) {
   EXPECT_THAT(text, HasSubstr("jobs done"));
 }
 
+TEST(OutputFormatTest, ControlCharactersReachTheTerminalAsText) {
+  EXPECT_EQ(EscapeForTerminal("plain µs text"), "plain µs text");
+  EXPECT_EQ(EscapeForTerminal("a\x1b]0;pwned\x07" "b"), "a\\x1b]0;pwned\\x07b");
+  EXPECT_EQ(EscapeForTerminal("tab\tnew\nline\x7f"), "tab\\x09new\\x0aline\\x7f");
+  EXPECT_EQ(EscapeForTerminal("csi \xc2\x9b" "2J"), "csi \\u009b2J");
+  v1::WorkerInfo w;
+  w.set_worker_id("evil");
+  w.set_hostname("box\x1b[2J\x1b[31m");
+  const std::string text = FormatWorkers({w}, 1'000'000);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("box\\x1b[2J\\x1b[31m"));
+  // CSV keeps the exact text.
+  ResultTable table;
+  table.columns.push_back({"error", "error", ColumnUnit::kText});
+  table.rows.push_back({Cell{std::string("x\x1b[2Jy")}});
+  EXPECT_THAT(FormatCsv(table, false), HasSubstr("x\x1b[2Jy"));
+  EXPECT_EQ(FormatHumanTable(table).find('\x1b'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace paradnn::client

@@ -1,0 +1,283 @@
+// A hostile worker against a real coordinator: peers written here against
+// our protos (no paradnn-worker), a real SQLite file on loopback. A result,
+// CANCELLED or hand-back for another worker's attempt is refused and the
+// holder's own result stands; a result whose numbers are not numbers (NaN,
+// infinite, negative) or that carries more than a result may is stored as
+// ERROR naming the field, acked, and never retried.
+#include <grpcpp/grpcpp.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "paradnn/v1/coordinator.grpc.pb.h"
+#include "tests/integration/cluster.h"
+#include "tests/integration/test_processes.h"
+
+namespace paradnn::testing {
+namespace {
+
+using std::chrono::seconds;
+
+// One worker stream spoken by hand.
+class PeerWorker {
+ public:
+  PeerWorker(const std::string& address, const std::string& worker_id)
+      : channel_(grpc::CreateChannel(address, grpc::InsecureChannelCredentials())),
+        stub_(v1::WorkerGateway::NewStub(channel_)),
+        stream_(stub_->Connect(&context_)),
+        worker_id_(worker_id) {}
+
+  ~PeerWorker() {
+    context_.TryCancel();
+    v1::CoordinatorMessage ignored;
+    while (stream_->Read(&ignored)) {
+    }
+    (void)stream_->Finish();
+  }
+
+  // Hello (a CPU platform of its own), hello_ack, then an idle heartbeat so
+  // that the coordinator offers work.
+  void Join() {
+    v1::WorkerMessage hello;
+    hello.mutable_hello()->set_worker_id(worker_id_);
+    hello.mutable_hello()->set_device_kind("cpu");
+    hello.mutable_hello()->mutable_platform()->set_fingerprint("peer-" + worker_id_);
+    hello.mutable_hello()->mutable_platform()->set_device_kind("cpu");
+    hello.mutable_hello()->mutable_platform()->set_memory_bytes(int64_t{8} << 30);
+    ASSERT_TRUE(stream_->Write(hello));
+    std::optional<v1::CoordinatorMessage> ack = Next();
+    ASSERT_TRUE(ack.has_value() && ack->has_hello_ack()) << worker_id_;
+    Heartbeat();
+  }
+
+  void Heartbeat(int64_t job_id = 0, int64_t attempt_id = 0) {
+    v1::WorkerMessage beat;
+    beat.mutable_heartbeat()->set_running_job_id(job_id);
+    beat.mutable_heartbeat()->set_running_attempt_id(attempt_id);
+    ASSERT_TRUE(stream_->Write(beat));
+  }
+
+  // The next message of the kind asked for (others are skipped).
+  std::optional<v1::CoordinatorMessage> Next() {
+    v1::CoordinatorMessage message;
+    if (!stream_->Read(&message)) return std::nullopt;
+    return message;
+  }
+  std::optional<v1::JobAssignment> NextAssignment() {
+    for (std::optional<v1::CoordinatorMessage> m = Next(); m; m = Next()) {
+      if (m->has_assignment()) return m->assignment();
+    }
+    return std::nullopt;
+  }
+  std::optional<v1::ResultAck> NextAck() {
+    for (std::optional<v1::CoordinatorMessage> m = Next(); m; m = Next()) {
+      if (m->has_ack()) return m->ack();
+    }
+    return std::nullopt;
+  }
+
+  void Send(int64_t job_id, int64_t attempt_id, const v1::Measurement& m,
+            bool handed_back = false) {
+    v1::WorkerMessage message;
+    message.mutable_result()->set_job_id(job_id);
+    message.mutable_result()->set_attempt_id(attempt_id);
+    *message.mutable_result()->mutable_measurement() = m;
+    message.mutable_result()->set_handed_back(handed_back);
+    ASSERT_TRUE(stream_->Write(message));
+  }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::WorkerGateway::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::WorkerMessage, v1::CoordinatorMessage>> stream_;
+  std::string worker_id_;
+};
+
+v1::Measurement Honest(double examples_per_sec) {
+  v1::Measurement m;
+  m.set_outcome(v1::OK);
+  m.set_device("cpu");
+  m.set_examples_per_sec(examples_per_sec);
+  m.mutable_stats()->set_steps(3);
+  m.mutable_stats()->set_median_s(0.01);
+  m.mutable_stats()->set_mean_s(0.01);
+  for (int i = 0; i < 3; ++i) m.add_step_seconds(0.01);
+  return m;
+}
+
+class HostileWorkerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = std::make_unique<Cluster>(dir_);
+    ASSERT_NO_FATAL_FAILURE(cluster_->StartCoordinator());
+  }
+  void TearDown() override {
+    if (cluster_) cluster_->Stop();
+  }
+
+  std::string Submit(int jobs) {
+    const std::string file = dir_.File("sweep.yaml");
+    std::ofstream(file) << "name: peers\nfamily: fc\ndevice: cpu\n"
+                           "params: {layer: 1, node: {min: 8, max: "
+                        << 8 * jobs << ", add: 8}, input: 4, output: 2, batch: 4}\n";
+    CommandResult submit = cluster_->Cli({"submit", file, "-q"});
+    EXPECT_EQ(submit.exit_code, 0) << submit.err;
+    return submit.out.substr(0, submit.out.find_first_of("\n "));
+  }
+
+  int64_t Query(const std::string& sql) { return QueryInt(cluster_->db_path(), sql); }
+
+  TempDir dir_;
+  std::unique_ptr<Cluster> cluster_;
+};
+
+TEST_F(HostileWorkerTest, OnlyTheHolderReportsItsAttempt) {
+  Submit(1);
+  PeerWorker holder(cluster_->address(), "holder");
+  ASSERT_NO_FATAL_FAILURE(holder.Join());
+  std::optional<v1::JobAssignment> job = holder.NextAssignment();
+  ASSERT_TRUE(job.has_value());
+  PeerWorker forger(cluster_->address(), "forger");
+  ASSERT_NO_FATAL_FAILURE(forger.Join());
+
+  // A result, a CANCELLED and a hand-back for the holder's attempt: each
+  // refused (acked, so the forger stops), none changes the job.
+  v1::Measurement cancelled;
+  cancelled.set_outcome(v1::CANCELLED);
+  v1::Measurement forged = Honest(123);
+  for (const auto& [m, handed_back] :
+       {std::pair{forged, false}, std::pair{cancelled, false}, std::pair{cancelled, true}}) {
+    holder.Heartbeat(job->job_id(), job->attempt_id());  // its lease stays alive
+    forger.Send(job->job_id(), job->attempt_id(), m, handed_back);
+    std::optional<v1::ResultAck> ack = forger.NextAck();
+    ASSERT_TRUE(ack.has_value());
+    EXPECT_EQ(ack->attempt_id(), job->attempt_id());
+    EXPECT_EQ(Query("SELECT count(*) FROM results"), 0);
+    EXPECT_EQ(Query("SELECT state FROM jobs"), v1::JOB_LEASED);
+    EXPECT_EQ(Query("SELECT count(*) FROM attempts WHERE finished_unix_ms IS NULL"), 1);
+  }
+  EXPECT_NE(cluster_->Logs().find("is held by worker 'holder', not 'forger'"), std::string::npos);
+
+  // The holder's own result is stored, under its name.
+  holder.Send(job->job_id(), job->attempt_id(), Honest(456));
+  ASSERT_TRUE(holder.NextAck().has_value());
+  EXPECT_EQ(Query("SELECT count(*) FROM results WHERE worker_id = 'holder' AND "
+                  "examples_per_sec = 456"),
+            1);
+  EXPECT_EQ(Query("SELECT count(*) FROM results"), 1);
+  EXPECT_EQ(Query("SELECT state FROM jobs"), v1::JOB_DONE);
+}
+
+TEST_F(HostileWorkerTest, ResultsThatAreNotNumbersAreStoredAsErrorsNamingTheField) {
+  struct Case {
+    const char* field;
+    std::function<void(v1::Measurement*)> spoil;
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<Case> cases = {
+      {"measurement.stats.median_s: nan", [nan](v1::Measurement* m) {
+         m->mutable_stats()->set_median_s(nan);
+       }},
+      {"measurement.examples_per_sec: -123", [](v1::Measurement* m) {
+         m->set_examples_per_sec(-123);
+       }},
+      {"measurement.model_flops_per_sec: inf", [](v1::Measurement* m) {
+         m->set_model_flops_per_sec(std::numeric_limits<double>::infinity());
+       }},
+      {"measurement.step_seconds: 100001 entries; a result may have at most 100000",
+       [](v1::Measurement* m) {
+         m->clear_step_seconds();
+         for (int i = 0; i < 100001; ++i) m->add_step_seconds(0.01);
+       }},
+      {"measurement.outcome: 42 is not an outcome", [](v1::Measurement* m) {
+         m->set_outcome(static_cast<v1::Outcome>(42));
+       }},
+  };
+  const std::string sweep = Submit(static_cast<int>(cases.size()));
+  PeerWorker peer(cluster_->address(), "spoiler");
+  ASSERT_NO_FATAL_FAILURE(peer.Join());
+  for (const Case& c : cases) {
+    std::optional<v1::JobAssignment> job = peer.NextAssignment();
+    ASSERT_TRUE(job.has_value()) << c.field;
+    v1::Measurement m = Honest(100);
+    c.spoil(&m);
+    peer.Send(job->job_id(), job->attempt_id(), m);
+    // Acked: the worker is not asked to send it again.
+    std::optional<v1::ResultAck> ack = peer.NextAck();
+    ASSERT_TRUE(ack.has_value()) << c.field;
+    EXPECT_EQ(ack->job_id(), job->job_id());
+    const std::string where = "job_id = " + std::to_string(job->job_id());
+    EXPECT_EQ(Query("SELECT outcome FROM results WHERE " + where), v1::ERROR) << c.field;
+    EXPECT_EQ(Query("SELECT count(*) FROM results WHERE " + where +
+                    " AND error LIKE 'refused by the coordinator: " + c.field + "%'"),
+              1)
+        << c.field << "\n"
+        << QueryText(cluster_->db_path(), "SELECT error FROM results WHERE " + where);
+    EXPECT_EQ(Query("SELECT count(*) FROM samples s JOIN results r ON r.id = s.result_id WHERE r." +
+                    where),
+              0);
+    peer.Heartbeat();
+  }
+  // Every job has its one result and the sweep is finished.
+  EXPECT_EQ(Query("SELECT count(*) FROM results"), static_cast<int64_t>(cases.size()));
+  EXPECT_EQ(Query("SELECT count(*) FROM jobs WHERE state = " + std::to_string(v1::JOB_DONE)),
+            static_cast<int64_t>(cases.size()));
+  CommandResult status = cluster_->Cli({"status", sweep});
+  EXPECT_NE(status.out.find("state       done"), std::string::npos) << status.out << status.err;
+}
+
+TEST_F(HostileWorkerTest, NoPeerTextMovesTheTerminal) {
+  // An id with control characters is refused at hello, naming the field.
+  {
+    auto channel = grpc::CreateChannel(cluster_->address(), grpc::InsecureChannelCredentials());
+    auto stub = v1::WorkerGateway::NewStub(channel);
+    grpc::ClientContext context;
+    auto stream = stub->Connect(&context);
+    v1::WorkerMessage hello;
+    hello.mutable_hello()->set_worker_id("evil\x1b]0;pwned\x07");
+    hello.mutable_hello()->set_device_kind("cpu");
+    ASSERT_TRUE(stream->Write(hello));
+    stream->WritesDone();
+    v1::CoordinatorMessage ignored;
+    while (stream->Read(&ignored)) {
+    }
+    const grpc::Status status = stream->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(status.error_message().find("hello.worker_id"), std::string::npos);
+  }
+  // A host name and an error text with them are shown escaped.
+  Submit(1);
+  auto channel = grpc::CreateChannel(cluster_->address(), grpc::InsecureChannelCredentials());
+  PeerWorker peer(cluster_->address(), "plain");
+  ASSERT_NO_FATAL_FAILURE(peer.Join());
+  std::optional<v1::JobAssignment> job = peer.NextAssignment();
+  ASSERT_TRUE(job.has_value());
+  v1::Measurement failed;
+  failed.set_outcome(v1::ERROR);
+  failed.set_error("boom\x1b[2J\x1b]0;owned\x07");
+  peer.Send(job->job_id(), job->attempt_id(), failed);
+  ASSERT_TRUE(peer.NextAck().has_value());
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"workers"}, std::vector<std::string>{"results", "1"}}) {
+    CommandResult shown = cluster_->Cli(args);
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    EXPECT_EQ(shown.out.find('\x1b'), std::string::npos) << args[0] << ": " << shown.out;
+    EXPECT_EQ(shown.out.find('\x07'), std::string::npos) << args[0];
+  }
+  CommandResult results = cluster_->Cli({"results", "1"});
+  EXPECT_NE(results.out.find("\\x1b[2J"), std::string::npos) << results.out;
+  // JSON keeps the exact text (escaped as JSON does).
+  CommandResult json = cluster_->Cli({"results", "1", "--format", "json"});
+  EXPECT_NE(json.out.find("\\u001b[2J"), std::string::npos) << json.out;
+}
+
+}  // namespace
+}  // namespace paradnn::testing
