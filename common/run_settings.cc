@@ -27,9 +27,11 @@ absl::Status ValidateRunSettings(const v1::RunSettings& s) {
   if (s.ci() < 0 || s.ci() >= 1) return bad("run.ci", s.ci(), "0 < ci < 1 (relative half-width, 0.02 = ±2 %)");
   if (s.max_seconds() < 0 || s.max_seconds() > 86400) return bad("run.max_seconds", s.max_seconds(), "0 < seconds <= 86400");
   if (s.warmup_steps() < 0 || s.warmup_steps() > 100000) return bad("run.warmup_steps", s.warmup_steps(), "1..100000");
-  if (s.min_steps() < 0 || s.min_steps() > 1000000) return bad("run.min_steps", s.min_steps(), "2..1000000");
+  // A result carries every timed step; the coordinator takes at most
+  // 100,000 (server/result_validation.h).
+  if (s.min_steps() < 0 || s.min_steps() > 100000) return bad("run.min_steps", s.min_steps(), "2..100000");
   if (s.min_steps() == 1) return bad("run.min_steps", s.min_steps(), "at least 2 (a CI needs two samples)");
-  if (s.max_steps() < 0 || s.max_steps() > 1000000) return bad("run.max_steps", s.max_steps(), "2..1000000");
+  if (s.max_steps() < 0 || s.max_steps() > 100000) return bad("run.max_steps", s.max_steps(), "2..100000");
   if (s.max_steps() != 0 && s.max_steps() < std::max(2, s.min_steps())) {
     return bad("run.max_steps", s.max_steps(), "at least run.min_steps and at least 2");
   }

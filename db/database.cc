@@ -1,5 +1,9 @@
 #include "db/database.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
@@ -14,6 +18,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "db/migrations.h"
 #include "spdlog/spdlog.h"
@@ -219,6 +224,14 @@ struct Database::Impl {
   bool stopping = false;           // guarded by mu
   std::thread thread;
   std::atomic<std::thread::id> writer_id{};
+  // The last write transaction's storage failure (a read-only file, a full
+  // disk, an I/O error), cleared by the next commit.
+  mutable std::mutex health_mu;
+  absl::Status storage_error;  // guarded by health_mu
+  void SetStorageError(absl::Status status) {
+    std::lock_guard<std::mutex> lock(health_mu);
+    storage_error = std::move(status);
+  }
 
   std::atomic<int64_t> transactions{0};
   std::atomic<int64_t> writes{0};
@@ -271,6 +284,7 @@ size_t Database::Impl::RunTransaction(std::vector<PendingWrite>& batch, size_t b
   };
 
   if (absl::Status s = Exec(db, "BEGIN IMMEDIATE"); !s.ok()) {
+    SetStorageError(s);
     statuses.assign(batch.size() - begin, s);
     return finish(batch.size());
   }
@@ -307,6 +321,7 @@ size_t Database::Impl::RunTransaction(std::vector<PendingWrite>& batch, size_t b
       if (sqlite3_get_autocommit(db) == 0) Exec(db, "ROLLBACK").IgnoreError();
       const absl::Status lost =
           status.ok() ? absl::AbortedError("write batch rolled back") : status;
+      SetStorageError(lost);
       for (absl::Status& earlier : statuses) {
         if (earlier.ok()) earlier = lost;
       }
@@ -320,14 +335,98 @@ size_t Database::Impl::RunTransaction(std::vector<PendingWrite>& batch, size_t b
     // A failed COMMIT (e.g. a deferred constraint) may leave the
     // transaction open; nothing of it is durable.
     if (sqlite3_get_autocommit(db) == 0) Exec(db, "ROLLBACK").IgnoreError();
+    SetStorageError(s);
     for (absl::Status& status : statuses) {
       if (status.ok()) status = s;
     }
+  } else {
+    SetStorageError(absl::OkStatus());
   }
   return finish(batch.size());
 }
 
 Database::Database(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+absl::Status Database::StorageHealth() const {
+  std::lock_guard<std::mutex> lock(impl_->health_mu);
+  return impl_->storage_error;
+}
+
+absl::Status CheckWritableAndIntact(sqlite3* db, const std::string& path) {
+  if (sqlite3_db_readonly(db, "main") == 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "database ", path, " is read-only (the file's or its directory's permissions, or a "
+        "read-only file system); the coordinator must write it"));
+  }
+  // A write lock proves the journal files can be created next to it too.
+  if (absl::Status s = Exec(db, "BEGIN IMMEDIATE"); !s.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("database ", path, " cannot be written: ", s.message()));
+  }
+  Exec(db, "ROLLBACK").IgnoreError();
+  Statement check(db, "PRAGMA quick_check(5)");
+  std::vector<std::string> problems;
+  while (true) {
+    absl::StatusOr<bool> row = check.Step();
+    if (!row.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("database ", path, " cannot be checked (PRAGMA quick_check): ",
+                       row.status().message(), "; restore it from a backup"));
+    }
+    if (!*row) break;
+    if (check.ColumnText(0) != "ok") problems.push_back(check.ColumnText(0));
+  }
+  if (!problems.empty()) {
+    return absl::DataLossError(absl::StrCat("database ", path, " is damaged (PRAGMA quick_check: ",
+                                            absl::StrJoin(problems, "; "),
+                                            "); restore it from a backup"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DatabaseFileLock> DatabaseFileLock::Acquire(const std::string& db_path) {
+  const std::string path = db_path + ".lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open ", path, " to lock the database: ", std::strerror(errno)));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char text[32] = {0};
+    const ssize_t got = ::pread(fd, text, sizeof(text) - 1, 0);
+    ::close(fd);
+    std::string holder = got > 0 ? std::string(text, static_cast<size_t>(got)) : "";
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "database ", db_path, " is in use by another coordinator (pid ",
+        holder.empty() ? std::string("unknown") : holder, ", lock ", path,
+        "); stop it, or give this one another --db"));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    spdlog::warn("{}: cannot record our pid: {}", path, std::strerror(errno));
+  }
+  DatabaseFileLock lock;
+  lock.fd_ = fd;
+  return lock;
+}
+
+DatabaseFileLock::DatabaseFileLock(DatabaseFileLock&& other) noexcept : fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+DatabaseFileLock& DatabaseFileLock::operator=(DatabaseFileLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+DatabaseFileLock::~DatabaseFileLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the flock
+}
 
 Database::~Database() {
   {
@@ -356,6 +455,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
   absl::StatusOr<std::unique_ptr<Connection>> writer = OpenConnection(path, Role::kWriter, options);
   if (!writer.ok()) return writer.status();
   impl->writer = *std::move(writer);
+  if (absl::Status s = CheckWritableAndIntact(impl->writer->db, path); !s.ok()) return s;
   if (absl::Status s = ApplyMigrations(impl->writer->db, path); !s.ok()) return s;
 
   for (int i = 0; i < options.read_connections; ++i) {

@@ -46,6 +46,31 @@ struct DatabaseOptions {
   int writer_cache_kib = 16384;
 };
 
+// Refuses a database the coordinator cannot keep: FailedPrecondition when
+// it is read-only (file, directory or file system) or a write lock cannot
+// be taken; DataLoss naming what PRAGMA quick_check found when its pages
+// are damaged. Database::Open runs it before the migrations.
+absl::Status CheckWritableAndIntact(sqlite3* db, const std::string& path);
+
+// One coordinator per database file: an exclusive flock on <db>.lock, which
+// holds the holder's pid, for as long as this object lives. Two
+// coordinators on one file would interleave their sweeps' jobs.
+class DatabaseFileLock {
+ public:
+  // FailedPrecondition naming the holder's pid when another process holds
+  // the lock.
+  static absl::StatusOr<DatabaseFileLock> Acquire(const std::string& db_path);
+  DatabaseFileLock(DatabaseFileLock&& other) noexcept;
+  DatabaseFileLock& operator=(DatabaseFileLock&& other) noexcept;
+  DatabaseFileLock(const DatabaseFileLock&) = delete;
+  DatabaseFileLock& operator=(const DatabaseFileLock&) = delete;
+  ~DatabaseFileLock();
+
+ private:
+  DatabaseFileLock() = default;
+  int fd_ = -1;
+};
+
 class Database {
  public:
   using WriteFn = std::function<absl::Status(sqlite3* db)>;
@@ -70,6 +95,11 @@ class Database {
   void WriteNext(WriteFn fn, DoneFn done = nullptr);
   // Queues `fn` and waits for its commit. For tests, start-up and the CLI.
   absl::Status WriteSync(WriteFn fn);
+
+  // OK, or the storage failure of the last write transaction (a read-only
+  // file, a full disk, an I/O error) until a later one commits: what
+  // /readyz reports.
+  absl::Status StorageHealth() const;
   // Runs `fn` on a read connection, inside one read transaction (a single
   // snapshot). Waits while every pooled connection is borrowed; the
   // connection refuses writes (query_only).

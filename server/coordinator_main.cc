@@ -217,6 +217,13 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Held until exit: a second coordinator on this file is refused.
+  absl::StatusOr<paradnn::db::DatabaseFileLock> db_lock =
+      paradnn::db::DatabaseFileLock::Acquire(flags.db_path);
+  if (!db_lock.ok()) {
+    spdlog::critical("{}", std::string(db_lock.status().message()));
+    return 1;
+  }
   absl::StatusOr<std::unique_ptr<paradnn::db::Database>> database =
       paradnn::db::Database::Open(flags.db_path);
   if (!database.ok()) {
@@ -289,7 +296,9 @@ int main(int argc, char** argv) {
     handlers.not_ready_reason = [&draining, db = database->get()]() -> std::string {
       if (draining.load()) return "draining: SIGTERM received, assigning no more jobs";
       absl::Status s = db->Read([](sqlite3* c) { return paradnn::db::Exec(c, "SELECT 1"); });
-      return s.ok() ? "" : "database not readable: " + s.ToString();
+      if (!s.ok()) return "database not readable: " + s.ToString();
+      s = db->StorageHealth();
+      return s.ok() ? "" : "database writes fail: " + s.ToString();
     };
     absl::StatusOr<std::unique_ptr<paradnn::server::MetricsHttpServer>> started =
         paradnn::server::MetricsHttpServer::Start(flags.metrics_listen, std::move(handlers));

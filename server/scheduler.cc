@@ -103,10 +103,27 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
   {
     std::lock_guard<std::mutex> lock(mu_);
     WorkerState& worker = workers_[worker_id];
-    if (worker.session && worker.session != session) {
-      spdlog::warn("worker {} connected again; the previous stream is dropped", worker_id);
-      worker.session->MarkClosed();
+    const int64_t now = clock_->NowUnixMs();
+    if (worker.session && worker.session != session && !worker.session->closed()) {
+      // Two live workers with one id would steal each other's jobs: the
+      // second is refused while the first still talks. A stream quiet for
+      // two heartbeats is taken to be the same worker's dead one (its
+      // reconnect raced the coordinator noticing): it is ended, with why.
+      const int64_t quiet_ms = now - worker.last_heard_unix_ms;
+      if (quiet_ms < 2 * options_.heartbeat_interval_ms) {
+        spdlog::warn("a second worker said hello as '{}' while the first is connected (heard "
+                     "{} ms ago); refused",
+                     worker_id, quiet_ms);
+        return absl::AlreadyExistsError(absl::StrCat(
+            "worker id '", worker_id, "' is in use by a connected worker (heard from ", quiet_ms,
+            " ms ago); give each worker its own --worker-id"));
+      }
+      spdlog::warn("worker {} connected again; its previous stream (quiet {} ms) is ended",
+                   worker_id, quiet_ms);
+      worker.session->End(absl::AbortedError(absl::StrCat(
+          "worker id '", worker_id, "' connected again on another stream; this one is replaced")));
     }
+    worker.last_heard_unix_ms = now;
     worker.session = session;
     worker.device_kind = hello.device_kind();
     worker.memory_bytes = std::max<int64_t>(0, hello.platform().memory_bytes());
@@ -162,9 +179,12 @@ void Scheduler::OnWorkerMessage(const std::shared_ptr<WorkerSession>& session,
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = workers_.find(worker_id);
-    if (it != workers_.end() && it->second.session == session && it->second.silent) {
-      it->second.silent = false;
-      spdlog::info("worker {} answers again; it may take jobs", worker_id);
+    if (it != workers_.end() && it->second.session == session) {
+      it->second.last_heard_unix_ms = clock_->NowUnixMs();
+      if (it->second.silent) {
+        it->second.silent = false;
+        spdlog::info("worker {} answers again; it may take jobs", worker_id);
+      }
     }
   }
   switch (message.msg_case()) {

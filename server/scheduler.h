@@ -106,6 +106,7 @@ class Scheduler {
     bool ready = false;              // hello processed, hello_ack sent
     bool leasing = false;            // a LeaseNext is in flight
     bool first_heartbeat_seen = false;
+    int64_t last_heard_unix_ms = 0;  // any message on the current stream
     // A lease of this connected worker expired: it stopped answering (a
     // stopped host, a cut network) with its stream still open. It gets no
     // job until it sends something again.

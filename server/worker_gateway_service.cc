@@ -22,7 +22,8 @@ class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1:
   WorkerStream(Scheduler* scheduler, ConnectionLedger* ledger, uint64_t serial, std::string peer)
       : scheduler_(scheduler), ledger_(ledger), peer_(std::move(peer)) {
     session_ = std::make_shared<WorkerSession>(
-        serial, [this](const v1::CoordinatorMessage& message) { Enqueue(message); });
+        serial, [this](const v1::CoordinatorMessage& message) { Enqueue(message); },
+        [this](const absl::Status& reason) { Finishing(ToGrpc(reason)); });
     StartRead(&incoming_);
   }
 
@@ -95,6 +96,11 @@ class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1:
   // Ends the stream once queued writes are out.
   void Close(grpc::Status status) {
     session_->MarkClosed();
+    Finishing(std::move(status));
+  }
+
+  // Close without the session (which is ending it, under its own lock).
+  void Finishing(grpc::Status status) {
     bool finish = false;
     {
       std::lock_guard<std::mutex> lock(mu_);

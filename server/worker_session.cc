@@ -11,9 +11,19 @@ bool WorkerSession::Send(const v1::CoordinatorMessage& message) {
   return true;
 }
 
+void WorkerSession::End(const absl::Status& reason) {
+  // As in Send: the reactor cannot be deleted while the lock is held.
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!send_) return;
+  send_ = nullptr;
+  if (end_) end_(reason);
+  end_ = nullptr;
+}
+
 void WorkerSession::MarkClosed() {
   std::lock_guard<std::mutex> lock(mu_);
   send_ = nullptr;
+  end_ = nullptr;
 }
 
 bool WorkerSession::closed() const {

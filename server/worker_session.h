@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "absl/status/status.h"
 #include "paradnn/v1/coordinator.pb.h"
 
 namespace paradnn::server {
@@ -21,12 +22,17 @@ class WorkerSession {
   // `send` queues a message on the stream; it runs under the session's lock
   // and must neither block nor call back into the session.
   using SendFn = std::function<void(const v1::CoordinatorMessage&)>;
+  // Ends the stream with a status; same rules as SendFn.
+  using EndFn = std::function<void(const absl::Status&)>;
 
-  WorkerSession(uint64_t stream_serial, SendFn send)
-      : stream_serial_(stream_serial), send_(std::move(send)) {}
+  WorkerSession(uint64_t stream_serial, SendFn send, EndFn end = nullptr)
+      : stream_serial_(stream_serial), send_(std::move(send)), end_(std::move(end)) {}
 
   // Sends unless the stream has closed. Returns false if it had.
   bool Send(const v1::CoordinatorMessage& message);
+  // Ends the stream with `reason` (the worker reads it as the call's status)
+  // unless it has closed; later Sends are dropped.
+  void End(const absl::Status& reason);
   // Called by the reactor when the stream ends; later Sends are dropped.
   void MarkClosed();
   bool closed() const;
@@ -37,6 +43,7 @@ class WorkerSession {
   const uint64_t stream_serial_;
   mutable std::mutex mu_;
   SendFn send_;  // cleared when closed
+  EndFn end_;
 };
 
 }  // namespace paradnn::server

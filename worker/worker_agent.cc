@@ -164,8 +164,25 @@ void WorkerAgent::OnClosed(uint64_t generation, const grpc::Status& status) {
     Stopped();
     return;
   }
-  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
-      status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+  if (status.error_code() == grpc::StatusCode::ALREADY_EXISTS) {
+    // Another live worker uses our id. Our own dead stream can look alive to
+    // the coordinator for a couple of heartbeats; past that it is not ours.
+    const auto now = std::chrono::steady_clock::now();
+    if (!id_conflict_since_) id_conflict_since_ = now;
+    if (now - *id_conflict_since_ >= kIdConflictGiveUp) {
+      fatal_error_ = absl::StrCat("the coordinator at ", options_.coordinator_address,
+                                  " refuses worker id '", options_.worker_id,
+                                  "': another worker is connected with it (", StatusText(status),
+                                  "); start this one with its own --worker-id");
+      spdlog::critical("{}", fatal_error_);
+      if (supervisor_) supervisor_->Cancel("the worker stops: its id is in use");
+      Stopped();
+      return;
+    }
+    spdlog::warn("the coordinator refuses worker id '{}' ({}); retrying for up to {} s",
+                 options_.worker_id, StatusText(status), kIdConflictGiveUp.count());
+  } else if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+             status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
     // Retrying helps only once the coordinator's token files change; say
     // loudly what to fix.
     spdlog::error("the coordinator at {} refused this worker ({}); give a worker token with "
@@ -205,6 +222,7 @@ void WorkerAgent::SendIfConnected(v1::WorkerMessage message) {
 
 void WorkerAgent::OnHelloAck(const v1::HelloAck& ack) {
   handshake_done_ = true;
+  id_conflict_since_.reset();
   backoff_.Reset();
   heartbeat_interval_ = ack.heartbeat_interval_ms() > 0
                             ? std::chrono::milliseconds(ack.heartbeat_interval_ms())

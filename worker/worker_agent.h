@@ -102,6 +102,14 @@ class WorkerAgent {
   bool connected() const { return handshake_done_; }
   size_t unacked_results() const { return unacked_.size(); }
   bool busy() const { return running_.has_value(); }
+  // Why the agent stopped on its own ("" when it was shut down): another
+  // live worker holds its id.
+  const std::string& fatal_error() const { return fatal_error_; }
+
+  // How long the coordinator may keep refusing this worker's id (another
+  // live worker holds it) before the worker gives up: a reconnect after a
+  // dropped network waits out the coordinator noticing the old stream.
+  static constexpr std::chrono::seconds kIdConflictGiveUp{30};
 
  private:
   enum class State { kIdle, kRunning, kDraining, kFlushing, kClosing, kStopped };
@@ -146,6 +154,8 @@ class WorkerAgent {
   std::shared_ptr<GatewayStream> stream_;
   uint64_t generation_ = 0;  // of stream_; messages of older streams are dropped
   bool handshake_done_ = false;
+  std::string fatal_error_;
+  std::optional<std::chrono::steady_clock::time_point> id_conflict_since_;
   ReconnectBackoff backoff_;
   std::chrono::milliseconds heartbeat_interval_;
 

@@ -1,6 +1,7 @@
 // paradnn-worker: one per host and device. Connects to the coordinator,
 // announces the platform, and runs each assigned job in a fresh
 // paradnn-runner child, one at a time, until SIGTERM/SIGINT.
+#include <cctype>
 #include <cstdlib>
 #include <limits.h>
 #include <spdlog/spdlog.h>
@@ -12,6 +13,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <string>
@@ -80,6 +82,22 @@ std::string Hostname() {
   return host;
 }
 
+// <hostname>-<device>-<8 hex digits of /etc/machine-id>: stable across
+// restarts (the coordinator recovers a worker's open attempts by id), and
+// distinct for hosts that share a host name (cloned images, containers
+// named alike). Where there is no machine id, <hostname>-<device>.
+std::string DefaultWorkerId(const std::string& device) {
+  std::string machine_id;
+  std::ifstream in("/etc/machine-id");
+  std::getline(in, machine_id);
+  const bool hex = machine_id.size() >= 8 &&
+                   std::all_of(machine_id.begin(), machine_id.begin() + 8,
+                               [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  std::string id = Hostname() + "-" + device;
+  if (hex) id += "-" + machine_id.substr(0, 8);
+  return id;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,7 +122,9 @@ int main(int argc, char** argv) {
          "its kind (cpu, cuda, tpu)")
       ->capture_default_str();
   app.add_option("--worker-id", flags.worker_id,
-                 "Stable name of this worker in the coordinator (default: <hostname>-<device>)");
+                 "Stable name of this worker in the coordinator (default: "
+                 "<hostname>-<device>-<first 8 hex digits of /etc/machine-id>); two live "
+                 "workers cannot share one");
   app.add_option("--runner", flags.runner,
                  "Runner executable (default: the --backend's runner next to this program)");
   app.add_option("--backend", flags.backend,
@@ -242,7 +262,7 @@ int main(int argc, char** argv) {
         flags.runner);
     return 2;
   }
-  if (flags.worker_id.empty()) flags.worker_id = Hostname() + "-" + flags.device;
+  if (flags.worker_id.empty()) flags.worker_id = DefaultWorkerId(flags.device);
   paradnn::worker::IgnoreSigpipe();
 
   paradnn::worker::WorkerAgentOptions options;
@@ -318,5 +338,7 @@ int main(int argc, char** argv) {
     signals.cancel();
   });
   io.run();
-  return 0;
+  // Exit status 3: the worker stopped on its own (its id is taken); a
+  // service manager should not restart it into the same refusal.
+  return agent.fatal_error().empty() ? 0 : 3;
 }

@@ -13,8 +13,11 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <functional>
 #include <optional>
 #include <string>
+#include <sys/wait.h>
+#include <vector>
 
 #include "paradnn/v1/coordinator.grpc.pb.h"
 #include "tests/integration/cluster.h"
@@ -277,6 +280,33 @@ TEST_F(HostileWorkerTest, NoPeerTextMovesTheTerminal) {
   // JSON keeps the exact text (escaped as JSON does).
   CommandResult json = cluster_->Cli({"results", "1", "--format", "json"});
   EXPECT_NE(json.out.find("\\u001b[2J"), std::string::npos) << json.out;
+}
+
+// Two real workers started with one id: the second is refused while the
+// first is connected, gives up with a message that says what to do and
+// exit status 3; the first runs every job.
+TEST_F(HostileWorkerTest, ASecondWorkerWithATakenIdStopsAndSaysWhy) {
+  const std::vector<std::string> fake_runner = {"--runner", PARADNN_FAKE_RUNNER};
+  cluster_->StartWorker("twin", fake_runner);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return Query("SELECT count(*) FROM workers WHERE id = 'twin' AND connected = 1") == 1;
+      },
+      seconds(20)))
+      << cluster_->Logs();
+  cluster_->StartWorker("twin", fake_runner);
+  const std::string sweep = Submit(6);
+  std::optional<int> status = cluster_->WaitWorker(1, seconds(60));
+  ASSERT_TRUE(status.has_value()) << "the second worker did not stop: " << cluster_->WorkerLog(1);
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 3) << cluster_->WorkerLog(1);
+  EXPECT_NE(cluster_->WorkerLog(1).find("another worker is connected with it"), std::string::npos);
+  EXPECT_NE(cluster_->WorkerLog(1).find("start this one with its own --worker-id"),
+            std::string::npos);
+  CommandResult watch = cluster_->Cli({"watch", sweep}, seconds(120));
+  EXPECT_EQ(watch.exit_code, 0) << watch.out << watch.err;
+  EXPECT_EQ(Query("SELECT count(*) FROM results WHERE outcome = 1 AND worker_id = 'twin'"), 6);
+  EXPECT_NE(cluster_->CoordinatorLogs().find("a second worker said hello as 'twin'"),
+            std::string::npos);
 }
 
 }  // namespace

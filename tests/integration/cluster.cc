@@ -93,6 +93,17 @@ void Cluster::StartWorker(const std::string& id, const std::vector<std::string>&
   workers_.back()->Start(argv, dir_.File(id + "-" + std::to_string(workers_.size()) + ".log"));
 }
 
+std::optional<int> Cluster::WaitWorker(size_t index, seconds timeout) {
+  std::optional<int> status = workers_.at(index)->Wait(timeout);
+  if (status.has_value()) {
+    exit_expected_.resize(workers_.size(), false);
+    exit_expected_[index] = true;
+  }
+  return status;
+}
+
+std::string Cluster::WorkerLog(size_t index) { return ReadFile(workers_.at(index)->log_path()); }
+
 void Cluster::KillWorker(size_t index) {
   workers_.at(index)->Signal(SIGKILL);
   ASSERT_TRUE(workers_.at(index)->Wait(seconds(10)).has_value());
@@ -112,13 +123,17 @@ void Cluster::Stop() {
   for (auto& worker : workers_) {
     if (worker->running()) worker->Signal(SIGTERM);
   }
-  for (auto& worker : workers_) {
+  exit_expected_.resize(workers_.size(), false);
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    auto& worker = workers_[i];
     std::optional<int> status = worker->Wait(seconds(40));
     ASSERT_TRUE(status.has_value()) << "worker did not stop: " << ReadFile(worker->log_path());
     if (WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL) continue;  // killed by the test
+    if (exit_expected_[i]) continue;  // the test waited for it to exit on its own
     EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(worker->log_path());
   }
   workers_.clear();
+  exit_expected_.clear();
   coordinator_->Signal(SIGTERM);
   std::optional<int> status = coordinator_->Wait(seconds(20));
   ASSERT_TRUE(status.has_value()) << "coordinator did not stop";

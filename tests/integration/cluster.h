@@ -36,6 +36,10 @@ class Cluster {
   void StartWorker(const std::string& id, const std::vector<std::string>& extra = {});
   // SIGKILLs worker `index` (in start order).
   void KillWorker(size_t index);
+  // Waits for worker `index` to exit on its own: its wait status, or nullopt
+  // after `timeout`. Stop() then takes that exit as expected.
+  std::optional<int> WaitWorker(size_t index, std::chrono::seconds timeout);
+  std::string WorkerLog(size_t index);
   // Sends `signal_number` to worker `index` (SIGSTOP/SIGCONT: a host that
   // stops answering without closing its connection, then comes back).
   void SignalWorker(size_t index, int signal_number);
@@ -56,6 +60,7 @@ class Cluster {
   int coordinator_starts_ = 0;
   std::unique_ptr<ChildProcess> coordinator_;
   std::vector<std::unique_ptr<ChildProcess>> workers_;
+  std::vector<bool> exit_expected_;
 };
 
 }  // namespace paradnn::testing

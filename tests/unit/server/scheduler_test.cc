@@ -17,12 +17,23 @@ namespace {
 class FakeStream {
  public:
   explicit FakeStream(uint64_t serial)
-      : session_(std::make_shared<WorkerSession>(serial, [this](const v1::CoordinatorMessage& m) {
-          std::lock_guard<std::mutex> lock(mu_);
-          sent_.push_back(m);
-        })) {}
+      : session_(std::make_shared<WorkerSession>(
+            serial,
+            [this](const v1::CoordinatorMessage& m) {
+              std::lock_guard<std::mutex> lock(mu_);
+              sent_.push_back(m);
+            },
+            [this](const absl::Status& reason) {
+              std::lock_guard<std::mutex> lock(mu_);
+              ended_ = reason;
+            })) {}
 
   std::shared_ptr<WorkerSession> session() const { return session_; }
+  // How the coordinator ended the stream; OK while it has not.
+  absl::Status ended() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ended_;
+  }
 
   // Waits (with a deadline) until `n` messages of kind `kind` were sent.
   std::vector<v1::CoordinatorMessage> WaitFor(v1::CoordinatorMessage::MsgCase kind, size_t n) {
@@ -45,6 +56,7 @@ class FakeStream {
  private:
   std::mutex mu_;
   std::vector<v1::CoordinatorMessage> sent_;
+  absl::Status ended_;
   std::shared_ptr<WorkerSession> session_;
 };
 
@@ -353,6 +365,32 @@ TEST_F(SchedulerTest, CancelReachesTheWorkerRunningTheJob) {
   ASSERT_EQ(cancels.size(), 1u);
   EXPECT_EQ(cancels[0].cancel().attempt_id(), assignments[0].assignment().attempt_id());
   EXPECT_EQ(Status(sweep).state(), v1::SWEEP_CANCELLED);
+}
+
+TEST_F(SchedulerTest, ASecondLiveWorkerWithTheSameIdIsRefused) {
+  FakeStream first(1);
+  ASSERT_TRUE(scheduler_->OnHello(first.session(), Hello("w1")).ok());
+  ASSERT_EQ(first.WaitFor(v1::CoordinatorMessage::kHelloAck, 1).size(), 1u);
+  // Heard from just now: a second stream with its id is another worker.
+  FakeStream second(2);
+  const absl::Status refused = scheduler_->OnHello(second.session(), Hello("w1"));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_NE(refused.message().find("give each worker its own --worker-id"), std::string::npos);
+  EXPECT_TRUE(first.ended().ok());
+  EXPECT_FALSE(first.session()->closed());
+  // Quiet for two heartbeats (100 ms here): the same worker's dead stream,
+  // which is ended with the reason; the new one is taken.
+  clock_.Advance(250);
+  FakeStream third(3);
+  ASSERT_TRUE(scheduler_->OnHello(third.session(), Hello("w1")).ok());
+  ASSERT_EQ(third.WaitFor(v1::CoordinatorMessage::kHelloAck, 1).size(), 1u);
+  EXPECT_EQ(first.ended().code(), absl::StatusCode::kAborted);
+  EXPECT_NE(first.ended().message().find("this one is replaced"), std::string::npos);
+  EXPECT_TRUE(first.session()->closed());
+  // Ids with control characters are refused.
+  FakeStream evil(4);
+  EXPECT_EQ(scheduler_->OnHello(evil.session(), Hello("w\x1b[2J")).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(SchedulerTest, MalformedHelloIsRefused) {

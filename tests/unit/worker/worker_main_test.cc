@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <optional>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -145,7 +146,13 @@ TEST(WorkerMainTest, RunsAJobAndExitsCleanlyOnSigterm) {
   EXPECT_EQ(::access((state_dir + "/calibration-v2-fake-fingerprint.binpb").c_str(), R_OK), 0);
   char host[256] = {0};
   ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
-  EXPECT_EQ(hello.worker_id(), std::string(host) + "-cuda:1");
+  // <hostname>-<device>, then the machine id's first 8 hex digits where
+  // the host has one (two hosts named alike do not collide).
+  std::string machine_id;
+  std::ifstream("/etc/machine-id") >> machine_id;
+  const std::string expected =
+      std::string(host) + "-cuda:1" + (machine_id.size() >= 8 ? "-" + machine_id.substr(0, 8) : "");
+  EXPECT_EQ(hello.worker_id(), expected);
 
   ASSERT_TRUE(gateway.service->Send(HelloAck()));
   ASSERT_TRUE(gateway.service->Send(Assignment(5, 1, "ok")));
