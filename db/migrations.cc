@@ -244,6 +244,12 @@ ALTER TABLE results ADD COLUMN aten_capability TEXT NOT NULL DEFAULT '';
 ALTER TABLE platforms ADD COLUMN aten_capability TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 10: who first announced each platform (a worker id; "" before
+// this version): only it may replace the platform's roofs.
+constexpr const char kSchemaV10[] = R"sql(
+ALTER TABLE platforms ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -258,6 +264,7 @@ const std::vector<Migration>& Migrations() {
       {7, "configs, config_params: configurations shared by jobs and sweeps", kSchemaV7},
       {8, "results: silicon_mfu, silicon_hfu; platforms: blas_core", kSchemaV8},
       {9, "results: blas_core, aten_capability; platforms: aten_capability", kSchemaV9},
+      {10, "platforms: owner", kSchemaV10},
   };
   return *kMigrations;
 }

@@ -227,10 +227,17 @@ class PlatformStore {
  public:
   explicit PlatformStore(Database* db) : db_(db) {}
   // Inserts the platform if its fingerprint is new; returns its id either way
-  // (the first report's details are kept). InvalidArgument for an empty
-  // fingerprint.
-  void Upsert(const v1::Platform& platform, Callback<int64_t> done);
-  absl::StatusOr<int64_t> UpsertSync(const v1::Platform& platform);
+  // (the first report's facts are kept). The first reporter (`owner`, a
+  // worker id) owns the row: only it replaces the roofs with a newer
+  // calibration. A report whose facts (device, cores, libraries, ISA, stack
+  // settings) differ from the stored ones under the same fingerprint is kept
+  // apart, under "<fingerprint>~<owner>", and never replaces the first.
+  // InvalidArgument for an empty fingerprint or a calibration time more than
+  // a day ahead of the coordinator's clock.
+  void Upsert(const v1::Platform& platform, Callback<int64_t> done,
+              const std::string& owner = "");
+  absl::StatusOr<int64_t> UpsertSync(const v1::Platform& platform,
+                                     const std::string& owner = "");
   absl::StatusOr<v1::Platform> Get(int64_t platform_id) const;
 
  private:

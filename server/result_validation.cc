@@ -31,6 +31,7 @@ absl::Status Bad(const std::string& path, const std::string& what) {
 double LowestAllowed(const std::string& path) {
   if (path == "measurement.first_loss" || path == "measurement.last_loss") return -HUGE_VAL;
   if (path == "measurement.subnormal_gradient_fraction") return -1;
+  if (path == "measurement.stats.lag1_autocorrelation") return -1;
   return 0;
 }
 

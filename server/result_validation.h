@@ -24,7 +24,8 @@ inline constexpr size_t kMaxResultBytes = 8 << 20;        // the whole Measureme
 
 // OK, or InvalidArgument naming the first field that breaks a rule:
 //   - every number is finite, and at least 0 except first_loss / last_loss
-//     (any finite value) and subnormal_gradient_fraction (-1 = not checked);
+//     (any finite value), subnormal_gradient_fraction (-1 = not checked) and
+//     stats.lag1_autocorrelation (>= -1);
 //   - the outcome is a known one;
 //   - samples, profile rows, suspect sentences, text and the whole message
 //     are within the limits above.

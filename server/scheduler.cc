@@ -146,31 +146,42 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
   v1::Platform platform = hello.platform();
   if (platform.device_kind().empty()) platform.set_device_kind(hello.device_kind());
   const uint64_t serial = session->stream_serial();
-  platforms_.Upsert(platform, [this, worker_id, serial, platform](absl::StatusOr<int64_t> id) {
-    if (!id.ok()) spdlog::error("storing platform of worker {}: {}", worker_id, id.status().ToString());
-    std::shared_ptr<WorkerSession> current;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = workers_.find(worker_id);
-      if (it == workers_.end() || !it->second.session ||
-          it->second.session->stream_serial() != serial) {
-        return;  // that stream is already gone
-      }
-      WorkerState& worker = it->second;
-      worker.platform_id = id.ok() ? *id : 0;
-      worker.ready = true;
-      current = worker.session;
-    }
-    workers_store_.Connected(worker_id, platform.device_kind(), platform.hostname(),
-                             id.ok() ? *id : 0, clock_->NowUnixMs());
-    v1::CoordinatorMessage ack;
-    ack.mutable_hello_ack()->set_heartbeat_interval_ms(options_.heartbeat_interval_ms);
-    ack.mutable_hello_ack()->set_lease_timeout_ms(options_.lease_timeout_ms);
-    current->Send(ack);
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = workers_.find(worker_id);
-    if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
-  });
+  platforms_.Upsert(
+      platform,
+      [this, worker_id, serial, platform](absl::StatusOr<int64_t> id) {
+        if (!id.ok()) {
+          spdlog::error("storing platform of worker {}: {}", worker_id, id.status().ToString());
+        }
+        std::shared_ptr<WorkerSession> current;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          auto it = workers_.find(worker_id);
+          if (it == workers_.end() || !it->second.session ||
+              it->second.session->stream_serial() != serial) {
+            return;  // that stream is already gone
+          }
+          WorkerState& worker = it->second;
+          if (!id.ok() && id.status().code() == absl::StatusCode::kInvalidArgument) {
+            // A platform record that cannot be true (calibrated in the future):
+            // the worker is told why and gets no work.
+            worker.session->End(id.status());
+            return;
+          }
+          worker.platform_id = id.ok() ? *id : 0;
+          worker.ready = true;
+          current = worker.session;
+        }
+        workers_store_.Connected(worker_id, platform.device_kind(), platform.hostname(),
+                                 id.ok() ? *id : 0, clock_->NowUnixMs());
+        v1::CoordinatorMessage ack;
+        ack.mutable_hello_ack()->set_heartbeat_interval_ms(options_.heartbeat_interval_ms);
+        ack.mutable_hello_ack()->set_lease_timeout_ms(options_.lease_timeout_ms);
+        current->Send(ack);
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = workers_.find(worker_id);
+        if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
+      },
+      /*owner=*/worker_id);
   return absl::OkStatus();
 }
 
@@ -323,9 +334,14 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
   if (raised_platform) {
     spdlog::warn("worker {}: job {} ran faster than its platform's roof; the roof is raised",
                  worker_id, job_id);
-    platforms_.Upsert(*raised_platform, [worker_id](absl::StatusOr<int64_t> id) {
-      if (!id.ok()) spdlog::error("storing raised roofs of {}: {}", worker_id, id.status().ToString());
-    });
+    platforms_.Upsert(
+        *raised_platform,
+        [worker_id](absl::StatusOr<int64_t> id) {
+          if (!id.ok()) {
+            spdlog::error("storing raised roofs of {}: {}", worker_id, id.status().ToString());
+          }
+        },
+        /*owner=*/worker_id);
   }
   spdlog::info("worker {} finished job {} (attempt {}): {}", worker_id, job_id, attempt_id,
                v1::Outcome_Name(measurement.outcome()));

@@ -1,5 +1,7 @@
 #include "worker/worker_agent.h"
 
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
@@ -7,6 +9,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/version.h"
 #include "worker/device_spec.h"
@@ -66,6 +69,7 @@ WorkerAgent::WorkerAgent(boost::asio::io_context& io, WorkerAgentOptions options
       backoff_(options_.initial_backoff, options_.max_backoff, SeedOrRandom(options_.backoff_seed)),
       heartbeat_interval_(options_.default_heartbeat),
       reconnect_timer_(io),
+      health_timer_(io),
       heartbeat_timer_(io),
       drain_timer_(io),
       flush_timer_(io),
@@ -246,6 +250,10 @@ void WorkerAgent::OnAssignment(v1::JobAssignment assignment) {
     HandBack(assignment, "the worker is shutting down; the job did not start");
     return;
   }
+  if (!unhealthy_reason_.empty()) {
+    HandBack(assignment, absl::StrCat("the worker is unhealthy: ", unhealthy_reason_));
+    return;
+  }
   if (running_.has_value()) {
     spdlog::warn(
         "assignment of job {} attempt {} while job {} attempt {} runs (one job per worker); "
@@ -353,6 +361,15 @@ void WorkerAgent::OnJobComplete(int64_t job_id, int64_t attempt_id, v1::Measurem
   // Stopped by our own shutdown (the drain time ran out): not a result of
   // the job, which goes back to the queue.
   result.set_handed_back(state_ == State::kDraining && measurement.outcome() == v1::CANCELLED);
+  // A runner this worker cannot start (the binary gone, not executable, no
+  // processes left) says nothing about the job: it goes back to the queue
+  // for another worker, and this one takes no work until it can start one.
+  const bool worker_fault = measurement.outcome() == v1::CRASHED &&
+                            absl::StartsWith(measurement.error(), "could not start the runner");
+  if (worker_fault) {
+    result.set_handed_back(true);
+    BecomeUnhealthy(measurement.error());
+  }
   if (result.handed_back()) spdlog::info("handing job {} back to the coordinator", job_id);
   *result.mutable_measurement() = std::move(measurement);
   unacked_.Add(result);
@@ -381,6 +398,33 @@ void WorkerAgent::ScheduleHeartbeat() {
   }));
 }
 
+void WorkerAgent::BecomeUnhealthy(const std::string& reason) {
+  if (!unhealthy_reason_.empty()) return;
+  unhealthy_reason_ = reason;
+  spdlog::critical("the worker takes no jobs until it can start its runner again ({}); checking "
+                   "every {} s",
+                   reason, options_.health_check_interval.count() / 1000.0);
+  // Heartbeats now say draining: the coordinator assigns nothing more.
+  SendHeartbeat();
+  ScheduleHealthCheck();
+}
+
+void WorkerAgent::ScheduleHealthCheck() {
+  health_timer_.expires_after(options_.health_check_interval);
+  health_timer_.async_wait(Guarded([this](const boost::system::error_code& ec) {
+    if (ec || unhealthy_reason_.empty()) return;
+    if (::access(options_.runner.runner_path.c_str(), X_OK) != 0) {
+      ScheduleHealthCheck();
+      return;
+    }
+    spdlog::info("runner {} is executable again; rejoining the coordinator",
+                 options_.runner.runner_path);
+    unhealthy_reason_.clear();
+    // A new stream: the coordinator forgets this one's draining.
+    if (stream_ && state_ == State::kRunning) stream_->Cancel();
+  }));
+}
+
 void WorkerAgent::SendHeartbeat() {
   v1::WorkerMessage message;
   v1::Heartbeat* heartbeat = message.mutable_heartbeat();
@@ -388,7 +432,8 @@ void WorkerAgent::SendHeartbeat() {
     heartbeat->set_running_job_id(running_->job_id());
     heartbeat->set_running_attempt_id(running_->attempt_id());
   }
-  heartbeat->set_draining(state_ != State::kIdle && state_ != State::kRunning);
+  heartbeat->set_draining((state_ != State::kIdle && state_ != State::kRunning) ||
+                          !unhealthy_reason_.empty());
   SendIfConnected(std::move(message));
 }
 

@@ -71,6 +71,9 @@ struct WorkerAgentOptions {
   std::chrono::milliseconds drain_timeout{30'000};
   std::chrono::milliseconds flush_timeout{5'000};
   std::chrono::milliseconds close_timeout{2'000};
+  // A worker that could not start its runner checks this often whether it
+  // can again.
+  std::chrono::milliseconds health_check_interval{10'000};
 };
 
 // Creates the channel to `address` with the worker's keepalive settings
@@ -142,6 +145,11 @@ class WorkerAgent {
   void EnterFlush();
   void CloseStream();
   void Stopped();
+  // The runner cannot be started: hand jobs back, say draining, and check
+  // every health_check_interval whether it can be again (then reconnect,
+  // which clears the coordinator's draining).
+  void BecomeUnhealthy(const std::string& reason);
+  void ScheduleHealthCheck();
 
   boost::asio::io_context& io_;
   const WorkerAgentOptions options_;
@@ -166,6 +174,10 @@ class WorkerAgent {
   UnackedResults unacked_;
 
   boost::asio::steady_timer reconnect_timer_;
+  boost::asio::steady_timer health_timer_;
+  // Why the worker takes no jobs (its runner cannot be started); "" when
+  // healthy.
+  std::string unhealthy_reason_;
   boost::asio::steady_timer heartbeat_timer_;
   boost::asio::steady_timer drain_timer_;
   boost::asio::steady_timer flush_timer_;

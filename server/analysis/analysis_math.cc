@@ -134,6 +134,14 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<Heatma
   panels = SortedDistinct(std::move(panels));  // {""} when no row names a panel
   if (absl::Status s = CheckAxisVaries(xs, "x", x_field); !s.ok()) return s;
   if (absl::Status s = CheckAxisVaries(ys, "y", y_field); !s.ok()) return s;
+  // Every x × y pair of every panel gets a cell.
+  const double cells = static_cast<double>(xs.size()) * ys.size() * panels.size();
+  if (cells > kMaxHeatmapCells) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "heat map of ", panels.size(), " panel(s) x ", ys.size(), " ", y_field, " values x ",
+        xs.size(), " ", x_field, " values = ", cells, " cells; at most ", kMaxHeatmapCells,
+        ": choose axes with fewer values or select fewer sweeps"));
+  }
 
   v1::HeatmapResponse response;
   response.set_x(x_field);
@@ -231,6 +239,12 @@ absl::StatusOr<v1::SensitivityResponse> FitSensitivity(const SensitivityInput& i
 
   const size_t pairs = input.interactions ? k * (k - 1) / 2 : 0;
   const size_t terms = k + pairs + 1;  // + intercept
+  if (k + pairs > kMaxSensitivityTerms) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "sensitivity with ", k, " features", pairs > 0 ? absl::StrCat(" and ", pairs, " interactions") : "",
+        " = ", k + pairs, " terms; at most ", kMaxSensitivityTerms,
+        ": name fewer --features", pairs > 0 ? " or drop --interactions" : ""));
+  }
   // Strictly more points than terms: with as many, the fit interpolates the
   // points exactly and R² = 1 says nothing.
   if (n <= terms) {
@@ -418,6 +432,11 @@ absl::StatusOr<v1::ScalingResponse> SummarizeScaling(const std::vector<ScalingRo
   std::vector<std::string> levels;
   for (const ScalingRow& row : rows) levels.push_back(row.level);
   levels = SortedDistinct(std::move(levels));
+  if (levels.size() > kMaxAnalysisGroups) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "scaling by ", field, " has ", levels.size(), " levels; at most ", kMaxAnalysisGroups,
+        ": scale by a field with fewer values"));
+  }
   std::vector<double> level_values;
   for (const std::string& level : levels) {
     const std::optional<double> value = ParseNumber(level);

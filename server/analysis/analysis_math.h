@@ -16,6 +16,14 @@
 
 namespace paradnn::server::analysis {
 
+// ---- Bounds ----------------------------------------------------------------
+
+// What one analysis may compute, so that no request exhausts the
+// coordinator's memory (RESOURCE_EXHAUSTED naming the limit past them).
+inline constexpr size_t kMaxHeatmapCells = 1'000'000;    // panels x y values x x values
+inline constexpr size_t kMaxSensitivityTerms = 256;      // features + interactions
+inline constexpr size_t kMaxAnalysisGroups = 100'000;    // distinct levels, configurations, boxes
+
 // ---- Ordering of field values ---------------------------------------------
 
 // True when every value parses as a number (integers or decimals).

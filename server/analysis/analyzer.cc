@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -490,6 +492,21 @@ absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
 }  // namespace
 
 absl::StatusOr<v1::AnalyzeResponse> Analyzer::Analyze(const v1::AnalyzeRequest& request) const {
+  // The bounds (analysis_math.h) keep analyses small; an allocation that
+  // fails anyway fails this request, never the coordinator.
+  try {
+    return AnalyzeUnguarded(request);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        "the analysis ran out of memory; select fewer sweeps or results (--where) and try again");
+  } catch (const std::length_error& e) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the analysis is too large (", e.what(), "); select fewer sweeps or results"));
+  }
+}
+
+absl::StatusOr<v1::AnalyzeResponse> Analyzer::AnalyzeUnguarded(
+    const v1::AnalyzeRequest& request) const {
   v1::AnalyzeResponse response;
   int64_t results = 0;
   // Runs one analysis and moves its answer into `out`.

@@ -25,10 +25,13 @@ class Analyzer {
 
   // NotFound for an unknown sweep; InvalidArgument for a bad request (no
   // sweep, unknown metric or field, constant heat-map axis, too few points,
-  // no common configurations); errors of the database otherwise.
+  // no common configurations); ResourceExhausted naming the limit for an
+  // analysis past the bounds of analysis_math.h (cells, terms, groups), or
+  // when an allocation fails anyway; errors of the database otherwise.
   absl::StatusOr<v1::AnalyzeResponse> Analyze(const v1::AnalyzeRequest& request) const;
 
  private:
+  absl::StatusOr<v1::AnalyzeResponse> AnalyzeUnguarded(const v1::AnalyzeRequest& request) const;
   const db::Database* database_;
 };
 

@@ -5,11 +5,14 @@
 // infinite, negative) or that carries more than a result may is stored as
 // ERROR naming the field, acked, and never retried.
 #include <grpcpp/grpcpp.h>
+#include <sqlite3.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -39,25 +42,37 @@ class PeerWorker {
 
   ~PeerWorker() {
     context_.TryCancel();
-    v1::CoordinatorMessage ignored;
-    while (stream_->Read(&ignored)) {
-    }
-    (void)stream_->Finish();
+    if (!finished_) (void)Ended();
   }
 
-  // Hello (a CPU platform of its own), hello_ack, then an idle heartbeat so
-  // that the coordinator offers work.
-  void Join() {
-    v1::WorkerMessage hello;
-    hello.mutable_hello()->set_worker_id(worker_id_);
-    hello.mutable_hello()->set_device_kind("cpu");
-    hello.mutable_hello()->mutable_platform()->set_fingerprint("peer-" + worker_id_);
-    hello.mutable_hello()->mutable_platform()->set_device_kind("cpu");
-    hello.mutable_hello()->mutable_platform()->set_memory_bytes(int64_t{8} << 30);
-    ASSERT_TRUE(stream_->Write(hello));
+  // Hello (a CPU platform of its own unless given), hello_ack, then an idle
+  // heartbeat so that the coordinator offers work.
+  void Join(std::optional<v1::Platform> platform = std::nullopt) {
+    SayHello(platform);
     std::optional<v1::CoordinatorMessage> ack = Next();
     ASSERT_TRUE(ack.has_value() && ack->has_hello_ack()) << worker_id_;
     Heartbeat();
+  }
+  void SayHello(std::optional<v1::Platform> platform = std::nullopt) {
+    v1::WorkerMessage hello;
+    hello.mutable_hello()->set_worker_id(worker_id_);
+    hello.mutable_hello()->set_device_kind("cpu");
+    if (platform) {
+      *hello.mutable_hello()->mutable_platform() = *platform;
+    } else {
+      hello.mutable_hello()->mutable_platform()->set_fingerprint("peer-" + worker_id_);
+      hello.mutable_hello()->mutable_platform()->set_device_kind("cpu");
+      hello.mutable_hello()->mutable_platform()->set_memory_bytes(int64_t{8} << 30);
+    }
+    ASSERT_TRUE(stream_->Write(hello));
+  }
+  // Reads to the end of the stream; its status.
+  grpc::Status Ended() {
+    v1::CoordinatorMessage ignored;
+    while (stream_->Read(&ignored)) {
+    }
+    finished_ = true;
+    return stream_->Finish();
   }
 
   void Heartbeat(int64_t job_id = 0, int64_t attempt_id = 0) {
@@ -102,6 +117,7 @@ class PeerWorker {
   grpc::ClientContext context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::WorkerMessage, v1::CoordinatorMessage>> stream_;
   std::string worker_id_;
+  bool finished_ = false;
 };
 
 v1::Measurement Honest(double examples_per_sec) {
@@ -282,6 +298,70 @@ TEST_F(HostileWorkerTest, NoPeerTextMovesTheTerminal) {
   EXPECT_NE(json.out.find("\\u001b[2J"), std::string::npos) << json.out;
 }
 
+// The platform stored under a fingerprint as its first reporter described it.
+v1::Platform StoredPlatform(const std::string& db_path, const std::string& fingerprint) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db, "SELECT details FROM platforms WHERE fingerprint = ?", -1, &stmt, nullptr);
+  sqlite3_bind_text(stmt, 1, fingerprint.c_str(), -1, SQLITE_TRANSIENT);
+  v1::Platform platform;
+  if (sqlite3_step(stmt) == SQLITE_ROW) {
+    platform.ParseFromArray(sqlite3_column_blob(stmt, 0), sqlite3_column_bytes(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return platform;
+}
+
+v1::Platform Described(const std::string& device_name, double roof, int64_t calibrated_unix_ms) {
+  v1::Platform p;
+  p.set_fingerprint("shared-stack");
+  p.set_device_kind("cpu");
+  p.set_device_name(device_name);
+  p.set_cores(2);
+  v1::MatmulRoof* r = p.add_matmul_roofs();
+  r->set_dtype("float32");
+  r->set_flops_per_sec(roof);
+  p.set_calibrated_unix_ms(calibrated_unix_ms);
+  return p;
+}
+
+TEST_F(HostileWorkerTest, APlatformIsDescribedByItsFirstReporterOnly) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  PeerWorker first(cluster_->address(), "first");
+  ASSERT_NO_FATAL_FAILURE(first.Join(Described("Real CPU", 100e9, now - 1000)));
+  // Same facts, a newer calibration with absurd roofs, from another worker:
+  // the first's roofs stay.
+  PeerWorker same(cluster_->address(), "same-facts");
+  ASSERT_NO_FATAL_FAILURE(same.Join(Described("Real CPU", 1e15, now)));
+  // Other facts under the same fingerprint: kept apart.
+  PeerWorker other(cluster_->address(), "other-facts");
+  ASSERT_NO_FATAL_FAILURE(other.Join(Described("Fake CPU", 1e15, now)));
+  ASSERT_TRUE(WaitFor([&] { return Query("SELECT count(*) FROM platforms") == 2; }, seconds(10)));
+  const v1::Platform stored = StoredPlatform(cluster_->db_path(), "shared-stack");
+  EXPECT_EQ(stored.device_name(), "Real CPU");
+  ASSERT_EQ(stored.matmul_roofs_size(), 1);
+  EXPECT_EQ(stored.matmul_roofs(0).flops_per_sec(), 100e9);
+  EXPECT_EQ(StoredPlatform(cluster_->db_path(), "shared-stack~other-facts").device_name(),
+            "Fake CPU");
+  EXPECT_NE(cluster_->Logs().find("other-facts reports other facts than first did (device_name: "
+                                  "'Real CPU' vs 'Fake CPU')"),
+            std::string::npos);
+  // A calibration time that cannot be true ends the stream, naming the field.
+  PeerWorker liar(cluster_->address(), "liar");
+  ASSERT_NO_FATAL_FAILURE(
+      liar.SayHello(Described("Real CPU", 1e15, std::numeric_limits<int64_t>::max())));
+  const grpc::Status status = liar.Ended();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("platform.calibrated_unix_ms"), std::string::npos)
+      << status.error_message();
+  EXPECT_EQ(StoredPlatform(cluster_->db_path(), "shared-stack").matmul_roofs(0).flops_per_sec(),
+            100e9);
+}
+
 // Two real workers started with one id: the second is refused while the
 // first is connected, gives up with a message that says what to do and
 // exit status 3; the first runs every job.
@@ -307,6 +387,53 @@ TEST_F(HostileWorkerTest, ASecondWorkerWithATakenIdStopsAndSaysWhy) {
   EXPECT_EQ(Query("SELECT count(*) FROM results WHERE outcome = 1 AND worker_id = 'twin'"), 6);
   EXPECT_NE(cluster_->CoordinatorLogs().find("a second worker said hello as 'twin'"),
             std::string::npos);
+}
+
+// A worker whose runner binary disappears hands its job back and takes no
+// more work (no job is stored CRASHED for the worker's fault), the others
+// run everything, and it rejoins once the runner is back.
+TEST_F(HostileWorkerTest, AWorkerThatCannotStartItsRunnerStepsAside) {
+  setenv("FAKE_RUNNER_DELAY_MS", "150", 1);
+  const std::string runner = dir_.File("runner-copy");
+  std::filesystem::copy_file(PARADNN_FAKE_RUNNER, runner);
+  std::filesystem::permissions(runner, std::filesystem::perms::owner_all);
+  // No zygote: every job starts the runner binary afresh.
+  cluster_->StartWorker("broken", {"--runner", runner, "--runner-zygote", "false"});
+  cluster_->StartWorker("healthy", {"--runner", PARADNN_FAKE_RUNNER});
+  ASSERT_TRUE(WaitFor([&] { return Query("SELECT count(*) FROM workers WHERE connected = 1") == 2; },
+                      seconds(20)))
+      << cluster_->Logs();
+  std::filesystem::remove(runner);
+  const std::string first = Submit(20);
+  CommandResult watch = cluster_->Cli({"watch", first}, seconds(120));
+  EXPECT_EQ(watch.exit_code, 0) << watch.out << watch.err;
+  EXPECT_EQ(Query("SELECT count(*) FROM results WHERE outcome = 1"), 20);
+  EXPECT_EQ(Query("SELECT count(*) FROM results WHERE outcome != 1"), 0);
+  EXPECT_EQ(Query("SELECT count(*) FROM results WHERE worker_id = 'broken'"), 0);
+  EXPECT_NE(cluster_->WorkerLog(0).find("takes no jobs until it can start its runner again"),
+            std::string::npos)
+      << cluster_->WorkerLog(0);
+  // The runner is back: within a health check (10 s) the worker rejoins.
+  std::filesystem::copy_file(PARADNN_FAKE_RUNNER, runner);
+  std::filesystem::permissions(runner, std::filesystem::perms::owner_all);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return cluster_->WorkerLog(0).find("is executable again; rejoining") != std::string::npos;
+      },
+      seconds(30)));
+  std::ofstream(dir_.File("second.yaml"))
+      << "name: second\nfamily: fc\ndevice: cpu\n"
+         "params: {layer: 2, node: {min: 8, max: 160, add: 8}, input: 4, output: 2, batch: 4}\n";
+  CommandResult second = cluster_->Cli({"submit", dir_.File("second.yaml"), "-q"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  const std::string id = second.out.substr(0, second.out.find_first_of("\n "));
+  watch = cluster_->Cli({"watch", id}, seconds(120));
+  EXPECT_EQ(watch.exit_code, 0) << watch.out << watch.err;
+  EXPECT_GT(Query("SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id WHERE "
+                  "j.sweep_id = " + id + " AND r.worker_id = 'broken' AND r.outcome = 1"),
+            0)
+      << cluster_->WorkerLog(0);
+  unsetenv("FAKE_RUNNER_DELAY_MS");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,6 +89,40 @@ TEST_F(WorkerStoreTest, PlatformKeepsTheNewestCalibration) {
   EXPECT_EQ(*platforms_->UpsertSync(uncalibrated), *id);
   EXPECT_EQ(platforms_->Get(*id)->matmul_roofs(0).flops_per_sec(), 2.5e11);
   EXPECT_EQ(platforms_->Get(*id)->calibrated_unix_ms(), 2000);
+}
+
+TEST_F(WorkerStoreTest, OnlyThePlatformsOwnerReplacesItsRoofs) {
+  v1::Platform first = MakePlatform("fp-a", "host-1");
+  first.set_calibrated_unix_ms(1000);
+  first.add_matmul_roofs()->set_flops_per_sec(2e11);
+  absl::StatusOr<int64_t> id = platforms_->UpsertSync(first, "worker-a");
+  ASSERT_TRUE(id.ok()) << id.status();
+  // Another worker's newer calibration of the same facts: kept out.
+  v1::Platform claimed = first;
+  claimed.set_calibrated_unix_ms(5000);
+  claimed.mutable_matmul_roofs(0)->set_flops_per_sec(9e15);
+  EXPECT_EQ(*platforms_->UpsertSync(claimed, "worker-b"), *id);
+  EXPECT_EQ(platforms_->Get(*id)->matmul_roofs(0).flops_per_sec(), 2e11);
+  // The owner's own newer calibration replaces them.
+  v1::Platform recalibrated = first;
+  recalibrated.set_calibrated_unix_ms(6000);
+  recalibrated.mutable_matmul_roofs(0)->set_flops_per_sec(2.2e11);
+  EXPECT_EQ(*platforms_->UpsertSync(recalibrated, "worker-a"), *id);
+  EXPECT_EQ(platforms_->Get(*id)->matmul_roofs(0).flops_per_sec(), 2.2e11);
+  // Other facts under the fingerprint: a platform of their own.
+  v1::Platform other = first;
+  other.set_device_name("Not a Xeon");
+  absl::StatusOr<int64_t> apart = platforms_->UpsertSync(other, "worker-b");
+  ASSERT_TRUE(apart.ok()) << apart.status();
+  EXPECT_NE(*apart, *id);
+  EXPECT_EQ(platforms_->Get(*apart)->fingerprint(), "fp-a~worker-b");
+  EXPECT_EQ(platforms_->Get(*id)->device_name(), "Xeon");
+  // A calibration from the future is refused, naming the field.
+  v1::Platform future = first;
+  future.set_calibrated_unix_ms(std::numeric_limits<int64_t>::max());
+  const absl::Status refused = platforms_->UpsertSync(future, "worker-a").status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("platform.calibrated_unix_ms"), absl::string_view::npos);
 }
 
 TEST_F(WorkerStoreTest, ListShowsConnectionStatePlatformAndJobsDone) {

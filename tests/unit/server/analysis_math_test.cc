@@ -226,6 +226,35 @@ std::vector<std::vector<double>> RandomFeatures(size_t n, uint32_t seed) {
   return rows;
 }
 
+TEST(BoundsTest, OversizedAnalysesAreRefusedNamingTheLimit) {
+  // 1,001 x 1,000 = 1,001,000 cells: past kMaxHeatmapCells.
+  std::vector<HeatmapTally> tallies;
+  for (int i = 0; i < 1001; ++i) {
+    HeatmapTally t;
+    t.x = std::to_string(i);
+    t.y = std::to_string(i % 1000);
+    tallies.push_back(t);
+  }
+  absl::StatusOr<v1::HeatmapResponse> map = PivotHeatmapTallies(tallies, "node", "batch");
+  EXPECT_EQ(map.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(map.status().message().find("1 panel(s) x 1000 batch values x 1001 node values"),
+            absl::string_view::npos)
+      << map.status();
+  EXPECT_NE(map.status().message().find("at most 1000000"), absl::string_view::npos);
+  // 23 features and their 253 interactions: 276 terms, past 256.
+  SensitivityInput in;
+  for (int f = 0; f < 23; ++f) in.feature_names.push_back("f" + std::to_string(f));
+  in.features.assign(10, std::vector<double>(23, 1.0));
+  in.target.assign(10, 1.0);
+  in.interactions = true;
+  absl::StatusOr<v1::SensitivityResponse> fit = FitSensitivity(in);
+  EXPECT_EQ(fit.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(fit.status().message().find("23 features and 253 interactions = 276 terms; at most "
+                                        "256"),
+            absl::string_view::npos)
+      << fit.status();
+}
+
 TEST(SensitivityTest, RecoversStandardizedWeightsOfALinearTarget) {
   SensitivityInput in;
   in.feature_names = {"a", "b", "c"};

@@ -21,6 +21,7 @@ v1::Measurement Valid() {
   m.add_step_seconds(0.5);
   m.set_first_loss(-3.5);  // a torchscript "output" loss may be negative
   m.set_subnormal_gradient_fraction(-1);
+  m.mutable_stats()->set_lag1_autocorrelation(-0.79);  // alternating step times
   (*m.mutable_stack())["blas_core"] = "Haswell";
   m.add_op_profile()->set_self_seconds(0.1);
   return m;
