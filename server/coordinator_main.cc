@@ -5,13 +5,16 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -217,6 +220,14 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Every worker and client holds a connection (a file descriptor): take
+  // all the kernel allows this process.
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &files) != 0) {
+      spdlog::warn("cannot raise the open-file limit: {}", std::strerror(errno));
+    }
+  }
   // Held until exit: a second coordinator on this file is refused.
   absl::StatusOr<paradnn::db::DatabaseFileLock> db_lock =
       paradnn::db::DatabaseFileLock::Acquire(flags.db_path);
@@ -268,6 +279,13 @@ int main(int argc, char** argv) {
       std::max(flags.max_message_bytes, flags.max_model_bytes + (int64_t{1} << 20));
   builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
+  // A connection that never finishes its handshake (a port scan, a client
+  // that stalls) gives its descriptor back after 10 s, one without calls
+  // after 10 minutes (clients reconnect on their next call); each carries
+  // at most 100 concurrent calls.
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 600000);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 100);
   // Workers ping to detect dead links; allow it without data in flight.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
@@ -298,7 +316,10 @@ int main(int argc, char** argv) {
       absl::Status s = db->Read([](sqlite3* c) { return paradnn::db::Exec(c, "SELECT 1"); });
       if (!s.ok()) return "database not readable: " + s.ToString();
       s = db->StorageHealth();
-      return s.ok() ? "" : "database writes fail: " + s.ToString();
+      if (!s.ok()) return "database writes fail: " + s.ToString();
+      // Past 90 % of the descriptors new connections may fail to be
+      // accepted: say so before they do.
+      return paradnn::server::FileDescriptorPressure(0.9);
     };
     absl::StatusOr<std::unique_ptr<paradnn::server::MetricsHttpServer>> started =
         paradnn::server::MetricsHttpServer::Start(flags.metrics_listen, std::move(handlers));

@@ -1,17 +1,35 @@
 #include "server/metrics_http.h"
 
+#include <sys/resource.h>
+
 #include <spdlog/spdlog.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <filesystem>
+#include <system_error>
 #include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace paradnn::server {
+
+std::string FileDescriptorPressure(double share) {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return "";
+  size_t open = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++open;
+  }
+  if (ec || static_cast<double>(open) < share * static_cast<double>(files.rlim_cur)) return "";
+  return absl::StrCat("file descriptors: ", open, " of ", files.rlim_cur,
+                      " open; new connections may be refused");
+}
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;

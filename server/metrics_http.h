@@ -24,6 +24,11 @@ struct MetricsHttpHandlers {
   std::function<std::string()> not_ready_reason;
 };
 
+// "" while fewer than `share` of this process's file descriptors
+// (RLIMIT_NOFILE) are open, else "file descriptors: N of M open; new
+// connections may be refused" (a /readyz reason).
+std::string FileDescriptorPressure(double share);
+
 class MetricsHttpServer {
  public:
   // Listens on `host_port` (HOST:PORT, IPv4 or [IPv6]; port 0 picks one)

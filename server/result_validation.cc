@@ -45,8 +45,8 @@ absl::Status CheckNumber(const std::string& path, double value) {
 }
 
 absl::Status CheckText(const std::string& path, const std::string& text) {
-  if (text.size() > kMaxResultTextBytes) {
-    return Bad(path, absl::StrCat(text.size(), " bytes; at most ", kMaxResultTextBytes));
+  if (text.size() > common::kMaxResultTextBytes) {
+    return Bad(path, absl::StrCat(text.size(), " bytes; at most ", common::kMaxResultTextBytes));
   }
   return absl::OkStatus();
 }
@@ -114,9 +114,9 @@ absl::Status CheckMessage(const Message& message, const std::string& path) {
 }  // namespace
 
 absl::Status ValidateMeasurement(const v1::Measurement& m) {
-  if (const size_t bytes = m.ByteSizeLong(); bytes > kMaxResultBytes) {
+  if (const size_t bytes = m.ByteSizeLong(); bytes > common::kMaxResultBytes) {
     return Bad("measurement", absl::StrCat(bytes, " bytes; a result may have at most ",
-                                           kMaxResultBytes));
+                                           common::kMaxResultBytes));
   }
   if (!v1::Outcome_IsValid(m.outcome()) || m.outcome() == v1::OUTCOME_UNSPECIFIED) {
     return Bad("measurement.outcome", absl::StrCat(static_cast<int>(m.outcome()),
@@ -124,10 +124,10 @@ absl::Status ValidateMeasurement(const v1::Measurement& m) {
   }
   for (const auto& [path, count, limit] :
        {std::tuple<const char*, int, int>{"measurement.step_seconds", m.step_seconds_size(),
-                                          kMaxResultSamples},
-        {"measurement.stats.steps", m.stats().steps(), kMaxResultSamples},
-        {"measurement.op_profile", m.op_profile_size(), kMaxResultProfileRows},
-        {"measurement.suspect", m.suspect_size(), kMaxResultSuspects}}) {
+                                          common::kMaxResultSamples},
+        {"measurement.stats.steps", m.stats().steps(), common::kMaxResultSamples},
+        {"measurement.op_profile", m.op_profile_size(), common::kMaxResultProfileRows},
+        {"measurement.suspect", m.suspect_size(), common::kMaxResultSuspects}}) {
     if (count > limit) {
       return Bad(path, absl::StrCat(count, " entries; a result may have at most ", limit));
     }

@@ -10,17 +10,12 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "common/result_limits.h"
 #include "paradnn/v1/metrics.pb.h"
 
 namespace paradnn::server {
 
-// What one result may carry (docs/contracts.md "Results a worker sends").
-// Samples: run.max_steps allows at most this many timed steps.
-inline constexpr int kMaxResultSamples = 100'000;
-inline constexpr int kMaxResultProfileRows = 2'000;
-inline constexpr int kMaxResultSuspects = 64;
-inline constexpr size_t kMaxResultTextBytes = 16 << 10;  // error, each suspect sentence
-inline constexpr size_t kMaxResultBytes = 8 << 20;        // the whole Measurement, serialized
+// The limits are common/result_limits.h.
 
 // OK, or InvalidArgument naming the first field that breaks a rule:
 //   - every number is finite, and at least 0 except first_loss / last_loss

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "common/result_limits.h"
 #include "absl/strings/str_cat.h"
 #include "common/version.h"
 #include "worker/device_spec.h"
@@ -371,6 +372,24 @@ void WorkerAgent::OnJobComplete(int64_t job_id, int64_t attempt_id, v1::Measurem
     BecomeUnhealthy(measurement.error());
   }
   if (result.handed_back()) spdlog::info("handing job {} back to the coordinator", job_id);
+  if (const size_t bytes = measurement.ByteSizeLong(); bytes > common::kMaxResultBytes) {
+    // The coordinator takes no result this large: say so as the job's
+    // result rather than send one that is refused on every reconnect.
+    spdlog::error("job {}: its result has {} bytes ({} samples, {} profile rows); a result may "
+                  "have at most {}",
+                  job_id, bytes, measurement.step_seconds_size(), measurement.op_profile_size(),
+                  common::kMaxResultBytes);
+    v1::Measurement too_large;
+    too_large.set_outcome(v1::ERROR);
+    too_large.set_device(measurement.device());
+    *too_large.mutable_config() = measurement.config();
+    too_large.set_error(absl::StrCat("the result has ", bytes, " bytes (",
+                                     measurement.step_seconds_size(), " samples, ",
+                                     measurement.op_profile_size(),
+                                     " profile rows); a result may have at most ",
+                                     common::kMaxResultBytes));
+    measurement = std::move(too_large);
+  }
   *result.mutable_measurement() = std::move(measurement);
   unacked_.Add(result);
   v1::WorkerMessage message;

@@ -13,15 +13,21 @@
 
 #include <gtest/gtest.h>
 
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <future>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "paradnn/v1/coordinator.grpc.pb.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/test_processes.h"
 #include "tests/support/health_check.h"
@@ -86,12 +92,81 @@ void ExpectExactlyOneResultPerJob(const Cluster& cluster, int jobs) {
                      "SELECT count(*) FROM (SELECT job_id FROM results GROUP BY job_id "
                      "HAVING count(*) > 1)"),
             0);
-  // Each result belongs to an attempt of its own job.
+  // Each result belongs to an attempt of its own job, and was reported by
+  // the worker that attempt was leased to.
   EXPECT_EQ(QueryInt(cluster.db_path(),
                      "SELECT count(*) FROM results r JOIN attempts a ON a.id = r.attempt_id "
-                     "WHERE a.job_id = r.job_id"),
+                     "WHERE a.job_id = r.job_id AND a.worker_id = r.worker_id"),
             jobs);
 }
+
+// A peer that says hello as "forger" and, every few milliseconds, sends an
+// OK result (or a CANCELLED, or a hand-back) for some other worker's open
+// attempt, read from the database: what a stolen worker token can try.
+class Forger {
+ public:
+  Forger(const std::string& address, const std::string& db_path)
+      : channel_(grpc::CreateChannel(address, grpc::InsecureChannelCredentials())),
+        stub_(v1::WorkerGateway::NewStub(channel_)),
+        stream_(stub_->Connect(&context_)),
+        db_path_(db_path) {
+    v1::WorkerMessage hello;
+    hello.mutable_hello()->set_worker_id("forger");
+    hello.mutable_hello()->set_device_kind("forged-device");  // never offered a job
+    hello.mutable_hello()->mutable_platform()->set_fingerprint("forged");
+    stream_->Write(hello);
+    reader_ = std::thread([this] {
+      v1::CoordinatorMessage message;
+      while (stream_->Read(&message)) {
+        if (message.has_ack()) acks_.fetch_add(1);
+      }
+    });
+    writer_ = std::thread([this] { Loop(); });
+  }
+  ~Forger() {
+    stop_ = true;
+    writer_.join();
+    stream_->WritesDone();
+    context_.TryCancel();
+    reader_.join();
+    (void)stream_->Finish();
+  }
+  int64_t sent() const { return sent_; }
+  int64_t acks() const { return acks_.load(); }
+
+ private:
+  void Loop() {
+    for (int round = 0; !stop_; ++round) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const int64_t attempt = QueryInt(db_path_,
+                                       "SELECT id FROM attempts WHERE finished_unix_ms IS NULL "
+                                       "ORDER BY random() LIMIT 1");
+      if (attempt <= 0) continue;
+      const int64_t job =
+          QueryInt(db_path_, "SELECT job_id FROM attempts WHERE id = " + std::to_string(attempt));
+      v1::WorkerMessage message;
+      v1::JobResult* result = message.mutable_result();
+      result->set_job_id(job);
+      result->set_attempt_id(attempt);
+      result->mutable_measurement()->set_outcome(round % 3 == 0 ? v1::OK : v1::CANCELLED);
+      result->mutable_measurement()->set_examples_per_sec(-123);
+      result->set_handed_back(round % 3 == 2);
+      if (!stream_->Write(message)) return;
+      ++sent_;
+    }
+  }
+
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::WorkerGateway::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::WorkerMessage, v1::CoordinatorMessage>> stream_;
+  std::string db_path_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> acks_{0};
+  int64_t sent_ = 0;
+  std::thread reader_;
+  std::thread writer_;
+};
 
 class ChaosTest : public ::testing::Test {
  protected:
@@ -165,6 +240,53 @@ TEST_F(ChaosTest, WorkersKilledAndRestartedAtRandomStoreEveryJobOnce) {
               static_cast<long long>(ResultCount(cluster)), static_cast<long long>(duplicates));
   RecordProperty("worker_kills", worker_kills_);
   RecordProperty("duplicates", static_cast<int>(duplicates));
+}
+
+TEST_F(ChaosTest, AForgerAndATwinAlongsideHonestWorkersChangeNoResult) {
+  constexpr int kJobs = 120;
+  TempDir dir;
+  Cluster cluster(dir);
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator({"--max-attempts", "100"}));
+  for (size_t slot = 0; slot < 3; ++slot) StartWorker(cluster, slot);
+  ASSERT_TRUE(WaitFor(
+      [&] { return QueryInt(cluster.db_path(), "SELECT count(*) FROM workers WHERE connected = 1") == 3; },
+      seconds(30)));
+  // A second process with w1's id: refused while w1 is connected, it
+  // stops on its own (exit status 3).
+  cluster.StartWorker("w1", FakeRunner());
+  const size_t twin = started_++;
+  ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, kJobs));
+  int64_t forged = 0, forged_acks = 0;
+  {
+    Forger forger(cluster.address(), cluster.db_path());
+    const auto give_up = std::chrono::steady_clock::now() + seconds(300);
+    while (ResultCount(cluster) < kJobs && std::chrono::steady_clock::now() < give_up) {
+      Pause(300, 900);
+      // Honest chaos too: w0 and w2 (never w1, whose twin waits for its id).
+      if (ResultCount(cluster) < kJobs - 10) {
+        const size_t slot = std::uniform_int_distribution<size_t>(0, 1)(rng_) == 0 ? 0 : 2;
+        ASSERT_NO_FATAL_FAILURE(cluster.KillWorker(live_[slot]));
+        ++worker_kills_;
+        StartWorker(cluster, slot);
+      }
+    }
+    forged = forger.sent();
+    forged_acks = forger.acks();
+  }
+  ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= kJobs; }, seconds(120)))
+      << "results " << ResultCount(cluster) << "\n" << cluster.Logs();
+  ExpectExactlyOneResultPerJob(cluster, kJobs);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE worker_id = 'forger' "
+                                        "OR examples_per_sec < 0"),
+            0);
+  EXPECT_GT(forged, 20);
+  EXPECT_GT(forged_acks, 0) << "refused forgeries are acked";
+  std::optional<int> twin_status = cluster.WaitWorker(twin, seconds(60));
+  ASSERT_TRUE(twin_status.has_value()) << cluster.WorkerLog(twin);
+  EXPECT_TRUE(WIFEXITED(*twin_status) && WEXITSTATUS(*twin_status) == 3) << cluster.WorkerLog(twin);
+  ASSERT_NO_FATAL_FAILURE(cluster.Stop());
+  std::printf("forger: %lld forged reports, %lld acked and refused; twin exited 3; %d kills\n",
+              static_cast<long long>(forged), static_cast<long long>(forged_acks), worker_kills_);
 }
 
 TEST_F(ChaosTest, CoordinatorKilledThreeTimesDuringWorkerChaosLosesNothing) {
