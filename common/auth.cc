@@ -112,6 +112,75 @@ absl::StatusOr<std::vector<std::string>> ReadTokenFile(const std::string& path,
   return tokens;
 }
 
+absl::StatusOr<std::vector<WorkerToken>> ReadWorkerTokenFile(const std::string& path,
+                                                             absl::string_view field) {
+  absl::StatusOr<std::string> text = ReadWholeFile(path, field, /*secret=*/true);
+  if (!text.ok()) return text.status();
+  std::vector<WorkerToken> tokens;
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    ++line_number;
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line.front() == '#') continue;
+    std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipWhitespace());
+    WorkerToken token;
+    for (size_t i = 0; i < words.size(); ++i) {
+      const absl::string_view word = absl::StripAsciiWhitespace(words[i]);
+      if (!IsTokenText(word)) {
+        // The line itself is not echoed: it may be a secret.
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ": line ", line_number, " of '", path, "' is not a token ",
+            i == 0 ? "" : "followed by worker ids ",
+            "(printable ASCII without spaces; worker ids after the token, space-separated)"));
+      }
+      if (i == 0) {
+        token.token = std::string(word);
+      } else {
+        token.worker_ids.emplace_back(word);
+      }
+    }
+    tokens.push_back(std::move(token));
+  }
+  if (tokens.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": '", path, "' holds no token (one per line; blank lines and # comments are ignored)"));
+  }
+  return tokens;
+}
+
+namespace {
+
+// Glob match with '*' only, iterative with one backtrack point.
+bool GlobMatches(absl::string_view pattern, absl::string_view text) {
+  size_t p = 0, t = 0, star = absl::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (p < pattern.size() && pattern[p] == text[t]) {
+      ++p;
+      ++t;
+    } else if (star != absl::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+}  // namespace
+
+bool WorkerIdAllowed(const std::vector<std::string>& patterns, absl::string_view worker_id) {
+  if (patterns.empty()) return true;
+  for (const std::string& pattern : patterns) {
+    if (GlobMatches(pattern, worker_id)) return true;
+  }
+  return false;
+}
+
 bool ConstantTimeEquals(absl::string_view given, absl::string_view expected) {
   // Every byte of `expected` is visited whatever `given` holds; a length
   // mismatch only sets a bit.

@@ -37,6 +37,25 @@ inline constexpr const char* kBearerPrefix = "Bearer ";
 absl::StatusOr<std::vector<std::string>> ReadTokenFile(const std::string& path,
                                                        absl::string_view field);
 
+// A worker token and the worker ids it may say hello as: patterns where
+// '*' matches any run of characters ("gpu-host-7-*"); empty = any id.
+struct WorkerToken {
+  std::string token;
+  std::vector<std::string> worker_ids;
+};
+
+// Reads a worker token file: as ReadTokenFile, except that a token may be
+// followed, after spaces, by the worker ids it may use ("TOKEN host-a-*
+// host-b-cpu"), so that a token stolen from one host cannot report for
+// another. InvalidArgument naming `field` and the line for a pattern with
+// characters other than printable ASCII.
+absl::StatusOr<std::vector<WorkerToken>> ReadWorkerTokenFile(const std::string& path,
+                                                             absl::string_view field);
+
+// Whether `worker_id` matches one of `patterns` ('*' = any run; an empty
+// list matches every id).
+bool WorkerIdAllowed(const std::vector<std::string>& patterns, absl::string_view worker_id);
+
 // Equal contents, in a time that does not depend on where they differ (it
 // depends on the length of `expected` only).
 bool ConstantTimeEquals(absl::string_view given, absl::string_view expected);

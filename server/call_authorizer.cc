@@ -27,7 +27,42 @@ CallAuthorizer::CallAuthorizer(std::vector<std::string> worker_tokens,
                                std::vector<std::string> client_tokens)
     : requires_tokens_(true),
       worker_tokens_(std::move(worker_tokens)),
+      worker_ids_(worker_tokens_.size()),
       client_tokens_(std::move(client_tokens)) {}
+
+CallAuthorizer::CallAuthorizer(std::vector<common::WorkerToken> worker_tokens,
+                               std::vector<std::string> client_tokens)
+    : requires_tokens_(true), client_tokens_(std::move(client_tokens)) {
+  for (common::WorkerToken& token : worker_tokens) {
+    worker_tokens_.push_back(std::move(token.token));
+    worker_ids_.push_back(std::move(token.worker_ids));
+  }
+}
+
+absl::string_view CallAuthorizer::TokenOf(const grpc::ServerContextBase& context) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(common::kAuthorizationKey);
+  if (it == metadata.end()) return "";
+  const absl::string_view value(it->second.data(), it->second.size());
+  const absl::string_view prefix(common::kBearerPrefix);
+  if (value.size() <= prefix.size() || !absl::StartsWithIgnoreCase(value, prefix)) return "";
+  return value.substr(prefix.size());
+}
+
+std::vector<std::string> CallAuthorizer::WorkerIdsOf(const grpc::ServerContextBase& context) const {
+  if (!requires_tokens_) return {};
+  const absl::string_view token = TokenOf(context);
+  // Every token is compared, as in HoldsToken.
+  std::vector<std::string> allowed;
+  bool found = false;
+  for (size_t i = 0; i < worker_tokens_.size(); ++i) {
+    if (common::ConstantTimeEquals(token, worker_tokens_[i]) && !found) {
+      found = true;
+      allowed = worker_ids_[i];
+    }
+  }
+  return allowed;
+}
 
 grpc::Status CallAuthorizer::Authorize(const grpc::ServerContextBase& context,
                                        CallerRole role) const {

@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+#include "common/auth.h"
+
 namespace paradnn::server {
 
 enum class CallerRole { kWorker, kClient };
@@ -26,6 +29,9 @@ class CallAuthorizer {
   CallAuthorizer() = default;
   // Requires a token of the method's role. Both lists must be non-empty.
   CallAuthorizer(std::vector<std::string> worker_tokens, std::vector<std::string> client_tokens);
+  // The same, each worker token with the worker ids it may use.
+  CallAuthorizer(std::vector<common::WorkerToken> worker_tokens,
+                 std::vector<std::string> client_tokens);
 
   bool requires_tokens() const { return requires_tokens_; }
 
@@ -35,9 +41,17 @@ class CallAuthorizer {
   // compared in constant time. Thread-safe.
   grpc::Status Authorize(const grpc::ServerContextBase& context, CallerRole role) const;
 
+  // The worker-id patterns the call's worker token allows (empty: any id,
+  // also when tokens are not required). Call after Authorize(kWorker).
+  std::vector<std::string> WorkerIdsOf(const grpc::ServerContextBase& context) const;
+
  private:
+  // The bearer token of the call; "" if none.
+  static absl::string_view TokenOf(const grpc::ServerContextBase& context);
+
   bool requires_tokens_ = false;
   std::vector<std::string> worker_tokens_;
+  std::vector<std::vector<std::string>> worker_ids_;  // per worker token
   std::vector<std::string> client_tokens_;
 };
 

@@ -78,8 +78,8 @@ absl::StatusOr<paradnn::server::CallAuthorizer> LoadAuthorizer(const Flags& flag
         "--worker-token-file and --client-token-file go together: with only one, the other "
         "service would accept calls without a token");
   }
-  absl::StatusOr<std::vector<std::string>> worker =
-      paradnn::common::ReadTokenFile(flags.worker_token_file, "--worker-token-file");
+  absl::StatusOr<std::vector<paradnn::common::WorkerToken>> worker =
+      paradnn::common::ReadWorkerTokenFile(flags.worker_token_file, "--worker-token-file");
   if (!worker.ok()) return worker.status();
   absl::StatusOr<std::vector<std::string>> client =
       paradnn::common::ReadTokenFile(flags.client_token_file, "--client-token-file");

@@ -6,6 +6,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
+
+#include "common/auth.h"
 
 namespace paradnn::server {
 namespace {
@@ -19,8 +22,12 @@ grpc::Status ToGrpc(const absl::Status& status) {
 // write).
 class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage> {
  public:
-  WorkerStream(Scheduler* scheduler, ConnectionLedger* ledger, uint64_t serial, std::string peer)
-      : scheduler_(scheduler), ledger_(ledger), peer_(std::move(peer)) {
+  WorkerStream(Scheduler* scheduler, ConnectionLedger* ledger, uint64_t serial, std::string peer,
+               std::vector<std::string> allowed_ids)
+      : scheduler_(scheduler),
+        ledger_(ledger),
+        peer_(std::move(peer)),
+        allowed_ids_(std::move(allowed_ids)) {
     session_ = std::make_shared<WorkerSession>(
         serial, [this](const v1::CoordinatorMessage& message) { Enqueue(message); },
         [this](const absl::Status& reason) { Finishing(ToGrpc(reason)); });
@@ -37,6 +44,16 @@ class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1:
       if (!incoming_.has_hello()) {
         Close(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                            "the first message of WorkerGateway.Connect must be a hello"));
+        return;
+      }
+      if (!common::WorkerIdAllowed(allowed_ids_, incoming_.hello().worker_id())) {
+        // A token issued for other hosts: the id is not echoed beyond the log.
+        spdlog::warn("stream from {}: its token may not be used by worker id '{}'", peer_,
+                     incoming_.hello().worker_id());
+        Close(grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                           "this worker token may not be used by worker id '" +
+                               incoming_.hello().worker_id().substr(0, 256) +
+                               "' (the coordinator's --worker-token-file names the ids it may)"));
         return;
       }
       absl::Status status = scheduler_->OnHello(session_, incoming_.hello());
@@ -116,6 +133,8 @@ class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1:
   Scheduler* const scheduler_;
   ConnectionLedger* const ledger_;
   const std::string peer_;
+  // Worker ids the stream's token may say hello as (empty: any).
+  const std::vector<std::string> allowed_ids_;
   std::shared_ptr<WorkerSession> session_;
   std::string worker_id_;  // set by the hello; used on the reactor's threads only
   v1::WorkerMessage incoming_;
@@ -140,7 +159,10 @@ grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage>* WorkerGatewa
           auth);
     }
   }
-  return new WorkerStream(scheduler_, ledger_, next_stream_serial_++, context->peer());
+  std::vector<std::string> allowed_ids;
+  if (authorizer_ != nullptr) allowed_ids = authorizer_->WorkerIdsOf(*context);
+  return new WorkerStream(scheduler_, ledger_, next_stream_serial_++, context->peer(),
+                          std::move(allowed_ids));
 }
 
 }  // namespace paradnn::server

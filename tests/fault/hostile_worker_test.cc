@@ -34,11 +34,14 @@ using std::chrono::seconds;
 // One worker stream spoken by hand.
 class PeerWorker {
  public:
-  PeerWorker(const std::string& address, const std::string& worker_id)
+  PeerWorker(const std::string& address, const std::string& worker_id,
+             const std::string& token = "")
       : channel_(grpc::CreateChannel(address, grpc::InsecureChannelCredentials())),
         stub_(v1::WorkerGateway::NewStub(channel_)),
-        stream_(stub_->Connect(&context_)),
-        worker_id_(worker_id) {}
+        worker_id_(worker_id) {
+    if (!token.empty()) context_.AddMetadata("authorization", "Bearer " + token);
+    stream_ = stub_->Connect(&context_);
+  }
 
   ~PeerWorker() {
     context_.TryCancel();
@@ -360,6 +363,38 @@ TEST_F(HostileWorkerTest, APlatformIsDescribedByItsFirstReporterOnly) {
       << status.error_message();
   EXPECT_EQ(StoredPlatform(cluster_->db_path(), "shared-stack").matmul_roofs(0).flops_per_sec(),
             100e9);
+}
+
+// A worker token limited to some ids (a line "TOKEN host-a-*" of the
+// coordinator's --worker-token-file) cannot say hello as another.
+TEST(WorkerTokenTest, ATokenSaysHelloOnlyAsTheIdsItNames) {
+  TempDir dir;
+  const std::string workers = dir.File("worker-tokens");
+  const std::string clients = dir.File("client-tokens");
+  std::ofstream(workers) << "# per host\ntok-host-a host-a-*\ntok-anyone\n";
+  std::ofstream(clients) << "client-secret\n";
+  std::filesystem::permissions(workers, std::filesystem::perms::owner_read |
+                                            std::filesystem::perms::owner_write);
+  std::filesystem::permissions(clients, std::filesystem::perms::owner_read |
+                                            std::filesystem::perms::owner_write);
+  Cluster cluster(dir);
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(
+      {"--worker-token-file", workers, "--client-token-file", clients}));
+  {
+    PeerWorker stolen(cluster.address(), "host-b-cpu", "tok-host-a");
+    ASSERT_NO_FATAL_FAILURE(stolen.SayHello());
+    const grpc::Status status = stolen.Ended();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_NE(status.error_message().find("may not be used by worker id 'host-b-cpu'"),
+              std::string::npos)
+        << status.error_message();
+  }
+  PeerWorker own(cluster.address(), "host-a-cpu", "tok-host-a");
+  ASSERT_NO_FATAL_FAILURE(own.Join());
+  PeerWorker any(cluster.address(), "host-z-gpu", "tok-anyone");
+  ASSERT_NO_FATAL_FAILURE(any.Join());
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM workers"), 2);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM workers WHERE id = 'host-b-cpu'"), 0);
 }
 
 // Two real workers started with one id: the second is refused while the

@@ -71,6 +71,33 @@ TEST_F(AuthFilesTest, TokenFileRefusals) {
   }
 }
 
+TEST_F(AuthFilesTest, WorkerTokenFileNamesTheIdsEachTokenMayUse) {
+  absl::StatusOr<std::vector<WorkerToken>> tokens = ReadWorkerTokenFile(
+      Write("w", "# per host\nalpha host-a-*  host-a2-cpu\n\nbeta\n"), "--worker-token-file");
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  ASSERT_EQ(tokens->size(), 2u);
+  EXPECT_EQ((*tokens)[0].token, "alpha");
+  EXPECT_THAT((*tokens)[0].worker_ids, ElementsAre("host-a-*", "host-a2-cpu"));
+  EXPECT_EQ((*tokens)[1].token, "beta");
+  EXPECT_TRUE((*tokens)[1].worker_ids.empty());
+  absl::StatusOr<std::vector<WorkerToken>> bad =
+      ReadWorkerTokenFile(Write("bad", "alpha host-\x01a\n"), "--worker-token-file");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("line 1"));
+  EXPECT_THAT(std::string(bad.status().message()), Not(HasSubstr("alpha")));
+}
+
+TEST(WorkerIdAllowedTest, StarMatchesAnyRun) {
+  EXPECT_TRUE(WorkerIdAllowed({}, "anything"));
+  EXPECT_TRUE(WorkerIdAllowed({"host-a-*"}, "host-a-cpu"));
+  EXPECT_TRUE(WorkerIdAllowed({"host-a-*"}, "host-a-"));
+  EXPECT_FALSE(WorkerIdAllowed({"host-a-*"}, "host-b-cpu"));
+  EXPECT_TRUE(WorkerIdAllowed({"x", "*-gpu-*"}, "h1-gpu-0"));
+  EXPECT_FALSE(WorkerIdAllowed({"host-a"}, "host-a-cpu"));
+  EXPECT_TRUE(WorkerIdAllowed({"a*b*c"}, "aXXbYYc"));
+  EXPECT_FALSE(WorkerIdAllowed({"a*b*c"}, "aXXbYY"));
+}
+
 TEST(ConstantTimeEqualsTest, ComparesWholeStrings) {
   EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
   EXPECT_TRUE(ConstantTimeEquals("", ""));
