@@ -23,6 +23,14 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
+// A write the database refused (read-only file, full disk, I/O error):
+// INTERNAL with the database's own words, never UNAVAILABLE, which clients
+// read as "cannot reach the coordinator".
+grpc::Status StorageFailure(absl::string_view what, const absl::Status& status) {
+  return grpc::Status(grpc::StatusCode::INTERNAL,
+                      absl::StrCat(what, " failed: the coordinator's database: ", status.message()));
+}
+
 bool IsFinished(const v1::SweepStatus& status) {
   return status.state() == v1::SWEEP_DONE || status.state() == v1::SWEEP_CANCELLED;
 }
@@ -368,8 +376,7 @@ grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerCo
                  [this, reactor, response, estimates, name = stored.name()](absl::StatusOr<int64_t> id) {
                    if (!id.ok()) {
                      spdlog::error("storing sweep '{}': {}", name, id.status().ToString());
-                     reactor->Finish(ToGrpc(absl::UnavailableError(
-                         absl::StrCat("storing the sweep failed: ", id.status().message()))));
+                     reactor->Finish(StorageFailure("storing the sweep", id.status()));
                      return;
                    }
                    spdlog::info("sweep {} '{}' submitted: {} jobs, {:.3g} model FLOPs per step in all, "
@@ -391,8 +398,7 @@ grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerCo
   models_.Put(std::move(model_content), file_name, now,
               [reactor, create](absl::StatusOr<std::string> sha256) {
                 if (!sha256.ok()) {
-                  reactor->Finish(ToGrpc(absl::UnavailableError(
-                      absl::StrCat("storing the model failed: ", sha256.status().message()))));
+                  reactor->Finish(StorageFailure("storing the model", sha256.status()));
                   return;
                 }
                 create();
@@ -443,7 +449,11 @@ grpc::ServerUnaryReactor* CoordinatorService::CancelSweep(grpc::CallbackServerCo
                  [this, reactor, response, sweep_id](
                      absl::StatusOr<std::vector<db::SweepStore::LiveAttempt>> live) {
                    if (!live.ok()) {
-                     reactor->Finish(ToGrpc(live.status()));
+                     const absl::StatusCode code = live.status().code();
+                     reactor->Finish(code == absl::StatusCode::kNotFound ||
+                                             code == absl::StatusCode::kInvalidArgument
+                                         ? ToGrpc(live.status())
+                                         : StorageFailure("cancelling the sweep", live.status()));
                      return;
                    }
                    spdlog::info("sweep {} cancelled; stopping {} running job(s)", sweep_id, live->size());

@@ -4,10 +4,16 @@
 // file with damaged pages is refused at start instead of being served.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -84,6 +90,87 @@ TEST(DatabaseFileTest, ADamagedFileIsRefusedAtStart) {
               said.find("cannot be checked (PRAGMA quick_check)") != std::string::npos)
       << said;
   EXPECT_NE(said.find("restore it from a backup"), std::string::npos) << said;
+}
+
+// One HTTP GET to 127.0.0.1:port; the status, and the body in `body`.
+int HttpGet(int port, const std::string& path, std::string* body) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return 0;
+  }
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return 0;
+  }
+  std::string raw;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) raw.append(buf, static_cast<size_t>(n));
+  close(fd);
+  if (raw.rfind("HTTP/1.1 ", 0) != 0) return 0;
+  const size_t end = raw.find("\r\n\r\n");
+  if (body != nullptr && end != std::string::npos) *body = raw.substr(end + 4);
+  return std::stoi(raw.substr(9, 3));
+}
+
+// Writes that fail while the coordinator runs (here: another process holds
+// the database's write lock past the busy timeout) are reported for what
+// they are: /readyz is not ready, naming the cause, and a submit answers
+// with the database's own words, not "cannot reach the coordinator".
+TEST(DatabaseFileTest, FailingWritesAreReportedWithTheirCause) {
+  TempDir dir;
+  ChildProcess coordinator;
+  coordinator.Start({BinDir() + "/paradnn-coordinator", "--listen", "127.0.0.1:0", "--db",
+                     dir.File("w.db"), "--address-file", dir.File("addr"), "--metrics-listen",
+                     "127.0.0.1:0", "--metrics-address-file", dir.File("maddr")},
+                    dir.File("coordinator.log"));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return std::filesystem::exists(dir.File("maddr")) &&
+               std::filesystem::exists(dir.File("addr"));
+      },
+      seconds(30)))
+      << ReadFile(dir.File("coordinator.log"));
+  std::string address = ReadFile(dir.File("addr"));
+  address = address.substr(0, address.find('\n'));
+  const std::string maddr = ReadFile(dir.File("maddr"));
+  const int metrics = std::stoi(maddr.substr(maddr.rfind(':') + 1));
+  std::ofstream(dir.File("s.yaml"))
+      << "name: one\nfamily: fc\nparams: {layer: 1, node: 8, input: 4, output: 2, batch: 4}\n";
+  auto submit = [&] {
+    return RunCommand({BinDir() + "/paradnn", "--coordinator", address, "submit",
+                       dir.File("s.yaml"), "-q"},
+                      std::chrono::milliseconds(30000));
+  };
+  ASSERT_EQ(submit().exit_code, 0);
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(dir.File("w.db").c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const CommandResult refused = submit();
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("storing the sweep failed: the coordinator's database: "),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(refused.err.find("cannot reach"), std::string::npos) << refused.err;
+  std::string body;
+  EXPECT_EQ(HttpGet(metrics, "/readyz", &body), 503);
+  EXPECT_NE(body.find("database writes fail"), std::string::npos) << body;
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
+  // The next write commits and the coordinator is ready again.
+  EXPECT_EQ(submit().exit_code, 0);
+  EXPECT_EQ(HttpGet(metrics, "/readyz", nullptr), 200);
+  EXPECT_EQ(QueryInt(dir.File("w.db"), "SELECT count(*) FROM sweeps"), 2);
+  coordinator.Signal(SIGTERM);
+  ASSERT_TRUE(coordinator.Wait(std::chrono::milliseconds(20000)).has_value());
 }
 
 TEST(DatabaseFileTest, AReadOnlyConnectionIsRefusedNamingWhy) {
