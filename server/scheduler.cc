@@ -106,11 +106,12 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
     const int64_t now = clock_->NowUnixMs();
     if (worker.session && worker.session != session && !worker.session->closed()) {
       // Two live workers with one id would steal each other's jobs: the
-      // second is refused while the first still talks. A stream quiet for
-      // two heartbeats is taken to be the same worker's dead one (its
-      // reconnect raced the coordinator noticing): it is ended, with why.
+      // second is refused while the first still talks. A stream quiet for a
+      // lease timeout is taken to be the same worker's dead one (its
+      // reconnect raced the coordinator noticing; a loaded host may delay
+      // heartbeats well past their interval): it is ended, with why.
       const int64_t quiet_ms = now - worker.last_heard_unix_ms;
-      if (quiet_ms < 2 * options_.heartbeat_interval_ms) {
+      if (quiet_ms < options_.lease_timeout_ms) {
         spdlog::warn("a second worker said hello as '{}' while the first is connected (heard "
                      "{} ms ago); refused",
                      worker_id, quiet_ms);

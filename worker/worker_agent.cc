@@ -4,14 +4,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <random>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
-#include "common/result_limits.h"
 #include "absl/strings/str_cat.h"
+#include "common/result_limits.h"
 #include "common/version.h"
 #include "worker/device_spec.h"
 
@@ -174,7 +175,8 @@ void WorkerAgent::OnClosed(uint64_t generation, const grpc::Status& status) {
     // the coordinator for a couple of heartbeats; past that it is not ours.
     const auto now = std::chrono::steady_clock::now();
     if (!id_conflict_since_) id_conflict_since_ = now;
-    if (now - *id_conflict_since_ >= kIdConflictGiveUp) {
+    const auto give_up = std::max<std::chrono::milliseconds>(kIdConflictGiveUp, 2 * lease_timeout_);
+    if (now - *id_conflict_since_ >= give_up) {
       fatal_error_ = absl::StrCat("the coordinator at ", options_.coordinator_address,
                                   " refuses worker id '", options_.worker_id,
                                   "': another worker is connected with it (", StatusText(status),
@@ -185,7 +187,7 @@ void WorkerAgent::OnClosed(uint64_t generation, const grpc::Status& status) {
       return;
     }
     spdlog::warn("the coordinator refuses worker id '{}' ({}); retrying for up to {} s",
-                 options_.worker_id, StatusText(status), kIdConflictGiveUp.count());
+                 options_.worker_id, StatusText(status), give_up.count() / 1000);
   } else if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
              status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
     // Retrying helps only once the coordinator's token files change; say
@@ -228,6 +230,7 @@ void WorkerAgent::SendIfConnected(v1::WorkerMessage message) {
 void WorkerAgent::OnHelloAck(const v1::HelloAck& ack) {
   handshake_done_ = true;
   id_conflict_since_.reset();
+  lease_timeout_ = std::chrono::milliseconds(std::max<int64_t>(0, ack.lease_timeout_ms()));
   backoff_.Reset();
   heartbeat_interval_ = ack.heartbeat_interval_ms() > 0
                             ? std::chrono::milliseconds(ack.heartbeat_interval_ms())
@@ -558,6 +561,7 @@ void WorkerAgent::Stopped() {
   state_ = State::kStopped;
   close_timer_.cancel();
   reconnect_timer_.cancel();
+  health_timer_.cancel();
   heartbeat_timer_.cancel();
   drain_timer_.cancel();
   flush_timer_.cancel();

@@ -111,7 +111,8 @@ class WorkerAgent {
 
   // How long the coordinator may keep refusing this worker's id (another
   // live worker holds it) before the worker gives up: a reconnect after a
-  // dropped network waits out the coordinator noticing the old stream.
+  // dropped network waits out the coordinator noticing the old stream (up
+  // to a lease timeout; twice the last one the coordinator gave, if longer).
   static constexpr std::chrono::seconds kIdConflictGiveUp{30};
 
  private:
@@ -164,6 +165,7 @@ class WorkerAgent {
   bool handshake_done_ = false;
   std::string fatal_error_;
   std::optional<std::chrono::steady_clock::time_point> id_conflict_since_;
+  std::chrono::milliseconds lease_timeout_{0};  // from the last hello_ack
   ReconnectBackoff backoff_;
   std::chrono::milliseconds heartbeat_interval_;
 

@@ -29,34 +29,6 @@ namespace {
 
 using std::chrono::seconds;
 
-// One HTTP/1.1 GET; the status code, or 0 when nothing answered.
-int HttpStatus(int port, const std::string& path, std::string* body) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return 0;
-  }
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
-    close(fd);
-    return 0;
-  }
-  std::string raw;
-  char buf[4096];
-  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) raw.append(buf, static_cast<size_t>(n));
-  close(fd);
-  if (raw.rfind("HTTP/1.1 ", 0) != 0) return 0;
-  const size_t end = raw.find("\r\n\r\n");
-  if (body != nullptr && end != std::string::npos) *body = raw.substr(end + 4);
-  return std::stoi(raw.substr(9, 3));
-}
 
 int Port(const std::string& address) { return std::stoi(address.substr(address.rfind(':') + 1)); }
 

@@ -4,9 +4,6 @@
 // file with damaged pages is refused at start instead of being served.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -92,34 +89,6 @@ TEST(DatabaseFileTest, ADamagedFileIsRefusedAtStart) {
   EXPECT_NE(said.find("restore it from a backup"), std::string::npos) << said;
 }
 
-// One HTTP GET to 127.0.0.1:port; the status, and the body in `body`.
-int HttpGet(int port, const std::string& path, std::string* body) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return 0;
-  }
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
-    close(fd);
-    return 0;
-  }
-  std::string raw;
-  char buf[4096];
-  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) raw.append(buf, static_cast<size_t>(n));
-  close(fd);
-  if (raw.rfind("HTTP/1.1 ", 0) != 0) return 0;
-  const size_t end = raw.find("\r\n\r\n");
-  if (body != nullptr && end != std::string::npos) *body = raw.substr(end + 4);
-  return std::stoi(raw.substr(9, 3));
-}
 
 // Writes that fail while the coordinator runs (here: another process holds
 // the database's write lock past the busy timeout) are reported for what
@@ -161,13 +130,13 @@ TEST(DatabaseFileTest, FailingWritesAreReportedWithTheirCause) {
       << refused.err;
   EXPECT_EQ(refused.err.find("cannot reach"), std::string::npos) << refused.err;
   std::string body;
-  EXPECT_EQ(HttpGet(metrics, "/readyz", &body), 503);
+  EXPECT_EQ(HttpStatus(metrics, "/readyz", &body), 503);
   EXPECT_NE(body.find("database writes fail"), std::string::npos) << body;
   sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(holder);
   // The next write commits and the coordinator is ready again.
   EXPECT_EQ(submit().exit_code, 0);
-  EXPECT_EQ(HttpGet(metrics, "/readyz", nullptr), 200);
+  EXPECT_EQ(HttpStatus(metrics, "/readyz", nullptr), 200);
   EXPECT_EQ(QueryInt(dir.File("w.db"), "SELECT count(*) FROM sweeps"), 2);
   coordinator.Signal(SIGTERM);
   ASSERT_TRUE(coordinator.Wait(std::chrono::milliseconds(20000)).has_value());

@@ -393,7 +393,9 @@ TEST(WorkerTokenTest, ATokenSaysHelloOnlyAsTheIdsItNames) {
   ASSERT_NO_FATAL_FAILURE(own.Join());
   PeerWorker any(cluster.address(), "host-z-gpu", "tok-anyone");
   ASSERT_NO_FATAL_FAILURE(any.Join());
-  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM workers"), 2);
+  // The workers table is written after the hello_ack.
+  EXPECT_TRUE(WaitFor([&] { return QueryInt(cluster.db_path(), "SELECT count(*) FROM workers") == 2; },
+                      seconds(10)));
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM workers WHERE id = 'host-b-cpu'"), 0);
 }
 

@@ -28,43 +28,6 @@ namespace {
 
 using std::chrono::seconds;
 
-struct HttpReply {
-  int status = 0;
-  std::string body;
-};
-
-// A minimal HTTP/1.1 GET to 127.0.0.1:port (the endpoint closes after one
-// reply). nullopt when nothing answered.
-std::optional<HttpReply> HttpGet(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return std::nullopt;
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return std::nullopt;
-  }
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
-    close(fd);
-    return std::nullopt;
-  }
-  std::string raw;
-  char buf[4096];
-  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) raw.append(buf, static_cast<size_t>(n));
-  close(fd);
-  const size_t end = raw.find("\r\n\r\n");
-  if (raw.rfind("HTTP/1.1 ", 0) != 0 || end == std::string::npos) return std::nullopt;
-  HttpReply reply;
-  reply.status = std::stoi(raw.substr(9, 3));
-  reply.body = raw.substr(end + 4);
-  return reply;
-}
-
 // Value of the sample line `series` (name with labels, exactly as written).
 std::optional<double> Sample(const std::string& exposition, const std::string& series) {
   std::istringstream lines(exposition);

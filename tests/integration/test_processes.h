@@ -68,6 +68,17 @@ bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds t
 
 std::string ReadFile(const std::string& path);
 
+struct HttpReply {
+  int status = 0;
+  std::string body;
+};
+
+// A minimal HTTP/1.1 GET to 127.0.0.1:port (5 s to answer; the endpoint
+// closes after one reply). nullopt when nothing answered.
+std::optional<HttpReply> HttpGet(int port, const std::string& path);
+// Its status (0 when nothing answered), the body in `body` when given.
+int HttpStatus(int port, const std::string& path, std::string* body = nullptr);
+
 }  // namespace paradnn::testing
 
 #endif  // PARADNN_TESTS_INTEGRATION_TEST_PROCESSES_H_

@@ -378,9 +378,13 @@ TEST_F(SchedulerTest, ASecondLiveWorkerWithTheSameIdIsRefused) {
   EXPECT_NE(refused.message().find("give each worker its own --worker-id"), std::string::npos);
   EXPECT_TRUE(first.ended().ok());
   EXPECT_FALSE(first.session()->closed());
-  // Quiet for two heartbeats (100 ms here): the same worker's dead stream,
+  // Quiet for a lease timeout (1 s here): the same worker's dead stream,
   // which is ended with the reason; the new one is taken.
-  clock_.Advance(250);
+  clock_.Advance(600);
+  FakeStream early(5);
+  EXPECT_EQ(scheduler_->OnHello(early.session(), Hello("w1")).code(),
+            absl::StatusCode::kAlreadyExists);
+  clock_.Advance(500);
   FakeStream third(3);
   ASSERT_TRUE(scheduler_->OnHello(third.session(), Hello("w1")).ok());
   ASSERT_EQ(third.WaitFor(v1::CoordinatorMessage::kHelloAck, 1).size(), 1u);
