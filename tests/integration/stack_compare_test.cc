@@ -140,6 +140,12 @@ TEST(StackCompareTest, StackSettingsAreSweepAxesOnOneWorker) {
     // Every configuration of the other axes is one pair.
     EXPECT_EQ(response.at("points").size(), 4u) << speedup.out;
   }
+  // The results table shows what each job asked for.
+  CommandResult results = cluster.Cli({"results", id, "--format", "csv"});
+  ASSERT_EQ(results.exit_code, 0) << results.err;
+  EXPECT_NE(results.out.find("stack.aten_capability"), std::string::npos) << results.out;
+  EXPECT_NE(results.out.find("stack.blas_core"), std::string::npos) << results.out;
+  EXPECT_NE(results.out.find("Prescott"), std::string::npos) << results.out;
   // A bad value is refused at submit, naming the field.
   const std::string bad = dir.File("bad.yaml");
   std::ofstream(bad) << "name: bad\nfamily: fc\ndevice: cpu\n"
