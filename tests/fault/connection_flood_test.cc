@@ -35,21 +35,11 @@ int Port(const std::string& address) { return std::stoi(address.substr(address.r
 TEST(ConnectionFloodTest, RunningOutOfDescriptorsIsReportedAndSurvived) {
   TempDir dir;
   ChildProcess coordinator;
-  coordinator.Start({"/usr/bin/prlimit", "--nofile=256:256", BinDir() + "/paradnn-coordinator",
-                     "--listen", "127.0.0.1:0", "--db", dir.File("flood.db"), "--address-file",
-                     dir.File("addr"), "--metrics-listen", "127.0.0.1:0",
-                     "--metrics-address-file", dir.File("maddr")},
-                    dir.File("coordinator.log"));
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return std::filesystem::exists(dir.File("maddr")) &&
-               std::filesystem::exists(dir.File("addr"));
-      },
-      seconds(30)))
-      << ReadFile(dir.File("coordinator.log"));
-  std::string address = ReadFile(dir.File("addr"));
-  address = address.substr(0, address.find('\n'));
-  const int metrics = Port(ReadFile(dir.File("maddr")));
+  const StartedCoordinator started =
+      StartCoordinatorWithMetrics(&coordinator, dir, "flood.db", {"/usr/bin/prlimit", "--nofile=256:256"});
+  ASSERT_FALSE(started.address.empty()) << ReadFile(dir.File("coordinator.log"));
+  const std::string& address = started.address;
+  const int metrics = started.metrics_port;
   ASSERT_EQ(HttpStatus(metrics, "/readyz", nullptr), 200);
 
   // 210 bare TCP connections to the gRPC port: with the ~31 descriptors

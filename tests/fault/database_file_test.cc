@@ -97,21 +97,10 @@ TEST(DatabaseFileTest, ADamagedFileIsRefusedAtStart) {
 TEST(DatabaseFileTest, FailingWritesAreReportedWithTheirCause) {
   TempDir dir;
   ChildProcess coordinator;
-  coordinator.Start({BinDir() + "/paradnn-coordinator", "--listen", "127.0.0.1:0", "--db",
-                     dir.File("w.db"), "--address-file", dir.File("addr"), "--metrics-listen",
-                     "127.0.0.1:0", "--metrics-address-file", dir.File("maddr")},
-                    dir.File("coordinator.log"));
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return std::filesystem::exists(dir.File("maddr")) &&
-               std::filesystem::exists(dir.File("addr"));
-      },
-      seconds(30)))
-      << ReadFile(dir.File("coordinator.log"));
-  std::string address = ReadFile(dir.File("addr"));
-  address = address.substr(0, address.find('\n'));
-  const std::string maddr = ReadFile(dir.File("maddr"));
-  const int metrics = std::stoi(maddr.substr(maddr.rfind(':') + 1));
+  const StartedCoordinator started = StartCoordinatorWithMetrics(&coordinator, dir, "w.db");
+  ASSERT_FALSE(started.address.empty()) << ReadFile(dir.File("coordinator.log"));
+  const std::string& address = started.address;
+  const int metrics = started.metrics_port;
   std::ofstream(dir.File("s.yaml"))
       << "name: one\nfamily: fc\nparams: {layer: 1, node: 8, input: 4, output: 2, batch: 4}\n";
   auto submit = [&] {

@@ -174,6 +174,30 @@ std::string ReadFile(const std::string& path) {
   return buffer.str();
 }
 
+StartedCoordinator StartCoordinatorWithMetrics(ChildProcess* coordinator, const TempDir& dir,
+                                               const std::string& db,
+                                               const std::vector<std::string>& prefix) {
+  std::vector<std::string> argv = prefix;
+  argv.insert(argv.end(), {BinDir() + "/paradnn-coordinator", "--listen", "127.0.0.1:0", "--db",
+                           dir.File(db), "--address-file", dir.File("addr"), "--metrics-listen",
+                           "127.0.0.1:0", "--metrics-address-file", dir.File("maddr")});
+  coordinator->Start(argv, dir.File("coordinator.log"));
+  StartedCoordinator started;
+  if (!WaitFor(
+          [&] {
+            return std::filesystem::exists(dir.File("maddr")) &&
+                   std::filesystem::exists(dir.File("addr"));
+          },
+          std::chrono::seconds(30))) {
+    return started;
+  }
+  started.address = ReadFile(dir.File("addr"));
+  started.address = started.address.substr(0, started.address.find('\n'));
+  const std::string metrics = ReadFile(dir.File("maddr"));
+  started.metrics_port = std::stoi(metrics.substr(metrics.rfind(':') + 1));
+  return started;
+}
+
 std::optional<HttpReply> HttpGet(int port, const std::string& path) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return std::nullopt;

@@ -68,6 +68,18 @@ bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds t
 
 std::string ReadFile(const std::string& path);
 
+// A coordinator started in `coordinator` as `prefix` + paradnn-coordinator
+// on 127.0.0.1:0 with `db`, /metrics on a port of its own, and waited for
+// (both address files written). Its gRPC address and metrics port; an
+// empty address when it did not come up within 30 s.
+struct StartedCoordinator {
+  std::string address;
+  int metrics_port = 0;
+};
+StartedCoordinator StartCoordinatorWithMetrics(ChildProcess* coordinator, const TempDir& dir,
+                                               const std::string& db,
+                                               const std::vector<std::string>& prefix = {});
+
 struct HttpReply {
   int status = 0;
   std::string body;

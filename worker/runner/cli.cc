@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -172,10 +173,10 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   }
   const bool trial = blas_trial || aten_trial;
   const char* trial_flag = blas_trial ? "--blas-trial" : "--aten-trial";
-  for (const auto& [value, option] :
-       {std::pair{&blas_core, blas_core_opt}, std::pair{&aten_capability, aten_capability_opt}}) {
-    const common::StackSettingInfo& info =
-        *common::FindStackSettingInfo(option == blas_core_opt ? "blas_core" : "aten_capability");
+  for (const auto& [component, value, option] :
+       {std::tuple{"blas_core", &blas_core, blas_core_opt},
+        std::tuple{"aten_capability", &aten_capability, aten_capability_opt}}) {
+    const common::StackSettingInfo& info = *common::FindStackSettingInfo(component);
     if (absl::Status s = common::ValidateStackValue(info, *value, info.flag); !s.ok()) return s;
     if (option->count() > 0 && (job_stdin || trial)) {
       return absl::InvalidArgumentError(

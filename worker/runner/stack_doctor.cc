@@ -66,13 +66,23 @@ std::vector<std::string> Without(std::vector<std::string> all,
   return kept.empty() ? all : kept;
 }
 
+// "Does the CPU have all of these flags?", over /proc/cpuinfo's flag names.
+class CpuFlagSet {
+ public:
+  explicit CpuFlagSet(const std::vector<std::string>& flags) : flags_(flags.begin(), flags.end()) {}
+  bool operator()(std::initializer_list<const char*> names) const {
+    return std::all_of(names.begin(), names.end(),
+                       [&](const char* n) { return flags_.count(n) > 0; });
+  }
+
+ private:
+  std::set<std::string> flags_;
+};
+
 }  // namespace
 
 std::vector<std::string> BlasCoreCandidates(const std::vector<std::string>& flags) {
-  const std::set<std::string> f(flags.begin(), flags.end());
-  auto has = [&](std::initializer_list<const char*> names) {
-    return std::all_of(names.begin(), names.end(), [&](const char* n) { return f.count(n) > 0; });
-  };
+  const CpuFlagSet has(flags);
   std::vector<std::string> cores;
   if (!has({"pni"}) && !has({"sse3"})) return cores;
   cores.push_back("Prescott");
@@ -93,10 +103,7 @@ std::vector<std::string> BlasCoresToTry(const std::vector<std::string>& flags) {
 }
 
 std::vector<std::string> AtenCapabilityCandidates(const std::vector<std::string>& flags) {
-  const std::set<std::string> f(flags.begin(), flags.end());
-  auto has = [&](std::initializer_list<const char*> names) {
-    return std::all_of(names.begin(), names.end(), [&](const char* n) { return f.count(n) > 0; });
-  };
+  const CpuFlagSet has(flags);
   std::vector<std::string> values;
   if (!has({"pni"}) && !has({"sse3"})) return values;
   values.push_back("default");
