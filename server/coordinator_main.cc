@@ -20,8 +20,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "common/address.h"
 #include "common/auth.h"
 #include "common/clock.h"
@@ -32,6 +34,7 @@
 #include "server/call_authorizer.h"
 #include "server/coordinator_metrics.h"
 #include "server/coordinator_service.h"
+#include "server/listener_restart.h"
 #include "server/metrics_http.h"
 #include "server/scheduler.h"
 #include "server/worker_gateway_service.h"
@@ -169,6 +172,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", paradnn::common::kVersion);
   paradnn::common::AddConfigSources(&app);
   CLI11_PARSE(app, argc, argv);
+  const std::vector<std::string> command_line(argv, argv + argc);
 
   if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-coordinator", flags.log_level, flags.log_format); !s.ok()) {
     std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
@@ -263,6 +267,7 @@ int main(int argc, char** argv) {
       std::make_unique<paradnn::server::WorkerGatewayService>(scheduler.get(), &*authorizer, &ledger);
   paradnn::server::CoordinatorMetrics metrics(database->get(), scheduler.get(), &ledger, &clock);
 
+  paradnn::server::ForwardGrpcLogsToSpdlog();
   grpc::EnableDefaultHealthCheckService(true);
   if (flags.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -307,11 +312,16 @@ int main(int argc, char** argv) {
   }
 
   std::atomic<bool> draining{false};
+  std::string metrics_address;
   std::unique_ptr<paradnn::server::MetricsHttpServer> metrics_http;
   if (!flags.metrics_listen.empty()) {
     paradnn::server::MetricsHttpHandlers handlers;
     handlers.metrics = [&metrics] { return metrics.Render(); };
     handlers.not_ready_reason = [&draining, db = database->get()]() -> std::string {
+      if (std::string failure = paradnn::server::GrpcListenerFailure(); !failure.empty()) {
+        return "gRPC listener stopped accepting connections (" + failure +
+               "): draining, then restarting in place";
+      }
       if (draining.load()) return "draining: SIGTERM received, assigning no more jobs";
       absl::Status s = db->Read([](sqlite3* c) { return paradnn::db::Exec(c, "SELECT 1"); });
       if (!s.ok()) return "database not readable: " + s.ToString();
@@ -328,7 +338,7 @@ int main(int argc, char** argv) {
       return started.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
     }
     metrics_http = *std::move(started);
-    const std::string metrics_address =
+    metrics_address =
         flags.metrics_listen.substr(0, flags.metrics_listen.rfind(':') + 1) +
         std::to_string(metrics_http->port());
     spdlog::info("metrics on http://{}/metrics", metrics_address);
@@ -343,6 +353,7 @@ int main(int argc, char** argv) {
   boost::asio::io_context io;
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
   boost::asio::steady_timer lease_timer(io);
+  boost::asio::steady_timer listener_timer(io);
   const auto lease_check_interval =
       std::chrono::milliseconds(std::max<int64_t>(100, std::min<int64_t>(1000, flags.heartbeat_ms / 2)));
   std::function<void()> schedule_lease_check = [&] {
@@ -387,11 +398,9 @@ int main(int argc, char** argv) {
       if (!ec) check_drained();
     });
   };
-  signals.async_wait([&](const boost::system::error_code& ec, int signal_number) {
-    if (ec) return;
-    spdlog::info("signal {}: not serving, assigning no more jobs, waiting up to {} s for jobs "
-                 "in flight",
-                 signal_number, flags.shutdown_grace_seconds);
+  auto begin_drain = [&](const std::string& why) {
+    spdlog::info("{}: not serving, assigning no more jobs, waiting up to {} s for jobs in flight",
+                 why, flags.shutdown_grace_seconds);
     server->GetHealthCheckService()->SetServingStatus(false);
     draining = true;
     metrics_timer.cancel();
@@ -399,7 +408,33 @@ int main(int argc, char** argv) {
     lease_timer.cancel();
     drain_deadline = std::chrono::steady_clock::now() + grace;
     check_drained();
+  };
+  signals.async_wait([&](const boost::system::error_code& ec, int signal_number) {
+    if (ec) return;
+    listener_timer.cancel();
+    begin_drain("signal " + std::to_string(signal_number));
   });
+  // A listener gRPC gave up on takes no new worker or client: the ones
+  // connected finish their jobs, then the process starts over in place.
+  bool restart_in_place = false;
+  std::function<void()> watch_listener = [&] {
+    listener_timer.expires_after(std::chrono::milliseconds(250));
+    listener_timer.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      const std::string failure = paradnn::server::GrpcListenerFailure();
+      if (failure.empty()) {
+        watch_listener();
+        return;
+      }
+      spdlog::error("gRPC stopped accepting connections on {} ({}); it does not resume by "
+                    "itself, so the coordinator restarts in place once drained",
+                    address, failure);
+      restart_in_place = true;
+      signals.cancel();
+      begin_drain("listener failed");
+    });
+  };
+  watch_listener();
   io.run();
 
   // Results that arrived are queued for commit; give calls a moment to end.
@@ -411,6 +446,17 @@ int main(int argc, char** argv) {
   gateway.reset();
   database->reset();  // commits queued writes (their callbacks still see the scheduler)
   scheduler.reset();
+  if (restart_in_place) {
+    db_lock = absl::UnavailableError("released for the restart");
+    const std::vector<std::string> arguments =
+        paradnn::server::ArgumentsForRestart(command_line, address, metrics_address);
+    spdlog::warn("restarting in place: {}", absl::StrJoin(arguments, " "));
+    const std::string error = paradnn::server::ExecuteInPlace(arguments);
+    spdlog::critical("could not restart in place ({}); exiting for the service manager to "
+                     "restart",
+                     error);
+    return 1;
+  }
   spdlog::info("stopped");
   return 0;
 }

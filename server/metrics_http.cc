@@ -26,6 +26,11 @@ std::string FileDescriptorPressure(double share) {
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     ++open;
   }
+  // Listing the descriptors takes one: failing for want of it is the answer.
+  if (ec == std::errc::too_many_files_open || ec == std::errc::too_many_files_open_in_system) {
+    return absl::StrCat("file descriptors: all ", files.rlim_cur, " open (", ec.message(),
+                        "); new connections are refused");
+  }
   if (ec || static_cast<double>(open) < share * static_cast<double>(files.rlim_cur)) return "";
   return absl::StrCat("file descriptors: ", open, " of ", files.rlim_cur,
                       " open; new connections may be refused");
@@ -102,14 +107,24 @@ struct MetricsHttpServer::Impl {
   MetricsHttpHandlers handlers;
   asio::io_context io;
   tcp::acceptor acceptor{io};
+  asio::steady_timer accept_retry{io};
   std::thread thread;
   int port = 0;
 
   void Accept() {
     acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) std::make_shared<HttpSession>(std::move(socket), &handlers)->Start();
-      Accept();
+      if (!ec) {
+        std::make_shared<HttpSession>(std::move(socket), &handlers)->Start();
+        Accept();
+        return;
+      }
+      // Out of descriptors the connection stays queued: retrying at once
+      // would spin. Try again shortly, when some may be free.
+      accept_retry.expires_after(std::chrono::milliseconds(100));
+      accept_retry.async_wait([this](beast::error_code timer_ec) {
+        if (!timer_ec) Accept();
+      });
     });
   }
 };

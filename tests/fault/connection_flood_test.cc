@@ -2,9 +2,11 @@
 // descriptors, against a real process started with a small limit: /readyz
 // says not ready while descriptors run short, and the coordinator closes
 // connections that never finish their handshake (10 s) so that it serves
-// again without anyone closing them. (Past the limit gRPC 1.51 stops
-// listening for good: the limit is raised to the hard one at start and the
-// unit's LimitNOFILE is 65536, so that readiness says so long before.)
+// again without anyone closing them. Past the limit gRPC 1.51 stops
+// listening for good (the limit is raised to the hard one at start and the
+// unit's LimitNOFILE is 65536, so that readiness says so long before): the
+// coordinator then drains and restarts in place, and a worker connected
+// before the flood works on after it.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -32,6 +34,26 @@ using std::chrono::seconds;
 
 int Port(const std::string& address) { return std::stoi(address.substr(address.rfind(':') + 1)); }
 
+// `count` bare TCP connections to `address` (no HTTP/2, no token); the ones
+// the kernel took.
+std::vector<int> Flood(const std::string& address, int count) {
+  std::vector<int> flood;
+  for (int i = 0; i < count; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) break;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(Port(address)));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+      flood.push_back(fd);
+    } else {
+      close(fd);
+    }
+  }
+  return flood;
+}
+
 TEST(ConnectionFloodTest, RunningOutOfDescriptorsIsReportedAndSurvived) {
   TempDir dir;
   ChildProcess coordinator;
@@ -44,16 +66,8 @@ TEST(ConnectionFloodTest, RunningOutOfDescriptorsIsReportedAndSurvived) {
 
   // 210 bare TCP connections to the gRPC port: with the ~31 descriptors
   // the process holds anyway, past 90 % of 256 but short of all.
-  std::vector<int> flood;
-  for (int i = 0; i < 210; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    ASSERT_GE(fd, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(Port(address)));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) flood.push_back(fd);
-  }
+  std::vector<int> flood = Flood(address, 210);
+  ASSERT_EQ(flood.size(), 210u);
   std::string body;
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -72,6 +86,65 @@ TEST(ConnectionFloodTest, RunningOutOfDescriptorsIsReportedAndSurvived) {
   EXPECT_EQ(status_cli.exit_code, 0) << status_cli.err;
   EXPECT_TRUE(coordinator.running());
   for (int fd : flood) close(fd);
+  coordinator.Signal(SIGTERM);
+  std::optional<int> status = coordinator.Wait(std::chrono::milliseconds(20000));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(dir.File("coordinator.log"));
+}
+
+TEST(ConnectionFloodTest, PastTheLimitTheCoordinatorRestartsInPlace) {
+  TempDir dir;
+  ChildProcess coordinator;
+  const StartedCoordinator started =
+      StartCoordinatorWithMetrics(&coordinator, dir, "flood.db", {"/usr/bin/prlimit", "--nofile=256:256"});
+  ASSERT_FALSE(started.address.empty()) << ReadFile(dir.File("coordinator.log"));
+  const std::string& address = started.address;
+  ChildProcess worker;
+  worker.Start({BinDir() + "/paradnn-worker", "--coordinator", address, "--worker-id", "steady",
+                "--device", "cpu", "--calibrate", "never", "--max-backoff-ms", "500", "--runner",
+                PARADNN_FAKE_RUNNER},
+               dir.File("worker.log"));
+  auto cli = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {BinDir() + "/paradnn", "--coordinator", address});
+    return RunCommand(args, std::chrono::milliseconds(60000));
+  };
+  ASSERT_TRUE(WaitFor([&] { return cli({"workers"}).out.find("steady") != std::string::npos; },
+                      seconds(30)))
+      << ReadFile(dir.File("worker.log"));
+
+  // More connections than descriptors: gRPC's accept4 fails with EMFILE.
+  std::vector<int> flood = Flood(address, 300);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return ReadFile(dir.File("coordinator.log")).find("restarting in place:") != std::string::npos;
+      },
+      seconds(30)))
+      << ReadFile(dir.File("coordinator.log"));
+  const std::string log = ReadFile(dir.File("coordinator.log"));
+  EXPECT_NE(log.find("Failed accept4: Too many open files"), std::string::npos) << log;
+  EXPECT_NE(log.find("gRPC stopped accepting connections on " + address), std::string::npos) << log;
+  for (int fd : flood) close(fd);
+
+  // The same process (pid) on the same addresses, ready, serving the CLI
+  // and the worker that was connected before.
+  ASSERT_TRUE(WaitFor([&] { return HttpStatus(started.metrics_port, "/readyz", nullptr) == 200; },
+                      seconds(30)))
+      << ReadFile(dir.File("coordinator.log"));
+  EXPECT_TRUE(coordinator.running());
+  EXPECT_EQ(ReadFile(dir.File("addr")), address + "\n");
+  const std::string sweep = dir.File("sweep.yaml");
+  std::ofstream(sweep) << "name: after-flood\nfamily: fc\nparams:\n  layer: 1\n  node: {values: [8, 9, 10]}\n"
+                          "  input: 8\n  output: 4\n  batch: 4\n";
+  CommandResult submit = cli({"submit", sweep, "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err << ReadFile(dir.File("coordinator.log"));
+  CommandResult watch = cli({"watch", submit.out.substr(0, submit.out.find('\n'))});
+  EXPECT_EQ(watch.exit_code, 0) << watch.err << ReadFile(dir.File("worker.log"));
+  CommandResult results = cli({"results", submit.out.substr(0, submit.out.find('\n')), "--format", "csv"});
+  EXPECT_EQ(results.exit_code, 0) << results.err;
+  EXPECT_NE(results.out.find("steady"), std::string::npos) << results.out;
+
+  worker.Signal(SIGTERM);
+  EXPECT_TRUE(worker.Wait(std::chrono::milliseconds(20000)).has_value());
   coordinator.Signal(SIGTERM);
   std::optional<int> status = coordinator.Wait(std::chrono::milliseconds(20000));
   ASSERT_TRUE(status.has_value());
