@@ -250,6 +250,14 @@ constexpr const char kSchemaV10[] = R"sql(
 ALTER TABLE platforms ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Jobs are inserted in run order, so that the ones leased together lie
+// together in the table and its indexes (a commit then writes a few pages,
+// not one per job); the expansion order listings use is kept beside it.
+// NULL for jobs inserted before: they went in expansion order, by id.
+constexpr const char kSchemaV11[] = R"sql(
+ALTER TABLE jobs ADD COLUMN expansion_index INTEGER;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -265,6 +273,7 @@ const std::vector<Migration>& Migrations() {
       {8, "results: silicon_mfu, silicon_hfu; platforms: blas_core", kSchemaV8},
       {9, "results: blas_core, aten_capability; platforms: aten_capability", kSchemaV9},
       {10, "platforms: owner", kSchemaV10},
+      {11, "jobs: expansion_index (jobs inserted in run order)", kSchemaV11},
   };
   return *kMigrations;
 }

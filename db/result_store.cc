@@ -287,7 +287,7 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
                     "r.worker_id, r.attempt_id, p.fingerprint, j.repeat "
                     "FROM jobs j LEFT JOIN results r ON r.job_id = j.id "
                     "LEFT JOIN platforms p ON p.id = r.platform_id "
-                    "WHERE j.sweep_id = ? ORDER BY j.id");
+                    "WHERE j.sweep_id = ? ORDER BY COALESCE(j.expansion_index, j.id), j.id");
     query.Bind(1, sweep_id);
     for (;;) {
       absl::StatusOr<bool> more = query.Step();

@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <set>
 #include <string>
 #include <utility>
@@ -145,7 +146,7 @@ namespace {
 
 // Inserts one job and its hyper-parameters; returns the job id.
 absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::string& default_device,
-                                  const NewJob& job, int64_t now_unix_ms) {
+                                  const NewJob& job, int64_t expansion_index, int64_t now_unix_ms) {
   const v1::ModelConfig& config = job.config;
   for (const auto& [key, value] : config.options()) {
     if (config.params().contains(key)) {
@@ -165,8 +166,8 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
     Statement insert(db,
                      "INSERT INTO jobs (sweep_id, ordinal, device, state, config, settings, "
                      "precision, optimizer, attempts, updated_unix_ms, params, model_flops, "
-                     "peak_memory_estimate_bytes, repeat, config_id) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)");
+                     "peak_memory_estimate_bytes, repeat, config_id, expansion_index) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)");
     insert.Bind(1, sweep_id)
         .Bind(2, job.ordinal)
         .Bind(3, device)
@@ -177,7 +178,8 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
         .Bind(8, config.optimizer())
         .Bind(9, now_unix_ms)
         .Bind(13, job.repeat)
-        .Bind(14, *config_id);
+        .Bind(14, *config_id)
+        .Bind(15, expansion_index);
     if (job.params > 0) {
       insert.Bind(10, job.params);
     } else {
@@ -283,6 +285,9 @@ struct Creation {
   Database* database;
   std::shared_ptr<const v1::SweepSpec> spec;
   std::shared_ptr<const std::vector<NewJob>> jobs;
+  // Indexes into `jobs` by ordinal: jobs are inserted in the order they
+  // run, so the ones leased together share pages (DESIGN.md).
+  std::vector<size_t> run_order;
   int64_t now_unix_ms;
   Callback<int64_t> done;
   int64_t sweep_id = 0;
@@ -335,10 +340,11 @@ void InsertNextChunk(std::shared_ptr<Creation> creation) {
       [creation](sqlite3* db) -> absl::Status {
         const std::vector<NewJob>& jobs = *creation->jobs;
         const size_t end = std::min(jobs.size(), creation->next + kJobsPerWrite);
-        for (size_t i = creation->next; i < end; ++i) {
-          absl::StatusOr<int64_t> job_id = InsertJob(db, creation->sweep_id,
-                                                     creation->spec->device(), jobs[i],
-                                                     creation->now_unix_ms);
+        for (size_t k = creation->next; k < end; ++k) {
+          const size_t i = creation->run_order[k];
+          absl::StatusOr<int64_t> job_id =
+              InsertJob(db, creation->sweep_id, creation->spec->device(), jobs[i],
+                        static_cast<int64_t>(i), creation->now_unix_ms);
           if (!job_id.ok()) return job_id.status();
         }
         if (end < jobs.size()) return absl::OkStatus();
@@ -376,6 +382,12 @@ void SweepStore::Create(const v1::SweepSpec& spec, std::vector<NewJob> jobs, int
   creation->database = db_;
   creation->spec = std::make_shared<const v1::SweepSpec>(spec);
   creation->jobs = std::make_shared<const std::vector<NewJob>>(std::move(jobs));
+  creation->run_order.resize(creation->jobs->size());
+  std::iota(creation->run_order.begin(), creation->run_order.end(), size_t{0});
+  std::stable_sort(creation->run_order.begin(), creation->run_order.end(),
+                   [&jobs = *creation->jobs](size_t a, size_t b) {
+                     return jobs[a].ordinal < jobs[b].ordinal;
+                   });
   creation->now_unix_ms = now_unix_ms;
   creation->done = std::move(done);
   db_->Write(
