@@ -173,6 +173,7 @@ int main(int argc, char** argv) {
   std::string bin_dir;
   std::string db_path;
   bool keep_db = false;
+  std::string coordinator_metrics;
   CLI::App app("Drives paradnn-coordinator with simulated workers running family noop",
                "paradnn-bench-load");
   app.add_option("--workers", workers, "Simulated workers, one stream each")
@@ -196,6 +197,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--db", db_path, "SQLite file (default: a fresh one under /tmp)");
   app.add_flag("--keep-db", keep_db, "Keep the database file after the run");
+  app.add_option("--coordinator-metrics", coordinator_metrics,
+                 "Give the coordinator --metrics-listen HOST:PORT, to watch /metrics during a run");
   app.add_option("--bin-dir", bin_dir, "Folder of paradnn-coordinator (default: this program's)");
   CLI11_PARSE(app, argc, argv);
   if (bin_dir.empty()) bin_dir = std::filesystem::canonical("/proc/self/exe").parent_path();
@@ -209,6 +212,7 @@ int main(int argc, char** argv) {
   if (coordinator == 0) {
     const std::string exe = bin_dir + "/paradnn-coordinator";
     const std::string max_jobs = absl::StrCat(std::max<int64_t>(sweep_jobs, 100000));
+    if (!coordinator_metrics.empty()) setenv("PARADNN_METRICS_LISTEN", coordinator_metrics.c_str(), 1);
     execl(exe.c_str(), exe.c_str(), "--db", db_path.c_str(), "--listen", address.c_str(),
           "--max-jobs", max_jobs.c_str(), "--log-level", "warn", static_cast<char*>(nullptr));
     _exit(127);

@@ -189,6 +189,12 @@ absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& pa
         !s.ok()) {
       return s;
     }
+    if (absl::Status s = Exec(conn->db, absl::StrCat("PRAGMA wal_autocheckpoint=",
+                                                     options.wal_checkpoint_pages)
+                                            .c_str());
+        !s.ok()) {
+      return s;
+    }
   }
   if (role == Role::kReader) {
     // Readers open the file read-write so that WAL recovery and shared
@@ -440,11 +446,12 @@ Database::~Database() {
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path,
                                                          DatabaseOptions options) {
   if (options.max_batch < 1 || options.read_connections < 1 || options.busy_timeout_ms < 0 ||
-      options.mmap_bytes < 0 || options.writer_cache_kib < 1) {
+      options.mmap_bytes < 0 || options.writer_cache_kib < 1 || options.wal_checkpoint_pages < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("DatabaseOptions: max_batch (", options.max_batch, "), read_connections (",
-                     options.read_connections, ") and writer_cache_kib (",
-                     options.writer_cache_kib, ") must be >= 1, busy_timeout_ms (",
+                     options.read_connections, "), writer_cache_kib (", options.writer_cache_kib,
+                     ") and wal_checkpoint_pages (", options.wal_checkpoint_pages,
+                     ") must be >= 1, busy_timeout_ms (",
                      options.busy_timeout_ms, ") and mmap_bytes (", options.mmap_bytes,
                      ") >= 0"));
   }

@@ -77,6 +77,7 @@ absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const s
     if (absl::Status s = attempt.Run(); !s.ok()) return s;
   }
   lease.attempt_id = sqlite3_last_insert_rowid(db);
+  lease.lease_deadline_unix_ms = lease_deadline_unix_ms;
   Statement job(db,
                 "UPDATE jobs SET state = ?, attempts = attempts + 1, updated_unix_ms = ? "
                 "WHERE id = ?");
@@ -119,6 +120,21 @@ void JobStore::ExtendLeases(const std::string& worker_id, int64_t lease_deadline
         return extend.Run();
       },
       internal::LogIfFailed(absl::StrCat("extend leases of worker ", worker_id)));
+}
+
+absl::StatusOr<int64_t> JobStore::CapLeaseDeadlinesSync(int64_t latest_unix_ms) {
+  int64_t moved = 0;
+  absl::Status status = db_->WriteSync([latest_unix_ms, &moved](sqlite3* db) -> absl::Status {
+    Statement cap(db,
+                  "UPDATE attempts SET lease_deadline_unix_ms = ?1 "
+                  "WHERE finished_unix_ms IS NULL AND lease_deadline_unix_ms > ?1");
+    cap.Bind(1, latest_unix_ms);
+    if (absl::Status s = cap.Run(); !s.ok()) return s;
+    moved = sqlite3_changes(db);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return moved;
 }
 
 void JobStore::Release(int64_t attempt_id, const std::string& reason, int64_t now_unix_ms,

@@ -106,6 +106,7 @@ struct Lease {
   int64_t job_id = 0;
   int64_t attempt_id = 0;
   int64_t sweep_id = 0;
+  int64_t lease_deadline_unix_ms = 0;  // as stored with the attempt
   v1::ModelConfig config;
   v1::RunSettings settings;
   std::string device;
@@ -134,6 +135,10 @@ class JobStore {
 
   // Moves the deadline of every open attempt of `worker_id`.
   void ExtendLeases(const std::string& worker_id, int64_t lease_deadline_unix_ms);
+  // At start-up: no open attempt's deadline later than `latest_unix_ms` (a
+  // previous process stored them generously, keeping the exact ones in
+  // memory). Returns how many moved.
+  absl::StatusOr<int64_t> CapLeaseDeadlinesSync(int64_t latest_unix_ms);
 
   // Closes an open attempt without a result (worker lost, lease expired,
   // coordinator restart): the attempt gets `reason`; the job goes back to

@@ -247,6 +247,14 @@ int main(int argc, char** argv) {
   }
   paradnn::common::SystemClock clock;
   paradnn::db::WorkerStore(database->get()).MarkAllDisconnectedSync(clock.NowUnixMs()).IgnoreError();
+  // The previous process stored leases up to two timeouts ahead: each gets
+  // one timeout from now for its worker to reconnect, as it always had.
+  if (absl::StatusOr<int64_t> capped = paradnn::db::JobStore(database->get())
+                                           .CapLeaseDeadlinesSync(clock.NowUnixMs() + flags.lease_timeout_ms);
+      !capped.ok()) {
+    spdlog::critical("capping the open leases of the previous process: {}", capped.status().ToString());
+    return 1;
+  }
 
   paradnn::server::SchedulerOptions scheduler_options;
   scheduler_options.heartbeat_interval_ms = flags.heartbeat_ms;

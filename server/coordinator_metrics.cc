@@ -60,6 +60,16 @@ std::string CoordinatorMetrics::Render() {
   out.Family("paradnn_results_per_second", "gauge",
              "Results stored per second over the last minute");
   out.Sample("paradnn_results_per_second", {}, results_rate_.PerSecond());
+  // How well the single writer batches: writes per transaction is what
+  // the page writes of a commit are shared by.
+  const db::Database::WriterStats writer = database_->writer_stats();
+  out.Family("paradnn_db_write_transactions_total", "counter",
+             "Write transactions the database's single writer ran (since start)");
+  out.Sample("paradnn_db_write_transactions_total", {}, static_cast<double>(writer.transactions));
+  out.Family("paradnn_db_writes_total", "counter",
+             "Write functions (a result, a lease, a chunk of a sweep...) those transactions "
+             "carried (since start)");
+  out.Sample("paradnn_db_writes_total", {}, static_cast<double>(writer.writes));
   rpc_.Write(&out);
 
   {

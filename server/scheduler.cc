@@ -17,8 +17,10 @@
 namespace paradnn::server {
 namespace {
 
-// Errors that will not go away by sending the same result again: the
-// worker may drop such a result once told.
+// How stale workers.last_seen_unix_ms may be for a connected worker (the
+// CLI shows it; a disconnect writes the exact time).
+constexpr int64_t kLastSeenWriteIntervalMs = 5000;
+
 // Errors that sending the same message again cannot fix: acked (the worker
 // drops it) rather than left for a retry that would never end. A result
 // for another worker's attempt (PermissionDenied) is one: refused, logged,
@@ -125,6 +127,7 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
           "worker id '", worker_id, "' connected again on another stream; this one is replaced")));
     }
     worker.last_heard_unix_ms = now;
+    worker.stored_deadline_floor_ms = 0;  // inherited attempts: extend at the first heartbeat
     worker.session = session;
     worker.device_kind = hello.device_kind();
     worker.memory_bytes = std::max<int64_t>(0, hello.platform().memory_bytes());
@@ -228,8 +231,18 @@ void Scheduler::OnWorkerMessage(const std::shared_ptr<WorkerSession>& session,
 void Scheduler::OnHeartbeat(const std::string& worker_id, WorkerState& worker,
                             const v1::Heartbeat& heartbeat) {
   const int64_t now = clock_->NowUnixMs();
-  workers_store_.Seen(worker_id, now);
-  if (!worker.open_attempts.empty()) jobs_.ExtendLeases(worker_id, now + options_.lease_timeout_ms);
+  // The database's copies of the worker's liveness move in steps: last
+  // seen every few seconds, the stored lease deadline once it would fall
+  // within a timeout of now (the deadline that counts is in memory).
+  if (now - worker.last_seen_written_ms >= kLastSeenWriteIntervalMs) {
+    workers_store_.Seen(worker_id, now);
+    worker.last_seen_written_ms = now;
+  }
+  if (!worker.open_attempts.empty() &&
+      worker.stored_deadline_floor_ms < now + options_.lease_timeout_ms) {
+    jobs_.ExtendLeases(worker_id, StoredLeaseDeadline(now));
+    worker.stored_deadline_floor_ms = StoredLeaseDeadline(now);
+  }
   if (heartbeat.draining() && !worker.draining) {
     worker.draining = true;
     spdlog::info("worker {} is shutting down; no more jobs for it", worker_id);
@@ -383,7 +396,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
   }
   results_.StoreThenLease(
       job_id, attempt_id, worker_id, platform_id, measurement, now, device,
-      now + options_.lease_timeout_ms,
+      StoredLeaseDeadline(now),
       [this, worker_id, stream_serial, settle,
        offer_next](absl::StatusOr<db::ResultStore::StoredThenLeased> stored) {
         if (!stored.ok()) {
@@ -464,7 +477,7 @@ void Scheduler::TryAssignLocked(const std::string& worker_id, WorkerState& worke
   worker.leasing = true;
   const int64_t now = clock_->NowUnixMs();
   const uint64_t serial = worker.session->stream_serial();
-  jobs_.LeaseNext(worker.device_kind, worker_id, now, now + options_.lease_timeout_ms,
+  jobs_.LeaseNext(worker.device_kind, worker_id, now, StoredLeaseDeadline(now),
                   [this, worker_id, serial](absl::StatusOr<std::optional<db::Lease>> lease) {
                     OnLeaseGranted(worker_id, serial, std::move(lease));
                   });
@@ -494,6 +507,11 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
     worker.leasing = false;
     if (worker.session && worker.session->stream_serial() == stream_serial && assigning_) {
       session = worker.session;
+      // The floor stays the earliest deadline among the open attempts.
+      worker.stored_deadline_floor_ms =
+          worker.open_attempts.empty()
+              ? granted.lease_deadline_unix_ms
+              : std::min(worker.stored_deadline_floor_ms, granted.lease_deadline_unix_ms);
       worker.open_attempts.insert(granted.attempt_id);
       worker.attempt_job[granted.attempt_id] = granted.job_id;
       attempt_owner_[granted.attempt_id] = worker_id;
@@ -607,36 +625,55 @@ void Scheduler::Release(int64_t attempt_id, const std::string& reason) {
                 });
 }
 
+std::vector<int64_t> Scheduler::SilentAttemptsLocked(int64_t now) {
+  std::vector<int64_t> silent;
+  for (auto& [worker_id, worker] : workers_) {
+    if (worker.open_attempts.empty() ||
+        now - worker.last_heard_unix_ms < options_.lease_timeout_ms) {
+      continue;
+    }
+    for (int64_t attempt : worker.open_attempts) {
+      // A live worker that is storing this attempt's result keeps it.
+      if (worker.results_in_flight.count(attempt) == 0) silent.push_back(attempt);
+    }
+    if (worker.session && !worker.silent) {
+      worker.silent = true;
+      spdlog::warn("worker {} is connected but silent past its lease; no jobs for it until it "
+                   "answers",
+                   worker_id);
+    }
+  }
+  return silent;
+}
+
 void Scheduler::ExpireLeases() {
   const int64_t now = clock_->NowUnixMs();
-  // Right after a restart, leases from the previous process get one full
-  // timeout for their workers to reconnect and renew them.
+  std::vector<int64_t> expired;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    expired = SilentAttemptsLocked(now);
+  }
+  // Open attempts of workers this process has not heard from (a previous
+  // process leased them): the database's deadline, after one full timeout
+  // from start for their workers to reconnect.
   if (now >= started_unix_ms_ + options_.lease_timeout_ms) {
-    absl::StatusOr<std::vector<int64_t>> expired = jobs_.ExpiredAttempts(now);
-    if (!expired.ok()) {
-      spdlog::error("finding expired leases: {}", expired.status().ToString());
+    absl::StatusOr<std::vector<int64_t>> stored = jobs_.ExpiredAttempts(now);
+    if (!stored.ok()) {
+      spdlog::error("finding expired leases: {}", stored.status().ToString());
     } else {
-      for (int64_t attempt : *expired) {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          auto owner = attempt_owner_.find(attempt);
-          if (owner != attempt_owner_.end()) {
-            auto w = workers_.find(owner->second);
-            // A live worker that is storing this attempt's result keeps it.
-            if (w != workers_.end() && w->second.results_in_flight.count(attempt)) continue;
-            if (w != workers_.end() && w->second.session && !w->second.silent) {
-              w->second.silent = true;
-              spdlog::warn("worker {} is connected but silent past its lease; no jobs for it "
-                           "until it answers",
-                           owner->second);
-            }
-          }
-          ForgetAttemptLocked(attempt);
-        }
-        lease_expiries_.fetch_add(1, std::memory_order_relaxed);
-        Release(attempt, "lease expired");
+      std::lock_guard<std::mutex> lock(mu_);
+      for (int64_t attempt : *stored) {
+        if (attempt_owner_.count(attempt) == 0) expired.push_back(attempt);
       }
     }
+  }
+  for (int64_t attempt : expired) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ForgetAttemptLocked(attempt);
+    }
+    lease_expiries_.fetch_add(1, std::memory_order_relaxed);
+    Release(attempt, "lease expired");
   }
   OfferPendingJobs();  // also retries offers that failed on a transient error
 }

@@ -4,10 +4,16 @@
 // - A lease is granted in the database (JobStore::LeaseNext on the writer
 //   thread, so two workers can never lease the same job) and sent to the
 //   worker as an assignment.
-// - Heartbeats move the lease deadline. A stream that closes keeps its
-//   leases until the deadline, so a worker that reconnects in time keeps its
-//   job; past the deadline the attempt is released and the job re-queued
-//   (FAILED after max_attempts).
+// - A lease lasts until its worker has been silent for lease_timeout_ms
+//   (any message counts). The scheduler keeps that deadline in memory for
+//   every worker it knows; the database holds a later one (up to two
+//   timeouts after the worker was last heard, rewritten about once a
+//   timeout rather than at every heartbeat: at 5,000 workers heartbeats
+//   were more writes than results) for a coordinator that restarts, which
+//   caps the stored deadlines at its start + one timeout. A stream that
+//   closes keeps its leases until the deadline, so a worker that reconnects
+//   in time keeps its job; past the deadline the attempt is released and
+//   the job re-queued (FAILED after max_attempts).
 // - A result is acknowledged only after it is committed (or recognized as a
 //   duplicate), so a worker never forgets a result the store has not got.
 // - A leased job whose memory estimate (stored at submit) exceeds the
@@ -107,6 +113,11 @@ class Scheduler {
     bool leasing = false;            // a LeaseNext is in flight
     bool first_heartbeat_seen = false;
     int64_t last_heard_unix_ms = 0;  // any message on the current stream
+    // The earliest lease deadline the database holds for open_attempts (0:
+    // unknown, as for attempts inherited from an earlier stream), and when
+    // workers.last_seen_unix_ms was last written.
+    int64_t stored_deadline_floor_ms = 0;
+    int64_t last_seen_written_ms = 0;
     // A lease of this connected worker expired: it stopped answering (a
     // stopped host, a cut network) with its stream still open. It gets no
     // job until it sends something again.
@@ -153,6 +164,11 @@ class Scheduler {
   db::ResultStore results_;
   db::PlatformStore platforms_;
   db::WorkerStore workers_store_;
+  // The lease deadline written to the database for a worker heard at `now`.
+  int64_t StoredLeaseDeadline(int64_t now) const { return now + 2 * options_.lease_timeout_ms; }
+  // Attempts of workers silent for a lease timeout (none in results_in_flight).
+  std::vector<int64_t> SilentAttemptsLocked(int64_t now);
+
   const int64_t started_unix_ms_;
 
   mutable std::mutex mu_;

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "common/clock.h"
@@ -135,6 +137,21 @@ class SchedulerTest : public ::testing::Test {
     *assignment = assignments[0].assignment();
   }
 
+  // One integer from the database (what the writer has committed).
+  int64_t StoredInt(const std::string& sql) {
+    int64_t value = -1;
+    EXPECT_TRUE(database_
+                    ->Read([&](sqlite3* db) {
+                      db::Statement query(db, sql.c_str(), db::Statement::kUncached);
+                      absl::StatusOr<bool> row = query.Step();
+                      if (!row.ok()) return row.status();
+                      if (*row) value = query.ColumnInt(0);
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    return value;
+  }
+
   // Waits for a condition on the database with a deadline.
   bool Eventually(const std::function<bool()>& condition) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -240,6 +257,68 @@ TEST_F(SchedulerTest, LostWorkerKeepsLeaseUntilDeadlineThenJobMovesOn) {
   ASSERT_EQ(assignments.size(), 1u);
   EXPECT_EQ(assignments[0].assignment().job_id(),
             first.Sent(v1::CoordinatorMessage::kAssignment)[0].assignment().job_id());
+}
+
+// Heartbeats keep a lease alive in memory; the database's copy of the
+// deadline, kept for a restart, moves about once a timeout, not at every
+// heartbeat, and never falls within a timeout of the last heartbeat. The
+// lease still ends exactly one timeout after the worker fell silent.
+TEST_F(SchedulerTest, HeartbeatsKeepTheLeaseAndTheStoredDeadlineMovesRarely) {
+  const int64_t sweep = CreateSweep(2);
+  FakeStream stream(1);
+  v1::JobAssignment job;
+  ASSERT_NO_FATAL_FAILURE(HelloAndFirstAssignment(stream, "w1", &job));
+  auto stored_deadline = [&] {
+    return StoredInt("SELECT lease_deadline_unix_ms FROM attempts WHERE id = " +
+                               std::to_string(job.attempt_id()));
+  };
+  std::set<int64_t> deadlines = {stored_deadline()};
+  const int64_t writes_before = database_->writer_stats().writes;
+  for (int beat = 0; beat < 50; ++beat) {  // 5 s of heartbeats every 100 ms
+    clock_.Advance(100);
+    scheduler_->OnWorkerMessage(stream.session(), "w1", Heartbeat(job.attempt_id()));
+    scheduler_->ExpireLeases();
+    ASSERT_TRUE(Eventually([&] { return stored_deadline() >= clock_.NowUnixMs() + 1000; }))
+        << "stored deadline " << stored_deadline() << " within a timeout of " << clock_.NowUnixMs();
+    deadlines.insert(stored_deadline());
+  }
+  EXPECT_EQ(Status(sweep).leased_jobs(), 1);
+  // One move per timeout (1 s) of heartbeats, not 50; the last-seen time
+  // is written every 5 s.
+  EXPECT_LE(deadlines.size(), 7u);
+  EXPECT_LE(database_->writer_stats().writes - writes_before, 10);
+
+  // Silent from now: still held just before one timeout, released at it,
+  // although the stored deadline is later.
+  const int64_t last_heard = clock_.NowUnixMs();
+  clock_.Advance(999);
+  scheduler_->ExpireLeases();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(Status(sweep).leased_jobs(), 1);
+  clock_.Advance(1);
+  ASSERT_LT(clock_.NowUnixMs(), stored_deadline());
+  scheduler_->ExpireLeases();
+  ASSERT_TRUE(Eventually([&] { return Status(sweep).pending_jobs() == 2; }));
+  EXPECT_EQ(clock_.NowUnixMs() - last_heard, 1000);
+}
+
+// A restarted coordinator gives the leases its predecessor stored (up to
+// two timeouts ahead) exactly one timeout from its start.
+TEST_F(SchedulerTest, ARestartCapsTheStoredDeadlinesAtOneTimeout) {
+  CreateSweep(1);
+  FakeStream stream(1);
+  v1::JobAssignment job;
+  ASSERT_NO_FATAL_FAILURE(HelloAndFirstAssignment(stream, "w1", &job));
+  const std::string deadline_sql = "SELECT lease_deadline_unix_ms FROM attempts WHERE id = " +
+                                   std::to_string(job.attempt_id());
+  ASSERT_EQ(StoredInt(deadline_sql), clock_.NowUnixMs() + 2000);
+  absl::StatusOr<int64_t> moved =
+      db::JobStore(database_.get()).CapLeaseDeadlinesSync(clock_.NowUnixMs() + 1000);
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_EQ(*moved, 1);
+  EXPECT_EQ(StoredInt(deadline_sql), clock_.NowUnixMs() + 1000);
+  // An earlier deadline stays as it is.
+  EXPECT_EQ(*db::JobStore(database_.get()).CapLeaseDeadlinesSync(clock_.NowUnixMs() + 5000), 0);
 }
 
 // A worker whose stream stays open but who stops answering (a stopped host,
