@@ -15,11 +15,13 @@
 // Measures, beside the issue's targets (after a warm-up of --warmup-fraction
 // of the run):
 //   results stored per second     acks received (the coordinator acks after
-//                                 commit), target >= 2,000/s
+//                                 commit), target >= 2,000/s (5,000
+//                                 saturated workers: >= 5,000/s)
 //   assignment latency p50/p99    from a worker sending its result (or its
 //                                 hello) to its next assignment, target p99
 //                                 <= 50 ms
-//   coordinator RSS               VmRSS each second: max (target <= 300 MB),
+//   coordinator RSS               VmRSS each second: max (target <= 300 MB;
+//                                 5,000 workers: <= 500 MB),
 //                                 median of the steady part's first vs last
 //                                 minute (flat), least-squares slope
 //   coordinator CPU               utime + stime each second
@@ -445,20 +447,33 @@ int main(int argc, char** argv) {
       job_ms > 0 ? absl::StrCat(job_ms, " ms after each assignment") : std::string("at once"),
       SecondsBetween(start, end), steady_seconds, warmup_seconds,
       sweeps.load(), sweep_jobs, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), load_mean);
+  // The targets of the fleet size asked for: 1,000 workers (issue 6) or
+  // 5,000 (issue 17). Saturated, the latency is the queue (workers ÷
+  // throughput, docs/operations.md): its target is for paced runs.
+  const bool large_fleet = workers >= 5000;
+  const double rate_target = large_fleet && job_ms == 0 ? 5000 : 2000;
+  const double rss_target = large_fleet ? 500 : 300;
   PrintRow("figure", "value", "target", "ratio");
-  PrintRow("results stored/s (acked, steady)", absl::StrFormat("%.0f", rate), ">= 2000",
-           absl::StrFormat("%.2fx%s", rate / 2000, rate >= 2000 ? "" : "  under"));
+  PrintRow("results stored/s (acked, steady)", absl::StrFormat("%.0f", rate),
+           absl::StrFormat(">= %.0f", rate_target),
+           absl::StrFormat("%.2fx%s", rate / rate_target, rate >= rate_target ? "" : "  under"));
   PrintRow("assignment latency p50 (ms)", absl::StrFormat("%.2f", p50), "", "");
-  PrintRow("assignment latency p99 (ms)", absl::StrFormat("%.2f", p99), "<= 50",
-           absl::StrFormat("%.2fx%s", p99 / 50, p99 <= 50 ? "" : "  over"));
+  if (job_ms > 0) {
+    PrintRow("assignment latency p99 (ms)", absl::StrFormat("%.2f", p99), "<= 50",
+             absl::StrFormat("%.2fx%s", p99 / 50, p99 <= 50 ? "" : "  over"));
+  } else {
+    PrintRow("assignment latency p99 (ms)", absl::StrFormat("%.2f", p99), "(queue)",
+             absl::StrFormat("%.0f ms = workers / rate", workers / rate * 1000));
+  }
   PrintRow("assignment latency max (ms)", absl::StrFormat("%.1f", fleet.latency_steady.max_ms()),
            "", "");
   PrintRow("result -> ack p50 / p99 (ms)",
            absl::StrFormat("%.2f / %.2f", fleet.ack_steady.QuantileMs(0.5),
                            fleet.ack_steady.QuantileMs(0.99)),
            "", "");
-  PrintRow("coordinator RSS max (MB)", absl::StrFormat("%.1f", rss_max), "<= 300",
-           absl::StrFormat("%.2fx%s", rss_max / 300, rss_max <= 300 ? "" : "  over"));
+  PrintRow("coordinator RSS max (MB)", absl::StrFormat("%.1f", rss_max),
+           absl::StrFormat("<= %.0f", rss_target),
+           absl::StrFormat("%.2fx%s", rss_max / rss_target, rss_max <= rss_target ? "" : "  over"));
   PrintRow(absl::StrFormat("coordinator RSS, first %zu s (MB)", window),
            absl::StrFormat("%.1f", rss_first), "", "");
   PrintRow(absl::StrFormat("coordinator RSS, last %zu s (MB)", window),
