@@ -15,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -139,7 +140,8 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<Heatma
   if (cells > kMaxHeatmapCells) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "heat map of ", panels.size(), " panel(s) x ", ys.size(), " ", y_field, " values x ",
-        xs.size(), " ", x_field, " values = ", cells, " cells; at most ", kMaxHeatmapCells,
+        xs.size(), " ", x_field, " values = ", absl::StrFormat("%.0f", cells), " cells; at most ",
+        kMaxHeatmapCells,
         ": choose axes with fewer values or select fewer sweeps"));
   }
 
