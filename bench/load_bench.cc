@@ -7,7 +7,7 @@
 // A worker says hello with a Platform, heartbeats at the HelloAck interval,
 // and answers every JobAssignment with JobStarted and a JobResult at once:
 // the OK result the runner gives a job of the harness family `noop`
-// (worker/runner/noop_family.h); with --job-ms it holds each job that long
+// (model/families/noop.h); with --job-ms it holds each job that long
 // first, to offer a chosen load instead of saturating the coordinator. Noop
 // sweeps are submitted through the Coordinator service so that 1..2 sweeps'
 // worth of jobs are always pending. docs/operations.md has the figures.
@@ -53,7 +53,7 @@
 #include "bench/load_sim_fleet.h"
 #include "db/database.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
-#include "worker/runner/noop_family.h"
+#include "model/families/noop.h"
 
 namespace {
 
@@ -133,7 +133,7 @@ absl::StatusOr<int64_t> CountRows(const std::string& db_path, const char* sql) {
 v1::SweepSpec NoopSweep(int index, int64_t jobs) {
   v1::SweepSpec spec;
   spec.set_name(absl::StrCat("load-", index));
-  spec.set_family(runner::kNoopFamilyName);
+  spec.set_family(model::kNoopFamilyName);
   spec.set_device("cpu");
   (*spec.mutable_params())["batch"].set_value(1);
   v1::IntRange* range = (*spec.mutable_params())["index"].mutable_range();

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "worker/runner/model_spec.h"
-#include "worker/runner/noop_family.h"
+#include "model/model_spec.h"
+#include "model/families/noop.h"
 
 namespace paradnn::bench {
 
@@ -164,8 +164,8 @@ void SimWorker::SendResult(const v1::JobAssignment& assignment) {
   r->set_attempt_id(assignment.attempt_id());
   v1::Measurement* m = r->mutable_measurement();
   m->set_device(assignment.job().device().empty() ? "cpu" : assignment.job().device());
-  *m->mutable_config() = runner::NormalizedConfig(assignment.job().config());
-  runner::FinishNoopMeasurement(m);
+  *m->mutable_config() = model::NormalizedConfig(assignment.job().config());
+  model::FinishNoopMeasurement(m);
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_job_ = 0;  // finished before the next heartbeat could say otherwise

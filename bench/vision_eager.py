@@ -19,7 +19,7 @@ from torch import nn
 
 
 class Bottleneck(nn.Module):
-    """The runner's cnn block_fn bottleneck (worker/runner/cnn_model.cc)."""
+    """The runner's cnn block_fn bottleneck (worker/runner/models/cnn.cc)."""
 
     def __init__(self, cin, width, stride, projection):
         super().__init__()

@@ -1,6 +1,6 @@
 // The family table: every model family's hyper-parameters, with ranges,
 // defaults and categorical options, as sweeps and the CLI see them. The
-// runner's own registry (worker/runner/family.cc) lists the same keys; the
+// runner's own registry (model/family.cc) lists the same keys; the
 // coordinator checks each expanded configuration against it at submit.
 #include <cstdint>
 
@@ -15,7 +15,7 @@ namespace {
 
 // ---- the family table -------------------------------------------------------
 // Sorted by name within a family; families sorted by name. The runner's
-// registry (worker/runner/family.h) declares the same keys and defaults.
+// registry (model/family.h) declares the same keys and defaults.
 
 constexpr int64_t kMaxBatch = int64_t{1} << 22;
 constexpr int64_t kMaxWidth = int64_t{1} << 20;

@@ -7,7 +7,7 @@
 // family declares its integer hyper-parameters (name, allowed range,
 // required or default) and its categorical options (allowed values, default)
 // in a schema table; adding a family is adding a table entry in
-// sweep_validation.cc. The runner's family registry (worker/runner/family.h)
+// sweep_validation.cc. The runner's family registry (model/family.h)
 // declares the same keys.
 //
 // Every error is InvalidArgument and its message starts with the path of the

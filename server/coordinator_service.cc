@@ -12,8 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "common/run_settings.h"
 #include "common/sweep_validation.h"
-#include "worker/runner/model_counts.h"
-#include "worker/runner/model_spec.h"
+#include "model/model_counts.h"
+#include "model/model_spec.h"
 
 namespace paradnn::server {
 namespace {
@@ -94,14 +94,14 @@ absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jo
   PlannedSweep plan;
   plan.jobs.resize(n * static_cast<size_t>(repeats));
   for (size_t i = 0; i < n; ++i) {
-    absl::StatusOr<runner::ModelSpec> model =
-        runner::ParseModelSpec((*configs)[i], runner::FieldStyle::kProto);
+    absl::StatusOr<model::ModelSpec> model =
+        model::ParseModelSpec((*configs)[i], model::FieldStyle::kProto);
     if (!model.ok()) {
       return absl::Status(model.status().code(),
                           absl::StrCat(model.status().message(), " (configuration ", i + 1, " of ",
                                        n, ": ", DescribeConfig((*configs)[i]), ")"));
     }
-    const v1::ModelCounts counts = runner::CountModel(*model);
+    const v1::ModelCounts counts = model::CountModel(*model);
     plan.total_model_flops += counts.model_flops() * repeats;
     plan.max_peak_memory_estimate_bytes =
         std::max(plan.max_peak_memory_estimate_bytes, counts.peak_memory_estimate_bytes());

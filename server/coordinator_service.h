@@ -59,7 +59,7 @@ struct PlannedSweep {
 // store: the cross product, spec.repeats times (job.repeat 0..repeats-1);
 // repeat round r runs in the order common::ShuffledOrder(seed + r) gives
 // and before round r + 1 (ordinals r*n .. r*n+n-1). Each job carries the effective run settings (seed filled in) and the runner
-// core's estimates (runner::ParseModelSpec + runner::CountModel). A
+// core's estimates (model::ParseModelSpec + model::CountModel). A
 // configuration the runner core refuses refuses the whole sweep with the
 // core's error and names the configuration. Pure; thread-safe.
 absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jobs, uint64_t seed);

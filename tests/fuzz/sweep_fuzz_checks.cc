@@ -14,8 +14,8 @@
 #include "client/sweep_file.h"
 #include "common/sweep_validation.h"
 #include "paradnn/v1/sweep.pb.h"
-#include "worker/runner/model_counts.h"
-#include "worker/runner/model_spec.h"
+#include "model/model_counts.h"
+#include "model/model_spec.h"
 
 namespace paradnn::fuzz {
 namespace {
@@ -71,14 +71,14 @@ absl::Status CheckPlannedSweep(const v1::SweepSpec& spec) {
         absl::StrCat("a valid sweep expands to ", jobs, " jobs; allowed 1..", kFuzzMaxJobs));
   }
   for (const v1::ModelConfig& config : *configs) {
-    absl::StatusOr<runner::ModelSpec> model =
-        runner::ParseModelSpec(config, runner::FieldStyle::kProto);
+    absl::StatusOr<model::ModelSpec> model =
+        model::ParseModelSpec(config, model::FieldStyle::kProto);
     if (!model.ok()) {
       // The coordinator refuses such a sweep at submit with this error.
       if (absl::Status s = CheckRefusal("ParseModelSpec", model.status()); !s.ok()) return s;
       continue;
     }
-    const v1::ModelCounts counts = runner::CountModel(*model);
+    const v1::ModelCounts counts = model::CountModel(*model);
     if (counts.params() < 0 || !std::isfinite(counts.model_flops()) ||
         counts.model_flops() < 0 || !std::isfinite(counts.peak_memory_estimate_bytes()) ||
         counts.peak_memory_estimate_bytes() < 0) {

@@ -1,6 +1,6 @@
 // paradnn-bench-bare-fc: the FC model of the suite trained by the plainest
 // LibTorch loop there is, for bench/fidelity.py to hold the runner's harness
-// against. Same model, data, loss and optimizer as fc_model.cc and
+// against. Same model, data, loss and optimizer as worker/runner/models/fc.cc and
 // model_builder.cc; no statistics, no stopping rule, no profiler, no
 // streaming: `steps` steps timed as one interval after `warmup` steps.
 // Prints one JSON object: {"examples_per_sec": ..., "seconds_per_step": ...}.
@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   std::vector<torch::Tensor> parameters = model->parameters();
   // The runner's update (fused on the CPU): the same work as the runner.
   std::unique_ptr<paradnn::runner::TrainingOptimizer> optimizer =
-      paradnn::runner::MakeTrainingOptimizer(paradnn::runner::OptimizerKind::kRmsProp, parameters);
+      paradnn::runner::MakeTrainingOptimizer(paradnn::model::OptimizerKind::kRmsProp, parameters);
   const torch::Tensor x = torch::rand({batch, input}) - 0.5;
   const torch::Tensor y = torch::randint(0, output, {batch}, torch::kLong);
 

@@ -10,7 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "worker/runner/family.h"
+#include "model/family.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
@@ -19,6 +19,18 @@
 #include "common/version.h"
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::AllFamilies;
+using model::AllowedFamilyNames;
+using model::FamilyDef;
+using model::FieldStyle;
+using model::NormalizedConfig;
+using model::OptionRule;
+using model::ParamRule;
+using model::ParseModelSpec;
+using model::kAllowedOptimizers;
+using model::kAllowedPrecisions;
 namespace {
 
 constexpr const char* kFooter =

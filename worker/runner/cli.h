@@ -8,9 +8,12 @@
 
 #include "absl/status/statusor.h"
 #include "paradnn/v1/metrics.pb.h"
-#include "worker/runner/model_spec.h"
+#include "model/model_spec.h"
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::ModelSpec;
 
 enum class RunnerMode {
   kJobStdin,  // --job-stdin: one framed RunnerJob in, framed RunnerEvents out

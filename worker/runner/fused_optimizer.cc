@@ -9,6 +9,9 @@
 #include <utility>
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::OptimizerKind;
 namespace {
 
 // The suite's hyper-parameters (PARADNN_MODELS.md, docs/measurement.md).

@@ -22,9 +22,12 @@
 #include <memory>
 #include <vector>
 
-#include "worker/runner/model_spec.h"
+#include "model/model_spec.h"
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::OptimizerKind;
 
 // One optimizer step over a fixed set of parameters. Not thread-safe.
 class TrainingOptimizer {

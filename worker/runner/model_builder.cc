@@ -4,15 +4,19 @@
 
 #include <stdexcept>
 
-#include "worker/runner/cnn_model.h"
-#include "worker/runner/fc_model.h"
-#include "worker/runner/retinanet_model.h"
-#include "worker/runner/rnn_model.h"
-#include "worker/runner/torchscript_model.h"
-#include "worker/runner/transformer_model.h"
-#include "worker/runner/vision_models.h"
+#include "worker/runner/models/cnn.h"
+#include "worker/runner/models/fc.h"
+#include "worker/runner/models/retinanet.h"
+#include "worker/runner/models/rnn.h"
+#include "worker/runner/models/torchscript.h"
+#include "worker/runner/models/transformer.h"
+#include "worker/runner/models/vision.h"
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::ModelSpec;
+using model::Precision;
 namespace {
 
 struct BuilderEntry {

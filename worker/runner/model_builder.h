@@ -15,9 +15,13 @@
 #include <vector>
 
 #include "worker/runner/fused_optimizer.h"
-#include "worker/runner/model_spec.h"
+#include "model/model_spec.h"
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::ModelSpec;
+using model::Precision;
 
 // Where and in which types a builder makes its model and data.
 struct BuildContext {

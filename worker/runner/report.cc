@@ -10,6 +10,15 @@
 #include "common/op_profile.h"
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::DescribeSpec;
+using model::FieldStyle;
+using model::ModelSpec;
+using model::ParseModelSpec;
+using model::WorkBreakdown;
+using model::WorkCounts;
+using model::kBytesMethod;
 namespace {
 
 std::string ConfigLine(const v1::ModelConfig& config) {

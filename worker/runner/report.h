@@ -8,9 +8,12 @@
 
 #include "absl/status/statusor.h"
 #include "paradnn/v1/metrics.pb.h"
-#include "worker/runner/model_counts.h"
+#include "model/model_counts.h"
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::WorkCounts;
 
 // Proto JSON with every field printed (zeros included) and proto field names
 // (snake_case), indented. int64 fields are strings, as proto3 JSON defines.

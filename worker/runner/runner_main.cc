@@ -21,7 +21,7 @@
 #include "worker/runner/allocator_settings.h"
 #include "worker/runner/calibration.h"
 #include "worker/runner/cli.h"
-#include "worker/runner/model_counts.h"
+#include "model/model_counts.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/platform_torch.h"
 #include "worker/runner/stack_doctor.h"
@@ -30,6 +30,9 @@
 #include "worker/zygote_server.h"
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::CountWork;
 namespace {
 
 constexpr int kExitUsage = 2;

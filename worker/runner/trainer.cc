@@ -28,12 +28,12 @@
 #include "absl/strings/str_format.h"
 #include "common/run_settings.h"
 #include "common/stack_findings.h"
-#include "worker/runner/family.h"
+#include "model/family.h"
 #include "worker/runner/host_probe.h"
 #include "worker/runner/model_builder.h"
-#include "worker/runner/model_counts.h"
-#include "worker/runner/model_spec.h"
-#include "worker/runner/noop_family.h"
+#include "model/model_counts.h"
+#include "model/model_spec.h"
+#include "model/families/noop.h"
 #include "worker/runner/op_profiler.h"
 #include "worker/runner/outcome.h"
 #include "worker/runner/platform.h"
@@ -44,6 +44,23 @@
 #include "worker/runner/thread_pinning.h"
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::CountModel;
+using model::CountOptimizerUpdate;
+using model::FieldStyle;
+using model::FinishNoopMeasurement;
+using model::ModelSpec;
+using model::NormalizedConfig;
+using model::OptimizerStateTensors;
+using model::OptimizerUpdate;
+using model::ParseModelSpec;
+using model::Precision;
+using model::PrecisionName;
+using model::WeightElementBytes;
+using model::kInterOpThreadsRule;
+using model::kIntraOpThreadsRule;
+using model::kNoopFamilyName;
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -376,7 +393,7 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   if (!spec.ok()) return Fail(m, v1::ERROR, std::string(spec.status().message()));
   *m.mutable_counts() = CountModel(*spec);
   if (spec->family == kNoopFamilyName) {
-    // The harness family (noop_family.h): nothing to build, set up or time,
+    // The harness family (model/families/noop.h): nothing to build, set up or time,
     // on whatever device the job names.
     if (!job.device().empty()) m.set_device(job.device());
     FinishNoopMeasurement(&m);

@@ -43,7 +43,7 @@ class JobObserver {
 // in effect are recorded. `observer` may be null. Not thread-safe: LibTorch's
 // thread settings are process-wide.
 //
-// Family noop (noop_family.h) builds, sets and times nothing: OK at once.
+// Family noop (model/families/noop.h) builds, sets and times nothing: OK at once.
 v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer);
 
 }  // namespace paradnn::runner

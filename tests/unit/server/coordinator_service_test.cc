@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "common/sweep_validation.h"
-#include "worker/runner/model_counts.h"
-#include "worker/runner/model_spec.h"
-#include "worker/runner/noop_family.h"
+#include "model/model_counts.h"
+#include "model/model_spec.h"
+#include "model/families/noop.h"
 
 namespace paradnn::server {
 namespace {
@@ -50,10 +50,10 @@ TEST(PlanSweepTest, EveryJobCarriesTheRunnerCoresEstimates) {
   int64_t max_params = 0;
   std::set<int32_t> ordinals;
   for (const db::NewJob& job : plan->jobs) {
-    absl::StatusOr<runner::ModelSpec> model =
-        runner::ParseModelSpec(job.config, runner::FieldStyle::kProto);
+    absl::StatusOr<model::ModelSpec> model =
+        model::ParseModelSpec(job.config, model::FieldStyle::kProto);
     ASSERT_TRUE(model.ok()) << model.status();
-    const v1::ModelCounts counts = runner::CountModel(*model);
+    const v1::ModelCounts counts = model::CountModel(*model);
     EXPECT_EQ(job.params, counts.params());
     EXPECT_DOUBLE_EQ(job.model_flops, counts.model_flops());
     EXPECT_DOUBLE_EQ(job.peak_memory_estimate_bytes, counts.peak_memory_estimate_bytes());
@@ -149,13 +149,13 @@ TEST(PlanSweepTest, EveryFamilyPlansOrIsRefusedWithTheRunnerCoresError) {
     absl::StatusOr<std::vector<v1::ModelConfig>> configs = common::ExpandSweep(spec, 0);
     ASSERT_TRUE(configs.ok()) << configs.status();
     ASSERT_EQ(configs->size(), 1u);
-    absl::StatusOr<runner::ModelSpec> model =
-        runner::ParseModelSpec(configs->front(), runner::FieldStyle::kProto);
+    absl::StatusOr<model::ModelSpec> model =
+        model::ParseModelSpec(configs->front(), model::FieldStyle::kProto);
     absl::StatusOr<PlannedSweep> plan = PlanSweep(spec, 0, 7);
     if (model.ok()) {
       ASSERT_TRUE(plan.ok()) << plan.status();
-      if (std::string(family.name) == runner::kNoopFamilyName) {
-        // Nothing is built (noop_family.h): no parameters, no memory.
+      if (std::string(family.name) == model::kNoopFamilyName) {
+        // Nothing is built (model/families/noop.h): no parameters, no memory.
         EXPECT_EQ(plan->jobs.front().params, 0);
         EXPECT_EQ(plan->max_peak_memory_estimate_bytes, 0);
         continue;

@@ -8,6 +8,9 @@
 #include "absl/strings/match.h"
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::Precision;
 namespace {
 
 absl::StatusOr<RunnerCommand> Parse(std::vector<std::string> args) {

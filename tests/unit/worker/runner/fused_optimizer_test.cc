@@ -9,6 +9,9 @@
 #include <vector>
 
 namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::OptimizerKind;
 namespace {
 
 // Parameters of mixed shapes; the last is large enough (300,000 elements)

@@ -8,6 +8,9 @@
 
 namespace paradnn::runner {
 
+// From the model library (model/), which the runner builds models from.
+using model::ModelSpec;
+
 // Losses of `steps` training steps (seed 1) on the trainer's fixed batch.
 inline std::vector<double> TrainLosses(const ModelSpec& spec, int steps) {
   Trainer trainer(spec, /*seed=*/1, ContextForPrecision(spec.precision));

@@ -1,0 +1,310 @@
+// The RNN family (PARADNN_MODELS.md "RNN"): its hyper-parameters and
+// analytic counts.
+//
+// L layers, E embed (= hidden), T length, V vocab, B batch, g gates per cell
+// (rnn 1, lstm 4, gru 3). LibTorch's cells carry two bias vectors per gate
+// (b_ih and b_hh), so a layer has g(2E^2 + 2E) parameters, not the original
+// TensorFlow cells' g(2E^2 + E).
+//
+//   params            = V*E                (embedding)
+//                     + L*g*(2E^2 + 2E)    (W_ih, W_hh, b_ih, b_hh per layer)
+//                     + E*V + V            (projection)
+//   macs_per_example  = T * (L*g*(E + E)*E + E*V)
+//                       per step and layer every gate multiplies the layer
+//                       input (E) and the previous hidden state (E) by E
+//                       outputs; the projection runs at every position. The
+//                       embedding lookup is a gather: 0 MACs.
+//   model_flops       = 6 * macs_per_example * B          (ParaDnn convention)
+//   executed_flops    = forward 2*MAC*B + weight gradients 2*MAC*B + input
+//                       gradients 2*MAC*B of every matmul, except the one
+//                       input that needs no gradient: the zero initial state
+//                       h_0 of each layer (one W_hh step per layer). The
+//                       embedding's integer input has no gradient either,
+//                       but the embedding does no MACs, so
+//                     = model_flops - 2*B*L*g*E^2.
+//   other_flops       = non-matmul arithmetic, one FLOP per element per
+//                       operation (sigmoid and tanh one each, as exp and log
+//                       in the loss), per hidden unit, per step, per example
+//                       (kCell* below; bias adds and bias gradients of both
+//                       bias vectors included):
+//                         rnn  forward 4  (2 bias, add, tanh)
+//                              backward 6 (tanh' 3, 2 bias grads, dh sum)
+//                         lstm forward 21 (8 bias, 4 gate adds, 3 sigmoid,
+//                                         tanh, f*c, i*g, add, tanh(c), o*)
+//                              backward 31 (o* 2, tanh' 3, dc sum, f*c 2,
+//                                         i*g 2, 3 sigmoid' 9, tanh' 3,
+//                                         8 bias grads, dh sum)
+//                         gru  forward 16 (6 bias, r and z: add + sigmoid
+//                                         2 each, h_n*r, add, tanh, h-n, *z,
+//                                         +n)
+//                              backward 23 (*z 2, -n 1, dn sum, tanh' 3,
+//                                         h_n*r 2, 2 sigmoid' 6, 6 bias
+//                                         grads, 2 dh sums)
+//                       plus the projection's bias add and bias gradient
+//                       (B*T*V each), the embedding gradient's scatter-add
+//                       (B*T*E), softmax cross-entropy over B*T positions
+//                       (kLossForwardFlopsPerLogit + kLossBackwardFlopsPerLogit
+//                       per logit), the optimizer (OptimizerFlopsPerParam()
+//                       per parameter).
+//
+// Bytes per step (method "layerwise-traffic-v2", as for FC): every tensor a
+// kernel reads or writes, once per kernel, at its element size (e_w stored
+// weights, gradients and optimizer state; e_c weights as a matmul reads them,
+// 2 bytes for the autocast copy in mixed precision; e_a activations; int64
+// token ids 8 bytes). The kernels are those of LibTorch 1.13's CPU RNN
+// (aten/src/ATen/native/RNN.cpp, time-major): per layer one matmul computes
+// the input gates of all T steps (x W_ih^T + b_ih); then per step one matmul
+// h W_hh^T + b_hh and the cell's element-wise kernels; the step outputs are
+// stacked. So:
+//   forward:  embedding gather (ids, E rows of the table, output; mixed
+//             precision: its float32 output is cast to 16 bits); per layer
+//             the W_ih matmul (weights once, T*B*E in, T*B*gE out), per step
+//             the W_hh matmul (weights again every step: T reads per step,
+//             B*E in, B*gE out) and kCellForwardPasses element-wise tensor
+//             passes of B*E elements (reads + writes, kernel by kernel; GRU
+//             includes the two clones autograd makes for in-place multiplies),
+//             the stack of outputs (2*T*B*E); projection and loss as FC.
+//   backward: loss and projection as FC; per layer and step
+//             kCellBackwardPasses element-wise passes, the W_hh weight
+//             gradient (reads B*gE and B*E, writes gE*E, then autograd adds
+//             it into the running sum: 3*gE*E more, T-1 times; the same for
+//             b_hh), the h input gradient (T-1 steps: reads B*gE and W_hh,
+//             writes B*E); per layer the step input-gate gradients stacked
+//             (2*T*B*gE), the W_ih weight, bias and input gradients as one
+//             matmul each; the embedding gradient zero-fills V*E and
+//             scatter-adds T*B rows (read ids, read the gradient, read and
+//             write the rows).
+//   mixed precision: every parameter except the embedding (autocast does not
+//             cast embedding) is read in float32 and written as a 16-bit
+//             copy once per step (autocast's weight cache), and its gradient
+//             cast back; the embedding output's gradient is cast back too.
+//             The cell's zero initial state is float32 (the embedding output
+//             is), so part of the element-wise math runs in float32 by type
+//             promotion; it is counted at e_a, which understates those bytes.
+//   optimizer: OptimizerTensorPassesPerParam(kFused) * params * e_w.
+//
+// activation_bytes: every activation tensor created in one step: the token
+// ids, the embedding output (and its 16-bit copy in mixed precision), per
+// layer the input gates (T*B*gE), kCellStepTensors*B*E per step (the gate
+// pre-activations and every tensor the cell's kernels create, which autograd
+// keeps for backward), the stacked output (T*B*E); the logits and
+// log-probabilities (T*B*V each).
+// peak_memory_estimate_bytes: weights + gradients + optimizer state
+// (+ 16-bit weight copies and their gradients in mixed precision)
+// + activation_bytes + labels (int64, T*B) + the largest activation
+// gradients alive at once in backward (the logit gradient, one layer's
+// input-gate gradient) + the W_hh gradient and its running sum.
+
+#include "model/families/rnn.h"
+
+#include <cstdlib>
+
+#include "model/family.h"
+
+namespace paradnn::model {
+namespace {
+
+constexpr ParamRule kRnnParams[] = {
+    {"layer", 1, 1024, 0, "stacked recurrent layers"},
+    {"embed", 1, int64_t{1} << 16, 0, "embedding width = hidden units per layer"},
+    {"length", 1, int64_t{1} << 16, 0, "time steps (tokens per example)"},
+    {"vocab", 2, int64_t{1} << 22, 0, "vocabulary size (embedding rows, projection width)"},
+    {"batch", 1, int64_t{1} << 24, 0, "examples (sequences) per training step"},
+};
+
+constexpr OptionRule kRnnOptions[] = {
+    {"cell", "rnn|lstm|gru", nullptr, "recurrent cell: rnn (tanh), lstm, gru"},
+};
+
+// Per hidden unit, per step, per example; see the comment at the top.
+struct CellConstants {
+  double forward_flops;
+  double backward_flops;
+  double forward_passes;   // element-wise tensor reads + writes, units of B*E
+  double backward_passes;  // same, backward
+  double step_tensors;     // tensors created per step, units of B*E
+};
+
+// rnn:  fwd add_ 3, tanh 2; bwd tanh' 3, dh sum 3. Creates hh out, h.
+// lstm: fwd gates add_ 12, 4 activations 8, f*c 3, i*g 3, add_ 3, tanh(c) 2,
+//       o*tanh 3; bwd o*tanh 6, tanh' 3, dc sum 3, f*c 6, i*g 6, 4
+//       activations' 12, chunk concat 8, dh sum 3. Creates gates (4), i*g, c,
+//       tanh(c), h.
+// gru:  fwd r, z: add_ 3 + sigmoid_ 2 each, h_n*=r 3 (+2 clone), i_n+ 3,
+//       tanh_ 2, h-n 3, *=z 3 (+2 clone), +=n 3; bwd *z 6, -n 2, dn sum 3,
+//       tanh' 3, h_n*r 6, 2 sigmoid' 6, chunk concat 6, 2 dh sums 6.
+//       Creates hh gates (3), i_n + h_n*r, h - n, two clones.
+CellConstants ConstantsOf(RnnCell cell) {
+  switch (cell) {
+    case RnnCell::kRnn:
+      return {4, 6, 5, 6, 2};
+    case RnnCell::kLstm:
+      return {21, 31, 34, 47, 8};
+    case RnnCell::kGru:
+      return {16, 23, 31, 38, 7};
+  }
+  std::abort();
+}
+
+RnnCell ParseCell(const std::string& name) {
+  if (name == "rnn") return RnnCell::kRnn;
+  if (name == "lstm") return RnnCell::kLstm;
+  if (name == "gru") return RnnCell::kGru;
+  // ParseModelSpec checked the option against kRnnOptions.
+  std::abort();
+}
+
+WorkCounts CountRnn(const ModelSpec& spec) {
+  const RnnShape s = RnnShapeOf(spec);
+  const CellConstants k = ConstantsOf(s.cell);
+  // Doubles so that products never overflow; the integer counts below fit
+  // int64 for every shape the rules allow (< 2^62).
+  const double L = static_cast<double>(s.layer);
+  const double E = static_cast<double>(s.embed);
+  const double T = static_cast<double>(s.length);
+  const double V = static_cast<double>(s.vocab);
+  const double B = static_cast<double>(s.batch);
+  const double g = RnnGates(s.cell);
+  const double gE = g * E;
+  const double TB = T * B;
+  const bool mixed =
+      spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
+  const double e_w = WeightElementBytes(spec.precision);
+  const double e_c = mixed ? 2.0 : e_w;
+  const double e_a = ActivationElementBytes(spec.precision);
+  const double e_x = mixed ? 4.0 : e_a;  // the embedding output (weight dtype)
+  constexpr double e_id = 8;             // int64 token ids
+
+  const int64_t g_i = RnnGates(s.cell);
+  const int64_t layer_params = g_i * (2 * s.embed * s.embed + 2 * s.embed);
+  const int64_t embedding_params = s.vocab * s.embed;
+  const int64_t head_params = s.embed * s.vocab + s.vocab;
+  const int64_t params = embedding_params + s.layer * layer_params + head_params;
+  const int64_t macs =
+      s.length * (s.layer * g_i * (s.embed + s.embed) * s.embed + s.embed * s.vocab);
+  const double cast_params = static_cast<double>(params - embedding_params);
+
+  WorkCounts out;
+  WorkBreakdown& b = out.breakdown;
+  // Embedding: forward gather, backward zero-fill + scatter-add.
+  b.weight_bytes += TB * E * e_w;
+  b.activation_fwd_bytes += TB * e_id + TB * E * e_x;
+  if (mixed) b.activation_fwd_bytes += TB * E * (e_x + e_c);  // autocast cast of x
+  if (mixed) b.activation_bwd_bytes += TB * E * (e_c + e_x);  // its gradient cast back
+  b.activation_bwd_bytes += TB * e_id + TB * E * e_x;
+  b.gradient_bytes += V * E * e_w + 2 * TB * E * e_w;
+  b.bias_relu_flops += TB * E;
+
+  // Recurrent layers.
+  const double w = gE * E;  // elements of W_ih or W_hh
+  const double wb = w + gE; // with its bias
+  for (int64_t l = 0; l < s.layer; ++l) {
+    // Forward: input gates for all steps, then per step W_hh and the cell.
+    b.weight_bytes += wb * e_c + T * wb * e_c;
+    b.activation_fwd_bytes += TB * (E + gE) * e_a;          // W_ih matmul
+    b.activation_fwd_bytes += TB * (E + gE) * e_a;          // W_hh matmuls
+    b.activation_fwd_bytes += TB * E * k.forward_passes * e_a;
+    b.activation_fwd_bytes += 2 * TB * E * e_a;             // stack outputs
+    // Backward.
+    b.activation_bwd_bytes += TB * E * k.backward_passes * e_a;
+    b.activation_bwd_bytes += 2 * TB * gE * e_a;            // stack input-gate grads
+    b.activation_bwd_bytes += TB * (gE + E) * e_a + TB * gE * e_a;  // W_hh, b_hh grads
+    b.gradient_bytes += (T + 3 * (T - 1)) * wb * e_c;       // per step + running sum
+    b.activation_bwd_bytes += (T - 1) * B * (gE + E) * e_a; // dh_{t-1}
+    b.weight_bytes += (T - 1) * w * e_c;
+    b.activation_bwd_bytes += TB * (gE + E) * e_a + TB * gE * e_a;  // W_ih, b_ih grads
+    b.gradient_bytes += wb * e_c;
+    b.activation_bwd_bytes += TB * (gE + E) * e_a;          // dx
+    b.weight_bytes += w * e_c;
+    b.bias_relu_flops += TB * E * (k.forward_flops + k.backward_flops);
+  }
+
+  // Projection at every position, then the loss.
+  const double logits = TB * V;
+  b.weight_bytes += (V * E + V) * e_c + V * E * e_c;  // forward, input gradient
+  b.activation_fwd_bytes += TB * E * e_a + logits * e_a;
+  b.activation_bwd_bytes += logits * e_a + TB * E * e_a;  // dW
+  b.activation_bwd_bytes += logits * e_a;                 // db
+  b.activation_bwd_bytes += logits * e_a + TB * E * e_a;  // dx
+  b.gradient_bytes += (V * E + V) * e_c;
+  b.bias_relu_flops += 2 * logits;
+  b.activation_fwd_bytes += 2 * logits * e_a;  // loss: read logits, write log-probs
+  b.activation_bwd_bytes += 2 * logits * e_a;  // loss: read log-probs, write dlogits
+  b.loss_flops = logits * (kLossForwardFlopsPerLogit + kLossBackwardFlopsPerLogit);
+
+  if (mixed) {
+    b.weight_bytes += cast_params * (e_w + e_c);
+    b.gradient_bytes += cast_params * (e_c + e_w);
+  }
+
+  const double activation_bytes = TB * e_id + TB * E * (e_x + (mixed ? e_c : 0)) +
+                                  L * TB * (gE + E * k.step_tensors + E) * e_a +
+                                  2 * logits * e_a;
+
+  const double macs_d = static_cast<double>(macs);
+  StepTotals t;
+  t.params = params;
+  t.macs_per_example = macs_d;
+  t.batch = B;
+  t.executed_flops = 6.0 * macs_d * B - 2.0 * B * L * gE * E;
+  t.activation_bytes = activation_bytes;
+  t.weight_element_bytes = e_w;
+  t.optimizer = spec.optimizer;
+  if (mixed) {
+    t.cast_params = cast_params;
+    t.cast_element_bytes = e_c;
+  }
+  const double state_bytes = FillStepCounts(t, &b, &out.counts);
+  out.counts.set_peak_memory_estimate_bytes(state_bytes + activation_bytes + TB * e_id +
+                                            logits * e_a + TB * gE * e_a + 2 * wb * e_c);
+  return out;
+}
+
+}  // namespace
+
+int RnnGates(RnnCell cell) {
+  switch (cell) {
+    case RnnCell::kRnn:
+      return 1;
+    case RnnCell::kLstm:
+      return 4;
+    case RnnCell::kGru:
+      return 3;
+  }
+  std::abort();
+}
+
+const char* RnnCellName(RnnCell cell) {
+  switch (cell) {
+    case RnnCell::kRnn:
+      return "rnn";
+    case RnnCell::kLstm:
+      return "lstm";
+    case RnnCell::kGru:
+      return "gru";
+  }
+  std::abort();
+}
+
+RnnShape RnnShapeOf(const ModelSpec& spec) {
+  return RnnShape{ParseCell(spec.Option("cell")), spec.Param("layer"), spec.Param("embed"),
+                  spec.Param("length"),           spec.Param("vocab"), spec.Param("batch")};
+}
+
+ModelSpec MakeRnnSpec(const RnnShape& shape, Precision precision, OptimizerKind optimizer) {
+  ModelSpec spec;
+  spec.family = "rnn";
+  spec.params = {{"layer", shape.layer},   {"embed", shape.embed}, {"length", shape.length},
+                 {"vocab", shape.vocab},   {"batch", shape.batch}};
+  spec.options = {{"cell", RnnCellName(shape.cell)}};
+  spec.precision = precision;
+  spec.optimizer = optimizer;
+  return spec;
+}
+
+extern const FamilyDef kRnnFamily = {
+    "rnn",
+    "language model: Embedding -> layer x RNN/LSTM/GRU (hidden = embed) -> Linear(vocab) per step",
+    kRnnParams, kRnnOptions, /*check=*/nullptr, CountRnn};
+
+}  // namespace paradnn::model

@@ -1,0 +1,140 @@
+#include "model/layer_ledger.h"
+
+#include <cmath>
+
+namespace paradnn::model {
+
+LayerLedger::LayerLedger(const ModelSpec& spec)
+    : spec_(spec),
+      batch_(static_cast<double>(spec.batch())),
+      mixed_(spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16),
+      e_w_(WeightElementBytes(spec.precision)),
+      e_c_(mixed_ ? 2.0 : WeightElementBytes(spec.precision)),
+      e_a_(ActivationElementBytes(spec.precision)) {}
+
+void LayerLedger::Params(double n, bool first_use, bool read_for_input_grad) {
+  if (first_use) {
+    params_ += static_cast<int64_t>(std::llround(n));
+    // Forward read; mixed precision: read the float32 master, write the copy.
+    b_.weight_bytes += mixed_ ? n * (e_w_ + 2 * e_c_) : n * e_w_;
+    // Gradient written; mixed precision casts it to float32.
+    b_.gradient_bytes += n * e_c_ + (mixed_ ? n * (e_c_ + e_w_) : 0);
+  } else {
+    // Autocast reuses its cached copy; this use writes its own gradient and
+    // autograd adds it into the accumulated one (read, read, write).
+    b_.weight_bytes += n * e_c_;
+    b_.gradient_bytes += n * e_c_ + 3 * n * e_c_;
+    b_.bias_relu_flops += n;
+  }
+  if (read_for_input_grad) b_.weight_bytes += n * e_c_;
+}
+
+void LayerLedger::Track(double elems) {
+  const double bytes = elems * batch_ * e_a_;
+  activation_bytes_ += bytes;
+  if (bytes > largest_) {
+    second_ = largest_;
+    largest_ = bytes;
+  } else if (bytes > second_) {
+    second_ = bytes;
+  }
+}
+
+void LayerLedger::Matmul(double macs, double in, double out, double weights, double bias,
+                         bool input_grad, bool first_use, double in_bytes) {
+  const double e_in = in_bytes > 0 ? in_bytes : e_a_;
+  macs_ += macs;
+  executed_ += 2 * batch_ * macs * (input_grad ? 3 : 2);
+  Params(weights, first_use, input_grad);
+  if (bias > 0) {
+    Params(bias, first_use, false);
+    b_.bias_relu_flops += 2 * batch_ * out;                 // bias add, bias gradient
+    b_.activation_bwd_bytes += batch_ * out * e_a_;          // db reads dY
+  }
+  b_.activation_fwd_bytes += batch_ * (in * e_in + out * e_a_);
+  b_.activation_bwd_bytes += batch_ * (out * e_a_ + in * e_in);  // dW: read dY and X
+  if (input_grad) b_.activation_bwd_bytes += batch_ * (out + in) * e_a_;  // dX
+  Track(out);
+}
+
+void LayerLedger::ActivationMatmul(double macs, double a, double b, double out) {
+  macs_ += macs;
+  executed_ += 2 * batch_ * macs * 3;
+  b_.activation_fwd_bytes += batch_ * (a + b + out) * e_a_;
+  b_.activation_bwd_bytes += batch_ * ((out + b + a) + (out + a + b)) * e_a_;  // dA, dB
+  Track(out);
+}
+
+void LayerLedger::Elementwise(const ElementwiseCost& cost, double elems) {
+  const double n = batch_ * elems;
+  b_.bias_relu_flops += n * (cost.fwd_flops + cost.bwd_flops);
+  b_.activation_fwd_bytes += n * cost.fwd_passes * e_a_;
+  b_.activation_bwd_bytes += n * cost.bwd_passes * e_a_;
+  for (int k = 0; k < static_cast<int>(cost.kept); ++k) Track(elems);
+}
+
+void LayerLedger::Norm(const ElementwiseCost& cost, double elems, double channels) {
+  Params(2 * channels, true, false);
+  Elementwise(cost, elems);
+}
+
+void LayerLedger::Fork(double elems, int consumers) {
+  if (consumers < 2) return;
+  const double n = batch_ * elems * (consumers - 1);
+  b_.bias_relu_flops += n;
+  b_.activation_bwd_bytes += 3 * n * e_a_;
+}
+
+void LayerLedger::Embedding(double rows, double width, double table_rows, bool tied) {
+  const double table = table_rows * width;
+  if (!tied) Params(table, true, false);
+  const double n = batch_ * rows * width;
+  // Forward gather: read the rows, write the output.
+  b_.activation_fwd_bytes += n * e_a_;
+  b_.weight_bytes += n * e_c_;
+  // Backward: zero-filled table gradient, then each row's gradient read and
+  // added into it (read-modify-write); a tied table's gradient is then summed
+  // with the projection's (counted by its Matmul as a reuse).
+  b_.gradient_bytes += table * e_c_ + 2 * n * e_c_;
+  b_.activation_bwd_bytes += n * e_a_;
+  b_.bias_relu_flops += n;
+  if (tied) {
+    b_.gradient_bytes += 3 * table * e_c_;
+    b_.bias_relu_flops += table;
+  }
+  Track(rows * width);
+}
+
+void LayerLedger::Loss(double elems, double fwd_flops, double bwd_flops, double fwd_passes,
+                       double bwd_passes, double kept) {
+  const double n = batch_ * elems;
+  b_.loss_flops += n * (fwd_flops + bwd_flops);
+  b_.activation_fwd_bytes += n * fwd_passes * e_a_;
+  b_.activation_bwd_bytes += n * bwd_passes * e_a_;
+  for (int k = 0; k < static_cast<int>(kept); ++k) Track(elems);
+}
+
+WorkCounts LayerLedger::Finish() const {
+  WorkCounts out;
+  out.breakdown = b_;
+  WorkBreakdown& b = out.breakdown;
+  const double pd = static_cast<double>(params_);
+  StepTotals t;
+  t.params = params_;
+  t.macs_per_example = macs_;
+  t.batch = batch_;
+  t.executed_flops = executed_;
+  t.activation_bytes = activation_bytes_;
+  t.weight_element_bytes = e_w_;
+  t.optimizer = spec_.optimizer;
+  if (mixed_) {
+    t.cast_params = pd;
+    t.cast_element_bytes = e_c_;
+  }
+  const double state = FillStepCounts(t, &b, &out.counts);
+  out.counts.set_peak_memory_estimate_bytes(state + activation_bytes_ + target_bytes_ + largest_ +
+                                            second_);
+  return out;
+}
+
+}  // namespace paradnn::model

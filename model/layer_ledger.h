@@ -1,0 +1,165 @@
+// LayerLedger: accumulates the analytic counts of one training step layer by
+// layer, for families whose networks are too large to count in closed form
+// (transformer, retinanet). Torch-free. The caller walks its network in
+// forward order with the real shapes and reports every op once; the ledger
+// applies the conventions of PARADNN_MODELS.md "Counting work" and the byte
+// method "layerwise-traffic-v2" (model_counts.h) exactly as model/families/fc.cc
+// does for FC:
+//
+//   matmul-like op (Linear, convolution) with M MACs per example:
+//     forward 2·M·B, weight gradient 2·M·B, input gradient 2·M·B unless the
+//     op reads the network's input (needs no gradient);
+//     bytes: forward reads the weights (e_c) and the input (e_a) and writes
+//     the output; backward: dW reads dY and the saved input and writes dW,
+//     db reads dY, dX reads dY and W and writes dX. Mixed precision adds the
+//     autocast copy of each parameter (read e_w, write e_c) on its first use
+//     in the step (autocast caches it) and the float32 cast of each gradient.
+//     A bias costs one FLOP per output element forward and one backward.
+//   activation-activation matmul (attention): both operands need gradients,
+//     so 2·M·B forward and 2·M·B for each operand's gradient; M counts in
+//     macs_per_example (model_flops stays 6·MACs·B).
+//   element-wise / normalization / data-movement op: ElementwiseCost says its
+//     FLOPs per element and tensor passes (reads + writes of tensors of its
+//     size) forward and backward, and how many tensors of its size it keeps
+//     for backward.
+//   a parameter used more than once per step (shared heads, tied embedding)
+//     is counted once in params and its per-use gradients are summed (one
+//     FLOP and three passes per element per extra use).
+//   a tensor consumed by n ops gets n−1 gradient sums in backward (Fork()).
+//
+// activation_bytes counts every tensor the forward produces (outputs, and the
+// extra tensors an op keeps such as dropout masks), an upper bound on what
+// autograd holds at the end of the forward pass.
+// peak_memory_estimate_bytes = weights + gradients + optimizer state
+// (+ 16-bit weight and gradient copies in mixed precision) + activation_bytes
+// + label bytes + the two largest activation tensors (gradients alive at once
+// in backward).
+#ifndef PARADNN_MODEL_LAYER_LEDGER_H_
+#define PARADNN_MODEL_LAYER_LEDGER_H_
+
+#include <cstdint>
+
+#include "model/model_counts.h"
+#include "model/model_spec.h"
+
+namespace paradnn::model {
+
+// Cost of an element-wise (or reduction/normalization) op per element of its
+// output, as LibTorch 1.13's CPU kernels run it. FLOPs count each arithmetic
+// operation (exp, log, sqrt, compare, random draw included) as one.
+struct ElementwiseCost {
+  double fwd_flops;
+  double bwd_flops;
+  double fwd_passes;  // tensors of the op's size read + written forward
+  double bwd_passes;  // ... backward
+  double kept;        // tensors of the op's size produced in forward (output + saved extras)
+};
+
+// ReLU: y = max(x, 0); backward reads dY and Y, writes dX.
+inline constexpr ElementwiseCost kReluCost = {1, 1, 2, 3, 1};
+// Residual add y = a + b (3 passes); backward passes the gradient through.
+inline constexpr ElementwiseCost kAddCost = {1, 0, 3, 0, 1};
+// x * constant (embedding scale, attention 1/sqrt(d_k)).
+inline constexpr ElementwiseCost kScaleCost = {1, 1, 2, 2, 1};
+// LibTorch 1.13 CPU dropout in training: noise = empty.bernoulli_(1-p) (1
+// draw, 1 write), noise.div_(1-p) (1 FLOP, 2 passes), y = x * noise (1 FLOP,
+// 3 passes); backward dX = dY * noise (1 FLOP, 3 passes); keeps y and noise.
+inline constexpr ElementwiseCost kDropoutCost = {3, 1, 6, 3, 2};
+// Softmax over the last dimension, one fused kernel: max, subtract, exp, sum,
+// divide (5); backward dX = Y·(dY − sum(dY·Y)): multiply, sum, subtract,
+// multiply (4), reading dY and Y and writing dX.
+inline constexpr ElementwiseCost kSoftmaxCost = {5, 4, 2, 3, 1};
+// LayerNorm (native_layer_norm, one kernel): mean 1, variance 3 (subtract,
+// square, sum), normalize 2, affine 2 = 8; backward 10 (dβ 1, dγ 2, dX 7)
+// reading dY and X and writing dX.
+inline constexpr ElementwiseCost kLayerNormCost = {8, 10, 2, 3, 1};
+// BatchNorm in training mode: statistics pass (read X; mean 1, variance 3),
+// normalize + affine pass (read X, write Y; 4) = 8 FLOPs, 3 passes; backward:
+// reduction pass over dY and X (dγ, dβ: 3) and dX pass (read dY, X, write
+// dX; 7) = 10 FLOPs, 5 passes. Running statistics are per channel (ignored).
+inline constexpr ElementwiseCost kBatchNormCost = {8, 10, 3, 5, 1};
+// A layout copy (permute/transpose made contiguous, cat): forward and backward
+// read one tensor and write one.
+inline constexpr ElementwiseCost kCopyCost = {0, 0, 2, 2, 1};
+// Adding a broadcast constant tensor (causal mask, positional encoding):
+// forward reads x and the constant and writes y; the gradient passes through.
+inline constexpr ElementwiseCost kAddConstantCost = {1, 0, 3, 0, 1};
+
+class LayerLedger {
+ public:
+  explicit LayerLedger(const ModelSpec& spec);
+
+  double batch() const { return batch_; }
+  bool mixed() const { return mixed_; }
+  double activation_element_bytes() const { return e_a_; }
+
+  // A Linear or convolution layer. macs/in/out are per example; weights and
+  // bias are parameter elements. input_grad: backward computes dX (false for
+  // the layer reading the network input). first_use: false when the same
+  // parameters were already counted this step (shared heads, tied weights):
+  // no new params, no new autocast copy, and one gradient sum. in_bytes: the
+  // element size of the input it reads (0: activations, e_a).
+  void Matmul(double macs, double in, double out, double weights, double bias, bool input_grad,
+              bool first_use = true, double in_bytes = 0);
+
+  // A matmul of two activations (attention scores Q·Kᵀ, context P·V); a, b
+  // and out are per example.
+  void ActivationMatmul(double macs, double a, double b, double out);
+
+  // An element-wise op over `elems` elements per example.
+  void Elementwise(const ElementwiseCost& cost, double elems);
+
+  // A normalization layer (LayerNorm/BatchNorm) over `elems` per example
+  // with `channels` scale and shift parameters.
+  void Norm(const ElementwiseCost& cost, double elems, double channels);
+
+  // A tensor of `elems` per example consumed by `consumers` ops: its
+  // gradients are summed in backward (consumers − 1 sums).
+  void Fork(double elems, int consumers);
+
+  // An embedding lookup of `rows` rows of a [table_rows, width] table per
+  // example, with 0 MACs. Its table is counted by the Matmul of the tied
+  // output projection (first_use there) when `tied`, else here.
+  // Backward: embedding_dense_backward zero-fills a table-sized gradient and
+  // adds each looked-up row's gradient into it.
+  void Embedding(double rows, double width, double table_rows, bool tied);
+
+  // A loss over `elems` per example with the given FLOPs and passes per element.
+  void Loss(double elems, double fwd_flops, double bwd_flops, double fwd_passes,
+            double bwd_passes, double kept);
+
+  // Forward bytes the caller counts itself (e.g. the mixed-precision cast of
+  // a float32 input), per step.
+  void AddForwardBytes(double bytes) { b_.activation_fwd_bytes += bytes; }
+  // Activation memory the caller counts itself, per step.
+  void AddActivationBytes(double bytes) { activation_bytes_ += bytes; }
+  // Bytes of labels and other targets (peak memory only).
+  void AddTargetBytes(double bytes) { target_bytes_ += bytes; }
+
+  int64_t params() const { return params_; }
+  double macs_per_example() const { return macs_; }
+
+  // The counts of the step. model_flops = 6·macs_per_example·B.
+  WorkCounts Finish() const;
+
+ private:
+  void Params(double n, bool first_use, bool read_for_input_grad);
+  void Track(double elems_per_example);
+
+  ModelSpec spec_;
+  double batch_;
+  bool mixed_;
+  double e_w_, e_c_, e_a_;
+  int64_t params_ = 0;
+  double macs_ = 0;
+  double executed_ = 0;
+  double activation_bytes_ = 0;
+  double target_bytes_ = 0;
+  double largest_ = 0;
+  double second_ = 0;
+  WorkBreakdown b_;
+};
+
+}  // namespace paradnn::model
+
+#endif  // PARADNN_MODEL_LAYER_LEDGER_H_

@@ -1,0 +1,270 @@
+#include "model/model_spec.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "model/family.h"
+
+namespace paradnn::model {
+namespace {
+
+absl::StatusOr<Precision> ParsePrecision(const std::string& raw, FieldStyle style) {
+  const std::string name = absl::AsciiStrToLower(raw);
+  if (name.empty() || name == "float32") return Precision::kFloat32;
+  if (name == "bfloat16") return Precision::kBFloat16;
+  if (name == "float16") return Precision::kFloat16;
+  if (name == "mixed_bf16") return Precision::kMixedBf16;
+  if (name == "mixed_fp16") return Precision::kMixedFp16;
+  return absl::InvalidArgumentError(absl::StrCat(FieldName(style, "", "precision"), ": '", raw,
+                                                 "' is not one of ", kAllowedPrecisions));
+}
+
+absl::StatusOr<OptimizerKind> ParseOptimizer(const std::string& raw, FieldStyle style) {
+  const std::string name = absl::AsciiStrToLower(raw);
+  if (name.empty() || name == "rmsprop") return OptimizerKind::kRmsProp;
+  if (name == "sgd") return OptimizerKind::kSgd;
+  if (name == "momentum") return OptimizerKind::kMomentum;
+  return absl::InvalidArgumentError(absl::StrCat(FieldName(style, "", "optimizer"), ": '", raw,
+                                                 "' is not one of ", kAllowedOptimizers));
+}
+
+// The family's integer rules plus the framework settings every family takes.
+std::vector<const ParamRule*> ParamRulesOf(const FamilyDef& def) {
+  std::vector<const ParamRule*> rules;
+  for (const ParamRule& rule : def.params) rules.push_back(&rule);
+  rules.push_back(&kIntraOpThreadsRule);
+  rules.push_back(&kInterOpThreadsRule);
+  return rules;
+}
+
+std::string ParamNames(const std::vector<const ParamRule*>& rules) {
+  std::vector<std::string> names;
+  for (const ParamRule* rule : rules) names.push_back(rule->name);
+  return absl::StrJoin(names, ", ");
+}
+
+absl::Status CheckParams(const v1::ModelConfig& config, const FamilyDef& def, FieldStyle style,
+                         ModelSpec* spec) {
+  const std::vector<const ParamRule*> rules = ParamRulesOf(def);
+  for (const auto& entry : config.params()) {
+    // A named variable, not a structured binding: lambdas capture those only
+    // from C++20 (clang refuses it in C++17).
+    const std::string& key = entry.first;
+    const bool known = std::any_of(rules.begin(), rules.end(),
+                                   [&](const ParamRule* rule) { return key == rule->name; });
+    if (!known) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(FieldName(style, "params", key), ": unknown hyper-parameter for family ",
+                       def.name, "; allowed: ", ParamNames(rules)));
+    }
+  }
+  for (const ParamRule* rule : rules) {
+    const std::string field = FieldName(style, "params", rule->name);
+    auto it = config.params().find(rule->name);
+    if (it == config.params().end()) {
+      if (rule == &kIntraOpThreadsRule || rule == &kInterOpThreadsRule) continue;
+      if (rule->default_value == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(field, ": required for family ", def.name,
+                                                       " (an integer in ", rule->min_value, "..",
+                                                       rule->max_value, ")"));
+      }
+      spec->params[rule->name] = rule->default_value;
+      continue;
+    }
+    if (it->second < rule->min_value || it->second > rule->max_value) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": ", it->second,
+                                                     " is out of range; allowed ", rule->min_value,
+                                                     "..", rule->max_value, " (", rule->description,
+                                                     ")"));
+    }
+    spec->params[rule->name] = it->second;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckOptions(const v1::ModelConfig& config, const FamilyDef& def, FieldStyle style,
+                          ModelSpec* spec) {
+  for (const auto& entry : config.options()) {
+    const std::string& key = entry.first;
+    const bool known = std::any_of(def.options.begin(), def.options.end(),
+                                   [&](const OptionRule& rule) { return key == rule.name; });
+    if (!known) {
+      std::vector<std::string> names;
+      for (const OptionRule& rule : def.options) names.push_back(rule.name);
+      return absl::InvalidArgumentError(absl::StrCat(
+          FieldName(style, "options", key), ": unknown option for family ", def.name,
+          names.empty() ? std::string("; it takes none") : "; allowed: " + absl::StrJoin(names, ", ")));
+    }
+  }
+  for (const OptionRule& rule : def.options) {
+    const std::string field = FieldName(style, "options", rule.name);
+    auto it = config.options().find(rule.name);
+    std::string value;
+    if (it == config.options().end()) {
+      if (rule.default_value == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(field, ": required for family ", def.name,
+                                                       *rule.allowed ? absl::StrCat(" (one of ", rule.allowed, ")")
+                                                                     : std::string()));
+      }
+      value = rule.default_value;
+    } else {
+      value = absl::AsciiStrToLower(it->second);
+    }
+    if (*rule.allowed) {
+      const std::vector<std::string> allowed = absl::StrSplit(rule.allowed, '|');
+      if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": '", value, "' is not one of ", rule.allowed));
+      }
+    }
+    spec->options[rule.name] = value;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int64_t ModelSpec::Param(const std::string& key) const {
+  auto it = params.find(key);
+  if (it == params.end()) {
+    std::fprintf(stderr, "ModelSpec::Param: family %s has no parameter '%s'\n", family.c_str(),
+                 key.c_str());
+    std::abort();
+  }
+  return it->second;
+}
+
+const std::string& ModelSpec::Option(const std::string& key) const {
+  auto it = options.find(key);
+  if (it == options.end()) {
+    std::fprintf(stderr, "ModelSpec::Option: family %s has no option '%s'\n", family.c_str(),
+                 key.c_str());
+    std::abort();
+  }
+  return it->second;
+}
+
+absl::StatusOr<ModelSpec> ParseModelSpec(const v1::ModelConfig& config, FieldStyle style) {
+  ModelSpec spec;
+  spec.family = absl::AsciiStrToLower(config.family());
+  const FamilyDef* def = FindFamilyDef(spec.family);
+  if (def == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(FieldName(style, "", "family"), ": '", config.family(),
+                     "' is not a family this runner builds; allowed: ", AllowedFamilyNames()));
+  }
+  if (absl::Status s = CheckParams(config, *def, style, &spec); !s.ok()) return s;
+  if (absl::Status s = CheckOptions(config, *def, style, &spec); !s.ok()) return s;
+  spec.torchscript = config.torchscript();
+
+  auto precision = ParsePrecision(config.precision(), style);
+  if (!precision.ok()) return precision.status();
+  spec.precision = *precision;
+  auto optimizer = ParseOptimizer(config.optimizer(), style);
+  if (!optimizer.ok()) return optimizer.status();
+  spec.optimizer = *optimizer;
+  if (def->check != nullptr) {
+    if (absl::Status s = def->check(spec, style); !s.ok()) return s;
+  }
+  return spec;
+}
+
+v1::ModelConfig NormalizedConfig(const v1::ModelConfig& config) {
+  v1::ModelConfig out = config;
+  out.set_family(absl::AsciiStrToLower(config.family()));
+  if (auto spec = ParseModelSpec(config, FieldStyle::kProto); spec.ok()) {
+    for (const auto& [key, value] : spec->params) (*out.mutable_params())[key] = value;
+    for (const auto& [key, value] : spec->options) (*out.mutable_options())[key] = value;
+  }
+  if (auto p = ParsePrecision(config.precision(), FieldStyle::kProto); p.ok()) {
+    out.set_precision(PrecisionName(*p));
+  }
+  if (auto o = ParseOptimizer(config.optimizer(), FieldStyle::kProto); o.ok()) {
+    out.set_optimizer(OptimizerName(*o));
+  }
+  return out;
+}
+
+const char* PrecisionName(Precision precision) {
+  switch (precision) {
+    case Precision::kFloat32:
+      return "float32";
+    case Precision::kBFloat16:
+      return "bfloat16";
+    case Precision::kFloat16:
+      return "float16";
+    case Precision::kMixedBf16:
+      return "mixed_bf16";
+    case Precision::kMixedFp16:
+      return "mixed_fp16";
+  }
+  return "float32";
+}
+
+const char* OptimizerName(OptimizerKind optimizer) {
+  switch (optimizer) {
+    case OptimizerKind::kRmsProp:
+      return "rmsprop";
+    case OptimizerKind::kSgd:
+      return "sgd";
+    case OptimizerKind::kMomentum:
+      return "momentum";
+  }
+  return "rmsprop";
+}
+
+int WeightElementBytes(Precision precision) {
+  switch (precision) {
+    case Precision::kBFloat16:
+    case Precision::kFloat16:
+      return 2;
+    case Precision::kFloat32:
+    case Precision::kMixedBf16:
+    case Precision::kMixedFp16:
+      return 4;
+  }
+  return 4;
+}
+
+int ActivationElementBytes(Precision precision) { return precision == Precision::kFloat32 ? 4 : 2; }
+
+int OptimizerStateTensors(OptimizerKind optimizer) {
+  switch (optimizer) {
+    case OptimizerKind::kRmsProp:
+      return 2;
+    case OptimizerKind::kSgd:
+      return 0;
+    case OptimizerKind::kMomentum:
+      return 1;
+  }
+  return 0;
+}
+
+std::string DescribeSpec(const ModelSpec& spec) {
+  std::string line = spec.family;
+  // The family's own order (as declared), then options.
+  if (const FamilyDef* def = FindFamilyDef(spec.family); def != nullptr) {
+    for (const ParamRule& rule : def->params) {
+      if (auto it = spec.params.find(rule.name); it != spec.params.end()) {
+        absl::StrAppend(&line, " ", rule.name, "=", it->second);
+      }
+    }
+  }
+  for (const char* key : {kIntraOpThreadsRule.name, kInterOpThreadsRule.name}) {
+    if (auto it = spec.params.find(key); it != spec.params.end()) {
+      absl::StrAppend(&line, " ", key, "=", it->second);
+    }
+  }
+  for (const auto& [key, value] : spec.options) absl::StrAppend(&line, " ", key, "=", value);
+  absl::StrAppend(&line, " ", PrecisionName(spec.precision), " ", OptimizerName(spec.optimizer));
+  return line;
+}
+
+}  // namespace paradnn::model

@@ -1,0 +1,105 @@
+#include "worker/runner/models/retinanet.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "model/model_counts.h"
+#include "tests/unit/worker/runner/train_losses.h"
+
+namespace paradnn::runner {
+
+// From the model library (model/), which the runner builds models from.
+using model::CountModel;
+using model::MakeRetinaNetSpec;
+using model::ModelSpec;
+using model::OptimizerKind;
+using model::Precision;
+using model::RetinaNetAnchorsPerImage;
+using model::RetinaNetParams;
+namespace {
+
+ModelSpec Tiny(Precision precision, OptimizerKind optimizer = OptimizerKind::kRmsProp) {
+  return MakeRetinaNetSpec({/*batch=*/1, /*image=*/64, /*output=*/3}, precision, optimizer);
+}
+
+TEST(RetinaNetModelTest, ParametersEqualFormulaAndCount) {
+  for (int64_t classes : {1, 3, 80}) {
+    RetinaNet net(classes);
+    EXPECT_EQ(CountParameters(*net), RetinaNetParams(classes)) << classes;
+    EXPECT_EQ(CountParameters(*net), CountModel(MakeRetinaNetSpec({1, 64, classes})).params());
+  }
+}
+
+TEST(RetinaNetModelTest, OutputsCoverEveryAnchorAndStartAtThePrior) {
+  torch::manual_seed(2);
+  RetinaNet net(3);
+  torch::NoGradGuard no_grad;
+  auto [classes, boxes] = net->forward(torch::rand({2, 3, 96, 96}));
+  const int64_t anchors = RetinaNetAnchorsPerImage(96);  // 9·(144+36+9+4+1)
+  EXPECT_EQ(anchors, 9 * 194);
+  ASSERT_EQ(classes.sizes(), (std::vector<int64_t>{2, anchors, 3}));
+  ASSERT_EQ(boxes.sizes(), (std::vector<int64_t>{2, anchors, 4}));
+  // Class bias prior π = 0.01: every probability starts near 1 %.
+  const double mean_p = torch::sigmoid(classes).mean().item<double>();
+  EXPECT_NEAR(mean_p, 0.01, 0.005);
+}
+
+TEST(RetinaNetModelTest, FocalLossMatchesDefinition) {
+  auto logits = torch::tensor({{2.0, -1.0}, {-3.0, 0.5}}, torch::kDouble);
+  auto target = torch::tensor({{1.0, 0.0}, {0.0, 1.0}}, torch::kDouble);
+  double expected = 0;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      const double p = 1 / (1 + std::exp(-logits[i][j].item<double>()));
+      const bool t = target[i][j].item<double>() > 0.5;
+      const double pt = t ? p : 1 - p;
+      const double alpha = t ? 0.25 : 0.75;
+      expected += -alpha * (1 - pt) * (1 - pt) * std::log(pt);
+    }
+  }
+  EXPECT_NEAR(SigmoidFocalLossSum(logits, target).item<double>(), expected, 1e-12);
+}
+
+// Learning: batch 2 (at batch 1 the training-mode BN of stage 4 sees only
+// 2×2 values per channel at image 64 and every optimizer diverges to NaN),
+// plain SGD lr 0.1: ParaDnn's RMSProp (lr 0.1, momentum 0.9, eps 1) diverges
+// on this from-scratch detector (loss ~1e16 within 20 steps, at image 64 and
+// 128). Even plain SGD at lr 0.1 falls steadily for ~15 steps (2.91 → 2.17
+// in float32) and then spikes (seed 1: 111 at step 20), so the check covers
+// 15 steps and takes the best of the last 5 (spikes allowed). The cost of a step, which the runner measures, does not depend on
+// it.
+ModelSpec Learnable(Precision precision) {
+  return MakeRetinaNetSpec({/*batch=*/2, /*image=*/64, /*output=*/3}, precision,
+                           OptimizerKind::kSgd);
+}
+
+TEST(RetinaNetModelTest, LossFallsInFloat32) {
+  const std::vector<double> losses = TrainLosses(Learnable(Precision::kFloat32), 15);
+  EXPECT_TRUE(std::isfinite(losses.front()));
+  for (double loss : losses) EXPECT_TRUE(std::isfinite(loss));
+  EXPECT_LT(*std::min_element(losses.end() - 5, losses.end()), 0.9 * losses.front())
+      << ::testing::PrintToString(losses);
+}
+
+TEST(RetinaNetModelTest, LossFallsInBFloat16) {
+  const std::vector<double> losses = TrainLosses(Learnable(Precision::kBFloat16), 15);
+  for (double loss : losses) EXPECT_TRUE(std::isfinite(loss));
+  EXPECT_LT(*std::min_element(losses.end() - 5, losses.end()), 0.9 * losses.front())
+      << ::testing::PrintToString(losses);
+}
+
+TEST(RetinaNetModelTest, MixedBFloat16Trains) {
+  const ModelSpec spec = Tiny(Precision::kMixedBf16);
+  Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
+  std::vector<double> losses;
+  for (int i = 0; i < 6; ++i) losses.push_back(trainer.Step().item<double>());
+  for (const auto& p : trainer.parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
+  EXPECT_TRUE(std::isfinite(losses.back()));
+  EXPECT_LT(losses.back(), losses.front());
+}
+
+}  // namespace
+}  // namespace paradnn::runner
