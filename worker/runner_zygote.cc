@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "worker/zygote_protocol.h"
+#include "common/zygote_protocol.h"
 
 namespace paradnn::worker {
 namespace {

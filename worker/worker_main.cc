@@ -27,7 +27,7 @@
 #include "worker/child_process.h"
 #include "worker/device_spec.h"
 #include "worker/platform_probe.h"
-#include "worker/runner/openmp_env.h"
+#include "common/openmp_env.h"
 #include "worker/runner_zygote.h"
 #include "worker/worker_agent.h"
 

@@ -39,7 +39,7 @@
 #include <climits>
 #include <cstring>
 
-#include "worker/runner/openmp_env.h"
+#include "common/openmp_env.h"
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include "worker/runner/stack_doctor.h"
 #include "worker/runner/report.h"
 #include "worker/runner/trainer.h"
-#include "worker/zygote_server.h"
+#include "worker/runner/zygote_server.h"
 
 namespace paradnn::runner {
 
@@ -321,7 +321,7 @@ int Main(int argc, char** argv) {
   // Before any model allocates; the zygote's job processes inherit it.
   ApplyAllocatorSettings();
   if (argc == 2 && std::strcmp(argv[1], "--zygote") == 0) {
-    // The worker's zygote (worker/zygote_protocol.h): LibTorch is loaded
+    // The worker's zygote (common/zygote_protocol.h): LibTorch is loaded
     // once here and each job process forked from this single thread runs
     // as --job-stdin would.
     if (absl::Status s = common::ConfigureLogging("paradnn-runner", "info"); !s.ok()) {

@@ -33,7 +33,7 @@
 
 #include "common/framing.h"
 #include "paradnn/v1/metrics.pb.h"
-#include "worker/zygote_server.h"
+#include "worker/runner/zygote_server.h"
 
 namespace {
 

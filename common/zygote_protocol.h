@@ -14,8 +14,8 @@
 // the nearest child subreaper: the worker, which sets PR_SET_CHILD_SUBREAPER
 // and then reaps it like a child it started itself. The reply comes after
 // the intermediate has exited, i.e. after the re-parenting.
-#ifndef PARADNN_WORKER_ZYGOTE_PROTOCOL_H_
-#define PARADNN_WORKER_ZYGOTE_PROTOCOL_H_
+#ifndef PARADNN_COMMON_ZYGOTE_PROTOCOL_H_
+#define PARADNN_COMMON_ZYGOTE_PROTOCOL_H_
 
 #include <cstdint>
 
@@ -35,4 +35,4 @@ struct ZygoteReply {
 
 }  // namespace paradnn::worker
 
-#endif  // PARADNN_WORKER_ZYGOTE_PROTOCOL_H_
+#endif  // PARADNN_COMMON_ZYGOTE_PROTOCOL_H_

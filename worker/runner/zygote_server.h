@@ -1,7 +1,7 @@
 // The runner side of the zygote protocol (zygote_protocol.h), free of
 // LibTorch so that test stand-ins can serve it too.
-#ifndef PARADNN_WORKER_ZYGOTE_SERVER_H_
-#define PARADNN_WORKER_ZYGOTE_SERVER_H_
+#ifndef PARADNN_WORKER_RUNNER_ZYGOTE_SERVER_H_
+#define PARADNN_WORKER_RUNNER_ZYGOTE_SERVER_H_
 
 #include <functional>
 
@@ -17,4 +17,4 @@ int ServeZygote(int control_fd, const std::function<int()>& run_job);
 
 }  // namespace paradnn::worker
 
-#endif  // PARADNN_WORKER_ZYGOTE_SERVER_H_
+#endif  // PARADNN_WORKER_RUNNER_ZYGOTE_SERVER_H_

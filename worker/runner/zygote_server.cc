@@ -1,4 +1,4 @@
-#include "worker/zygote_server.h"
+#include "worker/runner/zygote_server.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "worker/zygote_protocol.h"
+#include "common/zygote_protocol.h"
 
 namespace paradnn::worker {
 namespace {
