@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/analysis_metrics.h"
 #include "common/human_units.h"
 
 namespace paradnn::client {
@@ -41,15 +42,11 @@ std::string HumanValue(double value, const std::string& unit) {
   return HumanCount(value);
 }
 
-// Speedup and scaling responses carry the metric's name only; these are the
-// metrics whose values HumanValue prints other than as plain numbers.
+// Speedup and scaling responses carry the metric's name only: its unit is
+// the metric table's.
 std::string UnitOfMetric(const std::string& metric) {
-  if (metric == "mfu" || metric == "hfu" || metric == "silicon_mfu" || metric == "silicon_hfu") {
-    return "%";
-  }
-  if (metric == "step_time") return "s";
-  if (metric == "peak_rss") return "bytes";
-  return "";
+  const common::AnalysisMetric* info = common::FindAnalysisMetric(metric);
+  return info != nullptr ? info->unit : "";
 }
 
 // "247 GFLOP/s", "45.0 GB/s": HumanCount's suffix becomes the unit's prefix.

@@ -13,6 +13,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/analyze_command.h"
 #include "client/commands.h"
 #include "client/family_reference.h"
@@ -21,6 +22,7 @@
 #include "client/output_format.h"
 #include "client/presets.h"
 #include "common/address.h"
+#include "common/analysis_metrics.h"
 #include "common/auth.h"
 #include "common/config_sources.h"
 #include "common/logging.h"
@@ -135,11 +137,7 @@ void AddSweepIds(CLI::App* command, Flags* flags) {
       ->check(PositiveInteger("a sweep id"));
 }
 
-std::string MetricHelp() {
-  return "Metric: examples_per_sec, gflops (model GFLOP/s), executed_gflops, mfu, hfu (of the "
-         "stack's calibrated best), silicon_mfu, silicon_hfu (of the theoretical peak), "
-         "step_time, step_cv, params, model_flops, intensity, peak_rss";
-}
+std::string MetricHelp() { return common::AnalysisMetricHelp(); }
 
 // The options every `analyze` kind takes: SWEEP..., --where, --format, --plot.
 void AddAnalyzeCommon(CLI::App* command, Flags* flags) {
@@ -157,50 +155,83 @@ void AddAnalyzeCommon(CLI::App* command, Flags* flags) {
   command->add_option("--plot", flags->plot, "Also draw the figure with gnuplot (FILE.png|.svg)");
 }
 
-// The request `analyze KIND` asks for, from the parsed flags.
+// Each `analyze KIND`: how its request is filled from the parsed flags.
+struct AnalysisKind {
+  const char* name;
+  void (*fill)(const Flags& flags, const v1::ResultSelection& selection,
+               v1::AnalyzeRequest* request);
+};
+
+constexpr AnalysisKind kAnalysisKinds[] = {
+    {"heatmap",
+     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
+       v1::HeatmapRequest* heatmap = request->mutable_heatmap();
+       *heatmap->mutable_selection() = selection;
+       heatmap->set_metric(flags.metric);
+       heatmap->set_x(flags.x);
+       heatmap->set_y(flags.y);
+       heatmap->set_panel(flags.panel);
+     }},
+    {"sensitivity",
+     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
+       v1::SensitivityRequest* sensitivity = request->mutable_sensitivity();
+       *sensitivity->mutable_selection() = selection;
+       sensitivity->set_metric(flags.metric);
+       for (const std::string& feature : flags.features) sensitivity->add_features(feature);
+       sensitivity->set_log2_features(flags.log2_features);
+       sensitivity->set_log2_target(flags.log2_target);
+       sensitivity->set_interactions(flags.interactions);
+     }},
+    {"roofline",
+     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
+       *request->mutable_roofline()->mutable_selection() = selection;
+       request->mutable_roofline()->set_include_ops(flags.ops);
+     }},
+    {"boxplot",
+     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
+       v1::BoxplotRequest* boxplot = request->mutable_boxplot();
+       *boxplot->mutable_selection() = selection;
+       boxplot->set_metric(flags.metric);
+       for (const std::string& field : flags.group_by) boxplot->add_group_by(field);
+     }},
+    {"speedup",
+     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
+       v1::SpeedupRequest* speedup = request->mutable_speedup();
+       *speedup->mutable_selection() = selection;
+       speedup->set_metric(flags.metric);
+       speedup->set_field(flags.field);
+       speedup->set_baseline(flags.baseline);
+       speedup->set_candidate(flags.candidate);
+       speedup->set_color_by(flags.color_by);
+     }},
+    {"scaling",
+     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
+       v1::ScalingRequest* scaling = request->mutable_scaling();
+       *scaling->mutable_selection() = selection;
+       scaling->set_metric(flags.metric);
+       scaling->set_field(flags.field);
+     }},
+};
+
+// The request `analyze KIND` asks for, from the parsed flags; an unknown
+// kind is an error, never some other analysis.
 absl::StatusOr<v1::AnalyzeRequest> BuildAnalyzeRequest(const std::string& kind,
                                                        const Flags& flags) {
+  const AnalysisKind* found = nullptr;
+  std::vector<std::string> names;
+  for (const AnalysisKind& candidate : kAnalysisKinds) {
+    names.emplace_back(candidate.name);
+    if (kind == candidate.name) found = &candidate;
+  }
+  if (found == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("analyze: '", kind, "' is not an analysis; one of ",
+                                                   absl::StrJoin(names, ", ")));
+  }
   absl::StatusOr<v1::ResultSelection> selection =
       client::ParseSelection(flags.sweep_ids, flags.where);
   if (!selection.ok()) return selection.status();
   v1::AnalyzeRequest request;
-  if (kind == "heatmap") {
-    v1::HeatmapRequest* heatmap = request.mutable_heatmap();
-    *heatmap->mutable_selection() = *selection;
-    heatmap->set_metric(flags.metric);
-    heatmap->set_x(flags.x);
-    heatmap->set_y(flags.y);
-    heatmap->set_panel(flags.panel);
-  } else if (kind == "sensitivity") {
-    v1::SensitivityRequest* sensitivity = request.mutable_sensitivity();
-    *sensitivity->mutable_selection() = *selection;
-    sensitivity->set_metric(flags.metric);
-    for (const std::string& feature : flags.features) sensitivity->add_features(feature);
-    sensitivity->set_log2_features(flags.log2_features);
-    sensitivity->set_log2_target(flags.log2_target);
-    sensitivity->set_interactions(flags.interactions);
-  } else if (kind == "roofline") {
-    *request.mutable_roofline()->mutable_selection() = *selection;
-    request.mutable_roofline()->set_include_ops(flags.ops);
-  } else if (kind == "boxplot") {
-    v1::BoxplotRequest* boxplot = request.mutable_boxplot();
-    *boxplot->mutable_selection() = *selection;
-    boxplot->set_metric(flags.metric);
-    for (const std::string& field : flags.group_by) boxplot->add_group_by(field);
-  } else if (kind == "speedup") {
-    v1::SpeedupRequest* speedup = request.mutable_speedup();
-    *speedup->mutable_selection() = *selection;
-    speedup->set_metric(flags.metric);
-    speedup->set_field(flags.field);
-    speedup->set_baseline(flags.baseline);
-    speedup->set_candidate(flags.candidate);
-    speedup->set_color_by(flags.color_by);
-  } else {
-    v1::ScalingRequest* scaling = request.mutable_scaling();
-    *scaling->mutable_selection() = *selection;
-    scaling->set_metric(flags.metric);
-    scaling->set_field(flags.field);
-  }
+  found->fill(flags, *selection, &request);
   return request;
 }
 

@@ -516,29 +516,6 @@ absl::StatusOr<std::vector<std::pair<const Record*, double>>> MeasuredRecords(
   return measured;
 }
 
-const std::vector<MetricInfo>& Metrics() {
-  static const std::vector<MetricInfo>* const kMetrics = new std::vector<MetricInfo>{
-      {"examples_per_sec", "examples/s", false,
-       "training examples per second (batch / median step)"},
-      {"gflops", "GFLOP/s", false, "model FLOPs (6 × forward MACs × batch) per second"},
-      {"executed_gflops", "GFLOP/s", false, "FLOPs the step executes per second"},
-      {"mfu", "%", false,
-       "model FLOP/s / the calibrated roof of the job's kernel path and dtype (the stack's best)"},
-      {"hfu", "%", false,
-       "executed FLOP/s / the calibrated roof of the job's kernel path and dtype"},
-      {"silicon_mfu", "%", false,
-       "model FLOP/s / the silicon's theoretical peak of the dtype (the paper's definition)"},
-      {"silicon_hfu", "%", false, "executed FLOP/s / the silicon's theoretical peak of the dtype"},
-      {"step_time", "s", true, "median seconds per training step"},
-      {"step_cv", "%", true, "coefficient of variation of the step times"},
-      {"params", "", false, "trainable parameters"},
-      {"model_flops", "FLOP", false, "model FLOPs per training step"},
-      {"intensity", "FLOP/B", false, "executed FLOPs / bytes moved per step"},
-      {"peak_rss", "B", true, "peak resident memory of the runner"},
-  };
-  return *kMetrics;
-}
-
 const std::vector<std::string>& BuiltinFields() {
   static const std::vector<std::string>* const kFields =
       new std::vector<std::string>([] {

@@ -18,22 +18,19 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/analysis_metrics.h"
 #include "db/database.h"
 #include "paradnn/v1/analysis.pb.h"
 #include "paradnn/v1/metrics.pb.h"
 
 namespace paradnn::server::analysis {
 
-// One metric an analysis can read from a result.
-struct MetricInfo {
-  const char* name;
-  const char* unit;        // "examples/s", "GFLOP/s", "%" (stored as a fraction), "s", ...
-  bool lower_is_better;
-  const char* description;
-};
+// One metric an analysis can read from a result (the table is
+// common/analysis_metrics.cc, which the CLI's help and units read too).
+using MetricInfo = common::AnalysisMetric;
 
 // Every metric, in the order help texts list them.
-const std::vector<MetricInfo>& Metrics();
+inline const std::vector<MetricInfo>& Metrics() { return common::AnalysisMetrics(); }
 
 // The fields that are not hyper-parameters (family, precision, worker, ...).
 const std::vector<std::string>& BuiltinFields();
