@@ -37,8 +37,8 @@ const AnalysisMetric* FindAnalysisMetric(const std::string& name) {
 std::string AnalysisMetricHelp() {
   std::string help = "Metric: ";
   for (const AnalysisMetric& metric : AnalysisMetrics()) {
-    if (&metric != &AnalysisMetrics().front()) help += ", ";
-    absl::StrAppend(&help, metric.name, " (", metric.description, ")");
+    if (&metric != &AnalysisMetrics().front()) help += "; ";
+    absl::StrAppend(&help, metric.name, ": ", metric.description);
   }
   return help;
 }

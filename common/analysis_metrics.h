@@ -22,7 +22,7 @@ const std::vector<AnalysisMetric>& AnalysisMetrics();
 // The metric called `name`, or nullptr.
 const AnalysisMetric* FindAnalysisMetric(const std::string& name);
 
-// "Metric: examples_per_sec (training examples per second ...), gflops (...)".
+// "Metric: examples_per_sec: training examples per second ...; gflops: ...".
 std::string AnalysisMetricHelp();
 
 }  // namespace paradnn::common
