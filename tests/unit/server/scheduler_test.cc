@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "db/database.h"
 #include "db/stores.h"
+#include "tests/unit/db/test_db.h"
 
 namespace paradnn::server {
 namespace {
@@ -137,21 +138,6 @@ class SchedulerTest : public ::testing::Test {
     *assignment = assignments[0].assignment();
   }
 
-  // One integer from the database (what the writer has committed).
-  int64_t StoredInt(const std::string& sql) {
-    int64_t value = -1;
-    EXPECT_TRUE(database_
-                    ->Read([&](sqlite3* db) {
-                      db::Statement query(db, sql.c_str(), db::Statement::kUncached);
-                      absl::StatusOr<bool> row = query.Step();
-                      if (!row.ok()) return row.status();
-                      if (*row) value = query.ColumnInt(0);
-                      return absl::OkStatus();
-                    })
-                    .ok());
-    return value;
-  }
-
   // Waits for a condition on the database with a deadline.
   bool Eventually(const std::function<bool()>& condition) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -269,8 +255,10 @@ TEST_F(SchedulerTest, HeartbeatsKeepTheLeaseAndTheStoredDeadlineMovesRarely) {
   v1::JobAssignment job;
   ASSERT_NO_FATAL_FAILURE(HelloAndFirstAssignment(stream, "w1", &job));
   auto stored_deadline = [&] {
-    return StoredInt("SELECT lease_deadline_unix_ms FROM attempts WHERE id = " +
-                               std::to_string(job.attempt_id()));
+    return *db::testing::ScalarInt(*database_,
+                                   ("SELECT lease_deadline_unix_ms FROM attempts WHERE id = " +
+                                    std::to_string(job.attempt_id()))
+                                       .c_str());
   };
   std::set<int64_t> deadlines = {stored_deadline()};
   const int64_t writes_before = database_->writer_stats().writes;
@@ -311,12 +299,12 @@ TEST_F(SchedulerTest, ARestartCapsTheStoredDeadlinesAtOneTimeout) {
   ASSERT_NO_FATAL_FAILURE(HelloAndFirstAssignment(stream, "w1", &job));
   const std::string deadline_sql = "SELECT lease_deadline_unix_ms FROM attempts WHERE id = " +
                                    std::to_string(job.attempt_id());
-  ASSERT_EQ(StoredInt(deadline_sql), clock_.NowUnixMs() + 2000);
+  ASSERT_EQ(*db::testing::ScalarInt(*database_, deadline_sql.c_str()), clock_.NowUnixMs() + 2000);
   absl::StatusOr<int64_t> moved =
       db::JobStore(database_.get()).CapLeaseDeadlinesSync(clock_.NowUnixMs() + 1000);
   ASSERT_TRUE(moved.ok()) << moved.status();
   EXPECT_EQ(*moved, 1);
-  EXPECT_EQ(StoredInt(deadline_sql), clock_.NowUnixMs() + 1000);
+  EXPECT_EQ(*db::testing::ScalarInt(*database_, deadline_sql.c_str()), clock_.NowUnixMs() + 1000);
   // An earlier deadline stays as it is.
   EXPECT_EQ(*db::JobStore(database_.get()).CapLeaseDeadlinesSync(clock_.NowUnixMs() + 5000), 0);
 }
