@@ -13,7 +13,7 @@
 #include "client/analysis_plots.h"
 #include "client/analysis_report.h"
 #include "client/analysis_views.h"
-#include "common/sweep_validation.h"
+#include "model/sweep.h"
 
 namespace paradnn::client {
 namespace {
@@ -22,11 +22,11 @@ namespace {
 // family does not know), as the sweep expands it.
 int64_t ValueCount(const std::string& family, const std::string& name,
                    const v1::ParamSpec& spec) {
-  const common::FamilySchema* schema = common::FindFamily(family);
-  const common::ParamSchema* param = schema == nullptr ? nullptr : common::FindParam(*schema, name);
+  const model::FamilyDef* schema = model::FindFamily(family);
+  const model::ParamRule* param = schema == nullptr ? nullptr : model::FindParam(*schema, name);
   if (param == nullptr) return 1;
   absl::StatusOr<std::vector<int64_t>> values =
-      common::ParamValues(spec, *param, absl::StrCat("params.", name));
+      model::ParamValues(spec, *param, absl::StrCat("params.", name));
   return values.ok() ? static_cast<int64_t>(values->size()) : 1;
 }
 

@@ -16,7 +16,6 @@
 #include "absl/strings/str_join.h"
 #include "client/analyze_command.h"
 #include "client/commands.h"
-#include "client/family_reference.h"
 #include "client/interrupt.h"
 #include "client/local_runner.h"
 #include "client/output_format.h"
@@ -26,7 +25,8 @@
 #include "common/auth.h"
 #include "common/config_sources.h"
 #include "common/logging.h"
-#include "common/sweep_validation.h"
+#include "model/family_tables.h"
+#include "model/sweep.h"
 #include "common/version.h"
 
 namespace {
@@ -53,7 +53,7 @@ struct Flags {
   bool run_predicted_oom = false;
   int64_t sweep_id = 0;
   bool quiet = false;
-  int64_t max_jobs = common::kDefaultMaxJobs;
+  int64_t max_jobs = model::kDefaultMaxJobs;
   std::string format = "table";
   bool samples = false;
   bool jobs_view = false;
@@ -477,7 +477,7 @@ int Run(int argc, char** argv) {
   }
   if (presets->parsed()) return client::RunPresets(ctx);
   if (families->parsed()) {
-    std::cout << client::FamilyReferenceMarkdown() << std::flush;
+    std::cout << model::FamilyReferenceMarkdown() << std::flush;
     return client::kExitOk;
   }
   if (submit->parsed()) return client::RunSubmit(ctx, source, flags.quiet, flags.max_jobs);

@@ -18,7 +18,7 @@
 #include "client/sweep_file.h"
 #include "common/clock.h"
 #include "common/human_units.h"
-#include "common/sweep_validation.h"
+#include "model/sweep.h"
 
 namespace paradnn::client {
 namespace {
@@ -400,7 +400,7 @@ int RunPresets(const CommandContext& ctx) {
         LoadPreset(preset.name, std::numeric_limits<int64_t>::max());
     if (!spec.ok()) return ReportError(ctx, spec.status());  // a broken build; tests catch it
     rows.push_back({std::string(preset.name), spec->family(),
-                    absl::StrCat(common::CountConfigurations(*spec)), PresetSummary(preset)});
+                    absl::StrCat(model::CountConfigurations(*spec)), PresetSummary(preset)});
   }
   *ctx.out << AlignColumns(header, rows, {false, false, true, false})
            << "\nsubmit one with: paradnn submit --preset NAME (or paradnn local --preset NAME)\n"

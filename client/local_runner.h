@@ -83,7 +83,7 @@ struct LocalOptions {
   std::string db_path = "paradnn.db";
   int workers = 1;
   OutputFormat format = OutputFormat::kTable;
-  int64_t max_jobs = 0;            // 0: common::kDefaultMaxJobs
+  int64_t max_jobs = 0;            // 0: model::kDefaultMaxJobs
   std::string log_level = "warn";  // passed to the children
   std::string bin_dir;             // empty: ExecutableDir()
   std::chrono::seconds startup_timeout{30};

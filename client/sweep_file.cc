@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/torchscript_upload.h"
-#include "common/sweep_validation.h"
+#include "model/sweep.h"
 
 namespace paradnn::client {
 namespace {
@@ -448,9 +448,9 @@ absl::Status SweepYamlReader::ReadBool(const YAML::Node& node, const std::string
 }
 
 bool SweepYamlReader::IsOptionKey(const std::string& key, const YAML::Node& value) const {
-  if (const common::FamilySchema* family = common::FindFamily(family_); family != nullptr) {
-    if (common::FindOption(*family, key) != nullptr) return true;
-    if (common::FindParam(*family, key) != nullptr) return false;
+  if (const model::FamilyDef* family = model::FindFamily(family_); family != nullptr) {
+    if (model::FindOption(*family, key) != nullptr) return true;
+    if (model::FindParam(*family, key) != nullptr) return false;
   }
   auto is_text = [](const YAML::Node& node) {
     double number = 0;
@@ -471,7 +471,7 @@ absl::Status SweepYamlReader::ReadOption(const std::string& key, const YAML::Nod
   const std::string path = absl::StrCat("options.", key);
   if (auto it = lines_.find(path); it != lines_.end()) {
     return Error(line, yaml_path,
-                 absl::StrCat("option ", common::EchoKey(key), " is given twice (first at line ",
+                 absl::StrCat("option ", model::EchoKey(key), " is given twice (first at line ",
                               it->second,
                               "); give it once, under params or under options"));
   }
@@ -632,9 +632,9 @@ absl::Status SweepYamlReader::Read(const YAML::Node& root, v1::SweepSpec* spec) 
     if (key == "repeats") {
       int32_t repeats = 0;
       if (absl::Status s = ReadInt32(value, key, line, &repeats); !s.ok()) return s;
-      if (repeats < 1 || repeats > common::kMaxRepeats) {
+      if (repeats < 1 || repeats > model::kMaxRepeats) {
         return Error(line, key,
-                     absl::StrCat(repeats, " is out of range; allowed 1..", common::kMaxRepeats,
+                     absl::StrCat(repeats, " is out of range; allowed 1..", model::kMaxRepeats,
                                   " (times each configuration is measured)"));
       }
       spec->set_repeats(repeats);
@@ -714,7 +714,7 @@ absl::StatusOr<v1::SweepSpec> ParseSweepText(absl::string_view text, absl::strin
   }
   // YAML is UTF-8 here (a BOM-less UTF-16 file would not parse anyway), and
   // protobuf carries only UTF-8 in the spec's strings and source_text.
-  if (const size_t bad = common::FirstNonUtf8Byte(text); bad != absl::string_view::npos) {
+  if (const size_t bad = model::FirstNonUtf8Byte(text); bad != absl::string_view::npos) {
     const auto [line, column] = LineAndColumn(text, bad);
     return absl::InvalidArgumentError(absl::StrCat(
         source, ":", line, ": byte ", bad, " (column ", column, ") is not UTF-8; save the file as UTF-8"));
@@ -732,7 +732,7 @@ absl::StatusOr<v1::SweepSpec> ParseSweepText(absl::string_view text, absl::strin
   }
   if (spec.device().empty()) spec.set_device("cpu");
   spec.set_source_text(std::string(text));
-  if (absl::Status s = common::ValidateSweep(spec, max_jobs); !s.ok()) return reader.Locate(s);
+  if (absl::Status s = model::ValidateSweep(spec, max_jobs); !s.ok()) return reader.Locate(s);
   return spec;
 }
 

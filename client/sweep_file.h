@@ -1,5 +1,5 @@
 // Sweep files: YAML as documented in docs/sweep-files.md, read into a
-// v1::SweepSpec and validated with common::ValidateSweep before anything is
+// v1::SweepSpec and validated with model::ValidateSweep before anything is
 // sent to a coordinator. Categorical options (block_fn, cell, ...) may be
 // written among `params` or under a top-level `options` mapping; either way
 // they land in SweepSpec.options (the family's schema decides which keys
@@ -27,7 +27,7 @@ inline constexpr size_t kMaxSweepFileBytes = 1 << 20;
 
 // Parses `text` (named `source` in errors) into a SweepSpec, keeps the text
 // in source_text, and validates it with a cap of `max_jobs` configurations
-// (<= 0: common::kDefaultMaxJobs). The device defaults to "cpu".
+// (<= 0: model::kDefaultMaxJobs). The device defaults to "cpu".
 absl::StatusOr<v1::SweepSpec> ParseSweepText(absl::string_view text, absl::string_view source,
                                              int64_t max_jobs);
 

@@ -14,7 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "common/sweep_validation.h"
+#include "model/families/torchscript.h"
+#include "model/sweep.h"
 
 namespace paradnn::client {
 namespace {
@@ -71,10 +72,10 @@ class SectionReader {
         status = ReadText(value, path, value_line, model->mutable_sha256());
       } else if (key == "loss") {
         status = ReadText(value, path, value_line, model->mutable_loss());
-        if (status.ok() && !OneOf(model->loss(), common::AllowedTorchScriptLosses())) {
+        if (status.ok() && !OneOf(model->loss(), model::AllowedTorchScriptLosses())) {
           status = Error(value_line, path,
                          absl::StrCat("'", Echo(model->loss()), "' is not one of ",
-                                      common::AllowedTorchScriptLosses()));
+                                      model::AllowedTorchScriptLosses()));
         }
       } else if (key == "inputs") {
         status = ReadInputs(value, value_line, model);
@@ -148,10 +149,10 @@ class SectionReader {
                    absl::StrCat("cannot read '", Echo(path.string()), "': ", std::strerror(error)));
     }
     const uintmax_t size = std::filesystem::file_size(path, ec);
-    if (!ec && size > static_cast<uintmax_t>(common::kMaxTorchScriptBytes)) {
+    if (!ec && size > static_cast<uintmax_t>(model::kMaxTorchScriptBytes)) {
       return Error(line, "torchscript.file",
                    absl::StrCat("'", Echo(path.string()), "' has ", size, " bytes; at most ",
-                                common::kMaxTorchScriptBytes, " (256 MiB) can be uploaded"));
+                                model::kMaxTorchScriptBytes, " (256 MiB) can be uploaded"));
     }
     std::ostringstream bytes;
     bytes << in.rdbuf();
@@ -207,10 +208,10 @@ class SectionReader {
         status = ReadShape(value, field, value_line, tensor);
       } else if (key == "dtype") {
         status = ReadText(value, field, value_line, tensor->mutable_dtype());
-        if (status.ok() && !OneOf(tensor->dtype(), common::AllowedTensorDtypes())) {
+        if (status.ok() && !OneOf(tensor->dtype(), model::AllowedTensorDtypes())) {
           status = Error(value_line, field,
                          absl::StrCat("'", Echo(tensor->dtype()), "' is not one of ",
-                                      common::AllowedTensorDtypes()));
+                                      model::AllowedTensorDtypes()));
         }
       } else if (key == "low" || key == "high") {
         double number = 0;

@@ -10,7 +10,7 @@
 //
 // The model file's bytes are read into TorchScriptModel.content (the
 // coordinator hashes, checks and stores them once); the rest of the message
-// is validated by common::ValidateSweep.
+// is validated by model::ValidateSweep.
 #ifndef PARADNN_CLIENT_TORCHSCRIPT_UPLOAD_H_
 #define PARADNN_CLIENT_TORCHSCRIPT_UPLOAD_H_
 
@@ -34,7 +34,7 @@ namespace paradnn::client {
 //
 // Returns InvalidArgument "SOURCE:LINE: FIELD: what is wrong" for an unknown
 // key, a model file that cannot be read or is larger than
-// common::kMaxTorchScriptBytes, a shape that is not a list of positive
+// model::kMaxTorchScriptBytes, a shape that is not a list of positive
 // integers or -1, an unknown dtype or loss, or a value of the wrong kind.
 absl::Status ReadTorchScriptSection(const YAML::Node& section, int line, absl::string_view source,
                                     v1::TorchScriptModel* model, std::map<std::string, int>* lines);

@@ -69,7 +69,7 @@ double FillStepCounts(const StepTotals& t, WorkBreakdown* b, v1::ModelCounts* c)
 }
 
 WorkCounts CountWork(const ModelSpec& spec) {
-  const FamilyDef* def = FindFamilyDef(spec.family);
+  const FamilyDef* def = FindFamily(spec.family);
   if (def == nullptr) {
     std::fprintf(stderr, "CountWork: family '%s' is not registered\n", spec.family.c_str());
     std::abort();

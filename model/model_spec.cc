@@ -35,56 +35,35 @@ absl::StatusOr<OptimizerKind> ParseOptimizer(const std::string& raw, FieldStyle 
                                                  "' is not one of ", kAllowedOptimizers));
 }
 
-// The family's integer rules plus the framework settings every family takes.
-std::vector<const ParamRule*> ParamRulesOf(const FamilyDef& def) {
-  std::vector<const ParamRule*> rules;
-  for (const ParamRule& rule : def.params) rules.push_back(&rule);
-  rules.push_back(&kIntraOpThreadsRule);
-  rules.push_back(&kInterOpThreadsRule);
-  return rules;
-}
-
-std::string ParamNames(const std::vector<const ParamRule*>& rules) {
+std::string ParamNames(const FamilyDef& def) {
   std::vector<std::string> names;
-  for (const ParamRule* rule : rules) names.push_back(rule->name);
+  for (const ParamRule& rule : def.params) names.push_back(rule.name);
   return absl::StrJoin(names, ", ");
 }
 
 absl::Status CheckParams(const v1::ModelConfig& config, const FamilyDef& def, FieldStyle style,
                          ModelSpec* spec) {
-  const std::vector<const ParamRule*> rules = ParamRulesOf(def);
   for (const auto& entry : config.params()) {
-    // A named variable, not a structured binding: lambdas capture those only
-    // from C++20 (clang refuses it in C++17).
-    const std::string& key = entry.first;
-    const bool known = std::any_of(rules.begin(), rules.end(),
-                                   [&](const ParamRule* rule) { return key == rule->name; });
-    if (!known) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(FieldName(style, "params", key), ": unknown hyper-parameter for family ",
-                       def.name, "; allowed: ", ParamNames(rules)));
+    if (FindParam(def, entry.first) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          FieldName(style, "params", entry.first), ": unknown hyper-parameter for family ",
+          def.name, "; allowed: ", ParamNames(def)));
     }
   }
-  for (const ParamRule* rule : rules) {
-    const std::string field = FieldName(style, "params", rule->name);
-    auto it = config.params().find(rule->name);
+  for (const ParamRule& rule : def.params) {
+    const std::string field = FieldName(style, "params", rule.name);
+    auto it = config.params().find(rule.name);
     if (it == config.params().end()) {
-      if (rule == &kIntraOpThreadsRule || rule == &kInterOpThreadsRule) continue;
-      if (rule->default_value == 0) {
+      if (rule.required) {
         return absl::InvalidArgumentError(absl::StrCat(field, ": required for family ", def.name,
-                                                       " (an integer in ", rule->min_value, "..",
-                                                       rule->max_value, ")"));
+                                                       " (an integer in ", rule.min_value, "..",
+                                                       rule.max_value, ")"));
       }
-      spec->params[rule->name] = rule->default_value;
+      if (rule.default_value != 0) spec->params[rule.name] = rule.default_value;
       continue;
     }
-    if (it->second < rule->min_value || it->second > rule->max_value) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ": ", it->second,
-                                                     " is out of range; allowed ", rule->min_value,
-                                                     "..", rule->max_value, " (", rule->description,
-                                                     ")"));
-    }
-    spec->params[rule->name] = it->second;
+    if (absl::Status s = CheckParamValue(field, it->second, rule); !s.ok()) return s;
+    spec->params[rule.name] = it->second;
   }
   return absl::OkStatus();
 }
@@ -92,14 +71,11 @@ absl::Status CheckParams(const v1::ModelConfig& config, const FamilyDef& def, Fi
 absl::Status CheckOptions(const v1::ModelConfig& config, const FamilyDef& def, FieldStyle style,
                           ModelSpec* spec) {
   for (const auto& entry : config.options()) {
-    const std::string& key = entry.first;
-    const bool known = std::any_of(def.options.begin(), def.options.end(),
-                                   [&](const OptionRule& rule) { return key == rule.name; });
-    if (!known) {
+    if (FindOption(def, entry.first) == nullptr) {
       std::vector<std::string> names;
       for (const OptionRule& rule : def.options) names.push_back(rule.name);
       return absl::InvalidArgumentError(absl::StrCat(
-          FieldName(style, "options", key), ": unknown option for family ", def.name,
+          FieldName(style, "options", entry.first), ": unknown option for family ", def.name,
           names.empty() ? std::string("; it takes none") : "; allowed: " + absl::StrJoin(names, ", ")));
     }
   }
@@ -110,19 +86,12 @@ absl::Status CheckOptions(const v1::ModelConfig& config, const FamilyDef& def, F
     if (it == config.options().end()) {
       if (rule.default_value == nullptr) {
         return absl::InvalidArgumentError(absl::StrCat(field, ": required for family ", def.name,
-                                                       *rule.allowed ? absl::StrCat(" (one of ", rule.allowed, ")")
-                                                                     : std::string()));
+                                                       " (one of ", AllowedOptionValues(rule), ")"));
       }
       value = rule.default_value;
     } else {
       value = absl::AsciiStrToLower(it->second);
-    }
-    if (*rule.allowed) {
-      const std::vector<std::string> allowed = absl::StrSplit(rule.allowed, '|');
-      if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(field, ": '", value, "' is not one of ", rule.allowed));
-      }
+      if (absl::Status s = CheckOptionValue(field, value, rule); !s.ok()) return s;
     }
     spec->options[rule.name] = value;
   }
@@ -154,11 +123,11 @@ const std::string& ModelSpec::Option(const std::string& key) const {
 absl::StatusOr<ModelSpec> ParseModelSpec(const v1::ModelConfig& config, FieldStyle style) {
   ModelSpec spec;
   spec.family = absl::AsciiStrToLower(config.family());
-  const FamilyDef* def = FindFamilyDef(spec.family);
+  const FamilyDef* def = FindFamily(spec.family);
   if (def == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(FieldName(style, "", "family"), ": '", config.family(),
-                     "' is not a family this runner builds; allowed: ", AllowedFamilyNames()));
+                     "' is not a family this runner builds; allowed: ", AllowedFamilies()));
   }
   if (absl::Status s = CheckParams(config, *def, style, &spec); !s.ok()) return s;
   if (absl::Status s = CheckOptions(config, *def, style, &spec); !s.ok()) return s;
@@ -249,19 +218,7 @@ int OptimizerStateTensors(OptimizerKind optimizer) {
 
 std::string DescribeSpec(const ModelSpec& spec) {
   std::string line = spec.family;
-  // The family's own order (as declared), then options.
-  if (const FamilyDef* def = FindFamilyDef(spec.family); def != nullptr) {
-    for (const ParamRule& rule : def->params) {
-      if (auto it = spec.params.find(rule.name); it != spec.params.end()) {
-        absl::StrAppend(&line, " ", rule.name, "=", it->second);
-      }
-    }
-  }
-  for (const char* key : {kIntraOpThreadsRule.name, kInterOpThreadsRule.name}) {
-    if (auto it = spec.params.find(key); it != spec.params.end()) {
-      absl::StrAppend(&line, " ", key, "=", it->second);
-    }
-  }
+  for (const auto& [key, value] : spec.params) absl::StrAppend(&line, " ", key, "=", value);
   for (const auto& [key, value] : spec.options) absl::StrAppend(&line, " ", key, "=", value);
   absl::StrAppend(&line, " ", PrecisionName(spec.precision), " ", OptimizerName(spec.optimizer));
   return line;

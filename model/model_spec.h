@@ -78,8 +78,8 @@ int ActivationElementBytes(Precision precision);
 // (RMSProp with momentum: square average + momentum buffer).
 int OptimizerStateTensors(OptimizerKind optimizer);
 
-// One-line description, e.g. "fc layer=4 node=1024 input=2000 output=200
-// batch=256 float32 rmsprop".
+// One-line description, keys in name order, e.g. "fc batch=256 input=2000
+// layer=4 node=1024 output=200 float32 rmsprop".
 std::string DescribeSpec(const ModelSpec& spec);
 
 }  // namespace paradnn::model

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/run_settings.h"
-#include "common/sweep_validation.h"
+#include "model/sweep.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
 
@@ -85,7 +85,7 @@ absl::StatusOr<std::string> TakeTorchScriptContent(v1::SweepSpec* spec, int64_t 
 }  // namespace
 
 absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jobs, uint64_t seed) {
-  absl::StatusOr<std::vector<v1::ModelConfig>> configs = common::ExpandSweep(spec, max_jobs);
+  absl::StatusOr<std::vector<v1::ModelConfig>> configs = model::ExpandSweep(spec, max_jobs);
   if (!configs.ok()) return configs.status();
   v1::RunSettings settings = common::WithRunDefaults(spec.run());
   if (settings.seed() == 0) settings.set_seed(seed);
@@ -123,7 +123,7 @@ absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jo
   // shows as spread across repeats rather than as a difference between
   // configurations.
   for (int r = 0; r < repeats; ++r) {
-    const std::vector<int32_t> order = common::ShuffledOrder(n, seed + static_cast<uint64_t>(r));
+    const std::vector<int32_t> order = model::ShuffledOrder(n, seed + static_cast<uint64_t>(r));
     for (size_t i = 0; i < n; ++i) {
       plan.jobs[static_cast<size_t>(r) * n + i].ordinal =
           static_cast<int32_t>(static_cast<size_t>(r) * n) + order[i];
@@ -337,7 +337,7 @@ grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerCo
   }
   if (request->max_jobs() > 0 && request->max_jobs() < max_jobs) max_jobs = request->max_jobs();
   const v1::SweepSpec& spec = request->spec();
-  if (absl::Status valid = common::ValidateSweep(spec, max_jobs); !valid.ok()) {
+  if (absl::Status valid = model::ValidateSweep(spec, max_jobs); !valid.ok()) {
     spdlog::info("refused sweep '{}': {}", spec.name(), std::string(valid.message()));
     reactor->Finish(ToGrpc(valid));
     return reactor;

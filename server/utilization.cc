@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/silicon_peak.h"
-#include "common/sweep_validation.h"
+#include "model/family.h"
 #include "common/stack_findings.h"
 
 namespace paradnn::server {
@@ -26,8 +26,8 @@ std::string ComputeDtype(const std::string& precision) {
 }
 
 std::string RoofKernelOf(const std::string& family) {
-  const common::FamilySchema* schema = common::FindFamily(family);
-  return schema == nullptr || schema->roof_kernel == nullptr ? "matmul" : schema->roof_kernel;
+  const model::FamilyDef* schema = model::FindFamily(family);
+  return schema == nullptr ? model::kMatmulRoof : schema->roof_kernel;
 }
 
 UtilizationRoofs::UtilizationRoofs(const v1::Platform& platform) : platform_(platform) {

@@ -22,7 +22,8 @@ namespace paradnn::server {
 std::string ComputeDtype(const std::string& precision);
 
 // The calibrated roof a family's jobs are measured against: "conv" or
-// "matmul" (common/family_schemas.cc); "matmul" for an unknown family.
+// "matmul" (FamilyDef.roof_kernel, model/family.h); "matmul" for an unknown
+// family.
 std::string RoofKernelOf(const std::string& family);
 
 class UtilizationRoofs {

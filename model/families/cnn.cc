@@ -96,33 +96,21 @@ namespace {
 constexpr int64_t kMaxBlocksPerGroup = 64;
 
 constexpr ParamRule kCnnParams[] = {
-    {"block", 1, kMaxBlocksPerGroup, 0,
+    {"batch", 1, kMaxBatch, true, "examples per training step"},
+    {"block", 1, kMaxBlocksPerGroup, true,
      "blocks in each of the four groups (option blocks overrides it per group)"},
-    {"filter", 1, 4096, 0, "channels of the stem and the first group (then 2x, 4x, 8x)"},
-    {"image", kCnnMinImage, 4096, 0,
-     "height and width of the input images; the 7x7 average pool needs a final map of at "
-     "least 7 (ceil(image/32) >= 7), i.e. image >= 193"},
-    {"output", 1, int64_t{1} << 20, 0, "classes (width of the last Linear)"},
-    {"batch", 1, int64_t{1} << 22, 0, "examples per training step"},
+    {"filter", 1, 4096, true, "channels of the stem and the first group (then 2x, 4x, 8x)"},
+    {"image", kCnnMinImage, 4096, true, "height and width of the input images", 0, 0,
+     "the 7x7 average pool needs a final map of at least 7 (image >= 193)"},
+    kInterOpThreadsRule,
+    kIntraOpThreadsRule,
+    {"output", 1, kMaxWidth, true, "classes (width of the last Linear)"},
 };
 
-constexpr OptionRule kCnnOptions[] = {
-    {"block_fn", "residual|bottleneck", nullptr,
-     "residual (two 3x3 convs) or bottleneck (1x1, 3x3, 1x1 with 4x channels)"},
-    {"blocks", "", "",
-     "blocks per group as four counts, e.g. \"3,4,6,3\" (ResNet-50); overrides block"},
-    kMemoryFormatRule,
-};
+constexpr const char* kBlockFns[] = {"residual", "bottleneck"};
 
-constexpr int64_t kGroups = 4;
-constexpr double kBnForwardFlopsPerElement = 7;
-constexpr double kBnBackwardFlopsPerElement = 9;
-constexpr double kMaxPoolForwardFlopsPerOutput = 8;  // 3x3 window: 8 comparisons
-constexpr double kMaxPoolBackwardFlopsPerOutput = 1;
-constexpr double kAvgPoolFlopsPerOutput = 49;  // 7x7 window, forward and backward each
-constexpr double kIndexBytes = 8;              // int64 max-pool indices
-
-// Four canonical decimal counts 1..64 separated by commas, or an error text.
+// Four canonical decimal counts 1..64 separated by commas, or an error text
+// that follows the quoted value.
 absl::StatusOr<std::array<int64_t, 4>> ParseBlockCounts(const std::string& value) {
   const std::vector<std::string> parts = absl::StrSplit(value, ',');
   std::array<int64_t, 4> counts = {0, 0, 0, 0};
@@ -136,10 +124,33 @@ absl::StatusOr<std::array<int64_t, 4>> ParseBlockCounts(const std::string& value
          counts[i] <= kMaxBlocksPerGroup;
   }
   if (ok) return counts;
-  return absl::InvalidArgumentError(absl::StrCat("'", value,
-                                                 "' is not four comma-separated block counts 1..",
+  return absl::InvalidArgumentError(absl::StrCat("is not four comma-separated block counts 1..",
                                                  kMaxBlocksPerGroup, " like \"3,4,6,3\""));
 }
+
+absl::Status CheckBlockCountsText(absl::string_view value) {
+  absl::StatusOr<std::array<int64_t, 4>> counts = ParseBlockCounts(std::string(value));
+  return counts.ok() ? absl::OkStatus() : counts.status();
+}
+
+constexpr OptionRule kCnnOptions[] = {
+    {"block_fn", kBlockFns, nullptr,
+     "residual (two 3x3 convs) or bottleneck (1x1, 3x3, 1x1 with 4x channels)"},
+    {"blocks",
+     {},
+     "",
+     "blocks per group as four counts, e.g. \"3,4,6,3\" (ResNet-50); overrides block",
+     CheckBlockCountsText},
+    kMemoryFormatRule,
+};
+
+constexpr int64_t kGroups = 4;
+constexpr double kBnForwardFlopsPerElement = 7;
+constexpr double kBnBackwardFlopsPerElement = 9;
+constexpr double kMaxPoolForwardFlopsPerOutput = 8;  // 3x3 window: 8 comparisons
+constexpr double kMaxPoolBackwardFlopsPerOutput = 1;
+constexpr double kAvgPoolFlopsPerOutput = 49;  // 7x7 window, forward and backward each
+constexpr double kIndexBytes = 8;              // int64 max-pool indices
 
 absl::Status CheckCnn(const ModelSpec& spec, FieldStyle style) {
   // The range rule already enforces it; kept so that a spec made in code
@@ -151,13 +162,6 @@ absl::Status CheckCnn(const ModelSpec& spec, FieldStyle style) {
         " is too small; the 7x7 average pool needs a final map of at least 7 "
         "(ceil(image/32) >= 7), i.e. image >= ",
         kCnnMinImage));
-  }
-  const std::string& blocks = spec.Option("blocks");
-  if (!blocks.empty()) {
-    if (auto counts = ParseBlockCounts(blocks); !counts.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(FieldName(style, "options", "blocks"), ": ", counts.status().message()));
-    }
   }
   return absl::OkStatus();
 }
@@ -419,7 +423,7 @@ CnnShape CnnShapeOf(const ModelSpec& spec) {
   } else {
     auto counts = ParseBlockCounts(blocks);
     if (!counts.ok()) {
-      // ParseModelSpec ran CheckCnn: an invalid spec here is a broken invariant.
+      // ParseModelSpec checked the option: an invalid spec here is a broken invariant.
       std::fprintf(stderr, "CnnShapeOf: %s\n", std::string(counts.status().message()).c_str());
       std::abort();
     }
@@ -452,6 +456,6 @@ ModelSpec MakeCnnSpec(const CnnShape& shape, Precision precision, OptimizerKind 
 
 extern const FamilyDef kCnnFamily = {
     "cnn", "ResNet v1: stem, four groups of residual or bottleneck blocks, avgpool, Linear(output)",
-    kCnnParams, kCnnOptions, CheckCnn, CountCnn};
+    kCnnParams, kCnnOptions, kConvRoof, CheckCnn, CountCnn};
 
 }  // namespace paradnn::model

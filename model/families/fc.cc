@@ -63,11 +63,13 @@ namespace paradnn::model {
 namespace {
 
 constexpr ParamRule kFcParams[] = {
-    {"layer", 1, 100000, 0, "hidden Linear+ReLU layers"},
-    {"node", 1, int64_t{1} << 24, 0, "units per hidden layer"},
-    {"input", 1, int64_t{1} << 24, 0, "input features per example"},
-    {"output", 1, int64_t{1} << 24, 0, "classes (width of the last Linear)"},
-    {"batch", 1, int64_t{1} << 24, 0, "examples per training step"},
+    {"batch", 1, kMaxBatch, true, "examples per training step"},
+    {"input", 1, kMaxWidth, true, "input features per example"},
+    kInterOpThreadsRule,
+    kIntraOpThreadsRule,
+    {"layer", 1, 4096, true, "hidden Linear+ReLU layers"},
+    {"node", 1, kMaxWidth, true, "units per hidden layer"},
+    {"output", 1, kMaxWidth, true, "classes (width of the last Linear)"},
 };
 
 WorkCounts CountFc(const ModelSpec& spec) {
@@ -181,6 +183,6 @@ ModelSpec MakeFcSpec(const FcShape& shape, Precision precision, OptimizerKind op
 
 extern const FamilyDef kFcFamily = {
     "fc", "fully connected: input -> [Linear(node) + ReLU] x layer -> Linear(output)",
-    kFcParams, {}, /*check=*/nullptr, CountFc};
+    kFcParams, {}, kMatmulRoof, /*check=*/nullptr, CountFc};
 
 }  // namespace paradnn::model

@@ -7,9 +7,13 @@
 namespace paradnn::model {
 namespace {
 
+// `index` only tells otherwise identical jobs apart, so that a sweep can
+// hold many (docs/operations.md, the load bench).
 constexpr ParamRule kNoopParams[] = {
-    {"batch", 1, int64_t{1} << 24, 0, "examples per step (unused: nothing runs)"},
-    {"index", 0, int64_t{1} << 40, 0, "any number; tells otherwise identical jobs apart"},
+    {"batch", 1, kMaxBatch, true, "unused (nothing runs); every family takes it"},
+    {"index", 0, int64_t{1} << 40, true, "any number; tells otherwise identical jobs apart"},
+    kInterOpThreadsRule,
+    kIntraOpThreadsRule,
 };
 
 // Nothing is built: no parameters, no work, no memory.
@@ -31,6 +35,6 @@ void FinishNoopMeasurement(v1::Measurement* m) {
 
 extern const FamilyDef kNoopFamily = {
     kNoopFamilyName, "harness: an OK result at once; no model is built, nothing is timed",
-    kNoopParams, {}, /*check=*/nullptr, CountNoop};
+    kNoopParams, {}, kMatmulRoof, /*check=*/nullptr, CountNoop};
 
 }  // namespace paradnn::model

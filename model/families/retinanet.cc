@@ -72,9 +72,13 @@ namespace paradnn::model {
 namespace {
 
 constexpr ParamRule kRetinaNetParams[] = {
-    {"batch", 1, int64_t{1} << 20, 0, "images per training step"},
-    {"image", 64, 4096, 512, "square image side (a multiple of 32)"},
-    {"output", 1, 100000, 80, "object classes K"},
+    {"batch", 1, kMaxModelBatch, true, "images per training step"},
+    {"image", 64, 4096, false, "height and width of the input images", 512, 32,
+     "the FPN adds upsampled maps to the backbone's stride-8, -16 and -32 maps, which line "
+     "up only when image is a multiple of 32"},
+    kInterOpThreadsRule,
+    kIntraOpThreadsRule,
+    {"output", 1, 100000, false, "object classes", 80},
 };
 
 // max_pool2d_with_indices 3×3/2, per output element: 8 compares; reads the
@@ -90,18 +94,6 @@ constexpr ElementwiseCost kZeroFillCost = {0, 0, 0, 1, 0};
 constexpr double kFocalForwardFlops = 16, kFocalBackwardFlops = 18;
 constexpr double kFocalForwardPasses = 28, kFocalBackwardPasses = 38, kFocalKept = 11;
 constexpr double kSmoothL1ForwardFlops = 5, kSmoothL1BackwardFlops = 3;
-
-absl::Status CheckRetinaNet(const ModelSpec& spec, FieldStyle style) {
-  const int64_t image = spec.Param("image");
-  if (image % 32 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        FieldName(style, "params", "image"), ": ", image,
-        " is not a multiple of 32 (RetinaNet's FPN needs S/32 exact for C5 and the top-down "
-        "path); use e.g. ",
-        (image / 32) * 32 < 64 ? 64 : (image / 32) * 32, " or ", (image / 32 + 1) * 32));
-  }
-  return absl::OkStatus();
-}
 
 double Sq(double x) { return x * x; }
 
@@ -289,6 +281,6 @@ constexpr OptionRule kRetinaNetOptions[] = {kMemoryFormatRule};
 extern const FamilyDef kRetinaNetFamily = {
     "retinanet",
     "RetinaNet: ResNet-50 v1.5 + FPN P3-P7 + class/box subnets, focal + smooth-L1 losses",
-    kRetinaNetParams, kRetinaNetOptions, CheckRetinaNet, CountRetinaNet};
+    kRetinaNetParams, kRetinaNetOptions, kConvRoof, /*check=*/nullptr, CountRetinaNet};
 
 }  // namespace paradnn::model

@@ -105,15 +105,18 @@ namespace paradnn::model {
 namespace {
 
 constexpr ParamRule kRnnParams[] = {
-    {"layer", 1, 1024, 0, "stacked recurrent layers"},
-    {"embed", 1, int64_t{1} << 16, 0, "embedding width = hidden units per layer"},
-    {"length", 1, int64_t{1} << 16, 0, "time steps (tokens per example)"},
-    {"vocab", 2, int64_t{1} << 22, 0, "vocabulary size (embedding rows, projection width)"},
-    {"batch", 1, int64_t{1} << 24, 0, "examples (sequences) per training step"},
+    {"batch", 1, kMaxBatch, true, "examples (sequences) per training step"},
+    {"embed", 1, 65536, true, "embedding width = hidden size of every cell"},
+    kInterOpThreadsRule,
+    kIntraOpThreadsRule,
+    {"layer", 1, 1024, true, "stacked recurrent layers"},
+    {"length", 1, 65536, true, "time steps per sequence"},
+    {"vocab", 2, kMaxVocab, true, "vocabulary size (embedding rows, classes)"},
 };
 
+constexpr const char* kCells[] = {"rnn", "lstm", "gru"};
 constexpr OptionRule kRnnOptions[] = {
-    {"cell", "rnn|lstm|gru", nullptr, "recurrent cell: rnn (tanh), lstm, gru"},
+    {"cell", kCells, nullptr, "recurrent cell: rnn (tanh), lstm or gru"},
 };
 
 // Per hidden unit, per step, per example; see the comment at the top.
@@ -305,6 +308,6 @@ ModelSpec MakeRnnSpec(const RnnShape& shape, Precision precision, OptimizerKind 
 extern const FamilyDef kRnnFamily = {
     "rnn",
     "language model: Embedding -> layer x RNN/LSTM/GRU (hidden = embed) -> Linear(vocab) per step",
-    kRnnParams, kRnnOptions, /*check=*/nullptr, CountRnn};
+    kRnnParams, kRnnOptions, kMatmulRoof, /*check=*/nullptr, CountRnn};
 
 }  // namespace paradnn::model

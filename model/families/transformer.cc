@@ -59,9 +59,11 @@ namespace paradnn::model {
 namespace {
 
 constexpr ParamRule kTransformerParams[] = {
-    {"batch", 1, int64_t{1} << 20, 0, "sentence pairs per training step"},
-    {"length", 1, int64_t{1} << 16, 128, "source and target tokens per example"},
-    {"vocab", 2, int64_t{1} << 22, 32000, "shared source/target vocabulary (tied embeddings)"},
+    {"batch", 1, kMaxModelBatch, true, "sentence pairs per training step"},
+    kInterOpThreadsRule,
+    kIntraOpThreadsRule,
+    {"length", 1, 65536, false, "source and target sequence length", 128},
+    {"vocab", 2, kMaxVocab, false, "shared source/target vocabulary (tied embeddings)", 32000},
 };
 
 void CountAttention(LayerLedger& l, double lq, double lk, bool causal) {
@@ -155,6 +157,6 @@ int64_t TransformerParams(int64_t vocab) {
 extern const FamilyDef kTransformerFamily = {
     "transformer",
     "Transformer base (Vaswani 2017): 6+6 layers, d 512, 8 heads, d_ff 2048, tied embeddings",
-    kTransformerParams, {}, /*check=*/nullptr, CountTransformer};
+    kTransformerParams, {}, kMatmulRoof, /*check=*/nullptr, CountTransformer};
 
 }  // namespace paradnn::model

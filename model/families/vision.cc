@@ -81,10 +81,14 @@
 namespace paradnn::model {
 namespace {
 
+// Adaptive pooling before the classifier lets them take any image of at
+// least 32.
 constexpr ParamRule kVisionParams[] = {
-    {"batch", 1, int64_t{1} << 20, 0, "examples per training step"},
-    {"image", 32, 4096, 224, "input image side (3 x image x image)"},
-    {"output", 1, int64_t{1} << 20, 1000, "classes"},
+    {"batch", 1, kMaxModelBatch, true, "examples per training step"},
+    {"image", 32, 4096, false, "height and width of the input images", 224},
+    kInterOpThreadsRule,
+    kIntraOpThreadsRule,
+    {"output", 1, kMaxWidth, false, "classes", 1000},
 };
 
 using Kind = VisionLayer::Kind;
@@ -597,15 +601,15 @@ constexpr OptionRule kVisionOptions[] = {kMemoryFormatRule};
 
 extern const FamilyDef kResNet50Family = {
     "resnet50", "ResNet-50 (torchvision v1.5: stride on the 3x3 conv), image x image RGB",
-    kVisionParams, kVisionOptions, /*check=*/nullptr, CountVision};
+    kVisionParams, kVisionOptions, kConvRoof, /*check=*/nullptr, CountVision};
 extern const FamilyDef kDenseNet121Family = {
     "densenet121", "DenseNet-121 (growth 32, blocks 6-12-24-16), image x image RGB",
-    kVisionParams, kVisionOptions, /*check=*/nullptr, CountVision};
+    kVisionParams, kVisionOptions, kConvRoof, /*check=*/nullptr, CountVision};
 extern const FamilyDef kMobileNetV1Family = {
     "mobilenet_v1", "MobileNet v1 (width 1.0, depthwise-separable convs), image x image RGB",
-    kVisionParams, kVisionOptions, /*check=*/nullptr, CountVision};
+    kVisionParams, kVisionOptions, kConvRoof, /*check=*/nullptr, CountVision};
 extern const FamilyDef kSqueezeNet10Family = {
     "squeezenet1_0", "SqueezeNet 1.0 (fire modules, conv classifier), image x image RGB",
-    kVisionParams, kVisionOptions, /*check=*/nullptr, CountVision};
+    kVisionParams, kVisionOptions, kConvRoof, /*check=*/nullptr, CountVision};
 
 }  // namespace paradnn::model

@@ -12,7 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/sweep_file.h"
-#include "common/sweep_validation.h"
+#include "model/sweep.h"
 #include "paradnn/v1/sweep.pb.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
@@ -58,9 +58,9 @@ absl::Status CheckRefusal(absl::string_view who, const absl::Status& status) {
 // runner's torch-free model code, and order the jobs.
 absl::Status CheckPlannedSweep(const v1::SweepSpec& spec) {
   absl::StatusOr<std::vector<v1::ModelConfig>> configs =
-      common::ExpandSweep(spec, kFuzzMaxJobs);
+      model::ExpandSweep(spec, kFuzzMaxJobs);
   if (!configs.ok()) return Broken("ExpandSweep refused a valid sweep", configs.status());
-  const int64_t count = common::CountConfigurations(spec);
+  const int64_t count = model::CountConfigurations(spec);
   if (static_cast<int64_t>(configs->size()) != count) {
     return absl::InternalError(absl::StrCat("ExpandSweep made ", configs->size(),
                                             " configurations, CountConfigurations says ", count));
@@ -73,11 +73,9 @@ absl::Status CheckPlannedSweep(const v1::SweepSpec& spec) {
   for (const v1::ModelConfig& config : *configs) {
     absl::StatusOr<model::ModelSpec> model =
         model::ParseModelSpec(config, model::FieldStyle::kProto);
-    if (!model.ok()) {
-      // The coordinator refuses such a sweep at submit with this error.
-      if (absl::Status s = CheckRefusal("ParseModelSpec", model.status()); !s.ok()) return s;
-      continue;
-    }
+    // One family table: what the sweep validation accepts, the job parser
+    // accepts.
+    if (!model.ok()) return Broken("ParseModelSpec refused a config of a valid sweep", model.status());
     const v1::ModelCounts counts = model::CountModel(*model);
     if (counts.params() < 0 || !std::isfinite(counts.model_flops()) ||
         counts.model_flops() < 0 || !std::isfinite(counts.peak_memory_estimate_bytes()) ||
@@ -87,7 +85,7 @@ absl::Status CheckPlannedSweep(const v1::SweepSpec& spec) {
     }
   }
   const std::vector<int32_t> order =
-      common::ShuffledOrder(configs->size(), spec.run().seed() != 0 ? spec.run().seed() : 1);
+      model::ShuffledOrder(configs->size(), spec.run().seed() != 0 ? spec.run().seed() : 1);
   std::vector<bool> seen(order.size(), false);
   for (int32_t i : order) {
     if (i < 0 || static_cast<size_t>(i) >= order.size() || seen[static_cast<size_t>(i)]) {
@@ -112,7 +110,7 @@ absl::Status CheckSweepFile(absl::string_view bytes) {
   }
   if (spec->source_text() != bytes) return absl::InternalError("source_text is not the file");
   if (spec->device().empty()) return absl::InternalError("an accepted sweep has no device");
-  if (absl::Status s = common::ValidateSweep(*spec, kFuzzMaxJobs); !s.ok()) {
+  if (absl::Status s = model::ValidateSweep(*spec, kFuzzMaxJobs); !s.ok()) {
     return Broken("ValidateSweep refused what ParseSweepText accepted", s);
   }
   // What the coordinator receives: the spec after the wire.
@@ -123,7 +121,7 @@ absl::Status CheckSweepFile(absl::string_view bytes) {
     return absl::InternalError(
         "an accepted sweep does not parse on the coordinator's side (invalid UTF-8 in a string?)");
   }
-  if (absl::Status s = common::ValidateSweep(received, kFuzzMaxJobs); !s.ok()) {
+  if (absl::Status s = model::ValidateSweep(received, kFuzzMaxJobs); !s.ok()) {
     return Broken("ValidateSweep refused the spec after the wire", s);
   }
   return CheckPlannedSweep(received);
@@ -133,7 +131,7 @@ absl::Status CheckSweepSpec(absl::string_view bytes) {
   SilenceProtobufLogs();
   v1::SweepSpec spec;
   if (!spec.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return absl::OkStatus();
-  if (absl::Status s = common::ValidateSweep(spec, kFuzzMaxJobs); !s.ok()) {
+  if (absl::Status s = model::ValidateSweep(spec, kFuzzMaxJobs); !s.ok()) {
     return CheckRefusal("ValidateSweep", s);
   }
   return CheckPlannedSweep(spec);

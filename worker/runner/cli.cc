@@ -22,9 +22,10 @@ namespace paradnn::runner {
 
 // From the model library (model/), which the runner builds models from.
 using model::AllFamilies;
-using model::AllowedFamilyNames;
+using model::AllowedFamilies;
 using model::FamilyDef;
 using model::FieldStyle;
+using model::IsThreadParam;
 using model::NormalizedConfig;
 using model::OptionRule;
 using model::ParamRule;
@@ -105,11 +106,14 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   auto* framed_opt = app.add_flag("--framed", framed,
                                   "With --platform, --calibrate or --stack-doctor: one frame, not "
                                   "JSON");
-  auto* family_opt = app.add_option("--family", family, absl::StrCat("Model family: ", AllowedFamilyNames()));
+  auto* family_opt =
+      app.add_option("--family", family, absl::StrCat("Model family: ", AllowedFamilies()));
   std::vector<CLI::Option*> model_opts = {family_opt};
   std::vector<std::pair<std::string, CLI::Option*>> param_opts, option_opts;
   for (const FamilyDef* def : AllFamilies()) {
     for (const ParamRule& rule : def->params) {
+      // The thread counts are run settings on the command line (below).
+      if (IsThreadParam(rule.name)) continue;
       if (param_values.count(rule.name)) continue;
       std::string names = absl::StrCat("--", rule.name);
       // DESIGN.md writes --layers/--nodes; accept both.
@@ -241,7 +245,7 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   (void)platform_opt;
   if (family_opt->count() == 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--family: required (allowed: ", AllowedFamilyNames(),
+        absl::StrCat("--family: required (allowed: ", AllowedFamilies(),
                      "); or pass --job-stdin or --platform. See --help."));
   }
   if (describe && json) {

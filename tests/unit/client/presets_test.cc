@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "client/commands.h"
-#include "common/sweep_validation.h"
+#include "model/sweep.h"
 
 namespace paradnn::client {
 namespace {
@@ -27,7 +27,7 @@ using ::testing::StartsWith;
 // Every value each hyper-parameter (integer or option) takes in `spec`.
 std::map<std::string, std::set<std::string>> ValuesByKey(const v1::SweepSpec& spec) {
   absl::StatusOr<std::vector<v1::ModelConfig>> configs =
-      common::ExpandSweep(spec, common::kDefaultMaxJobs);
+      model::ExpandSweep(spec, model::kDefaultMaxJobs);
   EXPECT_TRUE(configs.ok()) << configs.status();
   std::map<std::string, std::set<std::string>> values;
   if (!configs.ok()) return values;
@@ -70,17 +70,17 @@ TEST(PresetsTest, JobCountsAreThePapers) {
   };
   for (const Preset& preset : Presets()) {
     SCOPED_TRACE(std::string(preset.name));
-    absl::StatusOr<v1::SweepSpec> spec = LoadPreset(preset.name, common::kDefaultMaxJobs);
+    absl::StatusOr<v1::SweepSpec> spec = LoadPreset(preset.name, model::kDefaultMaxJobs);
     ASSERT_TRUE(spec.ok()) << spec.status();
     EXPECT_EQ(spec->name(), preset.name);  // the file's name: matches its preset name
-    EXPECT_EQ(common::CountConfigurations(*spec), expected.at(std::string(preset.name)));
+    EXPECT_EQ(model::CountConfigurations(*spec), expected.at(std::string(preset.name)));
     EXPECT_EQ(spec->source_text(), preset.text);
     const std::string summary = PresetSummary(preset);
     EXPECT_FALSE(summary.empty());
     EXPECT_EQ(summary.back(), '.') << summary;
     if (preset.name != "quick") EXPECT_THAT(summary, HasSubstr("configurations")) << summary;
   }
-  EXPECT_EQ(common::CountConfigurations(*LoadPreset("paper-fc", 0)), 9720);
+  EXPECT_EQ(model::CountConfigurations(*LoadPreset("paper-fc", 0)), 9720);
 }
 
 TEST(PresetsTest, RangesAreTable2) {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_replace.h"
-#include "common/sweep_validation.h"
+#include "model/sweep.h"
 
 namespace paradnn::client {
 namespace {
@@ -64,7 +64,7 @@ TEST(SweepFileTest, AcceptsTheIssueExampleAsWritten) {
   EXPECT_DOUBLE_EQ(spec->run().ci(), 0.02);
   EXPECT_DOUBLE_EQ(spec->run().max_seconds(), 10);
   EXPECT_EQ(spec->source_text(), kIssueExample);
-  EXPECT_EQ(common::CountConfigurations(*spec), 10);
+  EXPECT_EQ(model::CountConfigurations(*spec), 10);
 }
 
 TEST(SweepFileTest, AcceptsScalarsBareListsBlockStyleAndAllRunKeys) {
@@ -111,7 +111,7 @@ run:
   EXPECT_EQ(run.inter_op_threads(), 1);
   EXPECT_DOUBLE_EQ(run.timeout_seconds(), 60);
   EXPECT_EQ(run.seed(), 18446744073709551615ull);
-  EXPECT_EQ(common::CountConfigurations(*spec), 3 * 3 * 2 * 2);
+  EXPECT_EQ(model::CountConfigurations(*spec), 3 * 3 * 2 * 2);
 }
 
 // A CNN sweep without its block_fn (tests append it; line numbers matter).
@@ -162,7 +162,7 @@ TEST(SweepFileTest, OptionsUnderParamsBecomeSweepOptions) {
   EXPECT_EQ(spec->params().size(), 6u);
   EXPECT_THAT(spec->params().at("intra_op_threads").values().values(),
               ::testing::ElementsAre(1, 2));
-  EXPECT_EQ(common::CountConfigurations(*spec), 2 * 2 * 2);
+  EXPECT_EQ(model::CountConfigurations(*spec), 2 * 2 * 2);
 
   // A single name, {values: [...]}, and a quoted per-group block list.
   spec = Parse(std::string(kCnn) +
@@ -170,7 +170,7 @@ TEST(SweepFileTest, OptionsUnderParamsBecomeSweepOptions) {
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_THAT(spec->options().at("block_fn").values(), ::testing::ElementsAre("bottleneck"));
   EXPECT_THAT(spec->options().at("blocks").values(), ::testing::ElementsAre("3,4,6,3", "3,4,23,3"));
-  EXPECT_EQ(common::CountConfigurations(*spec), 2 * 2 * 2);
+  EXPECT_EQ(model::CountConfigurations(*spec), 2 * 2 * 2);
 }
 
 TEST(SweepFileTest, TopLevelOptionsMapping) {
@@ -194,7 +194,7 @@ TEST(SweepFileTest, RnnCellAndRealWorldFamilies) {
   EXPECT_EQ(spec->params().at("image").value(), 299);
   spec = Parse("name: t\nfamily: transformer\nparams: {batch: 8}\n");
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(common::CountConfigurations(*spec), 1);
+  EXPECT_EQ(model::CountConfigurations(*spec), 1);
 }
 
 TEST(SweepFileTest, RunPredictedOom) {
@@ -221,9 +221,9 @@ TEST(SweepFileTest, ExampleFileInTheRepositoryIsValid) {
   const char* source_dir = std::getenv("PARADNN_SOURCE_DIR");
   if (source_dir == nullptr) GTEST_SKIP() << "PARADNN_SOURCE_DIR is not set (run through ctest)";
   absl::StatusOr<v1::SweepSpec> spec =
-      ReadSweepFile(std::string(source_dir) + "/examples/quick.yaml", common::kDefaultMaxJobs);
+      ReadSweepFile(std::string(source_dir) + "/examples/quick.yaml", model::kDefaultMaxJobs);
   ASSERT_TRUE(spec.ok()) << spec.status();
-  const int64_t n = common::CountConfigurations(*spec);
+  const int64_t n = model::CountConfigurations(*spec);
   EXPECT_GE(n, 12);
   EXPECT_LE(n, 20);
 }

@@ -30,7 +30,7 @@ TEST(ModelSpecTest, ParsesFcWithDefaults) {
   EXPECT_EQ(spec->precision, Precision::kFloat32);
   EXPECT_EQ(spec->optimizer, OptimizerKind::kRmsProp);
   EXPECT_EQ(DescribeSpec(*spec),
-            "fc layer=4 node=1024 input=2000 output=200 batch=256 float32 rmsprop");
+            "fc batch=256 input=2000 layer=4 node=1024 output=200 float32 rmsprop");
 }
 
 TEST(ModelSpecTest, NormalizedConfigWritesDefaultsOut) {

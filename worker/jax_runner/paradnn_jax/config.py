@@ -1,39 +1,25 @@
 """ModelConfig validation and defaults for the families the JAX runner
-builds, and RunSettings defaults: ports of worker/runner/model_spec.cc, the
-fc/cnn/rnn/noop FamilyDefs and common/run_settings.cc. Error texts name the
-field as the C++ runner does ("config.params.layer: ...")."""
+builds, and RunSettings defaults: ports of model/model_spec.cc and
+common/run_settings.cc over the family table generated from model/family.h
+(families.py). Error texts name the field as the C++ runner does
+("config.params.layer: ...")."""
 import os
+
+from .families import FAMILIES
 
 PRECISIONS = ("float32", "bfloat16", "float16", "mixed_bf16", "mixed_fp16")
 OPTIMIZERS = ("rmsprop", "sgd", "momentum")
 ALLOWED_PRECISIONS = "|".join(PRECISIONS)
 ALLOWED_OPTIMIZERS = "|".join(OPTIMIZERS)
 
-# (name, min, max, default; 0 = required)
-_FC_PARAMS = (("layer", 1, 100000, 0), ("node", 1, 1 << 24, 0), ("input", 1, 1 << 24, 0),
-              ("output", 1, 1 << 24, 0), ("batch", 1, 1 << 24, 0))
 CNN_MIN_IMAGE = 193
 MAX_BLOCKS_PER_GROUP = 64
-_CNN_PARAMS = (("block", 1, MAX_BLOCKS_PER_GROUP, 0), ("filter", 1, 4096, 0),
-               ("image", CNN_MIN_IMAGE, 4096, 0), ("output", 1, 1 << 20, 0),
-               ("batch", 1, 1 << 22, 0))
-_RNN_PARAMS = (("layer", 1, 1024, 0), ("embed", 1, 1 << 16, 0), ("length", 1, 1 << 16, 0),
-               ("vocab", 2, 1 << 22, 0), ("batch", 1, 1 << 24, 0))
-_NOOP_PARAMS = (("batch", 1, 1 << 24, 0), ("index", 0, 1 << 40, 0))
-# (name, allowed ('|'-separated, '' = free text), default (None = required))
-_CNN_OPTIONS = (("block_fn", "residual|bottleneck", None), ("blocks", "", ""))
-_RNN_OPTIONS = (("cell", "rnn|lstm|gru", None),)
-THREAD_PARAMS = (("intra_op_threads", 1, 1024, 0), ("inter_op_threads", 1, 1024, 0))
-
-FAMILIES = {
-    "fc": (_FC_PARAMS, ()),
-    "cnn": (_CNN_PARAMS, _CNN_OPTIONS),
-    "rnn": (_RNN_PARAMS, _RNN_OPTIONS),
-    "noop": (_NOOP_PARAMS, ()),
-}
-# Families paradnn-runner has and this runner does not build (UNSUPPORTED).
-OTHER_RUNNER_FAMILIES = ("densenet121", "mobilenet_v1", "resnet50", "retinanet",
-                         "squeezenet1_0", "torchscript", "transformer")
+# The families this runner builds; the rest of families.FAMILIES (the one
+# table, generated from model/family.h) is built by paradnn-runner only.
+BUILT_FAMILIES = ("cnn", "fc", "noop", "rnn")
+# Options this runner accepts and that change nothing in it: XLA chooses
+# layouts itself (memory_format is a LibTorch knob).
+IGNORED_OPTIONS = ("memory_format",)
 
 # common/run_settings.h
 DEFAULT_CI = 0.02
@@ -95,34 +81,36 @@ def parse_model_spec(config):
     """Validates a v1.ModelConfig; returns a Spec or raises ConfigError /
     UnsupportedFamily."""
     family = config.family.lower()
-    if family not in FAMILIES:
-        if family in OTHER_RUNNER_FAMILIES:
+    if family not in BUILT_FAMILIES:
+        if family in FAMILIES:
             raise UnsupportedFamily(
                 "family '%s' is built by paradnn-runner (LibTorch) only; the JAX runner builds "
-                "%s" % (config.family, ", ".join(sorted(FAMILIES))))
+                "%s" % (config.family, ", ".join(BUILT_FAMILIES)))
         raise ConfigError("%s: '%s' is not a family this runner builds; allowed: %s"
                           % (_field("", "family"), config.family, "|".join(sorted(FAMILIES))))
-    param_rules, option_rules = FAMILIES[family]
-    rules = param_rules + THREAD_PARAMS
-    names = [r[0] for r in rules]
+    param_rules = FAMILIES[family]["params"]
+    option_rules = FAMILIES[family]["options"]
+    names = [r[0] for r in param_rules]
     for key in sorted(config.params):
         if key not in names:
             raise ConfigError("%s: unknown hyper-parameter for family %s; allowed: %s"
                               % (_field("params", key), family, ", ".join(names)))
     params = {}
-    for name, lo, hi, default in rules:
+    for name, lo, hi, required, default, multiple_of in param_rules:
         if name not in config.params:
-            if (name, lo, hi, default) in THREAD_PARAMS:
-                continue
-            if default == 0:
+            if required:
                 raise ConfigError("%s: required for family %s (an integer in %d..%d)"
                                   % (_field("params", name), family, lo, hi))
-            params[name] = default
+            if default is not None:
+                params[name] = default
             continue
         value = config.params[name]
         if value < lo or value > hi:
             raise ConfigError("%s: %d is out of range; allowed %d..%d"
                               % (_field("params", name), value, lo, hi))
+        if multiple_of > 1 and value % multiple_of != 0:
+            raise ConfigError("%s: %d is not a multiple of %d; allowed %d..%d in multiples of %d"
+                              % (_field("params", name), value, multiple_of, lo, hi, multiple_of))
         params[name] = value
     option_names = [r[0] for r in option_rules]
     for key in sorted(config.options):
@@ -135,13 +123,16 @@ def parse_model_spec(config):
         if name not in config.options:
             if default is None:
                 raise ConfigError("%s: required for family %s%s" % (
-                    _field("options", name), family, " (one of %s)" % allowed if allowed else ""))
+                    _field("options", name), family,
+                    " (one of %s)" % "|".join(allowed) if allowed else ""))
             value = default
         else:
             value = config.options[name].lower()
-        if allowed and value not in allowed.split("|"):
-            raise ConfigError("%s: '%s' is not one of %s" % (_field("options", name), value, allowed))
-        options[name] = value
+        if allowed and value not in allowed:
+            raise ConfigError("%s: '%s' is not one of %s"
+                              % (_field("options", name), value, "|".join(allowed)))
+        if name not in IGNORED_OPTIONS:
+            options[name] = value
     precision = config.precision.lower() or "float32"
     if precision not in PRECISIONS:
         raise ConfigError("%s: '%s' is not one of %s"

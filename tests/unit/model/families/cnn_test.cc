@@ -156,7 +156,7 @@ TEST(CnnFamilyTest, ImageBelow193IsRejectedWithTheReason) {
   EXPECT_TRUE(ParseModelSpec(Config("residual", 1, 16, 193, 10, 2), FieldStyle::kProto).ok());
   // The family's own check catches a spec made in code.
   ModelSpec made = MakeCnnSpec({CnnBlockFn::kResidual, {1, 1, 1, 1}, 16, 100, 10, 2});
-  const absl::Status s = FindFamilyDef("cnn")->check(made, FieldStyle::kFlag);
+  const absl::Status s = FindFamily("cnn")->check(made, FieldStyle::kFlag);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(s.message(), "--image")) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "7x7 average pool")) << s;

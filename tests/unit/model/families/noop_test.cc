@@ -20,9 +20,9 @@ v1::ModelConfig NoopConfig() {
 }
 
 TEST(NoopFamilyTest, IsRegistered) {
-  const FamilyDef* def = FindFamilyDef("noop");
+  const FamilyDef* def = FindFamily("noop");
   ASSERT_NE(def, nullptr);
-  EXPECT_TRUE(absl::StrContains(AllowedFamilyNames(), "|noop|"));
+  EXPECT_TRUE(absl::StrContains(AllowedFamilies(), "|noop|"));
 }
 
 TEST(NoopFamilyTest, ParsesAndCountsNothing) {

@@ -169,7 +169,7 @@ TEST(VisionFamilyTest, SmallestImageIsValidForEveryModel) {
 
 TEST(VisionFamilyTest, SpecDefaultsAndRanges) {
   for (VisionArch arch : kAllVisionArchs) {
-    ASSERT_NE(FindFamilyDef(VisionFamilyName(arch)), nullptr) << VisionFamilyName(arch);
+    ASSERT_NE(FindFamily(VisionFamilyName(arch)), nullptr) << VisionFamilyName(arch);
     v1::ModelConfig config;
     config.set_family(VisionFamilyName(arch));
     (*config.mutable_params())["batch"] = 4;

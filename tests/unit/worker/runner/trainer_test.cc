@@ -230,7 +230,8 @@ TEST(TrainerTest, DevicesThisLibTorchCannotUseAreUnsupported) {
 
 TEST(TrainerTest, ModelsBeyondHostMemoryArePredictedOom) {
   v1::RunnerJob job = TinyJob();
-  (*job.mutable_config()->mutable_params())["layer"] = 100000;
+  // The family's largest: 4096 layers of 2^20 x 2^20 weights.
+  (*job.mutable_config()->mutable_params())["layer"] = 4096;
   (*job.mutable_config()->mutable_params())["node"] = 1 << 20;
   const v1::Measurement m = RunJob(job, nullptr);
   EXPECT_EQ(m.outcome(), v1::PREDICTED_OOM) << m.error();

@@ -1,4 +1,4 @@
-#include "common/sweep_validation.h"
+#include "model/sweep.h"
 
 #include <gmock/gmock.h>
 #include <google/protobuf/text_format.h>
@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace paradnn::common {
+namespace paradnn::model {
 namespace {
 
 using ::testing::HasSubstr;
@@ -49,7 +49,7 @@ v1::ParamSpec Param(const std::string& text) {
   return spec;
 }
 
-const ParamSchema& Schema(const char* name) { return *FindParam(*FindFamily("fc"), name); }
+const ParamRule& Schema(const char* name) { return *FindParam(*FindFamily("fc"), name); }
 
 TEST(SweepValidationTest, IssueExampleIsValidAndHasTenConfigurations) {
   EXPECT_TRUE(ValidateSweep(Issue(), kDefaultMaxJobs).ok())
@@ -420,13 +420,17 @@ TEST(SweepValidationTest, ExactlyAtTheCapIsAllowed) {
 }
 
 TEST(SweepValidationTest, SchemaTable) {
-  ASSERT_EQ(Families().size(), 11u);
+  ASSERT_EQ(AllFamilies().size(), 11u);
   EXPECT_EQ(AllowedFamilies(),
             "cnn|densenet121|fc|mobilenet_v1|noop|resnet50|retinanet|rnn|squeezenet1_0|"
             "torchscript|transformer");
   auto by_name = [](const auto& a, const auto& b) { return std::string(a.name) < b.name; };
-  EXPECT_TRUE(std::is_sorted(Families().begin(), Families().end(), by_name));
-  for (const FamilySchema& family : Families()) {
+  EXPECT_TRUE(std::is_sorted(AllFamilies().begin(), AllFamilies().end(),
+                             [](const FamilyDef* a, const FamilyDef* b) {
+                               return std::string(a->name) < b->name;
+                             }));
+  for (const FamilyDef* def : AllFamilies()) {
+    const FamilyDef& family = *def;
     SCOPED_TRACE(family.name);
     EXPECT_TRUE(std::is_sorted(family.params.begin(), family.params.end(), by_name));
     EXPECT_TRUE(std::is_sorted(family.options.begin(), family.options.end(), by_name));
@@ -434,14 +438,14 @@ TEST(SweepValidationTest, SchemaTable) {
     ASSERT_NE(FindParam(family, "batch"), nullptr);
     EXPECT_TRUE(FindParam(family, "batch")->required);
     for (const char* threads : {"intra_op_threads", "inter_op_threads"}) {
-      const ParamSchema* p = FindParam(family, threads);
+      const ParamRule* p = FindParam(family, threads);
       ASSERT_NE(p, nullptr) << threads;
       EXPECT_FALSE(p->required);
       EXPECT_EQ(p->default_value, 0);
       EXPECT_EQ(p->min_value, 1);
       EXPECT_EQ(p->max_value, 1024);
     }
-    for (const ParamSchema& p : family.params) {
+    for (const ParamRule& p : family.params) {
       EXPECT_FALSE(p.required && p.default_value != 0) << p.name << ": required with a default";
       if (p.default_value != 0) {
         EXPECT_GE(p.default_value, p.min_value) << p.name;
@@ -449,8 +453,11 @@ TEST(SweepValidationTest, SchemaTable) {
       }
     }
     EXPECT_NE(std::string(family.summary), "");
+    EXPECT_TRUE(std::string(family.roof_kernel) == kMatmulRoof ||
+                std::string(family.roof_kernel) == kConvRoof);
+    EXPECT_NE(family.count, nullptr);
   }
-  const FamilySchema* fc = FindFamily("fc");
+  const FamilyDef* fc = FindFamily("fc");
   ASSERT_NE(fc, nullptr);
   EXPECT_EQ(FindFamily("FC"), nullptr);
   EXPECT_EQ(fc->params.size(), 7u);
@@ -459,7 +466,7 @@ TEST(SweepValidationTest, SchemaTable) {
   EXPECT_EQ(FindParam(*fc, "batch")->max_value, int64_t{1} << 22);
   EXPECT_EQ(FindParam(*fc, "bogus"), nullptr);
 
-  const FamilySchema* cnn = FindFamily("cnn");
+  const FamilyDef* cnn = FindFamily("cnn");
   ASSERT_NE(cnn, nullptr);
   EXPECT_EQ(FindParam(*cnn, "image")->min_value, 193);
   EXPECT_EQ(FindParam(*cnn, "block")->max_value, 64);
@@ -468,17 +475,17 @@ TEST(SweepValidationTest, SchemaTable) {
   EXPECT_STREQ(FindOption(*cnn, "blocks")->default_value, "");
   EXPECT_EQ(AllowedOptionValues(*FindOption(*FindFamily("rnn"), "cell")), "rnn|lstm|gru");
   for (const char* name : {"resnet50", "densenet121", "mobilenet_v1", "squeezenet1_0"}) {
-    const FamilySchema* f = FindFamily(name);
+    const FamilyDef* f = FindFamily(name);
     ASSERT_NE(f, nullptr) << name;
     EXPECT_EQ(FindParam(*f, "image")->default_value, 224) << name;
     EXPECT_EQ(FindParam(*f, "image")->min_value, 32) << name;
     EXPECT_EQ(FindParam(*f, "output")->default_value, 1000) << name;
   }
-  const FamilySchema* retinanet = FindFamily("retinanet");
+  const FamilyDef* retinanet = FindFamily("retinanet");
   EXPECT_EQ(FindParam(*retinanet, "image")->default_value, 512);
   EXPECT_EQ(FindParam(*retinanet, "image")->multiple_of, 32);
   EXPECT_EQ(FindParam(*retinanet, "output")->default_value, 80);
-  const FamilySchema* transformer = FindFamily("transformer");
+  const FamilyDef* transformer = FindFamily("transformer");
   EXPECT_EQ(FindParam(*transformer, "length")->default_value, 128);
   EXPECT_EQ(FindParam(*transformer, "vocab")->default_value, 32000);
   EXPECT_EQ(FindFamily("torchscript")->params.size(), 3u);
@@ -632,7 +639,7 @@ TEST(FamilySweepTest, CnnBlocksArePerGroupCounts) {
   EXPECT_EQ((*configs)[1].options().at("block_fn"), "residual");
   EXPECT_EQ((*configs)[2].options().at("block_fn"), "bottleneck");
   for (const char* bad : {"3,4,6", "3,4,6,3,1", "3,4,06,3", "3,4,0,3", "3,4,65,3", "3, 4,6,3",
-                          "a,b,c,d", "", "3,4,6,3,"}) {
+                          "a,b,c,d", "3,4,6,3,"}) {
     v1::SweepSpec b = Cnn();
     (*b.mutable_options())["blocks"].add_values(bad);
     EXPECT_EQ(Error(b), absl::StrCat("options.blocks[0]: '", bad,
@@ -640,6 +647,12 @@ TEST(FamilySweepTest, CnnBlocksArePerGroupCounts) {
                                      "\"3,4,6,3\""))
         << bad;
   }
+  // Empty is the option's default: every group takes `block` (what a stored
+  // config says when it did not set blocks).
+  v1::SweepSpec uniform = Cnn();
+  (*uniform.mutable_options())["blocks"].add_values("");
+  (*uniform.mutable_options())["blocks"].add_values("3,4,6,3");
+  EXPECT_TRUE(ValidateSweep(uniform, 0).ok()) << ValidateSweep(uniform, 0);
 }
 
 TEST(FamilySweepTest, RnnCellsMultiplyTheGrid) {
@@ -875,5 +888,47 @@ TEST(ShuffledOrderTest, EveryPositionIsReachable) {
   EXPECT_EQ(positions.size(), 5u);
 }
 
+// One table: every configuration a sweep validation accepts, the job parser
+// (what the runner and the coordinator's planner run) accepts too. Each
+// family's every parameter at its extremes (on its grid), every option at
+// every allowed value.
+TEST(SweepValidationTest, EveryConfigurationTheSweepAcceptsTheJobParserAccepts) {
+  for (const FamilyDef* family : AllFamilies()) {
+    SCOPED_TRACE(family->name);
+    v1::SweepSpec spec;
+    spec.set_name("extremes");
+    spec.set_family(family->name);
+    for (const ParamRule& p : family->params) {
+      const int64_t step = std::max<int64_t>(1, p.multiple_of);
+      const int64_t low = (p.min_value + step - 1) / step * step;
+      const int64_t high = p.max_value / step * step;
+      v1::IntValues* values = (*spec.mutable_params())[p.name].mutable_values();
+      values->add_values(low);
+      if (high != low) values->add_values(high);
+    }
+    for (const OptionRule& o : family->options) {
+      v1::StringValues& values = (*spec.mutable_options())[o.name];
+      for (const char* value : o.allowed) values.add_values(value);
+      if (o.allowed.empty() && o.default_value == nullptr) ADD_FAILURE() << o.name;
+      if (o.allowed.empty()) spec.mutable_options()->erase(o.name);
+    }
+    if (family->check_sweep != nullptr) {
+      v1::TorchScriptModel* model = spec.mutable_torchscript();
+      model->set_sha256(std::string(64, 'a'));
+      v1::TensorSpec* input = model->add_inputs();
+      input->add_shape(-1);
+      input->add_shape(8);
+      model->set_loss("sum");
+    }
+    absl::StatusOr<std::vector<v1::ModelConfig>> configs = ExpandSweep(spec, 0);
+    ASSERT_TRUE(configs.ok()) << configs.status();
+    EXPECT_GT(configs->size(), 1u);
+    for (const v1::ModelConfig& config : *configs) {
+      absl::StatusOr<ModelSpec> parsed = ParseModelSpec(config, FieldStyle::kProto);
+      ASSERT_TRUE(parsed.ok()) << parsed.status() << " for " << config.ShortDebugString();
+    }
+  }
+}
+
 }  // namespace
-}  // namespace paradnn::common
+}  // namespace paradnn::model
