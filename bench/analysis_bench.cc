@@ -29,7 +29,8 @@
 #include "absl/strings/str_format.h"
 #include "client/commands.h"
 #include "db/database.h"
-#include "db/stores.h"
+#include "db/config_intern.h"
+#include "db/platform_store.h"
 #include "paradnn/v1/coordinator.pb.h"
 
 namespace {

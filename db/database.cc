@@ -353,6 +353,10 @@ size_t Database::Impl::RunTransaction(std::vector<PendingWrite>& batch, size_t b
 
 Database::Database(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+absl::Status Database::ReadHealth() const {
+  return Read([](sqlite3* db) { return Exec(db, "SELECT 1"); });
+}
+
 absl::Status Database::StorageHealth() const {
   std::lock_guard<std::mutex> lock(impl_->health_mu);
   return impl_->storage_error;

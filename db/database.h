@@ -28,6 +28,10 @@
 
 namespace paradnn::db {
 
+// What an async store method calls after its transaction commits (or fails).
+template <typename T>
+using Callback = std::function<void(absl::StatusOr<T>)>;
+
 // Schema version this binary writes. A file with a higher user_version is
 // refused (written by a newer paradnn).
 int SchemaVersion();
@@ -107,6 +111,8 @@ class Database {
   // file, a full disk, an I/O error) until a later one commits: what
   // /readyz reports.
   absl::Status StorageHealth() const;
+  // OK when a read connection answers a trivial query.
+  absl::Status ReadHealth() const;
   // Runs `fn` on a read connection, inside one read transaction (a single
   // snapshot). Waits while every pooled connection is borrowed; the
   // connection refuses writes (query_only).

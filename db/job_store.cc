@@ -1,11 +1,12 @@
 // JobStore: the lease queue and attempts.
+#include "db/job_store.h"
+
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "db/stores.h"
 #include "db/stores_internal.h"
 
 namespace paradnn::db {

@@ -14,7 +14,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "db/database.h"
-#include "db/stores.h"
 
 namespace paradnn::db {
 

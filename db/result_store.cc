@@ -1,4 +1,6 @@
 // ResultStore: exactly-once results, their per-step samples, and queries.
+#include "db/result_store.h"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -7,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "db/stores.h"
 #include "db/stores_internal.h"
 
 namespace paradnn::db {
@@ -327,6 +328,25 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
   });
   if (!status.ok()) return status;
   return rows;
+}
+
+absl::StatusOr<std::optional<v1::Measurement>> ReadMeasurementOfJob(const Database& database,
+                                                                    int64_t job_id) {
+  std::optional<v1::Measurement> measurement;
+  absl::Status status = database.Read([&](sqlite3* db) -> absl::Status {
+    Statement find(db, "SELECT measurement FROM results WHERE job_id = ?");
+    find.Bind(1, job_id);
+    absl::StatusOr<bool> row = find.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::OkStatus();
+    measurement.emplace();
+    if (!measurement->ParseFromString(find.ColumnBlob(0))) {
+      return absl::DataLossError(absl::StrCat("the measurement of job ", job_id, " does not parse"));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return measurement;
 }
 
 absl::StatusOr<int64_t> ResultStore::CountForJob(int64_t job_id) const {

@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "db/database.h"
-#include "db/stores.h"
+#include "db/job_store.h"
 #include "google/protobuf/message_lite.h"
 
 namespace paradnn::db::internal {

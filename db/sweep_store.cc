@@ -1,4 +1,6 @@
 // SweepStore: sweeps and the bulk insertion of their jobs.
+#include "db/sweep_store.h"
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -11,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/stack_findings.h"
-#include "db/stores.h"
+#include "db/config_intern.h"
 #include "db/stores_internal.h"
 
 namespace paradnn::db {

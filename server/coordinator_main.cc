@@ -331,7 +331,7 @@ int main(int argc, char** argv) {
                "): draining, then restarting in place";
       }
       if (draining.load()) return "draining: SIGTERM received, assigning no more jobs";
-      absl::Status s = db->Read([](sqlite3* c) { return paradnn::db::Exec(c, "SELECT 1"); });
+      absl::Status s = db->ReadHealth();
       if (!s.ok()) return "database not readable: " + s.ToString();
       s = db->StorageHealth();
       if (!s.ok()) return "database writes fail: " + s.ToString();

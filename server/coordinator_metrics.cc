@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "db/fleet_activity.h"
 #include "paradnn/v1/coordinator.pb.h"
 
 namespace paradnn::server {
@@ -83,22 +84,13 @@ std::string CoordinatorMetrics::Render() {
                                  {v1::JOB_FAILED, 0}, {v1::JOB_CANCELLED, 0}};
   std::map<int, int64_t> sweeps = {{v1::SWEEP_RUNNING, 0}, {v1::SWEEP_DONE, 0}, {v1::SWEEP_CANCELLED, 0}};
   std::vector<std::pair<std::string, std::string>> workers;  // id, device kind
-  absl::Status read = database_->Read([&](sqlite3* db) -> absl::Status {
-    db::Statement j(db, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
-    for (absl::StatusOr<bool> row = j.Step(); row.ok() && *row; row = j.Step()) {
-      jobs[static_cast<int>(j.ColumnInt(0))] = j.ColumnInt(1);
-    }
-    db::Statement s(db, "SELECT state, COUNT(*) FROM sweeps GROUP BY state");
-    for (absl::StatusOr<bool> row = s.Step(); row.ok() && *row; row = s.Step()) {
-      sweeps[static_cast<int>(s.ColumnInt(0))] = s.ColumnInt(1);
-    }
-    db::Statement w(db, "SELECT id, device_kind FROM workers");
-    for (absl::StatusOr<bool> row = w.Step(); row.ok() && *row; row = w.Step()) {
-      workers.emplace_back(w.ColumnText(0), w.ColumnText(1));
-    }
-    return absl::OkStatus();
-  });
-  if (!read.ok()) spdlog::warn("/metrics: reading counts: {}", read.ToString());
+  if (absl::StatusOr<db::StateCounts> counts = db::ReadStateCounts(*database_); counts.ok()) {
+    for (const auto& [state, count] : counts->jobs) jobs[state] = count;
+    for (const auto& [state, count] : counts->sweeps) sweeps[state] = count;
+    workers = std::move(counts->workers);
+  } else {
+    spdlog::warn("/metrics: reading counts: {}", counts.status().ToString());
+  }
   db_out.Family("paradnn_jobs", "gauge", "Jobs by state");
   for (const auto& [state, count] : jobs) {
     db_out.Sample("paradnn_jobs", {{"state", JobStateLabel(state)}}, static_cast<double>(count));

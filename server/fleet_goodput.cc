@@ -1,9 +1,11 @@
 #include "server/fleet_goodput.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "db/fleet_activity.h"
 #include "paradnn/v1/metrics.pb.h"
 
 namespace paradnn::server {
@@ -178,87 +180,29 @@ absl::StatusOr<v1::FleetGoodputResponse> ReadFleetGoodput(const db::Database& da
   if (request.sweep_id() < 0) {
     return absl::InvalidArgumentError("sweep_id: must be >= 0 (0 = the whole fleet)");
   }
+  absl::StatusOr<db::FleetActivity> activity = db::ReadFleetActivity(
+      database, request.sweep_id(), request.window_seconds(), now_unix_ms);
+  if (!activity.ok()) return activity.status();
+  const std::string& sweep_device = activity->sweep_device;
   GoodputTimeline timeline;
   timeline.sweep_id = request.sweep_id();
-  std::string sweep_device;
-  absl::Status status = database.Read([&](sqlite3* db) -> absl::Status {
-    int64_t from = 0;
-    int64_t to = now_unix_ms;
-    if (request.sweep_id() != 0) {
-      db::Statement sweep(db, "SELECT device, created_unix_ms, finished_unix_ms FROM sweeps WHERE id = ?");
-      sweep.Bind(1, request.sweep_id());
-      absl::StatusOr<bool> row = sweep.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) return absl::NotFoundError(absl::StrCat("sweep ", request.sweep_id(), " does not exist"));
-      sweep_device = sweep.ColumnText(0);
-      from = sweep.ColumnInt(1);
-      if (!sweep.ColumnIsNull(2)) to = sweep.ColumnInt(2);
-    } else if (request.window_seconds() > 0) {
-      from = now_unix_ms - static_cast<int64_t>(request.window_seconds() * 1000);
-    } else {
-      db::Statement first(db, "SELECT MIN(started_unix_ms) FROM attempts");
-      absl::StatusOr<bool> row = first.Step();
-      if (!row.ok()) return row.status();
-      from = *row && !first.ColumnIsNull(0) ? first.ColumnInt(0) : now_unix_ms;
-    }
-    timeline.window = TimeSpan{from, to};
-
-    std::map<std::string, std::string> kind_of;  // worker -> device kind
-    db::Statement workers(db,
-                          "SELECT id, device_kind, connected, connected_unix_ms, "
-                          "last_seen_unix_ms FROM workers");
-    while (true) {
-      absl::StatusOr<bool> row = workers.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      GoodputWorker w;
-      w.worker_id = workers.ColumnText(0);
-      w.device_kind = workers.ColumnText(1);
-      kind_of[w.worker_id] = w.device_kind;
-      // The latest connection; earlier ones only the ledger knows.
-      const int64_t end = workers.ColumnInt(2) != 0 ? now_unix_ms : workers.ColumnInt(4);
-      w.connected.push_back(TimeSpan{workers.ColumnInt(3), end});
-      if (!sweep_device.empty() && w.device_kind != sweep_device) continue;
-      timeline.workers.push_back(std::move(w));
-    }
-
-    // Attempts overlapping the window (open ones included).
-    const char* const kAttempts =
-        "SELECT a.worker_id, j.device, a.started_unix_ms, a.finished_unix_ms, r.id, r.outcome, "
-        "r.timed_seconds, r.build_seconds, r.hfu "
-        "FROM attempts a JOIN jobs j ON j.id = a.job_id LEFT JOIN results r ON r.attempt_id = a.id "
-        "WHERE a.started_unix_ms <= ?1 AND (a.finished_unix_ms IS NULL OR a.finished_unix_ms >= ?2)";
-    const char* const kSweepAttempts =
-        "SELECT a.worker_id, j.device, a.started_unix_ms, a.finished_unix_ms, r.id, r.outcome, "
-        "r.timed_seconds, r.build_seconds, r.hfu "
-        "FROM jobs j JOIN attempts a ON a.job_id = j.id LEFT JOIN results r ON r.attempt_id = a.id "
-        "WHERE j.sweep_id = ?3 AND a.started_unix_ms <= ?1 "
-        "AND (a.finished_unix_ms IS NULL OR a.finished_unix_ms >= ?2)";
-    db::Statement attempts(db, request.sweep_id() != 0 ? kSweepAttempts : kAttempts);
-    attempts.Bind(1, to).Bind(2, from);
-    if (request.sweep_id() != 0) attempts.Bind(3, request.sweep_id());
-    while (true) {
-      absl::StatusOr<bool> row = attempts.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      GoodputAttempt a;
-      a.worker_id = attempts.ColumnText(0);
-      auto kind = kind_of.find(a.worker_id);
-      a.device_kind = kind != kind_of.end() ? kind->second : attempts.ColumnText(1);
-      a.started_unix_ms = attempts.ColumnInt(2);
-      a.finished_unix_ms = attempts.ColumnIsNull(3) ? 0 : attempts.ColumnInt(3);
-      a.has_result = !attempts.ColumnIsNull(4);
-      if (a.has_result) {
-        a.ok = attempts.ColumnInt(5) == v1::OK;
-        a.timed_seconds = attempts.ColumnIsNull(6) ? 0 : attempts.ColumnDouble(6);
-        a.build_seconds = attempts.ColumnIsNull(7) ? 0 : attempts.ColumnDouble(7);
-        if (!attempts.ColumnIsNull(8)) a.hfu = attempts.ColumnDouble(8);
-      }
-      timeline.attempts.push_back(std::move(a));
-    }
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
+  timeline.window = TimeSpan{activity->from_unix_ms, activity->to_unix_ms};
+  std::map<std::string, std::string> kind_of;  // worker -> device kind
+  for (const db::FleetWorkerRow& row : activity->workers) {
+    kind_of[row.worker_id] = row.device_kind;
+    if (!sweep_device.empty() && row.device_kind != sweep_device) continue;
+    GoodputWorker& w = timeline.workers.emplace_back();
+    w.worker_id = row.worker_id;
+    w.device_kind = row.device_kind;
+    // The latest connection; earlier ones only the ledger knows.
+    w.connected.push_back(
+        TimeSpan{row.connected_unix_ms, row.connected ? now_unix_ms : row.last_seen_unix_ms});
+  }
+  timeline.attempts = std::move(activity->attempts);
+  for (GoodputAttempt& a : timeline.attempts) {
+    // The worker's kind where it is known, else the job's device.
+    if (auto kind = kind_of.find(a.worker_id); kind != kind_of.end()) a.device_kind = kind->second;
+  }
   if (ledger != nullptr) {
     for (GoodputWorker& w : ledger->Workers(now_unix_ms)) {
       if (!sweep_device.empty() && w.device_kind != sweep_device) continue;

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "db/database.h"
+#include "db/fleet_activity.h"
 #include "paradnn/v1/coordinator.pb.h"
 
 namespace paradnn::server {
@@ -35,18 +36,9 @@ struct TimeSpan {
   int64_t to_unix_ms = 0;
 };
 
-// One attempt (a lease of a job to a worker) and what its result reported.
-struct GoodputAttempt {
-  std::string worker_id;
-  std::string device_kind;
-  int64_t started_unix_ms = 0;
-  int64_t finished_unix_ms = 0;  // 0 while the attempt is open
-  bool has_result = false;
-  bool ok = false;               // outcome OK
-  double timed_seconds = 0;
-  double build_seconds = 0;
-  std::optional<double> hfu;     // OK results measured against a roof
-};
+// One attempt (a lease of a job to a worker) and what its result reported;
+// device_kind is its worker's.
+using GoodputAttempt = db::FleetAttemptRow;
 
 // A worker and the spans it was connected (each may be open-ended: to =
 // the window's end).

@@ -39,7 +39,11 @@
 
 #include "common/clock.h"
 #include "db/database.h"
-#include "db/stores.h"
+#include "db/job_store.h"
+#include "db/platform_store.h"
+#include "db/result_store.h"
+#include "db/sweep_store.h"
+#include "db/worker_store.h"
 #include "paradnn/v1/coordinator.pb.h"
 #include "server/utilization.h"
 #include "server/worker_session.h"

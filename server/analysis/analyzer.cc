@@ -22,6 +22,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/stack_findings.h"
+#include "db/platform_store.h"
+#include "db/result_store.h"
 #include "nlohmann/json.hpp"
 #include "server/analysis/analysis_math.h"
 #include "server/analysis/result_selection.h"
@@ -225,48 +227,35 @@ absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
         " results selected)"));
   }
 
-  absl::Status status = database->Read([&](sqlite3* db) -> absl::Status {
-    for (int64_t platform_id : platform_ids) {
-      db::Statement find(db, "SELECT details FROM platforms WHERE id = ?");
-      find.Bind(1, platform_id);
-      absl::StatusOr<bool> row = find.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) continue;
-      v1::Platform platform;
-      if (!platform.ParseFromString(find.ColumnBlob(0))) {
-        return absl::DataLossError(absl::StrCat("platforms row ", platform_id, " does not parse"));
-      }
-      v1::PlatformRoofs* roofs = response.add_roofs();
-      roofs->set_platform_id(platform_id);
-      roofs->set_device_name(platform.device_name());
-      roofs->set_fingerprint(platform.fingerprint());
-      for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
-        v1::MatmulRoofValue* value = roofs->add_compute();
-        value->set_dtype(roof.dtype());
-        value->set_flops_per_sec(roof.flops_per_sec());
-        value->set_datasheet_flops_per_sec(roof.datasheet_flops_per_sec());
-        value->set_kernel(roof.kernel().empty() ? "matmul" : roof.kernel());
-        value->set_theoretical_flops_per_sec(roof.theoretical_flops_per_sec());
-      }
-      for (v1::BandwidthRoof& level : BandwidthRoofs(platform)) {
-        *roofs->add_bandwidth() = std::move(level);
-      }
+  for (int64_t platform_id : platform_ids) {
+    absl::StatusOr<v1::Platform> platform = db::ReadPlatform(*database, platform_id);
+    if (absl::IsNotFound(platform.status())) continue;
+    if (!platform.ok()) return platform.status();
+    v1::PlatformRoofs* roofs = response.add_roofs();
+    roofs->set_platform_id(platform_id);
+    roofs->set_device_name(platform->device_name());
+    roofs->set_fingerprint(platform->fingerprint());
+    for (const v1::MatmulRoof& roof : platform->matmul_roofs()) {
+      v1::MatmulRoofValue* value = roofs->add_compute();
+      value->set_dtype(roof.dtype());
+      value->set_flops_per_sec(roof.flops_per_sec());
+      value->set_datasheet_flops_per_sec(roof.datasheet_flops_per_sec());
+      value->set_kernel(roof.kernel().empty() ? "matmul" : roof.kernel());
+      value->set_theoretical_flops_per_sec(roof.theoretical_flops_per_sec());
     }
-    if (!request.include_ops()) return absl::OkStatus();
+    for (v1::BandwidthRoof& level : BandwidthRoofs(*platform)) {
+      *roofs->add_bandwidth() = std::move(level);
+    }
+  }
+  if (request.include_ops()) {
     for (const Record* record : measured) {
-      db::Statement find(db, "SELECT measurement FROM results WHERE job_id = ?");
-      find.Bind(1, record->job_id);
-      absl::StatusOr<bool> row = find.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) continue;
-      v1::Measurement measurement;
-      if (!measurement.ParseFromString(find.ColumnBlob(0))) {
-        return absl::DataLossError(
-            absl::StrCat("the measurement of job ", record->job_id, " does not parse"));
-      }
-      for (const v1::OpProfile& op : measurement.op_profile()) {
-        const double bytes =
-            InputBytesFromShapes(op.input_shapes(), ElementBytes(FieldValue(*selected, *record, "precision")));
+      absl::StatusOr<std::optional<v1::Measurement>> measurement =
+          db::ReadMeasurementOfJob(*database, record->job_id);
+      if (!measurement.ok()) return measurement.status();
+      if (!measurement->has_value()) continue;
+      for (const v1::OpProfile& op : (*measurement)->op_profile()) {
+        const double bytes = InputBytesFromShapes(
+            op.input_shapes(), ElementBytes(FieldValue(*selected, *record, "precision")));
         if (op.flops() <= 0 || op.self_seconds() <= 0 || bytes <= 0) continue;
         v1::RooflinePoint* point = response.add_points();
         point->set_job_id(record->job_id);
@@ -278,9 +267,7 @@ absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
         point->set_flops_per_sec(op.flops() / op.self_seconds());
       }
     }
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
+  }
   return response;
 }
 

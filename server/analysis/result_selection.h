@@ -1,11 +1,6 @@
-// The results an analysis reads, selected with SQL: the sweeps of a
-// v1::ResultSelection, its `where` filters, the requested hyper-parameters
-// and the built-in fields (family, precision, threads, platform, ...) of each
-// result, and its measured columns. The statement is written for what the
-// request reads (its text depends on the request's shape only; every value
-// is bound) and prepared uncached, so requests never grow the connection's
-// statement cache. Hyper-parameters come per configuration (configs,
-// config_params), read once for all the results that share it.
+// The results an analysis reads and what they mean: the metrics (their
+// columns, values and units), fields and configuration labels of the records
+// db/result_records.h selects with SQL.
 #ifndef PARADNN_SERVER_ANALYSIS_RESULT_SELECTION_H_
 #define PARADNN_SERVER_ANALYSIS_RESULT_SELECTION_H_
 
@@ -20,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "common/analysis_metrics.h"
 #include "db/database.h"
+#include "db/result_records.h"
 #include "paradnn/v1/analysis.pb.h"
 #include "paradnn/v1/metrics.pb.h"
 
@@ -33,56 +29,23 @@ using MetricInfo = common::AnalysisMetric;
 inline const std::vector<MetricInfo>& Metrics() { return common::AnalysisMetrics(); }
 
 // The fields that are not hyper-parameters (family, precision, worker, ...).
-const std::vector<std::string>& BuiltinFields();
+inline const std::vector<std::string>& BuiltinFields() { return db::BuiltinResultFields(); }
 
 // The metric called `name` (or `default_name` when `name` is empty);
 // InvalidArgument listing the metrics otherwise.
 absl::StatusOr<const MetricInfo*> FindMetric(const std::string& name,
                                             const char* default_name = nullptr);
 
-// The measured columns a record carries (NaN where NULL).
-enum class Column {
-  kExamplesPerSec,
-  kModelFlopsPerSec,
-  kExecutedFlopsPerSec,
-  kMfu,
-  kHfu,
-  kStepMedianSeconds,
-  kStepCv,
-  kModelFlops,
-  kExecutedFlops,
-  kBytesPerStep,
-  kPeakRssBytes,
-  kSiliconMfu,
-  kSiliconHfu,
-  kCount,
-};
+// The records an analysis reads (db/result_records.h holds the query).
+using Column = db::ResultColumn;
+using Record = db::ResultRecord;
+using Selected = db::ResultRecords;
+using db::CheckField;
+using db::FieldNames;
+using db::kMaxCarriedColumns;
 
-// The most measured columns one plan carries per record.
-inline constexpr size_t kMaxCarriedColumns = 4;
-
-// One selected result. Field values live in Selected (dictionary ids), so a
-// million records stay near 100 MB.
-struct Record {
-  int64_t job_id = 0;
-  int64_t platform_id = 0;
-  int64_t params = 0;
-  v1::Outcome outcome = v1::OUTCOME_UNSPECIFIED;
-  uint32_t first_value = 0;  // index of this record's first field id in Selected::values
-  uint32_t config = 0;       // dictionary id of the configuration ("" when not asked for)
-  std::array<double, kMaxCarriedColumns> columns;  // Selected::columns, NaN where NULL
-};
-
-struct Selected {
-  std::vector<std::string> fields;      // carried per record, in order
-  std::vector<std::string> all_keys;    // every hyper-parameter of the selected sweeps
-  std::vector<Column> columns;          // carried per record, in order
-  std::vector<std::string> dictionary;  // field values and configurations by id
-  std::vector<uint32_t> values;         // fields.size() ids per record
-  std::vector<Record> records;          // by sweep then job id, or by result id
-};
-
-// What a request reads.
+// What a request reads: db::ResultRecordPlan with metrics named instead of
+// their columns.
 struct LoadPlan {
   std::vector<std::string> fields;   // checked: built-in or a hyper-parameter of the sweeps
   bool all_hyper = false;            // also every hyper-parameter of the sweeps
@@ -99,14 +62,6 @@ struct LoadPlan {
 // NotFound for an unknown sweep.
 absl::StatusOr<Selected> Load(const db::Database* database, const v1::ResultSelection& selection,
                               const LoadPlan& plan);
-
-// InvalidArgument naming `role` unless `field` is built-in or one of
-// `hyper_keys`.
-absl::Status CheckField(const std::string& role, const std::string& field,
-                        const std::vector<std::string>& hyper_keys);
-
-// "hyper-parameters of the selected sweeps: ...; other fields: ..."
-std::string FieldNames(const std::vector<std::string>& hyper_keys);
 
 // The position of a carried field in Selected::fields. Aborts for a field
 // the plan did not carry (a bug, not input).

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "db/database.h"
-#include "db/stores.h"
+#include "db/platform_store.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/test_processes.h"
 #include "tests/support/synthetic_results.h"

@@ -14,7 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "db/database.h"
-#include "db/stores.h"
+#include "db/platform_store.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/test_processes.h"
 #include "tests/support/synthetic_results.h"

@@ -16,7 +16,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "db/database.h"
-#include "db/stores.h"
+#include "db/job_store.h"
+#include "db/result_store.h"
+#include "db/sweep_store.h"
 
 namespace paradnn::testing {
 

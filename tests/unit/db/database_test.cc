@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "db/migrations.h"
-#include "db/stores.h"
+#include "db/config_intern.h"
 #include "tests/unit/db/test_db.h"
 
 namespace paradnn::db {

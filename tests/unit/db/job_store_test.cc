@@ -8,7 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "db/stores.h"
+#include "db/job_store.h"
+#include "db/sweep_store.h"
 #include "tests/unit/db/test_db.h"
 
 namespace paradnn::db {

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "db/stores.h"
+#include "db/config_intern.h"
+#include "db/job_store.h"
+#include "db/sweep_store.h"
 #include "tests/unit/db/test_db.h"
 
 namespace paradnn::db {

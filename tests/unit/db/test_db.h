@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "db/database.h"
-#include "db/stores.h"
+#include "db/sweep_store.h"
 
 namespace paradnn::db::testing {
 

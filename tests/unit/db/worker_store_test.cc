@@ -5,7 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "db/stores.h"
+#include "db/job_store.h"
+#include "db/platform_store.h"
+#include "db/result_store.h"
+#include "db/sweep_store.h"
+#include "db/worker_store.h"
 #include "tests/unit/db/test_db.h"
 
 namespace paradnn::db {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "db/database.h"
-#include "db/stores.h"
+#include "db/platform_store.h"
 #include "tests/support/synthetic_results.h"
 #include "tests/unit/db/test_db.h"
 

@@ -10,7 +10,9 @@
 
 #include "common/clock.h"
 #include "db/database.h"
-#include "db/stores.h"
+#include "db/job_store.h"
+#include "db/result_store.h"
+#include "db/sweep_store.h"
 #include "tests/unit/db/test_db.h"
 
 namespace paradnn::server {

@@ -1,0 +1,88 @@
+// Jobs and their attempts (leases): lease, extend, release, expire.
+// Every mutating method goes through Database::Write (the writer thread) and
+// has an async form taking a callback that runs after commit, plus a
+// blocking *Sync form for tests and start-up. Reads run on the caller's
+// thread. Thread-safe.
+#ifndef PARADNN_DB_JOB_STORE_H_
+#define PARADNN_DB_JOB_STORE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+#include "absl/status/statusor.h"
+#include "db/database.h"
+#include "paradnn/v1/coordinator.pb.h"
+#include "paradnn/v1/sweep.pb.h"
+
+namespace paradnn::db {
+
+struct Lease {
+  int64_t job_id = 0;
+  int64_t attempt_id = 0;
+  int64_t sweep_id = 0;
+  int64_t lease_deadline_unix_ms = 0;  // as stored with the attempt
+  v1::ModelConfig config;
+  v1::RunSettings settings;
+  std::string device;
+  // The job's estimates as stored at submit (0 = unknown).
+  int64_t params = 0;
+  double model_flops = 0;
+  double peak_memory_estimate_bytes = 0;
+  // The sweep asked to run jobs whose estimate exceeds a worker's memory.
+  bool run_predicted_oom = false;
+};
+
+class JobStore {
+ public:
+  explicit JobStore(Database* db) : db_(db) {}
+
+  // Leases the next pending job for `device` (running sweeps, oldest sweep
+  // first, then by ordinal): inserts an attempt for `worker_id` with
+  // `lease_deadline_unix_ms`, sets the job leased and increments its attempt
+  // count. nullopt when no job is pending for that device.
+  void LeaseNext(const std::string& device, const std::string& worker_id, int64_t now_unix_ms,
+                 int64_t lease_deadline_unix_ms, Callback<std::optional<Lease>> done);
+  absl::StatusOr<std::optional<Lease>> LeaseNextSync(const std::string& device,
+                                                     const std::string& worker_id,
+                                                     int64_t now_unix_ms,
+                                                     int64_t lease_deadline_unix_ms);
+
+  // Moves the deadline of every open attempt of `worker_id`.
+  void ExtendLeases(const std::string& worker_id, int64_t lease_deadline_unix_ms);
+  // At start-up: no open attempt's deadline later than `latest_unix_ms` (a
+  // previous process stored them generously, keeping the exact ones in
+  // memory). Returns how many moved.
+  absl::StatusOr<int64_t> CapLeaseDeadlinesSync(int64_t latest_unix_ms);
+
+  // Closes an open attempt without a result (worker lost, lease expired,
+  // coordinator restart): the attempt gets `reason`; the job goes back to
+  // pending, or to failed once it has had `max_attempts` attempts (cancelled
+  // if its sweep was cancelled). Closing an attempt that is already closed is
+  // a no-op (returns OK with the job's state); so is the job side when the
+  // job already has a result. NotFound for an unknown attempt,
+  // InvalidArgument for max_attempts < 1. `holder` set (a worker handing its
+  // job back): PermissionDenied, and nothing changes, unless the attempt
+  // was leased to that worker.
+  void Release(int64_t attempt_id, const std::string& reason, int64_t now_unix_ms,
+               int max_attempts, Callback<v1::JobState> done, const std::string& holder = "");
+  absl::StatusOr<v1::JobState> ReleaseSync(int64_t attempt_id, const std::string& reason,
+                                           int64_t now_unix_ms, int max_attempts);
+
+  // Open attempts whose lease deadline is before `now_unix_ms`.
+  absl::StatusOr<std::vector<int64_t>> ExpiredAttempts(int64_t now_unix_ms) const;
+  // Every open attempt (used at start-up to release what a previous process
+  // had leased).
+  absl::StatusOr<std::vector<int64_t>> OpenAttempts() const;
+  // Open attempts of one worker.
+  absl::StatusOr<std::vector<int64_t>> OpenAttemptsOf(const std::string& worker_id) const;
+  // Count of pending jobs per device.
+  absl::StatusOr<int64_t> PendingCount(const std::string& device) const;
+
+ private:
+  Database* db_;
+};
+
+}  // namespace paradnn::db
+
+#endif  // PARADNN_DB_JOB_STORE_H_

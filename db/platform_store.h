@@ -1,0 +1,45 @@
+// Platforms (fingerprinted hosts and devices, with their roofs), each
+// described by its first reporter.
+// Every mutating method goes through Database::Write (the writer thread) and
+// has an async form taking a callback that runs after commit, plus a
+// blocking *Sync form for tests and start-up. Reads run on the caller's
+// thread. Thread-safe.
+#ifndef PARADNN_DB_PLATFORM_STORE_H_
+#define PARADNN_DB_PLATFORM_STORE_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/status/statusor.h"
+#include "db/database.h"
+#include "paradnn/v1/metrics.pb.h"
+
+namespace paradnn::db {
+
+// The platform stored as `platform_id`; NotFound for an unknown id.
+absl::StatusOr<v1::Platform> ReadPlatform(const Database& database, int64_t platform_id);
+
+class PlatformStore {
+ public:
+  explicit PlatformStore(Database* db) : db_(db) {}
+  // Inserts the platform if its fingerprint is new; returns its id either way
+  // (the first report's facts are kept). The first reporter (`owner`, a
+  // worker id) owns the row: only it replaces the roofs with a newer
+  // calibration. A report whose facts (device, cores, libraries, ISA, stack
+  // settings) differ from the stored ones under the same fingerprint is kept
+  // apart, under "<fingerprint>~<owner>", and never replaces the first.
+  // InvalidArgument for an empty fingerprint or a calibration time more than
+  // a day ahead of the coordinator's clock.
+  void Upsert(const v1::Platform& platform, Callback<int64_t> done,
+              const std::string& owner = "");
+  absl::StatusOr<int64_t> UpsertSync(const v1::Platform& platform,
+                                     const std::string& owner = "");
+  // NotFound for an unknown id.
+  absl::StatusOr<v1::Platform> Get(int64_t platform_id) const { return ReadPlatform(*db_, platform_id); }
+
+ private:
+  Database* db_;
+};
+
+}  // namespace paradnn::db
+
+#endif  // PARADNN_DB_PLATFORM_STORE_H_
