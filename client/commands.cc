@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/listing_format.h"
 #include "client/presets.h"
 #include "client/progress.h"
 #include "client/result_views.h"

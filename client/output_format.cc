@@ -21,31 +21,79 @@ namespace {
 
 constexpr size_t kMaxErrorWidth = 60;
 
-// The fixed columns that follow the hyper-parameters, in order.
-const std::vector<ResultColumn>& MeasurementColumns() {
-  static const std::vector<ResultColumn>* const kColumns = new std::vector<ResultColumn>{
-      {"examples_per_sec", "ex/s", ColumnUnit::kRate},
+Cell Text(const std::string& text) {
+  if (text.empty()) return std::monostate{};
+  return text;
+}
+
+// One result row as the measurement columns read it.
+struct RowView {
+  const v1::ResultRow& row;
+  const v1::Measurement& m;
+  const v1::StepStats& stats;
+  // Outcomes other than OK (OOM, ERROR, ...) carry no meaningful timing.
+  bool timed;
+  Cell IfTimed(double v) const { return timed ? Cell{v} : Cell{}; }
+  // A utilization figure as a percentage; blank without a roof.
+  Cell Percent(double fraction) const { return timed && fraction > 0 ? Cell{fraction * 100} : Cell{}; }
+};
+
+// A column that follows the hyper-parameters: its name, title and unit, and
+// its cell.
+struct MeasurementColumn {
+  ResultColumn column;
+  Cell (*cell)(const RowView& r);
+};
+
+// The fixed columns that follow the hyper-parameters, in order: one table,
+// so a column's header and its value cannot drift apart.
+const std::vector<MeasurementColumn>& MeasurementColumns() {
+  static const std::vector<MeasurementColumn>* const kColumns = new std::vector<MeasurementColumn>{
+      {{"examples_per_sec", "ex/s", ColumnUnit::kRate},
+       [](const RowView& r) { return r.IfTimed(r.m.examples_per_sec()); }},
       // Measurement.suspect joined with "; ": why the number may be off.
-      {"suspect", "!", ColumnUnit::kFlag},
-      {"step_median_ms", "median", ColumnUnit::kMillis},
-      {"step_ci95_pct", "±ci95", ColumnUnit::kPercent},
-      {"step_p10_ms", "p10", ColumnUnit::kMillis},
-      {"step_p90_ms", "p90", ColumnUnit::kMillis},
-      {"step_cv", "cv", ColumnUnit::kRatio},
-      {"steps", "steps", ColumnUnit::kInteger},
-      {"stop_reason", "stop", ColumnUnit::kText},
-      {"model_gflops_per_sec", "model GF/s", ColumnUnit::kRate},
-      {"executed_gflops_per_sec", "exec GF/s", ColumnUnit::kRate},
+      {{"suspect", "!", ColumnUnit::kFlag},
+       [](const RowView& r) { return Text(absl::StrJoin(r.m.suspect(), "; ")); }},
+      {{"step_median_ms", "median", ColumnUnit::kMillis},
+       [](const RowView& r) { return r.IfTimed(r.stats.median_s() * 1e3); }},
+      {{"step_ci95_pct", "±ci95", ColumnUnit::kPercent},
+       [](const RowView& r) { return r.IfTimed(r.stats.ci95_rel() * 100); }},
+      {{"step_p10_ms", "p10", ColumnUnit::kMillis},
+       [](const RowView& r) { return r.IfTimed(r.stats.p10_s() * 1e3); }},
+      {{"step_p90_ms", "p90", ColumnUnit::kMillis},
+       [](const RowView& r) { return r.IfTimed(r.stats.p90_s() * 1e3); }},
+      {{"step_cv", "cv", ColumnUnit::kRatio},
+       [](const RowView& r) { return r.IfTimed(r.stats.cv()); }},
+      {{"steps", "steps", ColumnUnit::kInteger},
+       [](const RowView& r) { return r.timed ? Cell{int64_t{r.stats.steps()}} : Cell{}; }},
+      {{"stop_reason", "stop", ColumnUnit::kText},
+       [](const RowView& r) { return r.timed ? Text(r.stats.stop_reason()) : Cell{}; }},
+      {{"model_gflops_per_sec", "model GF/s", ColumnUnit::kRate},
+       [](const RowView& r) { return r.IfTimed(r.m.model_flops_per_sec() / 1e9); }},
+      {{"executed_gflops_per_sec", "exec GF/s", ColumnUnit::kRate},
+       [](const RowView& r) { return r.IfTimed(r.m.executed_flops_per_sec() / 1e9); }},
       // Against the worker's calibrated roof of the job's kernel path and
       // compute dtype (the stack's best), then against the silicon's peak.
-      {"mfu_pct", "MFU", ColumnUnit::kPercent},
-      {"hfu_pct", "HFU", ColumnUnit::kPercent},
-      {"silicon_mfu_pct", "MFU(si)", ColumnUnit::kPercent},
-      {"intra_op_threads", "threads", ColumnUnit::kInteger},
-      {"params", "#params", ColumnUnit::kCount},
-      {"outcome", "outcome", ColumnUnit::kText},
-      {"worker", "worker", ColumnUnit::kText},
-      {"error", "error", ColumnUnit::kText},
+      {{"mfu_pct", "MFU", ColumnUnit::kPercent},
+       [](const RowView& r) { return r.Percent(r.m.mfu()); }},
+      {{"hfu_pct", "HFU", ColumnUnit::kPercent},
+       [](const RowView& r) { return r.Percent(r.m.hfu()); }},
+      {{"silicon_mfu_pct", "MFU(si)", ColumnUnit::kPercent},
+       [](const RowView& r) { return r.Percent(r.m.silicon_mfu()); }},
+      {{"intra_op_threads", "threads", ColumnUnit::kInteger},
+       [](const RowView& r) { return r.timed ? Cell{int64_t{r.m.intra_op_threads()}} : Cell{}; }},
+      {{"params", "#params", ColumnUnit::kCount},
+       [](const RowView& r) {
+         return r.m.counts().params() > 0 ? Cell{r.m.counts().params()} : Cell{};
+       }},
+      {{"outcome", "outcome", ColumnUnit::kText},
+       [](const RowView& r) -> Cell {
+         if (r.row.has_measurement()) return v1::Outcome_Name(r.m.outcome());
+         return std::string(absl::StripPrefix(v1::JobState_Name(r.row.state()), "JOB_"));
+       }},
+      {{"worker", "worker", ColumnUnit::kText},
+       [](const RowView& r) { return Text(r.row.worker_id()); }},
+      {{"error", "error", ColumnUnit::kText}, [](const RowView& r) { return Text(r.m.error()); }},
   };
   return *kColumns;
 }
@@ -54,15 +102,10 @@ bool IsFixedColumn(const std::string& name) {
   if (name == "job_id" || name == "repeat" || name == "precision" || name == "optimizer") {
     return true;
   }
-  for (const ResultColumn& c : MeasurementColumns()) {
-    if (c.name == name) return true;
+  for (const MeasurementColumn& c : MeasurementColumns()) {
+    if (c.column.name == name) return true;
   }
   return false;
-}
-
-Cell Text(const std::string& text) {
-  if (text.empty()) return std::monostate{};
-  return text;
 }
 
 }  // namespace
@@ -147,22 +190,6 @@ std::string RawCell(const Cell& cell) {
   if (const auto* s = std::get_if<std::string>(&cell)) return *s;
   return "";
 }
-
-std::string FormatLocalTime(int64_t unix_ms) {
-  if (unix_ms <= 0) return "-";
-  const std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm local{};
-  localtime_r(&seconds, &local);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M:%S", &local);
-  return buffer;
-}
-
-int64_t Finished(const v1::SweepStatus& s) {
-  return s.done_jobs() + s.failed_jobs() + s.cancelled_jobs();
-}
-
-std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }
 
 }  // namespace
 
@@ -254,7 +281,7 @@ ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
   table.columns.push_back({"job_id", "job", ColumnUnit::kInteger});
   if (repeats) table.columns.push_back({"repeat", "repeat", ColumnUnit::kInteger});
   config_columns.AppendColumns(&table.columns);
-  for (const ResultColumn& c : MeasurementColumns()) table.columns.push_back(c);
+  for (const MeasurementColumn& c : MeasurementColumns()) table.columns.push_back(c.column);
 
   for (const v1::ResultRow& row : rows) {
     std::vector<Cell> cells;
@@ -264,33 +291,9 @@ ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
     config_columns.AppendCells(row.config(), &cells);
 
     const v1::Measurement& m = row.measurement();
-    const v1::StepStats& stats = m.stats();
-    // Outcomes other than OK (OOM, ERROR, ...) carry no meaningful timing.
-    const bool timed = row.has_measurement() && (m.outcome() == v1::OK || stats.steps() > 0);
-    auto timed_value = [timed](double v) { return timed ? Cell{v} : Cell{}; };
-    cells.push_back(timed_value(m.examples_per_sec()));
-    cells.push_back(Text(absl::StrJoin(m.suspect(), "; ")));
-    cells.push_back(timed_value(stats.median_s() * 1e3));
-    cells.push_back(timed_value(stats.ci95_rel() * 100));
-    cells.push_back(timed_value(stats.p10_s() * 1e3));
-    cells.push_back(timed_value(stats.p90_s() * 1e3));
-    cells.push_back(timed_value(stats.cv()));
-    cells.push_back(timed ? Cell{int64_t{stats.steps()}} : Cell{});
-    cells.push_back(timed ? Text(stats.stop_reason()) : Cell{});
-    cells.push_back(timed_value(m.model_flops_per_sec() / 1e9));
-    cells.push_back(timed_value(m.executed_flops_per_sec() / 1e9));
-    cells.push_back(timed && m.mfu() > 0 ? Cell{m.mfu() * 100} : Cell{});
-    cells.push_back(timed && m.hfu() > 0 ? Cell{m.hfu() * 100} : Cell{});
-    cells.push_back(timed && m.silicon_mfu() > 0 ? Cell{m.silicon_mfu() * 100} : Cell{});
-    cells.push_back(timed ? Cell{int64_t{m.intra_op_threads()}} : Cell{});
-    cells.push_back(m.counts().params() > 0 ? Cell{m.counts().params()} : Cell{});
-    if (row.has_measurement()) {
-      cells.push_back(v1::Outcome_Name(m.outcome()));
-    } else {
-      cells.push_back(std::string(absl::StripPrefix(v1::JobState_Name(row.state()), "JOB_")));
-    }
-    cells.push_back(Text(row.worker_id()));
-    cells.push_back(Text(m.error()));
+    const RowView view{row, m, m.stats(),
+                       row.has_measurement() && (m.outcome() == v1::OK || m.stats().steps() > 0)};
+    for (const MeasurementColumn& c : MeasurementColumns()) cells.push_back(c.cell(view));
     table.rows.push_back(std::move(cells));
     table.step_seconds.emplace_back(m.step_seconds().begin(), m.step_seconds().end());
   }
@@ -447,163 +450,6 @@ std::string HumanAge(int64_t then_unix_ms, int64_t now_unix_ms) {
   if (seconds < 3600) return absl::StrCat(seconds / 60, "m ago");
   if (seconds < 86400) return absl::StrCat(seconds / 3600, "h ago");
   return absl::StrCat(seconds / 86400, "d ago");
-}
-
-std::string SweepStateName(v1::SweepState state) {
-  switch (state) {
-    case v1::SWEEP_RUNNING:
-      return "running";
-    case v1::SWEEP_DONE:
-      return "done";
-    case v1::SWEEP_CANCELLED:
-      return "cancelled";
-    default:
-      return "unknown";
-  }
-}
-
-std::string JobStateName(v1::JobState state) {
-  switch (state) {
-    case v1::JOB_PENDING:
-      return "pending";
-    case v1::JOB_LEASED:
-      return "running";
-    case v1::JOB_DONE:
-      return "done";
-    case v1::JOB_FAILED:
-      return "failed";
-    case v1::JOB_CANCELLED:
-      return "cancelled";
-    default:
-      return "unknown";
-  }
-}
-
-std::string DescribeParam(const v1::ParamSpec& spec) {
-  switch (spec.kind_case()) {
-    case v1::ParamSpec::kValue:
-      return absl::StrCat(spec.value());
-    case v1::ParamSpec::kValues:
-      return absl::StrCat("[", absl::StrJoin(spec.values().values(), ", "), "]");
-    case v1::ParamSpec::kRange: {
-      const v1::IntRange& r = spec.range();
-      std::string out = absl::StrCat(r.min(), "..", r.max());
-      if (r.has_mul()) absl::StrAppend(&out, " x", r.mul());
-      if (r.has_add()) absl::StrAppend(&out, " +", r.add());
-      return out;
-    }
-    case v1::ParamSpec::KIND_NOT_SET:
-      break;
-  }
-  return "?";
-}
-
-std::string FormatSweepList(const std::vector<v1::SweepStatus>& sweeps) {
-  std::vector<std::vector<std::string>> rows;
-  for (const v1::SweepStatus& s : sweeps) {
-    rows.push_back({absl::StrCat(s.sweep_id()), s.name(), s.family(), s.device(),
-                    SweepStateName(s.state()), absl::StrCat(Finished(s), "/", s.total_jobs()),
-                    absl::StrCat(s.ok_results()), HumanClock(s.elapsed_seconds())});
-  }
-  return AlignColumns({"id", "name", "family", "device", "state", "done", "ok", "elapsed"}, rows,
-                      {true, false, false, false, false, true, true, true});
-}
-
-std::string FormatSweepDetail(const v1::SweepStatus& s) {
-  std::vector<std::vector<std::string>> rows;
-  rows.push_back({"family", s.family()});
-  rows.push_back({"device", s.device()});
-  rows.push_back({"state", SweepStateName(s.state())});
-  rows.push_back(
-      {"jobs", absl::StrCat(s.total_jobs(), " total: ", s.done_jobs(), " done, ", s.leased_jobs(),
-                            " running, ", s.pending_jobs(), " pending, ", s.failed_jobs(),
-                            " failed, ", s.cancelled_jobs(), " cancelled")});
-  rows.push_back({"ok results", absl::StrCat(s.ok_results())});
-  rows.push_back({"created", FormatLocalTime(s.created_unix_ms())});
-  rows.push_back({"finished", FormatLocalTime(s.finished_unix_ms())});
-  rows.push_back({"elapsed", HumanClock(s.elapsed_seconds())});
-  const v1::SweepSpec& spec = s.spec();
-  if (!spec.params().empty()) {
-    std::map<std::string, std::string> params;
-    for (const auto& [key, param] : spec.params()) params[key] = DescribeParam(param);
-    std::vector<std::string> parts;
-    for (const auto& [key, text] : params) parts.push_back(absl::StrCat(key, "=", text));
-    rows.push_back({"params", absl::StrJoin(parts, "  ")});
-  }
-  if (!spec.options().empty()) {
-    std::map<std::string, std::string> options;
-    for (const auto& [key, list] : spec.options()) {
-      options[key] = list.values_size() == 1
-                         ? list.values(0)
-                         : absl::StrCat("[", absl::StrJoin(list.values(), ", "), "]");
-    }
-    std::vector<std::string> parts;
-    for (const auto& [key, text] : options) parts.push_back(absl::StrCat(key, "=", text));
-    rows.push_back({"options", absl::StrJoin(parts, "  ")});
-  }
-  rows.push_back(
-      {"precision", spec.precision().empty() ? "float32" : absl::StrJoin(spec.precision(), ", ")});
-  rows.push_back(
-      {"optimizer", spec.optimizer().empty() ? "rmsprop" : absl::StrJoin(spec.optimizer(), ", ")});
-  if (spec.has_run()) {
-    const v1::RunSettings& r = spec.run();
-    std::vector<std::string> parts;
-    if (r.ci() != 0) parts.push_back(absl::StrCat("ci=", r.ci()));
-    if (r.max_seconds() != 0) parts.push_back(absl::StrCat("max_seconds=", r.max_seconds()));
-    if (r.warmup_steps() != 0) parts.push_back(absl::StrCat("warmup_steps=", r.warmup_steps()));
-    if (r.min_steps() != 0) parts.push_back(absl::StrCat("min_steps=", r.min_steps()));
-    if (r.max_steps() != 0) parts.push_back(absl::StrCat("max_steps=", r.max_steps()));
-    if (r.intra_op_threads() != 0) {
-      parts.push_back(absl::StrCat("intra_op_threads=", r.intra_op_threads()));
-    }
-    if (r.inter_op_threads() != 0) {
-      parts.push_back(absl::StrCat("inter_op_threads=", r.inter_op_threads()));
-    }
-    if (r.timeout_seconds() != 0) {
-      parts.push_back(absl::StrCat("timeout_seconds=", r.timeout_seconds()));
-    }
-    if (r.seed() != 0) parts.push_back(absl::StrCat("seed=", r.seed()));
-    rows.push_back({"run", parts.empty() ? "defaults" : absl::StrJoin(parts, " ")});
-  }
-  std::string out = absl::StrCat("sweep ", s.sweep_id(), ": ", EscapeForTerminal(s.name()), "\n");
-  std::string body = AlignColumns({"", ""}, rows, {false, false});
-  // Drop the empty header line AlignColumns writes first.
-  absl::StrAppend(&out, body.substr(body.find('\n') + 1));
-  return out;
-}
-
-std::string FormatRoofs(const v1::Platform& platform) {
-  std::vector<std::string> parts;
-  for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
-    std::string part = absl::StrCat(roof.kernel().empty() || roof.kernel() == "matmul"
-                                         ? ""
-                                         : absl::StrCat(roof.kernel(), " "),
-                                     roof.dtype(), " ",
-                                     roof.flops_per_sec() > 0
-                                         ? HumanCount(roof.flops_per_sec()) + "FLOP/s"
-                                         : std::string("uncalibrated"));
-    if (roof.theoretical_flops_per_sec() > 0) {
-      absl::StrAppend(&part, " (peak ", HumanCount(roof.theoretical_flops_per_sec()), ")");
-    }
-    if (roof.datasheet_flops_per_sec() > 0) {
-      absl::StrAppend(&part, " (datasheet ", HumanCount(roof.datasheet_flops_per_sec()), ")");
-    }
-    parts.push_back(std::move(part));
-  }
-  return absl::StrJoin(parts, ", ");
-}
-
-std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t now_unix_ms) {
-  std::vector<std::vector<std::string>> rows;
-  for (const v1::WorkerInfo& w : workers) {
-    rows.push_back({w.worker_id(), Dash(w.device_kind()), Dash(w.state()), Dash(w.hostname()),
-                    absl::StrCat(w.jobs_done()), Dash(w.platform().blas_backend()),
-                    Dash(w.platform().libtorch_version()), Dash(FormatRoofs(w.platform())),
-                    HumanAge(w.last_seen_unix_ms(), now_unix_ms)});
-  }
-  return AlignColumns({"id", "device", "state", "host", "jobs done", "BLAS", "LibTorch",
-                       "matmul roofs", "last seen"},
-                      rows, {false, false, false, false, true, false, false, false, false});
 }
 
 }  // namespace paradnn::client

@@ -117,27 +117,6 @@ std::string HumanMillis(double millis);                           // 850µs, 12.
 std::string HumanClock(double seconds);                           // 0:42, 12:03, 1:02:03
 std::string HumanAge(int64_t then_unix_ms, int64_t now_unix_ms);  // 3s ago, 5m ago, -
 
-// Lower-case state names: "running", "done", "cancelled"; "pending", ...
-std::string SweepStateName(v1::SweepState state);
-std::string JobStateName(v1::JobState state);
-
-// Short description of a parameter's values: 4, [64, 256], 32..512 x2.
-std::string DescribeParam(const v1::ParamSpec& spec);
-
-// `paradnn status`: one line per sweep (id, name, family, device, state,
-// done/total, ok, elapsed).
-std::string FormatSweepList(const std::vector<v1::SweepStatus>& sweeps);
-
-// `paradnn status SWEEP`: one sweep in detail.
-std::string FormatSweepDetail(const v1::SweepStatus& sweep);
-
-// `paradnn workers`: id, device, state, host, jobs done, BLAS, LibTorch,
-// last seen (relative to `now_unix_ms`).
-// "float32 247GFLOP/s, bfloat16 954GFLOP/s (datasheet 1.2T)"; "" without roofs.
-std::string FormatRoofs(const v1::Platform& platform);
-
-std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t now_unix_ms);
-
 }  // namespace paradnn::client
 
 #endif  // PARADNN_CLIENT_OUTPUT_FORMAT_H_

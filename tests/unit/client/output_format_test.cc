@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "client/listing_format.h"
 #include "paradnn/v1/metrics.pb.h"
 #include "tests/support/csv_reader.h"
 

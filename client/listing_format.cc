@@ -1,0 +1,190 @@
+#include "client/listing_format.h"
+
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/output_format.h"
+
+namespace paradnn::client {
+namespace {
+
+std::string FormatLocalTime(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  const std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M:%S", &local);
+  return buffer;
+}
+
+int64_t Finished(const v1::SweepStatus& s) {
+  return s.done_jobs() + s.failed_jobs() + s.cancelled_jobs();
+}
+
+std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }
+
+}  // namespace
+
+std::string SweepStateName(v1::SweepState state) {
+  switch (state) {
+    case v1::SWEEP_RUNNING:
+      return "running";
+    case v1::SWEEP_DONE:
+      return "done";
+    case v1::SWEEP_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
+  }
+}
+
+std::string JobStateName(v1::JobState state) {
+  switch (state) {
+    case v1::JOB_PENDING:
+      return "pending";
+    case v1::JOB_LEASED:
+      return "running";
+    case v1::JOB_DONE:
+      return "done";
+    case v1::JOB_FAILED:
+      return "failed";
+    case v1::JOB_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
+  }
+}
+
+std::string DescribeParam(const v1::ParamSpec& spec) {
+  switch (spec.kind_case()) {
+    case v1::ParamSpec::kValue:
+      return absl::StrCat(spec.value());
+    case v1::ParamSpec::kValues:
+      return absl::StrCat("[", absl::StrJoin(spec.values().values(), ", "), "]");
+    case v1::ParamSpec::kRange: {
+      const v1::IntRange& r = spec.range();
+      std::string out = absl::StrCat(r.min(), "..", r.max());
+      if (r.has_mul()) absl::StrAppend(&out, " x", r.mul());
+      if (r.has_add()) absl::StrAppend(&out, " +", r.add());
+      return out;
+    }
+    case v1::ParamSpec::KIND_NOT_SET:
+      break;
+  }
+  return "?";
+}
+
+std::string FormatSweepList(const std::vector<v1::SweepStatus>& sweeps) {
+  std::vector<std::vector<std::string>> rows;
+  for (const v1::SweepStatus& s : sweeps) {
+    rows.push_back({absl::StrCat(s.sweep_id()), s.name(), s.family(), s.device(),
+                    SweepStateName(s.state()), absl::StrCat(Finished(s), "/", s.total_jobs()),
+                    absl::StrCat(s.ok_results()), HumanClock(s.elapsed_seconds())});
+  }
+  return AlignColumns({"id", "name", "family", "device", "state", "done", "ok", "elapsed"}, rows,
+                      {true, false, false, false, false, true, true, true});
+}
+
+std::string FormatSweepDetail(const v1::SweepStatus& s) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"family", s.family()});
+  rows.push_back({"device", s.device()});
+  rows.push_back({"state", SweepStateName(s.state())});
+  rows.push_back(
+      {"jobs", absl::StrCat(s.total_jobs(), " total: ", s.done_jobs(), " done, ", s.leased_jobs(),
+                            " running, ", s.pending_jobs(), " pending, ", s.failed_jobs(),
+                            " failed, ", s.cancelled_jobs(), " cancelled")});
+  rows.push_back({"ok results", absl::StrCat(s.ok_results())});
+  rows.push_back({"created", FormatLocalTime(s.created_unix_ms())});
+  rows.push_back({"finished", FormatLocalTime(s.finished_unix_ms())});
+  rows.push_back({"elapsed", HumanClock(s.elapsed_seconds())});
+  const v1::SweepSpec& spec = s.spec();
+  if (!spec.params().empty()) {
+    std::map<std::string, std::string> params;
+    for (const auto& [key, param] : spec.params()) params[key] = DescribeParam(param);
+    std::vector<std::string> parts;
+    for (const auto& [key, text] : params) parts.push_back(absl::StrCat(key, "=", text));
+    rows.push_back({"params", absl::StrJoin(parts, "  ")});
+  }
+  if (!spec.options().empty()) {
+    std::map<std::string, std::string> options;
+    for (const auto& [key, list] : spec.options()) {
+      options[key] = list.values_size() == 1
+                         ? list.values(0)
+                         : absl::StrCat("[", absl::StrJoin(list.values(), ", "), "]");
+    }
+    std::vector<std::string> parts;
+    for (const auto& [key, text] : options) parts.push_back(absl::StrCat(key, "=", text));
+    rows.push_back({"options", absl::StrJoin(parts, "  ")});
+  }
+  rows.push_back(
+      {"precision", spec.precision().empty() ? "float32" : absl::StrJoin(spec.precision(), ", ")});
+  rows.push_back(
+      {"optimizer", spec.optimizer().empty() ? "rmsprop" : absl::StrJoin(spec.optimizer(), ", ")});
+  if (spec.has_run()) {
+    const v1::RunSettings& r = spec.run();
+    std::vector<std::string> parts;
+    if (r.ci() != 0) parts.push_back(absl::StrCat("ci=", r.ci()));
+    if (r.max_seconds() != 0) parts.push_back(absl::StrCat("max_seconds=", r.max_seconds()));
+    if (r.warmup_steps() != 0) parts.push_back(absl::StrCat("warmup_steps=", r.warmup_steps()));
+    if (r.min_steps() != 0) parts.push_back(absl::StrCat("min_steps=", r.min_steps()));
+    if (r.max_steps() != 0) parts.push_back(absl::StrCat("max_steps=", r.max_steps()));
+    if (r.intra_op_threads() != 0) {
+      parts.push_back(absl::StrCat("intra_op_threads=", r.intra_op_threads()));
+    }
+    if (r.inter_op_threads() != 0) {
+      parts.push_back(absl::StrCat("inter_op_threads=", r.inter_op_threads()));
+    }
+    if (r.timeout_seconds() != 0) {
+      parts.push_back(absl::StrCat("timeout_seconds=", r.timeout_seconds()));
+    }
+    if (r.seed() != 0) parts.push_back(absl::StrCat("seed=", r.seed()));
+    rows.push_back({"run", parts.empty() ? "defaults" : absl::StrJoin(parts, " ")});
+  }
+  std::string out = absl::StrCat("sweep ", s.sweep_id(), ": ", EscapeForTerminal(s.name()), "\n");
+  std::string body = AlignColumns({"", ""}, rows, {false, false});
+  // Drop the empty header line AlignColumns writes first.
+  absl::StrAppend(&out, body.substr(body.find('\n') + 1));
+  return out;
+}
+
+std::string FormatRoofs(const v1::Platform& platform) {
+  std::vector<std::string> parts;
+  for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
+    std::string part = absl::StrCat(roof.kernel().empty() || roof.kernel() == "matmul"
+                                         ? ""
+                                         : absl::StrCat(roof.kernel(), " "),
+                                     roof.dtype(), " ",
+                                     roof.flops_per_sec() > 0
+                                         ? HumanCount(roof.flops_per_sec()) + "FLOP/s"
+                                         : std::string("uncalibrated"));
+    if (roof.theoretical_flops_per_sec() > 0) {
+      absl::StrAppend(&part, " (peak ", HumanCount(roof.theoretical_flops_per_sec()), ")");
+    }
+    if (roof.datasheet_flops_per_sec() > 0) {
+      absl::StrAppend(&part, " (datasheet ", HumanCount(roof.datasheet_flops_per_sec()), ")");
+    }
+    parts.push_back(std::move(part));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t now_unix_ms) {
+  std::vector<std::vector<std::string>> rows;
+  for (const v1::WorkerInfo& w : workers) {
+    rows.push_back({w.worker_id(), Dash(w.device_kind()), Dash(w.state()), Dash(w.hostname()),
+                    absl::StrCat(w.jobs_done()), Dash(w.platform().blas_backend()),
+                    Dash(w.platform().libtorch_version()), Dash(FormatRoofs(w.platform())),
+                    HumanAge(w.last_seen_unix_ms(), now_unix_ms)});
+  }
+  return AlignColumns({"id", "device", "state", "host", "jobs done", "BLAS", "LibTorch",
+                       "matmul roofs", "last seen"},
+                      rows, {false, false, false, false, true, false, false, false, false});
+}
+
+}  // namespace paradnn::client
