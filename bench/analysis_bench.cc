@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/commands.h"
+#include "common/subprocess.h"
 #include "db/database.h"
 #include "db/config_intern.h"
 #include "db/platform_store.h"
@@ -249,13 +250,19 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string socket = absl::StrCat("/tmp/paradnn-bench-analysis-", getpid(), ".sock");
-  const pid_t coordinator = fork();
-  if (coordinator == 0) {
-    const std::string exe = bin_dir + "/paradnn-coordinator";
-    execl(exe.c_str(), exe.c_str(), "--db", db_path.c_str(), "--listen",
-          ("unix:" + socket).c_str(), "--log-level", "warn", static_cast<char*>(nullptr));
-    _exit(127);
+  common::SpawnOptions spawn;
+  spawn.stdin_fd = STDIN_FILENO;
+  spawn.stdout_fd = STDOUT_FILENO;
+  spawn.stderr_fd = STDERR_FILENO;
+  absl::StatusOr<common::SpawnedChild> spawned = common::SpawnChild(
+      {bin_dir + "/paradnn-coordinator", "--db", db_path, "--listen", "unix:" + socket,
+       "--log-level", "warn"},
+      spawn);
+  if (!spawned.ok()) {
+    std::cerr << spawned.status() << "\n";
+    return 1;
   }
+  const pid_t coordinator = spawned->pid;
   client::CoordinatorClient client("unix:" + socket, 120);
   for (int i = 0; i < 100 && !std::filesystem::exists(socket); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -51,6 +51,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/load_sim_fleet.h"
+#include "common/subprocess.h"
 #include "db/database.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
 #include "model/families/noop.h"
@@ -210,15 +211,25 @@ int main(int argc, char** argv) {
 
   const std::string socket = absl::StrCat("/tmp/paradnn-bench-load-", getpid(), ".sock");
   const std::string address = "unix:" + socket;
-  const pid_t coordinator = fork();
-  if (coordinator == 0) {
-    const std::string exe = bin_dir + "/paradnn-coordinator";
-    const std::string max_jobs = absl::StrCat(std::max<int64_t>(sweep_jobs, 100000));
-    if (!coordinator_metrics.empty()) setenv("PARADNN_METRICS_LISTEN", coordinator_metrics.c_str(), 1);
-    execl(exe.c_str(), exe.c_str(), "--db", db_path.c_str(), "--listen", address.c_str(),
-          "--max-jobs", max_jobs.c_str(), "--log-level", "warn", static_cast<char*>(nullptr));
-    _exit(127);
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) environment.emplace_back(*entry);
+  if (!coordinator_metrics.empty()) {
+    environment.push_back("PARADNN_METRICS_LISTEN=" + coordinator_metrics);
   }
+  common::SpawnOptions spawn;
+  spawn.stdin_fd = STDIN_FILENO;
+  spawn.stdout_fd = STDOUT_FILENO;
+  spawn.stderr_fd = STDERR_FILENO;
+  spawn.environment = &environment;
+  absl::StatusOr<common::SpawnedChild> spawned = common::SpawnChild(
+      {bin_dir + "/paradnn-coordinator", "--db", db_path, "--listen", address, "--max-jobs",
+       absl::StrCat(std::max<int64_t>(sweep_jobs, 100000)), "--log-level", "warn"},
+      spawn);
+  if (!spawned.ok()) {
+    std::cerr << spawned.status() << "\n";
+    return 1;
+  }
+  const pid_t coordinator = spawned->pid;
   auto stop_coordinator = [&] {
     kill(coordinator, SIGTERM);
     int status = 0;

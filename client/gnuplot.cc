@@ -1,7 +1,6 @@
 #include "client/gnuplot.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/subprocess.h"
 
 extern char** environ;
 
@@ -83,24 +83,18 @@ std::string ReadFile(const std::string& path) {
 // `log`; returns its exit status (128 + the signal when one killed it).
 absl::StatusOr<int> RunGnuplot(const std::string& gnuplot, const std::string& script,
                                const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::string arg0 = "gnuplot";
-  std::string arg1 = script;
-  char* argv[] = {arg0.data(), arg1.data(), nullptr};
-  pid_t pid = 0;
-  const int error = posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot start ", gnuplot, ": ", std::strerror(error)));
-  }
+  absl::StatusOr<common::ScopedFd> null = common::OpenForChild("/dev/null", O_RDONLY);
+  if (!null.ok()) return null.status();
+  absl::StatusOr<common::ScopedFd> out = common::OpenForChild(log, O_WRONLY | O_CREAT | O_TRUNC);
+  if (!out.ok()) return out.status();
+  common::SpawnOptions options;
+  options.stdin_fd = null->get();
+  options.stdout_fd = out->get();
+  options.stderr_fd = out->get();
+  absl::StatusOr<common::SpawnedChild> child = common::SpawnChild({gnuplot, script}, options);
+  if (!child.ok()) return absl::InternalError(child.status().message());
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
+  while (waitpid(child->pid, &status, 0) < 0) {
     if (errno != EINTR) {
       return absl::InternalError(absl::StrCat("waiting for gnuplot: ", std::strerror(errno)));
     }

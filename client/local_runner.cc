@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/sweep_file.h"
+#include "common/subprocess.h"
 
 namespace paradnn::client {
 namespace {
@@ -100,73 +100,23 @@ std::string FileTail(const std::string& path, size_t max_bytes) {
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
     std::string name, const std::vector<std::string>& argv, const std::string& log_path) {
   if (argv.empty()) return absl::InvalidArgumentError("ChildProcess::Start: empty argv");
-  // Everything the child needs is prepared before fork: after it, only
-  // async-signal-safe calls until exec.
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (std::string& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-
-  const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log_fd < 0) {
-    const int error = errno;
+  absl::StatusOr<common::ScopedFd> log = common::OpenForChild(log_path, O_WRONLY | O_CREAT | O_TRUNC);
+  if (!log.ok()) return log.status();
+  absl::StatusOr<common::ScopedFd> null = common::OpenForChild("/dev/null", O_RDONLY);
+  if (!null.ok()) return null.status();
+  common::SpawnOptions options;
+  options.stdin_fd = null->get();
+  options.stdout_fd = log->get();
+  options.stderr_fd = log->get();
+  // SIGTERM, not SIGKILL: a coordinator or worker left by a dying CLI
+  // drains and exits on its own.
+  options.parent_death_signal = SIGTERM;
+  absl::StatusOr<common::SpawnedChild> child = common::SpawnChild(argv, options);
+  if (!child.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("cannot create ", log_path, ": ", ErrnoText(error)));
+        absl::StrCat("cannot start ", name, ": ", child.status().message()));
   }
-  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  // exec failures come back through this pipe; a successful exec closes it.
-  int report[2];
-  if (null_fd < 0 || pipe2(report, O_CLOEXEC) != 0) {
-    const int error = errno;
-    close(log_fd);
-    if (null_fd >= 0) close(null_fd);
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot start ", name, ": ", ErrnoText(error)));
-  }
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    const int error = errno;
-    close(log_fd);
-    close(null_fd);
-    close(report[0]);
-    close(report[1]);
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot fork ", name, ": ", ErrnoText(error)));
-  }
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(127);  // the CLI died before prctl
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    dup2(null_fd, STDIN_FILENO);
-    dup2(log_fd, STDOUT_FILENO);
-    dup2(log_fd, STDERR_FILENO);
-    execv(cargv[0], cargv.data());
-    const int error = errno;
-    ssize_t ignored = write(report[1], &error, sizeof(error));
-    (void)ignored;
-    _exit(127);
-  }
-  setpgid(pid, pid);  // also here, so no signal to the group races the child's own call
-  close(log_fd);
-  close(null_fd);
-  close(report[1]);
-  int exec_error = 0;
-  ssize_t got;
-  do {
-    got = read(report[0], &exec_error, sizeof(exec_error));
-  } while (got < 0 && errno == EINTR);
-  close(report[0]);
-  std::unique_ptr<ChildProcess> child(new ChildProcess(std::move(name), pid, log_path));
-  if (got == static_cast<ssize_t>(sizeof(exec_error))) {
-    child->WaitUntil(SteadyClock::now() + std::chrono::seconds(1));  // it is exiting
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot run ", argv[0], ": ", ErrnoText(exec_error)));
-  }
-  return child;
+  return std::unique_ptr<ChildProcess>(new ChildProcess(std::move(name), child->pid, log_path));
 }
 
 ChildProcess::~ChildProcess() {
@@ -188,13 +138,7 @@ bool ChildProcess::Running() {
 
 std::string ChildProcess::ExitDescription() const {
   if (!reaped_) return "";
-  if (WIFEXITED(wait_status_))
-    return absl::StrCat("exited with status ", WEXITSTATUS(wait_status_));
-  if (WIFSIGNALED(wait_status_)) {
-    return absl::StrCat("killed by signal ", WTERMSIG(wait_status_), " (",
-                        strsignal(WTERMSIG(wait_status_)), ")");
-  }
-  return "ended";
+  return common::DescribeWaitStatus(wait_status_);
 }
 
 bool ChildProcess::ExitedCleanly() const {

@@ -36,9 +36,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/framing.h"
-#include "worker/child_process.h"
+#include "common/subprocess.h"
 
 namespace paradnn::worker {
+
+using common::DescribeWaitStatus;
+using common::IgnoreSigpipe;
+using common::ScopedFd;
+using common::SpawnChild;
+using common::SpawnedChild;
 namespace {
 
 using Clock = std::chrono::steady_clock;

@@ -18,9 +18,14 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/run_settings.h"
-#include "worker/child_process.h"
+#include "common/subprocess.h"
 
 namespace paradnn::worker {
+
+using common::DescribeWaitStatus;
+using common::IgnoreSigpipe;
+using common::SpawnChild;
+using common::SpawnedChild;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -94,8 +99,10 @@ void RunnerSupervisor::Launch() {
       boost::asio::post(io_, [self = shared_from_this()] { self->Complete(); });
       return;
     }
-    child = SpawnChild({options_.runner_path, "--job-stdin"}, options_.memory_limit_bytes,
-                       /*child_stdin=*/-1, &*environment);
+    common::SpawnOptions spawn;
+    spawn.address_space_limit_bytes = options_.memory_limit_bytes;
+    spawn.environment = &*environment;
+    child = SpawnChild({options_.runner_path, "--job-stdin"}, spawn);
   } else {
     if (options_.zygote) {
       child = options_.zygote->Spawn(options_.memory_limit_bytes);
@@ -104,7 +111,9 @@ void RunnerSupervisor::Launch() {
       }
     }
     if (!child.ok()) {
-      child = SpawnChild({options_.runner_path, "--job-stdin"}, options_.memory_limit_bytes);
+      common::SpawnOptions spawn;
+      spawn.address_space_limit_bytes = options_.memory_limit_bytes;
+      child = SpawnChild({options_.runner_path, "--job-stdin"}, spawn);
     }
   }
   if (!child.ok()) {

@@ -18,6 +18,10 @@
 #include "common/zygote_protocol.h"
 
 namespace paradnn::worker {
+
+using common::ScopedFd;
+using common::SpawnChild;
+using common::SpawnedChild;
 namespace {
 
 absl::Status Errno(const std::string& what) {
@@ -61,7 +65,7 @@ absl::StatusOr<std::unique_ptr<RunnerZygote>> RunnerZygote::Start(
   ScopedFd ours(sockets[0]);
   ScopedFd theirs(sockets[1]);
   absl::StatusOr<SpawnedChild> child =
-      SpawnChild({runner_path, "--zygote"}, /*address_space_limit_bytes=*/0, theirs.get());
+      SpawnChild({runner_path, "--zygote"}, common::SpawnOptions{.stdin_fd = theirs.get()});
   if (!child.ok()) return child.status();
   theirs.Reset();
   child->stdout_fd.Reset();  // the zygote writes nothing there

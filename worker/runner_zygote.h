@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "worker/child_process.h"
+#include "common/subprocess.h"
 
 namespace paradnn::worker {
 
@@ -39,16 +39,16 @@ class RunnerZygote {
   // start one: pipes on its stdin/stdout/stderr, leader of its own process
   // group, to be reaped by the caller. Unavailable once the zygote is gone.
   // Thread-safe.
-  absl::StatusOr<SpawnedChild> Spawn(int64_t address_space_limit_bytes);
+  absl::StatusOr<common::SpawnedChild> Spawn(int64_t address_space_limit_bytes);
 
   pid_t pid() const { return pid_; }
 
  private:
-  RunnerZygote(pid_t pid, ScopedFd control, ScopedFd stderr_fd);
+  RunnerZygote(pid_t pid, common::ScopedFd control, common::ScopedFd stderr_fd);
 
   const pid_t pid_;
   std::mutex mu_;  // one request at a time on the channel
-  ScopedFd control_;
+  common::ScopedFd control_;
   bool dead_ = false;
   std::thread stderr_logger_;  // the zygote's own stderr, line by line
 };

@@ -24,7 +24,7 @@
 #include "common/logging.h"
 #include "common/stack_findings.h"
 #include "common/version.h"
-#include "worker/child_process.h"
+#include "common/subprocess.h"
 #include "worker/device_spec.h"
 #include "worker/platform_probe.h"
 #include "common/openmp_env.h"
@@ -263,7 +263,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (flags.worker_id.empty()) flags.worker_id = DefaultWorkerId(flags.device);
-  paradnn::worker::IgnoreSigpipe();
+  paradnn::common::IgnoreSigpipe();
 
   paradnn::worker::WorkerAgentOptions options;
   options.coordinator_address = *address;

@@ -15,14 +15,32 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/subprocess.h"
+
 namespace paradnn::testing {
 namespace {
 
-std::vector<char*> ArgvPointers(const std::vector<std::string>& argv) {
-  std::vector<char*> out;
-  for (const std::string& arg : argv) out.push_back(const_cast<char*>(arg.c_str()));
-  out.push_back(nullptr);
-  return out;
+// Starts `argv` (stdin /dev/null, stdout into out_path and stderr into
+// err_path, opened with `flags`; the same file for both when the paths are
+// equal) and returns its pid. Test processes outlive the thread that starts
+// them: no parent death signal.
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path, int flags,
+            const std::string& err_path, const std::vector<std::string>* environment) {
+  absl::StatusOr<common::ScopedFd> null = common::OpenForChild("/dev/null", O_RDONLY);
+  absl::StatusOr<common::ScopedFd> out = common::OpenForChild(out_path, flags);
+  absl::StatusOr<common::ScopedFd> err =
+      err_path == out_path ? absl::StatusOr<common::ScopedFd>(common::ScopedFd())
+                           : common::OpenForChild(err_path, flags);
+  if (!null.ok() || !out.ok() || !err.ok()) throw std::runtime_error("cannot open " + out_path);
+  common::SpawnOptions options;
+  options.stdin_fd = null->get();
+  options.stdout_fd = out->get();
+  options.stderr_fd = err->valid() ? err->get() : out->get();
+  options.environment = environment;
+  options.parent_death_signal = 0;
+  absl::StatusOr<common::SpawnedChild> child = common::SpawnChild(argv, options);
+  if (!child.ok()) throw std::runtime_error(std::string(child.status().message()));
+  return child->pid;
 }
 
 }  // namespace
@@ -60,25 +78,8 @@ ChildProcess::~ChildProcess() {
 void ChildProcess::Start(const std::vector<std::string>& argv, const std::string& log_path) {
   log_path_ = log_path;
   reaped_ = false;
-  // Everything the child needs is made before fork: the test process may
-  // have other threads (gRPC's), and a child that allocates could block on
-  // a lock one of them held at the fork.
-  std::vector<char*> args = ArgvPointers(argv);
-  const char* log = log_path.c_str();
-  pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    int fd = ::open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::close(fd);
-    }
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
+  // Appended: a restarted process keeps its earlier log.
+  pid_ = Spawn(argv, log_path, O_WRONLY | O_CREAT | O_APPEND, log_path, nullptr);
 }
 
 void ChildProcess::Signal(int signal_number) {
@@ -107,9 +108,7 @@ CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::mill
   TempDir dir;
   const std::string out_path = dir.File("out");
   const std::string err_path = dir.File("err");
-  // As in ChildProcess::Start, no allocation after fork: the argument and
-  // environment arrays (extra_env overriding inherited variables) are made
-  // here.
+  // The environment: ours, extra_env overriding inherited variables.
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string kv = *entry;
@@ -121,22 +120,7 @@ CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::mill
     if (!overridden) env.push_back(kv);
   }
   env.insert(env.end(), extra_env.begin(), extra_env.end());
-  std::vector<char*> envp = ArgvPointers(env);
-  std::vector<char*> args = ArgvPointers(argv);
-  const char* out_file = out_path.c_str();
-  const char* err_file = err_path.c_str();
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    int out = ::open(out_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = ::open(err_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(err, STDERR_FILENO);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    ::execve(args[0], args.data(), envp.data());
-    ::_exit(127);
-  }
+  const pid_t pid = Spawn(argv, out_path, O_WRONLY | O_CREAT | O_TRUNC, err_path, &env);
   CommandResult result;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   int status = 0;

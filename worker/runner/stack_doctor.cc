@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/subprocess.h"
 #include "worker/runner/platform.h"
 
 extern char** environ;
@@ -245,33 +245,24 @@ StackTrial RunStackTrial(const std::string& runner_path, const StackSetting& set
   }
   if (!value.empty()) env_strings.push_back(variable + value);
   env_strings.push_back(choice + "trial");
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string arg0 = runner_path, arg1 = setting.trial_flag;
-  char* argv[] = {arg0.data(), arg1.data(), nullptr};
-
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    trial.error = absl::StrCat("pipe: ", std::strerror(errno));
-    return trial;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
   // The trial stays in our process group (a worker that kills the doctor's
   // group kills its trial too) and dies with us (the trial modes set
-  // PR_SET_PDEATHSIG); it starts no children of its own.
-  pid_t pid = -1;
-  const int spawned =
-      posix_spawn(&pid, runner_path.c_str(), &actions, nullptr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  if (spawned != 0) {
-    close(pipe_fds[0]);
-    trial.error = absl::StrCat("cannot run ", runner_path, ": ", std::strerror(spawned));
+  // PR_SET_PDEATHSIG); it starts no children of its own. Its stdin and
+  // stderr are ours; its stdout is read here.
+  common::SpawnOptions options;
+  options.stdin_fd = STDIN_FILENO;
+  options.stderr_fd = STDERR_FILENO;
+  options.environment = &env_strings;
+  options.parent_death_signal = 0;
+  options.own_process_group = false;
+  absl::StatusOr<common::SpawnedChild> child =
+      common::SpawnChild({runner_path, setting.trial_flag}, options);
+  if (!child.ok()) {
+    trial.error = std::string(child.status().message());
     return trial;
   }
+  const pid_t pid = child->pid;
+  const int output_fd = child->stdout_fd.get();
   std::string output;
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
@@ -284,17 +275,17 @@ StackTrial RunStackTrial(const std::string& runner_path, const StackSetting& set
       timed_out = true;
       break;
     }
-    pollfd fd = {pipe_fds[0], POLLIN, 0};
+    pollfd fd = {output_fd, POLLIN, 0};
     const int ready = poll(&fd, 1, static_cast<int>(left));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;
     char buffer[4096];
-    const ssize_t got = read(pipe_fds[0], buffer, sizeof(buffer));
+    const ssize_t got = read(output_fd, buffer, sizeof(buffer));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     output.append(buffer, static_cast<size_t>(got));
   }
-  close(pipe_fds[0]);
+  child->stdout_fd.Reset();
   if (timed_out) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -26,6 +26,8 @@
 #endif
 
 namespace paradnn::worker {
+
+using common::SpawnedChild;
 namespace {
 
 using std::chrono::seconds;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tests/unit/worker/fake_gateway.h"
-#include "worker/child_process.h"
+#include "common/subprocess.h"
 
 #ifndef PARADNN_FAKE_RUNNER
 #error "PARADNN_FAKE_RUNNER must name the fake_runner executable"
@@ -24,6 +24,10 @@
 #endif
 
 namespace paradnn::worker {
+
+using common::DescribeWaitStatus;
+using common::SpawnChild;
+using common::SpawnedChild;
 namespace {
 
 using std::chrono::milliseconds;

@@ -17,8 +17,9 @@
 
 #include "absl/strings/match.h"
 #include "common/framing.h"
-#include "paradnn/v1/metrics.pb.h"
 #include "common/stack_findings.h"
+#include "common/subprocess.h"
+#include "paradnn/v1/metrics.pb.h"
 #include "worker/runner/stack_doctor.h"
 
 namespace paradnn::runner {
@@ -50,41 +51,34 @@ std::string RunnerPath() {
 // pipe, stderr through a temporary file (so neither can block the other).
 ProcessResult RunRunner(const std::vector<std::string>& args, const std::string& input = "") {
   ProcessResult result;
-  int in_pipe[2], out_pipe[2];
-  if (pipe(in_pipe) != 0 || pipe(out_pipe) != 0) return result;
   char err_path[] = "/tmp/paradnn_runner_test_XXXXXX";
   const int err_fd = mkstemp(err_path);
   if (err_fd < 0) return result;
-  const std::string binary = RunnerPath();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(in_pipe[0], STDIN_FILENO);
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(err_fd, STDERR_FILENO);
-    close(in_pipe[1]);
-    close(out_pipe[0]);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(binary.c_str()));
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
-    _exit(127);
+  std::vector<std::string> argv = {RunnerPath()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  common::SpawnOptions options;
+  options.stderr_fd = err_fd;
+  absl::StatusOr<common::SpawnedChild> child = common::SpawnChild(argv, options);
+  if (!child.ok()) {
+    ADD_FAILURE() << child.status();
+    return result;
   }
-  close(in_pipe[0]);
-  close(out_pipe[1]);
+  const pid_t pid = child->pid;
   // Inputs are a few hundred bytes: they fit the pipe buffer.
-  if (!input.empty())
-    EXPECT_EQ(write(in_pipe[1], input.data(), input.size()), static_cast<ssize_t>(input.size()));
-  close(in_pipe[1]);
+  if (!input.empty()) {
+    EXPECT_EQ(write(child->stdin_fd.get(), input.data(), input.size()),
+              static_cast<ssize_t>(input.size()));
+  }
+  child->stdin_fd.Reset();
   char buffer[65536];
-  for (ssize_t n; (n = read(out_pipe[0], buffer, sizeof(buffer))) != 0;) {
+  for (ssize_t n; (n = read(child->stdout_fd.get(), buffer, sizeof(buffer))) != 0;) {
     if (n < 0) {
       if (errno == EINTR) continue;
       break;
     }
     result.out.append(buffer, static_cast<size_t>(n));
   }
-  close(out_pipe[0]);
+  child->stdout_fd.Reset();
   int status = 0;
   waitpid(pid, &status, 0);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -1,4 +1,4 @@
-#include "worker/child_process.h"
+#include "common/subprocess.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,11 +14,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace paradnn::worker {
+namespace paradnn::common {
 namespace {
 
 // Returns `fd` moved to a number >= 3 (O_CLOEXEC), so that the child's
-// dup2 onto 0/1/2 never clobbers another pipe end when the worker itself
+// dup2 onto 0/1/2 never clobbers another pipe end when the parent itself
 // was started with a standard stream closed.
 absl::StatusOr<ScopedFd> AboveStdio(int fd) {
   ScopedFd owned(fd);
@@ -47,20 +47,36 @@ absl::StatusOr<Pipe> MakePipe() {
   return Pipe{std::move(*read_end), std::move(*write_end)};
 }
 
+// The pipe of one standard stream, or, for `given` >= 0, a copy of it as the
+// child's end (above stdio, O_CLOEXEC) and no end of ours.
+absl::StatusOr<Pipe> StreamFor(int given, bool child_reads) {
+  if (given < 0) return MakePipe();
+  const int copy = ::fcntl(given, F_DUPFD_CLOEXEC, 3);
+  if (copy < 0) {
+    return absl::InternalError(absl::StrCat("fcntl(F_DUPFD_CLOEXEC): ", std::strerror(errno)));
+  }
+  Pipe pipe;
+  (child_reads ? pipe.read_end : pipe.write_end) = ScopedFd(copy);
+  return pipe;
+}
+
 // Runs in the forked child: only async-signal-safe calls until execv.
 [[noreturn]] void ExecChild(char* const* argv, char* const* envp, pid_t parent, int stdin_fd,
                             int stdout_fd, int stderr_fd, int error_fd,
-                            int64_t address_space_limit_bytes) {
+                            int64_t address_space_limit_bytes, int parent_death_signal,
+                            bool own_process_group) {
   auto fail = [error_fd]() {
     const int err = errno;
     ssize_t ignored = ::write(error_fd, &err, sizeof(err));
     (void)ignored;
     ::_exit(127);
   };
-  if (::setpgid(0, 0) != 0) fail();
-  // Die with the worker; if it already died before prctl, leave now.
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail();
-  if (::getppid() != parent) ::_exit(127);
+  if (own_process_group && ::setpgid(0, 0) != 0) fail();
+  // Die with the parent; if it already died before prctl, leave now.
+  if (parent_death_signal != 0) {
+    if (::prctl(PR_SET_PDEATHSIG, parent_death_signal) != 0) fail();
+    if (::getppid() != parent) ::_exit(127);
+  }
   if (address_space_limit_bytes > 0) {
     const rlimit limit{static_cast<rlim_t>(address_space_limit_bytes),
                        static_cast<rlim_t>(address_space_limit_bytes)};
@@ -113,12 +129,21 @@ void ScopedFd::Reset() {
   fd_ = -1;
 }
 
+absl::StatusOr<ScopedFd> OpenForChild(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  return ScopedFd(fd);
+}
+
 absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
-                                        int64_t address_space_limit_bytes, int child_stdin,
-                                        const std::vector<std::string>* environment) {
+                                        const SpawnOptions& options) {
   if (argv.empty() || argv[0].empty()) return absl::InvalidArgumentError("SpawnChild: empty argv");
+  const std::vector<std::string>* environment = options.environment;
   // Everything the child needs is prepared before fork: after fork only
-  // async-signal-safe calls are allowed (the worker has gRPC threads).
+  // async-signal-safe calls are allowed (the parent may have other threads).
   std::vector<std::string> args = argv;
   std::vector<char*> c_argv;
   c_argv.reserve(args.size() + 1);
@@ -132,20 +157,11 @@ absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
     c_envp.push_back(nullptr);
   }
 
-  absl::StatusOr<Pipe> in = Pipe{};
-  if (child_stdin >= 0) {
-    const int copy = ::fcntl(child_stdin, F_DUPFD_CLOEXEC, 3);
-    if (copy < 0) {
-      return absl::InternalError(absl::StrCat("fcntl(F_DUPFD_CLOEXEC): ", std::strerror(errno)));
-    }
-    in->read_end = ScopedFd(copy);
-  } else {
-    in = MakePipe();
-  }
+  absl::StatusOr<Pipe> in = StreamFor(options.stdin_fd, /*child_reads=*/true);
   if (!in.ok()) return in.status();
-  absl::StatusOr<Pipe> out = MakePipe();
+  absl::StatusOr<Pipe> out = StreamFor(options.stdout_fd, /*child_reads=*/false);
   if (!out.ok()) return out.status();
-  absl::StatusOr<Pipe> err = MakePipe();
+  absl::StatusOr<Pipe> err = StreamFor(options.stderr_fd, /*child_reads=*/false);
   if (!err.ok()) return err.status();
   absl::StatusOr<Pipe> exec_error = MakePipe();
   if (!exec_error.ok()) return exec_error.status();
@@ -162,7 +178,8 @@ absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
   if (pid == 0) {
     ExecChild(c_argv.data(), environment != nullptr ? c_envp.data() : nullptr, parent,
               in->read_end.get(), out->write_end.get(), err->write_end.get(),
-              exec_error->write_end.get(), address_space_limit_bytes);
+              exec_error->write_end.get(), options.address_space_limit_bytes,
+              options.parent_death_signal, options.own_process_group);
   }
   const int fork_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &original, nullptr);
@@ -172,7 +189,7 @@ absl::StatusOr<SpawnedChild> SpawnChild(const std::vector<std::string>& argv,
   }
   // Also from the parent, so that a kill right after this call already
   // reaches the group (EACCES once the child has exec'd is harmless).
-  ::setpgid(pid, pid);
+  if (options.own_process_group) ::setpgid(pid, pid);
 
   in->read_end.Reset();
   out->write_end.Reset();
@@ -226,4 +243,4 @@ void IgnoreSigpipe() {
   std::call_once(once, [] { ::signal(SIGPIPE, SIG_IGN); });
 }
 
-}  // namespace paradnn::worker
+}  // namespace paradnn::common
