@@ -29,8 +29,8 @@
 #include "absl/strings/str_format.h"
 #include "client/commands.h"
 #include "common/subprocess.h"
-#include "db/database.h"
 #include "db/config_intern.h"
+#include "db/database.h"
 #include "db/platform_store.h"
 #include "paradnn/v1/coordinator.pb.h"
 
@@ -65,9 +65,11 @@ absl::Status WriteSweep(db::Database* database, int index, int64_t platform_id) 
             for (int64_t output = 200; output <= 1000; output += 200) {
               v1::ModelConfig config;
               config.set_family("fc");
-              const std::pair<const char*, int64_t> params[] = {
-                  {"layer", layer}, {"node", node}, {"batch", batch}, {"input", input},
-                  {"output", output}};
+              const std::pair<const char*, int64_t> params[] = {{"layer", layer},
+                                                                {"node", node},
+                                                                {"batch", batch},
+                                                                {"input", input},
+                                                                {"output", output}};
               for (const auto& [key, value] : params) (*config.mutable_params())[key] = value;
               config.set_precision("float32");
               config.set_optimizer("rmsprop");
@@ -78,8 +80,11 @@ absl::Status WriteSweep(db::Database* database, int index, int64_t platform_id) 
                                 "settings, precision, optimizer, attempts, updated_unix_ms, "
                                 "config_id) "
                                 "VALUES (?, ?, ?, 3, ?, x'', 'float32', 'rmsprop', 1, 0, ?)");
-              job.Bind(1, sweep_id).Bind(2, ordinal++).Bind(3, spec.device())
-                  .BindBlob(4, config.SerializeAsString()).Bind(5, *config_id);
+              job.Bind(1, sweep_id)
+                  .Bind(2, ordinal++)
+                  .Bind(3, spec.device())
+                  .BindBlob(4, config.SerializeAsString())
+                  .Bind(5, *config_id);
               if (absl::Status s = job.Run(); !s.ok()) return s;
               const int64_t job_id = sqlite3_last_insert_rowid(conn);
               for (const auto& [key, value] : params) {
@@ -96,10 +101,10 @@ absl::Status WriteSweep(db::Database* database, int index, int64_t platform_id) 
               attempt.Bind(1, job_id);
               if (absl::Status s = attempt.Run(); !s.ok()) return s;
               const int64_t attempt_id = sqlite3_last_insert_rowid(conn);
-              const double flops = 6.0 * batch * (input * node + (layer - 1) * node * node +
-                                                   node * output);
-              const double speed = (gpu ? 40.0 : 1.0) * threads * 1e9 *
-                                   (10 + std::log2(node) * std::log2(batch));
+              const double flops =
+                  6.0 * batch * (input * node + (layer - 1) * node * node + node * output);
+              const double speed =
+                  (gpu ? 40.0 : 1.0) * threads * 1e9 * (10 + std::log2(node) * std::log2(batch));
               const double step = flops / speed;
               const double bytes = 4.0 * (layer * node * node + batch * (input + layer * node));
               db::Statement result(
@@ -109,11 +114,18 @@ absl::Status WriteSweep(db::Database* database, int index, int64_t platform_id) 
                   "executed_flops, bytes_per_step, model_flops_per_sec, executed_flops_per_sec, "
                   "intra_op_threads, inter_op_threads, mfu, hfu, measurement, created_unix_ms) "
                   "VALUES (?, ?, 'w', ?, 1, '', ?, ?, 0.01, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, x'', 0)");
-              result.Bind(1, job_id).Bind(2, attempt_id).Bind(3, platform_id)
-                  .Bind(4, batch / step).Bind(5, step)
+              result.Bind(1, job_id)
+                  .Bind(2, attempt_id)
+                  .Bind(3, platform_id)
+                  .Bind(4, batch / step)
+                  .Bind(5, step)
                   .Bind(6, input * node + (layer - 1) * node * node + node * output)
-                  .Bind(7, flops).Bind(8, flops * 1.05).Bind(9, bytes)
-                  .Bind(10, speed).Bind(11, speed * 1.05).Bind(12, threads)
+                  .Bind(7, flops)
+                  .Bind(8, flops * 1.05)
+                  .Bind(9, bytes)
+                  .Bind(10, speed)
+                  .Bind(11, speed * 1.05)
+                  .Bind(12, threads)
                   .Bind(13, speed / (gpu ? 400e12 : 250e9) / threads)
                   .Bind(14, speed * 1.05 / (gpu ? 400e12 : 250e9) / threads);
               if (absl::Status s = result.Run(); !s.ok()) return s;
@@ -168,9 +180,9 @@ absl::Status Fill(const std::string& path, int64_t wanted) {
     have += kSweepSize;
     std::cerr << "\rfilled " << have << " results" << std::flush;
   }
-  std::cerr << absl::StrFormat(" in %.0f s\n", std::chrono::duration<double>(
-                                                   std::chrono::steady_clock::now() - start)
-                                                   .count());
+  std::cerr << absl::StrFormat(
+      " in %.0f s\n",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return absl::OkStatus();
 }
 
@@ -254,10 +266,10 @@ int main(int argc, char** argv) {
   spawn.stdin_fd = STDIN_FILENO;
   spawn.stdout_fd = STDOUT_FILENO;
   spawn.stderr_fd = STDERR_FILENO;
-  absl::StatusOr<common::SpawnedChild> spawned = common::SpawnChild(
-      {bin_dir + "/paradnn-coordinator", "--db", db_path, "--listen", "unix:" + socket,
-       "--log-level", "warn"},
-      spawn);
+  absl::StatusOr<common::SpawnedChild> spawned =
+      common::SpawnChild({bin_dir + "/paradnn-coordinator", "--db", db_path, "--listen",
+                          "unix:" + socket, "--log-level", "warn"},
+                         spawn);
   if (!spawned.ok()) {
     std::cerr << spawned.status() << "\n";
     return 1;
@@ -274,8 +286,8 @@ int main(int argc, char** argv) {
     kill(coordinator, SIGKILL);
     return 1;
   }
-  std::cout << absl::StrFormat("%-12s %-9s %10s %10s %10s %10s %7s\n", "analysis", "scope",
-                               "rows", "first ms", "median ms", "target ms", "ratio");
+  std::cout << absl::StrFormat("%-12s %-9s %10s %10s %10s %10s %7s\n", "analysis", "scope", "rows",
+                               "first ms", "median ms", "target ms", "ratio");
   int failures = 0;
   for (const Case& c : Cases(static_cast<int64_t>(sweeps->size()))) {
     std::vector<double> ms;
@@ -283,9 +295,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i <= repeats; ++i) {
       const auto start = std::chrono::steady_clock::now();
       absl::StatusOr<v1::AnalyzeResponse> response = client.Analyze(c.request);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                             start)
-                       .count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
       if (!response.ok()) {
         std::cerr << c.name << ": " << response.status() << "\n";
         ++failures;
@@ -297,9 +309,9 @@ int main(int argc, char** argv) {
     std::vector<double> warm(ms.begin() + 1, ms.end());
     std::sort(warm.begin(), warm.end());
     const double median = warm.empty() ? first : warm[warm.size() / 2];
-    std::cout << absl::StrFormat("%-12s %-9s %10d %10.0f %10.0f %10.0f %6.2fx%s\n", c.name,
-                                 c.scope, rows, first, median, c.target_ms,
-                                 median / c.target_ms, median <= c.target_ms ? "" : "  over")
+    std::cout << absl::StrFormat("%-12s %-9s %10d %10.0f %10.0f %10.0f %6.2fx%s\n", c.name, c.scope,
+                                 rows, first, median, c.target_ms, median / c.target_ms,
+                                 median <= c.target_ms ? "" : "  over")
               << std::flush;
   }
   kill(coordinator, SIGTERM);

@@ -53,8 +53,8 @@
 #include "bench/load_sim_fleet.h"
 #include "common/subprocess.h"
 #include "db/database.h"
-#include "paradnn/v1/coordinator.grpc.pb.h"
 #include "model/families/noop.h"
+#include "paradnn/v1/coordinator.grpc.pb.h"
 
 namespace {
 
@@ -182,10 +182,12 @@ int main(int argc, char** argv) {
   app.add_option("--workers", workers, "Simulated workers, one stream each")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  app.add_option("--seconds", seconds, "Length of the run")->check(CLI::Range(1.0, 86400.0))
+  app.add_option("--seconds", seconds, "Length of the run")
+      ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
-  app.add_option("--channels", channels, "gRPC channels (connections) the streams share "
-                                         "(default: one per 100 workers)");
+  app.add_option("--channels", channels,
+                 "gRPC channels (connections) the streams share "
+                 "(default: one per 100 workers)");
   app.add_option("--sweep-jobs", sweep_jobs, "Jobs per submitted noop sweep")
       ->check(CLI::Range(int64_t{100}, int64_t{10'000'000}))
       ->capture_default_str();
@@ -295,9 +297,8 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<SimWorker>> fleet_workers;
   const auto start = SteadyClock::now();
   for (int i = 0; i < workers; ++i) {
-    fleet_workers.push_back(
-        std::make_unique<SimWorker>(i, stubs[static_cast<size_t>(i % channels)].get(), &fleet,
-                                    &timer));
+    fleet_workers.push_back(std::make_unique<SimWorker>(
+        i, stubs[static_cast<size_t>(i % channels)].get(), &fleet, &timer));
     fleet_workers.back()->Start();
   }
 
@@ -345,8 +346,8 @@ int main(int argc, char** argv) {
     }
     if (tick % 10 == 0 && samples.size() > 10) {
       const Sample& before = samples[samples.size() - 11];
-      const double cpu = (s.coordinator.cpu_seconds - before.coordinator.cpu_seconds) /
-                         (s.t - before.t) * 100;
+      const double cpu =
+          (s.coordinator.cpu_seconds - before.coordinator.cpu_seconds) / (s.t - before.t) * 100;
       std::cerr << absl::StrFormat(
           "t=%4.0f s  streams %d/%d  acked %d (%.0f/s)  p99 %.1f ms  RSS %.1f MB (anon %.1f, file "
           "%.1f)  CPU %.0f %%  load %.2f  sweeps %d\n",
@@ -426,10 +427,10 @@ int main(int argc, char** argv) {
     }
     if (n > 1 && n * stt - st * st > 0) slope = (n * str - st * sr) / (n * stt - st * st) * 60;
   }
-  const double cpu_steady = (last.coordinator.cpu_seconds - warm.coordinator.cpu_seconds) /
-                            (last.t - warm.t) * 100;
-  const double bench_cpu = (last.bench.cpu_seconds - warm.bench.cpu_seconds) /
-                           (last.t - warm.t) * 100;
+  const double cpu_steady =
+      (last.coordinator.cpu_seconds - warm.coordinator.cpu_seconds) / (last.t - warm.t) * 100;
+  const double bench_cpu =
+      (last.bench.cpu_seconds - warm.bench.cpu_seconds) / (last.t - warm.t) * 100;
   double load_sum = 0;
   for (size_t i = warmup_index; i < samples.size(); ++i) load_sum += samples[i].load1;
   const double load_mean = load_sum / static_cast<double>(samples.size() - warmup_index);
@@ -437,8 +438,8 @@ int main(int argc, char** argv) {
   const double p99 = fleet.latency_steady.QuantileMs(0.99);
   // RSS flat: the median of the steady part's first and last minute (a
   // quarter of it in shorter runs).
-  const size_t window = std::max<size_t>(
-      1, std::min<size_t>(60, (samples.size() - warmup_index) / 4));
+  const size_t window =
+      std::max<size_t>(1, std::min<size_t>(60, (samples.size() - warmup_index) / 4));
   const size_t last_begin = samples.size() - window;
   auto first_median = [&](double ProcSample::*field) {
     return MedianOver(samples, warmup_index, warmup_index + window, field);
@@ -451,13 +452,14 @@ int main(int argc, char** argv) {
   const double growth = rss_last - rss_first;
 
   std::cout << absl::StrFormat(
-      "\n%d simulated workers on %d channels, results %s, %.0f s (steady: the last %.0f s after a %.0f s "
+      "\n%d simulated workers on %d channels, results %s, %.0f s (steady: the last %.0f s after a "
+      "%.0f s "
       "warm-up), %d noop sweeps of %d jobs\nhost: %d CPUs, load average %.2f over the steady "
       "part (this bench and the coordinator share them)\n\n",
       workers, channels,
       job_ms > 0 ? absl::StrCat(job_ms, " ms after each assignment") : std::string("at once"),
-      SecondsBetween(start, end), steady_seconds, warmup_seconds,
-      sweeps.load(), sweep_jobs, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), load_mean);
+      SecondsBetween(start, end), steady_seconds, warmup_seconds, sweeps.load(), sweep_jobs,
+      static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), load_mean);
   // The targets of the fleet size asked for: 1,000 workers (issue 6) or
   // 5,000 (issue 17). Saturated, the latency is the queue (workers ÷
   // throughput, docs/operations.md): its target is for paced runs.
@@ -516,8 +518,7 @@ int main(int argc, char** argv) {
                    unacked_left == 0;
     std::cout << absl::StrFormat(
         "database: %d results for %d distinct jobs, %d jobs done; acked %d -> %s\n", *stored,
-        *stored_jobs, *done_jobs, acked_total,
-        exactly_once ? "exactly once" : "MISMATCH");
+        *stored_jobs, *done_jobs, acked_total, exactly_once ? "exactly once" : "MISMATCH");
   } else {
     std::cout << "database: cannot count results: "
               << (stored.ok() ? stored_jobs.ok() ? done_jobs.status() : stored_jobs.status()

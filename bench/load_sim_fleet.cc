@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "model/model_spec.h"
 #include "model/families/noop.h"
+#include "model/model_spec.h"
 
 namespace paradnn::bench {
 
@@ -124,8 +124,7 @@ void SimWorker::OnDone(const grpc::Status& status) {
   fleet_->cv.notify_all();
 }
 
-void SimWorker::OnAssignment(const v1::JobAssignment& assignment,
-                             SteadyClock::time_point now) {
+void SimWorker::OnAssignment(const v1::JobAssignment& assignment, SteadyClock::time_point now) {
   fleet_->assignments.fetch_add(1);
   if (fleet_->draining.load()) {
     fleet_->ignored_assignments.fetch_add(1);

@@ -77,7 +77,7 @@ struct Fleet {
   std::atomic<int64_t> assignments{0};
   std::atomic<int64_t> results_sent{0};
   std::atomic<int64_t> acked{0};
-  std::atomic<int64_t> unacked{0};  // results sent, not yet acknowledged
+  std::atomic<int64_t> unacked{0};              // results sent, not yet acknowledged
   std::atomic<int64_t> ignored_assignments{0};  // arrived while draining
   std::atomic<int64_t> streams_done{0};
   std::atomic<int64_t> streams_failed{0};  // ended with a non-OK status

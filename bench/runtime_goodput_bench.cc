@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
   if (temp) db_path = absl::StrFormat("/tmp/paradnn-bench-goodput-%d.db", getpid());
   std::filesystem::remove(db_path);
 
-  const std::string command = absl::StrFormat("'%s/paradnn' local '%s' --db '%s' > /dev/null",
-                                              SelfDir(), sweep, db_path);
+  const std::string command =
+      absl::StrFormat("'%s/paradnn' local '%s' --db '%s' > /dev/null", SelfDir(), sweep, db_path);
   const auto start = std::chrono::steady_clock::now();
   if (std::system(command.c_str()) != 0) {
     std::fprintf(stderr, "failed: %s\n", command.c_str());
@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  absl::StatusOr<std::unique_ptr<paradnn::db::Database>> database = paradnn::db::Database::Open(db_path);
+  absl::StatusOr<std::unique_ptr<paradnn::db::Database>> database =
+      paradnn::db::Database::Open(db_path);
   if (!database.ok()) {
     std::fprintf(stderr, "%s\n", database.status().ToString().c_str());
     return 1;

@@ -140,8 +140,7 @@ std::string HeatmapScript(const v1::HeatmapResponse& heatmap, Terminal terminal,
   if (nx > 8) out << "set xtics rotate by 45 right\n";
   out << "set xlabel " << Quote(heatmap.x()) << "\n";
   out << "set ylabel " << Quote(heatmap.y()) << "\n";
-  out << "set cblabel " << Quote(MetricLabel(heatmap.metric(), heatmap.unit()))
-      << " offset 1,0\n";
+  out << "set cblabel " << Quote(MetricLabel(heatmap.metric(), heatmap.unit())) << " offset 1,0\n";
   if (any_value) {
     double cb_lo = lo;
     double cb_hi = hi;
@@ -175,8 +174,8 @@ std::string HeatmapScript(const v1::HeatmapResponse& heatmap, Terminal terminal,
       auto yi = y_index.find(cell.y());
       if (xi == x_index.end() || yi == y_index.end()) continue;
       if (cell.has_value() && std::isfinite(cell.value())) {
-        cells.push_back({static_cast<double>(xi->second), static_cast<double>(yi->second),
-                         cell.value()});
+        cells.push_back(
+            {static_cast<double>(xi->second), static_cast<double>(yi->second), cell.value()});
         continue;
       }
       // Not coloured: a cell without a value says why in words.
@@ -195,8 +194,7 @@ std::string HeatmapScript(const v1::HeatmapResponse& heatmap, Terminal terminal,
     if (heatmap.panel().empty()) {
       out << "set title ''\n";
     } else {
-      out << "set title " << Quote(absl::StrCat(heatmap.panel(), "=", panel.panel_value()))
-          << "\n";
+      out << "set title " << Quote(absl::StrCat(heatmap.panel(), "=", panel.panel_value())) << "\n";
     }
     if (cells.empty()) {
       out << "plot NaN notitle\n";
@@ -220,10 +218,9 @@ std::string SensitivityScript(const v1::SensitivityResponse& sensitivity, Termin
   const std::string target = sensitivity.log2_target()
                                  ? absl::StrCat("log2(", sensitivity.metric(), ")")
                                  : sensitivity.metric();
-  const std::string title = absl::StrFormat(
-      "sensitivity of %s%s: R² = %.3f, %d points", target,
-      sensitivity.log2_features() ? " to log2 features" : "", sensitivity.r_squared(),
-      sensitivity.points());
+  const std::string title = absl::StrFormat("sensitivity of %s%s: R² = %.3f, %d points", target,
+                                            sensitivity.log2_features() ? " to log2 features" : "",
+                                            sensitivity.r_squared(), sensitivity.points());
   const int terms = sensitivity.weights_size();
   if (terms == 0) {
     Prologue(out, terminal, Canvas{640, 360}, out_path);
@@ -256,9 +253,8 @@ std::string SensitivityScript(const v1::SensitivityResponse& sensitivity, Termin
   out << "set arrow 1 from 0, graph 0 to 0, graph 1 nohead lc rgb '#000000'\n";
   for (int i = 0; i < terms; ++i) {
     const double w = rows[i][1];
-    out << "set label " << (i + 1) << " " << Quote(absl::StrFormat("%+.3f", w)) << " at "
-        << Num(w) << ", " << i << (w < 0 ? " right offset -0.5,0" : " left offset 0.5,0")
-        << "\n";
+    out << "set label " << (i + 1) << " " << Quote(absl::StrFormat("%+.3f", w)) << " at " << Num(w)
+        << ", " << i << (w < 0 ? " right offset -0.5,0" : " left offset 0.5,0") << "\n";
   }
   out << "plot $weights using 2:1:(($2 < 0) ? $2 : 0):(($2 < 0) ? 0 : $2):($1 - 0.35):($1 + 0.35):"
          "(($2 < 0) ? 0xd62728 : 0x1f77b4) with boxxyerror lc rgb variable notitle\n";
@@ -304,8 +300,7 @@ MemoryRoofs PickMemoryRoofs(const v1::PlatformRoofs& roofs) {
 
 // Vertices of min(peak, I × bandwidth) over [x_lo, x_hi] (log x: straight
 // segments in between).
-std::vector<std::vector<double>> RoofLine(double peak, double bandwidth, double x_lo,
-                                          double x_hi) {
+std::vector<std::vector<double>> RoofLine(double peak, double bandwidth, double x_lo, double x_hi) {
   std::vector<double> xs = {x_lo};
   if (Positive(bandwidth)) {
     const double ridge = peak / bandwidth;
@@ -329,9 +324,8 @@ std::string RooflineScript(const v1::RooflineResponse& roofline, Terminal termin
   for (const auto& roofs : roofline.roofs()) ++name_count[roofs.device_name()];
   std::map<int64_t, std::string> platform_name;
   for (const auto& roofs : roofline.roofs()) {
-    std::string name = roofs.device_name().empty()
-                           ? absl::StrCat("platform ", roofs.platform_id())
-                           : roofs.device_name();
+    std::string name = roofs.device_name().empty() ? absl::StrCat("platform ", roofs.platform_id())
+                                                   : roofs.device_name();
     if (name_count[roofs.device_name()] > 1) {
       name = absl::StrCat(name, " [", roofs.fingerprint().substr(0, 8), "]");
     }
@@ -364,10 +358,10 @@ std::string RooflineScript(const v1::RooflineResponse& roofline, Terminal termin
     std::string series = point.precision().empty() ? "unknown precision" : point.precision();
     if (many_platforms) {
       auto name = platform_name.find(point.platform_id());
-      series = absl::StrCat(name == platform_name.end()
-                                ? absl::StrCat("platform ", point.platform_id())
-                                : name->second,
-                            " ", series);
+      series =
+          absl::StrCat(name == platform_name.end() ? absl::StrCat("platform ", point.platform_id())
+                                                   : name->second,
+                       " ", series);
     }
     auto [color, inserted] = colors.emplace(series, static_cast<int>(colors.size()));
     Group& group = groups[{series, point.op()}];
@@ -430,9 +424,9 @@ std::string RooflineScript(const v1::RooflineResponse& roofline, Terminal termin
       const std::string data = absl::StrCat("roof", block++);
       Datablock(data_blocks, data, RoofLine(compute.flops_per_sec(), dram, x_lo, x_hi));
       const bool matmul = compute.kernel().empty() || compute.kernel() == "matmul";
-      std::string label = absl::StrCat(name, " ", matmul ? "" : compute.kernel() + " ",
-                                       compute.dtype(), " ",
-                                       SiRate(compute.flops_per_sec(), "FLOP/s"));
+      std::string label =
+          absl::StrCat(name, " ", matmul ? "" : compute.kernel() + " ", compute.dtype(), " ",
+                       SiRate(compute.flops_per_sec(), "FLOP/s"));
       if (memory.dram != nullptr) {
         absl::StrAppend(&label, ", ", memory.dram->level(), " ",
                         SiRate(memory.dram->bytes_per_sec(), "B/s"));
@@ -454,28 +448,28 @@ std::string RooflineScript(const v1::RooflineResponse& roofline, Terminal termin
     if (memory.cache != nullptr && best_peak > 0) {
       const std::string data = absl::StrCat("roof", block++);
       Datablock(data_blocks, data, RoofLine(best_peak, memory.cache->bytes_per_sec(), x_lo, x_hi));
-      elements.push_back(absl::StrCat(
-          "$", data, " using 1:2 with lines lw 1 dt 3 lc rgb '", color, "' title ",
-          Quote(absl::StrCat(name, " ", memory.cache->level(), " ",
-                             SiRate(memory.cache->bytes_per_sec(), "B/s")))));
+      elements.push_back(
+          absl::StrCat("$", data, " using 1:2 with lines lw 1 dt 3 lc rgb '", color, "' title ",
+                       Quote(absl::StrCat(name, " ", memory.cache->level(), " ",
+                                          SiRate(memory.cache->bytes_per_sec(), "B/s")))));
     }
   }
   for (const auto& [key, group] : groups) {
     const std::string data = absl::StrCat("points", block++);
     Datablock(data_blocks, data, group.rows);
-    elements.push_back(absl::StrCat("$", data, " using 1:2 with points ",
-                                    group.op ? "pt 4 ps 0.7" : "pt 7 ps 0.8", " lc rgb '",
-                                    kSeriesColors[group.color % kSeriesColorCount], "' title ",
-                                    Quote(group.name)));
+    elements.push_back(absl::StrCat(
+        "$", data, " using 1:2 with points ", group.op ? "pt 4 ps 0.7" : "pt 7 ps 0.8", " lc rgb '",
+        kSeriesColors[group.color % kSeriesColorCount], "' title ", Quote(group.name)));
   }
   // The key sits under the x label in two columns (gnuplot 5.4's "below"
   // overlaps the x label): the bottom margin grows with its rows.
   const int key_rows = static_cast<int>((elements.size() + 1) / 2);
   Prologue(out, terminal, Canvas{1000, 620 + 18 * key_rows}, out_path);
   out << data_blocks.str();
-  out << "set title " << Quote(skipped == 0 ? title
-                                            : absl::StrCat(title, " (", skipped,
-                                                           " points without intensity left out)"))
+  out << "set title "
+      << Quote(skipped == 0
+                   ? title
+                   : absl::StrCat(title, " (", skipped, " points without intensity left out)"))
       << "\n";
   out << "set logscale xy 10\n";
   out << "set xrange [" << Num(x_lo) << ":" << Num(x_hi) << "]\n";
@@ -499,8 +493,8 @@ std::string BoxplotScript(const v1::BoxplotResponse& boxplot, Terminal terminal,
   std::ostringstream out;
   const std::string by =
       boxplot.group_by().empty() ? "group" : absl::StrJoin(boxplot.group_by(), ", ");
-  const std::string title = absl::StrCat(boxplot.metric(), " by ", by,
-                                         " (whiskers p2-p98, box p9-p91, median)");
+  const std::string title =
+      absl::StrCat(boxplot.metric(), " by ", by, " (whiskers p2-p98, box p9-p91, median)");
   const int n = boxplot.groups_size();
   if (n == 0) {
     Prologue(out, terminal, Canvas{640, 360}, out_path);
@@ -517,8 +511,8 @@ std::string BoxplotScript(const v1::BoxplotResponse& boxplot, Terminal terminal,
     const auto& group = boxplot.groups(i);
     names.push_back(group.name());
     longest = std::max(longest, group.name().size());
-    boxes.push_back({static_cast<double>(i), group.p2(), group.p9(), group.p50(), group.p91(),
-                     group.p98()});
+    boxes.push_back(
+        {static_cast<double>(i), group.p2(), group.p9(), group.p50(), group.p91(), group.p98()});
     for (double value : {group.p2(), group.p98()}) {
       if (!std::isfinite(value)) continue;
       lo = std::min(lo, value);
@@ -634,8 +628,9 @@ std::string SpeedupScript(const v1::SpeedupResponse& speedup, Terminal terminal,
   out << "set yrange [" << Num(y_lo / 1.25) << ":" << Num(y_hi * 1.25) << "]\n";
   out << "set format x '%.0s%c'\n";
   out << "set xlabel 'trainable parameters'\n";
-  out << "set ylabel " << Quote(absl::StrCat("speedup of ", speedup.candidate(), " over ",
-                                             speedup.baseline(), " (×)"))
+  out << "set ylabel "
+      << Quote(
+             absl::StrCat("speedup of ", speedup.candidate(), " over ", speedup.baseline(), " (×)"))
       << "\n";
   out << "set key outside right top vertical Left reverse\n";
   out << "set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb '#000000'\n";
@@ -739,8 +734,8 @@ std::string ScalingScript(const v1::ScalingResponse& scaling, Terminal terminal,
   out << "set xtics (" << absl::StrJoin(tics, ", ") << ")\n";
   out << "set xlabel " << Quote(scaling.field()) << "\n";
   out << "set ylabel "
-      << Quote(absl::StrCat("speedup over ", scaling.field(), "=",
-                            scaling.summary(0).value(), " (×)"))
+      << Quote(absl::StrCat("speedup over ", scaling.field(), "=", scaling.summary(0).value(),
+                            " (×)"))
       << "\n";
   out << "set key top left\n";
   int label = 1;
@@ -794,16 +789,15 @@ std::string GnuplotScript(const v1::AnalyzeResponse& response, const std::string
 absl::Status PlotAnalysis(const v1::AnalyzeResponse& response, const std::string& out_path) {
   const std::string extension = Extension(out_path);
   if (extension != ".png" && extension != ".svg") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--plot: cannot draw '", out_path, "': the file name must end in .png or .svg"));
+    return absl::InvalidArgumentError(absl::StrCat("--plot: cannot draw '", out_path,
+                                                   "': the file name must end in .png or .svg"));
   }
   return gnuplot::Run(GnuplotScript(response, out_path), out_path);
 }
 
 absl::StatusOr<std::string> RenderSvg(const v1::AnalyzeResponse& response) {
   return gnuplot::Render(
-      [&response](const std::string& path) { return GnuplotScript(response, path); },
-      "figure.svg");
+      [&response](const std::string& path) { return GnuplotScript(response, path); }, "figure.svg");
 }
 
 }  // namespace paradnn::client

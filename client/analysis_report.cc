@@ -1,6 +1,5 @@
 #include "client/analysis_report.h"
 
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -42,12 +41,23 @@ std::string Escape(absl::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -55,10 +65,14 @@ std::string Escape(absl::string_view text) {
 
 std::string StateName(v1::SweepState state) {
   switch (state) {
-    case v1::SWEEP_RUNNING: return "running";
-    case v1::SWEEP_DONE: return "done";
-    case v1::SWEEP_CANCELLED: return "cancelled";
-    default: return "unknown";
+    case v1::SWEEP_RUNNING:
+      return "running";
+    case v1::SWEEP_DONE:
+      return "done";
+    case v1::SWEEP_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
   }
 }
 
@@ -92,8 +106,7 @@ std::string SweepsTable(const std::vector<v1::SweepStatus>& sweeps) {
   out += Header({"id", "name", "family", "device", "state", "done/total", "ok"});
   for (const auto& sweep : sweeps) {
     out += Row({absl::StrCat(sweep.sweep_id()), sweep.name(), sweep.family(), sweep.device(),
-                StateName(sweep.state()),
-                absl::StrCat(sweep.done_jobs(), "/", sweep.total_jobs()),
+                StateName(sweep.state()), absl::StrCat(sweep.done_jobs(), "/", sweep.total_jobs()),
                 absl::StrCat(sweep.ok_results())},
                {true, false, false, false, false, true, true});
   }
@@ -131,18 +144,19 @@ std::string PlatformsTable(const std::vector<v1::WorkerInfo>& workers) {
     const v1::Platform& platform = worker.platform();
     std::string cores;
     if (platform.cores() > 0 || platform.logical_cpus() > 0) {
-      cores = absl::StrCat(platform.cores() > 0 ? absl::StrCat(platform.cores()) : "?", " / ",
-                           platform.logical_cpus() > 0 ? absl::StrCat(platform.logical_cpus())
-                                                       : "?");
+      cores =
+          absl::StrCat(platform.cores() > 0 ? absl::StrCat(platform.cores()) : "?", " / ",
+                       platform.logical_cpus() > 0 ? absl::StrCat(platform.logical_cpus()) : "?");
       if (platform.sockets() > 1) absl::StrAppend(&cores, " (", platform.sockets(), " sockets)");
     }
     std::vector<std::string> roofs;
     for (const auto& roof : platform.matmul_roofs()) {
-      std::string text = absl::StrFormat("%s %s %.0f GFLOP/s",
-                                         roof.kernel().empty() ? "matmul" : roof.kernel(),
-                                         roof.dtype(), roof.flops_per_sec() / 1e9);
+      std::string text =
+          absl::StrFormat("%s %s %.0f GFLOP/s", roof.kernel().empty() ? "matmul" : roof.kernel(),
+                          roof.dtype(), roof.flops_per_sec() / 1e9);
       if (roof.theoretical_flops_per_sec() > 0) {
-        absl::StrAppend(&text, absl::StrFormat(" (peak %.0f)", roof.theoretical_flops_per_sec() / 1e9));
+        absl::StrAppend(&text,
+                        absl::StrFormat(" (peak %.0f)", roof.theoretical_flops_per_sec() / 1e9));
       }
       roofs.push_back(std::move(text));
     }
@@ -252,8 +266,7 @@ absl::Status WriteReport(const ReportInput& input, const std::string& out_dir) {
     out.close();
     if (!out) {
       std::filesystem::remove(partial_path, error);
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot write ", final_path.string()));
+      return absl::FailedPreconditionError(absl::StrCat("cannot write ", final_path.string()));
     }
   }
   std::filesystem::rename(partial_path, final_path, error);

@@ -27,7 +27,7 @@ struct ReportInput {
   std::vector<v1::SweepStatus> sweeps;
   std::vector<v1::WorkerInfo> workers;
   std::vector<ReportSection> sections;
-  std::vector<std::string> notes;   // analyses that did not apply, and why
+  std::vector<std::string> notes;  // analyses that did not apply, and why
 };
 
 // Writes DIR/index.html (creating DIR): title, sweeps table, platform

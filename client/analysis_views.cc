@@ -116,11 +116,11 @@ std::string HeatmapCsv(const v1::HeatmapResponse& h) {
                              "predicted_oom_results", "failed_results"});
   for (const v1::HeatmapPanel& panel : h.panels()) {
     for (const v1::HeatmapCell& c : panel.cells()) {
-      absl::StrAppend(
-          &out,
-          CsvLine({panel.panel_value(), c.x(), c.y(), c.has_value() ? ShortestDouble(c.value()) : "",
-                   absl::StrCat(c.ok_results()), absl::StrCat(c.oom_results()),
-                   absl::StrCat(c.predicted_oom_results()), absl::StrCat(c.failed_results())}));
+      absl::StrAppend(&out, CsvLine({panel.panel_value(), c.x(), c.y(),
+                                     c.has_value() ? ShortestDouble(c.value()) : "",
+                                     absl::StrCat(c.ok_results()), absl::StrCat(c.oom_results()),
+                                     absl::StrCat(c.predicted_oom_results()),
+                                     absl::StrCat(c.failed_results())}));
     }
   }
   return out;
@@ -179,9 +179,10 @@ std::string RooflineTable(const v1::RooflineResponse& r) {
       if (c.flops_per_sec() > 0 && matmul) {
         compute_roof[{p.platform_id(), c.dtype()}] = c.flops_per_sec();
       }
-      std::string text = absl::StrCat(matmul ? "" : c.kernel() + " ", c.dtype(), " ",
-                                      c.flops_per_sec() > 0 ? WithPrefix(c.flops_per_sec(), "FLOP/s")
-                                                            : std::string("uncalibrated"));
+      std::string text =
+          absl::StrCat(matmul ? "" : c.kernel() + " ", c.dtype(), " ",
+                       c.flops_per_sec() > 0 ? WithPrefix(c.flops_per_sec(), "FLOP/s")
+                                             : std::string("uncalibrated"));
       if (c.theoretical_flops_per_sec() > 0) {
         absl::StrAppend(&text, " (peak ", WithPrefix(c.theoretical_flops_per_sec(), "FLOP/s"), ")");
       }
@@ -214,9 +215,10 @@ std::string RooflineCsv(const v1::RooflineResponse& r) {
   std::string out =
       CsvLine({"job_id", "label", "op", "precision", "platform_id", "intensity", "flops_per_sec"});
   for (const v1::RooflinePoint& p : r.points()) {
-    absl::StrAppend(&out, CsvLine({absl::StrCat(p.job_id()), p.label(), p.op() ? "true" : "false",
-                                   p.precision(), absl::StrCat(p.platform_id()),
-                                   ShortestDouble(p.intensity()), ShortestDouble(p.flops_per_sec())}));
+    absl::StrAppend(
+        &out, CsvLine({absl::StrCat(p.job_id()), p.label(), p.op() ? "true" : "false",
+                       p.precision(), absl::StrCat(p.platform_id()), ShortestDouble(p.intensity()),
+                       ShortestDouble(p.flops_per_sec())}));
   }
   return out;
 }
@@ -244,10 +246,10 @@ std::string BoxplotCsv(const v1::BoxplotResponse& b) {
   for (const v1::BoxplotGroup& g : b.groups()) {
     std::vector<std::string> outliers;
     for (double v : g.outliers()) outliers.push_back(ShortestDouble(v));
-    absl::StrAppend(
-        &out, CsvLine({g.name(), absl::StrCat(g.count()), ShortestDouble(g.p2()), ShortestDouble(g.p9()),
-                       ShortestDouble(g.p50()), ShortestDouble(g.p91()), ShortestDouble(g.p98()), ShortestDouble(g.mean()),
-                       absl::StrJoin(outliers, " ")}));
+    absl::StrAppend(&out, CsvLine({g.name(), absl::StrCat(g.count()), ShortestDouble(g.p2()),
+                                   ShortestDouble(g.p9()), ShortestDouble(g.p50()),
+                                   ShortestDouble(g.p91()), ShortestDouble(g.p98()),
+                                   ShortestDouble(g.mean()), absl::StrJoin(outliers, " ")}));
   }
   return out;
 }
@@ -290,9 +292,10 @@ std::string SpeedupCsv(const v1::SpeedupResponse& s) {
   std::string out =
       CsvLine({"config", "params", "color_value", "baseline_value", "candidate_value", "speedup"});
   for (const v1::SpeedupPoint& p : s.points()) {
-    absl::StrAppend(&out, CsvLine({p.config(), absl::StrCat(p.params()), p.color_value(),
-                                   ShortestDouble(p.baseline_value()), ShortestDouble(p.candidate_value()),
-                                   ShortestDouble(p.speedup())}));
+    absl::StrAppend(
+        &out, CsvLine({p.config(), absl::StrCat(p.params()), p.color_value(),
+                       ShortestDouble(p.baseline_value()), ShortestDouble(p.candidate_value()),
+                       ShortestDouble(p.speedup())}));
   }
   return out;
 }

@@ -20,8 +20,7 @@ namespace {
 
 // How many values a swept parameter takes (1 for a fixed one, or one the
 // family does not know), as the sweep expands it.
-int64_t ValueCount(const std::string& family, const std::string& name,
-                   const v1::ParamSpec& spec) {
+int64_t ValueCount(const std::string& family, const std::string& name, const v1::ParamSpec& spec) {
   const model::FamilyDef* schema = model::FindFamily(family);
   const model::ParamRule* param = schema == nullptr ? nullptr : model::FindParam(*schema, name);
   if (param == nullptr) return 1;
@@ -71,8 +70,9 @@ void PlanFamily(const std::string& family, const FamilyPlan& plan,
     }
     for (const char* metric : {"gflops", "mfu"}) {
       PlannedAnalysis analysis;
-      analysis.title = absl::StrCat(family, ": ", metric == std::string("gflops") ? "GFLOP/s" : "MFU",
-                                    " by ", params[0], " and ", params[1]);
+      analysis.title =
+          absl::StrCat(family, ": ", metric == std::string("gflops") ? "GFLOP/s" : "MFU", " by ",
+                       params[0], " and ", params[1]);
       analysis.caption = absl::StrCat(
           "Median over the other hyper-parameters of each cell (paper Fig. 2, 7)",
           panel.empty() ? "" : absl::StrCat("; one panel per ", panel),
@@ -109,7 +109,8 @@ void PlanFamily(const std::string& family, const FamilyPlan& plan,
     PlannedAnalysis analysis;
     analysis.title = absl::StrCat(family, ": ", other, " over float32");
     analysis.caption = absl::StrCat(
-        "Speedup in examples/s of ", other, " over float32 for every configuration measured in "
+        "Speedup in examples/s of ", other,
+        " over float32 for every configuration measured in "
         "both, against the parameter count (paper Fig. 8-10 for platforms; here precisions)",
         params.empty() ? "" : absl::StrCat(", coloured by ", params.back()), ".");
     v1::SpeedupRequest* speedup = analysis.request.mutable_speedup();
@@ -222,8 +223,9 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
   if (devices.size() == 2) {
     PlannedAnalysis speedup;
     speedup.title = absl::StrCat(*devices.rbegin(), " over ", *devices.begin());
-    speedup.caption = "Speedup in examples/s between the device kinds, configuration by "
-                      "configuration (paper Fig. 8-10).";
+    speedup.caption =
+        "Speedup in examples/s between the device kinds, configuration by "
+        "configuration (paper Fig. 8-10).";
     v1::SpeedupRequest* request = speedup.request.mutable_speedup();
     *request->mutable_selection() = Selection(all_ids, {});
     request->set_metric("examples_per_sec");
@@ -253,8 +255,8 @@ int RunReport(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
       if (ExitCodeFor(response.status()) == kExitUnavailable) {
         return ReportError(ctx, response.status());
       }
-      input.notes.push_back(absl::StrCat(planned.title, ": not shown: ",
-                                         response.status().message()));
+      input.notes.push_back(
+          absl::StrCat(planned.title, ": not shown: ", response.status().message()));
       continue;
     }
     input.sections.push_back({planned.title, planned.caption, *std::move(response)});

@@ -25,9 +25,9 @@
 #include "common/auth.h"
 #include "common/config_sources.h"
 #include "common/logging.h"
+#include "common/version.h"
 #include "model/family_tables.h"
 #include "model/sweep.h"
-#include "common/version.h"
 
 namespace {
 
@@ -224,8 +224,8 @@ absl::StatusOr<v1::AnalyzeRequest> BuildAnalyzeRequest(const std::string& kind,
     if (kind == candidate.name) found = &candidate;
   }
   if (found == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("analyze: '", kind, "' is not an analysis; one of ",
-                                                   absl::StrJoin(names, ", ")));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "analyze: '", kind, "' is not an analysis; one of ", absl::StrJoin(names, ", ")));
   }
   absl::StatusOr<v1::ResultSelection> selection =
       client::ParseSelection(flags.sweep_ids, flags.where);
@@ -293,9 +293,10 @@ int Run(int argc, char** argv) {
       "--jobs", flags.jobs_view,
       "One row per job even when the sweep has repeats (by default such a sweep prints one row "
       "per configuration with the spread of examples/s across its repeats)");
-  results->add_flag("--ops", flags.ops_view,
-                    "The operator breakdown of profiled results (sweeps with profile: true): "
-                    "per job, the operators with the most self time")
+  results
+      ->add_flag("--ops", flags.ops_view,
+                 "The operator breakdown of profiled results (sweeps with profile: true): "
+                 "per job, the operators with the most self time")
       ->excludes(jobs_opt);
   results->add_option("--top", flags.top_ops, "With --ops: operators per job (0 = all)")
       ->capture_default_str();
@@ -314,8 +315,7 @@ int Run(int argc, char** argv) {
   std::string fleet_format = "table";
   fleet->add_option("--sweep", fleet_sweep, "One sweep over its lifetime (0 = the whole fleet)")
       ->check(CLI::NonNegativeNumber);
-  fleet->add_option("--window", fleet_window,
-                    "Whole fleet: the last N seconds (0 = all history)")
+  fleet->add_option("--window", fleet_window, "Whole fleet: the last N seconds (0 = all history)")
       ->check(CLI::NonNegativeNumber);
   fleet->add_option("--format", fleet_format, "table|json")
       ->check(CLI::IsMember({"table", "json"}))
@@ -359,8 +359,9 @@ int Run(int argc, char** argv) {
       "(table, csv or json); --plot FILE.png|svg draws the figure with gnuplot.");
   analyze->require_subcommand(1);
   CLI::App* heatmap = analyze->add_subcommand(
-      "heatmap", "A metric over two hyper-parameters (median over the others), optionally one "
-                 "panel per value of a third field; OOM cells shown as such (paper Fig. 2, 7)");
+      "heatmap",
+      "A metric over two hyper-parameters (median over the others), optionally one "
+      "panel per value of a third field; OOM cells shown as such (paper Fig. 2, 7)");
   AddAnalyzeCommon(heatmap, &flags);
   heatmap->add_option("--metric", flags.metric, MetricHelp())->required();
   heatmap->add_option("--x", flags.x, "Field on the x axis (e.g. node)")->required();
@@ -387,9 +388,10 @@ int Run(int argc, char** argv) {
       "FLOP/s under the calibrated roofs (paper Fig. 3)");
   AddAnalyzeCommon(roofline, &flags);
   roofline->add_flag("--ops", flags.ops, "Also one point per profiled operator with FLOPs");
-  CLI::App* boxplot = analyze->add_subcommand(
-      "boxplot", "Distribution of a metric per group with the paper's 2/9/50/91/98th "
-                 "percentile whiskers and outliers (paper Fig. 11)");
+  CLI::App* boxplot =
+      analyze->add_subcommand("boxplot",
+                              "Distribution of a metric per group with the paper's 2/9/50/91/98th "
+                              "percentile whiskers and outliers (paper Fig. 11)");
   AddAnalyzeCommon(boxplot, &flags);
   boxplot->add_option("--metric", flags.metric, MetricHelp())->required();
   boxplot
@@ -410,8 +412,9 @@ int Run(int argc, char** argv) {
   speedup->add_option("--candidate", flags.candidate, "Its value on the other side");
   speedup->add_option("--color-by", flags.color_by, "Hyper-parameter to colour points by");
   CLI::App* scaling = analyze->add_subcommand(
-      "scaling", "Throughput at 1 vs N threads for the same configurations (paper Fig. 4 on "
-                 "CPU threads)");
+      "scaling",
+      "Throughput at 1 vs N threads for the same configurations (paper Fig. 4 on "
+      "CPU threads)");
   AddAnalyzeCommon(scaling, &flags);
   scaling->add_option("--metric", flags.metric, "Default examples_per_sec. " + MetricHelp());
   scaling->add_option("--field", flags.field, "The scaled field (default intra_op_threads)");
@@ -431,7 +434,8 @@ int Run(int argc, char** argv) {
     return code == 0 ? 0 : client::kExitUsage;
   }
 
-  if (absl::Status s = common::ConfigureLogging("paradnn", flags.log_level, flags.log_format); !s.ok()) {
+  if (absl::Status s = common::ConfigureLogging("paradnn", flags.log_level, flags.log_format);
+      !s.ok()) {
     std::cerr << "paradnn: " << s.message() << "\n";
     return client::kExitUsage;
   }

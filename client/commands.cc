@@ -1,5 +1,7 @@
 #include "client/commands.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <iterator>
@@ -7,8 +9,6 @@
 #include <mutex>
 #include <thread>
 #include <utility>
-
-#include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -104,9 +104,10 @@ absl::Status CoordinatorClient::Annotate(const grpc::Status& status) const {
       return absl::CancelledError("interrupted");
     case absl::StatusCode::kUnauthenticated:
     case absl::StatusCode::kPermissionDenied:
-      return absl::Status(s.code(), absl::StrCat("the coordinator at ", address_, " refused the call: ",
-                                                 s.message(), " (give a client token with --token-file or $",
-                                                 common::kTokenEnv, ")"));
+      return absl::Status(
+          s.code(),
+          absl::StrCat("the coordinator at ", address_, " refused the call: ", s.message(),
+                       " (give a client token with --token-file or $", common::kTokenEnv, ")"));
     default:
       return s;
   }
@@ -465,14 +466,15 @@ int RunCancel(const CommandContext& ctx, int64_t sweep_id) {
 }
 
 std::string FormatFleetGoodput(const v1::FleetGoodputResponse& goodput) {
-  std::string out = absl::StrFormat(
-      "%-8s %7s %10s %10s %7s %5s %10s %10s %8s %7s %7s\n", "device", "workers", "connected",
-      "busy", "sched", "jobs", "job wall", "timed", "runtime", "program", "goodput");
+  std::string out = absl::StrFormat("%-8s %7s %10s %10s %7s %5s %10s %10s %8s %7s %7s\n", "device",
+                                    "workers", "connected", "busy", "sched", "jobs", "job wall",
+                                    "timed", "runtime", "program", "goodput");
   auto row = [&out](const v1::Goodput& g, const std::string& name) {
-    out += absl::StrFormat("%-8s %7d %9.1fs %9.1fs %6.1f%% %5d %9.1fs %9.1fs %7.1f%% %6.1f%% %6.2f%%\n",
-                           name, g.workers(), g.connected_seconds(), g.busy_seconds(),
-                           g.scheduling() * 100, g.jobs(), g.job_wall_seconds(), g.timed_seconds(),
-                           g.runtime() * 100, g.program() * 100, g.goodput() * 100);
+    out += absl::StrFormat(
+        "%-8s %7d %9.1fs %9.1fs %6.1f%% %5d %9.1fs %9.1fs %7.1f%% %6.1f%% %6.2f%%\n", name,
+        g.workers(), g.connected_seconds(), g.busy_seconds(), g.scheduling() * 100, g.jobs(),
+        g.job_wall_seconds(), g.timed_seconds(), g.runtime() * 100, g.program() * 100,
+        g.goodput() * 100);
   };
   for (const v1::Goodput& g : goodput.device_kinds()) row(g, g.device_kind());
   if (goodput.device_kinds_size() > 1) row(goodput.total(), "all");

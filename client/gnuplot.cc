@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <utility>
 
@@ -50,8 +50,8 @@ absl::StatusOr<std::string> MakeTempDir() {
   std::string pattern = base + "/paradnn-plot-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
     const int error = errno;
-    return absl::InternalError(absl::StrCat("cannot create a temporary directory in ", base, ": ",
-                                            std::strerror(error)));
+    return absl::InternalError(
+        absl::StrCat("cannot create a temporary directory in ", base, ": ", std::strerror(error)));
   }
   return pattern;
 }

@@ -100,7 +100,8 @@ std::string FileTail(const std::string& path, size_t max_bytes) {
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
     std::string name, const std::vector<std::string>& argv, const std::string& log_path) {
   if (argv.empty()) return absl::InvalidArgumentError("ChildProcess::Start: empty argv");
-  absl::StatusOr<common::ScopedFd> log = common::OpenForChild(log_path, O_WRONLY | O_CREAT | O_TRUNC);
+  absl::StatusOr<common::ScopedFd> log =
+      common::OpenForChild(log_path, O_WRONLY | O_CREAT | O_TRUNC);
   if (!log.ok()) return log.status();
   absl::StatusOr<common::ScopedFd> null = common::OpenForChild("/dev/null", O_RDONLY);
   if (!null.ok()) return null.status();

@@ -35,7 +35,9 @@ struct RowView {
   bool timed;
   Cell IfTimed(double v) const { return timed ? Cell{v} : Cell{}; }
   // A utilization figure as a percentage; blank without a roof.
-  Cell Percent(double fraction) const { return timed && fraction > 0 ? Cell{fraction * 100} : Cell{}; }
+  Cell Percent(double fraction) const {
+    return timed && fraction > 0 ? Cell{fraction * 100} : Cell{};
+  }
 };
 
 // A column that follows the hyper-parameters: its name, title and unit, and
@@ -121,8 +123,7 @@ std::string EscapeForTerminal(absl::string_view text) {
                static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
                static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
       // U+0080..U+009F, the C1 controls (CSI among them) in UTF-8.
-      absl::StrAppend(&out,
-                      absl::StrFormat("\\u%04x", static_cast<unsigned char>(text[i + 1])));
+      absl::StrAppend(&out, absl::StrFormat("\\u%04x", static_cast<unsigned char>(text[i + 1])));
       ++i;
     } else {
       out.push_back(static_cast<char>(c));

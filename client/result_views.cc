@@ -15,8 +15,8 @@ namespace {
 
 // Equal for equal configurations whatever the map order protobuf serializes.
 std::string ConfigKey(const v1::ModelConfig& config) {
-  std::string key = absl::StrCat(config.family(), "|", config.precision(), "|",
-                                 config.optimizer(), "|", config.torchscript().sha256());
+  std::string key = absl::StrCat(config.family(), "|", config.precision(), "|", config.optimizer(),
+                                 "|", config.torchscript().sha256());
   std::map<std::string, int64_t> params(config.params().begin(), config.params().end());
   std::map<std::string, std::string> options(config.options().begin(), config.options().end());
   for (const auto& [name, value] : params) absl::StrAppend(&key, "|", name, "=", value);
@@ -80,7 +80,8 @@ ResultTable BuildRepeatsTable(const std::vector<v1::ResultRow>& rows) {
       }
       rates.push_back(m.examples_per_sec());
       cis.push_back(m.stats().ci95_rel() * 100);
-      for (const std::string& s : m.suspect()) suspects.push_back(absl::StrCat("job ", row->job_id(), ": ", s));
+      for (const std::string& s : m.suspect())
+        suspects.push_back(absl::StrCat("job ", row->job_id(), ": ", s));
     }
     std::vector<Cell> cells;
     cells.push_back(TextCell(absl::StrJoin(job_ids, " ")));
@@ -111,7 +112,8 @@ ResultTable BuildRepeatsTable(const std::vector<v1::ResultRow>& rows) {
     }
     cells.push_back(TextCell(absl::StrJoin(suspects, "; ")));
     std::vector<std::string> others;
-    for (const auto& [outcome, count] : other_outcomes) others.push_back(absl::StrCat(outcome, " x", count));
+    for (const auto& [outcome, count] : other_outcomes)
+      others.push_back(absl::StrCat(outcome, " x", count));
     cells.push_back(TextCell(absl::StrJoin(others, ", ")));
     table.rows.push_back(std::move(cells));
     table.step_seconds.emplace_back();

@@ -27,10 +27,11 @@
 namespace paradnn::client {
 namespace {
 
-constexpr const char* kTopLevelKeys[] = {"name",      "family",    "device", "params",
-                                         "options",   "precision", "optimizer", "run",
-                                         "run_predicted_oom", "torchscript", "repeats",
-                                         "profile", "stack"};
+constexpr const char* kTopLevelKeys[] = {"name",        "family",  "device",
+                                         "params",      "options", "precision",
+                                         "optimizer",   "run",     "run_predicted_oom",
+                                         "torchscript", "repeats", "profile",
+                                         "stack"};
 constexpr const char* kParamMapKeys[] = {"min", "max", "mul", "add", "values"};
 
 std::string Quote(absl::string_view text) {
@@ -45,7 +46,8 @@ std::string Quote(absl::string_view text) {
 // long or hold control characters.
 std::string EchoPath(absl::string_view path) {
   constexpr size_t kMaxEcho = 160;
-  if (path.size() > kMaxEcho) return absl::StrCat(absl::CHexEscape(path.substr(0, kMaxEcho)), "...");
+  if (path.size() > kMaxEcho)
+    return absl::StrCat(absl::CHexEscape(path.substr(0, kMaxEcho)), "...");
   return absl::CHexEscape(path);
 }
 
@@ -94,9 +96,8 @@ absl::Status SyntaxError(absl::string_view source, const YAML::Mark& mark, absl:
   if (mark.is_null()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": YAML does not parse: ", what));
   }
-  return absl::InvalidArgumentError(absl::StrCat(source, ":", mark.line + 1,
-                                                 ": YAML does not parse (column ", mark.column + 1,
-                                                 "): ", what));
+  return absl::InvalidArgumentError(absl::StrCat(
+      source, ":", mark.line + 1, ": YAML does not parse (column ", mark.column + 1, "): ", what));
 }
 
 // The one document of `text`. yaml-cpp 0.7's LoadAll never returns on some
@@ -177,7 +178,8 @@ class SweepYamlReader {
   }
   absl::Status Error(int line, const std::string& path, const std::string& what) const {
     const std::string field = EchoPath(path);
-    if (line <= 0) return absl::InvalidArgumentError(absl::StrCat(source_, ": ", field, ": ", what));
+    if (line <= 0)
+      return absl::InvalidArgumentError(absl::StrCat(source_, ": ", field, ": ", what));
     return absl::InvalidArgumentError(absl::StrCat(source_, ":", line, ": ", field, ": ", what));
   }
   void Record(const std::string& path, int line) { lines_.emplace(path, line); }
@@ -472,8 +474,7 @@ absl::Status SweepYamlReader::ReadOption(const std::string& key, const YAML::Nod
   if (auto it = lines_.find(path); it != lines_.end()) {
     return Error(line, yaml_path,
                  absl::StrCat("option ", model::EchoKey(key), " is given twice (first at line ",
-                              it->second,
-                              "); give it once, under params or under options"));
+                              it->second, "); give it once, under params or under options"));
   }
   Record(path, line);
   v1::StringValues& out = (*spec->mutable_options())[key];
@@ -515,14 +516,13 @@ absl::Status SweepYamlReader::ReadParams(const YAML::Node& node, int line, v1::S
     return Error(line, "params",
                  absl::StrCat("expected a mapping of parameter: value, got ", KindOf(node)));
   }
-  return ForEachPair(node, "params",
-                     [&](const std::string& key, const YAML::Node& value, int value_line) {
-                       if (IsOptionKey(key, value)) {
-                         return ReadOption(key, value, absl::StrCat("params.", key), value_line,
-                                           spec);
-                       }
-                       return ReadParam(key, value, value_line, &(*spec->mutable_params())[key]);
-                     });
+  return ForEachPair(
+      node, "params", [&](const std::string& key, const YAML::Node& value, int value_line) {
+        if (IsOptionKey(key, value)) {
+          return ReadOption(key, value, absl::StrCat("params.", key), value_line, spec);
+        }
+        return ReadParam(key, value, value_line, &(*spec->mutable_params())[key]);
+      });
 }
 
 absl::Status SweepYamlReader::ReadOptions(const YAML::Node& node, int line, v1::SweepSpec* spec) {
@@ -530,11 +530,10 @@ absl::Status SweepYamlReader::ReadOptions(const YAML::Node& node, int line, v1::
     return Error(line, "options",
                  absl::StrCat("expected a mapping of option: names, got ", KindOf(node)));
   }
-  return ForEachPair(node, "options",
-                     [&](const std::string& key, const YAML::Node& value, int value_line) {
-                       return ReadOption(key, value, absl::StrCat("options.", key), value_line,
-                                         spec);
-                     });
+  return ForEachPair(
+      node, "options", [&](const std::string& key, const YAML::Node& value, int value_line) {
+        return ReadOption(key, value, absl::StrCat("options.", key), value_line, spec);
+      });
 }
 
 absl::Status SweepYamlReader::ReadRun(const YAML::Node& node, int line, v1::RunSettings* run) {
@@ -666,16 +665,17 @@ absl::Status SweepYamlReader::Read(const YAML::Node& root, v1::SweepSpec* spec) 
                                   "[as-installed, auto]), got ",
                                   KindOf(value)));
       }
-      return ForEachPair(value, "stack", [&](const std::string& setting, const YAML::Node& values,
-                                             int value_line) {
-        const std::string path = absl::StrCat("stack.", setting);
-        Record(path, value_line);
-        if (values.IsNull()) {
-          return Error(value_line, path, "missing value; write a value or a list of values");
-        }
-        return ReadNameList(values, path, value_line,
-                            (*spec->mutable_stack())[setting].mutable_values());
-      });
+      return ForEachPair(value, "stack",
+                         [&](const std::string& setting, const YAML::Node& values, int value_line) {
+                           const std::string path = absl::StrCat("stack.", setting);
+                           Record(path, value_line);
+                           if (values.IsNull()) {
+                             return Error(value_line, path,
+                                          "missing value; write a value or a list of values");
+                           }
+                           return ReadNameList(values, path, value_line,
+                                               (*spec->mutable_stack())[setting].mutable_values());
+                         });
     }
     if (key == "torchscript") {
       return ReadTorchScriptSection(value, line, source_, spec->mutable_torchscript(), &lines_);
@@ -716,8 +716,9 @@ absl::StatusOr<v1::SweepSpec> ParseSweepText(absl::string_view text, absl::strin
   // protobuf carries only UTF-8 in the spec's strings and source_text.
   if (const size_t bad = model::FirstNonUtf8Byte(text); bad != absl::string_view::npos) {
     const auto [line, column] = LineAndColumn(text, bad);
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ":", line, ": byte ", bad, " (column ", column, ") is not UTF-8; save the file as UTF-8"));
+    return absl::InvalidArgumentError(absl::StrCat(source, ":", line, ": byte ", bad, " (column ",
+                                                   column,
+                                                   ") is not UTF-8; save the file as UTF-8"));
   }
   absl::StatusOr<YAML::Node> root = LoadOneDocument(std::string(text), source);
   if (!root.ok()) return root.status();

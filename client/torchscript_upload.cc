@@ -27,7 +27,8 @@ constexpr const char* kTensorKeys[] = {"name", "shape", "dtype", "low", "high"};
 // cut after 160 bytes.
 std::string Echo(absl::string_view text) {
   constexpr size_t kMaxEcho = 160;
-  if (text.size() > kMaxEcho) return absl::StrCat(absl::CHexEscape(text.substr(0, kMaxEcho)), "...");
+  if (text.size() > kMaxEcho)
+    return absl::StrCat(absl::CHexEscape(text.substr(0, kMaxEcho)), "...");
   return absl::CHexEscape(text);
 }
 
@@ -82,10 +83,10 @@ class SectionReader {
       } else if (key == "target") {
         status = ReadTensor(value, path, value_line, model->mutable_target());
       } else {
-        status = Error(key_line, path,
-                       absl::StrCat("unknown key; allowed: ",
-                                    absl::StrJoin(std::begin(kSectionKeys), std::end(kSectionKeys),
-                                                  ", ")));
+        status = Error(
+            key_line, path,
+            absl::StrCat("unknown key; allowed: ",
+                         absl::StrJoin(std::begin(kSectionKeys), std::end(kSectionKeys), ", ")));
       }
       if (!status.ok()) return status;
     }
@@ -133,7 +134,8 @@ class SectionReader {
     }
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
-      return Error(line, "torchscript.file", absl::StrCat("'", Echo(path.string()), "' is a folder"));
+      return Error(line, "torchscript.file",
+                   absl::StrCat("'", Echo(path.string()), "' is a folder"));
     }
     // A device, FIFO or socket (/dev/zero, /dev/stdin) has no size to check
     // and may never end; a model is a file.
@@ -157,7 +159,8 @@ class SectionReader {
     std::ostringstream bytes;
     bytes << in.rdbuf();
     if (in.bad()) {
-      return Error(line, "torchscript.file", absl::StrCat("cannot read '", Echo(path.string()), "'"));
+      return Error(line, "torchscript.file",
+                   absl::StrCat("cannot read '", Echo(path.string()), "'"));
     }
     model->set_content(std::move(bytes).str());
     if (model->content().empty()) {
@@ -224,10 +227,10 @@ class SectionReader {
           tensor->set_high(number);
         }
       } else {
-        status = Error(key_line, field,
-                       absl::StrCat("unknown key; allowed: ",
-                                    absl::StrJoin(std::begin(kTensorKeys), std::end(kTensorKeys),
-                                                  ", ")));
+        status = Error(
+            key_line, field,
+            absl::StrCat("unknown key; allowed: ",
+                         absl::StrJoin(std::begin(kTensorKeys), std::end(kTensorKeys), ", ")));
       }
       if (!status.ok()) return status;
     }
@@ -249,9 +252,10 @@ class SectionReader {
       int64_t dim = 0;
       if (!node[i].IsScalar() || !absl::SimpleAtoi(node[i].Scalar(), &dim) ||
           (dim < 1 && dim != -1)) {
-        return Error(item_line, absl::StrCat(path, "[", i, "]"),
-                     absl::StrCat("'", node[i].IsScalar() ? Echo(node[i].Scalar()) : "(not a scalar)",
-                                  "' is not ", kHint));
+        return Error(
+            item_line, absl::StrCat(path, "[", i, "]"),
+            absl::StrCat("'", node[i].IsScalar() ? Echo(node[i].Scalar()) : "(not a scalar)",
+                         "' is not ", kHint));
       }
       tensor->add_shape(dim);
     }
@@ -265,7 +269,8 @@ class SectionReader {
 }  // namespace
 
 absl::Status ReadTorchScriptSection(const YAML::Node& section, int line, absl::string_view source,
-                                    v1::TorchScriptModel* model, std::map<std::string, int>* lines) {
+                                    v1::TorchScriptModel* model,
+                                    std::map<std::string, int>* lines) {
   return SectionReader(source, lines).Read(section, line, model);
 }
 

@@ -10,7 +10,8 @@ namespace paradnn::common {
 
 absl::Status ValidateAddress(const std::string& address, const std::string& field) {
   if (absl::StartsWith(address, "unix:")) {
-    if (address.size() == 5) return absl::InvalidArgumentError(absl::StrCat(field, ": unix: needs a socket path"));
+    if (address.size() == 5)
+      return absl::InvalidArgumentError(absl::StrCat(field, ": unix: needs a socket path"));
     return absl::OkStatus();
   }
   const size_t colon = address.rfind(':');

@@ -1,13 +1,12 @@
 #include "common/auth.h"
 
-#include <CLI/CLI.hpp>
-
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/support/client_interceptor.h>
 #include <sys/stat.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -106,8 +105,9 @@ absl::StatusOr<std::vector<std::string>> ReadTokenFile(const std::string& path,
     tokens.emplace_back(line);
   }
   if (tokens.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": '", path, "' holds no token (one per line; blank lines and # comments are ignored)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": '", path,
+                     "' holds no token (one per line; blank lines and # comments are ignored)"));
   }
   return tokens;
 }
@@ -142,8 +142,9 @@ absl::StatusOr<std::vector<WorkerToken>> ReadWorkerTokenFile(const std::string& 
     tokens.push_back(std::move(token));
   }
   if (tokens.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": '", path, "' holds no token (one per line; blank lines and # comments are ignored)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": '", path,
+                     "' holds no token (one per line; blank lines and # comments are ignored)"));
   }
   return tokens;
 }
@@ -195,25 +196,27 @@ bool ConstantTimeEquals(absl::string_view given, absl::string_view expected) {
 absl::StatusOr<ClientSecurity> LoadClientSecurity(const ClientSecurityFlags& flags) {
   ClientSecurity security;
   if (!flags.token_file.empty()) {
-    absl::StatusOr<std::vector<std::string>> tokens = ReadTokenFile(flags.token_file, "--token-file");
+    absl::StatusOr<std::vector<std::string>> tokens =
+        ReadTokenFile(flags.token_file, "--token-file");
     if (!tokens.ok()) return tokens.status();
     if (tokens->size() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--token-file: '", flags.token_file, "' holds ", tokens->size(),
-          " tokens; a worker or client sends exactly one"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--token-file: '", flags.token_file, "' holds ", tokens->size(),
+                       " tokens; a worker or client sends exactly one"));
     }
     security.token = tokens->front();
   } else if (const char* env = std::getenv(kTokenEnv); env != nullptr && *env != '\0') {
     const std::string token(absl::StripAsciiWhitespace(env));
     if (!IsTokenText(token)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "$", kTokenEnv, " is not a token (printable ASCII without spaces)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("$", kTokenEnv, " is not a token (printable ASCII without spaces)"));
     }
     security.token = token;
   }
   if (flags.tls_cert.empty() != flags.tls_key.empty()) {
-    return absl::InvalidArgumentError("--tls-cert and --tls-key go together (a client certificate "
-                                      "and its private key)");
+    return absl::InvalidArgumentError(
+        "--tls-cert and --tls-key go together (a client certificate "
+        "and its private key)");
   }
   if (!flags.tls_cert.empty() && flags.tls_ca.empty()) {
     return absl::InvalidArgumentError(
@@ -266,7 +269,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> LoadServerCredentials(
   }
   if (flags.cert.empty() && flags.key.empty()) {
     return absl::InvalidArgumentError(
-        "--tls-client-ca needs --tls-cert and --tls-key (client certificates are checked over TLS)");
+        "--tls-client-ca needs --tls-cert and --tls-key (client certificates are checked over "
+        "TLS)");
   }
   if (flags.cert.empty() || flags.key.empty()) {
     return absl::InvalidArgumentError(
@@ -282,23 +286,25 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> LoadServerCredentials(
     absl::StatusOr<std::string> ca = ReadWholeFile(flags.client_ca, "--tls-client-ca", false);
     if (!ca.ok()) return ca.status();
     options.pem_root_certs = *std::move(ca);
-    options.client_certificate_request =
-        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    options.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(options);
 }
 
 void AddClientSecurityOptions(CLI::App* app, ClientSecurityFlags* flags, const std::string& who) {
   app->add_option("--token-file", flags->token_file,
-                  absl::StrCat("File holding this ", who, "'s token (one line; not readable by "
+                  absl::StrCat("File holding this ", who,
+                               "'s token (one line; not readable by "
                                "every user), sent as 'authorization: Bearer' with every call "
-                               "(default: $", kTokenEnv, ")"))
+                               "(default: $",
+                               kTokenEnv, ")"))
       ->check(CLI::ExistingFile);
   app->add_option("--tls-ca", flags->tls_ca,
                   "Connect with TLS, trusting this CA (PEM) for the coordinator's certificate")
       ->check(CLI::ExistingFile);
   app->add_option("--tls-cert", flags->tls_cert,
-                  absl::StrCat("This ", who, "'s certificate (PEM), for a coordinator with "
+                  absl::StrCat("This ", who,
+                               "'s certificate (PEM), for a coordinator with "
                                "--tls-client-ca; needs --tls-key and --tls-ca"))
       ->check(CLI::ExistingFile);
   app->add_option("--tls-key", flags->tls_key,

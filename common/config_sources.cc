@@ -47,7 +47,8 @@ class EnvFirstConfig : public CLI::ConfigTOML {
 std::string EnvNameFor(const std::string& long_name) {
   std::string env = "PARADNN_";
   const size_t start = long_name.find_first_not_of('-');
-  for (size_t i = start == std::string::npos ? long_name.size() : start; i < long_name.size(); ++i) {
+  for (size_t i = start == std::string::npos ? long_name.size() : start; i < long_name.size();
+       ++i) {
     const char c = long_name[i];
     env.push_back(c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
   }
@@ -67,13 +68,13 @@ void AddConfigSources(CLI::App* app) {
                   "TOML file of settings (KEY = VALUE, KEY an option's long name); the "
                   "command line and PARADNN_* variables take precedence over it");
   app->add_flag_callback(
-      "--print-config",
-      [app]() {
-        std::cout << app->config_to_str(/*default_also=*/true, /*write_description=*/false);
-        throw CLI::Success();
-      },
-      "Print the settings in effect (command line > environment > --config file) in the "
-      "--config format, and exit")
+         "--print-config",
+         [app]() {
+           std::cout << app->config_to_str(/*default_also=*/true, /*write_description=*/false);
+           throw CLI::Success();
+         },
+         "Print the settings in effect (command line > environment > --config file) in the "
+         "--config format, and exit")
       ->configurable(false);
 }
 

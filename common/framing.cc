@@ -16,7 +16,8 @@ void PutLength(uint32_t n, char* out) {
 
 uint32_t GetLength(const char* in) {
   uint32_t n = 0;
-  for (int i = 0; i < 4; ++i) n |= static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    n |= static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
   return n;
 }
 
@@ -67,14 +68,15 @@ absl::StatusOr<bool> ReadFrame(int fd, google::protobuf::MessageLite* message) {
   if (*got < 4) return absl::DataLossError("truncated frame header");
   const uint32_t length = GetLength(header);
   if (length > kMaxFrameBytes) {
-    return absl::DataLossError(absl::StrCat("frame of ", length, " bytes exceeds the ", kMaxFrameBytes,
-                                            "-byte limit"));
+    return absl::DataLossError(
+        absl::StrCat("frame of ", length, " bytes exceeds the ", kMaxFrameBytes, "-byte limit"));
   }
   std::string payload(length, '\0');
   got = ReadFully(fd, payload.data(), length);
   if (!got.ok()) return got.status();
   if (*got < length) return absl::DataLossError("truncated frame payload");
-  if (!message->ParseFromString(payload)) return absl::DataLossError("frame payload does not parse");
+  if (!message->ParseFromString(payload))
+    return absl::DataLossError("frame payload does not parse");
   return true;
 }
 

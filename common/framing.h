@@ -3,11 +3,11 @@
 #ifndef PARADNN_COMMON_FRAMING_H_
 #define PARADNN_COMMON_FRAMING_H_
 
+#include <google/protobuf/message_lite.h>
+
 #include <cstdint>
 #include <deque>
 #include <string>
-
-#include <google/protobuf/message_lite.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

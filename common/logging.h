@@ -2,10 +2,10 @@
 #ifndef PARADNN_COMMON_LOGGING_H_
 #define PARADNN_COMMON_LOGGING_H_
 
+#include <spdlog/formatter.h>
+
 #include <memory>
 #include <string>
-
-#include <spdlog/formatter.h>
 
 #include "absl/status/status.h"
 

@@ -15,7 +15,7 @@ inline constexpr int kMaxResultSamples = 100'000;
 inline constexpr int kMaxResultProfileRows = 2'000;
 inline constexpr int kMaxResultSuspects = 64;
 inline constexpr size_t kMaxResultTextBytes = 16 << 10;  // error, each suspect sentence
-inline constexpr size_t kMaxResultBytes = 8 << 20;        // the whole Measurement, serialized
+inline constexpr size_t kMaxResultBytes = 8 << 20;       // the whole Measurement, serialized
 
 }  // namespace paradnn::common
 

@@ -63,16 +63,15 @@ std::vector<v1::SiliconPeak> CpuSiliconPeaks(const CpuPeakFacts& facts) {
   if (clock <= 0 || facts.cores <= 0) return {};
   const std::set<std::string> flags(facts.flags.begin(), facts.flags.end());
   auto has = [&](const char* flag) { return flags.count(flag) > 0; };
-  const std::string clock_text =
-      absl::StrCat(GigaHertz(clock), " (", facts.max_clock_hz > 0 ? "max clock" : facts.base_clock_label, ")");
+  const std::string clock_text = absl::StrCat(
+      GigaHertz(clock), " (", facts.max_clock_hz > 0 ? "max clock" : facts.base_clock_label, ")");
   const std::string cores_text = absl::StrCat(facts.cores, facts.cores == 1 ? " core" : " cores");
   const int units = facts.fma_units > 0 ? facts.fma_units : kDefaultFmaUnits;
   const int bits = FmaDatapathBits(facts);
   const bool two_pass = has("avx512f") && bits == 256;
   const std::string width_note = two_pass ? ", AVX-512 in two 256-bit passes" : "";
-  const std::string units_text =
-      absl::StrCat(units, units == 1 ? " FMA unit" : " FMA units",
-                   facts.fma_units > 0 ? " (configured)" : " (assumed)");
+  const std::string units_text = absl::StrCat(units, units == 1 ? " FMA unit" : " FMA units",
+                                              facts.fma_units > 0 ? " (configured)" : " (assumed)");
 
   // float32: the widest FMA; without FMA, separate add and multiply units.
   std::string fp32_instruction;
@@ -82,9 +81,9 @@ std::vector<v1::SiliconPeak> CpuSiliconPeaks(const CpuPeakFacts& facts) {
   if (has("fma")) {
     fp32_instruction = has("avx512f") ? "AVX-512 FMA" : "AVX2 FMA";
     fp32_per_cycle = units * fp32_lanes * 2.0;
-    fp32_basis = absl::StrCat(cores_text, " x ", units_text, " x ", fp32_lanes,
-                              " float32 lanes x 2 FLOP (", fp32_instruction, width_note, ") x ",
-                              clock_text);
+    fp32_basis =
+        absl::StrCat(cores_text, " x ", units_text, " x ", fp32_lanes, " float32 lanes x 2 FLOP (",
+                     fp32_instruction, width_note, ") x ", clock_text);
   } else {
     fp32_instruction = has("avx") ? "AVX add + multiply" : "SSE add + multiply";
     fp32_per_cycle = 2.0 * fp32_lanes;
@@ -124,13 +123,13 @@ std::vector<v1::SiliconPeak> CpuSiliconPeaks(const CpuPeakFacts& facts) {
     peaks.push_back(amx("float16", "fp16"));
   } else if (has("avx512_fp16")) {
     const int lanes = bits / 16;
-    peaks.push_back(Peak("float16", facts.cores * units * lanes * 2.0 * clock,
-                         absl::StrCat(cores_text, " x ", units_text, " x ", lanes,
-                                      " float16 lanes x 2 FLOP (AVX-512 FP16 FMA) x ",
-                                      clock_text)));
+    peaks.push_back(
+        Peak("float16", facts.cores * units * lanes * 2.0 * clock,
+             absl::StrCat(cores_text, " x ", units_text, " x ", lanes,
+                          " float16 lanes x 2 FLOP (AVX-512 FP16 FMA) x ", clock_text)));
   } else {
-    peaks.push_back(via_float32("float16", has("f16c") ? "F16C converts to float32"
-                                                       : "converted to float32"));
+    peaks.push_back(
+        via_float32("float16", has("f16c") ? "F16C converts to float32" : "converted to float32"));
   }
   return peaks;
 }
@@ -146,11 +145,13 @@ std::vector<v1::SiliconPeak> CudaSiliconPeaks(const CudaPeakFacts& facts) {
     double fp32, tf32, bf16, fp16;
   };
   static constexpr Rates kRates[] = {
-      {7, 0, "Volta", 128, 0, 0, 1024},      {7, 5, "Turing", 128, 0, 0, 1024},
+      {7, 0, "Volta", 128, 0, 0, 1024},
+      {7, 5, "Turing", 128, 0, 0, 1024},
       {8, 0, "Ampere GA100", 128, 1024, 2048, 2048},
       {8, 6, "Ampere GA10x", 256, 512, 1024, 1024},
       {8, 7, "Ampere (Orin)", 256, 512, 1024, 1024},
-      {8, 9, "Ada", 256, 256, 512, 512},   {9, 0, "Hopper", 256, 2048, 4096, 4096},
+      {8, 9, "Ada", 256, 256, 512, 512},
+      {9, 0, "Hopper", 256, 2048, 4096, 4096},
   };
   if (facts.sm_count <= 0 || facts.clock_hz <= 0) return {};
   const Rates* rates = nullptr;
@@ -161,11 +162,11 @@ std::vector<v1::SiliconPeak> CudaSiliconPeaks(const CudaPeakFacts& facts) {
   std::vector<v1::SiliconPeak> peaks;
   auto add = [&](const char* dtype, double per_sm, const char* unit) {
     if (per_sm <= 0) return;
-    peaks.push_back(Peak(dtype, facts.sm_count * per_sm * facts.clock_hz,
-                         absl::StrCat(facts.sm_count, " SMs x ", per_sm, " FLOP/cycle per SM (",
-                                      rates->architecture, " sm_", facts.major, facts.minor, " ",
-                                      unit, ", dense) x ", GigaHertz(facts.clock_hz),
-                                      " (max SM clock)")));
+    peaks.push_back(
+        Peak(dtype, facts.sm_count * per_sm * facts.clock_hz,
+             absl::StrCat(facts.sm_count, " SMs x ", per_sm, " FLOP/cycle per SM (",
+                          rates->architecture, " sm_", facts.major, facts.minor, " ", unit,
+                          ", dense) x ", GigaHertz(facts.clock_hz), " (max SM clock)")));
   };
   add("float32", rates->fp32, "CUDA cores, FMA");
   add("tf32", rates->tf32, "tensor cores");
@@ -231,8 +232,8 @@ void ReconcilePeaksWithRoofs(v1::Platform* platform) {
       continue;
     }
     CheckPeakAgainstRoof(fastest->flops_per_sec(),
-                         absl::StrCat(fastest->kernel().empty() ? "matmul" : fastest->kernel(),
-                                      " ", fastest->dtype()),
+                         absl::StrCat(fastest->kernel().empty() ? "matmul" : fastest->kernel(), " ",
+                                      fastest->dtype()),
                          &peak);
   }
 }

@@ -12,10 +12,22 @@ namespace paradnn::common {
 
 const std::vector<StackSettingInfo>& StackSettingInfos() {
   static const auto* infos = new std::vector<StackSettingInfo>{
-      {"blas_core", "OPENBLAS_CORETYPE", "PARADNN_BLAS_CORE_CHOICE", "--blas-core", "BLAS", "fp32 GEMM", {},
+      {"blas_core",
+       "OPENBLAS_CORETYPE",
+       "PARADNN_BLAS_CORE_CHOICE",
+       "--blas-core",
+       "BLAS",
+       "fp32 GEMM",
+       {},
        "an OpenBLAS core name (letters and digits, e.g. SkylakeX)"},
-      {"aten_capability", "ATEN_CPU_CAPABILITY", "PARADNN_ATEN_CAPABILITY_CHOICE",
-       "--aten-capability", "ATen", "fp32 elementwise", {"default", "avx2", "avx512"}, "default, avx2 or avx512"},
+      {"aten_capability",
+       "ATEN_CPU_CAPABILITY",
+       "PARADNN_ATEN_CAPABILITY_CHOICE",
+       "--aten-capability",
+       "ATen",
+       "fp32 elementwise",
+       {"default", "avx2", "avx512"},
+       "default, avx2 or avx512"},
   };
   return *infos;
 }
@@ -37,9 +49,8 @@ absl::Status ValidateStackValue(const StackSettingInfo& setting, absl::string_vi
                             [](char c) { return absl::ascii_isalnum(c) || c == '-' || c == '_'; })
           : std::find(setting.names.begin(), setting.names.end(), value) != setting.names.end();
   if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(field, ": '", value,
-                                                 "' is not auto, as-installed or ",
-                                                 setting.names_help));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": '", value, "' is not auto, as-installed or ", setting.names_help));
 }
 
 std::optional<std::string> SlowStackCondition(

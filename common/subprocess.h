@@ -9,7 +9,6 @@
 #define PARADNN_COMMON_SUBPROCESS_H_
 
 #include <signal.h>
-
 #include <sys/types.h>
 
 #include <string>

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+
 #include "absl/status/statusor.h"
 #include "db/database.h"
 #include "paradnn/v1/sweep.pb.h"

@@ -189,9 +189,9 @@ absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& pa
         !s.ok()) {
       return s;
     }
-    if (absl::Status s = Exec(conn->db, absl::StrCat("PRAGMA wal_autocheckpoint=",
-                                                     options.wal_checkpoint_pages)
-                                            .c_str());
+    if (absl::Status s =
+            Exec(conn->db,
+                 absl::StrCat("PRAGMA wal_autocheckpoint=", options.wal_checkpoint_pages).c_str());
         !s.ok()) {
       return s;
     }
@@ -364,9 +364,10 @@ absl::Status Database::StorageHealth() const {
 
 absl::Status CheckWritableAndIntact(sqlite3* db, const std::string& path) {
   if (sqlite3_db_readonly(db, "main") == 1) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "database ", path, " is read-only (the file's or its directory's permissions, or a "
-        "read-only file system); the coordinator must write it"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("database ", path,
+                     " is read-only (the file's or its directory's permissions, or a "
+                     "read-only file system); the coordinator must write it"));
   }
   // A write lock proves the journal files can be created next to it too.
   if (absl::Status s = Exec(db, "BEGIN IMMEDIATE"); !s.ok()) {
@@ -379,17 +380,17 @@ absl::Status CheckWritableAndIntact(sqlite3* db, const std::string& path) {
   while (true) {
     absl::StatusOr<bool> row = check.Step();
     if (!row.ok()) {
-      return absl::DataLossError(
-          absl::StrCat("database ", path, " cannot be checked (PRAGMA quick_check): ",
-                       row.status().message(), "; restore it from a backup"));
+      return absl::DataLossError(absl::StrCat(
+          "database ", path, " cannot be checked (PRAGMA quick_check): ", row.status().message(),
+          "; restore it from a backup"));
     }
     if (!*row) break;
     if (check.ColumnText(0) != "ok") problems.push_back(check.ColumnText(0));
   }
   if (!problems.empty()) {
-    return absl::DataLossError(absl::StrCat("database ", path, " is damaged (PRAGMA quick_check: ",
-                                            absl::StrJoin(problems, "; "),
-                                            "); restore it from a backup"));
+    return absl::DataLossError(absl::StrCat(
+        "database ", path, " is damaged (PRAGMA quick_check: ", absl::StrJoin(problems, "; "),
+        "); restore it from a backup"));
   }
   return absl::OkStatus();
 }
@@ -407,10 +408,10 @@ absl::StatusOr<DatabaseFileLock> DatabaseFileLock::Acquire(const std::string& db
     ::close(fd);
     std::string holder = got > 0 ? std::string(text, static_cast<size_t>(got)) : "";
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "database ", db_path, " is in use by another coordinator (pid ",
-        holder.empty() ? std::string("unknown") : holder, ", lock ", path,
-        "); stop it, or give this one another --db"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("database ", db_path, " is in use by another coordinator (pid ",
+                     holder.empty() ? std::string("unknown") : holder, ", lock ", path,
+                     "); stop it, or give this one another --db"));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
@@ -455,9 +456,8 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
         absl::StrCat("DatabaseOptions: max_batch (", options.max_batch, "), read_connections (",
                      options.read_connections, "), writer_cache_kib (", options.writer_cache_kib,
                      ") and wal_checkpoint_pages (", options.wal_checkpoint_pages,
-                     ") must be >= 1, busy_timeout_ms (",
-                     options.busy_timeout_ms, ") and mmap_bytes (", options.mmap_bytes,
-                     ") >= 0"));
+                     ") must be >= 1, busy_timeout_ms (", options.busy_timeout_ms,
+                     ") and mmap_bytes (", options.mmap_bytes, ") >= 0"));
   }
   auto impl = std::make_unique<Impl>();
   impl->path = path;

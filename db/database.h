@@ -38,7 +38,7 @@ int SchemaVersion();
 
 struct DatabaseOptions {
   int busy_timeout_ms = 5000;
-  int max_batch = 256;       // most write functions per transaction
+  int max_batch = 256;  // most write functions per transaction
   int read_connections = 4;
   // Bytes of the file each connection reads through a memory map instead
   // of read() calls (PRAGMA mmap_size): a scan of a million results spent

@@ -11,7 +11,8 @@ absl::Status ReadWindow(sqlite3* db, int64_t sweep_id, double window_seconds, in
                         FleetActivity* activity) {
   activity->to_unix_ms = now_unix_ms;
   if (sweep_id != 0) {
-    Statement sweep(db, "SELECT device, created_unix_ms, finished_unix_ms FROM sweeps WHERE id = ?");
+    Statement sweep(db,
+                    "SELECT device, created_unix_ms, finished_unix_ms FROM sweeps WHERE id = ?");
     sweep.Bind(1, sweep_id);
     absl::StatusOr<bool> row = sweep.Step();
     if (!row.ok()) return row.status();

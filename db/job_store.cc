@@ -139,8 +139,7 @@ absl::StatusOr<int64_t> JobStore::CapLeaseDeadlinesSync(int64_t latest_unix_ms) 
 }
 
 void JobStore::Release(int64_t attempt_id, const std::string& reason, int64_t now_unix_ms,
-                       int max_attempts, Callback<v1::JobState> done,
-                       const std::string& holder) {
+                       int max_attempts, Callback<v1::JobState> done, const std::string& holder) {
   internal::WriteValue<v1::JobState>(
       db_,
       [attempt_id, reason, now_unix_ms, max_attempts,
@@ -174,9 +173,9 @@ void JobStore::Release(int64_t attempt_id, const std::string& reason, int64_t no
           sweep_id = find.ColumnInt(4);
           sweep_cancelled = find.ColumnInt(5) == v1::SWEEP_CANCELLED;
           if (!holder.empty() && find.ColumnText(6) != holder) {
-            return absl::PermissionDeniedError(absl::StrCat(
-                "attempt ", attempt_id, " of job ", job_id, " is held by worker '",
-                find.ColumnText(6), "', not '", holder, "'; it cannot hand it back"));
+            return absl::PermissionDeniedError(
+                absl::StrCat("attempt ", attempt_id, " of job ", job_id, " is held by worker '",
+                             find.ColumnText(6), "', not '", holder, "'; it cannot hand it back"));
           }
         }
         if (!open) return job_state;  // already closed: releasing twice is harmless
@@ -225,24 +224,26 @@ absl::StatusOr<v1::JobState> JobStore::ReleaseSync(int64_t attempt_id, const std
 // mapped in the coordinator's RSS). The open attempts are few; sorting them
 // is free.
 absl::StatusOr<std::vector<int64_t>> JobStore::ExpiredAttempts(int64_t now_unix_ms) const {
-  return internal::ReadInts(db_,
-                  "SELECT id FROM attempts INDEXED BY attempts_open_deadline "
-                  "WHERE finished_unix_ms IS NULL AND lease_deadline_unix_ms < ? ORDER BY id",
-                  [&](Statement& stmt) { stmt.Bind(1, now_unix_ms); });
+  return internal::ReadInts(
+      db_,
+      "SELECT id FROM attempts INDEXED BY attempts_open_deadline "
+      "WHERE finished_unix_ms IS NULL AND lease_deadline_unix_ms < ? ORDER BY id",
+      [&](Statement& stmt) { stmt.Bind(1, now_unix_ms); });
 }
 
 absl::StatusOr<std::vector<int64_t>> JobStore::OpenAttempts() const {
   return internal::ReadInts(db_,
-                  "SELECT id FROM attempts INDEXED BY attempts_open_deadline "
-                  "WHERE finished_unix_ms IS NULL ORDER BY id",
-                  [](Statement&) {});
+                            "SELECT id FROM attempts INDEXED BY attempts_open_deadline "
+                            "WHERE finished_unix_ms IS NULL ORDER BY id",
+                            [](Statement&) {});
 }
 
 absl::StatusOr<std::vector<int64_t>> JobStore::OpenAttemptsOf(const std::string& worker_id) const {
-  return internal::ReadInts(db_,
-                  "SELECT id FROM attempts WHERE finished_unix_ms IS NULL AND worker_id = ? "
-                  "ORDER BY id",
-                  [&](Statement& stmt) { stmt.Bind(1, worker_id); });
+  return internal::ReadInts(
+      db_,
+      "SELECT id FROM attempts WHERE finished_unix_ms IS NULL AND worker_id = ? "
+      "ORDER BY id",
+      [&](Statement& stmt) { stmt.Bind(1, worker_id); });
 }
 
 absl::StatusOr<int64_t> JobStore::PendingCount(const std::string& device) const {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+
 #include "absl/status/statusor.h"
 #include "db/database.h"
 #include "paradnn/v1/coordinator.pb.h"
@@ -64,8 +65,8 @@ class JobStore {
   // InvalidArgument for max_attempts < 1. `holder` set (a worker handing its
   // job back): PermissionDenied, and nothing changes, unless the attempt
   // was leased to that worker.
-  void Release(int64_t attempt_id, const std::string& reason, int64_t now_unix_ms,
-               int max_attempts, Callback<v1::JobState> done, const std::string& holder = "");
+  void Release(int64_t attempt_id, const std::string& reason, int64_t now_unix_ms, int max_attempts,
+               Callback<v1::JobState> done, const std::string& holder = "");
   absl::StatusOr<v1::JobState> ReleaseSync(int64_t attempt_id, const std::string& reason,
                                            int64_t now_unix_ms, int max_attempts);
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "spdlog/spdlog.h"
 #include "db/stores_internal.h"
+#include "spdlog/spdlog.h"
 
 namespace paradnn::db {
 
@@ -68,9 +68,9 @@ void PlatformStore::Upsert(const v1::Platform& platform, Callback<int64_t> done,
           return absl::InvalidArgumentError("platform.fingerprint is empty");
         }
         if (platform.calibrated_unix_ms() > now_unix_ms + kMaxClockSkewMs) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "platform.calibrated_unix_ms: ", platform.calibrated_unix_ms(),
-              " is more than a day in the future (now ", now_unix_ms, ")"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("platform.calibrated_unix_ms: ", platform.calibrated_unix_ms(),
+                           " is more than a day in the future (now ", now_unix_ms, ")"));
         }
         auto insert = [&](const std::string& fingerprint) -> absl::Status {
           // The first host to report a fingerprint describes it (and owns

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+
 #include "absl/status/statusor.h"
 #include "db/database.h"
 #include "paradnn/v1/metrics.pb.h"
@@ -29,12 +30,12 @@ class PlatformStore {
   // apart, under "<fingerprint>~<owner>", and never replaces the first.
   // InvalidArgument for an empty fingerprint or a calibration time more than
   // a day ahead of the coordinator's clock.
-  void Upsert(const v1::Platform& platform, Callback<int64_t> done,
-              const std::string& owner = "");
-  absl::StatusOr<int64_t> UpsertSync(const v1::Platform& platform,
-                                     const std::string& owner = "");
+  void Upsert(const v1::Platform& platform, Callback<int64_t> done, const std::string& owner = "");
+  absl::StatusOr<int64_t> UpsertSync(const v1::Platform& platform, const std::string& owner = "");
   // NotFound for an unknown id.
-  absl::StatusOr<v1::Platform> Get(int64_t platform_id) const { return ReadPlatform(*db_, platform_id); }
+  absl::StatusOr<v1::Platform> Get(int64_t platform_id) const {
+    return ReadPlatform(*db_, platform_id);
+  }
 
  private:
   Database* db_;

@@ -55,10 +55,19 @@ const BuiltinField kBuiltinFields[] = {
 constexpr int kBuiltinCount = static_cast<int>(std::size(kBuiltinFields));
 
 // The measured columns, in Column order.
-const char* const kColumnSql[] = {
-    "r.examples_per_sec", "r.model_flops_per_sec", "r.executed_flops_per_sec", "r.mfu",
-    "r.hfu", "r.step_median_s", "r.step_cv", "r.model_flops", "r.executed_flops",
-    "r.bytes_per_step", "r.peak_rss_bytes", "r.silicon_mfu", "r.silicon_hfu"};
+const char* const kColumnSql[] = {"r.examples_per_sec",
+                                  "r.model_flops_per_sec",
+                                  "r.executed_flops_per_sec",
+                                  "r.mfu",
+                                  "r.hfu",
+                                  "r.step_median_s",
+                                  "r.step_cv",
+                                  "r.model_flops",
+                                  "r.executed_flops",
+                                  "r.bytes_per_step",
+                                  "r.peak_rss_bytes",
+                                  "r.silicon_mfu",
+                                  "r.silicon_hfu"};
 static_assert(std::size(kColumnSql) == static_cast<size_t>(ResultColumn::kCount));
 
 // Index into kBuiltinFields, -1 for a hyper-parameter.
@@ -85,9 +94,9 @@ struct SelectShape {
   // through jobs_sweep_state and look each result up. Rows come by result
   // id, or by sweep then job id.
   bool scan_results = false;
-  std::vector<int> builtins;    // indexes into kBuiltinFields
+  std::vector<int> builtins;          // indexes into kBuiltinFields
   std::vector<ResultColumn> columns;  // measured columns
-  bool where = false;           // the where filters (?2)
+  bool where = false;                 // the where filters (?2)
 
   // Result columns: job id, outcome, platform id, params, config id, then
   // these.
@@ -115,8 +124,9 @@ std::string SelectSql(const SelectShape& shape) {
   for (ResultColumn column : shape.columns) {
     absl::StrAppend(&sql, ", ", kColumnSql[static_cast<int>(column)]);
   }
-  absl::StrAppend(&sql, shape.scan_results ? "\n  FROM results r CROSS JOIN jobs j ON j.id = r.job_id"
-                                           : "\n  FROM jobs j JOIN results r ON r.job_id = j.id");
+  absl::StrAppend(&sql, shape.scan_results
+                            ? "\n  FROM results r CROSS JOIN jobs j ON j.id = r.job_id"
+                            : "\n  FROM jobs j JOIN results r ON r.job_id = j.id");
   if (sweeps) absl::StrAppend(&sql, "\n  JOIN sweeps s ON s.id = j.sweep_id");
   if (platforms) absl::StrAppend(&sql, "\n  LEFT JOIN platforms p ON p.id = r.platform_id");
   absl::StrAppend(&sql, "\n WHERE j.sweep_id IN (SELECT value FROM json_each(?1))");
@@ -196,8 +206,7 @@ class ConfigCache {
         if (hyper_fields_[i] == key) entry.field_ids[i] = dictionary_->Intern(value);
       }
       if (label_without_ != nullptr && !value.empty() &&
-          std::find(label_without_->begin(), label_without_->end(), key) ==
-              label_without_->end()) {
+          std::find(label_without_->begin(), label_without_->end(), key) == label_without_->end()) {
         pairs.push_back(absl::StrCat(key, "=", std::string(value)));
       }
     }
@@ -241,9 +250,9 @@ absl::Status ReadSweepsAndKeys(sqlite3* db, const std::vector<int64_t>& sweep_id
   // defaults), so each sweep's first job names them: reading every job's
   // keys took a second over a million results.
   Statement keys(db,
-                     "SELECT DISTINCT cp.key FROM json_each(?) sw JOIN config_params cp "
-                     "ON cp.config_id = (SELECT config_id FROM jobs WHERE sweep_id = sw.value "
-                     "ORDER BY id LIMIT 1) ORDER BY cp.key");
+                 "SELECT DISTINCT cp.key FROM json_each(?) sw JOIN config_params cp "
+                 "ON cp.config_id = (SELECT config_id FROM jobs WHERE sweep_id = sw.value "
+                 "ORDER BY id LIMIT 1) ORDER BY cp.key");
   keys.Bind(1, sweeps_json);
   for (;;) {
     absl::StatusOr<bool> row = keys.Step();
@@ -333,9 +342,9 @@ absl::StatusOr<ResultRecords> LoadResultRecords(const Database& database,
         continue;
       }
       if (hyper_fields.size() == kMaxHyperFields) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "an analysis reads at most ", kMaxHyperFields,
-            " hyper-parameters; name fewer features"));
+        return absl::InvalidArgumentError(absl::StrCat("an analysis reads at most ",
+                                                       kMaxHyperFields,
+                                                       " hyper-parameters; name fewer features"));
       }
       sources.push_back(-1 - static_cast<int>(hyper_fields.size()));
       hyper_fields.push_back(field);
@@ -346,8 +355,8 @@ absl::StatusOr<ResultRecords> LoadResultRecords(const Database& database,
     // Finished jobs are the ones with results: reserve for all of them, and
     // scan every result when the sweeps hold most of them.
     Statement count(db,
-                        "SELECT (SELECT COUNT(*) FROM jobs WHERE sweep_id IN (SELECT value FROM "
-                        "json_each(?)) AND state = ?), (SELECT COALESCE(MAX(id), 0) FROM results)");
+                    "SELECT (SELECT COUNT(*) FROM jobs WHERE sweep_id IN (SELECT value FROM "
+                    "json_each(?)) AND state = ?), (SELECT COALESCE(MAX(id), 0) FROM results)");
     count.Bind(1, sweeps_json).Bind(2, static_cast<int>(v1::JOB_DONE));
     if (absl::StatusOr<bool> row = count.Step(); row.ok() && *row) {
       selected.records.reserve(static_cast<size_t>(count.ColumnInt(0)));
@@ -393,12 +402,11 @@ absl::StatusOr<ResultRecords> LoadResultRecords(const Database& database,
 }
 
 const std::vector<std::string>& BuiltinResultFields() {
-  static const std::vector<std::string>* const kFields =
-      new std::vector<std::string>([] {
-        std::vector<std::string> names;
-        for (const BuiltinField& field : kBuiltinFields) names.emplace_back(field.name);
-        return names;
-      }());
+  static const std::vector<std::string>* const kFields = new std::vector<std::string>([] {
+    std::vector<std::string> names;
+    for (const BuiltinField& field : kBuiltinFields) names.emplace_back(field.name);
+    return names;
+  }());
   return *kFields;
 }
 

@@ -68,8 +68,8 @@ struct ResultRecords {
 
 // What a request reads.
 struct ResultRecordPlan {
-  std::vector<std::string> fields;   // checked: built-in or a hyper-parameter of the sweeps
-  bool all_hyper = false;            // also every hyper-parameter of the sweeps
+  std::vector<std::string> fields;    // checked: built-in or a hyper-parameter of the sweeps
+  bool all_hyper = false;             // also every hyper-parameter of the sweeps
   std::vector<ResultColumn> columns;  // measured columns to carry
   // Set: each record's configuration ("key=value ..." sorted by key) without
   // these hyper-parameters, plus family, precision and optimizer for

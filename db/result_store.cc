@@ -236,15 +236,14 @@ void ResultStore::Store(int64_t job_id, int64_t attempt_id, const std::string& w
 void ResultStore::StoreThenLease(int64_t job_id, int64_t attempt_id, const std::string& worker_id,
                                  int64_t platform_id, const v1::Measurement& measurement,
                                  int64_t now_unix_ms, const std::string& device,
-                                 int64_t lease_deadline_unix_ms,
-                                 Callback<StoredThenLeased> done) {
+                                 int64_t lease_deadline_unix_ms, Callback<StoredThenLeased> done) {
   auto shared = std::make_shared<const v1::Measurement>(measurement);
   internal::WriteValue<StoredThenLeased>(
       db_,
       [job_id, attempt_id, worker_id, platform_id, shared, now_unix_ms, device,
        lease_deadline_unix_ms](sqlite3* db) -> absl::StatusOr<StoredThenLeased> {
-        absl::StatusOr<StoreOutcome> stored = StoreInTransaction(
-            db, job_id, attempt_id, worker_id, platform_id, *shared, now_unix_ms);
+        absl::StatusOr<StoreOutcome> stored = StoreInTransaction(db, job_id, attempt_id, worker_id,
+                                                                 platform_id, *shared, now_unix_ms);
         if (!stored.ok()) return stored.status();
         StoredThenLeased out;
         out.outcome = *stored;
@@ -341,7 +340,8 @@ absl::StatusOr<std::optional<v1::Measurement>> ReadMeasurementOfJob(const Databa
     if (!*row) return absl::OkStatus();
     measurement.emplace();
     if (!measurement->ParseFromString(find.ColumnBlob(0))) {
-      return absl::DataLossError(absl::StrCat("the measurement of job ", job_id, " does not parse"));
+      return absl::DataLossError(
+          absl::StrCat("the measurement of job ", job_id, " does not parse"));
     }
     return absl::OkStatus();
   });

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+
 #include "absl/status/statusor.h"
 #include "db/database.h"
 #include "db/job_store.h"
@@ -41,13 +42,11 @@ class ResultStore {
   // no results row: the open attempt is closed ("cancelled"), the job becomes
   // JOB_CANCELLED and the answer is kStored; a CANCELLED from an attempt that
   // is already closed changes nothing (kDuplicate).
-  void Store(int64_t job_id, int64_t attempt_id, const std::string& worker_id,
-             int64_t platform_id, const v1::Measurement& measurement, int64_t now_unix_ms,
-             Callback<StoreOutcome> done);
+  void Store(int64_t job_id, int64_t attempt_id, const std::string& worker_id, int64_t platform_id,
+             const v1::Measurement& measurement, int64_t now_unix_ms, Callback<StoreOutcome> done);
   absl::StatusOr<StoreOutcome> StoreSync(int64_t job_id, int64_t attempt_id,
                                          const std::string& worker_id, int64_t platform_id,
-                                         const v1::Measurement& measurement,
-                                         int64_t now_unix_ms);
+                                         const v1::Measurement& measurement, int64_t now_unix_ms);
 
   // Store, then, in the same transaction and only when the store succeeded,
   // JobStore::LeaseNext for `device` and the reporting worker: a worker that
@@ -59,9 +58,9 @@ class ResultStore {
     absl::StatusOr<std::optional<Lease>> next;
   };
   void StoreThenLease(int64_t job_id, int64_t attempt_id, const std::string& worker_id,
-                      int64_t platform_id, const v1::Measurement& measurement,
-                      int64_t now_unix_ms, const std::string& device,
-                      int64_t lease_deadline_unix_ms, Callback<StoredThenLeased> done);
+                      int64_t platform_id, const v1::Measurement& measurement, int64_t now_unix_ms,
+                      const std::string& device, int64_t lease_deadline_unix_ms,
+                      Callback<StoredThenLeased> done);
 
   // One row per job of the sweep (jobs without a result have no
   // measurement, worker_id, attempt_id or platform_fingerprint), ordered by

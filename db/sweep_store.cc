@@ -386,10 +386,9 @@ void SweepStore::Create(const v1::SweepSpec& spec, std::vector<NewJob> jobs, int
   creation->jobs = std::make_shared<const std::vector<NewJob>>(std::move(jobs));
   creation->run_order.resize(creation->jobs->size());
   std::iota(creation->run_order.begin(), creation->run_order.end(), size_t{0});
-  std::stable_sort(creation->run_order.begin(), creation->run_order.end(),
-                   [&jobs = *creation->jobs](size_t a, size_t b) {
-                     return jobs[a].ordinal < jobs[b].ordinal;
-                   });
+  std::stable_sort(
+      creation->run_order.begin(), creation->run_order.end(),
+      [&jobs = *creation->jobs](size_t a, size_t b) { return jobs[a].ordinal < jobs[b].ordinal; });
   creation->now_unix_ms = now_unix_ms;
   creation->done = std::move(done);
   db_->Write(

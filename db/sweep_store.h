@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
 #include "absl/status/statusor.h"
 #include "db/database.h"
 #include "paradnn/v1/coordinator.pb.h"

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "spdlog/spdlog.h"
 #include "db/stores_internal.h"
+#include "spdlog/spdlog.h"
 
 namespace paradnn::db {
 

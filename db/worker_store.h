@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "db/database.h"

@@ -25,17 +25,9 @@ namespace {
 
 // One line per family, in name order.
 const FamilyDef* const kFamilies[] = {
-    &kCnnFamily,
-    &kDenseNet121Family,
-    &kFcFamily,
-    &kMobileNetV1Family,
-    &kNoopFamily,
-    &kResNet50Family,
-    &kRetinaNetFamily,
-    &kRnnFamily,
-    &kSqueezeNet10Family,
-    &kTorchScriptFamily,
-    &kTransformerFamily,
+    &kCnnFamily,          &kDenseNet121Family, &kFcFamily,          &kMobileNetV1Family,
+    &kNoopFamily,         &kResNet50Family,    &kRetinaNetFamily,   &kRnnFamily,
+    &kSqueezeNet10Family, &kTorchScriptFamily, &kTransformerFamily,
 };
 
 }  // namespace
@@ -96,8 +88,8 @@ absl::Status CheckOptionValue(const std::string& field, absl::string_view value,
   if (rule.allowed.empty()) {
     // An optional free-text option's empty value is its default: "not given"
     // (what NormalizedConfig writes out for it).
-    if (rule.check == nullptr || (value.empty() && rule.default_value != nullptr &&
-                                  *rule.default_value == '\0')) {
+    if (rule.check == nullptr ||
+        (value.empty() && rule.default_value != nullptr && *rule.default_value == '\0')) {
       return absl::OkStatus();
     }
     absl::Status s = rule.check(value);

@@ -80,11 +80,12 @@ std::string JaxFamilyTablePython() {
       "# (None = required, \"\" = none)), ...)}\n"
       "FAMILIES = {\n";
   for (const FamilyDef* family : AllFamilies()) {
-    absl::StrAppend(&text, "    ", PyString(family->name), ": {\n", "        \"summary\": ",
-                    PyString(family->summary), ",\n        \"params\": (\n");
+    absl::StrAppend(&text, "    ", PyString(family->name), ": {\n",
+                    "        \"summary\": ", PyString(family->summary),
+                    ",\n        \"params\": (\n");
     for (const ParamRule& p : family->params) {
-      absl::StrAppend(&text, "            (", PyString(p.name), ", ", p.min_value, ", ", p.max_value,
-                      ", ", p.required ? "True" : "False", ", ",
+      absl::StrAppend(&text, "            (", PyString(p.name), ", ", p.min_value, ", ",
+                      p.max_value, ", ", p.required ? "True" : "False", ", ",
                       p.default_value != 0 ? absl::StrCat(p.default_value) : "None", ", ",
                       p.multiple_of, "),\n");
     }

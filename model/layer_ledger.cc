@@ -48,11 +48,11 @@ void LayerLedger::Matmul(double macs, double in, double out, double weights, dou
   Params(weights, first_use, input_grad);
   if (bias > 0) {
     Params(bias, first_use, false);
-    b_.bias_relu_flops += 2 * batch_ * out;                 // bias add, bias gradient
-    b_.activation_bwd_bytes += batch_ * out * e_a_;          // db reads dY
+    b_.bias_relu_flops += 2 * batch_ * out;          // bias add, bias gradient
+    b_.activation_bwd_bytes += batch_ * out * e_a_;  // db reads dY
   }
   b_.activation_fwd_bytes += batch_ * (in * e_in + out * e_a_);
-  b_.activation_bwd_bytes += batch_ * (out * e_a_ + in * e_in);  // dW: read dY and X
+  b_.activation_bwd_bytes += batch_ * (out * e_a_ + in * e_in);           // dW: read dY and X
   if (input_grad) b_.activation_bwd_bytes += batch_ * (out + in) * e_a_;  // dX
   Track(out);
 }

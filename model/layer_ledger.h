@@ -125,8 +125,8 @@ class LayerLedger {
   void Embedding(double rows, double width, double table_rows, bool tied);
 
   // A loss over `elems` per example with the given FLOPs and passes per element.
-  void Loss(double elems, double fwd_flops, double bwd_flops, double fwd_passes,
-            double bwd_passes, double kept);
+  void Loss(double elems, double fwd_flops, double bwd_flops, double fwd_passes, double bwd_passes,
+            double kept);
 
   // Forward bytes the caller counts itself (e.g. the mixed-precision cast of
   // a float32 input), per step.

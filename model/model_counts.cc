@@ -1,7 +1,6 @@
 #include "model/model_counts.h"
 
 #include <cmath>
-
 #include <cstdio>
 #include <cstdlib>
 

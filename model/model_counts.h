@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "paradnn/v1/metrics.pb.h"
 #include "model/model_spec.h"
+#include "paradnn/v1/metrics.pb.h"
 
 namespace paradnn::model {
 
@@ -63,7 +63,7 @@ struct StepTotals {
   int64_t params = 0;
   double macs_per_example = 0;  // forward multiply-accumulates
   double batch = 0;
-  double executed_flops = 0;    // matmul FLOPs the step executes
+  double executed_flops = 0;  // matmul FLOPs the step executes
   double activation_bytes = 0;
   double weight_element_bytes = 0;  // e_w: bytes per stored weight element
   OptimizerKind optimizer = OptimizerKind::kRmsProp;

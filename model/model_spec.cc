@@ -45,9 +45,9 @@ absl::Status CheckParams(const v1::ModelConfig& config, const FamilyDef& def, Fi
                          ModelSpec* spec) {
   for (const auto& entry : config.params()) {
     if (FindParam(def, entry.first) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          FieldName(style, "params", entry.first), ": unknown hyper-parameter for family ",
-          def.name, "; allowed: ", ParamNames(def)));
+      return absl::InvalidArgumentError(absl::StrCat(FieldName(style, "params", entry.first),
+                                                     ": unknown hyper-parameter for family ",
+                                                     def.name, "; allowed: ", ParamNames(def)));
     }
   }
   for (const ParamRule& rule : def.params) {
@@ -76,7 +76,8 @@ absl::Status CheckOptions(const v1::ModelConfig& config, const FamilyDef& def, F
       for (const OptionRule& rule : def.options) names.push_back(rule.name);
       return absl::InvalidArgumentError(absl::StrCat(
           FieldName(style, "options", entry.first), ": unknown option for family ", def.name,
-          names.empty() ? std::string("; it takes none") : "; allowed: " + absl::StrJoin(names, ", ")));
+          names.empty() ? std::string("; it takes none")
+                        : "; allowed: " + absl::StrJoin(names, ", ")));
     }
   }
   for (const OptionRule& rule : def.options) {
@@ -86,7 +87,8 @@ absl::Status CheckOptions(const v1::ModelConfig& config, const FamilyDef& def, F
     if (it == config.options().end()) {
       if (rule.default_value == nullptr) {
         return absl::InvalidArgumentError(absl::StrCat(field, ": required for family ", def.name,
-                                                       " (one of ", AllowedOptionValues(rule), ")"));
+                                                       " (one of ", AllowedOptionValues(rule),
+                                                       ")"));
       }
       value = rule.default_value;
     } else {

@@ -274,9 +274,10 @@ absl::StatusOr<int64_t> CheckStack(const v1::SweepSpec& spec, const std::string&
   const common::StackSettingInfo* info = common::FindStackSettingInfo(key);
   if (info == nullptr) {
     std::vector<std::string> names;
-    for (const common::StackSettingInfo& i : common::StackSettingInfos()) names.push_back(i.component);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a stack setting; allowed: ",
-                                                   absl::StrJoin(names, ", ")));
+    for (const common::StackSettingInfo& i : common::StackSettingInfos())
+      names.push_back(i.component);
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a stack setting; allowed: ", absl::StrJoin(names, ", ")));
   }
   const std::string device = spec.device().empty() ? kDefaultDevice : spec.device();
   if (device != "cpu") {
@@ -312,8 +313,7 @@ std::string AllowedDevices() { return JoinNames(kDevices, "|"); }
 std::string AllowedPrecisions() { return JoinNames(kPrecisions, "|"); }
 std::string AllowedOptimizers() { return JoinNames(kOptimizers, "|"); }
 
-absl::StatusOr<std::vector<int64_t>> ParamValues(const v1::ParamSpec& spec,
-                                                 const ParamRule& rule,
+absl::StatusOr<std::vector<int64_t>> ParamValues(const v1::ParamSpec& spec, const ParamRule& rule,
                                                  const std::string& path) {
   std::vector<int64_t> values;
   absl::StatusOr<int64_t> count = CheckParam(spec, rule, path, &values);
@@ -348,9 +348,8 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
       if (!family->options.empty()) {
         absl::StrAppend(&allowed, "; options: ", OptionNames(*family));
       }
-      return absl::InvalidArgumentError(absl::StrCat("params.", EchoKey(key),
-                                                     ": unknown parameter of family ", family->name,
-                                                     "; ", allowed));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "params.", EchoKey(key), ": unknown parameter of family ", family->name, "; ", allowed));
     }
     absl::StatusOr<int64_t> count =
         CheckParam(spec.params().at(key), *rule, absl::StrCat("params.", key), nullptr);
@@ -421,17 +420,18 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
   }
 
   if (spec.repeats() < 0 || spec.repeats() > kMaxRepeats) {
-    return absl::InvalidArgumentError(absl::StrCat("repeats: ", spec.repeats(),
-                                                   " is out of range; allowed 1..", kMaxRepeats));
+    return absl::InvalidArgumentError(
+        absl::StrCat("repeats: ", spec.repeats(), " is out of range; allowed 1..", kMaxRepeats));
   }
   configurations = SaturatingMultiply(configurations, std::max(1, spec.precision_size()));
   configurations = SaturatingMultiply(configurations, std::max(1, spec.optimizer_size()));
   const int64_t jobs = SaturatingMultiply(configurations, std::max(1, spec.repeats()));
   if (jobs > max_jobs) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sweep expands to ", jobs == kSaturated ? "at least " : "", jobs,
-        spec.repeats() > 1 ? absl::StrCat(" jobs (", spec.repeats(), " repeats)") : " configurations",
-        "; the limit is ", max_jobs, " (--max-jobs)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sweep expands to ", jobs == kSaturated ? "at least " : "", jobs,
+                     spec.repeats() > 1 ? absl::StrCat(" jobs (", spec.repeats(), " repeats)")
+                                        : " configurations",
+                     "; the limit is ", max_jobs, " (--max-jobs)"));
   }
   return absl::OkStatus();
 }

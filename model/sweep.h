@@ -61,8 +61,7 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs);
 // ValidateSweep applies to it. `path` names the field in errors
 // ("params.node"). A range walks v = min, then v*mul rounded to the nearest
 // integer (or v+add) while v <= max.
-absl::StatusOr<std::vector<int64_t>> ParamValues(const v1::ParamSpec& spec,
-                                                 const ParamRule& rule,
+absl::StatusOr<std::vector<int64_t>> ParamValues(const v1::ParamSpec& spec, const ParamRule& rule,
                                                  const std::string& path);
 
 // Most times one sweep may measure each configuration (SweepSpec.repeats).

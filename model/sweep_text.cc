@@ -10,8 +10,8 @@ namespace paradnn::model {
 namespace {
 
 absl::Status NotUtf8(const std::string& field, absl::string_view text, size_t offset) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": byte ", offset, " of ", Quote(text),
-                                                 " is not UTF-8; use UTF-8 text"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": byte ", offset, " of ", Quote(text), " is not UTF-8; use UTF-8 text"));
 }
 
 absl::Status CheckUtf8(const std::string& field, absl::string_view text) {

@@ -23,6 +23,8 @@ packages=(
   # (libclang_rt.fuzzer and the sanitizer runtimes) is only a Recommends of
   # clang, which --no-install-recommends skips.
   clang libclang-rt-dev
+  # tests/style: the formatting check (.clang-format).
+  clang-format
   # tests/deploy: systemd-analyze verify of the units.
   systemd
 )

@@ -87,11 +87,10 @@ grpc::Status CallAuthorizer::Authorize(const grpc::ServerContextBase& context,
   const bool mine = role == CallerRole::kWorker ? worker : client;
   if (mine) return grpc::Status::OK;
   if (worker || client) {
-    return grpc::Status(
-        grpc::StatusCode::PERMISSION_DENIED,
-        std::string("a ") + (worker ? "worker" : "client") + " token may not call the " +
-            ServiceOf(role) + " service; it needs a " +
-            (role == CallerRole::kWorker ? "worker" : "client") + " token");
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        std::string("a ") + (worker ? "worker" : "client") +
+                            " token may not call the " + ServiceOf(role) + " service; it needs a " +
+                            (role == CallerRole::kWorker ? "worker" : "client") + " token");
   }
   // The token is not echoed: it may be a real one sent to the wrong place.
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "the token is not valid here");

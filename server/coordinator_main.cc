@@ -8,11 +8,11 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
-#include <boost/asio.hpp>
 #include <algorithm>
 #include <atomic>
-#include <chrono>
+#include <boost/asio.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -103,12 +103,14 @@ bool WriteAtomically(const std::string& path, const std::string& text) {
 
 int main(int argc, char** argv) {
   Flags flags;
-  CLI::App app{"paradnn-coordinator: keeps sweeps and results in SQLite and leases jobs to workers"};
+  CLI::App app{
+      "paradnn-coordinator: keeps sweeps and results in SQLite and leases jobs to workers"};
   app.add_option("--listen", flags.listen,
                  "Address to serve on: HOST:PORT (port 0 picks a free port) or unix:PATH. Beyond "
                  "loopback it needs token files, TLS or --insecure (docs/security.md)")
       ->capture_default_str();
-  app.add_option("--db", flags.db_path, "SQLite database file (created if missing)")->capture_default_str();
+  app.add_option("--db", flags.db_path, "SQLite database file (created if missing)")
+      ->capture_default_str();
   app.add_option("--address-file", flags.address_file,
                  "After listening, write the bound address to this file (for scripts and tests)");
   app.add_option("--max-jobs", flags.max_jobs, "Refuse sweeps that expand to more jobs than this")
@@ -160,8 +162,10 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure", flags.insecure,
                "Allow listening beyond loopback without tokens or TLS (logs a warning); "
                "without it such a --listen is refused");
-  app.add_option("--log-level", flags.log_level, paradnn::common::kLogLevels)->capture_default_str();
-  app.add_option("--log-format", flags.log_format, paradnn::common::kLogFormats)->capture_default_str();
+  app.add_option("--log-level", flags.log_level, paradnn::common::kLogLevels)
+      ->capture_default_str();
+  app.add_option("--log-format", flags.log_format, paradnn::common::kLogFormats)
+      ->capture_default_str();
   app.add_option("--metrics-listen", flags.metrics_listen,
                  "Serve /metrics (Prometheus), /healthz and /readyz over plain HTTP on HOST:PORT, "
                  "e.g. 127.0.0.1:9464 (port 0 picks one); off when empty. The pages carry no "
@@ -174,7 +178,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   const std::vector<std::string> command_line(argv, argv + argc);
 
-  if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-coordinator", flags.log_level, flags.log_format); !s.ok()) {
+  if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-coordinator", flags.log_level,
+                                                         flags.log_format);
+      !s.ok()) {
     std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
     return 2;
   }
@@ -210,17 +216,20 @@ int main(int argc, char** argv) {
             flags.listen);
         return 2;
       }
-      spdlog::warn("--insecure: listening on {} beyond loopback without tokens or TLS; anyone "
-                   "who can reach it can submit sweeps and act as a worker",
-                   flags.listen);
+      spdlog::warn(
+          "--insecure: listening on {} beyond loopback without tokens or TLS; anyone "
+          "who can reach it can submit sweeps and act as a worker",
+          flags.listen);
     } else if (!authorizer->requires_tokens() && flags.tls.client_ca.empty()) {
-      spdlog::warn("listening on {} with TLS but no tokens or client certificates: calls are "
-                   "encrypted, but anyone who can reach it can make them",
-                   flags.listen);
+      spdlog::warn(
+          "listening on {} with TLS but no tokens or client certificates: calls are "
+          "encrypted, but anyone who can reach it can make them",
+          flags.listen);
     } else if (!tls) {
-      spdlog::warn("listening on {} with tokens in plaintext: anyone on the network path can "
-                   "read them; add --tls-cert/--tls-key",
-                   flags.listen);
+      spdlog::warn(
+          "listening on {} with tokens in plaintext: anyone on the network path can "
+          "read them; add --tls-cert/--tls-key",
+          flags.listen);
     }
   }
 
@@ -246,13 +255,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   paradnn::common::SystemClock clock;
-  paradnn::db::WorkerStore(database->get()).MarkAllDisconnectedSync(clock.NowUnixMs()).IgnoreError();
+  paradnn::db::WorkerStore(database->get())
+      .MarkAllDisconnectedSync(clock.NowUnixMs())
+      .IgnoreError();
   // The previous process stored leases up to two timeouts ahead: each gets
   // one timeout from now for its worker to reconnect, as it always had.
-  if (absl::StatusOr<int64_t> capped = paradnn::db::JobStore(database->get())
-                                           .CapLeaseDeadlinesSync(clock.NowUnixMs() + flags.lease_timeout_ms);
+  if (absl::StatusOr<int64_t> capped =
+          paradnn::db::JobStore(database->get())
+              .CapLeaseDeadlinesSync(clock.NowUnixMs() + flags.lease_timeout_ms);
       !capped.ok()) {
-    spdlog::critical("capping the open leases of the previous process: {}", capped.status().ToString());
+    spdlog::critical("capping the open leases of the previous process: {}",
+                     capped.status().ToString());
     return 1;
   }
 
@@ -271,8 +284,8 @@ int main(int argc, char** argv) {
   auto coordinator = std::make_unique<paradnn::server::CoordinatorService>(
       database->get(), scheduler.get(), &clock, coordinator_options);
   scheduler->SetChangeListener([svc = coordinator.get()] { svc->NotifyWatchers(); });
-  auto gateway =
-      std::make_unique<paradnn::server::WorkerGatewayService>(scheduler.get(), &*authorizer, &ledger);
+  auto gateway = std::make_unique<paradnn::server::WorkerGatewayService>(scheduler.get(),
+                                                                         &*authorizer, &ledger);
   paradnn::server::CoordinatorMetrics metrics(database->get(), scheduler.get(), &ledger, &clock);
 
   paradnn::server::ForwardGrpcLogsToSpdlog();
@@ -346,9 +359,8 @@ int main(int argc, char** argv) {
       return started.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
     }
     metrics_http = *std::move(started);
-    metrics_address =
-        flags.metrics_listen.substr(0, flags.metrics_listen.rfind(':') + 1) +
-        std::to_string(metrics_http->port());
+    metrics_address = flags.metrics_listen.substr(0, flags.metrics_listen.rfind(':') + 1) +
+                      std::to_string(metrics_http->port());
     spdlog::info("metrics on http://{}/metrics", metrics_address);
     if (!flags.metrics_address_file.empty() &&
         !WriteAtomically(flags.metrics_address_file, metrics_address)) {
@@ -362,8 +374,8 @@ int main(int argc, char** argv) {
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
   boost::asio::steady_timer lease_timer(io);
   boost::asio::steady_timer listener_timer(io);
-  const auto lease_check_interval =
-      std::chrono::milliseconds(std::max<int64_t>(100, std::min<int64_t>(1000, flags.heartbeat_ms / 2)));
+  const auto lease_check_interval = std::chrono::milliseconds(
+      std::max<int64_t>(100, std::min<int64_t>(1000, flags.heartbeat_ms / 2)));
   std::function<void()> schedule_lease_check = [&] {
     lease_timer.expires_after(lease_check_interval);
     lease_timer.async_wait([&](const boost::system::error_code& ec) {
@@ -396,9 +408,10 @@ int main(int argc, char** argv) {
       return;
     }
     if (std::chrono::steady_clock::now() >= drain_deadline) {
-      spdlog::warn("drain: {} worker(s) still running a job after {} s; their jobs go back to "
-                   "the queue on the next start",
-                   busy, flags.shutdown_grace_seconds);
+      spdlog::warn(
+          "drain: {} worker(s) still running a job after {} s; their jobs go back to "
+          "the queue on the next start",
+          busy, flags.shutdown_grace_seconds);
       return;
     }
     drain_timer.expires_after(std::chrono::milliseconds(100));
@@ -434,9 +447,10 @@ int main(int argc, char** argv) {
         watch_listener();
         return;
       }
-      spdlog::error("gRPC stopped accepting connections on {} ({}); it does not resume by "
-                    "itself, so the coordinator restarts in place once drained",
-                    address, failure);
+      spdlog::error(
+          "gRPC stopped accepting connections on {} ({}); it does not resume by "
+          "itself, so the coordinator restarts in place once drained",
+          address, failure);
       restart_in_place = true;
       signals.cancel();
       begin_drain("listener failed");
@@ -460,9 +474,10 @@ int main(int argc, char** argv) {
         paradnn::server::ArgumentsForRestart(command_line, address, metrics_address);
     spdlog::warn("restarting in place: {}", absl::StrJoin(arguments, " "));
     const std::string error = paradnn::server::ExecuteInPlace(arguments);
-    spdlog::critical("could not restart in place ({}); exiting for the service manager to "
-                     "restart",
-                     error);
+    spdlog::critical(
+        "could not restart in place ({}); exiting for the service manager to "
+        "restart",
+        error);
     return 1;
   }
   spdlog::info("stopped");

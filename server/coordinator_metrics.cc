@@ -13,21 +13,31 @@ namespace {
 
 std::string JobStateLabel(int state) {
   switch (state) {
-    case v1::JOB_PENDING: return "pending";
-    case v1::JOB_LEASED: return "leased";
-    case v1::JOB_DONE: return "done";
-    case v1::JOB_FAILED: return "failed";
-    case v1::JOB_CANCELLED: return "cancelled";
-    default: return "unknown";
+    case v1::JOB_PENDING:
+      return "pending";
+    case v1::JOB_LEASED:
+      return "leased";
+    case v1::JOB_DONE:
+      return "done";
+    case v1::JOB_FAILED:
+      return "failed";
+    case v1::JOB_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
   }
 }
 
 std::string SweepStateLabel(int state) {
   switch (state) {
-    case v1::SWEEP_RUNNING: return "running";
-    case v1::SWEEP_DONE: return "done";
-    case v1::SWEEP_CANCELLED: return "cancelled";
-    default: return "unknown";
+    case v1::SWEEP_RUNNING:
+      return "running";
+    case v1::SWEEP_DONE:
+      return "done";
+    case v1::SWEEP_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
   }
 }
 
@@ -80,9 +90,13 @@ std::string CoordinatorMetrics::Render() {
     }
   }
   PrometheusText db_out;
-  std::map<int, int64_t> jobs = {{v1::JOB_PENDING, 0}, {v1::JOB_LEASED, 0}, {v1::JOB_DONE, 0},
-                                 {v1::JOB_FAILED, 0}, {v1::JOB_CANCELLED, 0}};
-  std::map<int, int64_t> sweeps = {{v1::SWEEP_RUNNING, 0}, {v1::SWEEP_DONE, 0}, {v1::SWEEP_CANCELLED, 0}};
+  std::map<int, int64_t> jobs = {{v1::JOB_PENDING, 0},
+                                 {v1::JOB_LEASED, 0},
+                                 {v1::JOB_DONE, 0},
+                                 {v1::JOB_FAILED, 0},
+                                 {v1::JOB_CANCELLED, 0}};
+  std::map<int, int64_t> sweeps = {
+      {v1::SWEEP_RUNNING, 0}, {v1::SWEEP_DONE, 0}, {v1::SWEEP_CANCELLED, 0}};
   std::vector<std::pair<std::string, std::string>> workers;  // id, device kind
   if (absl::StatusOr<db::StateCounts> counts = db::ReadStateCounts(*database_); counts.ok()) {
     for (const auto& [state, count] : counts->jobs) jobs[state] = count;
@@ -97,7 +111,8 @@ std::string CoordinatorMetrics::Render() {
   }
   db_out.Family("paradnn_sweeps", "gauge", "Sweeps by state");
   for (const auto& [state, count] : sweeps) {
-    db_out.Sample("paradnn_sweeps", {{"state", SweepStateLabel(state)}}, static_cast<double>(count));
+    db_out.Sample("paradnn_sweeps", {{"state", SweepStateLabel(state)}},
+                  static_cast<double>(count));
   }
   // Every (state, device kind) pair of a known kind is written, zeros too,
   // so a series does not vanish when its last worker changes state.
@@ -107,7 +122,8 @@ std::string CoordinatorMetrics::Render() {
     auto it = live.find(id);
     const std::string state = it != live.end() ? it->second.state : "disconnected";
     std::map<std::string, int>& states = by_kind[kind];
-    for (const char* s : {"idle", "busy", "draining", "silent", "disconnected"}) states.emplace(s, 0);
+    for (const char* s : {"idle", "busy", "draining", "silent", "disconnected"})
+      states.emplace(s, 0);
     ++states[state];
   }
   db_out.Family("paradnn_workers", "gauge", "Workers by state and device kind");
@@ -132,12 +148,13 @@ std::string CoordinatorMetrics::Render() {
     const Gauge gauges[] = {
         {"paradnn_goodput_scheduling_ratio",
          "Share of connected worker time spent holding a job, last hour", &v1::Goodput::scheduling},
-        {"paradnn_goodput_runtime_ratio",
-         "Share of job wall time spent in timed steps, last hour", &v1::Goodput::runtime},
+        {"paradnn_goodput_runtime_ratio", "Share of job wall time spent in timed steps, last hour",
+         &v1::Goodput::runtime},
         {"paradnn_goodput_program_ratio",
          "HFU (executed FLOP/s / calibrated roof) weighted by timed seconds, last hour",
          &v1::Goodput::program},
-        {"paradnn_goodput_ratio", "scheduling x runtime x program, last hour", &v1::Goodput::goodput},
+        {"paradnn_goodput_ratio", "scheduling x runtime x program, last hour",
+         &v1::Goodput::goodput},
     };
     for (const Gauge& g : gauges) {
       db_out.Family(g.name, "gauge", g.help);

@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/run_settings.h"
-#include "model/sweep.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
+#include "model/sweep.h"
 
 namespace paradnn::server {
 namespace {
@@ -27,8 +27,9 @@ grpc::Status ToGrpc(const absl::Status& status) {
 // INTERNAL with the database's own words, never UNAVAILABLE, which clients
 // read as "cannot reach the coordinator".
 grpc::Status StorageFailure(absl::string_view what, const absl::Status& status) {
-  return grpc::Status(grpc::StatusCode::INTERNAL,
-                      absl::StrCat(what, " failed: the coordinator's database: ", status.message()));
+  return grpc::Status(
+      grpc::StatusCode::INTERNAL,
+      absl::StrCat(what, " failed: the coordinator's database: ", status.message()));
 }
 
 bool IsFinished(const v1::SweepStatus& status) {
@@ -68,9 +69,10 @@ absl::StatusOr<std::string> TakeTorchScriptContent(v1::SweepSpec* spec, int64_t 
     return content;
   }
   if (static_cast<int64_t>(content.size()) > max_model_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("torchscript.content: ", content.size(), " bytes; this coordinator accepts "
-                     "models of at most ", max_model_bytes, " bytes (--max-model-bytes)"));
+    return absl::InvalidArgumentError(absl::StrCat("torchscript.content: ", content.size(),
+                                                   " bytes; this coordinator accepts "
+                                                   "models of at most ",
+                                                   max_model_bytes, " bytes (--max-model-bytes)"));
   }
   const std::string sha256 = db::Sha256Hex(content);
   if (!model->sha256().empty() && model->sha256() != sha256) {
@@ -137,7 +139,8 @@ absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jo
 // a finished status.
 class SweepWatch final : public grpc::ServerWriteReactor<v1::SweepStatus> {
  public:
-  SweepWatch(CoordinatorService* service, int64_t sweep_id) : service_(service), sweep_id_(sweep_id) {
+  SweepWatch(CoordinatorService* service, int64_t sweep_id)
+      : service_(service), sweep_id_(sweep_id) {
     absl::StatusOr<v1::SweepStatus> status =
         service_->sweeps().Get(sweep_id_, service_->clock().NowUnixMs());
     if (!status.ok()) {
@@ -317,7 +320,8 @@ void CoordinatorService::NotifierLoop() {
 grpc::Status CoordinatorService::AuthorizeClient(const grpc::CallbackServerContext& context) const {
   if (options_.authorizer == nullptr) return grpc::Status::OK;
   grpc::Status status = options_.authorizer->Authorize(context, CallerRole::kClient);
-  if (!status.ok()) spdlog::warn("refused a call from {}: {}", context.peer(), status.error_message());
+  if (!status.ok())
+    spdlog::warn("refused a call from {}: {}", context.peer(), status.error_message());
   return status;
 }
 
@@ -372,23 +376,25 @@ grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerCo
   const std::string file_name = stored.torchscript().file_name();
   auto create = [this, reactor, response, estimates, now, stored = std::move(stored),
                  jobs = std::make_shared<std::vector<db::NewJob>>(std::move(plan->jobs))]() {
-  sweeps_.Create(stored, std::move(*jobs), now,
-                 [this, reactor, response, estimates, name = stored.name()](absl::StatusOr<int64_t> id) {
-                   if (!id.ok()) {
-                     spdlog::error("storing sweep '{}': {}", name, id.status().ToString());
-                     reactor->Finish(StorageFailure("storing the sweep", id.status()));
-                     return;
-                   }
-                   spdlog::info("sweep {} '{}' submitted: {} jobs, {:.3g} model FLOPs per step in all, "
-                                "largest memory estimate {:.3g} bytes",
-                                *id, name, estimates.jobs(), estimates.total_model_flops(),
-                                estimates.max_peak_memory_estimate_bytes());
-                   *response = estimates;
-                   response->set_sweep_id(*id);
-                   reactor->Finish(grpc::Status::OK);
-                   scheduler_->OfferPendingJobs();
-                   NotifyWatchers();
-                 });
+    sweeps_.Create(
+        stored, std::move(*jobs), now,
+        [this, reactor, response, estimates, name = stored.name()](absl::StatusOr<int64_t> id) {
+          if (!id.ok()) {
+            spdlog::error("storing sweep '{}': {}", name, id.status().ToString());
+            reactor->Finish(StorageFailure("storing the sweep", id.status()));
+            return;
+          }
+          spdlog::info(
+              "sweep {} '{}' submitted: {} jobs, {:.3g} model FLOPs per step in all, "
+              "largest memory estimate {:.3g} bytes",
+              *id, name, estimates.jobs(), estimates.total_model_flops(),
+              estimates.max_peak_memory_estimate_bytes());
+          *response = estimates;
+          response->set_sweep_id(*id);
+          reactor->Finish(grpc::Status::OK);
+          scheduler_->OfferPendingJobs();
+          NotifyWatchers();
+        });
   };
   if (model_content.empty()) {
     create();
@@ -445,24 +451,25 @@ grpc::ServerUnaryReactor* CoordinatorService::CancelSweep(grpc::CallbackServerCo
     return reactor;
   }
   const int64_t sweep_id = request->sweep_id();
-  sweeps_.Cancel(sweep_id, clock_->NowUnixMs(),
-                 [this, reactor, response, sweep_id](
-                     absl::StatusOr<std::vector<db::SweepStore::LiveAttempt>> live) {
-                   if (!live.ok()) {
-                     const absl::StatusCode code = live.status().code();
-                     reactor->Finish(code == absl::StatusCode::kNotFound ||
-                                             code == absl::StatusCode::kInvalidArgument
-                                         ? ToGrpc(live.status())
-                                         : StorageFailure("cancelling the sweep", live.status()));
-                     return;
-                   }
-                   spdlog::info("sweep {} cancelled; stopping {} running job(s)", sweep_id, live->size());
-                   scheduler_->CancelAttempts(*live);
-                   absl::StatusOr<v1::SweepStatus> status = sweeps_.Get(sweep_id, clock_->NowUnixMs());
-                   if (status.ok()) *response = std::move(*status);
-                   reactor->Finish(ToGrpc(status.status()));
-                   NotifyWatchers();
-                 });
+  sweeps_.Cancel(
+      sweep_id, clock_->NowUnixMs(),
+      [this, reactor, response,
+       sweep_id](absl::StatusOr<std::vector<db::SweepStore::LiveAttempt>> live) {
+        if (!live.ok()) {
+          const absl::StatusCode code = live.status().code();
+          reactor->Finish(code == absl::StatusCode::kNotFound ||
+                                  code == absl::StatusCode::kInvalidArgument
+                              ? ToGrpc(live.status())
+                              : StorageFailure("cancelling the sweep", live.status()));
+          return;
+        }
+        spdlog::info("sweep {} cancelled; stopping {} running job(s)", sweep_id, live->size());
+        scheduler_->CancelAttempts(*live);
+        absl::StatusOr<v1::SweepStatus> status = sweeps_.Get(sweep_id, clock_->NowUnixMs());
+        if (status.ok()) *response = std::move(*status);
+        reactor->Finish(ToGrpc(status.status()));
+        NotifyWatchers();
+      });
   return reactor;
 }
 

@@ -60,8 +60,8 @@ struct PlannedSweep {
 // Expands `spec` (common::ExpandSweep, which validates it) into the jobs to
 // store: the cross product, spec.repeats times (job.repeat 0..repeats-1);
 // repeat round r runs in the order common::ShuffledOrder(seed + r) gives
-// and before round r + 1 (ordinals r*n .. r*n+n-1). Each job carries the effective run settings (seed filled in) and the runner
-// core's estimates (model::ParseModelSpec + model::CountModel). A
+// and before round r + 1 (ordinals r*n .. r*n+n-1). Each job carries the effective run settings
+// (seed filled in) and the runner core's estimates (model::ParseModelSpec + model::CountModel). A
 // configuration the runner core refuses refuses the whole sweep with the
 // core's error and names the configuration. Pure; thread-safe.
 absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jobs, uint64_t seed);
@@ -87,8 +87,8 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   grpc::ServerUnaryReactor* CancelSweep(grpc::CallbackServerContext* context,
                                         const v1::CancelSweepRequest* request,
                                         v1::SweepStatus* response) override;
-  grpc::ServerWriteReactor<v1::SweepStatus>* WatchSweep(grpc::CallbackServerContext* context,
-                                                        const v1::WatchSweepRequest* request) override;
+  grpc::ServerWriteReactor<v1::SweepStatus>* WatchSweep(
+      grpc::CallbackServerContext* context, const v1::WatchSweepRequest* request) override;
   grpc::ServerWriteReactor<v1::ResultRow>* QueryResults(
       grpc::CallbackServerContext* context, const v1::QueryResultsRequest* request) override;
   grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* context,

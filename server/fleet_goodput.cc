@@ -115,8 +115,8 @@ v1::FleetGoodputResponse ComputeFleetGoodput(const GoodputTimeline& timeline) {
         workers[a.worker_id].device_kind.empty() ? a.device_kind : workers[a.worker_id].device_kind;
     Sums& sums = by_kind[kind];
     ++sums.jobs;
-    sums.wall += static_cast<double>(std::max<int64_t>(0, a.finished_unix_ms - a.started_unix_ms)) /
-                 1000.0;
+    sums.wall +=
+        static_cast<double>(std::max<int64_t>(0, a.finished_unix_ms - a.started_unix_ms)) / 1000.0;
     if (!a.has_result) continue;
     sums.timed += a.timed_seconds;
     sums.build += a.build_seconds;
@@ -180,8 +180,8 @@ absl::StatusOr<v1::FleetGoodputResponse> ReadFleetGoodput(const db::Database& da
   if (request.sweep_id() < 0) {
     return absl::InvalidArgumentError("sweep_id: must be >= 0 (0 = the whole fleet)");
   }
-  absl::StatusOr<db::FleetActivity> activity = db::ReadFleetActivity(
-      database, request.sweep_id(), request.window_seconds(), now_unix_ms);
+  absl::StatusOr<db::FleetActivity> activity =
+      db::ReadFleetActivity(database, request.sweep_id(), request.window_seconds(), now_unix_ms);
   if (!activity.ok()) return activity.status();
   const std::string& sweep_device = activity->sweep_device;
   GoodputTimeline timeline;

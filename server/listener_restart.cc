@@ -27,10 +27,12 @@ void LogGrpcLine(gpr_log_func_args* args) {
     std::lock_guard<std::mutex> lock(failure_mutex);
     if (listener_failure.empty()) listener_failure = message;
   }
-  const spdlog::level::level_enum level = args->severity == GPR_LOG_SEVERITY_ERROR ? spdlog::level::err
-                                          : args->severity == GPR_LOG_SEVERITY_INFO ? spdlog::level::info
-                                                                                     : spdlog::level::debug;
-  spdlog::log(level, "grpc {}:{}: {}", args->file != nullptr ? args->file : "?", args->line, message);
+  const spdlog::level::level_enum level =
+      args->severity == GPR_LOG_SEVERITY_ERROR  ? spdlog::level::err
+      : args->severity == GPR_LOG_SEVERITY_INFO ? spdlog::level::info
+                                                : spdlog::level::debug;
+  spdlog::log(level, "grpc {}:{}: {}", args->file != nullptr ? args->file : "?", args->line,
+              message);
 }
 
 }  // namespace
@@ -52,7 +54,8 @@ std::vector<std::string> ArgumentsForRestart(const std::vector<std::string>& arg
       ++i;  // and its value
       continue;
     }
-    if (i > 0 && (absl::StartsWith(arg, "--listen=") || absl::StartsWith(arg, "--metrics-listen="))) {
+    if (i > 0 &&
+        (absl::StartsWith(arg, "--listen=") || absl::StartsWith(arg, "--metrics-listen="))) {
       continue;
     }
     arguments.push_back(arg);

@@ -22,10 +22,17 @@ std::string EscapeLabelValue(const std::string& value) {
   out.reserve(value.size());
   for (char c : value) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -36,9 +43,12 @@ void PrometheusText::Family(const std::string& name, const std::string& type,
   // HELP text escapes backslash and newline only.
   std::string escaped;
   for (char c : help) {
-    if (c == '\\') escaped += "\\\\";
-    else if (c == '\n') escaped += "\\n";
-    else escaped += c;
+    if (c == '\\')
+      escaped += "\\\\";
+    else if (c == '\n')
+      escaped += "\\n";
+    else
+      escaped += c;
   }
   text_ += "# HELP " + name + " " + escaped + "\n# TYPE " + name + " " + type + "\n";
 }
@@ -81,13 +91,16 @@ void RpcMetrics::Write(PrometheusText* out) const {
       out->Sample(name + "_bucket", {{"method", method}, {"le", le}},
                   static_cast<double>(cumulative));
     }
-    out->Sample(name + "_bucket", {{"method", method}, {"le", "+Inf"}}, static_cast<double>(h.count));
+    out->Sample(name + "_bucket", {{"method", method}, {"le", "+Inf"}},
+                static_cast<double>(h.count));
     out->Sample(name + "_sum", {{"method", method}}, h.sum);
     out->Sample(name + "_count", {{"method", method}}, static_cast<double>(h.count));
   }
-  out->Family("paradnn_rpc_calls_total", "counter", "gRPC calls finished, by method and status code");
+  out->Family("paradnn_rpc_calls_total", "counter",
+              "gRPC calls finished, by method and status code");
   for (const auto& [key, calls] : calls_) {
-    out->Sample("paradnn_rpc_calls_total", {{"method", key.first}, {"code", std::to_string(key.second)}},
+    out->Sample("paradnn_rpc_calls_total",
+                {{"method", key.first}, {"code", std::to_string(key.second)}},
                 static_cast<double>(calls));
   }
 }

@@ -1,8 +1,7 @@
 #include "server/metrics_http.h"
 
-#include <sys/resource.h>
-
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -51,8 +50,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void Start() {
     stream_.expires_after(std::chrono::seconds(10));
-    http::async_read(stream_, buffer_, request_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+    http::async_read(
+        stream_, buffer_, request_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
  private:
@@ -135,17 +135,19 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   int port = -1;
   if (colon == std::string::npos || !absl::SimpleAtoi(host_port.substr(colon + 1), &port) ||
       port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--metrics-listen: '", host_port, "' is not HOST:PORT (e.g. 127.0.0.1:9464; port 0 picks one)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--metrics-listen: '", host_port,
+                     "' is not HOST:PORT (e.g. 127.0.0.1:9464; port 0 picks one)"));
   }
   std::string host = host_port.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   if (host == "localhost") host = "127.0.0.1";
   beast::error_code ec;
   const asio::ip::address address = asio::ip::make_address(host, ec);
   if (ec) {
-    return absl::InvalidArgumentError(absl::StrCat("--metrics-listen: '", host,
-                                                   "' is not an IP address (or localhost)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--metrics-listen: '", host, "' is not an IP address (or localhost)"));
   }
   auto impl = std::make_unique<Impl>();
   impl->handlers = std::move(handlers);

@@ -35,7 +35,7 @@ class MetricsHttpServer {
   // and starts serving. InvalidArgument naming --metrics-listen for a bad
   // address, Unavailable if it cannot bind.
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const std::string& host_port,
-                                                                   MetricsHttpHandlers handlers);
+                                                                  MetricsHttpHandlers handlers);
   // Stops (closing open connections) and joins the thread.
   ~MetricsHttpServer();
   void Stop();

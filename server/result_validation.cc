@@ -66,9 +66,9 @@ absl::Status CheckScalar(const Message& message, const FieldDescriptor* field, i
       return CheckNumber(path, repeated ? reflection->GetRepeatedInt32(message, field, index)
                                         : reflection->GetInt32(message, field));
     case FieldDescriptor::CPPTYPE_INT64:
-      return CheckNumber(path, static_cast<double>(
-                                   repeated ? reflection->GetRepeatedInt64(message, field, index)
-                                            : reflection->GetInt64(message, field)));
+      return CheckNumber(
+          path, static_cast<double>(repeated ? reflection->GetRepeatedInt64(message, field, index)
+                                             : reflection->GetInt64(message, field)));
     case FieldDescriptor::CPPTYPE_STRING:
       return CheckText(path, repeated ? reflection->GetRepeatedString(message, field, index)
                                       : reflection->GetString(message, field));
@@ -115,12 +115,13 @@ absl::Status CheckMessage(const Message& message, const std::string& path) {
 
 absl::Status ValidateMeasurement(const v1::Measurement& m) {
   if (const size_t bytes = m.ByteSizeLong(); bytes > common::kMaxResultBytes) {
-    return Bad("measurement", absl::StrCat(bytes, " bytes; a result may have at most ",
-                                           common::kMaxResultBytes));
+    return Bad("measurement",
+               absl::StrCat(bytes, " bytes; a result may have at most ", common::kMaxResultBytes));
   }
   if (!v1::Outcome_IsValid(m.outcome()) || m.outcome() == v1::OUTCOME_UNSPECIFIED) {
-    return Bad("measurement.outcome", absl::StrCat(static_cast<int>(m.outcome()),
-                                                   " is not an outcome (OK = 1 ... CANCELLED = 8)"));
+    return Bad("measurement.outcome",
+               absl::StrCat(static_cast<int>(m.outcome()),
+                            " is not an outcome (OK = 1 ... CANCELLED = 8)"));
   }
   for (const auto& [path, count, limit] :
        {std::tuple<const char*, int, int>{"measurement.step_seconds", m.step_seconds_size(),

@@ -1,7 +1,5 @@
 #include "server/scheduler.h"
 
-#include "common/stack_findings.h"
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/human_units.h"
+#include "common/stack_findings.h"
 #include "db/model_store.h"
 #include "server/result_validation.h"
 
@@ -48,8 +47,9 @@ bool PredictedOom(const db::Lease& lease, int64_t memory_bytes) {
 
 std::string PredictedOomError(double estimate_bytes, int64_t memory_bytes) {
   return absl::StrFormat("memory estimate %s exceeds the worker's %s (%.0f > %d bytes)",
-                         common::HumanBytes(estimate_bytes), common::HumanBytes(static_cast<double>(memory_bytes)),
-                         estimate_bytes, memory_bytes);
+                         common::HumanBytes(estimate_bytes),
+                         common::HumanBytes(static_cast<double>(memory_bytes)), estimate_bytes,
+                         memory_bytes);
 }
 
 Scheduler::Scheduler(db::Database* database, const common::Clock* clock, SchedulerOptions options)
@@ -81,9 +81,8 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
                                 const v1::WorkerHello& hello) {
   // Ids and kinds are printed in tables and logs: printable characters only.
   auto printable = [](const std::string& text) {
-    return std::none_of(text.begin(), text.end(), [](char c) {
-      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-    });
+    return std::none_of(text.begin(), text.end(),
+                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
   };
   if (hello.worker_id().empty() || hello.worker_id().size() > 256 ||
       !printable(hello.worker_id())) {
@@ -114,12 +113,13 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
       // heartbeats well past their interval): it is ended, with why.
       const int64_t quiet_ms = now - worker.last_heard_unix_ms;
       if (quiet_ms < options_.lease_timeout_ms) {
-        spdlog::warn("a second worker said hello as '{}' while the first is connected (heard "
-                     "{} ms ago); refused",
-                     worker_id, quiet_ms);
-        return absl::AlreadyExistsError(absl::StrCat(
-            "worker id '", worker_id, "' is in use by a connected worker (heard from ", quiet_ms,
-            " ms ago); give each worker its own --worker-id"));
+        spdlog::warn(
+            "a second worker said hello as '{}' while the first is connected (heard "
+            "{} ms ago); refused",
+            worker_id, quiet_ms);
+        return absl::AlreadyExistsError(
+            absl::StrCat("worker id '", worker_id, "' is in use by a connected worker (heard from ",
+                         quiet_ms, " ms ago); give each worker its own --worker-id"));
       }
       spdlog::warn("worker {} connected again; its previous stream (quiet {} ms) is ended",
                    worker_id, quiet_ms);
@@ -143,8 +143,8 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
       worker.inherited_attempts.insert(attempt);
     }
   }
-  spdlog::info("worker {} ({} on {}) said hello; {} open attempt(s), {} unacked result(s)", worker_id,
-               hello.device_kind(), hello.platform().hostname(), open->size(),
+  spdlog::info("worker {} ({} on {}) said hello; {} open attempt(s), {} unacked result(s)",
+               worker_id, hello.device_kind(), hello.platform().hostname(), open->size(),
                hello.unacked_results());
 
   v1::Platform platform = hello.platform();
@@ -268,7 +268,8 @@ void Scheduler::OnHeartbeat(const std::string& worker_id, WorkerState& worker,
                       std::lock_guard<std::mutex> lock(mu_);
                       releasing_.erase(attempt);
                     }
-                    if (!state.ok()) spdlog::error("release {}: {}", attempt, state.status().ToString());
+                    if (!state.ok())
+                      spdlog::error("release {}: {}", attempt, state.status().ToString());
                     OfferPendingJobs();
                     NotifyChange();
                   });
@@ -394,26 +395,24 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
                    });
     return;
   }
-  results_.StoreThenLease(
-      job_id, attempt_id, worker_id, platform_id, measurement, now, device,
-      StoredLeaseDeadline(now),
-      [this, worker_id, stream_serial, settle,
-       offer_next](absl::StatusOr<db::ResultStore::StoredThenLeased> stored) {
-        if (!stored.ok()) {
-          settle(stored.status());
-          offer_next(/*clear_leasing=*/true);
-          return;
-        }
-        settle(stored->outcome);
-        // OnLeaseGranted notifies only when it got a job.
-        const bool leased = stored->next.ok() && stored->next->has_value();
-        OnLeaseGranted(worker_id, stream_serial, std::move(stored->next));
-        if (!leased) NotifyChange();
-      });
+  results_.StoreThenLease(job_id, attempt_id, worker_id, platform_id, measurement, now, device,
+                          StoredLeaseDeadline(now),
+                          [this, worker_id, stream_serial, settle,
+                           offer_next](absl::StatusOr<db::ResultStore::StoredThenLeased> stored) {
+                            if (!stored.ok()) {
+                              settle(stored.status());
+                              offer_next(/*clear_leasing=*/true);
+                              return;
+                            }
+                            settle(stored->outcome);
+                            // OnLeaseGranted notifies only when it got a job.
+                            const bool leased = stored->next.ok() && stored->next->has_value();
+                            OnLeaseGranted(worker_id, stream_serial, std::move(stored->next));
+                            if (!leased) NotifyChange();
+                          });
 }
 
-void Scheduler::Settle(const std::string& worker_id, int64_t job_id, int64_t attempt_id,
-                       bool ack) {
+void Scheduler::Settle(const std::string& worker_id, int64_t job_id, int64_t attempt_id, bool ack) {
   std::shared_ptr<WorkerSession> session;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -550,7 +549,8 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
     }
   }
   if (session && session->Send(message)) {
-    spdlog::info("assigned job {} (attempt {}) to {}", granted.job_id, granted.attempt_id, worker_id);
+    spdlog::info("assigned job {} (attempt {}) to {}", granted.job_id, granted.attempt_id,
+                 worker_id);
   } else {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -577,30 +577,29 @@ void Scheduler::SkipPredictedOom(const std::string& worker_id, int64_t platform_
                measurement.error());
   const int64_t job_id = lease.job_id;
   const int64_t attempt_id = lease.attempt_id;
-  results_.Store(
-      job_id, attempt_id, worker_id, platform_id, measurement, clock_->NowUnixMs(),
-      [this, worker_id, job_id, attempt_id](absl::StatusOr<db::StoreOutcome> stored) {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          workers_[worker_id].results_in_flight.erase(attempt_id);
-          ForgetAttemptLocked(attempt_id);
-        }
-        if (stored.ok() && *stored == db::StoreOutcome::kStored) {
-          results_stored_.fetch_add(1, std::memory_order_relaxed);
-        }
-        if (!stored.ok()) {
-          spdlog::error("storing the PREDICTED_OOM result of job {} attempt {}: {}", job_id,
-                        attempt_id, stored.status().ToString());
-          // Back to the queue; it is judged again when next leased.
-          Release(attempt_id, "storing its PREDICTED_OOM result failed");
-        }
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          auto it = workers_.find(worker_id);
-          if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
-        }
-        NotifyChange();
-      });
+  results_.Store(job_id, attempt_id, worker_id, platform_id, measurement, clock_->NowUnixMs(),
+                 [this, worker_id, job_id, attempt_id](absl::StatusOr<db::StoreOutcome> stored) {
+                   {
+                     std::lock_guard<std::mutex> lock(mu_);
+                     workers_[worker_id].results_in_flight.erase(attempt_id);
+                     ForgetAttemptLocked(attempt_id);
+                   }
+                   if (stored.ok() && *stored == db::StoreOutcome::kStored) {
+                     results_stored_.fetch_add(1, std::memory_order_relaxed);
+                   }
+                   if (!stored.ok()) {
+                     spdlog::error("storing the PREDICTED_OOM result of job {} attempt {}: {}",
+                                   job_id, attempt_id, stored.status().ToString());
+                     // Back to the queue; it is judged again when next leased.
+                     Release(attempt_id, "storing its PREDICTED_OOM result failed");
+                   }
+                   {
+                     std::lock_guard<std::mutex> lock(mu_);
+                     auto it = workers_.find(worker_id);
+                     if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
+                   }
+                   NotifyChange();
+                 });
 }
 
 void Scheduler::Release(int64_t attempt_id, const std::string& reason) {
@@ -615,7 +614,8 @@ void Scheduler::Release(int64_t attempt_id, const std::string& reason) {
                     releasing_.erase(attempt_id);
                   }
                   if (!state.ok()) {
-                    spdlog::error("releasing attempt {}: {}", attempt_id, state.status().ToString());
+                    spdlog::error("releasing attempt {}: {}", attempt_id,
+                                  state.status().ToString());
                   } else {
                     spdlog::info("attempt {} released ({}); job now {}", attempt_id, reason,
                                  v1::JobState_Name(*state));
@@ -638,9 +638,10 @@ std::vector<int64_t> Scheduler::SilentAttemptsLocked(int64_t now) {
     }
     if (worker.session && !worker.silent) {
       worker.silent = true;
-      spdlog::warn("worker {} is connected but silent past its lease; no jobs for it until it "
-                   "answers",
-                   worker_id);
+      spdlog::warn(
+          "worker {} is connected but silent past its lease; no jobs for it until it "
+          "answers",
+          worker_id);
     }
   }
   return silent;

@@ -111,10 +111,10 @@ class Scheduler {
     std::shared_ptr<WorkerSession> session;  // null while disconnected
     std::string device_kind;
     int64_t platform_id = 0;
-    int64_t memory_bytes = 0;        // from the hello's platform; 0 = unknown
-    UtilizationRoofs roofs;          // hello's roofs and peaks, raised by jobs that beat them
-    bool ready = false;              // hello processed, hello_ack sent
-    bool leasing = false;            // a LeaseNext is in flight
+    int64_t memory_bytes = 0;  // from the hello's platform; 0 = unknown
+    UtilizationRoofs roofs;    // hello's roofs and peaks, raised by jobs that beat them
+    bool ready = false;        // hello processed, hello_ack sent
+    bool leasing = false;      // a LeaseNext is in flight
     bool first_heartbeat_seen = false;
     int64_t last_heard_unix_ms = 0;  // any message on the current stream
     // The earliest lease deadline the database holds for open_attempts (0:
@@ -129,9 +129,9 @@ class Scheduler {
     // The worker said it is shutting down (Heartbeat.draining, or a job
     // handed back): no new job on this stream.
     bool draining = false;
-    std::set<int64_t> open_attempts;       // leased to this worker, no result yet
-    std::set<int64_t> inherited_attempts;  // open when this stream said hello
-    std::set<int64_t> results_in_flight;   // results being committed
+    std::set<int64_t> open_attempts;         // leased to this worker, no result yet
+    std::set<int64_t> inherited_attempts;    // open when this stream said hello
+    std::set<int64_t> results_in_flight;     // results being committed
     std::map<int64_t, int64_t> attempt_job;  // attempt -> job, for Snapshot
   };
 
@@ -176,9 +176,9 @@ class Scheduler {
   const int64_t started_unix_ms_;
 
   mutable std::mutex mu_;
-  std::map<std::string, WorkerState> workers_;      // by worker id
-  std::map<int64_t, std::string> attempt_owner_;    // open attempt -> worker id
-  std::set<int64_t> releasing_;                     // releases in flight
+  std::map<std::string, WorkerState> workers_;    // by worker id
+  std::map<int64_t, std::string> attempt_owner_;  // open attempt -> worker id
+  std::set<int64_t> releasing_;                   // releases in flight
   bool assigning_ = true;
   std::function<void()> change_listener_;
   std::atomic<int64_t> lease_expiries_{0};

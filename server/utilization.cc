@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/silicon_peak.h"
-#include "model/family.h"
 #include "common/stack_findings.h"
+#include "model/family.h"
 
 namespace paradnn::server {
 namespace {
@@ -68,8 +68,8 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
   auto ratio = [&](double rate, double roof, const std::string& name) {
     if (!(roof > 0) || !(rate > 0)) return 0.0;
     if (rate <= roof) return rate / roof;
-    notes.push_back(absl::StrFormat("%s above the %s (%s): shown as 100 %%",
-                                    common::FlopRate(rate), name, common::FlopRate(roof)));
+    notes.push_back(absl::StrFormat("%s above the %s (%s): shown as 100 %%", common::FlopRate(rate),
+                                    name, common::FlopRate(roof)));
     return 1.0;
   };
 
@@ -140,15 +140,16 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
     // float32 matmuls on a CPU go to the BLAS (LibTorch's sgemm_); conv and
     // 16-bit paths go to oneDNN and do not depend on the BLAS core.
     if (dtype == "float32" && kernel == "matmul") {
-      if (std::optional<std::string> slow = common::SlowStackCondition(
-              platform_.stack_findings(), "blas_core", in_use("blas_core", platform_.blas_core()))) {
+      if (std::optional<std::string> slow =
+              common::SlowStackCondition(platform_.stack_findings(), "blas_core",
+                                         in_use("blas_core", platform_.blas_core()))) {
         m->add_suspect(*slow);
       }
     }
     // Every family's step is full of ATen's elementwise kernels.
-    if (std::optional<std::string> slow = common::SlowStackCondition(
-            platform_.stack_findings(), "aten_capability",
-            in_use("aten_capability", platform_.aten_capability()))) {
+    if (std::optional<std::string> slow =
+            common::SlowStackCondition(platform_.stack_findings(), "aten_capability",
+                                       in_use("aten_capability", platform_.aten_capability()))) {
       m->add_suspect(*slow);
     }
   }

@@ -20,7 +20,8 @@ grpc::Status ToGrpc(const absl::Status& status) {
 // Lives from Connect until OnDone. Reads one message at a time; writes are
 // queued and sent one at a time (the callback API allows one outstanding
 // write).
-class WorkerStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage> {
+class WorkerStream final
+    : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage> {
  public:
   WorkerStream(Scheduler* scheduler, ConnectionLedger* ledger, uint64_t serial, std::string peer,
                std::vector<std::string> allowed_ids)

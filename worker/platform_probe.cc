@@ -1,11 +1,11 @@
 #include "worker/platform_probe.h"
 
+#include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -15,8 +15,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -26,16 +26,16 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/silicon_peak.h"
-#include "common/stack_findings.h"
-#include "common/state_dir.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/framing.h"
+#include "common/silicon_peak.h"
+#include "common/stack_findings.h"
+#include "common/state_dir.h"
 #include "common/subprocess.h"
 
 namespace paradnn::worker {
@@ -153,8 +153,8 @@ absl::StatusOr<v1::Platform> QueryRunnerFrame(const std::string& runner_path,
   }
   const std::string tail(absl::StripAsciiWhitespace(stderr_tail));
   if (status != 0) {
-    return absl::UnavailableError(absl::StrCat(command, " ", DescribeWaitStatus(status),
-                                               tail.empty() ? "" : ": ", tail));
+    return absl::UnavailableError(
+        absl::StrCat(command, " ", DescribeWaitStatus(status), tail.empty() ? "" : ": ", tail));
   }
   if (!decode_error.empty()) {
     return absl::DataLossError(absl::StrCat(command, " wrote invalid frames: ", decode_error));
@@ -312,8 +312,8 @@ absl::StatusOr<v1::Platform> ReadCachedCalibration(const std::string& state_dir,
     return absl::DataLossError(absl::StrCat(path, " is not a serialized Platform"));
   }
   if (cached.fingerprint() != fingerprint) {
-    return absl::DataLossError(absl::StrCat(path, " holds the calibration of fingerprint '",
-                                            cached.fingerprint(), "'"));
+    return absl::DataLossError(
+        absl::StrCat(path, " holds the calibration of fingerprint '", cached.fingerprint(), "'"));
   }
   if (cached.matmul_roofs_size() == 0) {
     return absl::DataLossError(absl::StrCat(path, " holds no matmul roof"));
@@ -342,7 +342,8 @@ absl::Status WriteCachedCalibration(const std::string& state_dir, const v1::Plat
   if (ec) {
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);
-    return absl::UnavailableError(absl::StrCat("renaming ", temp, " to ", path, ": ", ec.message()));
+    return absl::UnavailableError(
+        absl::StrCat("renaming ", temp, " to ", path, ": ", ec.message()));
   }
   return absl::OkStatus();
 }
@@ -446,8 +447,8 @@ absl::StatusOr<std::map<std::string, double>> ParseDatasheetPeaks(
   for (const std::string& flag : flags) {
     const std::vector<std::string> parts = absl::StrSplit(flag, absl::MaxSplits('=', 1));
     double flops = 0;
-    if (parts.size() != 2 || kDtypes.count(parts[0]) == 0 ||
-        !absl::SimpleAtod(parts[1], &flops) || !(flops > 0)) {
+    if (parts.size() != 2 || kDtypes.count(parts[0]) == 0 || !absl::SimpleAtod(parts[1], &flops) ||
+        !(flops > 0)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--datasheet-peak '", flag,
           "': expected DTYPE=FLOPS with DTYPE one of float32, bfloat16, float16, tf32 and "
@@ -494,9 +495,10 @@ StackSetup SetUpStack(const std::map<std::string, std::string>& requests, bool r
   });
   absl::StatusOr<v1::Platform> report = absl::UnavailableError("the stack doctor did not run");
   if (run_doctor && !all_forced) {
-    spdlog::info("stack doctor: '{} --stack-doctor' (OpenBLAS cores and ATen CPU capabilities, "
-                 "checked against float64)",
-                 runner_path);
+    spdlog::info(
+        "stack doctor: '{} --stack-doctor' (OpenBLAS cores and ATen CPU capabilities, "
+        "checked against float64)",
+        runner_path);
     report = QueryRunnerStackDoctor(runner_path, timeout);
     if (!report.ok()) {
       spdlog::warn("stack doctor failed, the stack stays as installed: {}",
@@ -514,7 +516,8 @@ StackSetup SetUpStack(const std::map<std::string, std::string>& requests, bool r
       if (f.as_installed()) installed = f.setting();
       if (f.chosen()) chosen = f.setting();
     }
-    if (!chosen.empty() && chosen != installed) setup.choices.doctor_choice[info.component] = chosen;
+    if (!chosen.empty() && chosen != installed)
+      setup.choices.doctor_choice[info.component] = chosen;
     std::string summary;
     if (request != "auto" && request != "as-installed") {
       ::setenv(info.env_var, request.c_str(), 1);
@@ -523,8 +526,9 @@ StackSetup SetUpStack(const std::map<std::string, std::string>& requests, bool r
     } else if (request == "auto" && !chosen.empty()) {
       if (chosen != installed) ::setenv(info.env_var, chosen.c_str(), 1);
       ::setenv(info.choice_env, "auto", 1);
-      summary = chosen == installed ? absl::StrCat(installed, " (as installed; the fastest correct)")
-                                    : absl::StrCat(chosen, " (auto; as installed: ", installed, ")");
+      summary = chosen == installed
+                    ? absl::StrCat(installed, " (as installed; the fastest correct)")
+                    : absl::StrCat(chosen, " (auto; as installed: ", installed, ")");
     } else {
       ::setenv(info.choice_env, "as-installed", 1);
       summary = request == "auto"

@@ -79,10 +79,10 @@ absl::StatusOr<std::unique_ptr<RunnerZygote>> RunnerZygote::Start(
   if (polled <= 0 || ::recv(ours.get(), &byte, 1, 0) != 1 || byte != kZygoteReady) {
     ::kill(child->pid, SIGKILL);
     Reap(child->pid);
-    return absl::UnavailableError(absl::StrCat(
-        "'", runner_path, " --zygote' did not become ready",
-        polled == 0 ? absl::StrCat(" within ", ready_timeout.count(), " ms")
-                    : " (it has no zygote mode or exited)"));
+    return absl::UnavailableError(
+        absl::StrCat("'", runner_path, " --zygote' did not become ready",
+                     polled == 0 ? absl::StrCat(" within ", ready_timeout.count(), " ms")
+                                 : " (it has no zygote mode or exited)"));
   }
   return std::unique_ptr<RunnerZygote>(
       new RunnerZygote(child->pid, std::move(ours), std::move(child->stderr_fd)));

@@ -1,8 +1,7 @@
 #include "worker/worker_agent.h"
 
-#include <unistd.h>
-
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -177,10 +176,10 @@ void WorkerAgent::OnClosed(uint64_t generation, const grpc::Status& status) {
     if (!id_conflict_since_) id_conflict_since_ = now;
     const auto give_up = std::max<std::chrono::milliseconds>(kIdConflictGiveUp, 2 * lease_timeout_);
     if (now - *id_conflict_since_ >= give_up) {
-      fatal_error_ = absl::StrCat("the coordinator at ", options_.coordinator_address,
-                                  " refuses worker id '", options_.worker_id,
-                                  "': another worker is connected with it (", StatusText(status),
-                                  "); start this one with its own --worker-id");
+      fatal_error_ =
+          absl::StrCat("the coordinator at ", options_.coordinator_address, " refuses worker id '",
+                       options_.worker_id, "': another worker is connected with it (",
+                       StatusText(status), "); start this one with its own --worker-id");
       spdlog::critical("{}", fatal_error_);
       if (supervisor_) supervisor_->Cancel("the worker stops: its id is in use");
       Stopped();
@@ -192,9 +191,10 @@ void WorkerAgent::OnClosed(uint64_t generation, const grpc::Status& status) {
              status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
     // Retrying helps only once the coordinator's token files change; say
     // loudly what to fix.
-    spdlog::error("the coordinator at {} refused this worker ({}); give a worker token with "
-                  "--token-file or ${}",
-                  options_.coordinator_address, StatusText(status), common::kTokenEnv);
+    spdlog::error(
+        "the coordinator at {} refused this worker ({}); give a worker token with "
+        "--token-file or ${}",
+        options_.coordinator_address, StatusText(status), common::kTokenEnv);
   } else if (was_connected) {
     spdlog::warn("stream to the coordinator ended ({}); reconnecting", StatusText(status));
   } else {
@@ -378,19 +378,19 @@ void WorkerAgent::OnJobComplete(int64_t job_id, int64_t attempt_id, v1::Measurem
   if (const size_t bytes = measurement.ByteSizeLong(); bytes > common::kMaxResultBytes) {
     // The coordinator takes no result this large: say so as the job's
     // result rather than send one that is refused on every reconnect.
-    spdlog::error("job {}: its result has {} bytes ({} samples, {} profile rows); a result may "
-                  "have at most {}",
-                  job_id, bytes, measurement.step_seconds_size(), measurement.op_profile_size(),
-                  common::kMaxResultBytes);
+    spdlog::error(
+        "job {}: its result has {} bytes ({} samples, {} profile rows); a result may "
+        "have at most {}",
+        job_id, bytes, measurement.step_seconds_size(), measurement.op_profile_size(),
+        common::kMaxResultBytes);
     v1::Measurement too_large;
     too_large.set_outcome(v1::ERROR);
     too_large.set_device(measurement.device());
     *too_large.mutable_config() = measurement.config();
-    too_large.set_error(absl::StrCat("the result has ", bytes, " bytes (",
-                                     measurement.step_seconds_size(), " samples, ",
-                                     measurement.op_profile_size(),
-                                     " profile rows); a result may have at most ",
-                                     common::kMaxResultBytes));
+    too_large.set_error(
+        absl::StrCat("the result has ", bytes, " bytes (", measurement.step_seconds_size(),
+                     " samples, ", measurement.op_profile_size(),
+                     " profile rows); a result may have at most ", common::kMaxResultBytes));
     measurement = std::move(too_large);
   }
   *result.mutable_measurement() = std::move(measurement);
@@ -423,9 +423,10 @@ void WorkerAgent::ScheduleHeartbeat() {
 void WorkerAgent::BecomeUnhealthy(const std::string& reason) {
   if (!unhealthy_reason_.empty()) return;
   unhealthy_reason_ = reason;
-  spdlog::critical("the worker takes no jobs until it can start its runner again ({}); checking "
-                   "every {} s",
-                   reason, options_.health_check_interval.count() / 1000.0);
+  spdlog::critical(
+      "the worker takes no jobs until it can start its runner again ({}); checking "
+      "every {} s",
+      reason, options_.health_check_interval.count() / 1000.0);
   // Heartbeats now say draining: the coordinator assigns nothing more.
   SendHeartbeat();
   ScheduleHealthCheck();
@@ -460,8 +461,8 @@ void WorkerAgent::SendHeartbeat() {
 }
 
 void WorkerAgent::HandBack(const v1::JobAssignment& assignment, const std::string& reason) {
-  spdlog::warn("handing job {} attempt {} back: {}", assignment.job_id(),
-               assignment.attempt_id(), reason);
+  spdlog::warn("handing job {} attempt {} back: {}", assignment.job_id(), assignment.attempt_id(),
+               reason);
   v1::JobResult result;
   result.set_job_id(assignment.job_id());
   result.set_attempt_id(assignment.attempt_id());

@@ -1,8 +1,6 @@
 // paradnn-worker: one per host and device. Connects to the coordinator,
 // announces the platform, and runs each assigned job in a fresh
 // paradnn-runner child, one at a time, until SIGTERM/SIGINT.
-#include <cctype>
-#include <cstdlib>
 #include <limits.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -11,8 +9,10 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -22,12 +22,12 @@
 #include "common/auth.h"
 #include "common/config_sources.h"
 #include "common/logging.h"
+#include "common/openmp_env.h"
 #include "common/stack_findings.h"
-#include "common/version.h"
 #include "common/subprocess.h"
+#include "common/version.h"
 #include "worker/device_spec.h"
 #include "worker/platform_probe.h"
-#include "common/openmp_env.h"
 #include "worker/runner_zygote.h"
 #include "worker/worker_agent.h"
 
@@ -72,8 +72,7 @@ std::string DefaultRunnerPath(const std::string& backend) {
   if (n <= 0) return name;
   const std::string path(self, static_cast<size_t>(n));
   const size_t slash = path.rfind('/');
-  return (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) +
-         "/" + name;
+  return (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) + "/" + name;
 }
 
 std::string Hostname() {
@@ -137,7 +136,8 @@ int main(int argc, char** argv) {
                  "runner's start-up, about 0.5 s of LibTorch loading, per job); false starts a "
                  "fresh runner per job. A runner without the mode falls back to that")
       ->capture_default_str();
-  app.add_option("--log-format", flags.log_format, paradnn::common::kLogFormats)->capture_default_str();
+  app.add_option("--log-format", flags.log_format, paradnn::common::kLogFormats)
+      ->capture_default_str();
   app.add_option("--log-level", flags.log_level,
                  std::string("Log level: ") + paradnn::common::kLogLevels)
       ->capture_default_str();
@@ -194,7 +194,8 @@ int main(int argc, char** argv) {
   paradnn::common::AddConfigSources(&app);
   CLI11_PARSE(app, argc, argv);
 
-  if (absl::Status s = paradnn::common::ConfigureLogging("paradnn-worker", flags.log_level, flags.log_format);
+  if (absl::Status s =
+          paradnn::common::ConfigureLogging("paradnn-worker", flags.log_level, flags.log_format);
       !s.ok()) {
     std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
     return 2;
@@ -288,8 +289,8 @@ int main(int argc, char** argv) {
       flags.runner, paradnn::worker::DeviceKind(flags.device), kPlatformProbeTimeout);
   // Keyed by the runner's own fingerprint, before a memory cap amends it:
   // the cap changes nothing the roofs measure.
-  paradnn::worker::AddCalibration(&options.platform, flags.runner, *calibrate_mode,
-                                  flags.state_dir, kCalibrationTimeout);
+  paradnn::worker::AddCalibration(&options.platform, flags.runner, *calibrate_mode, flags.state_dir,
+                                  kCalibrationTimeout);
   paradnn::worker::AddDatasheetPeaks(*datasheet_peaks, &options.platform);
   for (const paradnn::v1::StackFinding& finding : stack.findings) {
     *options.platform.add_stack_findings() = finding;
@@ -312,7 +313,8 @@ int main(int argc, char** argv) {
       spdlog::info("runner zygote pid {}: job processes are forked from it", (*zygote)->pid());
       options.runner.zygote = std::move(*zygote);
     } else {
-      spdlog::warn("{}; starting a fresh runner for every job", std::string(zygote.status().message()));
+      spdlog::warn("{}; starting a fresh runner for every job",
+                   std::string(zygote.status().message()));
     }
   }
   spdlog::info("paradnn-worker {} as '{}' on {}, runner {}", paradnn::common::kVersion,

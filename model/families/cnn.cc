@@ -157,11 +157,11 @@ absl::Status CheckCnn(const ModelSpec& spec, FieldStyle style) {
   // (MakeCnnSpec) cannot slip past with a map the head cannot pool.
   const int64_t image = spec.Param("image");
   if (image < kCnnMinImage) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        FieldName(style, "params", "image"), ": ", image,
-        " is too small; the 7x7 average pool needs a final map of at least 7 "
-        "(ceil(image/32) >= 7), i.e. image >= ",
-        kCnnMinImage));
+    return absl::InvalidArgumentError(
+        absl::StrCat(FieldName(style, "params", "image"), ": ", image,
+                     " is too small; the 7x7 average pool needs a final map of at least 7 "
+                     "(ceil(image/32) >= 7), i.e. image >= ",
+                     kCnnMinImage));
   }
   return absl::OkStatus();
 }
@@ -171,8 +171,7 @@ class CnnCounter {
  public:
   explicit CnnCounter(const ModelSpec& spec)
       : batch_(static_cast<double>(spec.batch())),
-        mixed_(spec.precision == Precision::kMixedBf16 ||
-               spec.precision == Precision::kMixedFp16),
+        mixed_(spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16),
         e_w_(WeightElementBytes(spec.precision)),
         e_c_(mixed_ ? 2.0 : e_w_),
         e_a_(ActivationElementBytes(spec.precision)) {}
@@ -203,9 +202,8 @@ class CnnCounter {
     activation_bytes_ += out * e_a_;
     largest_activation_ = std::max(largest_activation_, std::max(in, out));
     if (c.kernel > 1) {
-      im2col_ = std::max(im2col_, batch_ * static_cast<double>(c.kernel * c.kernel *
-                                                                c.in_channels * c.out_size *
-                                                                c.out_size));
+      im2col_ = std::max(im2col_, batch_ * static_cast<double>(c.kernel * c.kernel * c.in_channels *
+                                                               c.out_size * c.out_size));
     }
   }
 
@@ -263,9 +261,9 @@ class CnnCounter {
     executed_ += 2 * batch_ * w * 3;
     b_.weight_bytes += mixed_ ? p * (e_w_ + 2 * e_c_) : p * e_w_;
     b_.activation_fwd_bytes += batch_ * (in + out) * e_a_;
-    b_.bias_relu_flops += 2 * batch_ * out;                                 // bias add, db
+    b_.bias_relu_flops += 2 * batch_ * out;                                       // bias add, db
     b_.activation_bwd_bytes += batch_ * (out + in) * e_a_ + batch_ * out * e_a_;  // dW, db
-    b_.activation_bwd_bytes += batch_ * (out + in) * e_a_;                  // dX
+    b_.activation_bwd_bytes += batch_ * (out + in) * e_a_;                        // dX
     b_.weight_bytes += w * e_c_;
     b_.gradient_bytes += p * e_c_;
     if (mixed_) b_.gradient_bytes += p * (e_c_ + e_w_);
@@ -281,8 +279,7 @@ class CnnCounter {
     WorkCounts out;
     out.breakdown = b_;
     WorkBreakdown& b = out.breakdown;
-    const double activations =
-        activation_bytes_ + image_elements * (e_x() + (mixed_ ? e_c_ : 0));
+    const double activations = activation_bytes_ + image_elements * (e_x() + (mixed_ ? e_c_ : 0));
     StepTotals t;
     t.params = static_cast<int64_t>(params_);
     t.macs_per_example = macs_;
@@ -455,7 +452,12 @@ ModelSpec MakeCnnSpec(const CnnShape& shape, Precision precision, OptimizerKind 
 }
 
 extern const FamilyDef kCnnFamily = {
-    "cnn", "ResNet v1: stem, four groups of residual or bottleneck blocks, avgpool, Linear(output)",
-    kCnnParams, kCnnOptions, kConvRoof, CheckCnn, CountCnn};
+    "cnn",
+    "ResNet v1: stem, four groups of residual or bottleneck blocks, avgpool, Linear(output)",
+    kCnnParams,
+    kCnnOptions,
+    kConvRoof,
+    CheckCnn,
+    CountCnn};
 
 }  // namespace paradnn::model

@@ -53,8 +53,8 @@ struct CnnConvLayer {
   int64_t padding = 0;
   int64_t in_channels = 0;
   int64_t out_channels = 0;
-  int64_t in_size = 0;   // input map side
-  int64_t out_size = 0;  // output map side
+  int64_t in_size = 0;      // input map side
+  int64_t out_size = 0;     // output map side
   bool projection = false;  // the 1x1 shortcut of a group's first block
 };
 

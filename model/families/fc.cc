@@ -164,8 +164,8 @@ WorkCounts CountFc(const ModelSpec& spec) {
 }  // namespace
 
 FcShape FcShapeOf(const ModelSpec& spec) {
-  return FcShape{spec.Param("layer"), spec.Param("node"), spec.Param("input"),
-                 spec.Param("output"), spec.Param("batch")};
+  return FcShape{spec.Param("layer"), spec.Param("node"), spec.Param("input"), spec.Param("output"),
+                 spec.Param("batch")};
 }
 
 ModelSpec MakeFcSpec(const FcShape& shape, Precision precision, OptimizerKind optimizer) {
@@ -182,7 +182,9 @@ ModelSpec MakeFcSpec(const FcShape& shape, Precision precision, OptimizerKind op
 }
 
 extern const FamilyDef kFcFamily = {
-    "fc", "fully connected: input -> [Linear(node) + ReLU] x layer -> Linear(output)",
-    kFcParams, {}, kMatmulRoof, /*check=*/nullptr, CountFc};
+    "fc",        "fully connected: input -> [Linear(node) + ReLU] x layer -> Linear(output)",
+    kFcParams,   {},
+    kMatmulRoof, /*check=*/nullptr,
+    CountFc};
 
 }  // namespace paradnn::model

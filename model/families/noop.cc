@@ -35,6 +35,8 @@ void FinishNoopMeasurement(v1::Measurement* m) {
 
 extern const FamilyDef kNoopFamily = {
     kNoopFamilyName, "harness: an OK result at once; no model is built, nothing is timed",
-    kNoopParams, {}, kMatmulRoof, /*check=*/nullptr, CountNoop};
+    kNoopParams,     {},
+    kMatmulRoof,     /*check=*/nullptr,
+    CountNoop};
 
 }  // namespace paradnn::model

@@ -125,7 +125,7 @@ WorkCounts CountRetinaNet(const ModelSpec& spec) {
   l.Elementwise(kReluCost, 64 * Sq(side));
   side /= 2;
   l.Elementwise(kMaxPoolCost, 64 * Sq(side));
-  l.AddForwardBytes(batch * 64 * Sq(side) * 8);          // indices written
+  l.AddForwardBytes(batch * 64 * Sq(side) * 8);  // indices written
   l.AddActivationBytes(batch * 64 * Sq(side) * 8);
   // Backbone.
   double cin = 64;
@@ -169,7 +169,7 @@ WorkCounts CountRetinaNet(const ModelSpec& spec) {
     level_side[level] = static_cast<double>(RetinaNetLevelSide(s.image, level));
   }
   Conv(l, 1, c_out[3], f, level_side[5], level_side[5], true);  // lateral 5 = P5'
-  l.Fork(f * Sq(level_side[5]), 2);                            // output conv, upsample
+  l.Fork(f * Sq(level_side[5]), 2);                             // output conv, upsample
   Conv(l, 1, c_out[2], f, level_side[4], level_side[4], true);  // lateral 4
   l.Elementwise(kUpsampleCost, f * Sq(level_side[4]));
   l.Elementwise(kAddCost, f * Sq(level_side[4]));  // P4'
@@ -181,7 +181,7 @@ WorkCounts CountRetinaNet(const ModelSpec& spec) {
     Conv(l, 3, f, f, level_side[level], level_side[level], true);
   }
   Conv(l, 3, c_out[3], f, level_side[5], level_side[6], true);  // P6
-  l.Fork(f * Sq(level_side[6]), 2);                            // heads, ReLU
+  l.Fork(f * Sq(level_side[6]), 2);                             // heads, ReLU
   l.Elementwise(kReluCost, f * Sq(level_side[6]));
   Conv(l, 3, f, f, level_side[6], level_side[7], true);  // P7
   // Heads, shared across levels.
@@ -251,8 +251,8 @@ int64_t RetinaNetAnchorsPerImage(int64_t image) {
 }
 
 int64_t RetinaNetPositivesPerImage(int64_t image) {
-  const auto n = static_cast<int64_t>(
-      std::llround(kRetinaNetPositiveFraction * static_cast<double>(RetinaNetAnchorsPerImage(image))));
+  const auto n = static_cast<int64_t>(std::llround(
+      kRetinaNetPositiveFraction * static_cast<double>(RetinaNetAnchorsPerImage(image))));
   return n < 1 ? 1 : n;
 }
 
@@ -281,6 +281,10 @@ constexpr OptionRule kRetinaNetOptions[] = {kMemoryFormatRule};
 extern const FamilyDef kRetinaNetFamily = {
     "retinanet",
     "RetinaNet: ResNet-50 v1.5 + FPN P3-P7 + class/box subnets, focal + smooth-L1 losses",
-    kRetinaNetParams, kRetinaNetOptions, kConvRoof, /*check=*/nullptr, CountRetinaNet};
+    kRetinaNetParams,
+    kRetinaNetOptions,
+    kConvRoof,
+    /*check=*/nullptr,
+    CountRetinaNet};
 
 }  // namespace paradnn::model

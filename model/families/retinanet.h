@@ -12,8 +12,8 @@
 namespace paradnn::model {
 
 inline constexpr int64_t kRetinaNetFpnChannels = 256;
-inline constexpr int64_t kRetinaNetAnchors = 9;       // A: 3 scales × 3 aspect ratios
-inline constexpr int64_t kRetinaNetHeadConvs = 4;      // 3×3 convs before each predictor
+inline constexpr int64_t kRetinaNetAnchors = 9;    // A: 3 scales × 3 aspect ratios
+inline constexpr int64_t kRetinaNetHeadConvs = 4;  // 3×3 convs before each predictor
 inline constexpr double kRetinaNetPositiveFraction = 0.01;
 inline constexpr double kRetinaNetFocalAlpha = 0.25;
 inline constexpr double kRetinaNetFocalGamma = 2.0;
@@ -30,8 +30,7 @@ struct RetinaNetShape {
 };
 
 RetinaNetShape RetinaNetShapeOf(const ModelSpec& spec);
-ModelSpec MakeRetinaNetSpec(const RetinaNetShape& shape,
-                            Precision precision = Precision::kFloat32,
+ModelSpec MakeRetinaNetSpec(const RetinaNetShape& shape, Precision precision = Precision::kFloat32,
                             OptimizerKind optimizer = OptimizerKind::kRmsProp);
 
 // Side of the feature map of pyramid level `level` (3..7) for an image side:

@@ -199,25 +199,25 @@ WorkCounts CountRnn(const ModelSpec& spec) {
   b.bias_relu_flops += TB * E;
 
   // Recurrent layers.
-  const double w = gE * E;  // elements of W_ih or W_hh
-  const double wb = w + gE; // with its bias
+  const double w = gE * E;   // elements of W_ih or W_hh
+  const double wb = w + gE;  // with its bias
   for (int64_t l = 0; l < s.layer; ++l) {
     // Forward: input gates for all steps, then per step W_hh and the cell.
     b.weight_bytes += wb * e_c + T * wb * e_c;
-    b.activation_fwd_bytes += TB * (E + gE) * e_a;          // W_ih matmul
-    b.activation_fwd_bytes += TB * (E + gE) * e_a;          // W_hh matmuls
+    b.activation_fwd_bytes += TB * (E + gE) * e_a;  // W_ih matmul
+    b.activation_fwd_bytes += TB * (E + gE) * e_a;  // W_hh matmuls
     b.activation_fwd_bytes += TB * E * k.forward_passes * e_a;
-    b.activation_fwd_bytes += 2 * TB * E * e_a;             // stack outputs
+    b.activation_fwd_bytes += 2 * TB * E * e_a;  // stack outputs
     // Backward.
     b.activation_bwd_bytes += TB * E * k.backward_passes * e_a;
-    b.activation_bwd_bytes += 2 * TB * gE * e_a;            // stack input-gate grads
+    b.activation_bwd_bytes += 2 * TB * gE * e_a;                    // stack input-gate grads
     b.activation_bwd_bytes += TB * (gE + E) * e_a + TB * gE * e_a;  // W_hh, b_hh grads
-    b.gradient_bytes += (T + 3 * (T - 1)) * wb * e_c;       // per step + running sum
-    b.activation_bwd_bytes += (T - 1) * B * (gE + E) * e_a; // dh_{t-1}
+    b.gradient_bytes += (T + 3 * (T - 1)) * wb * e_c;               // per step + running sum
+    b.activation_bwd_bytes += (T - 1) * B * (gE + E) * e_a;         // dh_{t-1}
     b.weight_bytes += (T - 1) * w * e_c;
     b.activation_bwd_bytes += TB * (gE + E) * e_a + TB * gE * e_a;  // W_ih, b_ih grads
     b.gradient_bytes += wb * e_c;
-    b.activation_bwd_bytes += TB * (gE + E) * e_a;          // dx
+    b.activation_bwd_bytes += TB * (gE + E) * e_a;  // dx
     b.weight_bytes += w * e_c;
     b.bias_relu_flops += TB * E * (k.forward_flops + k.backward_flops);
   }
@@ -241,8 +241,7 @@ WorkCounts CountRnn(const ModelSpec& spec) {
   }
 
   const double activation_bytes = TB * e_id + TB * E * (e_x + (mixed ? e_c : 0)) +
-                                  L * TB * (gE + E * k.step_tensors + E) * e_a +
-                                  2 * logits * e_a;
+                                  L * TB * (gE + E * k.step_tensors + E) * e_a + 2 * logits * e_a;
 
   const double macs_d = static_cast<double>(macs);
   StepTotals t;
@@ -297,8 +296,11 @@ RnnShape RnnShapeOf(const ModelSpec& spec) {
 ModelSpec MakeRnnSpec(const RnnShape& shape, Precision precision, OptimizerKind optimizer) {
   ModelSpec spec;
   spec.family = "rnn";
-  spec.params = {{"layer", shape.layer},   {"embed", shape.embed}, {"length", shape.length},
-                 {"vocab", shape.vocab},   {"batch", shape.batch}};
+  spec.params = {{"layer", shape.layer},
+                 {"embed", shape.embed},
+                 {"length", shape.length},
+                 {"vocab", shape.vocab},
+                 {"batch", shape.batch}};
   spec.options = {{"cell", RnnCellName(shape.cell)}};
   spec.precision = precision;
   spec.optimizer = optimizer;
@@ -308,6 +310,10 @@ ModelSpec MakeRnnSpec(const RnnShape& shape, Precision precision, OptimizerKind 
 extern const FamilyDef kRnnFamily = {
     "rnn",
     "language model: Embedding -> layer x RNN/LSTM/GRU (hidden = embed) -> Linear(vocab) per step",
-    kRnnParams, kRnnOptions, kMatmulRoof, /*check=*/nullptr, CountRnn};
+    kRnnParams,
+    kRnnOptions,
+    kMatmulRoof,
+    /*check=*/nullptr,
+    CountRnn};
 
 }  // namespace paradnn::model

@@ -88,8 +88,8 @@ absl::Status CheckTensorSpec(const v1::TensorSpec& tensor, const std::string& pa
 }
 
 absl::Status CheckTorchScript(const ModelSpec& spec, FieldStyle style) {
-  return CheckTorchScriptModel(
-      spec.torchscript, style == FieldStyle::kFlag ? "--torchscript" : "config.torchscript");
+  return CheckTorchScriptModel(spec.torchscript,
+                               style == FieldStyle::kFlag ? "--torchscript" : "config.torchscript");
 }
 
 // The sweep's model: its bytes or the sha256 of a stored one, then what

@@ -74,14 +74,14 @@ void CountAttention(LayerLedger& l, double lq, double lk, bool causal) {
   l.Elementwise(kCopyCost, lq * d);                      // split heads of Q, K, V
   l.Elementwise(kCopyCost, lk * d);
   l.Elementwise(kCopyCost, lk * d);
-  l.Elementwise(kScaleCost, lq * d);                     // Q / √d_k
+  l.Elementwise(kScaleCost, lq * d);                             // Q / √d_k
   l.ActivationMatmul(lq * lk * d, lq * d, lk * d, h * lq * lk);  // Q·Kᵀ
   if (causal) l.Elementwise(kAddConstantCost, h * lq * lk);
   l.Elementwise(kSoftmaxCost, h * lq * lk);
   l.Elementwise(kDropoutCost, h * lq * lk);
   l.ActivationMatmul(lq * lk * d, h * lq * lk, lk * d, lq * d);  // P·V
-  l.Elementwise(kCopyCost, lq * d);                               // merge heads
-  l.Matmul(lq * d * d, lq * d, lq * d, d * d, d, true);           // output projection
+  l.Elementwise(kCopyCost, lq * d);                              // merge heads
+  l.Matmul(lq * d * d, lq * d, lq * d, d * d, d, true);          // output projection
   l.Elementwise(kDropoutCost, lq * d);
   l.Elementwise(kAddCost, lq * d);
   l.Norm(kLayerNormCost, lq * d, d);
@@ -106,8 +106,8 @@ WorkCounts CountTransformer(const ModelSpec& spec) {
   LayerLedger l(spec);
   for (int side = 0; side < 2; ++side) {  // source, target
     l.Embedding(len, d, v, /*tied=*/true);
-    l.Elementwise(kScaleCost, len * d);         // · √d
-    l.Elementwise(kAddConstantCost, len * d);   // + positions
+    l.Elementwise(kScaleCost, len * d);        // · √d
+    l.Elementwise(kAddConstantCost, len * d);  // + positions
     l.Elementwise(kDropoutCost, len * d);
   }
   for (int64_t k = 0; k < kTransformerLayers; ++k) {
@@ -157,6 +157,10 @@ int64_t TransformerParams(int64_t vocab) {
 extern const FamilyDef kTransformerFamily = {
     "transformer",
     "Transformer base (Vaswani 2017): 6+6 layers, d 512, 8 heads, d_ff 2048, tied embeddings",
-    kTransformerParams, {}, kMatmulRoof, /*check=*/nullptr, CountTransformer};
+    kTransformerParams,
+    {},
+    kMatmulRoof,
+    /*check=*/nullptr,
+    CountTransformer};
 
 }  // namespace paradnn::model

@@ -11,7 +11,7 @@
 namespace paradnn::model {
 
 // The fixed "base" architecture.
-inline constexpr int64_t kTransformerLayers = 6;  // encoder layers = decoder layers
+inline constexpr int64_t kTransformerLayers = 6;   // encoder layers = decoder layers
 inline constexpr int64_t kTransformerModel = 512;  // d_model
 inline constexpr int64_t kTransformerHeads = 8;
 inline constexpr int64_t kTransformerFeedForward = 2048;  // d_ff

@@ -134,7 +134,8 @@ class LayerList {
     l.stride = stride;
     l.padding = pad;
     l.ceil_mode = ceil_mode;
-    l.out = {in.c, OutSize(in.h, k, stride, pad, ceil_mode), OutSize(in.w, k, stride, pad, ceil_mode)};
+    l.out = {in.c, OutSize(in.h, k, stride, pad, ceil_mode),
+             OutSize(in.w, k, stride, pad, ceil_mode)};
     return Push(l);
   }
   FeatureShape AvgPool(const std::string& name, FeatureShape in, int64_t k, int64_t stride) {
@@ -294,8 +295,8 @@ std::vector<VisionLayer> DenseNet121Layers(int64_t image, int64_t output) {
 
 std::vector<VisionLayer> MobileNetV1Layers(int64_t image, int64_t output) {
   // (output channels, stride) of the 13 depthwise-separable blocks.
-  constexpr int64_t kBlocks[][2] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},
-                                    {512, 2}, {512, 1}, {512, 1}, {512, 1}, {512, 1},
+  constexpr int64_t kBlocks[][2] = {{64, 1},  {128, 2},  {128, 1}, {256, 2}, {256, 1},
+                                    {512, 2}, {512, 1},  {512, 1}, {512, 1}, {512, 1},
                                     {512, 1}, {1024, 2}, {1024, 1}};
   LayerList L;
   FeatureShape x{3, image, image};
@@ -416,7 +417,8 @@ WorkCounts CountVision(const ModelSpec& spec) {
         break;
       }
       case Kind::kBatchNorm:
-        b.bias_relu_flops += (kBatchNormForwardFlopsPerElement + kBatchNormBackwardFlopsPerElement) * n_out;
+        b.bias_relu_flops +=
+            (kBatchNormForwardFlopsPerElement + kBatchNormBackwardFlopsPerElement) * n_out;
         b.weight_bytes += p * e_w;
         b.gradient_bytes += p * e_w;
         b.activation_fwd_bytes += 2 * n_out * e_a;
@@ -600,16 +602,24 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> VisionParameterShapes(
 constexpr OptionRule kVisionOptions[] = {kMemoryFormatRule};
 
 extern const FamilyDef kResNet50Family = {
-    "resnet50", "ResNet-50 (torchvision v1.5: stride on the 3x3 conv), image x image RGB",
-    kVisionParams, kVisionOptions, kConvRoof, /*check=*/nullptr, CountVision};
+    "resnet50",    "ResNet-50 (torchvision v1.5: stride on the 3x3 conv), image x image RGB",
+    kVisionParams, kVisionOptions,
+    kConvRoof,     /*check=*/nullptr,
+    CountVision};
 extern const FamilyDef kDenseNet121Family = {
     "densenet121", "DenseNet-121 (growth 32, blocks 6-12-24-16), image x image RGB",
-    kVisionParams, kVisionOptions, kConvRoof, /*check=*/nullptr, CountVision};
+    kVisionParams, kVisionOptions,
+    kConvRoof,     /*check=*/nullptr,
+    CountVision};
 extern const FamilyDef kMobileNetV1Family = {
     "mobilenet_v1", "MobileNet v1 (width 1.0, depthwise-separable convs), image x image RGB",
-    kVisionParams, kVisionOptions, kConvRoof, /*check=*/nullptr, CountVision};
+    kVisionParams,  kVisionOptions,
+    kConvRoof,      /*check=*/nullptr,
+    CountVision};
 extern const FamilyDef kSqueezeNet10Family = {
     "squeezenet1_0", "SqueezeNet 1.0 (fire modules, conv classifier), image x image RGB",
-    kVisionParams, kVisionOptions, kConvRoof, /*check=*/nullptr, CountVision};
+    kVisionParams,   kVisionOptions,
+    kConvRoof,       /*check=*/nullptr,
+    CountVision};
 
 }  // namespace paradnn::model

@@ -118,8 +118,8 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmap(const std::vector<HeatmapRow>& 
 }
 
 absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<HeatmapTally>& tallies,
-                                                       const std::string& x_field,
-                                                       const std::string& y_field) {
+                                                        const std::string& x_field,
+                                                        const std::string& y_field) {
   if (tallies.empty()) return absl::InvalidArgumentError("no results match the selection");
 
   std::vector<std::string> xs, ys, panels;
@@ -141,8 +141,7 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<Heatma
     return absl::ResourceExhaustedError(absl::StrCat(
         "heat map of ", panels.size(), " panel(s) x ", ys.size(), " ", y_field, " values x ",
         xs.size(), " ", x_field, " values = ", absl::StrFormat("%.0f", cells), " cells; at most ",
-        kMaxHeatmapCells,
-        ": choose axes with fewer values or select fewer sweeps"));
+        kMaxHeatmapCells, ": choose axes with fewer values or select fewer sweeps"));
   }
 
   v1::HeatmapResponse response;
@@ -242,10 +241,11 @@ absl::StatusOr<v1::SensitivityResponse> FitSensitivity(const SensitivityInput& i
   const size_t pairs = input.interactions ? k * (k - 1) / 2 : 0;
   const size_t terms = k + pairs + 1;  // + intercept
   if (k + pairs > kMaxSensitivityTerms) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "sensitivity with ", k, " features", pairs > 0 ? absl::StrCat(" and ", pairs, " interactions") : "",
-        " = ", k + pairs, " terms; at most ", kMaxSensitivityTerms,
-        ": name fewer --features", pairs > 0 ? " or drop --interactions" : ""));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("sensitivity with ", k, " features",
+                     pairs > 0 ? absl::StrCat(" and ", pairs, " interactions") : "", " = ",
+                     k + pairs, " terms; at most ", kMaxSensitivityTerms, ": name fewer --features",
+                     pairs > 0 ? " or drop --interactions" : ""));
   }
   // Strictly more points than terms: with as many, the fit interpolates the
   // points exactly and R² = 1 says nothing.
@@ -435,9 +435,9 @@ absl::StatusOr<v1::ScalingResponse> SummarizeScaling(const std::vector<ScalingRo
   for (const ScalingRow& row : rows) levels.push_back(row.level);
   levels = SortedDistinct(std::move(levels));
   if (levels.size() > kMaxAnalysisGroups) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "scaling by ", field, " has ", levels.size(), " levels; at most ", kMaxAnalysisGroups,
-        ": scale by a field with fewer values"));
+    return absl::ResourceExhaustedError(absl::StrCat("scaling by ", field, " has ", levels.size(),
+                                                     " levels; at most ", kMaxAnalysisGroups,
+                                                     ": scale by a field with fewer values"));
   }
   std::vector<double> level_values;
   for (const std::string& level : levels) {

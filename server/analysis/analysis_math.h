@@ -20,9 +20,9 @@ namespace paradnn::server::analysis {
 
 // What one analysis may compute, so that no request exhausts the
 // coordinator's memory (RESOURCE_EXHAUSTED naming the limit past them).
-inline constexpr size_t kMaxHeatmapCells = 1'000'000;    // panels x y values x x values
-inline constexpr size_t kMaxSensitivityTerms = 256;      // features + interactions
-inline constexpr size_t kMaxAnalysisGroups = 100'000;    // distinct levels, configurations, boxes
+inline constexpr size_t kMaxHeatmapCells = 1'000'000;  // panels x y values x x values
+inline constexpr size_t kMaxSensitivityTerms = 256;    // features + interactions
+inline constexpr size_t kMaxAnalysisGroups = 100'000;  // distinct levels, configurations, boxes
 
 // ---- Ordering of field values ---------------------------------------------
 
@@ -48,9 +48,9 @@ double Median(std::vector<double> values);
 struct HeatmapRow {
   std::string x;
   std::string y;
-  std::string panel;   // "" without a panel field
+  std::string panel;  // "" without a panel field
   v1::Outcome outcome = v1::OUTCOME_UNSPECIFIED;
-  double metric = 0;   // meaningful only for OK results
+  double metric = 0;  // meaningful only for OK results
 };
 
 // Pivots `rows` into panels of cells (every x × y pair of the axis values,
@@ -61,8 +61,8 @@ struct HeatmapRow {
 // InvalidArgument when `rows` is empty or an axis has a single value
 // ("heat map axis 'x' (layer) is constant (4) over the selected results").
 absl::StatusOr<v1::HeatmapResponse> PivotHeatmap(const std::vector<HeatmapRow>& rows,
-                                                const std::string& x_field,
-                                                const std::string& y_field);
+                                                 const std::string& x_field,
+                                                 const std::string& y_field);
 
 // The results of one cell, already grouped (by a caller that groups on
 // something cheaper than strings).
@@ -82,8 +82,8 @@ void CountInto(HeatmapTally* tally, v1::Outcome outcome, double metric);
 // PivotHeatmap over tallies, at most one per (panel, y, x); the same
 // response and errors as for the rows they were counted from.
 absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<HeatmapTally>& tallies,
-                                                       const std::string& x_field,
-                                                       const std::string& y_field);
+                                                        const std::string& x_field,
+                                                        const std::string& y_field);
 
 // ---- Sensitivity ----------------------------------------------------------
 
@@ -117,8 +117,8 @@ v1::BoxplotGroup SummarizeBox(const std::string& name, std::vector<double> value
 
 // One OK result as the speedup join sees it.
 struct SpeedupRow {
-  std::string side;        // the compared field's value (e.g. "bfloat16")
-  std::string config;      // the configuration without the compared field
+  std::string side;    // the compared field's value (e.g. "bfloat16")
+  std::string config;  // the configuration without the compared field
   int64_t params = 0;
   std::string color_value;
   double metric = 0;
@@ -133,16 +133,15 @@ struct SpeedupRow {
 // with both precision=float32 (12 configurations) and precision=bfloat16
 // (0)").
 absl::StatusOr<v1::SpeedupResponse> JoinSpeedup(const std::vector<SpeedupRow>& rows,
-                                               const std::string& field,
-                                               const std::string& baseline,
-                                               const std::string& candidate,
-                                               bool lower_is_better);
+                                                const std::string& field,
+                                                const std::string& baseline,
+                                                const std::string& candidate, bool lower_is_better);
 
 // ---- Scaling --------------------------------------------------------------
 
 struct ScalingRow {
-  std::string level;       // the scaled field's value, numeric (e.g. "4")
-  std::string config;      // the configuration without it
+  std::string level;   // the scaled field's value, numeric (e.g. "4")
+  std::string config;  // the configuration without it
   double metric = 0;
 };
 
@@ -152,8 +151,8 @@ struct ScalingRow {
 // JoinSpeedup. InvalidArgument when there are fewer than two levels or a
 // level is not numeric.
 absl::StatusOr<v1::ScalingResponse> SummarizeScaling(const std::vector<ScalingRow>& rows,
-                                                    const std::string& field,
-                                                    bool lower_is_better);
+                                                     const std::string& field,
+                                                     bool lower_is_better);
 
 // ---- Roofline -------------------------------------------------------------
 

@@ -34,7 +34,7 @@ namespace {
 // ---- The analyses -----------------------------------------------------------
 
 absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
-                                           const v1::HeatmapRequest& request, int64_t* results) {
+                                            const v1::HeatmapRequest& request, int64_t* results) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric());
   if (!metric.ok()) return metric.status();
   if (request.x().empty() || request.y().empty()) {
@@ -152,8 +152,8 @@ absl::StatusOr<SensitivityInput> SensitivityPoints(
 }
 
 absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database,
-                                                   const v1::SensitivityRequest& request,
-                                                   int64_t* results) {
+                                                    const v1::SensitivityRequest& request,
+                                                    int64_t* results) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric());
   if (!metric.ok()) return metric.status();
   LoadPlan plan;
@@ -194,8 +194,8 @@ absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database
 int ElementBytes(const std::string& precision) { return precision == "float32" ? 4 : 2; }
 
 absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
-                                             const v1::RooflineRequest& request,
-                                             int64_t* results) {
+                                              const v1::RooflineRequest& request,
+                                              int64_t* results) {
   LoadPlan plan;
   plan.config_without = std::vector<std::string>{};
   plan.metrics = {"intensity"};
@@ -222,9 +222,9 @@ absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
     measured.push_back(&record);
   }
   if (measured.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "no selected result has executed FLOPs and bytes per step (", selected->records.size(),
-        " results selected)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("no selected result has executed FLOPs and bytes per step (",
+                     selected->records.size(), " results selected)"));
   }
 
   for (int64_t platform_id : platform_ids) {
@@ -272,7 +272,7 @@ absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
 }
 
 absl::StatusOr<v1::BoxplotResponse> Boxplot(const db::Database* database,
-                                           const v1::BoxplotRequest& request, int64_t* results) {
+                                            const v1::BoxplotRequest& request, int64_t* results) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric());
   if (!metric.ok()) return metric.status();
   std::vector<std::string> group_by(request.group_by().begin(), request.group_by().end());
@@ -364,7 +364,7 @@ std::vector<std::string> ConfigWithout(const std::string& field) {
 }
 
 absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
-                                           const v1::SpeedupRequest& request, int64_t* results) {
+                                            const v1::SpeedupRequest& request, int64_t* results) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric(), "examples_per_sec");
   if (!metric.ok()) return metric.status();
   if (request.field().empty()) {
@@ -395,10 +395,10 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
   if (baseline.empty() || candidate.empty()) {
     std::vector<std::string> distinct = DistinctValues(*selected, *measured, request.field());
     if (distinct.size() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "speedup needs baseline and candidate values of '", request.field(),
-          "' (the selected results have ", distinct.size(), ": ", absl::StrJoin(distinct, ", "),
-          ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("speedup needs baseline and candidate values of '", request.field(),
+                       "' (the selected results have ", distinct.size(), ": ",
+                       absl::StrJoin(distinct, ", "), ")"));
     }
     // float32 is the natural baseline of a precision comparison.
     const bool swap = request.field() == "precision" && distinct[1] == "float32";
@@ -451,7 +451,7 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
 }
 
 absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
-                                           const v1::ScalingRequest& request, int64_t* results) {
+                                            const v1::ScalingRequest& request, int64_t* results) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric(), "examples_per_sec");
   if (!metric.ok()) return metric.status();
   const std::string field = request.field().empty() ? "intra_op_threads" : request.field();

@@ -142,10 +142,10 @@ absl::StatusOr<std::vector<std::pair<const Record*, double>>> MeasuredRecords(
     }
   }
   if (measured.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "no selected result has a value of metric '", metric.name, "' (", selected.records.size(),
-        " results selected, ", ok, " OK", ok > 0 ? "; the workers may lack a calibrated roof" : "",
-        ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("no selected result has a value of metric '", metric.name, "' (",
+                     selected.records.size(), " results selected, ", ok, " OK",
+                     ok > 0 ? "; the workers may lack a calibrated roof" : "", ")"));
   }
   return measured;
 }

@@ -34,7 +34,7 @@ inline const std::vector<std::string>& BuiltinFields() { return db::BuiltinResul
 // The metric called `name` (or `default_name` when `name` is empty);
 // InvalidArgument listing the metrics otherwise.
 absl::StatusOr<const MetricInfo*> FindMetric(const std::string& name,
-                                            const char* default_name = nullptr);
+                                             const char* default_name = nullptr);
 
 // The records an analysis reads (db/result_records.h holds the query).
 using Column = db::ResultColumn;

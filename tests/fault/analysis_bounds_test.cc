@@ -42,16 +42,15 @@ TEST(AnalysisBoundsTest, AHeatMapPastItsCellLimitIsRefusedAndTheCoordinatorServe
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
   const std::string id = std::to_string(sweep);
 
-  CommandResult refused = cluster.Cli(
-      {"analyze", "heatmap", id, "--x", "node", "--y", "batch", "--metric", "gflops"});
+  CommandResult refused =
+      cluster.Cli({"analyze", "heatmap", id, "--x", "node", "--y", "batch", "--metric", "gflops"});
   EXPECT_NE(refused.exit_code, 0) << refused.out;
   EXPECT_NE(refused.err.find("1210000 cells; at most 1000000"), std::string::npos) << refused.err;
 
   // The same process, still serving: a heat map within the limit (one row
   // per layer value) and the sweep's status.
-  CommandResult allowed = cluster.Cli(
-      {"analyze", "heatmap", id, "--x", "node", "--y", "layer", "--metric", "gflops",
-       "--format", "csv"});
+  CommandResult allowed = cluster.Cli({"analyze", "heatmap", id, "--x", "node", "--y", "layer",
+                                       "--metric", "gflops", "--format", "csv"});
   EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
   EXPECT_NE(allowed.out.find("1100"), std::string::npos) << allowed.out.substr(0, 400);
   CommandResult status = cluster.Cli({"status", id});

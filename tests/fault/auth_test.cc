@@ -6,11 +6,10 @@
 // TLS or --insecure; bad token files refused).
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
@@ -41,16 +40,17 @@ std::string WriteSecret(const std::string& path, const std::string& text) {
 }
 
 struct TokenFiles {
-  std::string worker;  // the coordinator's --worker-token-file
-  std::string client;  // the coordinator's --client-token-file
+  std::string worker;      // the coordinator's --worker-token-file
+  std::string client;      // the coordinator's --client-token-file
   std::string worker_own;  // a worker's --token-file
   std::string client_own;  // the CLI's --token-file
 };
 
 TokenFiles WriteTokenFiles(const TempDir& dir) {
   TokenFiles files;
-  files.worker = WriteSecret(dir.File("worker-tokens"),
-                             std::string("# workers\n\nanother-worker-token\n  ") + kWorkerToken + "  \n");
+  files.worker =
+      WriteSecret(dir.File("worker-tokens"),
+                  std::string("# workers\n\nanother-worker-token\n  ") + kWorkerToken + "  \n");
   files.client = WriteSecret(dir.File("client-tokens"), std::string(kClientToken) + "\n");
   files.worker_own = WriteSecret(dir.File("worker.token"), std::string(kWorkerToken) + "\n");
   files.client_own = WriteSecret(dir.File("client.token"), std::string(kClientToken) + "\n");
@@ -148,8 +148,8 @@ std::map<std::string, Call> EveryRpc(const std::shared_ptr<grpc::Channel>& chann
 // The full names of every method the two services declare.
 std::set<std::string> DeclaredMethods() {
   std::set<std::string> names;
-  for (const char* service : {v1::Coordinator::service_full_name(),
-                              v1::WorkerGateway::service_full_name()}) {
+  for (const char* service :
+       {v1::Coordinator::service_full_name(), v1::WorkerGateway::service_full_name()}) {
     const google::protobuf::ServiceDescriptor* descriptor =
         google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(service);
     EXPECT_NE(descriptor, nullptr) << service;
@@ -179,11 +179,11 @@ void MakeCertificate(const TempDir& dir, const std::string& name, std::string* c
                      std::string* key) {
   *cert = dir.File(name + ".crt");
   *key = dir.File(name + ".key");
-  CommandResult made = RunCommand(
-      {"/usr/bin/env", "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", *key,
-       "-out", *cert, "-days", "2", "-subj", "/CN=" + name, "-addext",
-       "subjectAltName=IP:127.0.0.1,DNS:localhost"},
-      seconds(60));
+  CommandResult made =
+      RunCommand({"/usr/bin/env", "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                  "-keyout", *key, "-out", *cert, "-days", "2", "-subj", "/CN=" + name, "-addext",
+                  "subjectAltName=IP:127.0.0.1,DNS:localhost"},
+                 seconds(60));
   ASSERT_EQ(made.exit_code, 0) << made.err;
   ASSERT_EQ(::chmod(key->c_str(), 0600), 0);
 }
@@ -269,13 +269,15 @@ TEST_F(AuthTest, WorkerAndCliWithTheirTokensRunASweep) {
 
   // A worker holding a client token is turned away and says why.
   ChildProcess wrong_worker;
-  wrong_worker.Start({BinDir() + "/paradnn-worker", "--coordinator", cluster.address(),
-                      "--worker-id", "intruder", "--calibrate", "never", "--runner",
-                      PARADNN_FAKE_RUNNER, "--token-file", files.client_own, "--max-backoff-ms",
-                      "500"},
-                     dir.File("intruder.log"));
+  wrong_worker.Start(
+      {BinDir() + "/paradnn-worker", "--coordinator", cluster.address(), "--worker-id", "intruder",
+       "--calibrate", "never", "--runner", PARADNN_FAKE_RUNNER, "--token-file", files.client_own,
+       "--max-backoff-ms", "500"},
+      dir.File("intruder.log"));
   EXPECT_TRUE(WaitFor(
-      [&] { return ReadFile(wrong_worker.log_path()).find("PERMISSION_DENIED") != std::string::npos; },
+      [&] {
+        return ReadFile(wrong_worker.log_path()).find("PERMISSION_DENIED") != std::string::npos;
+      },
       seconds(60)))
       << ReadFile(wrong_worker.log_path());
 
@@ -334,8 +336,7 @@ TEST_F(AuthTest, TlsWithTokensRunsASweep) {
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(flags));
 
   std::vector<std::string> worker_flags = FakeRunner();
-  worker_flags.insert(worker_flags.end(),
-                      {"--token-file", files.worker_own, "--tls-ca", cert});
+  worker_flags.insert(worker_flags.end(), {"--token-file", files.worker_own, "--tls-ca", cert});
   cluster.StartWorker("tls-worker", worker_flags);
 
   // Plaintext to a TLS port gets nowhere.
@@ -407,9 +408,10 @@ TEST_F(AuthTest, BeyondLoopbackNeedsTokensTlsOrInsecure) {
   // With --insecure it starts, and warns.
   {
     ChildProcess coordinator;
-    coordinator.Start({BinDir() + "/paradnn-coordinator", "--listen", "0.0.0.0:0", "--insecure",
-                       "--db", dir.File("insecure.db"), "--address-file", dir.File("insecure-addr")},
-                      dir.File("insecure.log"));
+    coordinator.Start(
+        {BinDir() + "/paradnn-coordinator", "--listen", "0.0.0.0:0", "--insecure", "--db",
+         dir.File("insecure.db"), "--address-file", dir.File("insecure-addr")},
+        dir.File("insecure.log"));
     ASSERT_TRUE(WaitFor([&] { return !ReadFile(dir.File("insecure-addr")).empty(); }, seconds(20)))
         << ReadFile(coordinator.log_path());
     const std::string log = ReadFile(coordinator.log_path());
@@ -417,14 +419,19 @@ TEST_F(AuthTest, BeyondLoopbackNeedsTokensTlsOrInsecure) {
     coordinator.Signal(SIGTERM);
     std::optional<int> status = coordinator.Wait(seconds(20));
     ASSERT_TRUE(status.has_value());
-    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(coordinator.log_path());
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+        << ReadFile(coordinator.log_path());
   }
 
   // With tokens it starts without --insecure.
   {
     const TokenFiles files = WriteTokenFiles(dir);
-    std::vector<std::string> argv = {BinDir() + "/paradnn-coordinator", "--listen", "0.0.0.0:0",
-                                     "--db", dir.File("tokens.db"), "--address-file",
+    std::vector<std::string> argv = {BinDir() + "/paradnn-coordinator",
+                                     "--listen",
+                                     "0.0.0.0:0",
+                                     "--db",
+                                     dir.File("tokens.db"),
+                                     "--address-file",
                                      dir.File("tokens-addr")};
     for (const std::string& flag : CoordinatorTokenFlags(files)) argv.push_back(flag);
     ChildProcess coordinator;
@@ -434,7 +441,8 @@ TEST_F(AuthTest, BeyondLoopbackNeedsTokensTlsOrInsecure) {
     coordinator.Signal(SIGTERM);
     std::optional<int> status = coordinator.Wait(seconds(20));
     ASSERT_TRUE(status.has_value());
-    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(coordinator.log_path());
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+        << ReadFile(coordinator.log_path());
   }
 }
 
@@ -472,8 +480,8 @@ TEST_F(AuthTest, BadTokenFilesAreRefusedAtStart) {
   }
 
   // A client's token file holds exactly one token.
-  CommandResult two = RunCommand({BinDir() + "/paradnn", "--token-file", files.worker, "status"},
-                                 seconds(30));
+  CommandResult two =
+      RunCommand({BinDir() + "/paradnn", "--token-file", files.worker, "status"}, seconds(30));
   EXPECT_EQ(two.exit_code, 2) << two.err;
   EXPECT_NE(two.err.find("exactly one"), std::string::npos) << two.err;
 }

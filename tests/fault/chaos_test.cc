@@ -7,21 +7,19 @@
 // drains the job in flight; and a cancel that reaches a running job. Workers
 // run the LibTorch-free fake runner. Each chaos test prints its counts (jobs,
 // kills, results, duplicates dropped) on one "chaos:" line.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
-
-#include <gtest/gtest.h>
-
-#include <grpcpp/grpcpp.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <optional>
-#include <future>
 #include <random>
 #include <string>
 #include <thread>
@@ -59,9 +57,8 @@ void Submit(Cluster& cluster, const TempDir& dir, int jobs, const std::string& r
 
 // Waits until the first job is leased (its attempt recorded).
 bool FirstJobLeased(Cluster& cluster) {
-  return WaitFor([&] {
-    return QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts") >= 1;
-  }, seconds(60));
+  return WaitFor([&] { return QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts") >= 1; },
+                 seconds(60));
 }
 
 int64_t ResultCount(const Cluster& cluster) {
@@ -72,7 +69,8 @@ int64_t ResultCount(const Cluster& cluster) {
 int64_t OutcomeOfNode(const Cluster& cluster, int node) {
   return QueryInt(cluster.db_path(),
                   "SELECT r.outcome FROM results r JOIN job_params p ON p.job_id = r.job_id "
-                  "AND p.key = 'node' WHERE p.int_value = " + std::to_string(node));
+                  "AND p.key = 'node' WHERE p.int_value = " +
+                      std::to_string(node));
 }
 
 int64_t CountLines(const std::string& text, const std::string& needle) {
@@ -198,7 +196,8 @@ class ChaosTest : public ::testing::Test {
   }
 
   void Pause(int min_ms, int max_ms) {
-    std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(min_ms, max_ms)(rng_)));
+    std::this_thread::sleep_for(
+        milliseconds(std::uniform_int_distribution<int>(min_ms, max_ms)(rng_)));
   }
 
   unsigned seed_ = 0;
@@ -226,7 +225,8 @@ TEST_F(ChaosTest, WorkersKilledAndRestartedAtRandomStoreEveryJobOnce) {
     if (ResultCount(cluster) < kJobs - 10) ASSERT_NO_FATAL_FAILURE(KillAndRestartAWorker(cluster));
   }
   ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= kJobs; }, seconds(120)))
-      << "results " << ResultCount(cluster) << "\n" << cluster.Logs();
+      << "results " << ResultCount(cluster) << "\n"
+      << cluster.Logs();
   ExpectExactlyOneResultPerJob(cluster, kJobs);
   EXPECT_GT(worker_kills_, 5);
   // Kills landed mid-job: some jobs needed more than one attempt.
@@ -234,10 +234,13 @@ TEST_F(ChaosTest, WorkersKilledAndRestartedAtRandomStoreEveryJobOnce) {
   EXPECT_GT(attempts, kJobs);
   ASSERT_NO_FATAL_FAILURE(cluster.Stop());
   const int64_t duplicates = CountLines(cluster.CoordinatorLogs(), "is a duplicate; dropped");
-  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts WHERE finished_unix_ms IS NULL"), 0);
-  std::printf("chaos: jobs %d, worker kills %d, attempts %lld, results %lld, duplicates dropped %lld\n",
-              kJobs, worker_kills_, static_cast<long long>(attempts),
-              static_cast<long long>(ResultCount(cluster)), static_cast<long long>(duplicates));
+  EXPECT_EQ(
+      QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts WHERE finished_unix_ms IS NULL"),
+      0);
+  std::printf(
+      "chaos: jobs %d, worker kills %d, attempts %lld, results %lld, duplicates dropped %lld\n",
+      kJobs, worker_kills_, static_cast<long long>(attempts),
+      static_cast<long long>(ResultCount(cluster)), static_cast<long long>(duplicates));
   RecordProperty("worker_kills", worker_kills_);
   RecordProperty("duplicates", static_cast<int>(duplicates));
 }
@@ -249,7 +252,9 @@ TEST_F(ChaosTest, AForgerAndATwinAlongsideHonestWorkersChangeNoResult) {
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator({"--max-attempts", "100"}));
   for (size_t slot = 0; slot < 3; ++slot) StartWorker(cluster, slot);
   ASSERT_TRUE(WaitFor(
-      [&] { return QueryInt(cluster.db_path(), "SELECT count(*) FROM workers WHERE connected = 1") == 3; },
+      [&] {
+        return QueryInt(cluster.db_path(), "SELECT count(*) FROM workers WHERE connected = 1") == 3;
+      },
       seconds(30)));
   // A second process with w1's id: refused while w1 is connected, it
   // stops on its own (exit status 3).
@@ -274,10 +279,12 @@ TEST_F(ChaosTest, AForgerAndATwinAlongsideHonestWorkersChangeNoResult) {
     forged_acks = forger.acks();
   }
   ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= kJobs; }, seconds(120)))
-      << "results " << ResultCount(cluster) << "\n" << cluster.Logs();
+      << "results " << ResultCount(cluster) << "\n"
+      << cluster.Logs();
   ExpectExactlyOneResultPerJob(cluster, kJobs);
-  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE worker_id = 'forger' "
-                                        "OR examples_per_sec < 0"),
+  EXPECT_EQ(QueryInt(cluster.db_path(),
+                     "SELECT count(*) FROM results WHERE worker_id = 'forger' "
+                     "OR examples_per_sec < 0"),
             0);
   EXPECT_GT(forged, 20);
   EXPECT_GT(forged_acks, 0) << "refused forgeries are acked";
@@ -317,7 +324,8 @@ TEST_F(ChaosTest, CoordinatorKilledThreeTimesDuringWorkerChaosLosesNothing) {
     }
   }
   ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= kJobs; }, seconds(120)))
-      << "results " << ResultCount(cluster) << "\n" << cluster.Logs();
+      << "results " << ResultCount(cluster) << "\n"
+      << cluster.Logs();
   EXPECT_EQ(coordinator_kills_, 3);
   ExpectExactlyOneResultPerJob(cluster, kJobs);
   // The sweep is still known and finished after the restarts.
@@ -327,10 +335,11 @@ TEST_F(ChaosTest, CoordinatorKilledThreeTimesDuringWorkerChaosLosesNothing) {
   const int64_t attempts = QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts");
   ASSERT_NO_FATAL_FAILURE(cluster.Stop());
   const int64_t duplicates = CountLines(cluster.CoordinatorLogs(), "is a duplicate; dropped");
-  std::printf("chaos: jobs %d, coordinator kills %d, worker kills %d, attempts %lld, results "
-              "%lld, duplicates dropped %lld\n",
-              kJobs, coordinator_kills_, worker_kills_, static_cast<long long>(attempts),
-              static_cast<long long>(ResultCount(cluster)), static_cast<long long>(duplicates));
+  std::printf(
+      "chaos: jobs %d, coordinator kills %d, worker kills %d, attempts %lld, results "
+      "%lld, duplicates dropped %lld\n",
+      kJobs, coordinator_kills_, worker_kills_, static_cast<long long>(attempts),
+      static_cast<long long>(ResultCount(cluster)), static_cast<long long>(duplicates));
   RecordProperty("coordinator_kills", coordinator_kills_);
   RecordProperty("worker_kills", worker_kills_);
   RecordProperty("duplicates", static_cast<int>(duplicates));
@@ -352,17 +361,21 @@ TEST_F(ChaosTest, SilentWorkerLosesItsLeaseAndItsLateResultIsNotStoredTwice) {
   StartWorker(cluster, 1);
   ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= 4; }, seconds(120))) << cluster.Logs();
   // The stopped worker's attempt expired and its job went to w1.
-  EXPECT_EQ(QueryInt(cluster.db_path(),
-                     "SELECT count(*) FROM attempts WHERE worker_id = 'w0' AND outcome IS NOT 'OK'"),
-            1);
+  EXPECT_EQ(
+      QueryInt(cluster.db_path(),
+               "SELECT count(*) FROM attempts WHERE worker_id = 'w0' AND outcome IS NOT 'OK'"),
+      1);
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE worker_id = 'w1'"), 4);
 
   cluster.SignalWorker(live_[0], SIGCONT);
   // w0 finishes its runner, reconnects and delivers the stale result.
-  ASSERT_TRUE(WaitFor([&] {
-    const std::string logs = cluster.CoordinatorLogs();
-    return CountLines(logs, "is a duplicate; dropped") + CountLines(logs, "late result") > 0;
-  }, seconds(60))) << cluster.Logs();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const std::string logs = cluster.CoordinatorLogs();
+        return CountLines(logs, "is a duplicate; dropped") + CountLines(logs, "late result") > 0;
+      },
+      seconds(60)))
+      << cluster.Logs();
   ExpectExactlyOneResultPerJob(cluster, 4);
   ASSERT_NO_FATAL_FAILURE(cluster.Stop());
 }
@@ -385,8 +398,8 @@ TEST_F(ChaosTest, RunnersThatCrashHangOrAreKilledAreResultsAndTheWorkerStaysUp) 
   auto error_of = [&](int node, const std::string& needle) {
     return QueryInt(cluster.db_path(),
                     "SELECT count(*) FROM results r JOIN job_params p ON p.job_id = r.job_id "
-                    "AND p.key = 'node' WHERE p.int_value = " + std::to_string(node) +
-                        " AND instr(r.error, '" + needle + "') > 0");
+                    "AND p.key = 'node' WHERE p.int_value = " +
+                        std::to_string(node) + " AND instr(r.error, '" + needle + "') > 0");
   };
   EXPECT_EQ(error_of(9, "SIGABRT"), 1);
   EXPECT_EQ(error_of(10, "deadline"), 1);
@@ -413,8 +426,8 @@ TEST_F(ChaosTest, SigtermStopsAssigningAndWaitsForTheJobInFlight) {
   ASSERT_EQ(ResultCount(cluster), 0) << "the first job should still be running";
 
   auto channel = grpc::CreateChannel(cluster.address(), grpc::InsecureChannelCredentials());
-  std::future<std::optional<int>> stopped = std::async(
-      std::launch::async, [&] { return cluster.TerminateCoordinator(seconds(60)); });
+  std::future<std::optional<int>> stopped =
+      std::async(std::launch::async, [&] { return cluster.TerminateCoordinator(seconds(60)); });
   int serving = -1;
   bool saw_not_serving = false;
   while (stopped.wait_for(milliseconds(50)) != std::future_status::ready && !saw_not_serving) {
@@ -445,10 +458,13 @@ TEST_F(ChaosTest, WorkerStoppedMidJobHandsItBackForAnotherWorker) {
   ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, 2));
   ASSERT_TRUE(FirstJobLeased(cluster)) << cluster.Logs();
   cluster.SignalWorker(0, SIGTERM);
-  ASSERT_TRUE(WaitFor([&] {
-    return QueryInt(cluster.db_path(),
-                    "SELECT count(*) FROM attempts WHERE outcome LIKE 'handed back:%'") == 1;
-  }, seconds(60))) << cluster.Logs();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return QueryInt(cluster.db_path(),
+                        "SELECT count(*) FROM attempts WHERE outcome LIKE 'handed back:%'") == 1;
+      },
+      seconds(60)))
+      << cluster.Logs();
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE state = 5"), 0)
       << "a job stopped by a worker's shutdown is not cancelled";
   setenv("FAKE_RUNNER_DELAY_MS", "100", 1);
@@ -470,19 +486,24 @@ TEST_F(ChaosTest, CancelStopsPendingJobsAndTheRunningOne) {
   std::string sweep_id;
   ASSERT_NO_FATAL_FAILURE(
       Submit(cluster, dir, 5, "{max_seconds: 1, timeout_seconds: 600}", &sweep_id));
-  ASSERT_TRUE(WaitFor([&] {
-    return QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE state = 2") == 1;
-  }, seconds(60))) << cluster.Logs();
+  ASSERT_TRUE(WaitFor(
+      [&] { return QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE state = 2") == 1; },
+      seconds(60)))
+      << cluster.Logs();
 
   CommandResult cancel = cluster.Cli({"cancel", sweep_id});
   EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
-  ASSERT_TRUE(WaitFor([&] {
-    return QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE state = 5") == 5;
-  }, seconds(60))) << "every job cancelled, the running one included\n" << cluster.Logs();
+  ASSERT_TRUE(WaitFor(
+      [&] { return QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE state = 5") == 5; },
+      seconds(60)))
+      << "every job cancelled, the running one included\n"
+      << cluster.Logs();
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT state FROM sweeps"), 3) << "SWEEP_CANCELLED";
   EXPECT_EQ(ResultCount(cluster), 0);
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts"), 1);
-  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts WHERE finished_unix_ms IS NULL"), 0);
+  EXPECT_EQ(
+      QueryInt(cluster.db_path(), "SELECT count(*) FROM attempts WHERE finished_unix_ms IS NULL"),
+      0);
   ASSERT_NO_FATAL_FAILURE(cluster.Stop());  // the worker is up and exits cleanly
 }
 

@@ -11,18 +11,17 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
-#include <sys/wait.h>
 #include <thread>
 #include <vector>
-
-#include <csignal>
 
 #include "tests/integration/test_processes.h"
 
@@ -30,7 +29,6 @@ namespace paradnn::testing {
 namespace {
 
 using std::chrono::seconds;
-
 
 int Port(const std::string& address) { return std::stoi(address.substr(address.rfind(':') + 1)); }
 
@@ -57,8 +55,8 @@ std::vector<int> Flood(const std::string& address, int count) {
 TEST(ConnectionFloodTest, RunningOutOfDescriptorsIsReportedAndSurvived) {
   TempDir dir;
   ChildProcess coordinator;
-  const StartedCoordinator started =
-      StartCoordinatorWithMetrics(&coordinator, dir, "flood.db", {"/usr/bin/prlimit", "--nofile=256:256"});
+  const StartedCoordinator started = StartCoordinatorWithMetrics(
+      &coordinator, dir, "flood.db", {"/usr/bin/prlimit", "--nofile=256:256"});
   ASSERT_FALSE(started.address.empty()) << ReadFile(dir.File("coordinator.log"));
   const std::string& address = started.address;
   const int metrics = started.metrics_port;
@@ -80,30 +78,30 @@ TEST(ConnectionFloodTest, RunningOutOfDescriptorsIsReportedAndSurvived) {
   // Nobody closes them: the handshake timeout gives the descriptors back.
   ASSERT_TRUE(WaitFor([&] { return HttpStatus(metrics, "/readyz", nullptr) == 200; }, seconds(40)))
       << ReadFile(dir.File("coordinator.log"));
-  CommandResult status_cli =
-      RunCommand({BinDir() + "/paradnn", "--coordinator", address, "status"},
-                 std::chrono::milliseconds(10000));
+  CommandResult status_cli = RunCommand({BinDir() + "/paradnn", "--coordinator", address, "status"},
+                                        std::chrono::milliseconds(10000));
   EXPECT_EQ(status_cli.exit_code, 0) << status_cli.err;
   EXPECT_TRUE(coordinator.running());
   for (int fd : flood) close(fd);
   coordinator.Signal(SIGTERM);
   std::optional<int> status = coordinator.Wait(std::chrono::milliseconds(20000));
   ASSERT_TRUE(status.has_value());
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(dir.File("coordinator.log"));
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+      << ReadFile(dir.File("coordinator.log"));
 }
 
 TEST(ConnectionFloodTest, PastTheLimitTheCoordinatorRestartsInPlace) {
   TempDir dir;
   ChildProcess coordinator;
-  const StartedCoordinator started =
-      StartCoordinatorWithMetrics(&coordinator, dir, "flood.db", {"/usr/bin/prlimit", "--nofile=256:256"});
+  const StartedCoordinator started = StartCoordinatorWithMetrics(
+      &coordinator, dir, "flood.db", {"/usr/bin/prlimit", "--nofile=256:256"});
   ASSERT_FALSE(started.address.empty()) << ReadFile(dir.File("coordinator.log"));
   const std::string& address = started.address;
   ChildProcess worker;
-  worker.Start({BinDir() + "/paradnn-worker", "--coordinator", address, "--worker-id", "steady",
-                "--device", "cpu", "--calibrate", "never", "--max-backoff-ms", "500", "--runner",
-                PARADNN_FAKE_RUNNER},
-               dir.File("worker.log"));
+  worker.Start(
+      {BinDir() + "/paradnn-worker", "--coordinator", address, "--worker-id", "steady", "--device",
+       "cpu", "--calibrate", "never", "--max-backoff-ms", "500", "--runner", PARADNN_FAKE_RUNNER},
+      dir.File("worker.log"));
   auto cli = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {BinDir() + "/paradnn", "--coordinator", address});
     return RunCommand(args, std::chrono::milliseconds(60000));
@@ -116,7 +114,8 @@ TEST(ConnectionFloodTest, PastTheLimitTheCoordinatorRestartsInPlace) {
   std::vector<int> flood = Flood(address, 300);
   ASSERT_TRUE(WaitFor(
       [&] {
-        return ReadFile(dir.File("coordinator.log")).find("restarting in place:") != std::string::npos;
+        return ReadFile(dir.File("coordinator.log")).find("restarting in place:") !=
+               std::string::npos;
       },
       seconds(30)))
       << ReadFile(dir.File("coordinator.log"));
@@ -133,13 +132,15 @@ TEST(ConnectionFloodTest, PastTheLimitTheCoordinatorRestartsInPlace) {
   EXPECT_TRUE(coordinator.running());
   EXPECT_EQ(ReadFile(dir.File("addr")), address + "\n");
   const std::string sweep = dir.File("sweep.yaml");
-  std::ofstream(sweep) << "name: after-flood\nfamily: fc\nparams:\n  layer: 1\n  node: {values: [8, 9, 10]}\n"
-                          "  input: 8\n  output: 4\n  batch: 4\n";
+  std::ofstream(sweep)
+      << "name: after-flood\nfamily: fc\nparams:\n  layer: 1\n  node: {values: [8, 9, 10]}\n"
+         "  input: 8\n  output: 4\n  batch: 4\n";
   CommandResult submit = cli({"submit", sweep, "-q"});
   ASSERT_EQ(submit.exit_code, 0) << submit.err << ReadFile(dir.File("coordinator.log"));
   CommandResult watch = cli({"watch", submit.out.substr(0, submit.out.find('\n'))});
   EXPECT_EQ(watch.exit_code, 0) << watch.err << ReadFile(dir.File("worker.log"));
-  CommandResult results = cli({"results", submit.out.substr(0, submit.out.find('\n')), "--format", "csv"});
+  CommandResult results =
+      cli({"results", submit.out.substr(0, submit.out.find('\n')), "--format", "csv"});
   EXPECT_EQ(results.exit_code, 0) << results.err;
   EXPECT_NE(results.out.find("steady"), std::string::npos) << results.out;
 
@@ -148,7 +149,8 @@ TEST(ConnectionFloodTest, PastTheLimitTheCoordinatorRestartsInPlace) {
   coordinator.Signal(SIGTERM);
   std::optional<int> status = coordinator.Wait(std::chrono::milliseconds(20000));
   ASSERT_TRUE(status.has_value());
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(dir.File("coordinator.log"));
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+      << ReadFile(dir.File("coordinator.log"));
 }
 
 }  // namespace

@@ -6,9 +6,8 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include <csignal>
-
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -25,8 +24,8 @@ namespace {
 using std::chrono::seconds;
 
 CommandResult StartSecondCoordinator(const std::string& db_path, const TempDir& dir) {
-  return RunCommand({BinDir() + "/paradnn-coordinator", "--listen", "127.0.0.1:0", "--db",
-                     db_path, "--address-file", dir.File("addr2")},
+  return RunCommand({BinDir() + "/paradnn-coordinator", "--listen", "127.0.0.1:0", "--db", db_path,
+                     "--address-file", dir.File("addr2")},
                     std::chrono::milliseconds(20000));
 }
 
@@ -89,7 +88,6 @@ TEST(DatabaseFileTest, ADamagedFileIsRefusedAtStart) {
   EXPECT_NE(said.find("restore it from a backup"), std::string::npos) << said;
 }
 
-
 // Writes that fail while the coordinator runs (here: another process holds
 // the database's write lock past the busy timeout) are reported for what
 // they are: /readyz is not ready, naming the cause, and a submit answers
@@ -104,9 +102,9 @@ TEST(DatabaseFileTest, FailingWritesAreReportedWithTheirCause) {
   std::ofstream(dir.File("s.yaml"))
       << "name: one\nfamily: fc\nparams: {layer: 1, node: 8, input: 4, output: 2, batch: 4}\n";
   auto submit = [&] {
-    return RunCommand({BinDir() + "/paradnn", "--coordinator", address, "submit",
-                       dir.File("s.yaml"), "-q"},
-                      std::chrono::milliseconds(30000));
+    return RunCommand(
+        {BinDir() + "/paradnn", "--coordinator", address, "submit", dir.File("s.yaml"), "-q"},
+        std::chrono::milliseconds(30000));
   };
   ASSERT_EQ(submit().exit_code, 0);
   sqlite3* holder = nullptr;

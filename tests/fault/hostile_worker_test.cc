@@ -5,21 +5,20 @@
 // infinite, negative) or that carries more than a result may is stored as
 // ERROR naming the field, acked, and never retried.
 #include <grpcpp/grpcpp.h>
-#include <sqlite3.h>
-
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
-#include <functional>
 #include <optional>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 #include "paradnn/v1/coordinator.grpc.pb.h"
@@ -205,13 +204,12 @@ TEST_F(HostileWorkerTest, ResultsThatAreNotNumbersAreStoredAsErrorsNamingTheFiel
   };
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<Case> cases = {
-      {"measurement.stats.median_s: nan", [nan](v1::Measurement* m) {
-         m->mutable_stats()->set_median_s(nan);
-       }},
-      {"measurement.examples_per_sec: -123", [](v1::Measurement* m) {
-         m->set_examples_per_sec(-123);
-       }},
-      {"measurement.model_flops_per_sec: inf", [](v1::Measurement* m) {
+      {"measurement.stats.median_s: nan",
+       [nan](v1::Measurement* m) { m->mutable_stats()->set_median_s(nan); }},
+      {"measurement.examples_per_sec: -123",
+       [](v1::Measurement* m) { m->set_examples_per_sec(-123); }},
+      {"measurement.model_flops_per_sec: inf",
+       [](v1::Measurement* m) {
          m->set_model_flops_per_sec(std::numeric_limits<double>::infinity());
        }},
       {"measurement.step_seconds: 100001 entries; a result may have at most 100000",
@@ -219,9 +217,8 @@ TEST_F(HostileWorkerTest, ResultsThatAreNotNumbersAreStoredAsErrorsNamingTheFiel
          m->clear_step_seconds();
          for (int i = 0; i < 100001; ++i) m->add_step_seconds(0.01);
        }},
-      {"measurement.outcome: 42 is not an outcome", [](v1::Measurement* m) {
-         m->set_outcome(static_cast<v1::Outcome>(42));
-       }},
+      {"measurement.outcome: 42 is not an outcome",
+       [](v1::Measurement* m) { m->set_outcome(static_cast<v1::Outcome>(42)); }},
   };
   const std::string sweep = Submit(static_cast<int>(cases.size()));
   PeerWorker peer(cluster_->address(), "spoiler");
@@ -373,13 +370,13 @@ TEST(WorkerTokenTest, ATokenSaysHelloOnlyAsTheIdsItNames) {
   const std::string clients = dir.File("client-tokens");
   std::ofstream(workers) << "# per host\ntok-host-a host-a-*\ntok-anyone\n";
   std::ofstream(clients) << "client-secret\n";
-  std::filesystem::permissions(workers, std::filesystem::perms::owner_read |
-                                            std::filesystem::perms::owner_write);
-  std::filesystem::permissions(clients, std::filesystem::perms::owner_read |
-                                            std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      workers, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      clients, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   Cluster cluster(dir);
-  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(
-      {"--worker-token-file", workers, "--client-token-file", clients}));
+  ASSERT_NO_FATAL_FAILURE(
+      cluster.StartCoordinator({"--worker-token-file", workers, "--client-token-file", clients}));
   {
     PeerWorker stolen(cluster.address(), "host-b-cpu", "tok-host-a");
     ASSERT_NO_FATAL_FAILURE(stolen.SayHello());
@@ -394,8 +391,9 @@ TEST(WorkerTokenTest, ATokenSaysHelloOnlyAsTheIdsItNames) {
   PeerWorker any(cluster.address(), "host-z-gpu", "tok-anyone");
   ASSERT_NO_FATAL_FAILURE(any.Join());
   // The workers table is written after the hello_ack.
-  EXPECT_TRUE(WaitFor([&] { return QueryInt(cluster.db_path(), "SELECT count(*) FROM workers") == 2; },
-                      seconds(10)));
+  EXPECT_TRUE(
+      WaitFor([&] { return QueryInt(cluster.db_path(), "SELECT count(*) FROM workers") == 2; },
+              seconds(10)));
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM workers WHERE id = 'host-b-cpu'"), 0);
 }
 
@@ -437,8 +435,8 @@ TEST_F(HostileWorkerTest, AWorkerThatCannotStartItsRunnerStepsAside) {
   // No zygote: every job starts the runner binary afresh.
   cluster_->StartWorker("broken", {"--runner", runner, "--runner-zygote", "false"});
   cluster_->StartWorker("healthy", {"--runner", PARADNN_FAKE_RUNNER});
-  ASSERT_TRUE(WaitFor([&] { return Query("SELECT count(*) FROM workers WHERE connected = 1") == 2; },
-                      seconds(20)))
+  ASSERT_TRUE(WaitFor(
+      [&] { return Query("SELECT count(*) FROM workers WHERE connected = 1") == 2; }, seconds(20)))
       << cluster_->Logs();
   std::filesystem::remove(runner);
   const std::string first = Submit(20);
@@ -467,7 +465,8 @@ TEST_F(HostileWorkerTest, AWorkerThatCannotStartItsRunnerStepsAside) {
   watch = cluster_->Cli({"watch", id}, seconds(120));
   EXPECT_EQ(watch.exit_code, 0) << watch.out << watch.err;
   EXPECT_GT(Query("SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id WHERE "
-                  "j.sweep_id = " + id + " AND r.worker_id = 'broken' AND r.outcome = 1"),
+                  "j.sweep_id = " +
+                  id + " AND r.worker_id = 'broken' AND r.outcome = 1"),
             0)
       << cluster_->WorkerLog(0);
   unsetenv("FAKE_RUNNER_DELAY_MS");

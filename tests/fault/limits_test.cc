@@ -4,7 +4,6 @@
 // gRPC before it is parsed; nothing already stored changes, and a normal
 // sweep is accepted afterwards.
 #include <grpcpp/grpcpp.h>
-
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -40,9 +39,9 @@ class LimitsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     cluster_ = std::make_unique<Cluster>(dir_);
-    ASSERT_NO_FATAL_FAILURE(cluster_->StartCoordinator(
-        {"--max-model-bytes", std::to_string(kMaxModelBytes), "--max-message-bytes",
-         std::to_string(kMaxMessageBytes)}));
+    ASSERT_NO_FATAL_FAILURE(
+        cluster_->StartCoordinator({"--max-model-bytes", std::to_string(kMaxModelBytes),
+                                    "--max-message-bytes", std::to_string(kMaxMessageBytes)}));
     std::ofstream(dir_.File("fine.yaml")) << kFcSweep;
     CommandResult first = cluster_->Cli({"submit", dir_.File("fine.yaml"), "-q"});
     ASSERT_EQ(first.exit_code, 0) << first.err;

@@ -5,10 +5,9 @@
 // CLI cannot know, like the coordinator's --max-jobs) or as a raw SweepSpec
 // through the SubmitSweep RPC (the coordinator's own validation, which trusts
 // no client). The sweep stored before the table is untouched after it.
+#include <gmock/gmock.h>
 #include <google/protobuf/text_format.h>
 #include <grpcpp/grpcpp.h>
-
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -66,9 +65,9 @@ std::string Proto(const std::string& body, const std::string& head = "name: 'bad
 
 struct Malformed {
   const char* what;
-  std::string yaml;   // the sweep file
-  std::string proto;  // the same mistake as a raw SweepSpec; empty where YAML alone can make it
-  std::string field;  // the message names this field...
+  std::string yaml;     // the sweep file
+  std::string proto;    // the same mistake as a raw SweepSpec; empty where YAML alone can make it
+  std::string field;    // the message names this field...
   std::string allowed;  // ...and says this about what is allowed
 };
 
@@ -90,8 +89,7 @@ std::vector<Malformed> Table() {
       {"negative width", Yaml("layer: 2, node: -16, input: 8, output: 4, batch: 2"),
        Proto(FcParamsProto("node", "value: -16")), "params.node", "allowed 1..1048576"},
       {"empty value list", Yaml("layer: 2, node: [], input: 8, output: 4, batch: 2"),
-       Proto(FcParamsProto("node", "values { }")), "params.node.values",
-       "give at least one value"},
+       Proto(FcParamsProto("node", "values { }")), "params.node.values", "give at least one value"},
       {"repeated value", Yaml("layer: 2, node: 16, input: 8, output: 4, batch: [2, 8, 2]"),
        Proto(FcParamsProto("batch", "values { values: [2, 8, 2] }")), "params.batch.values[2]",
        "each value once"},
@@ -101,8 +99,8 @@ std::vector<Malformed> Table() {
        "min 64 > max 32"},
       {"range that does not advance",
        Yaml("layer: 2, node: {min: 16, max: 32, mul: 1}, input: 8, output: 4, batch: 2"),
-       Proto(FcParamsProto("node", "range { min: 16 max: 32 mul: 1 }")),
-       "params.node.range.mul", "must be > 1"},
+       Proto(FcParamsProto("node", "range { min: 16 max: 32 mul: 1 }")), "params.node.range.mul",
+       "must be > 1"},
       {"missing required parameter", Yaml("layer: 2, node: 16, input: 8, batch: 2"),
        Proto(FcParamsProto("output")), "params.output",
        "family fc requires batch, input, layer, node, output"},
@@ -124,8 +122,8 @@ std::vector<Malformed> Table() {
        Yaml("layer: 2, node: {min: 1, max: 1024, add: 1}, input: 8, output: 4, batch: 2"),
        Proto(FcParamsProto("node", "range { min: 1 max: 1024 add: 1 }")),
        "sweep expands to 1024 configurations", "the limit is 500 (--max-jobs)"},
-      {"unknown device", Yaml(kFcParams, "device: gpu\n"),
-       Proto(FcParamsProto() + "device: 'gpu'"), "device", "'gpu' is not one of cpu|cuda|tpu"},
+      {"unknown device", Yaml(kFcParams, "device: gpu\n"), Proto(FcParamsProto() + "device: 'gpu'"),
+       "device", "'gpu' is not one of cpu|cuda|tpu"},
       {"run setting out of range", Yaml(kFcParams, "run: {ci: 2}\n"),
        Proto(FcParamsProto() + "run { ci: 2 }"), "run.ci", "allowed 0 < ci < 1"},
       {"unknown run setting", Yaml(kFcParams, "run: {max_secs: 2}\n"), "", "run.max_secs",
@@ -140,16 +138,16 @@ std::vector<Malformed> Table() {
              "name: 'bad' family: 'cnn' "),
        "options.block_fn[0]", "'dense' is not one of residual|bottleneck"},
       {"option of a family without options", Yaml(std::string(kFcParams) + ", cell: lstm"),
-       Proto(FcParamsProto() + "options { key: 'cell' value { values: 'lstm' } }"),
-       "options.cell", "family fc takes no options"},
+       Proto(FcParamsProto() + "options { key: 'cell' value { values: 'lstm' } }"), "options.cell",
+       "family fc takes no options"},
       {"image not on the family's grid",
        Yaml("batch: 2, image: 100", "", "name: bad\nfamily: retinanet\n"),
        Proto(Param("batch", "value: 2") + Param("image", "value: 100"),
              "name: 'bad' family: 'retinanet' "),
        "params.image", "allowed 64..4096 in multiples of 32"},
       {"model for a family that takes none",
-       Yaml(kFcParams, "torchscript: {sha256: " + sha +
-                           ", inputs: [{shape: [-1, 8]}], loss: sum}\n"),
+       Yaml(kFcParams,
+            "torchscript: {sha256: " + sha + ", inputs: [{shape: [-1, 8]}], loss: sum}\n"),
        Proto(FcParamsProto() + "torchscript { sha256: '" + sha +
              "' inputs { shape: [-1, 8] } loss: 'sum' }"),
        "torchscript", "only family torchscript takes a model"},

@@ -36,7 +36,8 @@ TEST(OomTest, ModelOverTheMemoryCapIsAnOomResultAndTheSweepContinues) {
                      "SELECT count(*) FROM results r JOIN job_params p ON p.job_id = r.job_id "
                      "WHERE p.key = 'node' AND p.int_value = 16384 AND r.outcome = 2"),
             1)
-      << "the oversized model should be an OOM result\n" << cluster.Logs();
+      << "the oversized model should be an OOM result\n"
+      << cluster.Logs();
   EXPECT_EQ(QueryInt(cluster.db_path(),
                      "SELECT count(*) FROM results r JOIN job_params p ON p.job_id = r.job_id "
                      "WHERE p.key = 'node' AND p.int_value = 16 AND r.outcome = 1"),
@@ -61,7 +62,8 @@ TEST(OomTest, CoordinatorSkipsModelsPredictedNotToFit) {
   CommandResult watch = cluster.Cli({"watch", sweep}, seconds(300));
   ASSERT_EQ(watch.exit_code, 0) << watch.err << cluster.Logs();
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE outcome = 6"), 1)
-      << "PREDICTED_OOM expected\n" << cluster.Logs();
+      << "PREDICTED_OOM expected\n"
+      << cluster.Logs();
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE outcome = 1"), 1);
   ASSERT_NO_FATAL_FAILURE(cluster.Stop());
 }

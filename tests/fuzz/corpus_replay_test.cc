@@ -1,6 +1,8 @@
 // Replays the fuzzers' corpora and their regression inputs through the same
 // checks the fuzzers run (sweep_fuzz_checks.h), so that the regular build
 // and CI hold every input ever kept without clang or libFuzzer.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -8,8 +10,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "client/sweep_file.h"
 #include "tests/fuzz/sweep_fuzz_checks.h"
@@ -43,7 +43,8 @@ std::string ReadBytes(const fs::path& path) {
 
 // Runs `check` on every file of corpus/NAME and regressions/NAME; returns
 // how many there were.
-size_t Replay(const std::string& name, const std::function<absl::Status(absl::string_view)>& check) {
+size_t Replay(const std::string& name,
+              const std::function<absl::Status(absl::string_view)>& check) {
   size_t files = 0;
   for (const char* folder : {"corpus", "regressions"}) {
     for (const fs::path& path : FilesIn(FuzzDir() / folder / name)) {

@@ -12,10 +12,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/sweep_file.h"
-#include "model/sweep.h"
-#include "paradnn/v1/sweep.pb.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
+#include "model/sweep.h"
+#include "paradnn/v1/sweep.pb.h"
 
 namespace paradnn::fuzz {
 namespace {
@@ -26,8 +26,8 @@ constexpr const char* kSource = "fuzz.yaml";
 // checks look at the return values instead.
 void SilenceProtobufLogs() {
   static const bool once = [] {
-    google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int,
-                                       const std::string&) {});
+    google::protobuf::SetLogHandler(
+        [](google::protobuf::LogLevel, const char*, int, const std::string&) {});
     return true;
   }();
   (void)once;
@@ -35,8 +35,8 @@ void SilenceProtobufLogs() {
 
 absl::Status Broken(absl::string_view what, const absl::Status& status) {
   std::string message(status.message().substr(0, 2 * kMaxErrorBytes));
-  return absl::InternalError(absl::StrCat(what, " [", absl::StatusCodeToString(status.code()),
-                                          ": ", absl::CHexEscape(message), "]"));
+  return absl::InternalError(absl::StrCat(what, " [", absl::StatusCodeToString(status.code()), ": ",
+                                          absl::CHexEscape(message), "]"));
 }
 
 // A refusal is InvalidArgument with a non-empty message of bounded size.
@@ -57,8 +57,7 @@ absl::Status CheckRefusal(absl::string_view who, const absl::Status& status) {
 // (server::PlanSweep): expand it, describe every configuration with the
 // runner's torch-free model code, and order the jobs.
 absl::Status CheckPlannedSweep(const v1::SweepSpec& spec) {
-  absl::StatusOr<std::vector<v1::ModelConfig>> configs =
-      model::ExpandSweep(spec, kFuzzMaxJobs);
+  absl::StatusOr<std::vector<v1::ModelConfig>> configs = model::ExpandSweep(spec, kFuzzMaxJobs);
   if (!configs.ok()) return Broken("ExpandSweep refused a valid sweep", configs.status());
   const int64_t count = model::CountConfigurations(spec);
   if (static_cast<int64_t>(configs->size()) != count) {
@@ -75,10 +74,11 @@ absl::Status CheckPlannedSweep(const v1::SweepSpec& spec) {
         model::ParseModelSpec(config, model::FieldStyle::kProto);
     // One family table: what the sweep validation accepts, the job parser
     // accepts.
-    if (!model.ok()) return Broken("ParseModelSpec refused a config of a valid sweep", model.status());
+    if (!model.ok())
+      return Broken("ParseModelSpec refused a config of a valid sweep", model.status());
     const v1::ModelCounts counts = model::CountModel(*model);
-    if (counts.params() < 0 || !std::isfinite(counts.model_flops()) ||
-        counts.model_flops() < 0 || !std::isfinite(counts.peak_memory_estimate_bytes()) ||
+    if (counts.params() < 0 || !std::isfinite(counts.model_flops()) || counts.model_flops() < 0 ||
+        !std::isfinite(counts.peak_memory_estimate_bytes()) ||
         counts.peak_memory_estimate_bytes() < 0) {
       return absl::InternalError(absl::StrCat("CountModel gave negative or non-finite counts: ",
                                               counts.ShortDebugString()));

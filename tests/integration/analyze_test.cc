@@ -95,13 +95,12 @@ TEST_F(AnalyzeTest, EveryAnalysisPrintsAndDrawsPngAndSvg) {
   const std::string cpu = std::to_string(sweeps_[0]);
   const std::string gpu = std::to_string(sweeps_[1]);
   const std::vector<std::vector<std::string>> analyses = {
-      {"heatmap", cpu, "--x", "node", "--y", "batch", "--panel", "precision", "--metric",
-       "gflops"},
+      {"heatmap", cpu, "--x", "node", "--y", "batch", "--panel", "precision", "--metric", "gflops"},
       {"sensitivity", cpu, "--where", "precision=float32", "--metric", "gflops", "--log2"},
       {"roofline", cpu, gpu, "--ops"},
       {"boxplot", cpu, gpu, "--metric", "mfu", "--group-by", "family,device_kind,precision"},
-      {"speedup", cpu, gpu, "--field", "device_kind", "--where", "precision=float32",
-       "--color-by", "batch"},
+      {"speedup", cpu, gpu, "--field", "device_kind", "--where", "precision=float32", "--color-by",
+       "batch"},
       {"speedup", cpu, "--field", "precision", "--color-by", "node"},
   };
   for (const std::vector<std::string>& analysis : analyses) {
@@ -126,15 +125,15 @@ TEST_F(AnalyzeTest, EveryAnalysisPrintsAndDrawsPngAndSvg) {
 
 TEST_F(AnalyzeTest, HeatmapTableShowsOomAndJsonCarriesTheCells) {
   const std::string cpu = std::to_string(sweeps_[0]);
-  CommandResult table = cluster_.Cli({"analyze", "heatmap", cpu, "--x", "node", "--y", "batch",
-                                      "--where", "precision=bfloat16", "--where", "layer=4",
-                                      "--metric", "examples_per_sec"});
+  CommandResult table =
+      cluster_.Cli({"analyze", "heatmap", cpu, "--x", "node", "--y", "batch", "--where",
+                    "precision=bfloat16", "--where", "layer=4", "--metric", "examples_per_sec"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("OOM"), std::string::npos) << table.out;
 
-  CommandResult json = cluster_.Cli({"analyze", "heatmap", cpu, "--x", "node", "--y", "batch",
-                                     "--panel", "precision", "--metric", "gflops", "--format",
-                                     "json"});
+  CommandResult json =
+      cluster_.Cli({"analyze", "heatmap", cpu, "--x", "node", "--y", "batch", "--panel",
+                    "precision", "--metric", "gflops", "--format", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   nlohmann::json parsed = nlohmann::json::parse(json.out);
   const nlohmann::json& heatmap = parsed.contains("heatmap") ? parsed["heatmap"] : parsed;
@@ -170,8 +169,8 @@ TEST_F(AnalyzeTest, BadRequestsExitTwoNamingTheProblem) {
        "'nodes' is not a field"},
       {{"analyze", "heatmap", cpu, "--x", "node", "--y", "batch", "--metric", "speed"},
        "metric 'speed' is unknown"},
-      {{"analyze", "heatmap", cpu, "--x", "node", "--y", "batch", "--where", "batch=16",
-        "--metric", "gflops"},
+      {{"analyze", "heatmap", cpu, "--x", "node", "--y", "batch", "--where", "batch=16", "--metric",
+        "gflops"},
        "constant"},
       {{"analyze", "speedup", cpu, "--field", "device_kind"}, "device_kind"},
       {{"analyze", "sensitivity", cpu, "--where", "layer", "--metric", "gflops"}, "--where"},

@@ -1,12 +1,11 @@
 #include "tests/integration/cluster.h"
 
-#include <algorithm>
-
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 
-#include <gtest/gtest.h>
+#include <algorithm>
 
 namespace paradnn::testing {
 
@@ -17,7 +16,8 @@ int64_t QueryInt(const std::string& db_path, const std::string& sql) {
   EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_busy_timeout(db, 5000);
   sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
   int64_t value = -1;
   if (sqlite3_step(stmt) == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
   sqlite3_finalize(stmt);
@@ -30,7 +30,8 @@ std::string QueryText(const std::string& db_path, const std::string& sql) {
   EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_busy_timeout(db, 5000);
   sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
   std::string value;
   if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
     value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
@@ -45,16 +46,27 @@ void Cluster::StartCoordinator(const std::vector<std::string>& extra) {
   // A restarted coordinator keeps the port, so workers find it again.
   const std::string listen = address_.empty() ? "127.0.0.1:0" : address_;
   coordinator_ = std::make_unique<ChildProcess>();
-  std::vector<std::string> argv = {BinDir() + "/paradnn-coordinator", "--listen", listen, "--db",
-                                   db_path_, "--address-file", dir_.File("addr"), "--heartbeat-ms",
-                                   "500", "--lease-timeout-ms", "5000", "--log-level", "debug"};
+  std::vector<std::string> argv = {BinDir() + "/paradnn-coordinator",
+                                   "--listen",
+                                   listen,
+                                   "--db",
+                                   db_path_,
+                                   "--address-file",
+                                   dir_.File("addr"),
+                                   "--heartbeat-ms",
+                                   "500",
+                                   "--lease-timeout-ms",
+                                   "5000",
+                                   "--log-level",
+                                   "debug"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   coordinator_->Start(argv,
                       dir_.File("coordinator-" + std::to_string(coordinator_starts_++) + ".log"));
   ASSERT_TRUE(WaitFor([&] { return !ReadFile(dir_.File("addr")).empty(); }, seconds(20)))
       << ReadFile(coordinator_->log_path());
   address_ = ReadFile(dir_.File("addr"));
-  while (!address_.empty() && (address_.back() == '\n' || address_.back() == ' ')) address_.pop_back();
+  while (!address_.empty() && (address_.back() == '\n' || address_.back() == ' '))
+    address_.pop_back();
 }
 
 void Cluster::KillCoordinator() {
@@ -82,9 +94,17 @@ std::string Cluster::CoordinatorLogs() const {
 
 void Cluster::StartWorker(const std::string& id, const std::vector<std::string>& extra) {
   workers_.push_back(std::make_unique<ChildProcess>());
-  std::vector<std::string> argv = {BinDir() + "/paradnn-worker", "--coordinator", address_,
-                                   "--worker-id", id, "--device", "cpu", "--log-level", "debug",
-                                   "--max-backoff-ms", "500"};
+  std::vector<std::string> argv = {BinDir() + "/paradnn-worker",
+                                   "--coordinator",
+                                   address_,
+                                   "--worker-id",
+                                   id,
+                                   "--device",
+                                   "cpu",
+                                   "--log-level",
+                                   "debug",
+                                   "--max-backoff-ms",
+                                   "500"};
   // A calibration (about 20 s per worker) is not what these tests measure.
   if (std::find(extra.begin(), extra.end(), "--calibrate") == extra.end()) {
     argv.insert(argv.end(), {"--calibrate", "never"});
@@ -137,7 +157,8 @@ void Cluster::Stop() {
   coordinator_->Signal(SIGTERM);
   std::optional<int> status = coordinator_->Wait(seconds(20));
   ASSERT_TRUE(status.has_value()) << "coordinator did not stop";
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << ReadFile(coordinator_->log_path());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+      << ReadFile(coordinator_->log_path());
 }
 
 std::string Cluster::Logs() {

@@ -1,11 +1,10 @@
 // The whole path on loopback: a real paradnn-coordinator, two real
 // paradnn-worker processes (each running real paradnn-runner children), the
 // paradnn CLI, and the SQLite file they leave behind.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
-
-#include <gtest/gtest.h>
 
 #include <fstream>
 #include <map>
@@ -65,17 +64,23 @@ TEST(EndToEndTest, QuickSweepOnTwoWorkersStoresOneResultPerJob) {
   CommandResult watch = cluster.Cli({"watch", sweep_id}, seconds(420));
   ASSERT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster.Logs();
 
-  const int64_t jobs = QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE sweep_id = " + sweep_id);
+  const int64_t jobs =
+      QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE sweep_id = " + sweep_id);
   EXPECT_GE(jobs, 12);
   EXPECT_LE(jobs, 20);
   // Exactly one stored result per job, none orphaned.
-  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id "
-                                        "WHERE j.sweep_id = " + sweep_id),
-            jobs);
   EXPECT_EQ(QueryInt(cluster.db_path(),
-                     "SELECT count(*) FROM (SELECT job_id FROM results GROUP BY job_id HAVING count(*) > 1)"),
+                     "SELECT count(*) FROM results r JOIN jobs j ON j.id = r.job_id "
+                     "WHERE j.sweep_id = " +
+                         sweep_id),
+            jobs);
+  EXPECT_EQ(
+      QueryInt(
+          cluster.db_path(),
+          "SELECT count(*) FROM (SELECT job_id FROM results GROUP BY job_id HAVING count(*) > 1)"),
+      0);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE examples_per_sec <= 0"),
             0);
-  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE examples_per_sec <= 0"), 0);
   EXPECT_GT(QueryInt(cluster.db_path(), "SELECT count(*) FROM samples"), jobs);
 
   CommandResult json_out = cluster.Cli({"results", sweep_id, "--format", "json"});
@@ -131,20 +136,23 @@ TEST(EndToEndTest, BadSweepIsRefusedByCliAndCoordinatorWithoutTouchingTheStore) 
   TempDir dir;
   Cluster cluster(dir);
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
-  std::ofstream(dir.File("good.yaml")) << "name: tiny\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, "
-                                          "output: 4, batch: 4}\nrun: {max_seconds: 0.2}\n";
+  std::ofstream(dir.File("good.yaml"))
+      << "name: tiny\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, "
+         "output: 4, batch: 4}\nrun: {max_seconds: 0.2}\n";
   CommandResult good = cluster.Cli({"submit", dir.File("good.yaml"), "-q"});
   ASSERT_EQ(good.exit_code, 0) << good.err;
 
-  std::ofstream(dir.File("bad.yaml")) << "name: bad\nfamily: fc\nparams:\n  layer: 4\n"
-                                         "  node: {min: 512, max: 32, mul: 2}\n  input: 8\n  output: 4\n"
-                                         "  batch: 4\n";
+  std::ofstream(dir.File("bad.yaml"))
+      << "name: bad\nfamily: fc\nparams:\n  layer: 4\n"
+         "  node: {min: 512, max: 32, mul: 2}\n  input: 8\n  output: 4\n"
+         "  batch: 4\n";
   CommandResult bad = cluster.Cli({"submit", dir.File("bad.yaml")});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("params.node"), std::string::npos) << bad.err;
 
-  std::ofstream(dir.File("unknown.yaml")) << "name: u\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, "
-                                             "output: 4, batch: 4, depth: 3}\n";
+  std::ofstream(dir.File("unknown.yaml"))
+      << "name: u\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, "
+         "output: 4, batch: 4, depth: 3}\n";
   CommandResult unknown = cluster.Cli({"submit", dir.File("unknown.yaml")});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("depth"), std::string::npos) << unknown.err;
@@ -156,9 +164,10 @@ TEST(EndToEndTest, BadSweepIsRefusedByCliAndCoordinatorWithoutTouchingTheStore) 
 
 TEST(EndToEndTest, LocalRunsASweepWithEmbeddedCoordinatorAndWorker) {
   TempDir dir;
-  std::ofstream(dir.File("two.yaml")) << "name: two\nfamily: fc\nparams:\n  layer: 2\n"
-                                         "  node: {values: [16, 32]}\n  input: 32\n  output: 8\n  batch: 16\n"
-                                         "run: {max_seconds: 0.3, warmup_steps: 1}\n";
+  std::ofstream(dir.File("two.yaml"))
+      << "name: two\nfamily: fc\nparams:\n  layer: 2\n"
+         "  node: {values: [16, 32]}\n  input: 32\n  output: 8\n  batch: 16\n"
+         "run: {max_seconds: 0.3, warmup_steps: 1}\n";
   CommandResult local = RunCommand({BinDir() + "/paradnn", "local", dir.File("two.yaml"), "--db",
                                     dir.File("local.db"), "--format", "json"},
                                    seconds(240));
@@ -183,8 +192,9 @@ TEST(EndToEndTest, RepeatsAndProfilesAreStoredAndShown) {
   ASSERT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster.Logs();
 
   // 2 configurations x 3 repeats, every round finished before the next began.
-  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results r JOIN jobs j ON "
-                                        "j.id = r.job_id WHERE r.outcome = 1"),
+  EXPECT_EQ(QueryInt(cluster.db_path(),
+                     "SELECT count(*) FROM results r JOIN jobs j ON "
+                     "j.id = r.job_id WHERE r.outcome = 1"),
             6);
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(DISTINCT repeat) FROM jobs"), 3);
   EXPECT_EQ(QueryInt(cluster.db_path(),
@@ -200,8 +210,10 @@ TEST(EndToEndTest, RepeatsAndProfilesAreStoredAndShown) {
   ASSERT_EQ(configs.size(), 2u) << summary.out;
   for (const nlohmann::json& row : configs) {
     EXPECT_EQ(row["repeats_ok"], 3) << row;
-    EXPECT_LE(row["examples_per_sec_min"].get<double>(), row["examples_per_sec_median"].get<double>());
-    EXPECT_GE(row["examples_per_sec_max"].get<double>(), row["examples_per_sec_median"].get<double>());
+    EXPECT_LE(row["examples_per_sec_min"].get<double>(),
+              row["examples_per_sec_median"].get<double>());
+    EXPECT_GE(row["examples_per_sec_max"].get<double>(),
+              row["examples_per_sec_median"].get<double>());
     EXPECT_TRUE(row["cv_pct"].is_number()) << row;
   }
   CommandResult jobs = cluster.Cli({"results", sweep_id, "--jobs", "--format", "json"});

@@ -4,22 +4,20 @@
 // answer, that `paradnn fleet` reports the finished jobs, and that /readyz
 // stops answering ready after SIGTERM.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/integration/test_processes.h"
 
@@ -40,9 +38,8 @@ std::optional<double> Sample(const std::string& exposition, const std::string& s
 TEST(ObservabilityTest, InstalledCoordinatorMetricsMoveAsJobsFinish) {
   TempDir dir;
   const std::string prefix = dir.File("prefix");
-  CommandResult install =
-      RunCommand({"/usr/bin/env", "cmake", "--install", PARADNN_BUILD_DIR, "--prefix", prefix},
-                 seconds(120));
+  CommandResult install = RunCommand(
+      {"/usr/bin/env", "cmake", "--install", PARADNN_BUILD_DIR, "--prefix", prefix}, seconds(120));
   ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
   const std::string bin = prefix + "/bin";
   ASSERT_TRUE(std::filesystem::exists(bin + "/paradnn-coordinator")) << install.out;
@@ -51,12 +48,15 @@ TEST(ObservabilityTest, InstalledCoordinatorMetricsMoveAsJobsFinish) {
   ChildProcess coordinator;
   coordinator.Start({bin + "/paradnn-coordinator", "--listen", "127.0.0.1:0", "--db",
                      dir.File("m.db"), "--address-file", dir.File("addr"), "--metrics-listen",
-                     "127.0.0.1:0", "--metrics-address-file", dir.File("maddr"),
-                     "--heartbeat-ms", "200", "--lease-timeout-ms", "5000", "--log-format", "json"},
+                     "127.0.0.1:0", "--metrics-address-file", dir.File("maddr"), "--heartbeat-ms",
+                     "200", "--lease-timeout-ms", "5000", "--log-format", "json"},
                     dir.File("coordinator.log"));
-  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(dir.File("maddr")) &&
-                                   std::filesystem::exists(dir.File("addr")); },
-                      seconds(30)))
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return std::filesystem::exists(dir.File("maddr")) &&
+               std::filesystem::exists(dir.File("addr"));
+      },
+      seconds(30)))
       << ReadFile(dir.File("coordinator.log"));
   std::string address = ReadFile(dir.File("addr"));
   address = address.substr(0, address.find('\n'));
@@ -89,8 +89,8 @@ TEST(ObservabilityTest, InstalledCoordinatorMetricsMoveAsJobsFinish) {
   const std::string sweep = dir.File("sweep.yaml");
   std::ofstream(sweep) << "name: obs\nfamily: fc\nparams:\n  layer: 1\n  node: {values: [8, 9, 10, "
                           "11, 12, 13]}\n  input: 8\n  output: 4\n  batch: 4\n";
-  CommandResult submit =
-      RunCommand({BinDir() + "/paradnn", "--coordinator", address, "submit", sweep, "-q"}, seconds(60));
+  CommandResult submit = RunCommand(
+      {BinDir() + "/paradnn", "--coordinator", address, "submit", sweep, "-q"}, seconds(60));
   ASSERT_EQ(submit.exit_code, 0) << submit.err;
   const std::string sweep_id = submit.out.substr(0, submit.out.find('\n'));
 
@@ -106,20 +106,27 @@ TEST(ObservabilityTest, InstalledCoordinatorMetricsMoveAsJobsFinish) {
                Sample(last, "paradnn_jobs{state=\"done\"}") == kJobs;
       },
       seconds(120));
-  ASSERT_TRUE(finished) << last << ReadFile(dir.File("coordinator.log")) << ReadFile(dir.File("worker.log"));
+  ASSERT_TRUE(finished) << last << ReadFile(dir.File("coordinator.log"))
+                        << ReadFile(dir.File("worker.log"));
   EXPECT_EQ(Sample(last, "paradnn_jobs{state=\"pending\"}"), 0.0);
   EXPECT_EQ(Sample(last, "paradnn_sweeps{state=\"done\"}"), 1.0);
-  EXPECT_EQ(Sample(last, "paradnn_rpc_duration_seconds_count{method=\"/paradnn.v1.Coordinator/SubmitSweep\"}"), 1.0) << last;
+  EXPECT_EQ(
+      Sample(last,
+             "paradnn_rpc_duration_seconds_count{method=\"/paradnn.v1.Coordinator/SubmitSweep\"}"),
+      1.0)
+      << last;
   EXPECT_GE(Sample(last, "paradnn_workers{state=\"idle\",device_kind=\"cpu\"}").value_or(0) +
                 Sample(last, "paradnn_workers{state=\"busy\",device_kind=\"cpu\"}").value_or(0),
-            1.0) << last;
+            1.0)
+      << last;
   // The fake runner times nothing (runtime 0); the worker did hold jobs.
   const std::optional<double> scheduling =
       Sample(last, "paradnn_goodput_scheduling_ratio{device_kind=\"cpu\"}");
   ASSERT_TRUE(scheduling.has_value()) << last;
   EXPECT_GT(*scheduling, 0.0);
   EXPECT_LE(*scheduling, 1.0);
-  const std::optional<double> runtime = Sample(last, "paradnn_goodput_runtime_ratio{device_kind=\"cpu\"}");
+  const std::optional<double> runtime =
+      Sample(last, "paradnn_goodput_runtime_ratio{device_kind=\"cpu\"}");
   ASSERT_TRUE(runtime.has_value()) << last;
   EXPECT_GE(*runtime, 0.0);
   EXPECT_LE(*runtime, 1.0);

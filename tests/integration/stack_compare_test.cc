@@ -24,7 +24,8 @@ bool HostHasFlag(const std::string& flag) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) == 0) return (" " + line + " ").find(" " + flag + " ") != std::string::npos;
+    if (line.rfind("flags", 0) == 0)
+      return (" " + line + " ").find(" " + flag + " ") != std::string::npos;
   }
   return false;
 }
@@ -42,9 +43,9 @@ std::string SubmitAndWatch(Cluster& cluster, const std::string& sweep_file) {
 // "" where the BLAS is not OpenBLAS, its own pick where it ignores the
 // variable (built without DYNAMIC_ARCH).
 std::string CoreInEffect(const std::string& core) {
-  CommandResult platform = RunCommand({BinDir() + "/paradnn-runner", "--platform", "--blas-core",
-                                       core},
-                                      std::chrono::milliseconds(60000));
+  CommandResult platform =
+      RunCommand({BinDir() + "/paradnn-runner", "--platform", "--blas-core", core},
+                 std::chrono::milliseconds(60000));
   if (platform.exit_code != 0) return "";
   return nlohmann::json::parse(platform.out).value("blas_core", "");
 }
@@ -71,16 +72,18 @@ TEST(StackCompareTest, SameSweepOnTwoBlasCoresIsComparedByBlasCore) {
   cluster.StartWorker("tuned", {"--blas-core", "Haswell", "--state-dir", dir.File("b")});
   const std::string after = SubmitAndWatch(cluster, sweep);
 
-  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(DISTINCT blas_core) FROM platforms "
-                                        "WHERE blas_core IN ('Prescott', 'Haswell')"),
+  EXPECT_EQ(QueryInt(cluster.db_path(),
+                     "SELECT count(DISTINCT blas_core) FROM platforms "
+                     "WHERE blas_core IN ('Prescott', 'Haswell')"),
             2);
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(DISTINCT platform_id) FROM results"), 2);
 
-  CommandResult speedup = cluster.Cli({"analyze", "speedup", before, after, "--field", "blas_core",
-                                       "--baseline", "Prescott", "--candidate", "Haswell",
-                                       "--format", "json"});
+  CommandResult speedup =
+      cluster.Cli({"analyze", "speedup", before, after, "--field", "blas_core", "--baseline",
+                   "Prescott", "--candidate", "Haswell", "--format", "json"});
   ASSERT_EQ(speedup.exit_code, 0) << speedup.err;
-  const nlohmann::json response = nlohmann::json::parse(speedup.out).value("speedup", nlohmann::json());
+  const nlohmann::json response =
+      nlohmann::json::parse(speedup.out).value("speedup", nlohmann::json());
   ASSERT_TRUE(response.contains("points")) << speedup.out;
   EXPECT_EQ(response.value("baseline", ""), "Prescott");
   EXPECT_EQ(response.value("candidate", ""), "Haswell");
@@ -128,9 +131,8 @@ TEST(StackCompareTest, StackSettingsAreSweepAxesOnOneWorker) {
   for (const auto& [field, baseline, candidate] :
        {std::tuple{"blas_core", "Prescott", "Haswell"},
         std::tuple{"aten_capability", "default", "avx2"}}) {
-    CommandResult speedup = cluster.Cli({"analyze", "speedup", id, "--field", field,
-                                         "--baseline", baseline, "--candidate", candidate,
-                                         "--format", "json"});
+    CommandResult speedup = cluster.Cli({"analyze", "speedup", id, "--field", field, "--baseline",
+                                         baseline, "--candidate", candidate, "--format", "json"});
     ASSERT_EQ(speedup.exit_code, 0) << field << ": " << speedup.err;
     const nlohmann::json response =
         nlohmann::json::parse(speedup.out).value("speedup", nlohmann::json());

@@ -3,8 +3,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,9 +28,9 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& out_path, i
             const std::string& err_path, const std::vector<std::string>* environment) {
   absl::StatusOr<common::ScopedFd> null = common::OpenForChild("/dev/null", O_RDONLY);
   absl::StatusOr<common::ScopedFd> out = common::OpenForChild(out_path, flags);
-  absl::StatusOr<common::ScopedFd> err =
-      err_path == out_path ? absl::StatusOr<common::ScopedFd>(common::ScopedFd())
-                           : common::OpenForChild(err_path, flags);
+  absl::StatusOr<common::ScopedFd> err = err_path == out_path
+                                             ? absl::StatusOr<common::ScopedFd>(common::ScopedFd())
+                                             : common::OpenForChild(err_path, flags);
   if (!null.ok() || !out.ok() || !err.ok()) throw std::runtime_error("cannot open " + out_path);
   common::SpawnOptions options;
   options.stdin_fd = null->get();

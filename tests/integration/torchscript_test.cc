@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <iostream>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -57,7 +57,8 @@ TEST(TorchScriptTest, UploadedModelRunsOnAWorkerAndIsStoredOnce) {
   }
   TempDir dir;
   std::ofstream(dir.File("make_mlp.py")) << kMakeMlp;
-  CommandResult make = RunCommand({kPython, dir.File("make_mlp.py"), dir.File("mlp.pt")}, seconds(120));
+  CommandResult make =
+      RunCommand({kPython, dir.File("make_mlp.py"), dir.File("mlp.pt")}, seconds(120));
   ASSERT_EQ(make.exit_code, 0) << make.err;
   std::ofstream(dir.File("mlp.yaml")) << kSweep;
 
@@ -72,7 +73,8 @@ TEST(TorchScriptTest, UploadedModelRunsOnAWorkerAndIsStoredOnce) {
   CommandResult watch = cluster.Cli({"watch", sweep_id}, seconds(300));
   ASSERT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster.Logs();
 
-  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE sweep_id = " + sweep_id), 4);
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE sweep_id = " + sweep_id),
+            4);
   CommandResult json_out = cluster.Cli({"results", sweep_id, "--format", "json"});
   ASSERT_EQ(json_out.exit_code, 0) << json_out.err;
   const nlohmann::json rows = nlohmann::json::parse(json_out.out);
@@ -114,8 +116,7 @@ TEST(TorchScriptTest, UploadedModelRunsOnAWorkerAndIsStoredOnce) {
   // A hash the coordinator does not store is refused naming the field.
   std::ofstream(dir.File("unknown.yaml"))
       << "name: unknown\nfamily: torchscript\nparams: {batch: 4}\ntorchscript:\n  sha256: "
-      << std::string(64, 'b')
-      << "\n  inputs: [{shape: [-1, 64]}]\n  loss: sum\n";
+      << std::string(64, 'b') << "\n  inputs: [{shape: [-1, 64]}]\n  loss: sum\n";
   CommandResult unknown = cluster.Cli({"submit", dir.File("unknown.yaml")});
   EXPECT_NE(unknown.exit_code, 0);
   EXPECT_NE(unknown.err.find("torchscript.sha256"), std::string::npos) << unknown.err;
@@ -126,8 +127,7 @@ TEST(TorchScriptTest, UploadedModelRunsOnAWorkerAndIsStoredOnce) {
          "  file: nowhere.pt\n  inputs: [{shape: [-1, 64]}]\n  loss: sum\n";
   CommandResult missing = cluster.Cli({"submit", dir.File("missing.yaml")});
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("missing.yaml:5: torchscript.file"), std::string::npos)
-      << missing.err;
+  EXPECT_NE(missing.err.find("missing.yaml:5: torchscript.file"), std::string::npos) << missing.err;
   ASSERT_NO_FATAL_FAILURE(cluster.Stop());
 }
 

@@ -33,7 +33,7 @@ struct SyntheticResult {
   double examples_per_sec = 0;
   double model_flops_per_sec = 0;
   double executed_flops_per_sec = 0;
-  double executed_flops = 0;    // per step
+  double executed_flops = 0;  // per step
   double bytes_per_step = 0;
   double mfu = 0;
   int64_t param_count = 0;
@@ -43,8 +43,8 @@ struct SyntheticResult {
 };
 
 // A platform with a float32 roof and a copy-bandwidth curve.
-inline v1::Platform SyntheticPlatform(const std::string& fingerprint, const std::string& device_kind,
-                                      double fp32_roof) {
+inline v1::Platform SyntheticPlatform(const std::string& fingerprint,
+                                      const std::string& device_kind, double fp32_roof) {
   v1::Platform platform;
   platform.set_fingerprint(fingerprint);
   platform.set_device_kind(device_kind);
@@ -59,8 +59,8 @@ inline v1::Platform SyntheticPlatform(const std::string& fingerprint, const std:
   v1::MatmulRoof* bf16 = platform.add_matmul_roofs();
   bf16->set_dtype("bfloat16");
   bf16->set_flops_per_sec(4 * fp32_roof);
-  const std::pair<int64_t, double> copy[] = {{32 << 10, 100e9},  {512 << 10, 300e9},
-                                             {16 << 20, 200e9},  {256 << 20, 45e9}};
+  const std::pair<int64_t, double> copy[] = {
+      {32 << 10, 100e9}, {512 << 10, 300e9}, {16 << 20, 200e9}, {256 << 20, 45e9}};
   for (const auto& [bytes, rate] : copy) {
     v1::BandwidthPoint* point = platform.add_bandwidth();
     point->set_kernel("copy");

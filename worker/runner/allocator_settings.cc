@@ -8,7 +8,7 @@
 namespace paradnn::runner {
 namespace {
 
-constexpr int kMmapThresholdBytes = 32 << 20;          // glibc's maximum on 64-bit
+constexpr int kMmapThresholdBytes = 32 << 20;                   // glibc's maximum on 64-bit
 constexpr int kTrimThresholdBytes = (1 << 30) - 1 + (1 << 30);  // 2 GiB - 1, mallopt's int
 constexpr char kAsInstalled[] = "glibc malloc (as installed: dynamic mmap threshold)";
 constexpr char kTuned[] = "glibc malloc (mmap_threshold 32 MiB, trim_threshold 2 GiB)";

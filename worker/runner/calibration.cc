@@ -53,8 +53,8 @@ double TimeOnce(Fn&& fn) {
 template <typename Fn>
 double FastestOf(Fn&& fn, double budget_s, int min_reps, int max_reps) {
   const double first = TimeOnce(fn);
-  const int reps = std::clamp(static_cast<int>(budget_s / std::max(first, 1e-9)), min_reps,
-                              max_reps);
+  const int reps =
+      std::clamp(static_cast<int>(budget_s / std::max(first, 1e-9)), min_reps, max_reps);
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < reps; ++i) best = std::min(best, TimeOnce(fn));
   return best;
@@ -77,9 +77,8 @@ v1::MatmulRoof MeasureMatmulRoof(torch::ScalarType dtype, const std::string& nam
   v1::MatmulRoof roof;
   roof.set_dtype(name);
   roof.set_kernel("matmul");
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(budget_s));
+  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(budget_s));
   const auto options = torch::TensorOptions().dtype(dtype);
   double best_rate = 0;
   bool first = true;
@@ -93,8 +92,7 @@ v1::MatmulRoof MeasureMatmulRoof(torch::ScalarType dtype, const std::string& nam
     torch::Tensor b = torch::randn({shape.k, shape.n}, options);
     torch::Tensor out = torch::empty({shape.m, shape.n}, options);
     const double per_shape_budget = first ? 0.0 : std::min(left / 3.0, budget_s / 4.0);
-    const double best_s =
-        FastestOf([&] { torch::mm_out(out, a, b); }, per_shape_budget, 2, 10);
+    const double best_s = FastestOf([&] { torch::mm_out(out, a, b); }, per_shape_budget, 2, 10);
     const double rate = flops / best_s;
     spdlog::debug("calibrate: {} {}x{}x{}: {:.1f} GFLOP/s", name, shape.m, shape.n, shape.k,
                   rate / 1e9);
@@ -121,15 +119,13 @@ constexpr ConvShape kConvShapes[] = {{32, 128, 128, 3, 28}, {32, 256, 1024, 1, 2
 // channels_last and contiguous layouts (oneDNN's kernels), as a "conv"
 // roof; flops_per_sec 0 when LibTorch runs no convolution of that dtype.
 // m, n, k are the implicit GEMM of the fastest: batch*H*W, out, in*R*S.
-v1::MatmulRoof MeasureConvRoof(torch::ScalarType dtype, const std::string& name,
-                               double budget_s) {
+v1::MatmulRoof MeasureConvRoof(torch::ScalarType dtype, const std::string& name, double budget_s) {
   v1::MatmulRoof roof;
   roof.set_dtype(name);
   roof.set_kernel("conv");
   const auto options = torch::TensorOptions().dtype(dtype);
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(budget_s));
+  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(budget_s));
   const double per_case = budget_s / (2.0 * std::size(kConvShapes));
   bool first = true;
   for (const ConvShape& shape : kConvShapes) {
@@ -140,8 +136,8 @@ v1::MatmulRoof MeasureConvRoof(torch::ScalarType dtype, const std::string& name,
       // repetitions must fit what is left at the best rate seen so far (a
       // dtype oneDNN emulates slowly ends its sweep early).
       const double left = Seconds(Clock::now(), deadline);
-      if (!first && (left <= 0 || !(roof.flops_per_sec() > 0) ||
-                     3.0 * flops / roof.flops_per_sec() > left)) {
+      if (!first &&
+          (left <= 0 || !(roof.flops_per_sec() > 0) || 3.0 * flops / roof.flops_per_sec() > left)) {
         continue;
       }
       first = false;
@@ -154,9 +150,9 @@ v1::MatmulRoof MeasureConvRoof(torch::ScalarType dtype, const std::string& name,
                          options)
                 .contiguous(layout);
         const int64_t padding = shape.kernel / 2;
-        const double best_s = FastestOf(
-            [&] { (void)torch::conv2d(input, weight, {}, /*stride=*/1, padding); },
-            std::min(per_case, std::max(left, 0.0)), 2, 20);
+        const double best_s =
+            FastestOf([&] { (void)torch::conv2d(input, weight, {}, /*stride=*/1, padding); },
+                      std::min(per_case, std::max(left, 0.0)), 2, 20);
         const double rate = flops / best_s;
         spdlog::debug("calibrate: conv {} {}x{} {}->{} {}: {:.1f} GFLOP/s", name, shape.kernel,
                       shape.kernel, shape.in_channels, shape.out_channels,
@@ -218,8 +214,7 @@ Calibration Calibrate(const CalibrationOptions& options) {
       spdlog::info("calibrate: LibTorch runs no {} matmul on this CPU; no roof", name);
       continue;
     }
-    result.matmul_roofs.push_back(
-        MeasureMatmulRoof(dtype, name, options.matmul_seconds_per_dtype));
+    result.matmul_roofs.push_back(MeasureMatmulRoof(dtype, name, options.matmul_seconds_per_dtype));
     const v1::MatmulRoof& roof = result.matmul_roofs.back();
     spdlog::info("calibrate: {} matmul roof {:.1f} GFLOP/s at {}x{}x{} ({} threads)", name,
                  roof.flops_per_sec() / 1e9, roof.m(), roof.n(), roof.k(), result.threads);
@@ -294,19 +289,20 @@ StackTrial MeasureAtenTrial() {
   const torch::Tensor square_avg = torch::rand({kRows, kCols});
   auto workload = [](const torch::Tensor& x, const torch::Tensor& grad,
                      const torch::Tensor& square_avg) {
-    torch::Tensor activations = torch::sigmoid(x) * torch::tanh(x) + torch::gelu(x) - torch::relu(x);
+    torch::Tensor activations =
+        torch::sigmoid(x) * torch::tanh(x) + torch::gelu(x) - torch::relu(x);
     torch::Tensor probabilities = torch::softmax(x, 1);
     torch::Tensor average = square_avg * 0.99 + grad * grad * 0.01;
     torch::Tensor updated = x - 0.01 * grad / (average.sqrt() + 1e-8);
     return std::vector<torch::Tensor>{activations, probabilities, updated};
   };
   const std::vector<torch::Tensor> got = workload(x, grad, square_avg);
-  const std::vector<torch::Tensor> reference = workload(
-      x.to(torch::kFloat64), grad.to(torch::kFloat64), square_avg.to(torch::kFloat64));
+  const std::vector<torch::Tensor> reference =
+      workload(x.to(torch::kFloat64), grad.to(torch::kFloat64), square_avg.to(torch::kFloat64));
   double worst = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    const torch::Tensor error = (got[i].to(torch::kFloat64) - reference[i]).abs() /
-                                reference[i].abs().clamp_min(1.0);
+    const torch::Tensor error =
+        (got[i].to(torch::kFloat64) - reference[i]).abs() / reference[i].abs().clamp_min(1.0);
     const double value = error.max().item<double>();
     // A NaN anywhere counts as error 1, as in the GEMM check.
     worst = std::isfinite(value) ? std::max(worst, value) : 1.0;

@@ -10,13 +10,13 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "model/family.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
 #include "common/run_settings.h"
 #include "common/stack_findings.h"
 #include "common/version.h"
+#include "model/family.h"
 
 namespace paradnn::runner {
 
@@ -26,12 +26,12 @@ using model::AllowedFamilies;
 using model::FamilyDef;
 using model::FieldStyle;
 using model::IsThreadParam;
+using model::kAllowedOptimizers;
+using model::kAllowedPrecisions;
 using model::NormalizedConfig;
 using model::OptionRule;
 using model::ParamRule;
 using model::ParseModelSpec;
-using model::kAllowedOptimizers;
-using model::kAllowedPrecisions;
 namespace {
 
 constexpr const char* kFooter =
@@ -65,7 +65,8 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   app.footer(kFooter);
   app.set_version_flag("--version", std::string("paradnn-runner ") + common::kVersion);
 
-  bool job_stdin = false, platform = false, calibrate = false, framed = false, json = false, describe = false;
+  bool job_stdin = false, platform = false, calibrate = false, framed = false, json = false,
+       describe = false;
   bool blas_trial = false, aten_trial = false, stack_doctor = false;
   std::string blas_core = "auto", aten_capability = "auto";
   std::string family, precision, optimizer;
@@ -133,25 +134,29 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
       model_opts.push_back(opt);
     }
   }
-  model_opts.insert(model_opts.end(), {
-      app.add_option("--precision", precision, kAllowedPrecisions),
-      app.add_option("--optimizer", optimizer, kAllowedOptimizers),
-      app.add_option("--ci", ci,
-                     "Target relative half-width of the 95 % CI of the mean step time (0.02)"),
-      app.add_option("--max_seconds,--max-seconds", max_seconds,
-                     "Time budget of the timed steps (10)"),
-      app.add_option("--warmup_steps,--warmup-steps", warmup_steps, "Minimum warm-up steps (3)"),
-      app.add_option("--min_steps,--min-steps", min_steps, "Minimum timed steps (5)"),
-      app.add_option("--max_steps,--max-steps", max_steps, "Maximum timed steps (10000)"),
-      app.add_option("--intra_op_threads,--intra-op-threads", intra, "Intra-op threads (all CPUs)"),
-      app.add_option("--inter_op_threads,--inter-op-threads", inter, "Inter-op threads (1)"),
-      app.add_option("--seed", seed, "Seed for weights and synthetic data (0)"),
-      app.add_flag("--profile", profile,
-                   "After timing, record an operator breakdown of a few steps with LibTorch's "
-                   "profiler"),
-      app.add_option("--profile_steps,--profile-steps", profile_steps,
-                     "Steps the --profile breakdown averages over (3)"),
-  });
+  model_opts.insert(
+      model_opts.end(),
+      {
+          app.add_option("--precision", precision, kAllowedPrecisions),
+          app.add_option("--optimizer", optimizer, kAllowedOptimizers),
+          app.add_option("--ci", ci,
+                         "Target relative half-width of the 95 % CI of the mean step time (0.02)"),
+          app.add_option("--max_seconds,--max-seconds", max_seconds,
+                         "Time budget of the timed steps (10)"),
+          app.add_option("--warmup_steps,--warmup-steps", warmup_steps,
+                         "Minimum warm-up steps (3)"),
+          app.add_option("--min_steps,--min-steps", min_steps, "Minimum timed steps (5)"),
+          app.add_option("--max_steps,--max-steps", max_steps, "Maximum timed steps (10000)"),
+          app.add_option("--intra_op_threads,--intra-op-threads", intra,
+                         "Intra-op threads (all CPUs)"),
+          app.add_option("--inter_op_threads,--inter-op-threads", inter, "Inter-op threads (1)"),
+          app.add_option("--seed", seed, "Seed for weights and synthetic data (0)"),
+          app.add_flag("--profile", profile,
+                       "After timing, record an operator breakdown of a few steps with LibTorch's "
+                       "profiler"),
+          app.add_option("--profile_steps,--profile-steps", profile_steps,
+                         "Steps the --profile breakdown averages over (3)"),
+      });
   auto* json_opt = app.add_flag("--json", json, "Print the Measurement as JSON");
   auto* describe_opt =
       app.add_flag("--describe", describe, "Print the analytic counts as JSON; no training");
@@ -215,11 +220,11 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
     const std::string flag = first_model_flag != nullptr ? first_model_flag->get_name()
                              : describe                  ? describe_opt->get_name()
                                                          : json_opt->get_name();
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": not used with ",
-                     job_stdin  ? "--job-stdin (the job comes from stdin)"
-                     : platform ? "--platform"
-                                : "--calibrate"));
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": not used with ",
+                                                   job_stdin
+                                                       ? "--job-stdin (the job comes from stdin)"
+                                                   : platform ? "--platform"
+                                                              : "--calibrate"));
   }
   if (framed_opt->count() > 0 && !platform && !calibrate && !stack_doctor) {
     return absl::InvalidArgumentError(

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "paradnn/v1/metrics.pb.h"
 #include "model/model_spec.h"
+#include "paradnn/v1/metrics.pb.h"
 
 namespace paradnn::runner {
 
@@ -16,16 +16,16 @@ namespace paradnn::runner {
 using model::ModelSpec;
 
 enum class RunnerMode {
-  kJobStdin,  // --job-stdin: one framed RunnerJob in, framed RunnerEvents out
-  kPlatform,  // --platform [--framed]
-  kCalibrate, // --calibrate [--framed]: the Platform with measured roofs
-  kMeasure,   // --family fc --layer ... : time one model, print a summary or --json
-  kDescribe,  // --describe with the model flags: counts as JSON, no training
-  kBlasTrial, // --blas-trial: one stack-doctor trial of the BLAS core in effect, as JSON
-  kAtenTrial, // --aten-trial: the same for ATen's CPU capability
-  kStackDoctor,// --stack-doctor [--framed]: try BLAS cores and ATen capabilities; the
-               // Platform with findings
-  kHelp,      // --help / --version: print `text` to stdout, exit 0
+  kJobStdin,     // --job-stdin: one framed RunnerJob in, framed RunnerEvents out
+  kPlatform,     // --platform [--framed]
+  kCalibrate,    // --calibrate [--framed]: the Platform with measured roofs
+  kMeasure,      // --family fc --layer ... : time one model, print a summary or --json
+  kDescribe,     // --describe with the model flags: counts as JSON, no training
+  kBlasTrial,    // --blas-trial: one stack-doctor trial of the BLAS core in effect, as JSON
+  kAtenTrial,    // --aten-trial: the same for ATen's CPU capability
+  kStackDoctor,  // --stack-doctor [--framed]: try BLAS cores and ATen capabilities; the
+                 // Platform with findings
+  kHelp,         // --help / --version: print `text` to stdout, exit 0
 };
 
 struct RunnerCommand {

@@ -21,7 +21,8 @@ double ProbeHostMatmulFlops() {
   for (int i = 0; i < kTimed; ++i) {
     const auto start = std::chrono::steady_clock::now();
     torch::mm_out(out, a, b);
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::nth_element(seconds.begin(), seconds.begin() + kTimed / 2, seconds.end());
   const double median = seconds[kTimed / 2];

@@ -170,7 +170,8 @@ BuildContext ContextForPrecision(Precision precision) {
 Trainer::Trainer(const ModelSpec& spec, uint64_t seed, const BuildContext& context) : spec_(spec) {
   ModelBuilderFn build = FindModelBuilder(spec.family);
   if (build == nullptr) {
-    throw std::invalid_argument("family '" + spec.family + "' has no LibTorch builder in this runner");
+    throw std::invalid_argument("family '" + spec.family +
+                                "' has no LibTorch builder in this runner");
   }
   torch::manual_seed(seed);
   autocast_ = spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
@@ -189,7 +190,8 @@ torch::Tensor Trainer::Step() {
   for (torch::Tensor& p : problem_.parameters) p.mutable_grad().reset();
   torch::Tensor loss;
   if (autocast_) {
-    AutocastRegion region(cuda_, spec_.precision == Precision::kMixedBf16 ? at::kBFloat16 : at::kHalf);
+    AutocastRegion region(cuda_,
+                          spec_.precision == Precision::kMixedBf16 ? at::kBFloat16 : at::kHalf);
     loss = problem_.forward_loss();
   } else {
     loss = problem_.forward_loss();

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "worker/runner/fused_optimizer.h"
 #include "model/model_spec.h"
+#include "worker/runner/fused_optimizer.h"
 
 namespace paradnn::runner {
 

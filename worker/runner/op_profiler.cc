@@ -26,9 +26,8 @@ std::vector<v1::OpProfile> ProfileSteps(const std::function<void()>& step, int s
     profiler::disableProfilerLegacy();
     throw;
   }
-  *step_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-      std::max(1, steps);
+  *step_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                  std::max(1, steps);
   profiler::thread_event_lists lists = profiler::disableProfilerLegacy();
 
   std::vector<std::vector<common::ProfileEvent>> threads;

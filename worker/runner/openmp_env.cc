@@ -34,12 +34,12 @@
 //
 // Only async-signal-safe calls (readlink, execve) and plain loops are used:
 // libc is not initialized yet when this runs.
+#include "common/openmp_env.h"
+
 #include <unistd.h>
 
 #include <climits>
 #include <cstring>
-
-#include "common/openmp_env.h"
 
 namespace {
 

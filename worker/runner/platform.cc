@@ -585,8 +585,8 @@ CpuClocks ParseCpuClocks(absl::string_view base_frequency_khz, absl::string_view
   const size_t at = topology.model_name.rfind('@');
   double ghz = 0;
   if (at != std::string::npos) {
-    absl::string_view rest = absl::StripAsciiWhitespace(
-        absl::string_view(topology.model_name).substr(at + 1));
+    absl::string_view rest =
+        absl::StripAsciiWhitespace(absl::string_view(topology.model_name).substr(at + 1));
     if (absl::ConsumeSuffix(&rest, "GHz") && absl::SimpleAtod(rest, &ghz) && ghz > 0) {
       clocks.base_hz = ghz * 1e9;
       clocks.base_label = "model name clock";

@@ -44,7 +44,7 @@ v1::Platform CollectPlatform() {
   platform.set_aten_capability(AtenCapabilityName(ParseAtenCpuCapability(config)));
   const char* aten_choice = std::getenv(AtenCapabilitySetting().info->choice_env);
   platform.set_aten_capability_choice(
-      aten_choice != nullptr && *aten_choice != '\0' ? aten_choice
+      aten_choice != nullptr && *aten_choice != '\0'                  ? aten_choice
       : std::getenv(AtenCapabilitySetting().info->env_var) != nullptr ? "environment"
                                                                       : "as-installed");
   platform.set_fingerprint(PlatformFingerprint(platform));

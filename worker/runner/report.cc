@@ -14,11 +14,11 @@ namespace paradnn::runner {
 // From the model library (model/), which the runner builds models from.
 using model::DescribeSpec;
 using model::FieldStyle;
+using model::kBytesMethod;
 using model::ModelSpec;
 using model::ParseModelSpec;
 using model::WorkBreakdown;
 using model::WorkCounts;
-using model::kBytesMethod;
 namespace {
 
 std::string ConfigLine(const v1::ModelConfig& config) {
@@ -95,10 +95,9 @@ std::string FormatOpProfile(const v1::Measurement& m, size_t max_rows) {
                                         "calls", "self", "total", "GFLOP/s"));
   for (size_t i = 0; i < ops.size() && i < max_rows; ++i) {
     const v1::OpProfile& op = ops[i];
-    const std::string rate =
-        op.flops() > 0 && op.total_seconds() > 0
-            ? absl::StrFormat("%.1f", op.flops() / op.total_seconds() / 1e9)
-            : std::string("-");
+    const std::string rate = op.flops() > 0 && op.total_seconds() > 0
+                                 ? absl::StrFormat("%.1f", op.flops() / op.total_seconds() / 1e9)
+                                 : std::string("-");
     absl::StrAppend(&out, absl::StrFormat("    %-36s %6.1f%% %6d %8.3f ms %8.3f ms %10s\n",
                                           op.name(), op.self_share() * 100, op.calls(),
                                           op.self_seconds() * 1e3, op.total_seconds() * 1e3, rate));

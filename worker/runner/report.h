@@ -7,8 +7,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "paradnn/v1/metrics.pb.h"
 #include "model/model_counts.h"
+#include "paradnn/v1/metrics.pb.h"
 
 namespace paradnn::runner {
 

@@ -3,29 +3,29 @@
 // --platform, --calibrate, and standalone measurement / --describe from flags.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <spdlog/spdlog.h>
+#include <sys/prctl.h>
 #include <torch/version.h>
 #include <unistd.h>
 
-#include <climits>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "common/framing.h"
 #include "absl/strings/str_cat.h"
+#include "common/framing.h"
 #include "common/logging.h"
+#include "model/model_counts.h"
 #include "worker/runner/allocator_settings.h"
 #include "worker/runner/calibration.h"
 #include "worker/runner/cli.h"
-#include "model/model_counts.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/platform_torch.h"
-#include "worker/runner/stack_doctor.h"
 #include "worker/runner/report.h"
+#include "worker/runner/stack_doctor.h"
 #include "worker/runner/trainer.h"
 #include "worker/runner/zygote_server.h"
 
@@ -156,9 +156,9 @@ std::string LibraryOf(const StackSetting& setting) {
 // there is one.
 StackDecision DoctorDecision(const StackSetting& setting, bool use_cache) {
   const char* env_value = std::getenv(setting.info->env_var);
-  const std::string key =
-      StackDoctorCacheKey(absl::StrCat(CollectHostModelName(), " ", RelevantCpuFlags(HostCpuFlags())),
-                          LibraryOf(setting), env_value == nullptr ? "" : env_value);
+  const std::string key = StackDoctorCacheKey(
+      absl::StrCat(CollectHostModelName(), " ", RelevantCpuFlags(HostCpuFlags())),
+      LibraryOf(setting), env_value == nullptr ? "" : env_value);
   const std::string state_dir = DefaultRunnerStateDir();
   const std::string component = setting.info->component;
   if (use_cache) {
@@ -327,7 +327,7 @@ int Main(int argc, char** argv) {
     if (absl::Status s = common::ConfigureLogging("paradnn-runner", "info"); !s.ok()) {
       return kExitUsage;
     }
-    return worker::ServeZygote(STDIN_FILENO, [] () -> int { RunJobStdinAndExit(); });
+    return worker::ServeZygote(STDIN_FILENO, []() -> int { RunJobStdinAndExit(); });
   }
   absl::StatusOr<RunnerCommand> cmd = ParseCommandLine(argc, argv);
   if (!cmd.ok()) {

@@ -13,10 +13,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -123,17 +122,25 @@ std::string AtenCapabilityName(absl::string_view usage) {
 }
 
 const StackSetting& BlasCoreSetting() {
-  static const StackSetting* setting = new StackSetting{
-      common::FindStackSettingInfo("blas_core"), "--blas-trial", "not a core this OpenBLAS knows",
-      kMaxGemmRelativeError, /*rounds=*/2, &BlasCoreCandidates, &BlasCoresToTry};
+  static const StackSetting* setting = new StackSetting{common::FindStackSettingInfo("blas_core"),
+                                                        "--blas-trial",
+                                                        "not a core this OpenBLAS knows",
+                                                        kMaxGemmRelativeError,
+                                                        /*rounds=*/2,
+                                                        &BlasCoreCandidates,
+                                                        &BlasCoresToTry};
   return *setting;
 }
 
 const StackSetting& AtenCapabilitySetting() {
-  static const StackSetting* setting = new StackSetting{
-      common::FindStackSettingInfo("aten_capability"), "--aten-trial",
-      "not a capability this LibTorch takes", kMaxElementwiseRelativeError, /*rounds=*/4,
-      &AtenCapabilityCandidates, &AtenCapabilitiesToTry};
+  static const StackSetting* setting =
+      new StackSetting{common::FindStackSettingInfo("aten_capability"),
+                       "--aten-trial",
+                       "not a capability this LibTorch takes",
+                       kMaxElementwiseRelativeError,
+                       /*rounds=*/4,
+                       &AtenCapabilityCandidates,
+                       &AtenCapabilitiesToTry};
   return *setting;
 }
 
@@ -188,7 +195,8 @@ StackDecision DecideStackSetting(const StackSetting& setting, const StackTrial& 
   }
   int chosen_index = 0;
   if (best != nullptr && best != &installed &&
-      (!installed.correct() || best->flops_per_sec() > kCoreSwitchFactor * installed.flops_per_sec())) {
+      (!installed.correct() ||
+       best->flops_per_sec() > kCoreSwitchFactor * installed.flops_per_sec())) {
     chosen_index = static_cast<int>(best - decision.findings.data());
     decision.chosen = best->setting();
   }
@@ -351,8 +359,7 @@ StackDecision RunStackDoctor(const std::string& runner_path, const StackSetting&
 
 std::string StackDoctorCacheKey(absl::string_view cpu_model, absl::string_view library,
                                 absl::string_view env_value) {
-  return absl::StrFormat("%016x",
-                         Fnv1a64(absl::StrCat(cpu_model, "\n", library, "\n", env_value)));
+  return absl::StrFormat("%016x", Fnv1a64(absl::StrCat(cpu_model, "\n", library, "\n", env_value)));
 }
 
 namespace {
@@ -371,7 +378,8 @@ absl::StatusOr<StackDecision> ReadCachedStackDecision(const std::string& state_d
                                                       const std::string& key) {
   const std::string path = CachePath(state_dir, setting, key);
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("no cached ", setting.info->component, " decision"));
+  if (!in)
+    return absl::NotFoundError(absl::StrCat("no cached ", setting.info->component, " decision"));
   std::stringstream buffer;
   buffer << in.rdbuf();
   v1::Platform stored;

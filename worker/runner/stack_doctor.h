@@ -1,8 +1,8 @@
 // The stack doctor: which kernel sets the libraries under LibTorch run. Its
-// first setting is the OpenBLAS kernel set ("core") float32 matmuls run on. Debian's OpenBLAS 0.3.21 does not know some CPUs
-// (Intel family 6 model 207) and falls back to its Prescott (SSE3) kernels,
-// 4x slower than the AVX-512 ones the CPU runs correctly. The doctor tries
-// the cores the CPU's flags allow, each in a fresh `paradnn-runner
+// first setting is the OpenBLAS kernel set ("core") float32 matmuls run on. Debian's OpenBLAS
+// 0.3.21 does not know some CPUs (Intel family 6 model 207) and falls back to its Prescott (SSE3)
+// kernels, 4x slower than the AVX-512 ones the CPU runs correctly. The doctor tries the cores the
+// CPU's flags allow, each in a fresh `paradnn-runner
 // --blas-trial` (OpenBLAS reads OPENBLAS_CORETYPE once, when it loads),
 // checks each one's float32 GEMM against a float64 reference, and keeps the
 // fastest correct one. ATen's CPU capability is decided the same way, on
@@ -63,8 +63,8 @@ std::vector<std::string> BlasCoresToTry(const std::vector<std::string>& flags);
 // 1.13 runs AVX2 ones on AVX-512 CPUs unless told otherwise).
 struct StackSetting {
   const common::StackSettingInfo* info;  // names, variables, workload
-  std::string trial_flag;   // the runner mode that measures the value in effect
-  std::string unknown_note; // a requested name the library ran something else for
+  std::string trial_flag;                // the runner mode that measures the value in effect
+  std::string unknown_note;              // a requested name the library ran something else for
   double max_relative_error = 0;
   // Interleaved rounds of trials, each value keeping its fastest: the BLAS
   // cores differ by up to 4x, ATen's capabilities by tens of percent, about

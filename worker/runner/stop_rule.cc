@@ -59,8 +59,8 @@ double TimingStopRule::lag1() const {
   // sum_{i>=1} (y[i] - c)(y[i-1] - c) with c the mean of y, expanded: as
   // y[0] = 0, sum_{i>=1} y[i] = S and sum_{i<n-1} y[i] = S - y[n-1].
   const double c = mean_ - first_;
-  const double lagged_sum = shifted_lagged_products_ -
-                            c * (2 * shifted_sum_ - last_shifted_) + (n_ - 1) * c * c;
+  const double lagged_sum =
+      shifted_lagged_products_ - c * (2 * shifted_sum_ - last_shifted_) + (n_ - 1) * c * c;
   return Lag1Autocorrelation(lagged_sum, m2_, n_);
 }
 

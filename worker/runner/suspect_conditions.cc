@@ -79,8 +79,9 @@ std::optional<std::string> SubnormalCondition(std::optional<double> fraction,
       "denormals: %.1f %% of gradient values are subnormal (denormal arithmetic is 10-100x slower "
       "on x86); flush-to-zero is %s%s",
       *fraction * 100, flush_denormal.empty() ? "unknown" : std::string(flush_denormal),
-      flush_denormal == "on" ? "" : " (the runner's default is on; PARADNN_FLUSH_DENORMAL=off "
-                                    "turned it off)");
+      flush_denormal == "on" ? ""
+                             : " (the runner's default is on; PARADNN_FLUSH_DENORMAL=off "
+                               "turned it off)");
 }
 
 std::vector<std::string> SuspectConditions(const SuspectFacts& facts) {

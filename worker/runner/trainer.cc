@@ -28,12 +28,12 @@
 #include "absl/strings/str_format.h"
 #include "common/run_settings.h"
 #include "common/stack_findings.h"
+#include "model/families/noop.h"
 #include "model/family.h"
-#include "worker/runner/host_probe.h"
-#include "worker/runner/model_builder.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
-#include "model/families/noop.h"
+#include "worker/runner/host_probe.h"
+#include "worker/runner/model_builder.h"
 #include "worker/runner/op_profiler.h"
 #include "worker/runner/outcome.h"
 #include "worker/runner/platform.h"
@@ -50,6 +50,9 @@ using model::CountModel;
 using model::CountOptimizerUpdate;
 using model::FieldStyle;
 using model::FinishNoopMeasurement;
+using model::kInterOpThreadsRule;
+using model::kIntraOpThreadsRule;
+using model::kNoopFamilyName;
 using model::ModelSpec;
 using model::NormalizedConfig;
 using model::OptimizerStateTensors;
@@ -58,9 +61,6 @@ using model::ParseModelSpec;
 using model::Precision;
 using model::PrecisionName;
 using model::WeightElementBytes;
-using model::kInterOpThreadsRule;
-using model::kIntraOpThreadsRule;
-using model::kNoopFamilyName;
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -108,11 +108,11 @@ void ApplyThreads(const v1::RunSettings& settings, v1::Measurement* m, JobObserv
   m->set_thread_pinning(pinning);
   m->set_intra_op_threads(at::get_num_threads());
   m->set_inter_op_threads(at::get_num_interop_threads());
-  Log(observer, absl::StrCat("threads: intra-op ", m->intra_op_threads(), " (requested ",
-                             settings.intra_op_threads(), "), inter-op ", m->inter_op_threads(),
-                             " (requested ", settings.inter_op_threads(), ")", interop_note,
-                             ", BLAS pool ", blas < 0 ? std::string("n/a") : absl::StrCat(blas),
-                             "; ", pinning));
+  Log(observer,
+      absl::StrCat("threads: intra-op ", m->intra_op_threads(), " (requested ",
+                   settings.intra_op_threads(), "), inter-op ", m->inter_op_threads(),
+                   " (requested ", settings.inter_op_threads(), ")", interop_note, ", BLAS pool ",
+                   blas < 0 ? std::string("n/a") : absl::StrCat(blas), "; ", pinning));
 }
 
 // Records the stack settings this process runs with (Measurement.stack)
@@ -237,7 +237,8 @@ int64_t DevicePeakBytes(const torch::Device& device) {
   if (!device.is_cuda()) return 0;
   const c10::cuda::CUDACachingAllocator::DeviceStats stats =
       c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-  return stats.allocated_bytes[static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)]
+  return stats
+      .allocated_bytes[static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)]
       .peak;
 }
 #else
@@ -309,9 +310,8 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   // device sync) per block, so neither dominates what is measured.
   // max_steps bounds the steps executed, min_steps the samples: blocks
   // shrink so that both hold.
-  const int block =
-      std::max(1, std::min(TimingBlockSteps(warmup.median_seconds()),
-                           settings.max_steps() / std::max(2, settings.min_steps())));
+  const int block = std::max(1, std::min(TimingBlockSteps(warmup.median_seconds()),
+                                         settings.max_steps() / std::max(2, settings.min_steps())));
   if (block > 1) {
     Log(observer, absl::StrFormat("timing in blocks of %d steps (warm-up median step %.1f us)",
                                   block, warmup.median_seconds() * 1e6));
@@ -321,8 +321,8 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   // min_steps are taken past max_seconds, but not past the worker's
   // deadline for the whole job: timing gives up at 80 % of it.
   const double deadline_s = common::JobDeadlineSeconds(settings);
-  rule.set_hard_limit_seconds(std::max(settings.max_seconds(),
-                                       0.8 * deadline_s - SecondsSince(build_start)));
+  rule.set_hard_limit_seconds(
+      std::max(settings.max_seconds(), 0.8 * deadline_s - SecondsSince(build_start)));
   std::vector<double> seconds_per_step;
   const auto timed_start = SteadyClock::now();
   for (bool done = false; !done;) {
@@ -348,10 +348,11 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
                                          : -1);
 
   if (settings.profile()) {
-    const int steps = settings.profile_steps() > 0 ? settings.profile_steps() : kDefaultProfileSteps;
+    const int steps =
+        settings.profile_steps() > 0 ? settings.profile_steps() : kDefaultProfileSteps;
     double profiled_step_seconds = 0;
-    std::vector<v1::OpProfile> ops = ProfileSteps(
-        [&] { (void)trainer->Step().item<double>(); }, steps, &profiled_step_seconds);
+    std::vector<v1::OpProfile> ops =
+        ProfileSteps([&] { (void)trainer->Step().item<double>(); }, steps, &profiled_step_seconds);
     m->set_profiled_steps(steps);
     for (v1::OpProfile& op : ops) *m->add_op_profile() = std::move(op);
     Log(observer, absl::StrFormat("profile: %d steps, %.3f ms per step under the profiler, "
@@ -440,11 +441,12 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   const bool probe = device->is_cpu() && job.reference_probe_flops_per_sec() > 0 &&
                      job.reference_probe_threads() == m.intra_op_threads();
   SuspectFacts probe_facts;
-  if (probe) probe_facts.probe_ratio_before = ProbeHostMatmulFlops() / job.reference_probe_flops_per_sec();
+  if (probe)
+    probe_facts.probe_ratio_before = ProbeHostMatmulFlops() / job.reference_probe_flops_per_sec();
   const std::optional<double> load_at_start = HostLoadAverage1();
   try {
-    TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), *device,
-                 observer, &m);
+    TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), *device, observer,
+                 &m);
   } catch (const c10::Error& e) {
     const std::string message = e.what_without_backtrace();
     const v1::Outcome outcome = ClassifyModelError(message);

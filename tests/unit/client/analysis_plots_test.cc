@@ -134,9 +134,10 @@ v1::AnalyzeResponse Roofline() {
     v1::MatmulRoofValue& bf16 = *p.add_compute();
     bf16.set_dtype("bfloat16");
     bf16.set_flops_per_sec(6.5e12);
-    const std::pair<const char*, double> levels[] = {
-        {"L1d (48 KiB)", 1.9e12}, {"L2 (1.25 MiB)", 8.0e11}, {"L3 (48 MiB)", 3.1e11},
-        {"DRAM", 1.1e11}};
+    const std::pair<const char*, double> levels[] = {{"L1d (48 KiB)", 1.9e12},
+                                                     {"L2 (1.25 MiB)", 8.0e11},
+                                                     {"L3 (48 MiB)", 3.1e11},
+                                                     {"DRAM", 1.1e11}};
     for (const auto& [level, bw] : levels) {
       v1::BandwidthRoof& b = *p.add_bandwidth();
       b.set_level(level);
@@ -364,8 +365,8 @@ TEST_P(RenderTest, WritesAValidFigure) {
   const v1::AnalyzeResponse response = c.make();
   std::filesystem::create_directory(Path("tmp"));
   EnvOverride tmpdir("TMPDIR", Path("tmp"));
-  ASSERT_TRUE(PlotAnalysis(response, path).ok())
-      << PlotAnalysis(response, path) << "\n" << GnuplotScript(response, path);
+  ASSERT_TRUE(PlotAnalysis(response, path).ok()) << PlotAnalysis(response, path) << "\n"
+                                                 << GnuplotScript(response, path);
   const std::string image = ReadFile(path);
   ASSERT_FALSE(image.empty());
   if (std::string(extension) == ".png") {
@@ -394,13 +395,13 @@ const Case kCases[] = {
     {"no_analysis", NoAnalysis},
 };
 
-INSTANTIATE_TEST_SUITE_P(
-    Analyses, RenderTest,
-    ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Values(".png", ".svg")),
-    [](const ::testing::TestParamInfo<RenderTest::ParamType>& info) {
-      return absl::StrCat(std::get<0>(info.param).name, "_",
-                          std::string(std::get<1>(info.param)).substr(1));
-    });
+INSTANTIATE_TEST_SUITE_P(Analyses, RenderTest,
+                         ::testing::Combine(::testing::ValuesIn(kCases),
+                                            ::testing::Values(".png", ".svg")),
+                         [](const ::testing::TestParamInfo<RenderTest::ParamType>& info) {
+                           return absl::StrCat(std::get<0>(info.param).name, "_",
+                                               std::string(std::get<1>(info.param)).substr(1));
+                         });
 
 // ---- Arguments and failures -------------------------------------------------
 

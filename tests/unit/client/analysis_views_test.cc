@@ -344,8 +344,8 @@ TEST(AnalysisViewsTest, SpeedupTableSummarizesThenListsThenSensitivity) {
   const std::string text = FormatAnalysis(Speedup(), OutputFormat::kTable);
   EXPECT_THAT(Lines(text)[0],
               ::testing::StartsWith("speedup of cuda over cpu (device_kind, examples_per_sec): "
-                                  "geomean 1.82×, min 1.00×, max 3.00× over 3 configurations; "
-                                  "2 only on cpu, 1 only on cuda"));
+                                    "geomean 1.82×, min 1.00×, max 3.00× over 3 configurations; "
+                                    "2 only on cpu, 1 only on cuda"));
   EXPECT_THAT(LineWith(text, "config"), HasSubstr("cpu"));
   EXPECT_THAT(LineWith(text, "layer=4, node=32"), HasSubstr("2.36M"));
   EXPECT_THAT(LineWith(text, "layer=4, node=32"), HasSubstr("1.00×"));

@@ -348,9 +348,13 @@ TEST(OutputFormatTest, WorkerListing) {
 
 TEST(OutputFormatTest, ControlCharactersReachTheTerminalAsText) {
   EXPECT_EQ(EscapeForTerminal("plain µs text"), "plain µs text");
-  EXPECT_EQ(EscapeForTerminal("a\x1b]0;pwned\x07" "b"), "a\\x1b]0;pwned\\x07b");
+  EXPECT_EQ(EscapeForTerminal("a\x1b]0;pwned\x07"
+                              "b"),
+            "a\\x1b]0;pwned\\x07b");
   EXPECT_EQ(EscapeForTerminal("tab\tnew\nline\x7f"), "tab\\x09new\\x0aline\\x7f");
-  EXPECT_EQ(EscapeForTerminal("csi \xc2\x9b" "2J"), "csi \\u009b2J");
+  EXPECT_EQ(EscapeForTerminal("csi \xc2\x9b"
+                              "2J"),
+            "csi \\u009b2J");
   v1::WorkerInfo w;
   w.set_worker_id("evil");
   w.set_hostname("box\x1b[2J\x1b[31m");

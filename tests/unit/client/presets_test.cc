@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/human_units.h"
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "client/commands.h"
+#include "common/human_units.h"
 #include "model/sweep.h"
 
 namespace paradnn::client {

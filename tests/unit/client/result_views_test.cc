@@ -55,8 +55,8 @@ double Number(const Cell& cell) {
 
 TEST(ResultViewsTest, RepeatsTableShowsTheSpreadPerConfiguration) {
   const std::vector<v1::ResultRow> rows = {
-      Row(1, 0, 64, 100), Row(2, 0, 512, 10),  Row(3, 1, 64, 110),
-      Row(4, 1, 512, 10), Row(5, 2, 64, 90),   Row(6, 2, 512, 0, v1::OOM),
+      Row(1, 0, 64, 100), Row(2, 0, 512, 10), Row(3, 1, 64, 110),
+      Row(4, 1, 512, 10), Row(5, 2, 64, 90),  Row(6, 2, 512, 0, v1::OOM),
   };
   const ResultTable table = BuildRepeatsTable(rows);
   ASSERT_EQ(table.rows.size(), 2u);

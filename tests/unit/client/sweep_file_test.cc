@@ -140,15 +140,17 @@ TEST(SweepFileTest, RepeatsAndProfile) {
   EXPECT_EQ(under_run->run().profile_steps(), 4);
 
   absl::StatusOr<v1::SweepSpec> zero = Parse(std::string(kIssueExample) + "repeats: 0\n");
-  EXPECT_THAT(std::string(zero.status().message()), StartsWith("t.yaml:12: repeats: 0 is out of range; allowed 1..100"));
+  EXPECT_THAT(std::string(zero.status().message()),
+              StartsWith("t.yaml:12: repeats: 0 is out of range; allowed 1..100"));
   absl::StatusOr<v1::SweepSpec> word = Parse(std::string(kIssueExample) + "profile: often\n");
   EXPECT_THAT(std::string(word.status().message()), StartsWith("t.yaml:12: profile:"));
   absl::StatusOr<v1::SweepSpec> steps =
       Parse(Replace("run: {ci: 0.02, max_seconds: 10}", "run: {profile_steps: -1}"));
   EXPECT_THAT(std::string(steps.status().message()), HasSubstr("run.profile_steps"));
   // The job limit counts repeats: 10 configurations x 5 repeats.
-  EXPECT_THAT(std::string(Parse(std::string(kIssueExample) + "repeats: 5\n", 49).status().message()),
-              HasSubstr("50 jobs (5 repeats)"));
+  EXPECT_THAT(
+      std::string(Parse(std::string(kIssueExample) + "repeats: 5\n", 49).status().message()),
+      HasSubstr("50 jobs (5 repeats)"));
 }
 
 TEST(SweepFileTest, OptionsUnderParamsBecomeSweepOptions) {
@@ -379,7 +381,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.yaml:12: run_predicted_oom: '1' is not true or false"},
         // Found by tests/fuzz: yaml-cpp 0.7's LoadAll looped for ever (and
         // allocated) on a stray ',' after a document or alone.
-        BadFile{"stray comma", ",", "t.yaml:1: YAML does not parse (column 1): unexpected character"},
+        BadFile{"stray comma", ",",
+                "t.yaml:1: YAML does not parse (column 1): unexpected character"},
         BadFile{"stray comma after a document", "\"a\",",
                 "t.yaml:1: YAML does not parse (column 4): unexpected character"},
         BadFile{"stray comma after a mapping", std::string(kIssueExample) + "---\n,\n",
@@ -412,10 +415,10 @@ TEST(SweepFileTest, ErrorsEchoLongKeysCut) {
 // Found by tests/fuzz: control characters in a key reached the message
 // (and the terminal) as they were.
 TEST(SweepFileTest, ErrorsEscapeKeys) {
-  absl::StatusOr<v1::SweepSpec> spec =
-      Parse(std::string(kIssueExample) + "\"opt\\e[31m\": 1\n");
+  absl::StatusOr<v1::SweepSpec> spec = Parse(std::string(kIssueExample) + "\"opt\\e[31m\": 1\n");
   ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(spec.status().message()), StartsWith("t.yaml:12: opt\\x1b[31m: unknown key"));
+  EXPECT_THAT(std::string(spec.status().message()),
+              StartsWith("t.yaml:12: opt\\x1b[31m: unknown key"));
 }
 
 }  // namespace

@@ -28,11 +28,12 @@ class TorchScriptUploadTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   absl::StatusOr<v1::SweepSpec> Parse(const std::string& torchscript_section) {
-    const std::string text = "name: my-mlp\n"                           // 1
-                             "family: torchscript\n"                    // 2
-                             "params: {batch: {values: [32, 128]}}\n"   // 3
-                             "torchscript:\n" +                         // 4
-                             torchscript_section;                       // 5...
+    const std::string text =
+        "name: my-mlp\n"                          // 1
+        "family: torchscript\n"                   // 2
+        "params: {batch: {values: [32, 128]}}\n"  // 3
+        "torchscript:\n" +                        // 4
+        torchscript_section;                      // 5...
     return ParseSweepText(text, (dir_ / "sweep.yaml").string(), 0);
   }
 
@@ -106,8 +107,8 @@ TEST_F(TorchScriptUploadTest, BadShapeUnknownDtypeAndLossNameTheirLines) {
   EXPECT_THAT(std::string(dtype.status().message()),
               HasSubstr("sweep.yaml:7: torchscript.inputs[0].dtype: 'float64' is not one of"));
 
-  absl::StatusOr<v1::SweepSpec> loss = Parse(std::string("  file: mlp.pt\n") + kInputs +
-                                             "  loss: hinge\n");
+  absl::StatusOr<v1::SweepSpec> loss =
+      Parse(std::string("  file: mlp.pt\n") + kInputs + "  loss: hinge\n");
   ASSERT_FALSE(loss.ok());
   EXPECT_THAT(std::string(loss.status().message()),
               HasSubstr("sweep.yaml:7: torchscript.loss: 'hinge' is not one of "

@@ -13,8 +13,7 @@ TEST(AnalysisMetricsTest, NamesAreUniqueAndTheHelpListsEveryOneWithItsMeaning) {
   const std::string help = AnalysisMetricHelp();
   for (const AnalysisMetric& metric : AnalysisMetrics()) {
     EXPECT_TRUE(names.insert(metric.name).second) << metric.name;
-    EXPECT_NE(help.find(std::string(metric.name) + ": " + metric.description),
-              std::string::npos)
+    EXPECT_NE(help.find(std::string(metric.name) + ": " + metric.description), std::string::npos)
         << metric.name;
     EXPECT_EQ(FindAnalysisMetric(metric.name), &metric);
   }

@@ -1,10 +1,9 @@
 #include "common/auth.h"
 
-#include <stdlib.h>
-#include <sys/stat.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -151,8 +150,7 @@ TEST_F(AuthFilesTest, ClientSecurityRefusals) {
   ClientSecurityFlags open_key = no_ca;
   open_key.tls_ca = Write("ca", "pem");
   open_key.tls_key = Write("open-key", "pem", 0644);
-  EXPECT_THAT(std::string(LoadClientSecurity(open_key).status().message()),
-              HasSubstr("--tls-key"));
+  EXPECT_THAT(std::string(LoadClientSecurity(open_key).status().message()), HasSubstr("--tls-key"));
 
   ClientSecurityFlags ok = no_ca;
   ok.tls_ca = Write("ca", "ca-pem");

@@ -80,8 +80,8 @@ TEST_F(ConfigSourcesTest, DefaultsWithoutAnySource) {
 }
 
 TEST_F(ConfigSourcesTest, FileThenEnvironmentThenCommandLine) {
-  const std::string file = WriteConfig(
-      "# settings\nlog-level = \"warn\"\nlisten = \"0.0.0.0:1\"\ninsecure = true\n");
+  const std::string file =
+      WriteConfig("# settings\nlog-level = \"warn\"\nlisten = \"0.0.0.0:1\"\ninsecure = true\n");
   Parsed from_file;
   ASSERT_EQ(Parse({"--config", file}, &from_file), "");
   EXPECT_EQ(from_file.log_level, "warn");

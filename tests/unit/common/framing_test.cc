@@ -1,8 +1,7 @@
 #include "common/framing.h"
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "common/address.h"
 #include "paradnn/v1/metrics.pb.h"

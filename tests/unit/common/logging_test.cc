@@ -35,7 +35,10 @@ TEST(LoggingTest, JsonLineParsesWithEveryField) {
 }
 
 TEST(LoggingTest, InvalidUtf8BecomesReplacementCharacter) {
-  EXPECT_EQ(JsonEscape("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(JsonEscape("a\xFF"
+                       "b"),
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_EQ(JsonEscape("\xC3"), "\xEF\xBF\xBD");  // truncated sequence
   EXPECT_EQ(JsonEscape("\x01"), "\\u0001");
   const std::string line = FormatJson("p", spdlog::level::info, "bad \xC0\xAF bytes");

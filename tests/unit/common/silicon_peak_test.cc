@@ -33,32 +33,46 @@ const std::vector<KnownCpu>& KnownCpus() {
         Flags({"fma", "avx", "avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile",
                "amx_bf16", "amx_int8"}),
         2, 2.1e9, 0, 0},
-       268.8e9, 8601.6e9, 537.6e9},
+       268.8e9,
+       8601.6e9,
+       537.6e9},
       // The paper's Table 3: "2 FMA x 32 single-precision x 16 cores x 2 GHz
       // = 2 SP TFLOPS" (32 = 16 lanes x 2 FLOP).
       {"Skylake-SP, 16 cores at 2 GHz",
        {"GenuineIntel", 6, 85, Flags({"fma", "avx", "avx2", "avx512f"}), 16, 2e9, 0, 0},
-       2048e9, 2048e9, 2048e9},
+       2048e9,
+       2048e9,
+       2048e9},
       // Zen 4 runs AVX-512 in two 256-bit passes: 32 float32 FLOP/cycle.
       {"EPYC Zen 4, 2 cores at 2.596 GHz",
-       {"AuthenticAMD", 25, 17, Flags({"fma", "avx", "avx2", "avx512f", "avx512_bf16", "f16c"}),
-        2, 2.596e9, 0, 0},
-       2 * 32 * 2.596e9, 2 * 64 * 2.596e9, 2 * 32 * 2.596e9},
+       {"AuthenticAMD", 25, 17, Flags({"fma", "avx", "avx2", "avx512f", "avx512_bf16", "f16c"}), 2,
+        2.596e9, 0, 0},
+       2 * 32 * 2.596e9,
+       2 * 64 * 2.596e9,
+       2 * 32 * 2.596e9},
       {"EPYC Zen 5, 4 cores at 3 GHz",
-       {"AuthenticAMD", 26, 2, Flags({"fma", "avx", "avx2", "avx512f", "avx512_bf16"}), 4, 3e9,
-        0, 0},
-       4 * 64 * 3e9, 4 * 128 * 3e9, 4 * 64 * 3e9},
+       {"AuthenticAMD", 26, 2, Flags({"fma", "avx", "avx2", "avx512f", "avx512_bf16"}), 4, 3e9, 0,
+        0},
+       4 * 64 * 3e9,
+       4 * 128 * 3e9,
+       4 * 64 * 3e9},
       {"EPYC Zen 3, 8 cores, max clock 3.5 GHz over base 2.45",
        {"AuthenticAMD", 25, 1, Flags({"fma", "avx", "avx2"}), 8, 2.45e9, 3.5e9, 0},
-       8 * 32 * 3.5e9, 8 * 32 * 3.5e9, 8 * 32 * 3.5e9},
+       8 * 32 * 3.5e9,
+       8 * 32 * 3.5e9,
+       8 * 32 * 3.5e9},
       // Sandy Bridge: AVX without FMA, one add and one multiply per cycle.
       {"Sandy Bridge, 4 cores at 3 GHz",
        {"GenuineIntel", 6, 42, Flags({"avx"}), 4, 3e9, 0, 0},
-       4 * 16 * 3e9, 4 * 16 * 3e9, 4 * 16 * 3e9},
+       4 * 16 * 3e9,
+       4 * 16 * 3e9,
+       4 * 16 * 3e9},
       // A Xeon Silver with one AVX-512 FMA unit, configured.
       {"Xeon Silver, 1 FMA unit",
        {"GenuineIntel", 6, 85, Flags({"fma", "avx2", "avx512f"}), 8, 2.2e9, 0, 1},
-       8 * 32 * 2.2e9, 8 * 32 * 2.2e9, 8 * 32 * 2.2e9},
+       8 * 32 * 2.2e9,
+       8 * 32 * 2.2e9,
+       8 * 32 * 2.2e9},
   };
   return *kCpus;
 }
@@ -90,8 +104,7 @@ TEST(CpuSiliconPeaksTest, BasisShowsTheArithmetic) {
   const std::vector<v1::SiliconPeak> zen4 = CpuSiliconPeaks(KnownCpus()[2].facts);
   EXPECT_NE(FindSiliconPeak(zen4, "float32")->basis().find("AVX-512 in two 256-bit passes"),
             std::string::npos);
-  EXPECT_NE(FindSiliconPeak(zen4, "float16")->basis().find("no native float16"),
-            std::string::npos);
+  EXPECT_NE(FindSiliconPeak(zen4, "float16")->basis().find("no native float16"), std::string::npos);
 }
 
 TEST(CpuSiliconPeaksTest, NoClockOrNoCoresGivesNoPeaks) {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "db/migrations.h"
 #include "db/config_intern.h"
+#include "db/migrations.h"
 #include "tests/unit/db/test_db.h"
 
 namespace paradnn::db {
@@ -184,18 +184,21 @@ TEST(DatabaseOpenTest, MigrationSevenBuildsConfigsFromJobParams) {
                (2, 'node', 128, NULL), (2, 'layer', 2, NULL), (2, 'act', NULL, 'relu'),
                (3, 'node', 64, NULL), (3, 'layer', 2, NULL), (3, 'act', NULL, 'relu'),
                (4, 'node', 128, NULL), (4, 'layer', 2, NULL), (4, 'act', NULL, 'tanh');
-    )sql").ok());
+    )sql")
+                    .ok());
     sqlite3_close(raw);
   }
   auto db = Database::Open(file.path());
   ASSERT_TRUE(db.ok()) << db.status();
   EXPECT_EQ(*ScalarInt(**db, "SELECT COUNT(*) FROM configs"), 3);
   EXPECT_EQ(*ScalarInt(**db, "SELECT COUNT(*) FROM config_params"), 9);
-  EXPECT_EQ(*ScalarText(**db, "SELECT canonical FROM configs c JOIN jobs j ON j.config_id = c.id "
-                              "WHERE j.id = 4"),
+  EXPECT_EQ(*ScalarText(**db,
+                        "SELECT canonical FROM configs c JOIN jobs j ON j.config_id = c.id "
+                        "WHERE j.id = 4"),
             "fc act=tanh layer=2 node=128");
-  EXPECT_EQ(*ScalarInt(**db, "SELECT (SELECT config_id FROM jobs WHERE id = 1) = "
-                             "(SELECT config_id FROM jobs WHERE id = 3)"),
+  EXPECT_EQ(*ScalarInt(**db,
+                       "SELECT (SELECT config_id FROM jobs WHERE id = 1) = "
+                       "(SELECT config_id FROM jobs WHERE id = 3)"),
             1);
   EXPECT_EQ(*ScalarInt(**db, "SELECT COUNT(*) FROM jobs WHERE config_id IS NULL"), 0);
   v1::ModelConfig config;
@@ -203,8 +206,9 @@ TEST(DatabaseOpenTest, MigrationSevenBuildsConfigsFromJobParams) {
   (*config.mutable_params())["node"] = 128;
   (*config.mutable_params())["layer"] = 2;
   (*config.mutable_options())["act"] = "relu";
-  EXPECT_EQ(*ScalarText(**db, "SELECT canonical FROM configs c JOIN jobs j ON j.config_id = c.id "
-                              "WHERE j.id = 2"),
+  EXPECT_EQ(*ScalarText(**db,
+                        "SELECT canonical FROM configs c JOIN jobs j ON j.config_id = c.id "
+                        "WHERE j.id = 2"),
             ConfigCanonical(config));
 }
 
@@ -282,17 +286,18 @@ TEST(DatabaseOpenTest, TheWriterUsesItsPageCacheNotAMap) {
   auto db = Database::Open(file.path(), options);
   ASSERT_TRUE(db.ok()) << db.status();
   int64_t mmap = -1, cache = 0;
-  ASSERT_TRUE((*db)->WriteSync([&](sqlite3* conn) -> absl::Status {
-                      Statement m(conn, "PRAGMA mmap_size");
-                      absl::StatusOr<bool> row = m.Step();
-                      if (!row.ok()) return row.status();
-                      mmap = m.ColumnInt(0);
-                      Statement c(conn, "PRAGMA cache_size");
-                      row = c.Step();
-                      if (!row.ok()) return row.status();
-                      cache = c.ColumnInt(0);
-                      return absl::OkStatus();
-                    })
+  ASSERT_TRUE((*db)
+                  ->WriteSync([&](sqlite3* conn) -> absl::Status {
+                    Statement m(conn, "PRAGMA mmap_size");
+                    absl::StatusOr<bool> row = m.Step();
+                    if (!row.ok()) return row.status();
+                    mmap = m.ColumnInt(0);
+                    Statement c(conn, "PRAGMA cache_size");
+                    row = c.Step();
+                    if (!row.ok()) return row.status();
+                    cache = c.ColumnInt(0);
+                    return absl::OkStatus();
+                  })
                   .ok());
   EXPECT_EQ(mmap, 0);
   EXPECT_EQ(cache, -4096);
@@ -326,10 +331,12 @@ TEST(DatabaseWriteTest, WriteNextRunsBeforeQueuedWrites) {
     order.push_back(1);
     return absl::OkStatus();
   });
-  (*db)->Write([&](sqlite3*) -> absl::Status {
-    order.push_back(2);
-    return absl::OkStatus();
-  }, [&](absl::Status) { all_done.set_value(); });
+  (*db)->Write(
+      [&](sqlite3*) -> absl::Status {
+        order.push_back(2);
+        return absl::OkStatus();
+      },
+      [&](absl::Status) { all_done.set_value(); });
   (*db)->WriteNext([&](sqlite3*) -> absl::Status {
     order.push_back(0);
     return absl::OkStatus();

@@ -1,3 +1,5 @@
+#include "db/job_store.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <thread>
 #include <vector>
 
-#include "db/job_store.h"
 #include "db/sweep_store.h"
 #include "tests/unit/db/test_db.h"
 

@@ -60,8 +60,7 @@ TEST_F(ModelStoreTest, UnknownHashIsNotFoundNamingTheField) {
 
 TEST_F(ModelStoreTest, EmptyContentIsRefused) {
   ModelStore models(db_.get());
-  EXPECT_EQ(models.PutSync("", "empty.pt", 1).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(models.PutSync("", "empty.pt", 1).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(*models.Count(), 0);
 }
 

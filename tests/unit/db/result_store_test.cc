@@ -1,3 +1,5 @@
+#include "db/result_store.h"
+
 #include <gtest/gtest.h>
 
 #include <future>
@@ -7,7 +9,6 @@
 
 #include "db/job_store.h"
 #include "db/platform_store.h"
-#include "db/result_store.h"
 #include "db/sweep_store.h"
 #include "tests/unit/db/test_db.h"
 
@@ -276,13 +277,12 @@ TEST_F(ResultStoreTest, AsyncStoreAcknowledgesAfterCommit) {
 class StoreThenLeaseTest : public ResultStoreTest {
  protected:
   absl::StatusOr<ResultStore::StoredThenLeased> StoreThenLease(const Lease& lease,
-                                                              int64_t platform_id) {
+                                                               int64_t platform_id) {
     std::promise<absl::StatusOr<ResultStore::StoredThenLeased>> done;
-    results_->StoreThenLease(lease.job_id, lease.attempt_id, "w", platform_id, OkMeasurement(1),
-                             kNow + 100, "cpu", kNow + 15'000,
-                             [&](absl::StatusOr<ResultStore::StoredThenLeased> out) {
-                               done.set_value(std::move(out));
-                             });
+    results_->StoreThenLease(
+        lease.job_id, lease.attempt_id, "w", platform_id, OkMeasurement(1), kNow + 100, "cpu",
+        kNow + 15'000,
+        [&](absl::StatusOr<ResultStore::StoredThenLeased> out) { done.set_value(std::move(out)); });
     return done.get_future().get();
   }
 };
@@ -327,7 +327,8 @@ TEST_F(StoreThenLeaseTest, AFailedLeaseIsRolledBackAloneAndTheResultStands) {
                    Statement corrupt(db, "UPDATE jobs SET config = x'ffff' WHERE id != ?");
                    corrupt.Bind(1, lease.job_id);
                    return corrupt.Run();
-                 }).ok());
+                 })
+                  .ok());
   absl::StatusOr<ResultStore::StoredThenLeased> out = StoreThenLease(lease, platform_id_);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->outcome, StoreOutcome::kStored);

@@ -1,3 +1,5 @@
+#include "db/sweep_store.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "db/config_intern.h"
 #include "db/job_store.h"
-#include "db/sweep_store.h"
 #include "tests/unit/db/test_db.h"
 
 namespace paradnn::db {

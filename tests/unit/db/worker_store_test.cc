@@ -1,3 +1,5 @@
+#include "db/worker_store.h"
+
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -9,7 +11,6 @@
 #include "db/platform_store.h"
 #include "db/result_store.h"
 #include "db/sweep_store.h"
-#include "db/worker_store.h"
 #include "tests/unit/db/test_db.h"
 
 namespace paradnn::db {

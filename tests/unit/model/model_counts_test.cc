@@ -1,13 +1,12 @@
 #include "model/model_counts.h"
 
-#include "model/families/fc.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <tuple>
 #include <vector>
 
+#include "model/families/fc.h"
 #include "model/model_spec.h"
 
 namespace paradnn::model {

@@ -128,15 +128,24 @@ TEST(SweepValidationTest, StackSettingsNameTheFieldAndWhatIsAllowed) {
     std::string error;
   };
   const std::vector<Case> cases = {
-      {"omp_threads", {"4"}, "cpu", "stack.omp_threads: not a stack setting; allowed: blas_core, "
-                                    "aten_capability"},
-      {"aten_capability", {"auto", "avx1024"}, "cpu",
+      {"omp_threads",
+       {"4"},
+       "cpu",
+       "stack.omp_threads: not a stack setting; allowed: blas_core, "
+       "aten_capability"},
+      {"aten_capability",
+       {"auto", "avx1024"},
+       "cpu",
        "stack.aten_capability[1]: 'avx1024' is not auto, as-installed or default, avx2 or avx512"},
-      {"blas_core", {"Sky lake"}, "cpu",
+      {"blas_core",
+       {"Sky lake"},
+       "cpu",
        "stack.blas_core[0]: 'Sky lake' is not auto, as-installed or an OpenBLAS core name"},
       {"blas_core", {"auto", "auto"}, "cpu", "stack.blas_core[1]: 'auto' is listed twice"},
       {"blas_core", {}, "cpu", "stack.blas_core: empty list"},
-      {"blas_core", {"auto"}, "cuda",
+      {"blas_core",
+       {"auto"},
+       "cuda",
        "stack.blas_core: stack settings choose CPU libraries' kernels; this sweep's device is "
        "cuda"},
   };
@@ -372,7 +381,8 @@ TEST(SweepValidationTest, MissingFamilyAndDevice) {
 TEST(SweepValidationTest, StringFieldsMustBeUtf8) {
   v1::SweepSpec spec = Issue();
   spec.set_name("fc-\xff");
-  EXPECT_EQ(ValidateSweep(spec, 0).message(), "name: byte 3 of 'fc-\\xff' is not UTF-8; use UTF-8 text");
+  EXPECT_EQ(ValidateSweep(spec, 0).message(),
+            "name: byte 3 of 'fc-\\xff' is not UTF-8; use UTF-8 text");
   spec = Issue();
   spec.set_source_text("name: \xc3(");
   EXPECT_THAT(std::string(ValidateSweep(spec, 0).message()), StartsWith("source_text: byte 6 of"));
@@ -391,9 +401,9 @@ TEST(SweepValidationTest, FirstNonUtf8Byte) {
   EXPECT_EQ(FirstNonUtf8Byte(""), absl::string_view::npos);
   EXPECT_EQ(FirstNonUtf8Byte("plain \x7f"), absl::string_view::npos);
   EXPECT_EQ(FirstNonUtf8Byte("\xf4\x8f\xbf\xbf"), absl::string_view::npos);  // U+10FFFF
-  EXPECT_EQ(FirstNonUtf8Byte("ab\xf4\x90\x80\x80"), 2u);                  // U+110000
-  EXPECT_EQ(FirstNonUtf8Byte("a\xc0\xaf"), 1u);                             // overlong
-  EXPECT_EQ(FirstNonUtf8Byte("a\xe2\x82"), 1u);                             // truncated
+  EXPECT_EQ(FirstNonUtf8Byte("ab\xf4\x90\x80\x80"), 2u);                     // U+110000
+  EXPECT_EQ(FirstNonUtf8Byte("a\xc0\xaf"), 1u);                              // overlong
+  EXPECT_EQ(FirstNonUtf8Byte("a\xe2\x82"), 1u);                              // truncated
   EXPECT_EQ(FirstNonUtf8Byte("\x80"), 0u);                                   // lone continuation
 }
 
@@ -403,12 +413,14 @@ TEST(SweepValidationTest, UnknownKeysAreEchoedCut) {
   const std::string key(10000, 'k');
   (*spec.mutable_params())[key].set_value(1);
   absl::Status s = ValidateSweep(spec, 0);
-  EXPECT_THAT(std::string(s.message()), StartsWith("params." + std::string(64, 'k') + "...: unknown"));
+  EXPECT_THAT(std::string(s.message()),
+              StartsWith("params." + std::string(64, 'k') + "...: unknown"));
   EXPECT_LT(s.message().size(), 400u);
   spec = Issue();
   (*spec.mutable_options())[key].add_values("x");
   s = ValidateSweep(spec, 0);
-  EXPECT_THAT(std::string(s.message()), StartsWith("options." + std::string(64, 'k') + "...: family"));
+  EXPECT_THAT(std::string(s.message()),
+              StartsWith("options." + std::string(64, 'k') + "...: family"));
 }
 
 TEST(SweepValidationTest, ExactlyAtTheCapIsAllowed) {
@@ -425,10 +437,9 @@ TEST(SweepValidationTest, SchemaTable) {
             "cnn|densenet121|fc|mobilenet_v1|noop|resnet50|retinanet|rnn|squeezenet1_0|"
             "torchscript|transformer");
   auto by_name = [](const auto& a, const auto& b) { return std::string(a.name) < b.name; };
-  EXPECT_TRUE(std::is_sorted(AllFamilies().begin(), AllFamilies().end(),
-                             [](const FamilyDef* a, const FamilyDef* b) {
-                               return std::string(a->name) < b->name;
-                             }));
+  EXPECT_TRUE(std::is_sorted(
+      AllFamilies().begin(), AllFamilies().end(),
+      [](const FamilyDef* a, const FamilyDef* b) { return std::string(a->name) < b->name; }));
   for (const FamilyDef* def : AllFamilies()) {
     const FamilyDef& family = *def;
     SCOPED_TRACE(family.name);

@@ -362,7 +362,7 @@ TEST_F(AnalyzerTest, BadRequestsNameTheProblem) {
   fit.mutable_sensitivity()->set_metric("gflops");
   fit.mutable_sensitivity()->add_features("node");
   fit.mutable_sensitivity()->set_interactions(false);
-  EXPECT_TRUE(Analyze(fit).ok());  // 3 points, 2 terms
+  EXPECT_TRUE(Analyze(fit).ok());                    // 3 points, 2 terms
   fit.mutable_sensitivity()->add_features("batch");  // constant, and a third term
   response = Analyze(fit);
   EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);

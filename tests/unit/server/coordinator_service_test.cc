@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "model/sweep.h"
-#include "model/model_counts.h"
-#include "model/model_spec.h"
 #include "model/families/noop.h"
 #include "model/families/torchscript.h"
+#include "model/model_counts.h"
+#include "model/model_spec.h"
+#include "model/sweep.h"
 
 namespace paradnn::server {
 namespace {
@@ -95,7 +95,8 @@ TEST(PlanSweepTest, RepeatsRunAsInterleavedRoundsOfEveryConfiguration) {
     EXPECT_GE(job.ordinal, job.repeat * static_cast<int32_t>(n));
     EXPECT_LT(job.ordinal, (job.repeat + 1) * static_cast<int32_t>(n));
     // The same configurations in every round.
-    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(job.config, plan->jobs[i % n].config));
+    EXPECT_TRUE(
+        google::protobuf::util::MessageDifferencer::Equals(job.config, plan->jobs[i % n].config));
     ordinals.insert(job.ordinal);
     round_orders[job.repeat].push_back(job.ordinal - job.repeat * static_cast<int32_t>(n));
   }

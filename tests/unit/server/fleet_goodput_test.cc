@@ -73,9 +73,8 @@ TEST(FleetGoodputTest, WindowClipsAndCountsOpenAndLostAttempts) {
   t.workers = {w};
   GoodputAttempt lost = Attempt("w1", 25, 35, 0, std::nullopt);
   lost.has_result = false;
-  t.attempts = {Attempt("w1", 5, 15, 9, 0.5),  // before the window
-                lost,
-                Attempt("w1", 50, -1, 0, std::nullopt)};  // open
+  t.attempts = {Attempt("w1", 5, 15, 9, 0.5),                   // before the window
+                lost, Attempt("w1", 50, -1, 0, std::nullopt)};  // open
   const v1::Goodput g = ComputeFleetGoodput(t).device_kinds(0);
   EXPECT_DOUBLE_EQ(g.connected_seconds(), 40);
   EXPECT_DOUBLE_EQ(g.busy_seconds(), 10 + 10);  // 25..35 and 50..60

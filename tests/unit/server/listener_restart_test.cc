@@ -34,7 +34,7 @@ TEST(ArgumentsForRestartTest, TheProgramNameIsKeptEvenIfItLooksLikeAFlag) {
 
 TEST(GrpcListenerFailureTest, AFailedAcceptInGrpcsLogIsReported) {
   ForwardGrpcLogsToSpdlog();
-  grpc_init();  // reads the verbosity: errors are logged
+  grpc_init();                                         // reads the verbosity: errors are logged
   gpr_log(GPR_ERROR, "Failed to add port to server");  // not the listener giving up
   EXPECT_EQ(GrpcListenerFailure(), "");
   // What tcp_server_posix.cc logs before it stops accepting.

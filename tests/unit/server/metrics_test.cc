@@ -19,20 +19,31 @@ TEST(MetricsTest, LabelValuesAreEscaped) {
 
 TEST(MetricsTest, HistogramBucketsAreCumulative) {
   RpcMetrics rpc;
-  rpc.Observe("/s/M", 0.0007, 0);   // bucket le=0.001
-  rpc.Observe("/s/M", 0.003, 0);    // le=0.005
-  rpc.Observe("/s/M", 1000, 14);    // beyond the last bound: only +Inf
+  rpc.Observe("/s/M", 0.0007, 0);  // bucket le=0.001
+  rpc.Observe("/s/M", 0.003, 0);   // le=0.005
+  rpc.Observe("/s/M", 1000, 14);   // beyond the last bound: only +Inf
   PrometheusText text;
   rpc.Write(&text);
   const std::string& t = text.text();
-  EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.0005\"} 0\n")) << t;
-  EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.001\"} 1\n")) << t;
-  EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.005\"} 2\n")) << t;
-  EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"60\"} 2\n")) << t;
-  EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"+Inf\"} 3\n")) << t;
+  EXPECT_TRUE(absl::StrContains(
+      t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.0005\"} 0\n"))
+      << t;
+  EXPECT_TRUE(
+      absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.001\"} 1\n"))
+      << t;
+  EXPECT_TRUE(
+      absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.005\"} 2\n"))
+      << t;
+  EXPECT_TRUE(
+      absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"60\"} 2\n"))
+      << t;
+  EXPECT_TRUE(
+      absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"+Inf\"} 3\n"))
+      << t;
   EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_duration_seconds_count{method=\"/s/M\"} 3\n")) << t;
   EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_calls_total{method=\"/s/M\",code=\"0\"} 2\n")) << t;
-  EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_calls_total{method=\"/s/M\",code=\"14\"} 1\n")) << t;
+  EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_calls_total{method=\"/s/M\",code=\"14\"} 1\n"))
+      << t;
 }
 
 TEST(MetricsTest, RateOverTheWindowOnly) {

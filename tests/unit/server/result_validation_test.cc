@@ -45,11 +45,14 @@ TEST(ResultValidationTest, EachBrokenRuleNamesItsField) {
   const std::vector<Case> cases = {
       {"measurement.stats.median_s: nan; a result's numbers must be finite and >= 0",
        [nan](v1::Measurement* m) { m->mutable_stats()->set_median_s(nan); }},
-      {"measurement.examples_per_sec: -123;", [](v1::Measurement* m) { m->set_examples_per_sec(-123); }},
-      {"measurement.step_seconds[1]: -inf;", [inf](v1::Measurement* m) { m->set_step_seconds(1, -inf); }},
+      {"measurement.examples_per_sec: -123;",
+       [](v1::Measurement* m) { m->set_examples_per_sec(-123); }},
+      {"measurement.step_seconds[1]: -inf;",
+       [inf](v1::Measurement* m) { m->set_step_seconds(1, -inf); }},
       {"measurement.op_profile[0].self_seconds: nan;",
        [nan](v1::Measurement* m) { m->mutable_op_profile(0)->set_self_seconds(nan); }},
-      {"measurement.counts.params: -5;", [](v1::Measurement* m) { m->mutable_counts()->set_params(-5); }},
+      {"measurement.counts.params: -5;",
+       [](v1::Measurement* m) { m->mutable_counts()->set_params(-5); }},
       {"measurement.first_loss: inf;", [inf](v1::Measurement* m) { m->set_first_loss(inf); }},
       {"measurement.subnormal_gradient_fraction: -2;",
        [](v1::Measurement* m) { m->set_subnormal_gradient_fraction(-2); }},
@@ -58,7 +61,9 @@ TEST(ResultValidationTest, EachBrokenRuleNamesItsField) {
       {"measurement.stats.steps: 100001 entries; a result may have at most 100000",
        [](v1::Measurement* m) { m->mutable_stats()->set_steps(100001); }},
       {"measurement.suspect: 65 entries",
-       [](v1::Measurement* m) { for (int i = 0; i < 65; ++i) m->add_suspect("x"); }},
+       [](v1::Measurement* m) {
+         for (int i = 0; i < 65; ++i) m->add_suspect("x");
+       }},
       {"measurement.error: 16385 bytes; at most 16384",
        [](v1::Measurement* m) { m->set_error(std::string(16385, 'e')); }},
       {"measurement: ",
@@ -83,8 +88,8 @@ TEST(ResultValidationTest, TheRefusedResultKeepsNoFigures) {
   EXPECT_EQ(refused.device(), "cpu");
   EXPECT_EQ(refused.examples_per_sec(), 0);
   EXPECT_EQ(refused.step_seconds_size(), 0);
-  EXPECT_EQ(refused.error().rfind("refused by the coordinator: measurement.examples_per_sec: -1", 0),
-            0u)
+  EXPECT_EQ(
+      refused.error().rfind("refused by the coordinator: measurement.examples_per_sec: -1", 0), 0u)
       << refused.error();
   EXPECT_TRUE(ValidateMeasurement(refused).ok());
 }

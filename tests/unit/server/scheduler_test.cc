@@ -299,8 +299,8 @@ TEST_F(SchedulerTest, ARestartCapsTheStoredDeadlinesAtOneTimeout) {
   FakeStream stream(1);
   v1::JobAssignment job;
   ASSERT_NO_FATAL_FAILURE(HelloAndFirstAssignment(stream, "w1", &job));
-  const std::string deadline_sql = "SELECT lease_deadline_unix_ms FROM attempts WHERE id = " +
-                                   std::to_string(job.attempt_id());
+  const std::string deadline_sql =
+      "SELECT lease_deadline_unix_ms FROM attempts WHERE id = " + std::to_string(job.attempt_id());
   ASSERT_EQ(*db::testing::ScalarInt(*database_, deadline_sql.c_str()), clock_.NowUnixMs() + 2000);
   absl::StatusOr<int64_t> moved =
       db::JobStore(database_.get()).CapLeaseDeadlinesSync(clock_.NowUnixMs() + 1000);
@@ -413,7 +413,8 @@ TEST_F(SchedulerTest, ReconnectingWorkerKeepsItsRunningJobAndDeliversTheResult) 
   ASSERT_EQ(second.WaitFor(v1::CoordinatorMessage::kHelloAck, 1).size(), 1u);
   scheduler_->OnWorkerMessage(second.session(), "w1", Heartbeat(a.attempt_id()));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_TRUE(second.Sent(v1::CoordinatorMessage::kAssignment).empty()) << "still busy with its job";
+  EXPECT_TRUE(second.Sent(v1::CoordinatorMessage::kAssignment).empty())
+      << "still busy with its job";
   scheduler_->OnWorkerMessage(second.session(), "w1", Result(a.job_id(), a.attempt_id()));
   ASSERT_EQ(second.WaitFor(v1::CoordinatorMessage::kAck, 1).size(), 1u);
   ASSERT_TRUE(Eventually([&] { return Status(sweep).state() == v1::SWEEP_DONE; }));
@@ -469,7 +470,8 @@ TEST_F(SchedulerTest, ASecondLiveWorkerWithTheSameIdIsRefused) {
 TEST_F(SchedulerTest, MalformedHelloIsRefused) {
   FakeStream stream(1);
   v1::WorkerHello hello = Hello("");
-  EXPECT_EQ(scheduler_->OnHello(stream.session(), hello).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(scheduler_->OnHello(stream.session(), hello).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // A sweep whose first `too_big` jobs (in run order) need 2 GiB each and whose
@@ -503,7 +505,8 @@ v1::WorkerHello HelloWithMemory(const std::string& id, int64_t memory_bytes) {
 TEST_F(SchedulerTest, JobsThatCannotFitArePredictedOomWithoutAnAssignment) {
   const int64_t sweep = CreateSweepWithEstimates(database_.get(), clock_.NowUnixMs(), 3, false);
   FakeStream stream(1);
-  ASSERT_TRUE(scheduler_->OnHello(stream.session(), HelloWithMemory("small", int64_t{1} << 30)).ok());
+  ASSERT_TRUE(
+      scheduler_->OnHello(stream.session(), HelloWithMemory("small", int64_t{1} << 30)).ok());
   // The three jobs that need 2 GiB are skipped; the one that fits is sent.
   auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
   ASSERT_EQ(assignments.size(), 1u);
@@ -551,7 +554,8 @@ TEST_F(SchedulerTest, RunPredictedOomSendsTheJobAnyway) {
   // The sweep asked to run them anyway.
   CreateSweepWithEstimates(database_.get(), clock_.NowUnixMs(), 1, true);
   FakeStream stream(1);
-  ASSERT_TRUE(scheduler_->OnHello(stream.session(), HelloWithMemory("small", int64_t{1} << 30)).ok());
+  ASSERT_TRUE(
+      scheduler_->OnHello(stream.session(), HelloWithMemory("small", int64_t{1} << 30)).ok());
   auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
   ASSERT_EQ(assignments.size(), 1u);
   EXPECT_EQ(assignments[0].assignment().job().config().params().at("node"), 65536);
@@ -570,8 +574,9 @@ TEST(PredictedOomErrorTest, NamesBothNumbers) {
   EXPECT_EQ(PredictedOomError(31.2 * (int64_t{1} << 30), int64_t{25232932864}),
             "memory estimate 31.2 GiB exceeds the worker's 23.5 GiB (33500744909 > 25232932864 "
             "bytes)");
-  EXPECT_EQ(PredictedOomError(3 << 20, 1000), "memory estimate 3.0 MiB exceeds the worker's 1000 "
-                                              "bytes (3145728 > 1000 bytes)");
+  EXPECT_EQ(PredictedOomError(3 << 20, 1000),
+            "memory estimate 3.0 MiB exceeds the worker's 1000 "
+            "bytes (3145728 > 1000 bytes)");
 }
 
 }  // namespace

@@ -1,15 +1,13 @@
 #include "worker/platform_probe.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <future>
-
-#include <gtest/gtest.h>
-
-#include <cstdlib>
 #include <string>
 
 #ifndef PARADNN_FAKE_RUNNER
@@ -94,9 +92,9 @@ TEST(PlatformProbeTest, CalibratesOnceThenUsesTheCacheOfTheSameFingerprint) {
 
   // A runner that cannot run proves the second start reads the cache.
   v1::Platform again = ProbePlatform(PARADNN_FAKE_RUNNER, "cpu", milliseconds(10'000));
-  EXPECT_EQ(AddCalibration(&again, "/bin/false", CalibrateMode::kAuto, state_dir,
-                           milliseconds(10'000)),
-            "cache");
+  EXPECT_EQ(
+      AddCalibration(&again, "/bin/false", CalibrateMode::kAuto, state_dir, milliseconds(10'000)),
+      "cache");
   EXPECT_EQ(again.SerializeAsString(), platform.SerializeAsString());
 
   // always: the runner again (here failing, so no roofs); never: nothing.

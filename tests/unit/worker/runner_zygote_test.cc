@@ -107,8 +107,7 @@ TEST(RunnerZygoteTest, RunnerWithoutTheModeIsUnavailable) {
   ::unsetenv("FAKE_RUNNER_ZYGOTE");
   ASSERT_FALSE(zygote.ok());
   EXPECT_EQ(zygote.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_NE(zygote.status().message().find("no zygote mode"), std::string::npos)
-      << zygote.status();
+  EXPECT_NE(zygote.status().message().find("no zygote mode"), std::string::npos) << zygote.status();
 }
 
 TEST(RunnerZygoteTest, SupervisorStartsAFreshRunnerWhenTheZygoteDied) {

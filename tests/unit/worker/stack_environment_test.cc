@@ -41,8 +41,9 @@ const std::vector<std::string> kWorkerEnv = {
     "ATEN_CPU_CAPABILITY=avx512", "PARADNN_ATEN_CAPABILITY_CHOICE=auto"};
 
 TEST(JobEnvironmentTest, AsInstalledRestoresWhatTheWorkerFoundAtStart) {
-  absl::StatusOr<std::vector<std::string>> env = JobEnvironment(
-      kWorkerEnv, Choices(), Stack({{"blas_core", "as-installed"}, {"aten_capability", "as-installed"}}));
+  absl::StatusOr<std::vector<std::string>> env =
+      JobEnvironment(kWorkerEnv, Choices(),
+                     Stack({{"blas_core", "as-installed"}, {"aten_capability", "as-installed"}}));
   ASSERT_TRUE(env.ok()) << env.status();
   EXPECT_TRUE(Has(*env, "OPENBLAS_CORETYPE=Prescott"));
   EXPECT_TRUE(Has(*env, "PARADNN_BLAS_CORE_CHOICE=as-installed"));
@@ -54,17 +55,18 @@ TEST(JobEnvironmentTest, AsInstalledRestoresWhatTheWorkerFoundAtStart) {
 }
 
 TEST(JobEnvironmentTest, AutoIsTheDoctorsChoiceAndANameIsForced) {
-  absl::StatusOr<std::vector<std::string>> env =
-      JobEnvironment(kWorkerEnv, Choices(), Stack({{"blas_core", "auto"}, {"aten_capability", "avx2"}}));
+  absl::StatusOr<std::vector<std::string>> env = JobEnvironment(
+      kWorkerEnv, Choices(), Stack({{"blas_core", "auto"}, {"aten_capability", "avx2"}}));
   ASSERT_TRUE(env.ok()) << env.status();
   EXPECT_TRUE(Has(*env, "OPENBLAS_CORETYPE=Haswell"));
   EXPECT_TRUE(Has(*env, "PARADNN_BLAS_CORE_CHOICE=auto"));
   EXPECT_TRUE(Has(*env, "ATEN_CPU_CAPABILITY=avx2"));
   EXPECT_TRUE(Has(*env, "PARADNN_ATEN_CAPABILITY_CHOICE=forced"));
   // Each variable once.
-  EXPECT_EQ(std::count_if(env->begin(), env->end(),
-                          [](const std::string& e) { return e.rfind("OPENBLAS_CORETYPE=", 0) == 0; }),
-            1);
+  EXPECT_EQ(
+      std::count_if(env->begin(), env->end(),
+                    [](const std::string& e) { return e.rfind("OPENBLAS_CORETYPE=", 0) == 0; }),
+      1);
   // Without a doctor finding, auto is what is installed, and says so.
   StackChoices no_doctor = Choices();
   no_doctor.doctor_choice.clear();

@@ -238,7 +238,8 @@ TEST(WorkerAgentTest, ShutdownDrainsThenKillsTheRunningJobAndFlushesItsResult) {
   // an assignment arriving anyway goes straight back.
   EXPECT_GE(gateway.service->WaitFor([](const v1::WorkerMessage& m) {
     return m.has_heartbeat() && m.heartbeat().draining() && m.heartbeat().running_job_id() == 41;
-  }), 0);
+  }),
+            0);
   ASSERT_TRUE(gateway.service->Send(Assignment(42, 2, "ok")));
   const int late_at = gateway.service->WaitFor(IsResult(42));
   ASSERT_GE(late_at, 0);

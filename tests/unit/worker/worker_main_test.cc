@@ -7,14 +7,14 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "tests/unit/worker/fake_gateway.h"
 #include "common/subprocess.h"
+#include "tests/unit/worker/fake_gateway.h"
 
 #ifndef PARADNN_FAKE_RUNNER
 #error "PARADNN_FAKE_RUNNER must name the fake_runner executable"

@@ -34,8 +34,8 @@ torch::Tensor RunConv(torch::nn::Conv2d& conv, const torch::Tensor& x,
 
 }  // namespace
 
-CnnBlockImpl::CnnBlockImpl(CnnBlockFn block_fn, int64_t in_channels, int64_t width,
-                           int64_t stride, bool projection) {
+CnnBlockImpl::CnnBlockImpl(CnnBlockFn block_fn, int64_t in_channels, int64_t width, int64_t stride,
+                           bool projection) {
   // (kernel, stride, output channels) of the main path's convs.
   struct ConvDef {
     int64_t kernel, stride, out;
@@ -89,12 +89,12 @@ CnnNetImpl::CnnNetImpl(const CnnShape& shape) {
       channels = blocks_.back()->out_channels();
     }
   }
-  const int64_t m = CnnOutputSize(shape.image, 7, 2, 3);  // stem
-  int64_t side = CnnOutputSize(m, 3, 2, 1);               // max-pool
+  const int64_t m = CnnOutputSize(shape.image, 7, 2, 3);                // stem
+  int64_t side = CnnOutputSize(m, 3, 2, 1);                             // max-pool
   for (int64_t g = 1; g < 4; ++g) side = CnnOutputSize(side, 3, 2, 1);  // strided 3x3 convs
   const int64_t pooled = CnnOutputSize(side, 7, 1, 0);
-  head_ = register_module(
-      "head", torch::nn::Linear(torch::nn::LinearOptions(channels * pooled * pooled, shape.output)));
+  head_ = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(
+                                      channels * pooled * pooled, shape.output)));
 }
 
 torch::Tensor CnnNetImpl::forward(const torch::Tensor& images) {

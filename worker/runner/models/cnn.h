@@ -23,9 +23,8 @@ using model::ModelSpec;
 
 // Called after every convolution with the conv and its actual input and
 // output (tests use it to count MACs from real tensor shapes).
-using CnnConvObserver = std::function<void(const torch::nn::Conv2dImpl& conv,
-                                           const torch::Tensor& input,
-                                           const torch::Tensor& output)>;
+using CnnConvObserver = std::function<void(
+    const torch::nn::Conv2dImpl& conv, const torch::Tensor& input, const torch::Tensor& output)>;
 
 // One residual or bottleneck block: the main path of convs, each followed by
 // BN and (all but the last) ReLU, plus an optional projection shortcut

@@ -8,12 +8,6 @@
 namespace paradnn::runner {
 
 // From the model library (model/), which the runner builds models from.
-using model::ModelSpec;
-using model::Precision;
-using model::RetinaNetAnchorsPerImage;
-using model::RetinaNetPositivesPerImage;
-using model::RetinaNetShape;
-using model::RetinaNetShapeOf;
 using model::kResNet50Blocks;
 using model::kResNet50Widths;
 using model::kRetinaNetAnchors;
@@ -23,6 +17,12 @@ using model::kRetinaNetFpnChannels;
 using model::kRetinaNetHeadConvs;
 using model::kRetinaNetPriorProbability;
 using model::kRetinaNetSmoothL1Beta;
+using model::ModelSpec;
+using model::Precision;
+using model::RetinaNetAnchorsPerImage;
+using model::RetinaNetPositivesPerImage;
+using model::RetinaNetShape;
+using model::RetinaNetShapeOf;
 namespace {
 
 namespace F = torch::nn::functional;
@@ -69,9 +69,9 @@ RetinaNetImpl::RetinaNetImpl(int64_t classes) : classes_(classes) {
     const int64_t width = kResNet50Widths[stage];
     for (int64_t b = 0; b < kResNet50Blocks[stage]; ++b) {
       const int64_t stride = (b == 0 && stage > 0) ? 2 : 1;
-      blocks.push_back(register_module(
-          "layer" + std::to_string(stage + 1) + "_" + std::to_string(b),
-          RetinaBottleneck(in, width, stride, /*project=*/b == 0)));
+      blocks.push_back(
+          register_module("layer" + std::to_string(stage + 1) + "_" + std::to_string(b),
+                          RetinaBottleneck(in, width, stride, /*project=*/b == 0)));
       in = 4 * width;
     }
     stages_.push_back(std::move(blocks));
@@ -86,7 +86,8 @@ RetinaNetImpl::RetinaNetImpl(int64_t classes) : classes_(classes) {
   p6_ = register_module("p6", Conv(2048, f, 3, 2, true));
   p7_ = register_module("p7", Conv(f, f, 3, 2, true));
   for (int64_t k = 0; k < kRetinaNetHeadConvs; ++k) {
-    class_convs_.push_back(register_module("class_conv" + std::to_string(k), Conv(f, f, 3, 1, true)));
+    class_convs_.push_back(
+        register_module("class_conv" + std::to_string(k), Conv(f, f, 3, 1, true)));
     box_convs_.push_back(register_module("box_conv" + std::to_string(k), Conv(f, f, 3, 1, true)));
   }
   class_predict_ =
@@ -109,9 +110,8 @@ RetinaNetImpl::RetinaNetImpl(int64_t classes) : classes_(classes) {
       -std::log((1.0 - kRetinaNetPriorProbability) / kRetinaNetPriorProbability));
 }
 
-torch::Tensor RetinaNetImpl::Head(std::vector<torch::nn::Conv2d>& convs,
-                                  torch::nn::Conv2d& predict, const torch::Tensor& feature,
-                                  int64_t per_anchor) {
+torch::Tensor RetinaNetImpl::Head(std::vector<torch::nn::Conv2d>& convs, torch::nn::Conv2d& predict,
+                                  const torch::Tensor& feature, int64_t per_anchor) {
   auto x = feature;
   for (auto& c : convs) x = torch::relu(c->forward(x));
   x = predict->forward(x);  // [B, A·C, H, W]
@@ -127,8 +127,8 @@ std::pair<torch::Tensor, torch::Tensor> RetinaNetImpl::forward(const torch::Tens
     for (auto& block : stage) x = block->forward(x);
     c.push_back(x);
   }
-  const auto up = F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}).mode(
-      torch::kNearest);
+  const auto up =
+      F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}).mode(torch::kNearest);
   auto p5 = lateral5_->forward(c[3]);
   auto p4 = lateral4_->forward(c[2]) + F::interpolate(p5, up);
   auto p3 = lateral3_->forward(c[1]) + F::interpolate(p4, up);
@@ -168,10 +168,10 @@ TrainingProblem BuildRetinaNetProblem(const ModelSpec& spec, const BuildContext&
   const auto on_device = torch::TensorOptions().device(context.device);
   const int64_t anchors = RetinaNetAnchorsPerImage(shape.image);
   const int64_t positives = RetinaNetPositivesPerImage(shape.image);
-  state->images = InLayout(torch::rand({shape.batch, 3, shape.image, shape.image},
-                                       on_device.dtype(torch::kFloat32))
-                               .to(context.input_dtype),
-                           context);
+  state->images = InLayout(
+      torch::rand({shape.batch, 3, shape.image, shape.image}, on_device.dtype(torch::kFloat32))
+          .to(context.input_dtype),
+      context);
   // Positive anchors: distinct random positions per image, as flat indices
   // into [B·anchors]; classes 1..K, written one-hot at column class − 1.
   std::vector<torch::Tensor> index;
@@ -180,13 +180,13 @@ TrainingProblem BuildRetinaNetProblem(const ModelSpec& spec, const BuildContext&
                     b * anchors);
   }
   state->positive_index = torch::cat(index);
-  auto classes = torch::randint(1, shape.output + 1, {shape.batch * positives},
-                                on_device.dtype(torch::kLong));
+  auto classes =
+      torch::randint(1, shape.output + 1, {shape.batch * positives}, on_device.dtype(torch::kLong));
   // The one-hot targets are in the logits' dtype (16-bit under autocast).
-  const torch::ScalarType target_dtype =
-      spec.precision == Precision::kMixedBf16   ? torch::kBFloat16
-      : spec.precision == Precision::kMixedFp16 ? torch::kFloat16
-                                                : context.weight_dtype;
+  const torch::ScalarType target_dtype = spec.precision == Precision::kMixedBf16 ? torch::kBFloat16
+                                         : spec.precision == Precision::kMixedFp16
+                                             ? torch::kFloat16
+                                             : context.weight_dtype;
   auto one_hot = torch::zeros({shape.batch * anchors, shape.output}, on_device.dtype(target_dtype));
   one_hot.index_put_({state->positive_index, classes - 1}, torch::ones({}, one_hot.options()));
   state->one_hot = one_hot.view({shape.batch, anchors, shape.output});
@@ -199,9 +199,8 @@ TrainingProblem BuildRetinaNetProblem(const ModelSpec& spec, const BuildContext&
     auto [logits, boxes] = s->model->forward(s->images);
     auto focal = SigmoidFocalLossSum(logits, s->one_hot);
     auto positive_boxes = boxes.view({-1, 4}).index_select(0, s->positive_index);
-    auto box = F::smooth_l1_loss(
-        positive_boxes, s->box_targets.to(positive_boxes.scalar_type()),
-        F::SmoothL1LossFuncOptions(torch::kSum), kRetinaNetSmoothL1Beta);
+    auto box = F::smooth_l1_loss(positive_boxes, s->box_targets.to(positive_boxes.scalar_type()),
+                                 F::SmoothL1LossFuncOptions(torch::kSum), kRetinaNetSmoothL1Beta);
     return (focal + box) / s->positives;
   };
   problem.owner = state;

@@ -9,8 +9,8 @@
 
 #include <vector>
 
-#include "worker/runner/model_builder.h"
 #include "model/families/retinanet.h"
+#include "worker/runner/model_builder.h"
 
 namespace paradnn::runner {
 

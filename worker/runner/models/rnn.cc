@@ -21,8 +21,8 @@ RnnNetImpl::RnnNetImpl(const RnnShape& shape) : cell_(shape.cell) {
       break;
     case RnnCell::kLstm:
       lstm_ = register_module(
-          "lstm",
-          torch::nn::LSTM(torch::nn::LSTMOptions(shape.embed, shape.embed).num_layers(shape.layer)));
+          "lstm", torch::nn::LSTM(
+                      torch::nn::LSTMOptions(shape.embed, shape.embed).num_layers(shape.layer)));
       break;
     case RnnCell::kGru:
       gru_ = register_module(
@@ -30,7 +30,8 @@ RnnNetImpl::RnnNetImpl(const RnnShape& shape) : cell_(shape.cell) {
           torch::nn::GRU(torch::nn::GRUOptions(shape.embed, shape.embed).num_layers(shape.layer)));
       break;
   }
-  head_ = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(shape.embed, shape.vocab)));
+  head_ = register_module("head",
+                          torch::nn::Linear(torch::nn::LinearOptions(shape.embed, shape.vocab)));
 }
 
 torch::Tensor RnnNetImpl::forward(const torch::Tensor& tokens) {

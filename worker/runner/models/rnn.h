@@ -10,8 +10,8 @@
 
 #include <torch/torch.h>
 
-#include "worker/runner/model_builder.h"
 #include "model/families/rnn.h"
+#include "worker/runner/model_builder.h"
 
 namespace paradnn::runner {
 

@@ -48,8 +48,7 @@ torch::Tensor MakeTensor(const v1::TensorSpec& spec, int64_t batch, const BuildC
 void MoveModule(torch::jit::Module& module, const BuildContext& context) {
   torch::NoGradGuard no_grad;
   auto move = [&](torch::Tensor t) {
-    const torch::ScalarType dtype =
-        t.is_floating_point() ? context.weight_dtype : t.scalar_type();
+    const torch::ScalarType dtype = t.is_floating_point() ? context.weight_dtype : t.scalar_type();
     if (t.device() != context.device || t.scalar_type() != dtype) {
       t.set_data(t.to(context.device, dtype));
     }

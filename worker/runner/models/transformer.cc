@@ -8,14 +8,14 @@
 namespace paradnn::runner {
 
 // From the model library (model/), which the runner builds models from.
-using model::ModelSpec;
-using model::TransformerShape;
-using model::TransformerShapeOf;
 using model::kTransformerDropout;
 using model::kTransformerFeedForward;
 using model::kTransformerHeads;
 using model::kTransformerLayers;
 using model::kTransformerModel;
+using model::ModelSpec;
+using model::TransformerShape;
+using model::TransformerShapeOf;
 namespace {
 
 namespace F = torch::nn::functional;
@@ -95,7 +95,8 @@ TransformerBaseImpl::TransformerBaseImpl(int64_t vocab, int64_t length) {
   // dtype): positions and the additive causal mask (−inf above the diagonal).
   positions_ = register_buffer("positions", Positions(length));
   causal_mask_ = register_buffer(
-      "causal_mask", torch::full({length, length}, -std::numeric_limits<float>::infinity()).triu(1));
+      "causal_mask",
+      torch::full({length, length}, -std::numeric_limits<float>::infinity()).triu(1));
   for (int64_t i = 0; i < kTransformerLayers; ++i) {
     const std::string n = std::to_string(i);
     encoder_attention_.push_back(register_module("encoder_attention" + n, AttentionSublayer()));

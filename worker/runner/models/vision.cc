@@ -251,9 +251,7 @@ class DepthwiseSeparableImpl : public nn::Module {
     pw_ = register_module("pw", Conv(cin, cout, 1, 1, 0));
     pw_bn_ = register_module("pw_bn", Norm(cout));
   }
-  torch::Tensor forward(const torch::Tensor& x) {
-    return Relu(pw_bn_(pw_(Relu(dw_bn_(dw_(x))))));
-  }
+  torch::Tensor forward(const torch::Tensor& x) { return Relu(pw_bn_(pw_(Relu(dw_bn_(dw_(x)))))); }
 
  private:
   nn::Conv2d dw_{nullptr}, pw_{nullptr};
@@ -264,8 +262,8 @@ TORCH_MODULE(DepthwiseSeparable);
 class MobileNetV1Impl : public VisionNetImpl {
  public:
   explicit MobileNetV1Impl(int64_t output) {
-    constexpr int64_t kBlocks[][2] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},
-                                      {512, 2}, {512, 1}, {512, 1}, {512, 1}, {512, 1},
+    constexpr int64_t kBlocks[][2] = {{64, 1},  {128, 2},  {128, 1}, {256, 2}, {256, 1},
+                                      {512, 2}, {512, 1},  {512, 1}, {512, 1}, {512, 1},
                                       {512, 1}, {1024, 2}, {1024, 1}};
     conv0_ = register_module("conv0", Conv(3, 32, 3, 2, 1));
     bn0_ = register_module("bn0", Norm(32));
@@ -322,8 +320,8 @@ class SqueezeFeaturesImpl : public nn::Module {
     const struct {
       const char* name;
       int64_t cin, squeeze, expand;
-    } fires[] = {{"3", 96, 16, 64},   {"4", 128, 16, 64},  {"5", 128, 32, 128},
-                 {"7", 256, 32, 128}, {"8", 256, 48, 192}, {"9", 384, 48, 192},
+    } fires[] = {{"3", 96, 16, 64},    {"4", 128, 16, 64},  {"5", 128, 32, 128},
+                 {"7", 256, 32, 128},  {"8", 256, 48, 192}, {"9", 384, 48, 192},
                  {"10", 384, 64, 256}, {"12", 512, 64, 256}};
     for (const auto& f : fires) {
       fires_.push_back(register_module(f.name, Fire(f.cin, f.squeeze, f.expand, f.expand)));

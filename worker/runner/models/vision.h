@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "worker/runner/model_builder.h"
 #include "model/families/vision.h"
+#include "worker/runner/model_builder.h"
 
 namespace paradnn::runner {
 

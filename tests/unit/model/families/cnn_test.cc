@@ -120,8 +120,8 @@ TEST(CnnFamilyTest, MacsAndFlopsMatchHandFormula) {
 // blocks "3,4,6,3", bottleneck, filter 64, image 224, 1000 classes is
 // exactly ResNet-50 (v1.5 puts the stride in the 3x3 conv as we do).
 TEST(CnnFamilyTest, ResNet50MatchesPublishedCounts) {
-  auto spec = ParseModelSpec(Config("bottleneck", 1, 64, 224, 1000, 32, "3,4,6,3"),
-                             FieldStyle::kProto);
+  auto spec =
+      ParseModelSpec(Config("bottleneck", 1, 64, 224, 1000, 32, "3,4,6,3"), FieldStyle::kProto);
   ASSERT_TRUE(spec.ok()) << spec.status();
   const v1::ModelCounts c = CountModel(*spec);
   EXPECT_EQ(c.params(), 25557032);
@@ -135,8 +135,7 @@ TEST(CnnFamilyTest, ResidualMatchesResNet18And34PlusGroupOneProjection) {
   auto r18 = ParseModelSpec(Config("residual", 2, 64, 224, 1000, 1), FieldStyle::kProto);
   ASSERT_TRUE(r18.ok()) << r18.status();
   EXPECT_EQ(CountModel(*r18).params(), 11689512 + 64 * 64 + 128);
-  auto r34 =
-      ParseModelSpec(Config("residual", 1, 64, 224, 1000, 1, "3,4,6,3"), FieldStyle::kProto);
+  auto r34 = ParseModelSpec(Config("residual", 1, 64, 224, 1000, 1, "3,4,6,3"), FieldStyle::kProto);
   ASSERT_TRUE(r34.ok()) << r34.status();
   EXPECT_EQ(CountModel(*r34).params(), 21797672 + 64 * 64 + 128);
 }
@@ -147,8 +146,8 @@ TEST(CnnFamilyTest, ImageBelow193IsRejectedWithTheReason) {
     ASSERT_FALSE(spec.ok());
     EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
     const std::string message(spec.status().message());
-    EXPECT_TRUE(absl::StrContains(
-        message, style == FieldStyle::kProto ? "config.params.image" : "--image"))
+    EXPECT_TRUE(
+        absl::StrContains(message, style == FieldStyle::kProto ? "config.params.image" : "--image"))
         << message;
     EXPECT_TRUE(absl::StrContains(message, "7x7 average pool")) << message;
     EXPECT_TRUE(absl::StrContains(message, "193")) << message;
@@ -211,7 +210,7 @@ TEST(CnnFamilyTest, ConvLayersFollowTheFloorArithmetic) {
   EXPECT_EQ(convs[0].out_size, 125);  // (250 + 6 - 7) / 2 + 1
   EXPECT_EQ(convs[1].in_size, 63);    // max-pool: (125 + 2 - 3) / 2 + 1
   const CnnConvLayer& last_main = convs[convs.size() - 2];
-  EXPECT_EQ(last_main.out_size, 8);   // ceil(250 / 32)
+  EXPECT_EQ(last_main.out_size, 8);  // ceil(250 / 32)
   EXPECT_EQ(last_main.out_channels, 4 * 8 * 8);
   EXPECT_TRUE(convs.back().projection);
   EXPECT_EQ(CnnHeadFeatures(s), 4 * 8 * 8 * 2 * 2);
@@ -235,9 +234,9 @@ TEST(CnnFamilyTest, BytesAndMemoryFollowPrecisionAndBatch) {
   EXPECT_LT(mixed.counts.bytes_per_step(), fp32.counts.bytes_per_step());
   EXPECT_GT(mixed.counts.bytes_per_step(), bf16.counts.bytes_per_step());
   const WorkBreakdown& b = fp32.breakdown;
-  EXPECT_DOUBLE_EQ(fp32.counts.bytes_per_step(),
-                   b.weight_bytes + b.gradient_bytes + b.optimizer_bytes +
-                       b.activation_fwd_bytes + b.activation_bwd_bytes);
+  EXPECT_DOUBLE_EQ(fp32.counts.bytes_per_step(), b.weight_bytes + b.gradient_bytes +
+                                                     b.optimizer_bytes + b.activation_fwd_bytes +
+                                                     b.activation_bwd_bytes);
   EXPECT_DOUBLE_EQ(fp32.counts.other_flops(), b.bias_relu_flops + b.loss_flops + b.optimizer_flops);
   EXPECT_DOUBLE_EQ(b.optimizer_flops, 12.0 * static_cast<double>(fp32.counts.params()));
   EXPECT_DOUBLE_EQ(b.loss_flops, 9.0 * 16 * 1000);

@@ -86,10 +86,9 @@ TEST(RetinaNetFamilyTest, MacsMatchHandCount) {
       }
     }
     // FPN level by level: P3 (lateral from C3 + output conv), P4, P5, P6, P7.
-    const int64_t fpn = (512 * 256 + 9 * 256 * 256) * s3 * s3 +
-                        (1024 * 256 + 9 * 256 * 256) * s4 * s4 +
-                        (2048 * 256 + 9 * 256 * 256) * s5 * s5 + 9 * 2048 * 256 * s6 * s6 +
-                        9 * 256 * 256 * s7 * s7;
+    const int64_t fpn =
+        (512 * 256 + 9 * 256 * 256) * s3 * s3 + (1024 * 256 + 9 * 256 * 256) * s4 * s4 +
+        (2048 * 256 + 9 * 256 * 256) * s5 * s5 + 9 * 2048 * 256 * s6 * s6 + 9 * 256 * 256 * s7 * s7;
     for (int64_t classes : {3, 80}) {
       int64_t heads = 0;
       for (int64_t s : {s3, s4, s5, s6, s7}) heads += HeadMacsPerLevel(s, classes);

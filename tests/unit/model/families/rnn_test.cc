@@ -112,17 +112,18 @@ TEST(RnnFamilyTest, ParamsMatchFormulaForAGrid) {
 }
 
 TEST(RnnFamilyTest, LstmMacsMatchAStepByStepHandCount) {
-  for (const RnnShape& shape : {RnnShape{RnnCell::kLstm, 1, 4, 3, 10, 2},
-                                RnnShape{RnnCell::kLstm, 2, 8, 5, 16, 4},
-                                RnnShape{RnnCell::kLstm, 5, 100, 50, 256, 64},
-                                RnnShape{RnnCell::kLstm, 13, 900, 90, 1024, 1024}}) {
+  for (const RnnShape& shape :
+       {RnnShape{RnnCell::kLstm, 1, 4, 3, 10, 2}, RnnShape{RnnCell::kLstm, 2, 8, 5, 16, 4},
+        RnnShape{RnnCell::kLstm, 5, 100, 50, 256, 64},
+        RnnShape{RnnCell::kLstm, 13, 900, 90, 1024, 1024}}) {
     const v1::ModelCounts c = CountModel(MakeRnnSpec(shape));
     const int64_t hand = HandCountLstmMacs(shape.layer, shape.embed, shape.length, shape.vocab);
     EXPECT_EQ(c.macs_per_example(), hand) << shape.layer << "x" << shape.embed;
     const double batch = static_cast<double>(shape.batch);
     EXPECT_DOUBLE_EQ(c.model_flops(), 6.0 * static_cast<double>(hand) * batch);
     // Every matmul's input gradient except h_0's (one W_hh step per layer).
-    const double h0 = 2.0 * batch * static_cast<double>(shape.layer * 4 * shape.embed * shape.embed);
+    const double h0 =
+        2.0 * batch * static_cast<double>(shape.layer * 4 * shape.embed * shape.embed);
     EXPECT_DOUBLE_EQ(c.executed_flops(), c.model_flops() - h0);
   }
 }
@@ -152,7 +153,8 @@ TEST(RnnFamilyTest, BytesAndMemoryFollowPrecision) {
   EXPECT_DOUBLE_EQ(f32.counts.model_flops(), bf16.counts.model_flops());
   // Pure bfloat16 halves every floating-point byte; only token ids stay.
   EXPECT_LT(bf16.counts.bytes_per_step(), 0.51 * f32.counts.bytes_per_step());
-  EXPECT_LT(bf16.counts.peak_memory_estimate_bytes(), 0.55 * f32.counts.peak_memory_estimate_bytes());
+  EXPECT_LT(bf16.counts.peak_memory_estimate_bytes(),
+            0.55 * f32.counts.peak_memory_estimate_bytes());
   // Mixed keeps float32 weights and optimizer state and adds the 16-bit copies.
   EXPECT_GT(mixed.breakdown.weight_bytes, bf16.breakdown.weight_bytes);
   EXPECT_DOUBLE_EQ(mixed.breakdown.optimizer_bytes, f32.breakdown.optimizer_bytes);
@@ -176,9 +178,8 @@ TEST(RnnFamilyTest, LargestPaperShapeDoesNotOverflow) {
       CountModel(MakeRnnSpec(RnnShape{RnnCell::kLstm, 13, 900, 90, 1024, 1024}));
   EXPECT_EQ(paper.params(), FormulaParams(4, 13, 900, 1024));
   EXPECT_GT(paper.model_flops(), 0);
-  const v1::ModelCounts corner = CountModel(
-      MakeRnnSpec(RnnShape{RnnCell::kLstm, 1024, int64_t{1} << 16, int64_t{1} << 16,
-                           int64_t{1} << 22, 1}));
+  const v1::ModelCounts corner = CountModel(MakeRnnSpec(
+      RnnShape{RnnCell::kLstm, 1024, int64_t{1} << 16, int64_t{1} << 16, int64_t{1} << 22, 1}));
   EXPECT_GT(corner.macs_per_example(), 0);
   EXPECT_EQ(corner.params(), FormulaParams(4, 1024, int64_t{1} << 16, int64_t{1} << 22));
 }

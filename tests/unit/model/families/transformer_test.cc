@@ -70,8 +70,7 @@ TEST(TransformerFamilyTest, OtherWorkBytesAndMemoryScale) {
   EXPECT_GT(longer.activation_bytes(), 2 * small.activation_bytes());
   // Memory holds at least weights, gradients and RMSProp's two states.
   EXPECT_GT(small.peak_memory_estimate_bytes(), 4.0 * 4 * static_cast<double>(small.params()));
-  const v1::ModelCounts bf16 =
-      CountModel(MakeTransformerSpec({1, 32, 1000}, Precision::kBFloat16));
+  const v1::ModelCounts bf16 = CountModel(MakeTransformerSpec({1, 32, 1000}, Precision::kBFloat16));
   EXPECT_LT(bf16.bytes_per_step(), small.bytes_per_step());
   EXPECT_EQ(bf16.params(), small.params());
 }

@@ -121,8 +121,8 @@ TEST(VisionFamilyTest, ResNetIsV15AndShapesAreTorchvisions) {
   EXPECT_EQ(Find(m, "blocks.12.pw").out.h, 7);
 
   const std::vector<VisionLayer> s = VisionLayers(VisionArch::kSqueezeNet10, 224, 1000);
-  EXPECT_EQ(Find(s, "features.0").out.h, 109);   // (224 - 7) / 2 + 1
-  EXPECT_EQ(Find(s, "features.2").out.h, 54);    // ceil-mode pool
+  EXPECT_EQ(Find(s, "features.0").out.h, 109);  // (224 - 7) / 2 + 1
+  EXPECT_EQ(Find(s, "features.2").out.h, 54);   // ceil-mode pool
   EXPECT_EQ(Find(s, "features.11").out.h, 13);
   EXPECT_EQ(Find(s, "classifier.1").out.c, 1000);
 }
@@ -151,8 +151,7 @@ TEST(VisionFamilyTest, ConventionsOfTheCounts) {
     EXPECT_GT(c.peak_memory_estimate_bytes(),
               c.activation_bytes() + 4.0 * 4 * static_cast<double>(c.params()));
     // bfloat16 halves the bytes of everything it stores.
-    const v1::ModelCounts bf16 =
-        CountModel(MakeVisionSpec(arch, shape, Precision::kBFloat16));
+    const v1::ModelCounts bf16 = CountModel(MakeVisionSpec(arch, shape, Precision::kBFloat16));
     EXPECT_NEAR(bf16.bytes_per_step() / c.bytes_per_step(), 0.5, 0.05) << VisionFamilyName(arch);
     EXPECT_LT(bf16.peak_memory_estimate_bytes(), 0.6 * c.peak_memory_estimate_bytes());
   }
@@ -188,8 +187,7 @@ TEST(VisionFamilyTest, SpecDefaultsAndRanges) {
     config.mutable_params()->erase("batch");
     spec = ParseModelSpec(config, FieldStyle::kProto);
     ASSERT_FALSE(spec.ok());
-    EXPECT_TRUE(absl::StrContains(spec.status().message(), "config.params.batch"))
-        << spec.status();
+    EXPECT_TRUE(absl::StrContains(spec.status().message(), "config.params.batch")) << spec.status();
 
     (*config.mutable_params())["batch"] = 4;
     (*config.mutable_params())["block"] = 2;

@@ -50,7 +50,9 @@ v1::RunnerJob FcJob() {
   v1::ModelConfig* config = job.mutable_config();
   config->set_family("fc");
   for (const auto& [key, value] : {std::pair<const char*, int64_t>{"layer", 4},
-                                   {"node", 1024}, {"input", 2000}, {"output", 200},
+                                   {"node", 1024},
+                                   {"input", 2000},
+                                   {"output", 200},
                                    {"batch", 256}}) {
     (*config->mutable_params())[key] = value;
   }
@@ -96,11 +98,9 @@ TEST(JaxRunnerSupervisorTest, PlatformWithoutJaxFallsBackWithTheReason) {
   absl::StatusOr<v1::Platform> direct =
       QueryRunnerPlatform(PARADNN_JAX_RUNNER, std::chrono::seconds(60));
   ASSERT_FALSE(direct.ok());
-  EXPECT_NE(std::string(direct.status().message()).find("JAX is not installed"),
-            std::string::npos)
+  EXPECT_NE(std::string(direct.status().message()).find("JAX is not installed"), std::string::npos)
       << direct.status().message();
-  const v1::Platform platform =
-      ProbePlatform(PARADNN_JAX_RUNNER, "cuda", std::chrono::seconds(60));
+  const v1::Platform platform = ProbePlatform(PARADNN_JAX_RUNNER, "cuda", std::chrono::seconds(60));
   EXPECT_EQ(platform.device_kind(), "cuda");
   EXPECT_NE(platform.device_name().find("runner --platform failed"), std::string::npos)
       << platform.device_name();

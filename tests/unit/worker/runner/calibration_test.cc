@@ -36,7 +36,8 @@ class CalibrationTest : public ::testing::Test {
     calibration_ = new Calibration(Calibrate(options));
   }
   static void TearDownTestSuite() { delete calibration_; }
-  static const v1::MatmulRoof* Roof(const std::string& dtype, const std::string& kernel = "matmul") {
+  static const v1::MatmulRoof* Roof(const std::string& dtype,
+                                    const std::string& kernel = "matmul") {
     for (const v1::MatmulRoof& roof : calibration_->matmul_roofs) {
       if (roof.dtype() == dtype && roof.kernel() == kernel) return &roof;
     }

@@ -157,8 +157,8 @@ TEST(PlatformTest, SummarizesParallelBackend) {
 
 TEST(PlatformTest, ParsesCpuIdentityAndClocks) {
   std::string text = CpuInfo();
-  text = "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\ncpu MHz\t\t: 2100.000\n" +
-         text;
+  text =
+      "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\ncpu MHz\t\t: 2100.000\n" + text;
   const CpuTopology topo = ParseCpuInfo(text);
   EXPECT_EQ(topo.vendor, "GenuineIntel");
   EXPECT_EQ(topo.family, 6);

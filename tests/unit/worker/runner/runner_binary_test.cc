@@ -304,14 +304,15 @@ TEST(RunnerBinaryTest, ProcessMemoryEstimateCoversThePeakRss) {
        "224", "--output", "1000", "--batch", "8"},
   };
   for (std::vector<std::string> args : jobs) {
-    args.insert(args.end(), {"--json", "--max-seconds", "0.5", "--min-steps", "2",
-                             "--warmup-steps", "1"});
+    args.insert(args.end(),
+                {"--json", "--max-seconds", "0.5", "--min-steps", "2", "--warmup-steps", "1"});
     const ProcessResult run = RunRunner(args);
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const nlohmann::json m = nlohmann::json::parse(run.out);
     const double estimate = m.at("counts").at("peak_memory_estimate_bytes").get<double>();
     const double rss = std::stod(m.at("peak_rss_bytes").get<std::string>());
-    EXPECT_GE(common::ProcessMemoryEstimateBytes(estimate), rss) << args[1] << " estimate " << estimate;
+    EXPECT_GE(common::ProcessMemoryEstimateBytes(estimate), rss)
+        << args[1] << " estimate " << estimate;
   }
 }
 
@@ -377,8 +378,9 @@ TEST(RunnerBinaryTest, ForcedAtenCapabilityIsReportedAndPartOfTheFingerprint) {
   EXPECT_NE(j.value("fingerprint", ""), base.value("fingerprint", ""));
   const ProcessResult bad = RunRunner({"--platform", "--aten-capability", "avx1024"});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_TRUE(absl::StrContains(bad.err, "--aten-capability: 'avx1024' is not auto, as-installed "
-                                         "or default, avx2 or avx512"))
+  EXPECT_TRUE(absl::StrContains(bad.err,
+                                "--aten-capability: 'avx1024' is not auto, as-installed "
+                                "or default, avx2 or avx512"))
       << bad.err;
 }
 

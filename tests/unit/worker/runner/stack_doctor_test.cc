@@ -1,10 +1,10 @@
 #include "worker/runner/stack_doctor.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <random>
-#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -41,14 +41,15 @@ TEST(GemmCheckTest, Float32RoundingPassesAndAWrongCoreIsRejected) {
   // A kernel that gets one element wrong (a bad tail loop, a lost carry).
   Gemm wrong = g;
   wrong.c[17 * g.n + 31] += 0.5f;
-  EXPECT_GT(MaxGemmRelativeError(wrong.a.data(), wrong.b.data(), wrong.c.data(), g.m, g.n, g.k,
-                                 1 << 20),
-            kMaxGemmRelativeError);
+  EXPECT_GT(
+      MaxGemmRelativeError(wrong.a.data(), wrong.b.data(), wrong.c.data(), g.m, g.n, g.k, 1 << 20),
+      kMaxGemmRelativeError);
   // One that drops the last k-block: every element off.
   Gemm short_k = g;
   for (int64_t i = 0; i < g.m; ++i) {
     for (int64_t j = 0; j < g.n; ++j) {
-      for (int64_t p = g.k - 8; p < g.k; ++p) short_k.c[i * g.n + j] -= g.a[i * g.k + p] * g.b[p * g.n + j];
+      for (int64_t p = g.k - 8; p < g.k; ++p)
+        short_k.c[i * g.n + j] -= g.a[i * g.k + p] * g.b[p * g.n + j];
     }
   }
   EXPECT_GT(MaxGemmRelativeError(short_k.a.data(), short_k.b.data(), short_k.c.data(), g.m, g.n,
@@ -61,10 +62,9 @@ TEST(GemmCheckTest, Float32RoundingPassesAndAWrongCoreIsRejected) {
 }
 
 TEST(BlasCoreCandidatesTest, ByCpuFlags) {
-  const std::vector<std::string> sapphire = {"pni",         "sse4_2",     "avx",      "avx2",
-                                             "fma",         "avx512f",    "avx512bw", "avx512cd",
-                                             "avx512dq",    "avx512vl",   "avx512_bf16",
-                                             "avx512_fp16", "amx_bf16",   "amx_tile"};
+  const std::vector<std::string> sapphire = {
+      "pni",      "sse4_2",   "avx",      "avx2",        "fma",         "avx512f",  "avx512bw",
+      "avx512cd", "avx512dq", "avx512vl", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile"};
   EXPECT_EQ(BlasCoreCandidates(sapphire),
             (std::vector<std::string>{"Prescott", "Nehalem", "Sandybridge", "Haswell", "SkylakeX",
                                       "Cooperlake", "SapphireRapids"}));
@@ -74,8 +74,7 @@ TEST(BlasCoreCandidatesTest, ByCpuFlags) {
   std::vector<std::string> zen4 = sapphire;
   zen4.resize(zen4.size() - 3);
   EXPECT_EQ(BlasCoresToTry(zen4), (std::vector<std::string>{"Haswell", "SkylakeX", "Cooperlake"}));
-  EXPECT_EQ(BlasCoresToTry({"pni", "sse4_2"}),
-            (std::vector<std::string>{"Prescott", "Nehalem"}));
+  EXPECT_EQ(BlasCoresToTry({"pni", "sse4_2"}), (std::vector<std::string>{"Prescott", "Nehalem"}));
   EXPECT_TRUE(BlasCoreCandidates({"neon", "asimd"}).empty());
 }
 
@@ -101,11 +100,11 @@ google::protobuf::RepeatedPtrField<v1::StackFinding> Findings(const StackDecisio
 
 TEST(DecideBlasCoreTest, PrescottFallbackIsReplacedByTheFastestCorrectCore) {
   // The Xeon: OpenBLAS 0.3.21 falls back to Prescott.
-  const StackDecision d = DecideBlasCore(Trial("", "Prescott", 63),
-                                        {Trial("Haswell", "Haswell", 180),
-                                         Trial("SkylakeX", "SkylakeX", 258),
-                                         Trial("Cooperlake", "Cooperlake", 260, /*error=*/0.3),
-                                         Trial("SapphireRapids", "Prescott", 63)});
+  const StackDecision d =
+      DecideBlasCore(Trial("", "Prescott", 63),
+                     {Trial("Haswell", "Haswell", 180), Trial("SkylakeX", "SkylakeX", 258),
+                      Trial("Cooperlake", "Cooperlake", 260, /*error=*/0.3),
+                      Trial("SapphireRapids", "Prescott", 63)});
   EXPECT_EQ(d.chosen, "SkylakeX");
   EXPECT_EQ(d.as_installed, "Prescott");
   EXPECT_NEAR(d.speedup_over_installed, 258.0 / 63, 1e-9);
@@ -141,7 +140,7 @@ TEST(DecideBlasCoreTest, NoiseDoesNotFlipTheInstalledChoice) {
 
 TEST(DecideBlasCoreTest, AWrongInstalledCoreIsReplacedEvenBySlowerCorrectOne) {
   const StackDecision d = DecideBlasCore(Trial("", "SkylakeX", 250, /*error=*/1e-2),
-                                        {Trial("Haswell", "Haswell", 180)});
+                                         {Trial("Haswell", "Haswell", 180)});
   EXPECT_EQ(d.chosen, "Haswell");
   EXPECT_FALSE(d.findings[0].correct());
 }
@@ -168,8 +167,8 @@ TEST(StackTrialJsonTest, RoundTrips) {
 }
 
 TEST(AtenCapabilityTest, CandidatesByCpuFlags) {
-  const std::vector<std::string> zen4 = {"pni",      "sse4_2",   "avx",      "avx2",
-                                         "fma",      "avx512f",  "avx512bw", "avx512dq",
+  const std::vector<std::string> zen4 = {"pni",      "sse4_2",     "avx",      "avx2",
+                                         "fma",      "avx512f",    "avx512bw", "avx512dq",
                                          "avx512vl", "avx512_bf16"};
   EXPECT_EQ(AtenCapabilityCandidates(zen4),
             (std::vector<std::string>{"default", "avx2", "avx512"}));
@@ -197,8 +196,8 @@ TEST(AtenCapabilityTest, FasterCorrectCapabilityIsChosenAndTheInstalledOneFlagge
             "measured)");
   EXPECT_EQ(common::SlowStackCondition(Findings(d), "aten_capability", "AVX512"), std::nullopt);
   // A capability whose kernels compute wrong results is never chosen.
-  const StackDecision wrong = DecideStackSetting(
-      AtenCapabilitySetting(), Trial("", "avx2", 10), {Trial("avx512", "avx512", 14, 0.01)});
+  const StackDecision wrong = DecideStackSetting(AtenCapabilitySetting(), Trial("", "avx2", 10),
+                                                 {Trial("avx512", "avx512", 14, 0.01)});
   EXPECT_EQ(wrong.chosen, "");
   EXPECT_NE(wrong.findings[1].note().find("wrong results: fp32 elementwise error"),
             std::string::npos)
@@ -226,7 +225,8 @@ TEST(StackSettingValueTest, NamesTheFlagAndWhatIsAllowed) {
 TEST(StackDecisionCacheTest, WritesAndReadsBack) {
   const std::string dir =
       testing::TempDir() + "/blas-cache-" + std::to_string(::getpid()) + "/nested";
-  const StackDecision d = DecideBlasCore(Trial("", "Prescott", 60), {Trial("Haswell", "Haswell", 180)});
+  const StackDecision d =
+      DecideBlasCore(Trial("", "Prescott", 60), {Trial("Haswell", "Haswell", 180)});
   const std::string key = StackDoctorCacheKey("Example CPU", "OpenBLAS 0.3.21", "");
   EXPECT_NE(key, StackDoctorCacheKey("Example CPU", "OpenBLAS 0.3.26", ""));
   EXPECT_FALSE(ReadCachedStackDecision(dir, BlasCoreSetting(), key).ok());

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-
 #include <vector>
 
 #include "worker/runner/step_stats.h"

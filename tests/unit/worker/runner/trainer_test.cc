@@ -107,7 +107,8 @@ TEST(TrainerTest, HostSpeedProbeIsComparedWithTheCalibratedOne) {
   ASSERT_EQ(slow.outcome(), v1::OK) << slow.error();
   EXPECT_TRUE(HasCondition(slow, "host slower than at calibration: matmul probe at 0 %"));
   bool logged = false;
-  for (const std::string& line : observer.logs) logged |= absl::StartsWith(line, "host-speed probe:");
+  for (const std::string& line : observer.logs)
+    logged |= absl::StartsWith(line, "host-speed probe:");
   EXPECT_TRUE(logged);
   // One far below: never flagged.
   job.set_reference_probe_flops_per_sec(1);

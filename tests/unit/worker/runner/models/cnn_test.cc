@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "model/model_counts.h"
-#include "worker/runner/outcome.h"
 #include "tests/unit/worker/runner/train_losses.h"
+#include "worker/runner/outcome.h"
 
 namespace paradnn::runner {
 
@@ -72,15 +72,15 @@ TEST(CnnModelTest, MacsFromRealShapesMatchCounts) {
     const int64_t batch = 2;
     int64_t conv_macs = 0;
     int convs = 0;
-    net->set_conv_observer([&](const torch::nn::Conv2dImpl& conv, const torch::Tensor& in,
-                               const torch::Tensor& out) {
-      const auto& w = conv.weight;  // [Cout, Cin, kh, kw]
-      EXPECT_EQ(in.size(1), w.size(1));
-      EXPECT_EQ(out.size(1), w.size(0));
-      conv_macs += out.size(0) * w.size(2) * w.size(3) * in.size(1) * out.size(1) * out.size(2) *
-                   out.size(3);
-      ++convs;
-    });
+    net->set_conv_observer(
+        [&](const torch::nn::Conv2dImpl& conv, const torch::Tensor& in, const torch::Tensor& out) {
+          const auto& w = conv.weight;  // [Cout, Cin, kh, kw]
+          EXPECT_EQ(in.size(1), w.size(1));
+          EXPECT_EQ(out.size(1), w.size(0));
+          conv_macs += out.size(0) * w.size(2) * w.size(3) * in.size(1) * out.size(1) *
+                       out.size(2) * out.size(3);
+          ++convs;
+        });
     const torch::Tensor logits = net->forward(torch::rand({batch, 3, shape.image, shape.image}));
     ASSERT_EQ(logits.sizes(), (std::vector<int64_t>{batch, shape.output}));
     int64_t head_in = 0;
@@ -133,7 +133,8 @@ TEST(CnnModelTest, LossFallsInMixedBFloat16WithFloat32MasterWeights) {
 
 TEST(CnnModelTest, LossFallsWithEveryOptimizer) {
   for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kMomentum}) {
-    const std::vector<double> losses = TrainLosses(MakeCnnSpec(Tiny(), Precision::kFloat32, kind), 20);
+    const std::vector<double> losses =
+        TrainLosses(MakeCnnSpec(Tiny(), Precision::kFloat32, kind), 20);
     EXPECT_LT(losses.back(), losses.front()) << OptimizerName(kind);
   }
 }

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "model/model_counts.h"
-#include "worker/runner/outcome.h"
 #include "tests/unit/worker/runner/train_losses.h"
+#include "worker/runner/outcome.h"
 
 namespace paradnn::runner {
 

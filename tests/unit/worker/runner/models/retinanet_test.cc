@@ -69,8 +69,8 @@ TEST(RetinaNetModelTest, FocalLossMatchesDefinition) {
 // on this from-scratch detector (loss ~1e16 within 20 steps, at image 64 and
 // 128). Even plain SGD at lr 0.1 falls steadily for ~15 steps (2.91 → 2.17
 // in float32) and then spikes (seed 1: 111 at step 20), so the check covers
-// 15 steps and takes the best of the last 5 (spikes allowed). The cost of a step, which the runner measures, does not depend on
-// it.
+// 15 steps and takes the best of the last 5 (spikes allowed). The cost of a step, which the runner
+// measures, does not depend on it.
 ModelSpec Learnable(Precision precision) {
   return MakeRetinaNetSpec({/*batch=*/2, /*image=*/64, /*output=*/3}, precision,
                            OptimizerKind::kSgd);

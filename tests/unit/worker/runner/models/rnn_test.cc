@@ -9,8 +9,8 @@
 
 #include "absl/strings/match.h"
 #include "model/model_counts.h"
-#include "worker/runner/outcome.h"
 #include "tests/unit/worker/runner/train_losses.h"
+#include "worker/runner/outcome.h"
 
 namespace paradnn::runner {
 
@@ -47,7 +47,8 @@ TEST(RnnModelTest, ParameterCountMatchesFormulaAndCounts) {
       const int64_t g = RnnGates(cell);
       const int64_t formula =
           vocab * embed + layer * g * (2 * embed * embed + 2 * embed) + embed * vocab + vocab;
-      EXPECT_EQ(CountParameters(*net), formula) << RnnCellName(cell) << " " << layer << "x" << embed;
+      EXPECT_EQ(CountParameters(*net), formula)
+          << RnnCellName(cell) << " " << layer << "x" << embed;
       EXPECT_EQ(CountParameters(*net), CountModel(MakeRnnSpec(shape)).params());
       // embedding + 4 tensors per layer (W_ih, W_hh, b_ih, b_hh) + head weight and bias.
       EXPECT_EQ(net->parameters().size(), static_cast<size_t>(1 + 4 * layer + 2));

@@ -92,8 +92,7 @@ class TorchScriptModelTest : public ::testing::Test {
     dir_ = new std::filesystem::path(pattern);
     const std::filesystem::path script = *dir_ / "make_models.py";
     std::ofstream(script) << kMakeModels;
-    const std::string command =
-        std::string(kPython) + " " + script.string() + " " + dir_->string();
+    const std::string command = std::string(kPython) + " " + script.string() + " " + dir_->string();
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
   }
   static void TearDownTestSuite() {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "model/model_counts.h"
-#include "worker/runner/outcome.h"
 #include "tests/unit/worker/runner/train_losses.h"
+#include "worker/runner/outcome.h"
 
 namespace paradnn::runner {
 
@@ -39,8 +39,7 @@ TEST(TransformerModelTest, ParametersEqualFormulaAndCount) {
   for (int64_t vocab : {50, 1000}) {
     TransformerBase net(vocab, /*length=*/8);
     EXPECT_EQ(CountParameters(*net), TransformerParams(vocab)) << vocab;
-    EXPECT_EQ(CountParameters(*net),
-              CountModel(MakeTransformerSpec({1, 8, vocab})).params());
+    EXPECT_EQ(CountParameters(*net), CountModel(MakeTransformerSpec({1, 8, vocab})).params());
   }
 }
 
@@ -56,7 +55,8 @@ TEST(TransformerModelTest, OutputShapeAndCausalDecoder) {
   // Changing target token 5 must not change predictions at positions 0..4
   // (causal mask), and must change position 5.
   auto changed = target.clone();
-  changed.index_put_({torch::indexing::Slice(), 5}, (target.index({torch::indexing::Slice(), 5}) + 1) % 50);
+  changed.index_put_({torch::indexing::Slice(), 5},
+                     (target.index({torch::indexing::Slice(), 5}) + 1) % 50);
   auto other = net->forward(source, changed);
   using torch::indexing::Slice;
   EXPECT_TRUE(torch::allclose(logits.index({Slice(), Slice(0, 5)}),

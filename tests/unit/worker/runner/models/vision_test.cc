@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "model/model_counts.h"
-#include "worker/runner/outcome.h"
 #include "tests/unit/worker/runner/train_losses.h"
+#include "worker/runner/outcome.h"
 
 namespace paradnn::runner {
 
 // From the model library (model/), which the runner builds models from.
 using model::CountModel;
+using model::kAllVisionArchs;
 using model::MakeVisionSpec;
 using model::ModelSpec;
 using model::Precision;
@@ -25,7 +26,6 @@ using model::VisionFamilyName;
 using model::VisionLayers;
 using model::VisionParameterShapes;
 using model::VisionShape;
-using model::kAllVisionArchs;
 namespace {
 
 std::string Join(const std::vector<double>& v) {
