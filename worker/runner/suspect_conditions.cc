@@ -84,6 +84,14 @@ std::optional<std::string> SubnormalCondition(std::optional<double> fraction,
                                "turned it off)");
 }
 
+std::optional<std::string> NonFiniteLossCondition(double first_loss, double last_loss) {
+  if (std::isfinite(last_loss)) return std::nullopt;
+  return absl::StrFormat(
+      "loss not finite: %g at the last timed step (%g at the first warm-up step): the model "
+      "diverged or a kernel computed wrong values; the step times stand, the training does not",
+      last_loss, first_loss);
+}
+
 std::vector<std::string> SuspectConditions(const SuspectFacts& facts) {
   std::vector<std::string> out;
   for (std::optional<std::string> condition :
@@ -92,7 +100,8 @@ std::vector<std::string> SuspectConditions(const SuspectFacts& facts) {
                           facts.logical_cpus),
         GovernorCondition(facts.governor), NoisyStepsCondition(facts.steps_cv),
         HostSpeedCondition(facts.probe_ratio_before, facts.probe_ratio_after),
-        SubnormalCondition(facts.subnormal_gradient_fraction, facts.flush_denormal)}) {
+        SubnormalCondition(facts.subnormal_gradient_fraction, facts.flush_denormal),
+        NonFiniteLossCondition(facts.first_loss, facts.last_loss)}) {
     if (condition) out.push_back(*std::move(condition));
   }
   return out;

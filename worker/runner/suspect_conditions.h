@@ -1,7 +1,7 @@
 // Conditions that make a measurement suspect (docs: issue "Fingerprint"):
 // the reference BLAS doing the matmuls, other load on the host, CPU frequency
-// scaling, noisy steps. Each check is a pure function from the facts to a
-// sentence for Measurement.suspect; RunJob gathers the facts. Torch-free.
+// scaling, noisy steps, a loss that turned non-finite. Each check is a pure function from the facts
+// to a sentence for Measurement.suspect; RunJob gathers the facts. Torch-free.
 #ifndef PARADNN_WORKER_RUNNER_SUSPECT_CONDITIONS_H_
 #define PARADNN_WORKER_RUNNER_SUSPECT_CONDITIONS_H_
 
@@ -67,6 +67,12 @@ inline constexpr double kSubnormalGradientFraction = 1e-3;
 std::optional<std::string> SubnormalCondition(std::optional<double> fraction,
                                               absl::string_view flush_denormal);
 
+// "loss not finite: ..." when the last timed step's loss is NaN or
+// infinite: the model diverged or a kernel computed garbage (Debian's
+// LibTorch 1.13 gets one bfloat16 convolution gradient wrong, see
+// docs/measurement.md). The step times stand; what they trained does not.
+std::optional<std::string> NonFiniteLossCondition(double first_loss, double last_loss);
+
 // The facts one measurement is judged on.
 struct SuspectFacts {
   std::string blas_backend;
@@ -80,6 +86,8 @@ struct SuspectFacts {
   std::optional<double> probe_ratio_after;
   std::optional<double> subnormal_gradient_fraction;
   std::string flush_denormal;  // "on" / "off" / ""
+  double first_loss = 0;       // the first warm-up step's
+  double last_loss = 0;        // the last timed step's
 };
 
 // Every condition that holds, in the order of the functions above.

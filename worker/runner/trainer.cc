@@ -146,6 +146,8 @@ void FlagSuspectConditions(std::optional<double> load_at_start, v1::Measurement*
   facts.logical_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   facts.steps_cv = m->stats().cv();
   facts.flush_denormal = FlushDenormalState();
+  facts.first_loss = m->first_loss();
+  facts.last_loss = m->last_loss();
   if (m->subnormal_gradient_fraction() >= 0) {
     facts.subnormal_gradient_fraction = m->subnormal_gradient_fraction();
   }
@@ -266,6 +268,47 @@ double SubnormalFraction(const std::vector<torch::Tensor>& parameters) {
   return total > 0 ? subnormal / total : 0;
 }
 
+// Warm-up steps until `warmup` is satisfied; `step` counts them.
+void RunWarmup(Trainer* trainer, const torch::Device& device, bool stream, JobObserver* observer,
+               WarmupRule* warmup, int* step, v1::Measurement* m) {
+  const auto warmup_start = SteadyClock::now();
+  for (bool done = false; !done;) {
+    const auto t0 = SteadyClock::now();
+    torch::Tensor loss = trainer->Step();
+    SynchronizeDevice(device);
+    const double loss_value = loss.item<double>();
+    const double seconds = SecondsSince(t0);
+    if (*step == 0) m->set_first_loss(loss_value);
+    StreamStep(observer, stream, ++*step, seconds, /*warmup=*/true, loss_value);
+    done = warmup->Add(seconds);
+  }
+  m->set_warmup_seconds(SecondsSince(warmup_start));
+  Log(observer,
+      absl::StrFormat("warm-up: %d steps in %.3f s", warmup->steps(), m->warmup_seconds()));
+}
+
+// The operator breakdown of a few more steps under LibTorch's profiler.
+void RecordProfile(Trainer* trainer, const v1::RunSettings& settings, JobObserver* observer,
+                   v1::Measurement* m) {
+  const int steps = settings.profile_steps() > 0 ? settings.profile_steps() : kDefaultProfileSteps;
+  double profiled_step_seconds = 0;
+  std::vector<v1::OpProfile> ops =
+      ProfileSteps([&] { (void)trainer->Step().item<double>(); }, steps, &profiled_step_seconds);
+  m->set_profiled_steps(steps);
+  for (v1::OpProfile& op : ops) *m->add_op_profile() = std::move(op);
+  Log(observer, absl::StrFormat("profile: %d steps, %.3f ms per step under the profiler, "
+                                "%d operators kept",
+                                steps, profiled_step_seconds * 1e3, m->op_profile_size()));
+}
+
+// Throughput and FLOP rates at the median step time.
+void FillRates(const ModelSpec& spec, double median_seconds, v1::Measurement* m) {
+  if (!(median_seconds > 0)) return;
+  m->set_examples_per_sec(static_cast<double>(spec.batch()) / median_seconds);
+  m->set_model_flops_per_sec(m->counts().model_flops() / median_seconds);
+  m->set_executed_flops_per_sec(m->counts().executed_flops() / median_seconds);
+}
+
 // Warm-up and timed steps; fills the timing fields of `m`. Throws what the
 // model throws.
 void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool stream,
@@ -291,20 +334,7 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   }
   int step = 0;
   WarmupRule warmup(settings.warmup_steps(), settings.max_seconds());
-  const auto warmup_start = SteadyClock::now();
-  for (bool done = false; !done;) {
-    const auto t0 = SteadyClock::now();
-    torch::Tensor loss = trainer->Step();
-    SynchronizeDevice(device);
-    const double loss_value = loss.item<double>();
-    const double seconds = SecondsSince(t0);
-    if (step == 0) m->set_first_loss(loss_value);
-    StreamStep(observer, stream, ++step, seconds, /*warmup=*/true, loss_value);
-    done = warmup.Add(seconds);
-  }
-  m->set_warmup_seconds(SecondsSince(warmup_start));
-  Log(observer,
-      absl::StrFormat("warm-up: %d steps in %.3f s", warmup.steps(), m->warmup_seconds()));
+  RunWarmup(trainer.get(), device, stream, observer, &warmup, &step, m);
 
   // Short steps are timed in blocks: one clock read and one loss read (the
   // device sync) per block, so neither dominates what is measured.
@@ -347,18 +377,7 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
                                          ? SubnormalFraction(trainer->parameters())
                                          : -1);
 
-  if (settings.profile()) {
-    const int steps =
-        settings.profile_steps() > 0 ? settings.profile_steps() : kDefaultProfileSteps;
-    double profiled_step_seconds = 0;
-    std::vector<v1::OpProfile> ops =
-        ProfileSteps([&] { (void)trainer->Step().item<double>(); }, steps, &profiled_step_seconds);
-    m->set_profiled_steps(steps);
-    for (v1::OpProfile& op : ops) *m->add_op_profile() = std::move(op);
-    Log(observer, absl::StrFormat("profile: %d steps, %.3f ms per step under the profiler, "
-                                  "%d operators kept",
-                                  steps, profiled_step_seconds * 1e3, m->op_profile_size()));
-  }
+  if (settings.profile()) RecordProfile(trainer.get(), settings, observer, m);
 
   if (static_cast<int>(seconds_per_step.size()) < settings.min_steps()) {
     m->add_suspect(absl::StrFormat(
@@ -372,12 +391,33 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   stats.set_block_steps(block);
   *m->mutable_stats() = stats;
   for (double s : seconds_per_step) m->add_step_seconds(s);
-  const double median = stats.median_s();
-  if (median > 0) {
-    m->set_examples_per_sec(static_cast<double>(spec.batch()) / median);
-    m->set_model_flops_per_sec(m->counts().model_flops() / median);
-    m->set_executed_flops_per_sec(m->counts().executed_flops() / median);
+  FillRates(spec, stats.median_s(), m);
+}
+
+// The job's run settings with defaults filled in; thread counts swept as
+// hyper-parameters override them.
+v1::RunSettings EffectiveSettings(const ModelSpec& spec, const v1::RunSettings& requested) {
+  v1::RunSettings settings = common::WithRunDefaults(requested);
+  if (auto it = spec.params.find(kIntraOpThreadsRule.name); it != spec.params.end()) {
+    settings.set_intra_op_threads(static_cast<int32_t>(it->second));
   }
+  if (auto it = spec.params.find(kInterOpThreadsRule.name); it != spec.params.end()) {
+    settings.set_inter_op_threads(static_cast<int32_t>(it->second));
+  }
+  return settings;
+}
+
+// Why the job cannot fit this host's memory, or nullopt when it may.
+std::optional<std::string> HostMemoryShortfall(const v1::ModelCounts& counts) {
+  const int64_t host_memory = HostMemoryBytes();
+  const double process_estimate =
+      common::ProcessMemoryEstimateBytes(counts.peak_memory_estimate_bytes());
+  if (host_memory <= 0 || process_estimate <= static_cast<double>(host_memory)) {
+    return std::nullopt;
+  }
+  return absl::StrFormat("memory estimate %.2f GiB exceeds host memory %.2f GiB",
+                         process_estimate / (1 << 30),
+                         static_cast<double>(host_memory) / (1 << 30));
 }
 
 }  // namespace
@@ -403,14 +443,7 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
     return m;
   }
 
-  // Thread counts swept as hyper-parameters override the run settings.
-  v1::RunSettings settings = common::WithRunDefaults(job.settings());
-  if (auto it = spec->params.find(kIntraOpThreadsRule.name); it != spec->params.end()) {
-    settings.set_intra_op_threads(static_cast<int32_t>(it->second));
-  }
-  if (auto it = spec->params.find(kInterOpThreadsRule.name); it != spec->params.end()) {
-    settings.set_inter_op_threads(static_cast<int32_t>(it->second));
-  }
+  const v1::RunSettings settings = EffectiveSettings(*spec, job.settings());
   try {
     ApplyThreads(settings, &m, observer);
   } catch (const std::exception& e) {
@@ -424,16 +457,12 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   }
   absl::StatusOr<torch::Device> device = JobDevice(job.device());
   if (!device.ok()) return Fail(m, v1::UNSUPPORTED, std::string(device.status().message()));
-  const int64_t host_memory = HostMemoryBytes();
   // A CUDA job's memory is the device's (the coordinator checks it against
   // the worker's platform); the host check is for CPU jobs.
-  const double process_estimate =
-      common::ProcessMemoryEstimateBytes(m.counts().peak_memory_estimate_bytes());
-  if (device->is_cpu() && host_memory > 0 && process_estimate > static_cast<double>(host_memory)) {
-    return Fail(m, v1::PREDICTED_OOM,
-                absl::StrFormat("memory estimate %.2f GiB exceeds host memory %.2f GiB",
-                                process_estimate / (1 << 30),
-                                static_cast<double>(host_memory) / (1 << 30)));
+  if (device->is_cpu()) {
+    if (std::optional<std::string> oom = HostMemoryShortfall(m.counts())) {
+      return Fail(m, v1::PREDICTED_OOM, *oom);
+    }
   }
 
   // The host-speed probe, comparable only with a calibration that used the

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,21 @@ TEST(SuspectConditionsTest, SubnormalGradients) {
   EXPECT_EQ(SubnormalCondition(0.05, "on"),
             "denormals: 5.0 % of gradient values are subnormal (denormal arithmetic is 10-100x "
             "slower on x86); flush-to-zero is on");
+}
+
+TEST(SuspectConditionsTest, NonFiniteLoss) {
+  EXPECT_EQ(NonFiniteLossCondition(2.9, 2.1), std::nullopt);
+  EXPECT_EQ(NonFiniteLossCondition(2.9, std::nan("")),
+            "loss not finite: nan at the last timed step (2.9 at the first warm-up step): the "
+            "model diverged or a kernel computed wrong values; the step times stand, the "
+            "training does not");
+  EXPECT_NE(NonFiniteLossCondition(2.9, HUGE_VAL), std::nullopt);
+  SuspectFacts facts;
+  facts.first_loss = 2.9;
+  facts.last_loss = std::nan("");
+  const std::vector<std::string> conditions = SuspectConditions(facts);
+  ASSERT_FALSE(conditions.empty());
+  EXPECT_EQ(conditions.back().rfind("loss not finite", 0), 0u) << conditions.back();
 }
 
 }  // namespace

@@ -21,10 +21,6 @@ using model::RetinaNetAnchorsPerImage;
 using model::RetinaNetParams;
 namespace {
 
-ModelSpec Tiny(Precision precision, OptimizerKind optimizer = OptimizerKind::kRmsProp) {
-  return MakeRetinaNetSpec({/*batch=*/1, /*image=*/64, /*output=*/3}, precision, optimizer);
-}
-
 TEST(RetinaNetModelTest, ParametersEqualFormulaAndCount) {
   for (int64_t classes : {1, 3, 80}) {
     RetinaNet net(classes);
@@ -71,9 +67,19 @@ TEST(RetinaNetModelTest, FocalLossMatchesDefinition) {
 // in float32) and then spikes (seed 1: 111 at step 20), so the check covers
 // 15 steps and takes the best of the last 5 (spikes allowed). The cost of a step, which the runner
 // measures, does not depend on it.
+//
+// The 16-bit cases take image 96: at image 64, P6 is 1x1 and P7's 3x3
+// stride-2 convolution reads that single pixel, and oneDNN (LibTorch 1.13,
+// Debian) computes that convolution's bfloat16 weight gradient wrongly -- in
+// a quarter of random trials non-finite, on AVX-512 BF16 and AMX alike --
+// so the loss turns NaN after a few steps. At image 96 P6 is 2x2.
+// (The runner flags a job whose loss turns non-finite.)
+constexpr int64_t kBFloat16Image = 96;
+
 ModelSpec Learnable(Precision precision) {
-  return MakeRetinaNetSpec({/*batch=*/2, /*image=*/64, /*output=*/3}, precision,
-                           OptimizerKind::kSgd);
+  const bool bf16 = precision != Precision::kFloat32;
+  return MakeRetinaNetSpec({/*batch=*/2, /*image=*/bf16 ? kBFloat16Image : 64, /*output=*/3},
+                           precision, OptimizerKind::kSgd);
 }
 
 TEST(RetinaNetModelTest, LossFallsInFloat32) {
@@ -92,7 +98,7 @@ TEST(RetinaNetModelTest, LossFallsInBFloat16) {
 }
 
 TEST(RetinaNetModelTest, MixedBFloat16Trains) {
-  const ModelSpec spec = Tiny(Precision::kMixedBf16);
+  const ModelSpec spec = Learnable(Precision::kMixedBf16);
   Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
   std::vector<double> losses;
   for (int i = 0; i < 6; ++i) losses.push_back(trainer.Step().item<double>());
