@@ -40,6 +40,81 @@ using namespace paradnn;  // NOLINT(build/namespaces): main only
 
 constexpr int64_t kSweepSize = 6 * 9 * 9 * 4 * 5;
 
+// One FC configuration of a synthetic sweep.
+struct FcPoint {
+  int64_t layer, node, batch, input, output;
+};
+
+// The job, its hyper-parameters, one attempt and an OK result with the
+// synthetic speed model's figures.
+absl::Status WriteJob(sqlite3* conn, int64_t sweep_id, int ordinal, const std::string& device,
+                      bool gpu, int threads, int64_t platform_id, const FcPoint& point) {
+  const auto [layer, node, batch, input, output] = point;
+  v1::ModelConfig config;
+  config.set_family("fc");
+  const std::pair<const char*, int64_t> params[] = {
+      {"layer", layer}, {"node", node}, {"batch", batch}, {"input", input}, {"output", output}};
+  for (const auto& [key, value] : params) (*config.mutable_params())[key] = value;
+  config.set_precision("float32");
+  config.set_optimizer("rmsprop");
+  absl::StatusOr<int64_t> config_id = db::InternConfig(conn, config);
+  if (!config_id.ok()) return config_id.status();
+  db::Statement job(conn,
+                    "INSERT INTO jobs (sweep_id, ordinal, device, state, config, "
+                    "settings, precision, optimizer, attempts, updated_unix_ms, "
+                    "config_id) "
+                    "VALUES (?, ?, ?, 3, ?, x'', 'float32', 'rmsprop', 1, 0, ?)");
+  job.Bind(1, sweep_id)
+      .Bind(2, ordinal)
+      .Bind(3, device)
+      .BindBlob(4, config.SerializeAsString())
+      .Bind(5, *config_id);
+  if (absl::Status s = job.Run(); !s.ok()) return s;
+  const int64_t job_id = sqlite3_last_insert_rowid(conn);
+  for (const auto& [key, value] : params) {
+    db::Statement param(conn,
+                        "INSERT INTO job_params (job_id, key, int_value) "
+                        "VALUES (?, ?, ?)");
+    param.Bind(1, job_id).Bind(2, std::string(key)).Bind(3, value);
+    if (absl::Status s = param.Run(); !s.ok()) return s;
+  }
+  db::Statement attempt(conn,
+                        "INSERT INTO attempts (job_id, worker_id, started_unix_ms, "
+                        "lease_deadline_unix_ms, finished_unix_ms, outcome) "
+                        "VALUES (?, 'w', 0, 0, 1, 'OK')");
+  attempt.Bind(1, job_id);
+  if (absl::Status s = attempt.Run(); !s.ok()) return s;
+  const int64_t attempt_id = sqlite3_last_insert_rowid(conn);
+  const double flops = 6.0 * batch * (input * node + (layer - 1) * node * node + node * output);
+  const double speed =
+      (gpu ? 40.0 : 1.0) * threads * 1e9 * (10 + std::log2(node) * std::log2(batch));
+  const double step = flops / speed;
+  const double bytes = 4.0 * (layer * node * node + batch * (input + layer * node));
+  db::Statement result(
+      conn,
+      "INSERT INTO results (job_id, attempt_id, worker_id, platform_id, outcome, "
+      "error, examples_per_sec, step_median_s, step_cv, params, model_flops, "
+      "executed_flops, bytes_per_step, model_flops_per_sec, executed_flops_per_sec, "
+      "intra_op_threads, inter_op_threads, mfu, hfu, measurement, created_unix_ms) "
+      "VALUES (?, ?, 'w', ?, 1, '', ?, ?, 0.01, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, x'', 0)");
+  result.Bind(1, job_id)
+      .Bind(2, attempt_id)
+      .Bind(3, platform_id)
+      .Bind(4, batch / step)
+      .Bind(5, step)
+      .Bind(6, input * node + (layer - 1) * node * node + node * output)
+      .Bind(7, flops)
+      .Bind(8, flops * 1.05)
+      .Bind(9, bytes)
+      .Bind(10, speed)
+      .Bind(11, speed * 1.05)
+      .Bind(12, threads)
+      .Bind(13, speed / (gpu ? 400e12 : 250e9) / threads)
+      .Bind(14, speed * 1.05 / (gpu ? 400e12 : 250e9) / threads);
+  if (absl::Status s = result.Run(); !s.ok()) return s;
+  return absl::OkStatus();
+}
+
 // Writes sweep `index` (jobs, hyper-parameters, attempts, results) in one
 // transaction, straight into the tables: the stores would lease and store
 // one job at a time.
@@ -63,72 +138,11 @@ absl::Status WriteSweep(db::Database* database, int index, int64_t platform_id) 
         for (int64_t batch = 64; batch <= 16384; batch *= 2) {
           for (int64_t input = 2000; input <= 8000; input += 2000) {
             for (int64_t output = 200; output <= 1000; output += 200) {
-              v1::ModelConfig config;
-              config.set_family("fc");
-              const std::pair<const char*, int64_t> params[] = {{"layer", layer},
-                                                                {"node", node},
-                                                                {"batch", batch},
-                                                                {"input", input},
-                                                                {"output", output}};
-              for (const auto& [key, value] : params) (*config.mutable_params())[key] = value;
-              config.set_precision("float32");
-              config.set_optimizer("rmsprop");
-              absl::StatusOr<int64_t> config_id = db::InternConfig(conn, config);
-              if (!config_id.ok()) return config_id.status();
-              db::Statement job(conn,
-                                "INSERT INTO jobs (sweep_id, ordinal, device, state, config, "
-                                "settings, precision, optimizer, attempts, updated_unix_ms, "
-                                "config_id) "
-                                "VALUES (?, ?, ?, 3, ?, x'', 'float32', 'rmsprop', 1, 0, ?)");
-              job.Bind(1, sweep_id)
-                  .Bind(2, ordinal++)
-                  .Bind(3, spec.device())
-                  .BindBlob(4, config.SerializeAsString())
-                  .Bind(5, *config_id);
-              if (absl::Status s = job.Run(); !s.ok()) return s;
-              const int64_t job_id = sqlite3_last_insert_rowid(conn);
-              for (const auto& [key, value] : params) {
-                db::Statement param(conn,
-                                    "INSERT INTO job_params (job_id, key, int_value) "
-                                    "VALUES (?, ?, ?)");
-                param.Bind(1, job_id).Bind(2, std::string(key)).Bind(3, value);
-                if (absl::Status s = param.Run(); !s.ok()) return s;
+              if (absl::Status s = WriteJob(conn, sweep_id, ordinal++, spec.device(), gpu, threads,
+                                            platform_id, {layer, node, batch, input, output});
+                  !s.ok()) {
+                return s;
               }
-              db::Statement attempt(conn,
-                                    "INSERT INTO attempts (job_id, worker_id, started_unix_ms, "
-                                    "lease_deadline_unix_ms, finished_unix_ms, outcome) "
-                                    "VALUES (?, 'w', 0, 0, 1, 'OK')");
-              attempt.Bind(1, job_id);
-              if (absl::Status s = attempt.Run(); !s.ok()) return s;
-              const int64_t attempt_id = sqlite3_last_insert_rowid(conn);
-              const double flops =
-                  6.0 * batch * (input * node + (layer - 1) * node * node + node * output);
-              const double speed =
-                  (gpu ? 40.0 : 1.0) * threads * 1e9 * (10 + std::log2(node) * std::log2(batch));
-              const double step = flops / speed;
-              const double bytes = 4.0 * (layer * node * node + batch * (input + layer * node));
-              db::Statement result(
-                  conn,
-                  "INSERT INTO results (job_id, attempt_id, worker_id, platform_id, outcome, "
-                  "error, examples_per_sec, step_median_s, step_cv, params, model_flops, "
-                  "executed_flops, bytes_per_step, model_flops_per_sec, executed_flops_per_sec, "
-                  "intra_op_threads, inter_op_threads, mfu, hfu, measurement, created_unix_ms) "
-                  "VALUES (?, ?, 'w', ?, 1, '', ?, ?, 0.01, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, x'', 0)");
-              result.Bind(1, job_id)
-                  .Bind(2, attempt_id)
-                  .Bind(3, platform_id)
-                  .Bind(4, batch / step)
-                  .Bind(5, step)
-                  .Bind(6, input * node + (layer - 1) * node * node + node * output)
-                  .Bind(7, flops)
-                  .Bind(8, flops * 1.05)
-                  .Bind(9, bytes)
-                  .Bind(10, speed)
-                  .Bind(11, speed * 1.05)
-                  .Bind(12, threads)
-                  .Bind(13, speed / (gpu ? 400e12 : 250e9) / threads)
-                  .Bind(14, speed * 1.05 / (gpu ? 400e12 : 250e9) / threads);
-              if (absl::Status s = result.Run(); !s.ok()) return s;
             }
           }
         }

@@ -164,9 +164,7 @@ void PrintRow(const std::string& figure, const std::string& value, const std::st
   std::cout << absl::StrFormat("%-34s %14s %12s %10s\n", figure, value, target, ratio);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct LoadOptions {
   int workers = 1000;
   double seconds = 600;
   int channels = 0;
@@ -177,46 +175,124 @@ int main(int argc, char** argv) {
   std::string db_path;
   bool keep_db = false;
   std::string coordinator_metrics;
-  CLI::App app("Drives paradnn-coordinator with simulated workers running family noop",
-               "paradnn-bench-load");
-  app.add_option("--workers", workers, "Simulated workers, one stream each")
+};
+
+void AddFlags(CLI::App& app, LoadOptions* o) {
+  app.add_option("--workers", o->workers, "Simulated workers, one stream each")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  app.add_option("--seconds", seconds, "Length of the run")
+  app.add_option("--seconds", o->seconds, "Length of the run")
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
-  app.add_option("--channels", channels,
+  app.add_option("--channels", o->channels,
                  "gRPC channels (connections) the streams share "
                  "(default: one per 100 workers)");
-  app.add_option("--sweep-jobs", sweep_jobs, "Jobs per submitted noop sweep")
+  app.add_option("--sweep-jobs", o->sweep_jobs, "Jobs per submitted noop sweep")
       ->check(CLI::Range(int64_t{100}, int64_t{10'000'000}))
       ->capture_default_str();
-  app.add_option("--warmup-fraction", warmup_fraction,
+  app.add_option("--warmup-fraction", o->warmup_fraction,
                  "Share of the run before the steady-state figures start")
       ->check(CLI::Range(0.0, 0.9))
       ->capture_default_str();
-  app.add_option("--job-ms", job_ms,
+  app.add_option("--job-ms", o->job_ms,
                  "Each worker holds each job this long before its result (0: at once); "
                  "paces the offered load at workers * 1000 / job-ms results/s")
       ->check(CLI::Range(0, 3'600'000))
       ->capture_default_str();
-  app.add_option("--db", db_path, "SQLite file (default: a fresh one under /tmp)");
-  app.add_flag("--keep-db", keep_db, "Keep the database file after the run");
-  app.add_option("--coordinator-metrics", coordinator_metrics,
+  app.add_option("--db", o->db_path, "SQLite file (default: a fresh one under /tmp)");
+  app.add_flag("--keep-db", o->keep_db, "Keep the database file after the run");
+  app.add_option("--coordinator-metrics", o->coordinator_metrics,
                  "Give the coordinator --metrics-listen HOST:PORT, to watch /metrics during a run");
-  app.add_option("--bin-dir", bin_dir, "Folder of paradnn-coordinator (default: this program's)");
-  CLI11_PARSE(app, argc, argv);
-  if (bin_dir.empty()) bin_dir = std::filesystem::canonical("/proc/self/exe").parent_path();
-  if (channels <= 0) channels = std::max(1, (workers + 99) / 100);
-  if (db_path.empty()) db_path = absl::StrCat("/tmp/paradnn-bench-load-", getpid(), ".db");
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_path + suffix);
+  app.add_option("--bin-dir", o->bin_dir,
+                 "Folder of paradnn-coordinator (default: this program's)");
+}
 
+// What the database holds after the run.
+struct StoredCounts {
+  absl::StatusOr<int64_t> results = 0;
+  absl::StatusOr<int64_t> distinct_jobs = 0;
+  absl::StatusOr<int64_t> done_jobs = 0;
+};
+
+// The steady-state figures of a run's samples.
+struct SteadyFigures {
+  double rate = 0;  // results acked per second
+  double rss_max = 0;
+  double slope = 0;  // least-squares RSS slope, MB per minute
+  double cpu = 0;    // coordinator, % of one core
+  double bench_cpu = 0;
+  double load_mean = 0;
+  size_t window = 1;  // samples in the first/last medians
+  double rss_first = 0, rss_last = 0;
+  double anon_first = 0, anon_last = 0;
+  double file_first = 0, file_last = 0;
+};
+
+// One run of the bench: the coordinator process, the simulated fleet and
+// the threads that feed it, in the order they start and stop.
+class LoadRun {
+ public:
+  explicit LoadRun(LoadOptions options) : o_(std::move(options)) {}
+
+  // Starts the coordinator and submits the first sweep.
+  bool StartCoordinator();
+  // Connects the simulated workers and the heartbeat, feeder and timer
+  // threads.
+  void StartFleet();
+  // Samples the coordinator once a second until the run's length; false if
+  // the coordinator died or nothing was sampled.
+  bool Measure();
+  // No new work; every result in flight acknowledged, streams closed, the
+  // coordinator stopped; counts what the database holds.
+  void Drain();
+  // Prints the figures beside their targets; the exit status.
+  int Report() const;
+  // Stops the threads and streams and the coordinator after a failure.
+  void Abort();
+
+ private:
+  bool Submit();
+  void StopThreads();
+  SteadyFigures Figures() const;
+
+  const LoadOptions o_;
+  pid_t coordinator_ = -1;
+  std::string address_;
+  std::unique_ptr<v1::Coordinator::Stub> coordinator_stub_;
+  std::atomic<int64_t> submitted_{0};
+  std::atomic<int> sweeps_{0};
+  std::atomic<double> max_submit_seconds_{0};
+
+  std::vector<std::shared_ptr<grpc::Channel>> worker_channels_;
+  std::vector<std::unique_ptr<v1::WorkerGateway::Stub>> stubs_;
+  Fleet fleet_;
+  ResultTimer timer_;
+  std::thread timer_thread_;
+  std::vector<std::unique_ptr<SimWorker>> fleet_workers_;
+  std::atomic<bool> stop_threads_{false};
+  std::atomic<bool> submit_failed_{false};
+  std::thread heartbeats_;
+  std::thread feeder_;
+
+  SteadyClock::time_point start_;
+  SteadyClock::time_point end_;
+  SteadyClock::time_point warmup_at_;
+  std::vector<Sample> samples_;
+  size_t warmup_index_ = 0;
+  int64_t acked_at_warmup_ = 0;
+  int64_t acked_at_end_ = 0;
+  int64_t unacked_left_ = 0;
+  int coordinator_status_ = 0;
+  StoredCounts stored_;
+};
+
+bool LoadRun::StartCoordinator() {
   const std::string socket = absl::StrCat("/tmp/paradnn-bench-load-", getpid(), ".sock");
-  const std::string address = "unix:" + socket;
+  address_ = "unix:" + socket;
   std::vector<std::string> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) environment.emplace_back(*entry);
-  if (!coordinator_metrics.empty()) {
-    environment.push_back("PARADNN_METRICS_LISTEN=" + coordinator_metrics);
+  if (!o_.coordinator_metrics.empty()) {
+    environment.push_back("PARADNN_METRICS_LISTEN=" + o_.coordinator_metrics);
   }
   common::SpawnOptions spawn;
   spawn.stdin_fd = STDIN_FILENO;
@@ -224,309 +300,328 @@ int main(int argc, char** argv) {
   spawn.stderr_fd = STDERR_FILENO;
   spawn.environment = &environment;
   absl::StatusOr<common::SpawnedChild> spawned = common::SpawnChild(
-      {bin_dir + "/paradnn-coordinator", "--db", db_path, "--listen", address, "--max-jobs",
-       absl::StrCat(std::max<int64_t>(sweep_jobs, 100000)), "--log-level", "warn"},
+      {o_.bin_dir + "/paradnn-coordinator", "--db", o_.db_path, "--listen", address_, "--max-jobs",
+       absl::StrCat(std::max<int64_t>(o_.sweep_jobs, 100000)), "--log-level", "warn"},
       spawn);
   if (!spawned.ok()) {
     std::cerr << spawned.status() << "\n";
-    return 1;
+    return false;
   }
-  const pid_t coordinator = spawned->pid;
-  auto stop_coordinator = [&] {
-    kill(coordinator, SIGTERM);
-    int status = 0;
-    waitpid(coordinator, &status, 0);
-    return status;
-  };
+  coordinator_ = spawned->pid;
   for (int i = 0; i < 200 && !std::filesystem::exists(socket); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  coordinator_stub_ =
+      v1::Coordinator::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  if (!Submit()) return false;
+  std::cerr << absl::StrFormat("first sweep of %d noop jobs submitted in %.2f s\n", o_.sweep_jobs,
+                               max_submit_seconds_.load());
+  return true;
+}
 
-  auto client_channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  auto coordinator_stub = v1::Coordinator::NewStub(client_channel);
-  std::atomic<int64_t> submitted{0};
-  std::atomic<int> sweeps{0};
-  std::atomic<double> max_submit_seconds{0};
-  auto submit = [&]() -> bool {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
-    v1::SubmitSweepRequest request;
-    *request.mutable_spec() = NoopSweep(sweeps.load(), sweep_jobs);
-    v1::SubmitSweepResponse response;
-    const auto start = SteadyClock::now();
-    grpc::Status status = coordinator_stub->SubmitSweep(&context, request, &response);
-    const double took = SecondsBetween(start, SteadyClock::now());
-    if (!status.ok()) {
-      std::cerr << "SubmitSweep: " << status.error_message() << "\n";
-      return false;
-    }
-    if (took > max_submit_seconds.load()) max_submit_seconds.store(took);
-    submitted.fetch_add(response.jobs());
-    sweeps.fetch_add(1);
-    return true;
-  };
-  if (!submit()) {
-    stop_coordinator();
-    return 1;
+bool LoadRun::Submit() {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  v1::SubmitSweepRequest request;
+  *request.mutable_spec() = NoopSweep(sweeps_.load(), o_.sweep_jobs);
+  v1::SubmitSweepResponse response;
+  const auto start = SteadyClock::now();
+  grpc::Status status = coordinator_stub_->SubmitSweep(&context, request, &response);
+  const double took = SecondsBetween(start, SteadyClock::now());
+  if (!status.ok()) {
+    std::cerr << "SubmitSweep: " << status.error_message() << "\n";
+    return false;
   }
-  std::cerr << absl::StrFormat("first sweep of %d noop jobs submitted in %.2f s\n", sweep_jobs,
-                               max_submit_seconds.load());
+  if (took > max_submit_seconds_.load()) max_submit_seconds_.store(took);
+  submitted_.fetch_add(response.jobs());
+  sweeps_.fetch_add(1);
+  return true;
+}
 
+void LoadRun::StartFleet() {
   // Channels that do not share a connection: a distinct argument each, and
   // no global subchannel pool.
-  std::vector<std::shared_ptr<grpc::Channel>> worker_channels;
-  std::vector<std::unique_ptr<v1::WorkerGateway::Stub>> stubs;
-  for (int c = 0; c < channels; ++c) {
+  for (int c = 0; c < o_.channels; ++c) {
     grpc::ChannelArguments args;
     args.SetInt("paradnn.bench_channel", c);
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
-    worker_channels.push_back(
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
-    stubs.push_back(v1::WorkerGateway::NewStub(worker_channels.back()));
+    worker_channels_.push_back(
+        grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args));
+    stubs_.push_back(v1::WorkerGateway::NewStub(worker_channels_.back()));
   }
-
-  Fleet fleet;
-  fleet.job_ms = job_ms;
-  ResultTimer timer;
-  std::thread timer_thread([&] {
-    timer.Run([&](SimWorker* worker, const v1::JobAssignment& assignment) {
-      if (!fleet.draining.load()) worker->SendResult(assignment);
+  fleet_.job_ms = o_.job_ms;
+  timer_thread_ = std::thread([this] {
+    timer_.Run([this](SimWorker* worker, const v1::JobAssignment& assignment) {
+      if (!fleet_.draining.load()) worker->SendResult(assignment);
     });
   });
-  std::vector<std::unique_ptr<SimWorker>> fleet_workers;
-  const auto start = SteadyClock::now();
-  for (int i = 0; i < workers; ++i) {
-    fleet_workers.push_back(std::make_unique<SimWorker>(
-        i, stubs[static_cast<size_t>(i % channels)].get(), &fleet, &timer));
-    fleet_workers.back()->Start();
+  start_ = SteadyClock::now();
+  warmup_at_ = start_;
+  for (int i = 0; i < o_.workers; ++i) {
+    fleet_workers_.push_back(std::make_unique<SimWorker>(
+        i, stubs_[static_cast<size_t>(i % o_.channels)].get(), &fleet_, &timer_));
+    fleet_workers_.back()->Start();
   }
-
-  std::atomic<bool> stop_threads{false};
-  std::thread heartbeats([&] {
-    while (!stop_threads.load()) {
+  heartbeats_ = std::thread([this] {
+    while (!stop_threads_.load()) {
       const auto now = SteadyClock::now();
-      for (auto& worker : fleet_workers) worker->MaybeHeartbeat(now);
+      for (auto& worker : fleet_workers_) worker->MaybeHeartbeat(now);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
   // Keeps between one and two sweeps' worth of jobs pending.
-  std::atomic<bool> submit_failed{false};
-  std::thread feeder([&] {
-    while (!stop_threads.load() && !fleet.draining.load()) {
-      if (submitted.load() - fleet.results_sent.load() < sweep_jobs) {
-        if (!submit()) {
-          submit_failed = true;
+  feeder_ = std::thread([this] {
+    while (!stop_threads_.load() && !fleet_.draining.load()) {
+      if (submitted_.load() - fleet_.results_sent.load() < o_.sweep_jobs) {
+        if (!Submit()) {
+          submit_failed_ = true;
           return;
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   });
+}
 
-  std::vector<Sample> samples;
-  const double warmup_seconds = seconds * warmup_fraction;
-  size_t warmup_index = 0;
-  int64_t acked_at_warmup = 0;
-  SteadyClock::time_point warmup_at = start;
-  for (int tick = 1; !submit_failed.load(); ++tick) {
-    std::this_thread::sleep_until(start + std::chrono::seconds(tick));
+bool LoadRun::Measure() {
+  const double warmup_seconds = o_.seconds * o_.warmup_fraction;
+  for (int tick = 1; !submit_failed_.load(); ++tick) {
+    std::this_thread::sleep_until(start_ + std::chrono::seconds(tick));
     Sample s;
-    s.t = SecondsBetween(start, SteadyClock::now());
-    s.acked = fleet.acked.load();
-    s.coordinator = ReadProc(coordinator);
+    s.t = SecondsBetween(start_, SteadyClock::now());
+    s.acked = fleet_.acked.load();
+    s.coordinator = ReadProc(coordinator_);
     s.bench = ReadProc(getpid());
     s.load1 = LoadAverage1();
-    samples.push_back(s);
-    if (!fleet.steady.load() && s.t >= warmup_seconds) {
-      fleet.steady = true;
-      warmup_index = samples.size() - 1;
-      acked_at_warmup = s.acked;
-      warmup_at = SteadyClock::now();
+    samples_.push_back(s);
+    if (!fleet_.steady.load() && s.t >= warmup_seconds) {
+      fleet_.steady = true;
+      warmup_index_ = samples_.size() - 1;
+      acked_at_warmup_ = s.acked;
+      warmup_at_ = SteadyClock::now();
     }
-    if (tick % 10 == 0 && samples.size() > 10) {
-      const Sample& before = samples[samples.size() - 11];
+    if (tick % 10 == 0 && samples_.size() > 10) {
+      const Sample& before = samples_[samples_.size() - 11];
       const double cpu =
           (s.coordinator.cpu_seconds - before.coordinator.cpu_seconds) / (s.t - before.t) * 100;
       std::cerr << absl::StrFormat(
           "t=%4.0f s  streams %d/%d  acked %d (%.0f/s)  p99 %.1f ms  RSS %.1f MB (anon %.1f, file "
           "%.1f)  CPU %.0f %%  load %.2f  sweeps %d\n",
-          s.t, fleet.hello_acks.load(), workers, s.acked,
+          s.t, fleet_.hello_acks.load(), o_.workers, s.acked,
           static_cast<double>(s.acked - before.acked) / (s.t - before.t),
-          fleet.latency_all.QuantileMs(0.99), s.coordinator.rss_mb, s.coordinator.rss_anon_mb,
-          s.coordinator.rss_file_mb, cpu, s.load1, sweeps.load());
+          fleet_.latency_all.QuantileMs(0.99), s.coordinator.rss_mb, s.coordinator.rss_anon_mb,
+          s.coordinator.rss_file_mb, cpu, s.load1, sweeps_.load());
     }
-    if (s.t >= seconds) break;
-    if (waitpid(coordinator, nullptr, WNOHANG) == coordinator) {
+    if (s.t >= o_.seconds) break;
+    if (waitpid(coordinator_, nullptr, WNOHANG) == coordinator_) {
       std::cerr << "the coordinator exited during the run\n";
-      return 1;
+      coordinator_ = -1;
+      return false;
     }
   }
-  const auto end = SteadyClock::now();
-  const int64_t acked_at_end = fleet.acked.load();
-  if (samples.empty()) {
-    stop_threads = true;
-    heartbeats.join();
-    feeder.join();
-    timer.Stop();
-    timer_thread.join();
-    for (auto& worker : fleet_workers) worker->Cancel();
-    stop_coordinator();
-    return 1;
-  }
+  end_ = SteadyClock::now();
+  acked_at_end_ = fleet_.acked.load();
+  return !samples_.empty();
+}
 
-  // Drain: no new work; wait for every result in flight to be acknowledged,
-  // then close the streams, then stop the coordinator.
-  fleet.draining = true;
-  {
-    std::unique_lock<std::mutex> lock(fleet.mu);
-    fleet.cv.wait_for(lock, std::chrono::seconds(60), [&] { return fleet.unacked.load() == 0; });
+void LoadRun::StopThreads() {
+  stop_threads_ = true;
+  if (heartbeats_.joinable()) heartbeats_.join();
+  if (feeder_.joinable()) feeder_.join();
+  timer_.Stop();
+  if (timer_thread_.joinable()) timer_thread_.join();
+}
+
+void LoadRun::Abort() {
+  StopThreads();
+  for (auto& worker : fleet_workers_) worker->Cancel();
+  if (coordinator_ > 0) {
+    kill(coordinator_, SIGTERM);
+    waitpid(coordinator_, nullptr, 0);
   }
-  const int64_t unacked_left = fleet.unacked.load();
-  stop_threads = true;
-  heartbeats.join();
-  feeder.join();
-  timer.Stop();
-  timer_thread.join();
-  for (auto& worker : fleet_workers) worker->Close();
+}
+
+void LoadRun::Drain() {
+  fleet_.draining = true;
   {
-    std::unique_lock<std::mutex> lock(fleet.mu);
-    if (!fleet.cv.wait_for(lock, std::chrono::seconds(30),
-                           [&] { return fleet.streams_done.load() == workers; })) {
+    std::unique_lock<std::mutex> lock(fleet_.mu);
+    fleet_.cv.wait_for(lock, std::chrono::seconds(60), [&] { return fleet_.unacked.load() == 0; });
+  }
+  unacked_left_ = fleet_.unacked.load();
+  StopThreads();
+  for (auto& worker : fleet_workers_) worker->Close();
+  {
+    std::unique_lock<std::mutex> lock(fleet_.mu);
+    if (!fleet_.cv.wait_for(lock, std::chrono::seconds(30),
+                            [&] { return fleet_.streams_done.load() == o_.workers; })) {
       lock.unlock();
-      for (auto& worker : fleet_workers) worker->Cancel();
+      for (auto& worker : fleet_workers_) worker->Cancel();
       lock.lock();
-      fleet.cv.wait(lock, [&] { return fleet.streams_done.load() == workers; });
+      fleet_.cv.wait(lock, [&] { return fleet_.streams_done.load() == o_.workers; });
     }
   }
-  const int coordinator_status = stop_coordinator();
-
-  const absl::StatusOr<int64_t> stored = CountRows(db_path, "SELECT COUNT(*) FROM results");
-  const absl::StatusOr<int64_t> stored_jobs =
-      CountRows(db_path, "SELECT COUNT(DISTINCT job_id) FROM results");
-  const absl::StatusOr<int64_t> done_jobs =
-      CountRows(db_path, "SELECT COUNT(*) FROM jobs WHERE state = 3");
-  if (!keep_db) {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_path + suffix);
+  kill(coordinator_, SIGTERM);
+  waitpid(coordinator_, &coordinator_status_, 0);
+  stored_.results = CountRows(o_.db_path, "SELECT COUNT(*) FROM results");
+  stored_.distinct_jobs = CountRows(o_.db_path, "SELECT COUNT(DISTINCT job_id) FROM results");
+  stored_.done_jobs = CountRows(o_.db_path, "SELECT COUNT(*) FROM jobs WHERE state = 3");
+  if (!o_.keep_db) {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(o_.db_path + suffix);
   }
+}
 
-  // ---- figures ----
-  const Sample& warm = samples[warmup_index];
-  const Sample& last = samples.back();
-  const double steady_seconds = SecondsBetween(warmup_at, end);
-  const double rate = static_cast<double>(acked_at_end - acked_at_warmup) / steady_seconds;
-  double rss_max = 0;
-  for (const Sample& sample : samples) rss_max = std::max(rss_max, sample.coordinator.rss_mb);
-  // Least-squares slope of RSS over the steady samples, MB per minute.
-  double slope = 0;
-  {
-    double n = 0, st = 0, sr = 0, stt = 0, str = 0;
-    for (size_t i = warmup_index; i < samples.size(); ++i) {
-      const double t = samples[i].t, r = samples[i].coordinator.rss_mb;
-      n += 1, st += t, sr += r, stt += t * t, str += t * r;
-    }
-    if (n > 1 && n * stt - st * st > 0) slope = (n * str - st * sr) / (n * stt - st * st) * 60;
+SteadyFigures LoadRun::Figures() const {
+  SteadyFigures f;
+  const Sample& warm = samples_[warmup_index_];
+  const Sample& last = samples_.back();
+  f.rate = static_cast<double>(acked_at_end_ - acked_at_warmup_) / SecondsBetween(warmup_at_, end_);
+  for (const Sample& sample : samples_) f.rss_max = std::max(f.rss_max, sample.coordinator.rss_mb);
+  double n = 0, st = 0, sr = 0, stt = 0, str = 0;
+  for (size_t i = warmup_index_; i < samples_.size(); ++i) {
+    const double t = samples_[i].t, r = samples_[i].coordinator.rss_mb;
+    n += 1, st += t, sr += r, stt += t * t, str += t * r;
   }
-  const double cpu_steady =
-      (last.coordinator.cpu_seconds - warm.coordinator.cpu_seconds) / (last.t - warm.t) * 100;
-  const double bench_cpu =
-      (last.bench.cpu_seconds - warm.bench.cpu_seconds) / (last.t - warm.t) * 100;
+  if (n > 1 && n * stt - st * st > 0) f.slope = (n * str - st * sr) / (n * stt - st * st) * 60;
+  f.cpu = (last.coordinator.cpu_seconds - warm.coordinator.cpu_seconds) / (last.t - warm.t) * 100;
+  f.bench_cpu = (last.bench.cpu_seconds - warm.bench.cpu_seconds) / (last.t - warm.t) * 100;
   double load_sum = 0;
-  for (size_t i = warmup_index; i < samples.size(); ++i) load_sum += samples[i].load1;
-  const double load_mean = load_sum / static_cast<double>(samples.size() - warmup_index);
-  const double p50 = fleet.latency_steady.QuantileMs(0.50);
-  const double p99 = fleet.latency_steady.QuantileMs(0.99);
+  for (size_t i = warmup_index_; i < samples_.size(); ++i) load_sum += samples_[i].load1;
+  f.load_mean = load_sum / static_cast<double>(samples_.size() - warmup_index_);
   // RSS flat: the median of the steady part's first and last minute (a
   // quarter of it in shorter runs).
-  const size_t window =
-      std::max<size_t>(1, std::min<size_t>(60, (samples.size() - warmup_index) / 4));
-  const size_t last_begin = samples.size() - window;
-  auto first_median = [&](double ProcSample::*field) {
-    return MedianOver(samples, warmup_index, warmup_index + window, field);
+  f.window = std::max<size_t>(1, std::min<size_t>(60, (samples_.size() - warmup_index_) / 4));
+  const size_t last_begin = samples_.size() - f.window;
+  auto first = [&](double ProcSample::*field) {
+    return MedianOver(samples_, warmup_index_, warmup_index_ + f.window, field);
   };
-  auto last_median = [&](double ProcSample::*field) {
-    return MedianOver(samples, last_begin, samples.size(), field);
+  auto later = [&](double ProcSample::*field) {
+    return MedianOver(samples_, last_begin, samples_.size(), field);
   };
-  const double rss_first = first_median(&ProcSample::rss_mb);
-  const double rss_last = last_median(&ProcSample::rss_mb);
-  const double growth = rss_last - rss_first;
+  f.rss_first = first(&ProcSample::rss_mb);
+  f.rss_last = later(&ProcSample::rss_mb);
+  f.anon_first = first(&ProcSample::rss_anon_mb);
+  f.anon_last = later(&ProcSample::rss_anon_mb);
+  f.file_first = first(&ProcSample::rss_file_mb);
+  f.file_last = later(&ProcSample::rss_file_mb);
+  return f;
+}
 
+// NOLINTNEXTLINE(readability-function-size): one printed row per figure, in the report's order.
+int LoadRun::Report() const {
+  const SteadyFigures f = Figures();
+  const double p50 = fleet_.latency_steady.QuantileMs(0.50);
+  const double p99 = fleet_.latency_steady.QuantileMs(0.99);
+  const double growth = f.rss_last - f.rss_first;
   std::cout << absl::StrFormat(
       "\n%d simulated workers on %d channels, results %s, %.0f s (steady: the last %.0f s after a "
       "%.0f s "
       "warm-up), %d noop sweeps of %d jobs\nhost: %d CPUs, load average %.2f over the steady "
       "part (this bench and the coordinator share them)\n\n",
-      workers, channels,
-      job_ms > 0 ? absl::StrCat(job_ms, " ms after each assignment") : std::string("at once"),
-      SecondsBetween(start, end), steady_seconds, warmup_seconds, sweeps.load(), sweep_jobs,
-      static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), load_mean);
+      o_.workers, o_.channels,
+      o_.job_ms > 0 ? absl::StrCat(o_.job_ms, " ms after each assignment") : std::string("at once"),
+      SecondsBetween(start_, end_), SecondsBetween(warmup_at_, end_),
+      o_.seconds * o_.warmup_fraction, sweeps_.load(), o_.sweep_jobs,
+      static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), f.load_mean);
   // The targets of the fleet size asked for: 1,000 workers (issue 6) or
   // 5,000 (issue 17). Saturated, the latency is the queue (workers ÷
   // throughput, docs/operations.md): its target is for paced runs.
-  const bool large_fleet = workers >= 5000;
-  const double rate_target = large_fleet && job_ms == 0 ? 5000 : 2000;
+  const bool large_fleet = o_.workers >= 5000;
+  const double rate_target = large_fleet && o_.job_ms == 0 ? 5000 : 2000;
   const double rss_target = large_fleet ? 500 : 300;
   PrintRow("figure", "value", "target", "ratio");
-  PrintRow("results stored/s (acked, steady)", absl::StrFormat("%.0f", rate),
-           absl::StrFormat(">= %.0f", rate_target),
-           absl::StrFormat("%.2fx%s", rate / rate_target, rate >= rate_target ? "" : "  under"));
+  PrintRow(
+      "results stored/s (acked, steady)", absl::StrFormat("%.0f", f.rate),
+      absl::StrFormat(">= %.0f", rate_target),
+      absl::StrFormat("%.2fx%s", f.rate / rate_target, f.rate >= rate_target ? "" : "  under"));
   PrintRow("assignment latency p50 (ms)", absl::StrFormat("%.2f", p50), "", "");
-  if (job_ms > 0) {
+  if (o_.job_ms > 0) {
     PrintRow("assignment latency p99 (ms)", absl::StrFormat("%.2f", p99), "<= 50",
              absl::StrFormat("%.2fx%s", p99 / 50, p99 <= 50 ? "" : "  over"));
   } else {
     PrintRow("assignment latency p99 (ms)", absl::StrFormat("%.2f", p99), "(queue)",
-             absl::StrFormat("%.0f ms = workers / rate", workers / rate * 1000));
+             absl::StrFormat("%.0f ms = workers / rate", o_.workers / f.rate * 1000));
   }
-  PrintRow("assignment latency max (ms)", absl::StrFormat("%.1f", fleet.latency_steady.max_ms()),
+  PrintRow("assignment latency max (ms)", absl::StrFormat("%.1f", fleet_.latency_steady.max_ms()),
            "", "");
   PrintRow("result -> ack p50 / p99 (ms)",
-           absl::StrFormat("%.2f / %.2f", fleet.ack_steady.QuantileMs(0.5),
-                           fleet.ack_steady.QuantileMs(0.99)),
+           absl::StrFormat("%.2f / %.2f", fleet_.ack_steady.QuantileMs(0.5),
+                           fleet_.ack_steady.QuantileMs(0.99)),
            "", "");
-  PrintRow("coordinator RSS max (MB)", absl::StrFormat("%.1f", rss_max),
-           absl::StrFormat("<= %.0f", rss_target),
-           absl::StrFormat("%.2fx%s", rss_max / rss_target, rss_max <= rss_target ? "" : "  over"));
-  PrintRow(absl::StrFormat("coordinator RSS, first %zu s (MB)", window),
-           absl::StrFormat("%.1f", rss_first), "", "");
-  PrintRow(absl::StrFormat("coordinator RSS, last %zu s (MB)", window),
-           absl::StrFormat("%.1f", rss_last), "flat",
-           absl::StrFormat("%+.1f%%", growth / rss_first * 100));
+  PrintRow(
+      "coordinator RSS max (MB)", absl::StrFormat("%.1f", f.rss_max),
+      absl::StrFormat("<= %.0f", rss_target),
+      absl::StrFormat("%.2fx%s", f.rss_max / rss_target, f.rss_max <= rss_target ? "" : "  over"));
+  PrintRow(absl::StrFormat("coordinator RSS, first %zu s (MB)", f.window),
+           absl::StrFormat("%.1f", f.rss_first), "", "");
+  PrintRow(absl::StrFormat("coordinator RSS, last %zu s (MB)", f.window),
+           absl::StrFormat("%.1f", f.rss_last), "flat",
+           absl::StrFormat("%+.1f%%", growth / f.rss_first * 100));
   PrintRow("  of which anonymous, first/last",
-           absl::StrFormat("%.1f / %.1f", first_median(&ProcSample::rss_anon_mb),
-                           last_median(&ProcSample::rss_anon_mb)),
-           "", "");
+           absl::StrFormat("%.1f / %.1f", f.anon_first, f.anon_last), "", "");
   PrintRow("  of which file-backed, first/last",
-           absl::StrFormat("%.1f / %.1f", first_median(&ProcSample::rss_file_mb),
-                           last_median(&ProcSample::rss_file_mb)),
-           "", "");
-  PrintRow("coordinator RSS slope (MB/min)", absl::StrFormat("%+.2f", slope), "", "");
-  PrintRow("coordinator CPU (% of one core)", absl::StrFormat("%.0f", cpu_steady), "", "");
-  PrintRow("this bench's CPU (% of one core)", absl::StrFormat("%.0f", bench_cpu), "", "");
-  PrintRow("submit of one sweep, max (s)", absl::StrFormat("%.2f", max_submit_seconds.load()), "",
+           absl::StrFormat("%.1f / %.1f", f.file_first, f.file_last), "", "");
+  PrintRow("coordinator RSS slope (MB/min)", absl::StrFormat("%+.2f", f.slope), "", "");
+  PrintRow("coordinator CPU (% of one core)", absl::StrFormat("%.0f", f.cpu), "", "");
+  PrintRow("this bench's CPU (% of one core)", absl::StrFormat("%.0f", f.bench_cpu), "", "");
+  PrintRow("submit of one sweep, max (s)", absl::StrFormat("%.2f", max_submit_seconds_.load()), "",
            "");
 
-  const int64_t acked_total = fleet.acked.load();
+  const int64_t acked_total = fleet_.acked.load();
   std::cout << absl::StrFormat(
       "\nassignments %d, results sent %d, acked %d (unacked at close: %d), streams failed %d%s\n",
-      fleet.assignments.load(), fleet.results_sent.load(), acked_total, unacked_left,
-      fleet.streams_failed.load(),
-      fleet.first_error.empty() ? "" : absl::StrCat(" (first: ", fleet.first_error, ")"));
+      fleet_.assignments.load(), fleet_.results_sent.load(), acked_total, unacked_left_,
+      fleet_.streams_failed.load(),
+      fleet_.first_error.empty() ? "" : absl::StrCat(" (first: ", fleet_.first_error, ")"));
   bool exactly_once = false;
-  if (stored.ok() && stored_jobs.ok() && done_jobs.ok()) {
-    exactly_once = *stored == acked_total && *stored_jobs == *stored && *done_jobs == *stored &&
-                   unacked_left == 0;
+  if (stored_.results.ok() && stored_.distinct_jobs.ok() && stored_.done_jobs.ok()) {
+    exactly_once = *stored_.results == acked_total && *stored_.distinct_jobs == *stored_.results &&
+                   *stored_.done_jobs == *stored_.results && unacked_left_ == 0;
     std::cout << absl::StrFormat(
-        "database: %d results for %d distinct jobs, %d jobs done; acked %d -> %s\n", *stored,
-        *stored_jobs, *done_jobs, acked_total, exactly_once ? "exactly once" : "MISMATCH");
+        "database: %d results for %d distinct jobs, %d jobs done; acked %d -> %s\n",
+        *stored_.results, *stored_.distinct_jobs, *stored_.done_jobs, acked_total,
+        exactly_once ? "exactly once" : "MISMATCH");
   } else {
     std::cout << "database: cannot count results: "
-              << (stored.ok() ? stored_jobs.ok() ? done_jobs.status() : stored_jobs.status()
-                              : stored.status())
+              << (stored_.results.ok() ? stored_.distinct_jobs.ok() ? stored_.done_jobs.status()
+                                                                    : stored_.distinct_jobs.status()
+                                       : stored_.results.status())
               << "\n";
   }
   std::cout << absl::StrFormat("coordinator exit status %d\n",
-                               WIFEXITED(coordinator_status) ? WEXITSTATUS(coordinator_status)
-                                                             : 128 + WTERMSIG(coordinator_status));
-  return exactly_once && fleet.streams_failed.load() == 0 ? 0 : 1;
+                               WIFEXITED(coordinator_status_)
+                                   ? WEXITSTATUS(coordinator_status_)
+                                   : 128 + WTERMSIG(coordinator_status_));
+  return exactly_once && fleet_.streams_failed.load() == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  LoadOptions options;
+  CLI::App app("Drives paradnn-coordinator with simulated workers running family noop",
+               "paradnn-bench-load");
+  AddFlags(app, &options);
+  CLI11_PARSE(app, argc, argv);
+  if (options.bin_dir.empty()) {
+    options.bin_dir = std::filesystem::canonical("/proc/self/exe").parent_path();
+  }
+  if (options.channels <= 0) options.channels = std::max(1, (options.workers + 99) / 100);
+  if (options.db_path.empty()) {
+    options.db_path = absl::StrCat("/tmp/paradnn-bench-load-", getpid(), ".db");
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(options.db_path + suffix);
+
+  LoadRun run(std::move(options));
+  if (!run.StartCoordinator()) {
+    run.Abort();
+    return 1;
+  }
+  run.StartFleet();
+  if (!run.Measure()) {
+    run.Abort();
+    return 1;
+  }
+  run.Drain();
+  return run.Report();
 }

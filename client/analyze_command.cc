@@ -38,10 +38,10 @@ struct FamilyPlan {
 };
 
 v1::ResultSelection Selection(const std::vector<int64_t>& sweep_ids,
-                              std::map<std::string, std::string> where) {
+                              const std::map<std::string, std::string>& where) {
   v1::ResultSelection selection;
   for (int64_t id : sweep_ids) selection.add_sweep_ids(id);
-  for (auto& [field, value] : where) (*selection.mutable_where())[field] = std::move(value);
+  for (const auto& [field, value] : where) (*selection.mutable_where())[field] = value;
   return selection;
 }
 
@@ -53,6 +53,7 @@ std::vector<std::string> RankedParams(const FamilyPlan& plan) {
   }
   std::sort(ranked.begin(), ranked.end());
   std::vector<std::string> names;
+  names.reserve(ranked.size());
   for (const auto& entry : ranked) names.push_back(entry.second);
   return names;
 }

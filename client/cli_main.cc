@@ -80,6 +80,10 @@ struct Flags {
   std::string color_by;
   std::string plot;
   std::string out_dir = "paradnn-report";
+  // fleet
+  int64_t fleet_sweep = 0;
+  double fleet_window = 0;
+  std::string fleet_format = "table";
 };
 
 // CLI11's PositiveNumber prints the whole double range for "abc"; say it
@@ -155,15 +159,28 @@ void AddAnalyzeCommon(CLI::App* command, Flags* flags) {
   command->add_option("--plot", flags->plot, "Also draw the figure with gnuplot (FILE.png|.svg)");
 }
 
-// Each `analyze KIND`: how its request is filled from the parsed flags.
+// Each `analyze KIND`: its help, the options it adds to the common ones
+// and how its request is filled from the parsed flags. Adding an analysis
+// is one entry here (plus the server and the views).
 struct AnalysisKind {
   const char* name;
+  const char* description;
+  void (*add_options)(CLI::App* command, Flags* flags);
   void (*fill)(const Flags& flags, const v1::ResultSelection& selection,
                v1::AnalyzeRequest* request);
 };
 
-constexpr AnalysisKind kAnalysisKinds[] = {
+const AnalysisKind kAnalysisKinds[] = {
     {"heatmap",
+     "A metric over two hyper-parameters (median over the others), optionally one "
+     "panel per value of a third field; OOM cells shown as such (paper Fig. 2, 7)",
+     [](CLI::App* command, Flags* flags) {
+       command->add_option("--metric", flags->metric, MetricHelp())->required();
+       command->add_option("--x", flags->x, "Field on the x axis (e.g. node)")->required();
+       command->add_option("--y", flags->y, "Field on the y axis (e.g. batch)")->required();
+       command->add_option("--panel", flags->panel,
+                           "Field with one panel per value (e.g. precision)");
+     },
      [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
        v1::HeatmapRequest* heatmap = request->mutable_heatmap();
        *heatmap->mutable_selection() = selection;
@@ -173,6 +190,20 @@ constexpr AnalysisKind kAnalysisKinds[] = {
        heatmap->set_panel(flags.panel);
      }},
     {"sensitivity",
+     "Standardized linear-regression weights of a metric on the hyper-parameters, with R² "
+     "(paper §2.3)",
+     [](CLI::App* command, Flags* flags) {
+       command->add_option("--metric", flags->metric, MetricHelp())->required();
+       command
+           ->add_option("--features", flags->features,
+                        "Numeric fields to regress on, comma-separated (default: every varying "
+                        "hyper-parameter)")
+           ->delimiter(',');
+       command->add_flag("--log2", flags->log2_features, "Features as log2(value)");
+       command->add_flag("--log2-target", flags->log2_target, "The metric as log2(value)");
+       command->add_flag("--interactions", flags->interactions,
+                         "Add every pairwise product of features");
+     },
      [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
        v1::SensitivityRequest* sensitivity = request->mutable_sensitivity();
        *sensitivity->mutable_selection() = selection;
@@ -183,11 +214,25 @@ constexpr AnalysisKind kAnalysisKinds[] = {
        sensitivity->set_interactions(flags.interactions);
      }},
     {"roofline",
+     "Jobs (and with --ops, profiled operators) at their arithmetic intensity and achieved "
+     "FLOP/s under the calibrated roofs (paper Fig. 3)",
+     [](CLI::App* command, Flags* flags) {
+       command->add_flag("--ops", flags->ops, "Also one point per profiled operator with FLOPs");
+     },
      [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
        *request->mutable_roofline()->mutable_selection() = selection;
        request->mutable_roofline()->set_include_ops(flags.ops);
      }},
     {"boxplot",
+     "Distribution of a metric per group with the paper's 2/9/50/91/98th percentile whiskers "
+     "and outliers (paper Fig. 11)",
+     [](CLI::App* command, Flags* flags) {
+       command->add_option("--metric", flags->metric, MetricHelp())->required();
+       command
+           ->add_option("--group-by", flags->group_by,
+                        "Fields naming a box, comma-separated (default: family,device_name)")
+           ->delimiter(',');
+     },
      [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
        v1::BoxplotRequest* boxplot = request->mutable_boxplot();
        *boxplot->mutable_selection() = selection;
@@ -195,6 +240,18 @@ constexpr AnalysisKind kAnalysisKinds[] = {
        for (const std::string& field : flags.group_by) boxplot->add_group_by(field);
      }},
     {"speedup",
+     "The same configurations on two sides of a field (device_kind, worker, libtorch_version,\n"
+     "blas_backend, precision, ...) joined config by config: speedup against parameter count\n"
+     "and its sensitivity (paper Fig. 8-10, §6)",
+     [](CLI::App* command, Flags* flags) {
+       command->add_option("--metric", flags->metric, "Default examples_per_sec. " + MetricHelp());
+       command->add_option("--field", flags->field, "The field that differs between the sides")
+           ->required();
+       command->add_option("--baseline", flags->baseline,
+                           "Its value on the baseline side (default: the first of exactly two)");
+       command->add_option("--candidate", flags->candidate, "Its value on the other side");
+       command->add_option("--color-by", flags->color_by, "Hyper-parameter to colour points by");
+     },
      [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
        v1::SpeedupRequest* speedup = request->mutable_speedup();
        *speedup->mutable_selection() = selection;
@@ -205,6 +262,11 @@ constexpr AnalysisKind kAnalysisKinds[] = {
        speedup->set_color_by(flags.color_by);
      }},
     {"scaling",
+     "Throughput at 1 vs N threads for the same configurations (paper Fig. 4 on CPU threads)",
+     [](CLI::App* command, Flags* flags) {
+       command->add_option("--metric", flags->metric, "Default examples_per_sec. " + MetricHelp());
+       command->add_option("--field", flags->field, "The scaled field (default intra_op_threads)");
+     },
      [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
        v1::ScalingRequest* scaling = request->mutable_scaling();
        *scaling->mutable_selection() = selection;
@@ -235,218 +297,185 @@ absl::StatusOr<v1::AnalyzeRequest> BuildAnalyzeRequest(const std::string& kind,
   return request;
 }
 
-int Run(int argc, char** argv) {
-  // Before any thread starts: signals are then received by the watcher only.
-  client::InterruptWatcher interrupts;
+// The subcommands, as parsed.
+struct Commands {
+  CLI::App* submit;
+  CLI::App* watch;
+  CLI::App* status;
+  CLI::Option* status_id;
+  CLI::App* results;
+  CLI::App* workers;
+  CLI::App* fleet;
+  CLI::App* cancel;
+  CLI::App* local;
+  CLI::App* presets;
+  CLI::App* families;
+  CLI::App* analyze;
+  CLI::App* report;
 
-  Flags flags;
-  CLI::App app(kDescription, "paradnn");
+  // Commands that need no coordinator address or client credentials
+  // (`local` runs its own coordinator).
+  bool Offline() const { return local->parsed() || presets->parsed() || families->parsed(); }
+};
+
+void AddGlobalOptions(CLI::App& app, Flags* flags) {
   app.fallthrough();
   app.require_subcommand(1);
   app.set_version_flag("--version", common::kVersion);
   app.add_option(
-      "--coordinator", flags.coordinator,
+      "--coordinator", flags->coordinator,
       absl::StrCat("Coordinator address: HOST:PORT, [V6]:PORT or unix:PATH (default: $",
                    common::kCoordinatorEnv, ", else ", common::kDefaultCoordinatorAddress, ")"));
-  common::AddClientSecurityOptions(&app, &flags.security, "client");
-  app.add_option("--log-level", flags.log_level, common::kLogLevels)->capture_default_str();
-  app.add_option("--log-format", flags.log_format, common::kLogFormats)->capture_default_str();
-  app.add_option("--timeout", flags.timeout_seconds, "Deadline of each request, seconds")
+  common::AddClientSecurityOptions(&app, &flags->security, "client");
+  app.add_option("--log-level", flags->log_level, common::kLogLevels)->capture_default_str();
+  app.add_option("--log-format", flags->log_format, common::kLogFormats)->capture_default_str();
+  app.add_option("--timeout", flags->timeout_seconds, "Deadline of each request, seconds")
       ->check(CLI::Range(0.1, 86400.0))
       ->capture_default_str();
+}
 
-  CLI::App* submit = app.add_subcommand(
+CLI::Option* AddMaxJobs(CLI::App* command, Flags* flags) {
+  return command
+      ->add_option("--max-jobs", flags->max_jobs,
+                   "Refuse a sweep that expands to more configurations than this")
+      ->check(PositiveInteger("a job count"))
+      ->capture_default_str();
+}
+
+// submit, watch, status, cancel and local: a sweep's life.
+void AddSweepCommands(CLI::App& app, Flags* flags, Commands* commands) {
+  commands->submit = app.add_subcommand(
       "submit",
       "Check a sweep file (YAML, see docs/sweep-files.md) or a preset and submit it to the\n"
       "coordinator. Prints the new sweep's id, job count and the coordinator's estimates\n"
       "(model FLOPs, parameters, memory); nothing is sent if the sweep is invalid.");
-  AddSweepSource(submit, &flags);
-  submit->add_flag("-q,--quiet", flags.quiet, "Print only the new sweep's id");
-  submit
-      ->add_option("--max-jobs", flags.max_jobs,
-                   "Refuse a sweep that expands to more configurations than this")
-      ->check(PositiveInteger("a job count"))
-      ->capture_default_str();
+  AddSweepSource(commands->submit, flags);
+  commands->submit->add_flag("-q,--quiet", flags->quiet, "Print only the new sweep's id");
+  AddMaxJobs(commands->submit, flags);
 
-  CLI::App* watch = app.add_subcommand(
+  commands->watch = app.add_subcommand(
       "watch",
       "Follow a sweep until it finishes, with a progress bar and ETA on stderr.\n"
       "Exits 0 when every job has a result, 1 when some failed or were cancelled.");
-  AddSweepId(watch, &flags, true);
+  AddSweepId(commands->watch, flags, true);
 
-  CLI::App* status = app.add_subcommand(
+  commands->status = app.add_subcommand(
       "status",
       "List every sweep (id, name, state, done/total, ok, elapsed), or one sweep in "
       "detail");
-  CLI::Option* status_id = AddSweepId(status, &flags, false);
+  commands->status_id = AddSweepId(commands->status, flags, false);
 
-  CLI::App* results = app.add_subcommand(
-      "results",
-      "Print one row per job of a sweep: job id, its hyper-parameters (layer, node, ...),\n"
-      "precision, optimizer, examples/s, step-time statistics, GFLOP/s, outcome, worker.");
-  AddSweepId(results, &flags, true);
-  AddFormat(results, &flags);
-  results->add_flag("--samples", flags.samples,
-                    "Include every timed step's seconds (json: step_seconds arrays; csv: a "
-                    "step_seconds column, space-separated)");
-  CLI::Option* jobs_opt = results->add_flag(
-      "--jobs", flags.jobs_view,
-      "One row per job even when the sweep has repeats (by default such a sweep prints one row "
-      "per configuration with the spread of examples/s across its repeats)");
-  results
-      ->add_flag("--ops", flags.ops_view,
-                 "The operator breakdown of profiled results (sweeps with profile: true): "
-                 "per job, the operators with the most self time")
-      ->excludes(jobs_opt);
-  results->add_option("--top", flags.top_ops, "With --ops: operators per job (0 = all)")
-      ->capture_default_str();
-
-  CLI::App* workers = app.add_subcommand(
-      "workers",
-      "List the workers the coordinator knows: id, device, state, host, jobs done, "
-      "BLAS, LibTorch, last seen");
-
-  CLI::App* fleet = app.add_subcommand(
-      "fleet",
-      "Fleet goodput per device kind: scheduling (busy / connected worker time), runtime (timed "
-      "steps / job wall time), program (HFU) and their product (docs/observability.md)");
-  int64_t fleet_sweep = 0;
-  double fleet_window = 0;
-  std::string fleet_format = "table";
-  fleet->add_option("--sweep", fleet_sweep, "One sweep over its lifetime (0 = the whole fleet)")
-      ->check(CLI::NonNegativeNumber);
-  fleet->add_option("--window", fleet_window, "Whole fleet: the last N seconds (0 = all history)")
-      ->check(CLI::NonNegativeNumber);
-  fleet->add_option("--format", fleet_format, "table|json")
-      ->check(CLI::IsMember({"table", "json"}))
-      ->capture_default_str();
-
-  CLI::App* cancel = app.add_subcommand(
+  commands->cancel = app.add_subcommand(
       "cancel", "Cancel a sweep: pending jobs are cancelled, running ones stopped");
-  AddSweepId(cancel, &flags, true);
+  AddSweepId(commands->cancel, flags, true);
 
-  CLI::App* local = app.add_subcommand(
+  CLI::App* local = commands->local = app.add_subcommand(
       "local",
       "Run a sweep file on this machine with no set-up: starts a private paradnn-coordinator\n"
       "(Unix socket, SQLite file --db) and --workers paradnn-worker processes, submits the\n"
       "sweep, shows progress, prints the results and stops them again. The database stays:\n"
       "`paradnn-coordinator --db FILE` serves the same results later.");
-  AddSweepSource(local, &flags);
-  local->add_option("--db", flags.db_path, "SQLite database file (kept)")->capture_default_str();
-  local->add_option("--workers", flags.workers, "Local workers to start")
+  AddSweepSource(local, flags);
+  local->add_option("--db", flags->db_path, "SQLite database file (kept)")->capture_default_str();
+  local->add_option("--workers", flags->workers, "Local workers to start")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  AddFormat(local, &flags);
-  local
-      ->add_option("--max-jobs", flags.max_jobs,
-                   "Refuse a sweep that expands to more configurations than this")
-      ->check(PositiveInteger("a job count"))
+  AddFormat(local, flags);
+  AddMaxJobs(local, flags);
+}
+
+// results, workers, fleet, presets, families: what is stored and known.
+void AddListingCommands(CLI::App& app, Flags* flags, Commands* commands) {
+  CLI::App* results = commands->results = app.add_subcommand(
+      "results",
+      "Print one row per job of a sweep: job id, its hyper-parameters (layer, node, ...),\n"
+      "precision, optimizer, examples/s, step-time statistics, GFLOP/s, outcome, worker.");
+  AddSweepId(results, flags, true);
+  AddFormat(results, flags);
+  results->add_flag("--samples", flags->samples,
+                    "Include every timed step's seconds (json: step_seconds arrays; csv: a "
+                    "step_seconds column, space-separated)");
+  CLI::Option* jobs_opt = results->add_flag(
+      "--jobs", flags->jobs_view,
+      "One row per job even when the sweep has repeats (by default such a sweep prints one row "
+      "per configuration with the spread of examples/s across its repeats)");
+  results
+      ->add_flag("--ops", flags->ops_view,
+                 "The operator breakdown of profiled results (sweeps with profile: true): "
+                 "per job, the operators with the most self time")
+      ->excludes(jobs_opt);
+  results->add_option("--top", flags->top_ops, "With --ops: operators per job (0 = all)")
       ->capture_default_str();
 
-  CLI::App* presets = app.add_subcommand(
+  commands->workers = app.add_subcommand(
+      "workers",
+      "List the workers the coordinator knows: id, device, state, host, jobs done, "
+      "BLAS, LibTorch, last seen");
+
+  CLI::App* fleet = commands->fleet = app.add_subcommand(
+      "fleet",
+      "Fleet goodput per device kind: scheduling (busy / connected worker time), runtime (timed "
+      "steps / job wall time), program (HFU) and their product (docs/observability.md)");
+  fleet
+      ->add_option("--sweep", flags->fleet_sweep,
+                   "One sweep over its lifetime (0 = the whole fleet)")
+      ->check(CLI::NonNegativeNumber);
+  fleet
+      ->add_option("--window", flags->fleet_window,
+                   "Whole fleet: the last N seconds (0 = all history)")
+      ->check(CLI::NonNegativeNumber);
+  fleet->add_option("--format", flags->fleet_format, "table|json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+
+  commands->presets = app.add_subcommand(
       "presets",
       "List the built-in sweeps (the paper's Table 2 grids and quick) with their family and\n"
       "job count; submit one with --preset NAME");
 
-  CLI::App* families = app.add_subcommand(
+  commands->families = app.add_subcommand(
       "families",
       "Print every model family's sweep keys (integer parameters and options) with their\n"
       "defaults and allowed values, as in docs/sweep-files.md");
+}
 
-  CLI::App* analyze = app.add_subcommand(
+// analyze KIND (one per kAnalysisKinds entry) and report.
+void AddAnalysisCommands(CLI::App& app, Flags* flags, Commands* commands) {
+  commands->analyze = app.add_subcommand(
       "analyze",
       "Compute one of the ParaDnn analyses from stored results on the coordinator and print it\n"
       "(table, csv or json); --plot FILE.png|svg draws the figure with gnuplot.");
-  analyze->require_subcommand(1);
-  CLI::App* heatmap = analyze->add_subcommand(
-      "heatmap",
-      "A metric over two hyper-parameters (median over the others), optionally one "
-      "panel per value of a third field; OOM cells shown as such (paper Fig. 2, 7)");
-  AddAnalyzeCommon(heatmap, &flags);
-  heatmap->add_option("--metric", flags.metric, MetricHelp())->required();
-  heatmap->add_option("--x", flags.x, "Field on the x axis (e.g. node)")->required();
-  heatmap->add_option("--y", flags.y, "Field on the y axis (e.g. batch)")->required();
-  heatmap->add_option("--panel", flags.panel, "Field with one panel per value (e.g. precision)");
-  CLI::App* sensitivity = analyze->add_subcommand(
-      "sensitivity",
-      "Standardized linear-regression weights of a metric on the hyper-parameters, with R² "
-      "(paper §2.3)");
-  AddAnalyzeCommon(sensitivity, &flags);
-  sensitivity->add_option("--metric", flags.metric, MetricHelp())->required();
-  sensitivity
-      ->add_option("--features", flags.features,
-                   "Numeric fields to regress on, comma-separated (default: every varying "
-                   "hyper-parameter)")
-      ->delimiter(',');
-  sensitivity->add_flag("--log2", flags.log2_features, "Features as log2(value)");
-  sensitivity->add_flag("--log2-target", flags.log2_target, "The metric as log2(value)");
-  sensitivity->add_flag("--interactions", flags.interactions,
-                        "Add every pairwise product of features");
-  CLI::App* roofline = analyze->add_subcommand(
-      "roofline",
-      "Jobs (and with --ops, profiled operators) at their arithmetic intensity and achieved "
-      "FLOP/s under the calibrated roofs (paper Fig. 3)");
-  AddAnalyzeCommon(roofline, &flags);
-  roofline->add_flag("--ops", flags.ops, "Also one point per profiled operator with FLOPs");
-  CLI::App* boxplot =
-      analyze->add_subcommand("boxplot",
-                              "Distribution of a metric per group with the paper's 2/9/50/91/98th "
-                              "percentile whiskers and outliers (paper Fig. 11)");
-  AddAnalyzeCommon(boxplot, &flags);
-  boxplot->add_option("--metric", flags.metric, MetricHelp())->required();
-  boxplot
-      ->add_option("--group-by", flags.group_by,
-                   "Fields naming a box, comma-separated (default: family,device_name)")
-      ->delimiter(',');
-  CLI::App* speedup = analyze->add_subcommand(
-      "speedup",
-      "The same configurations on two sides of a field (device_kind, worker, libtorch_version,\n"
-      "blas_backend, precision, ...) joined config by config: speedup against parameter count\n"
-      "and its sensitivity (paper Fig. 8-10, §6)");
-  AddAnalyzeCommon(speedup, &flags);
-  speedup->add_option("--metric", flags.metric, "Default examples_per_sec. " + MetricHelp());
-  speedup->add_option("--field", flags.field, "The field that differs between the sides")
-      ->required();
-  speedup->add_option("--baseline", flags.baseline,
-                      "Its value on the baseline side (default: the first of exactly two)");
-  speedup->add_option("--candidate", flags.candidate, "Its value on the other side");
-  speedup->add_option("--color-by", flags.color_by, "Hyper-parameter to colour points by");
-  CLI::App* scaling = analyze->add_subcommand(
-      "scaling",
-      "Throughput at 1 vs N threads for the same configurations (paper Fig. 4 on "
-      "CPU threads)");
-  AddAnalyzeCommon(scaling, &flags);
-  scaling->add_option("--metric", flags.metric, "Default examples_per_sec. " + MetricHelp());
-  scaling->add_option("--field", flags.field, "The scaled field (default intra_op_threads)");
+  commands->analyze->require_subcommand(1);
+  for (const AnalysisKind& kind : kAnalysisKinds) {
+    CLI::App* command = commands->analyze->add_subcommand(kind.name, kind.description);
+    AddAnalyzeCommon(command, flags);
+    kind.add_options(command, flags);
+  }
 
-  CLI::App* report = app.add_subcommand(
+  commands->report = app.add_subcommand(
       "report",
       "Write one self-contained HTML page (DIR/index.html) with every analysis that applies to\n"
       "the sweeps: heat maps, sensitivities, roofline, box plots, speedups, scaling");
-  AddSweepIds(report, &flags);
-  report->add_option("--out", flags.out_dir, "Output folder")->capture_default_str();
+  AddSweepIds(commands->report, flags);
+  commands->report->add_option("--out", flags->out_dir, "Output folder")->capture_default_str();
+}
 
-  common::AddConfigSources(&app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : client::kExitUsage;
-  }
-
+// After parsing: logging, the coordinator's address and credentials, the
+// output format and the sweep source. kExitOk when the command may run,
+// else the exit status (the message printed).
+int PrepareContext(const Flags& flags, const Commands& commands, client::CommandContext* ctx,
+                   OutputFormat* format) {
   if (absl::Status s = common::ConfigureLogging("paradnn", flags.log_level, flags.log_format);
       !s.ok()) {
     std::cerr << "paradnn: " << s.message() << "\n";
     return client::kExitUsage;
   }
   absl::StatusOr<std::string> address = common::ResolveCoordinatorAddress(flags.coordinator);
-  if (!address.ok() && !local->parsed() && !presets->parsed() && !families->parsed()) {
-    std::cerr << "paradnn: " << address.status().message() << "\n";
-    return client::kExitUsage;
-  }
-
-  // `local` runs its own coordinator, which needs neither.
-  if (!local->parsed() && !presets->parsed() && !families->parsed()) {
+  if (!commands.Offline()) {
+    if (!address.ok()) {
+      std::cerr << "paradnn: " << address.status().message() << "\n";
+      return client::kExitUsage;
+    }
     absl::StatusOr<common::ClientSecurity> security = common::LoadClientSecurity(flags.security);
     if (!security.ok()) {
       std::cerr << "paradnn: " << security.status().message() << "\n";
@@ -454,76 +483,114 @@ int Run(int argc, char** argv) {
     }
     client::SetDefaultClientSecurity(*std::move(security));
   }
+  ctx->address = address.ok() ? *address : "";
+  ctx->timeout_seconds = flags.timeout_seconds;
+  ctx->out = &std::cout;
+  ctx->err = &std::cerr;
+  ctx->err_is_terminal = isatty(STDERR_FILENO) == 1;
 
-  client::CommandContext ctx;
-  ctx.address = address.ok() ? *address : "";
-  ctx.timeout_seconds = flags.timeout_seconds;
-  ctx.interrupts = &interrupts;
-  ctx.out = &std::cout;
-  ctx.err = &std::cerr;
-  ctx.err_is_terminal = isatty(STDERR_FILENO) == 1;
-
-  absl::StatusOr<OutputFormat> format = client::ParseOutputFormat(flags.format);
-  if (!format.ok()) {
-    std::cerr << "paradnn: " << format.status().message() << "\n";
+  absl::StatusOr<OutputFormat> parsed = client::ParseOutputFormat(flags.format);
+  if (!parsed.ok()) {
+    std::cerr << "paradnn: " << parsed.status().message() << "\n";
     return client::kExitUsage;
   }
+  *format = *parsed;
   if (flags.samples && *format == OutputFormat::kTable) {
     std::cerr << "paradnn: --samples needs --format csv or json\n";
     return client::kExitUsage;
   }
-
-  const client::SweepSource source{flags.file, flags.preset, flags.run_predicted_oom};
-  if ((submit->parsed() || local->parsed()) && flags.file.empty() == flags.preset.empty()) {
+  if ((commands.submit->parsed() || commands.local->parsed()) &&
+      flags.file.empty() == flags.preset.empty()) {
     std::cerr << "paradnn: give a sweep FILE or --preset NAME (presets: "
               << client::AllowedPresets() << ")\n";
     return client::kExitUsage;
   }
-  if (presets->parsed()) return client::RunPresets(ctx);
-  if (families->parsed()) {
+  return client::kExitOk;
+}
+
+client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
+  client::LocalOptions options;
+  options.sweep_file = flags.file;
+  options.preset = flags.preset;
+  options.run_predicted_oom = flags.run_predicted_oom;
+  options.db_path = flags.db_path;
+  options.workers = flags.workers;
+  options.format = format;
+  options.max_jobs = flags.max_jobs;
+  options.log_level = flags.log_level;
+  return options;
+}
+
+// Runs the parsed command.
+int Dispatch(const Flags& flags, const Commands& commands, const client::CommandContext& ctx,
+             OutputFormat format) {
+  const client::SweepSource source{flags.file, flags.preset, flags.run_predicted_oom};
+  if (commands.presets->parsed()) return client::RunPresets(ctx);
+  if (commands.families->parsed()) {
     std::cout << model::FamilyReferenceMarkdown() << std::flush;
     return client::kExitOk;
   }
-  if (submit->parsed()) return client::RunSubmit(ctx, source, flags.quiet, flags.max_jobs);
-  if (watch->parsed()) return client::RunWatch(ctx, flags.sweep_id);
-  if (status->parsed()) {
-    return client::RunStatus(
-        ctx, status_id->count() > 0 ? std::optional<int64_t>(flags.sweep_id) : std::nullopt);
+  if (commands.submit->parsed()) {
+    return client::RunSubmit(ctx, source, flags.quiet, flags.max_jobs);
   }
-  if (results->parsed()) {
+  if (commands.watch->parsed()) return client::RunWatch(ctx, flags.sweep_id);
+  if (commands.status->parsed()) {
+    return client::RunStatus(ctx, commands.status_id->count() > 0
+                                      ? std::optional<int64_t>(flags.sweep_id)
+                                      : std::nullopt);
+  }
+  if (commands.results->parsed()) {
     client::ResultsView view;
     view.kind = flags.ops_view    ? client::ResultsView::kOps
                 : flags.jobs_view ? client::ResultsView::kJobs
                                   : client::ResultsView::kAuto;
     view.samples = flags.samples;
     view.top_ops = flags.top_ops;
-    return client::RunResults(ctx, flags.sweep_id, *format, view);
+    return client::RunResults(ctx, flags.sweep_id, format, view);
   }
-  if (workers->parsed()) return client::RunWorkers(ctx);
-  if (fleet->parsed()) return client::RunFleet(ctx, fleet_sweep, fleet_window, fleet_format);
-  for (CLI::App* kind : analyze->get_subcommands()) {
+  if (commands.workers->parsed()) return client::RunWorkers(ctx);
+  if (commands.fleet->parsed()) {
+    return client::RunFleet(ctx, flags.fleet_sweep, flags.fleet_window, flags.fleet_format);
+  }
+  for (CLI::App* kind : commands.analyze->get_subcommands()) {
     absl::StatusOr<v1::AnalyzeRequest> request = BuildAnalyzeRequest(kind->get_name(), flags);
     if (!request.ok()) {
       std::cerr << "paradnn: " << request.status().message() << "\n";
       return client::kExitUsage;
     }
-    return client::RunAnalyze(ctx, *request, *format, flags.plot);
+    return client::RunAnalyze(ctx, *request, format, flags.plot);
   }
-  if (report->parsed()) return client::RunReport(ctx, flags.sweep_ids, flags.out_dir);
-  if (cancel->parsed()) return client::RunCancel(ctx, flags.sweep_id);
-  if (local->parsed()) {
-    client::LocalOptions options;
-    options.sweep_file = flags.file;
-    options.preset = flags.preset;
-    options.run_predicted_oom = flags.run_predicted_oom;
-    options.db_path = flags.db_path;
-    options.workers = flags.workers;
-    options.format = *format;
-    options.max_jobs = flags.max_jobs;
-    options.log_level = flags.log_level;
-    return client::RunLocal(ctx, options);
-  }
+  if (commands.report->parsed()) return client::RunReport(ctx, flags.sweep_ids, flags.out_dir);
+  if (commands.cancel->parsed()) return client::RunCancel(ctx, flags.sweep_id);
+  if (commands.local->parsed()) return client::RunLocal(ctx, LocalOptionsOf(flags, format));
   return client::kExitUsage;
+}
+
+int Run(int argc, char** argv) {
+  // Before any thread starts: signals are then received by the watcher only.
+  client::InterruptWatcher interrupts;
+
+  Flags flags;
+  Commands commands{};
+  CLI::App app(kDescription, "paradnn");
+  AddGlobalOptions(app, &flags);
+  AddSweepCommands(app, &flags, &commands);
+  AddListingCommands(app, &flags, &commands);
+  AddAnalysisCommands(app, &flags, &commands);
+  common::AddConfigSources(&app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : client::kExitUsage;
+  }
+  client::CommandContext ctx;
+  ctx.interrupts = &interrupts;
+  OutputFormat format = OutputFormat::kTable;
+  if (int refused = PrepareContext(flags, commands, &ctx, &format); refused != client::kExitOk) {
+    return refused;
+  }
+  return Dispatch(flags, commands, ctx, format);
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ std::string FindGnuplot() {
   const std::string dirs = path != nullptr && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
   for (absl::string_view dir : absl::StrSplit(dirs, ':')) {
     if (dir.empty()) dir = ".";
-    const std::string candidate = absl::StrCat(dir, "/gnuplot");
+    std::string candidate = absl::StrCat(dir, "/gnuplot");
     struct stat info;
     if (stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
         access(candidate.c_str(), X_OK) == 0) {

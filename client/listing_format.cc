@@ -81,6 +81,7 @@ std::string DescribeParam(const v1::ParamSpec& spec) {
 
 std::string FormatSweepList(const std::vector<v1::SweepStatus>& sweeps) {
   std::vector<std::vector<std::string>> rows;
+  rows.reserve(sweeps.size());
   for (const v1::SweepStatus& s : sweeps) {
     rows.push_back({absl::StrCat(s.sweep_id()), s.name(), s.family(), s.device(),
                     SweepStateName(s.state()), absl::StrCat(Finished(s), "/", s.total_jobs()),
@@ -108,6 +109,7 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
     std::map<std::string, std::string> params;
     for (const auto& [key, param] : spec.params()) params[key] = DescribeParam(param);
     std::vector<std::string> parts;
+    parts.reserve(params.size());
     for (const auto& [key, text] : params) parts.push_back(absl::StrCat(key, "=", text));
     rows.push_back({"params", absl::StrJoin(parts, "  ")});
   }
@@ -119,6 +121,7 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
                          : absl::StrCat("[", absl::StrJoin(list.values(), ", "), "]");
     }
     std::vector<std::string> parts;
+    parts.reserve(options.size());
     for (const auto& [key, text] : options) parts.push_back(absl::StrCat(key, "=", text));
     rows.push_back({"options", absl::StrJoin(parts, "  ")});
   }
@@ -174,6 +177,7 @@ std::string FormatRoofs(const v1::Platform& platform) {
 
 std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t now_unix_ms) {
   std::vector<std::vector<std::string>> rows;
+  rows.reserve(workers.size());
   for (const v1::WorkerInfo& w : workers) {
     rows.push_back({w.worker_id(), Dash(w.device_kind()), Dash(w.state()), Dash(w.hostname()),
                     absl::StrCat(w.jobs_done()), Dash(w.platform().blas_backend()),

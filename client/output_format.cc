@@ -362,6 +362,7 @@ std::string AlignColumns(const std::vector<std::string>& raw_header,
   // Cells come from workers and users (ids, host names, error texts): a
   // terminal must see their control characters as text, not obey them.
   std::vector<std::string> header;
+  header.reserve(raw_header.size());
   for (const std::string& cell : raw_header) header.push_back(EscapeForTerminal(cell));
   std::vector<std::vector<std::string>> rows;
   rows.reserve(raw_rows.size());
@@ -409,6 +410,7 @@ std::string FormatHumanTable(const ResultTable& table) {
   std::vector<std::vector<std::string>> lines;
   for (const auto& row : table.rows) {
     std::vector<std::string> cells;
+    cells.reserve(shown.size());
     for (size_t c : shown) cells.push_back(HumanCell(row[c], table.columns[c].unit));
     lines.push_back(std::move(cells));
   }

@@ -39,7 +39,7 @@ std::string PresetSummary(const Preset& preset) {
     line = absl::StripAsciiWhitespace(line);
     if (!line.empty()) words.push_back(line);
   }
-  const std::string comment = absl::StrJoin(words, " ");
+  std::string comment = absl::StrJoin(words, " ");
   // The first sentence: up to a period that ends a word.
   for (size_t i = 0; i < comment.size(); ++i) {
     if (comment[i] == '.' && (i + 1 == comment.size() || comment[i + 1] == ' ')) {

@@ -30,9 +30,10 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-}  // namespace
-
-ResultTable BuildRepeatsTable(const std::vector<v1::ResultRow>& rows) {
+// `rows` grouped by configuration (ConfigKey), the groups in order of their
+// first row.
+std::vector<std::vector<const v1::ResultRow*>> GroupByConfig(
+    const std::vector<v1::ResultRow>& rows) {
   std::vector<std::vector<const v1::ResultRow*>> groups;
   std::map<std::string, size_t> group_of;
   for (const v1::ResultRow& row : rows) {
@@ -40,11 +41,11 @@ ResultTable BuildRepeatsTable(const std::vector<v1::ResultRow>& rows) {
     if (inserted) groups.emplace_back();
     groups[it->second].push_back(&row);
   }
+  return groups;
+}
 
-  const ConfigColumns config_columns(rows);
-  ResultTable table;
-  table.columns.push_back({"jobs", "jobs", ColumnUnit::kText});
-  config_columns.AppendColumns(&table.columns);
+// The repeats table's columns after the configuration's.
+void AppendRepeatsColumns(std::vector<ResultColumn>* columns) {
   for (ResultColumn column : std::vector<ResultColumn>{
            {"repeats_ok", "ok", ColumnUnit::kInteger},
            {"repeats", "of", ColumnUnit::kInteger},
@@ -58,64 +59,99 @@ ResultTable BuildRepeatsTable(const std::vector<v1::ResultRow>& rows) {
            {"suspect", "!", ColumnUnit::kFlag},
            {"other_outcomes", "other outcomes", ColumnUnit::kText},
        }) {
-    table.columns.push_back(std::move(column));
+    columns->push_back(std::move(column));
   }
+}
 
+// What one configuration's repeats measured: the OK ones' rates, step-time
+// CIs (in percent) and suspicions; the others' outcomes (or job states,
+// without a measurement) counted.
+struct RepeatMeasurements {
+  std::vector<std::string> job_ids;
+  std::vector<double> rates;
+  std::vector<double> cis;
+  std::vector<std::string> suspects;
+  std::map<std::string, int> other_outcomes;
+};
+
+RepeatMeasurements CollectRepeats(const std::vector<const v1::ResultRow*>& group) {
+  RepeatMeasurements repeats;
+  for (const v1::ResultRow* row : group) {
+    repeats.job_ids.push_back(absl::StrCat(row->job_id()));
+    if (!row->has_measurement()) {
+      repeats.other_outcomes[v1::JobState_Name(row->state())] += 1;
+      continue;
+    }
+    const v1::Measurement& m = row->measurement();
+    if (m.outcome() != v1::OK) {
+      repeats.other_outcomes[v1::Outcome_Name(m.outcome())] += 1;
+      continue;
+    }
+    repeats.rates.push_back(m.examples_per_sec());
+    repeats.cis.push_back(m.stats().ci95_rel() * 100);
+    for (const std::string& s : m.suspect())
+      repeats.suspects.push_back(absl::StrCat("job ", row->job_id(), ": ", s));
+  }
+  return repeats;
+}
+
+// The 7 cells from examples/s median to the step-time CI's median; all
+// absent without an OK repeat.
+void AppendRateCells(const std::vector<double>& rates, const std::vector<double>& cis,
+                     std::vector<Cell>* cells) {
+  if (rates.empty()) {
+    for (int i = 0; i < 7; ++i) cells->emplace_back();
+    return;
+  }
+  const double median = Median(rates);
+  double sum = 0;
+  for (double r : rates) sum += r;
+  const double mean = sum / static_cast<double>(rates.size());
+  const auto [min, max] = std::minmax_element(rates.begin(), rates.end());
+  cells->emplace_back(median);
+  cells->emplace_back(mean);
+  cells->emplace_back(*min);
+  cells->emplace_back(*max);
+  cells->emplace_back(median > 0 ? Cell{(*max - *min) / median * 100} : Cell{});
+  if (rates.size() >= 2 && mean > 0) {
+    double squares = 0;
+    for (double r : rates) squares += (r - mean) * (r - mean);
+    cells->emplace_back(std::sqrt(squares / static_cast<double>(rates.size() - 1)) / mean * 100);
+  } else {
+    cells->emplace_back();
+  }
+  cells->emplace_back(Median(cis));
+}
+
+// The repeats table's row of one configuration's `group` of results.
+std::vector<Cell> RepeatsRow(const std::vector<const v1::ResultRow*>& group,
+                             const ConfigColumns& config_columns) {
+  const RepeatMeasurements repeats = CollectRepeats(group);
+  std::vector<Cell> cells;
+  cells.push_back(TextCell(absl::StrJoin(repeats.job_ids, " ")));
+  config_columns.AppendCells(group.front()->config(), &cells);
+  cells.emplace_back(static_cast<int64_t>(repeats.rates.size()));
+  cells.emplace_back(static_cast<int64_t>(group.size()));
+  AppendRateCells(repeats.rates, repeats.cis, &cells);
+  cells.push_back(TextCell(absl::StrJoin(repeats.suspects, "; ")));
+  std::vector<std::string> others;
+  for (const auto& [outcome, count] : repeats.other_outcomes)
+    others.push_back(absl::StrCat(outcome, " x", count));
+  cells.push_back(TextCell(absl::StrJoin(others, ", ")));
+  return cells;
+}
+
+}  // namespace
+
+ResultTable BuildRepeatsTable(const std::vector<v1::ResultRow>& rows) {
+  const std::vector<std::vector<const v1::ResultRow*>> groups = GroupByConfig(rows);
+  const ConfigColumns config_columns(rows);
+  ResultTable table;
+  table.columns.push_back({"jobs", "jobs", ColumnUnit::kText});
+  config_columns.AppendColumns(&table.columns);
+  AppendRepeatsColumns(&table.columns);
   for (const std::vector<const v1::ResultRow*>& group : groups) {
-    std::vector<std::string> job_ids;
-    std::vector<double> rates;
-    std::vector<double> cis;
-    std::vector<std::string> suspects;
-    std::map<std::string, int> other_outcomes;
-    for (const v1::ResultRow* row : group) {
-      job_ids.push_back(absl::StrCat(row->job_id()));
-      if (!row->has_measurement()) {
-        other_outcomes[v1::JobState_Name(row->state())] += 1;
-        continue;
-      }
-      const v1::Measurement& m = row->measurement();
-      if (m.outcome() != v1::OK) {
-        other_outcomes[v1::Outcome_Name(m.outcome())] += 1;
-        continue;
-      }
-      rates.push_back(m.examples_per_sec());
-      cis.push_back(m.stats().ci95_rel() * 100);
-      for (const std::string& s : m.suspect())
-        suspects.push_back(absl::StrCat("job ", row->job_id(), ": ", s));
-    }
-    std::vector<Cell> cells;
-    cells.push_back(TextCell(absl::StrJoin(job_ids, " ")));
-    config_columns.AppendCells(group.front()->config(), &cells);
-    cells.emplace_back(static_cast<int64_t>(rates.size()));
-    cells.emplace_back(static_cast<int64_t>(group.size()));
-    if (rates.empty()) {
-      for (int i = 0; i < 7; ++i) cells.emplace_back();
-    } else {
-      const double median = Median(rates);
-      double sum = 0;
-      for (double r : rates) sum += r;
-      const double mean = sum / static_cast<double>(rates.size());
-      const auto [min, max] = std::minmax_element(rates.begin(), rates.end());
-      cells.emplace_back(median);
-      cells.emplace_back(mean);
-      cells.emplace_back(*min);
-      cells.emplace_back(*max);
-      cells.emplace_back(median > 0 ? Cell{(*max - *min) / median * 100} : Cell{});
-      if (rates.size() >= 2 && mean > 0) {
-        double squares = 0;
-        for (double r : rates) squares += (r - mean) * (r - mean);
-        cells.emplace_back(std::sqrt(squares / static_cast<double>(rates.size() - 1)) / mean * 100);
-      } else {
-        cells.emplace_back();
-      }
-      cells.emplace_back(Median(cis));
-    }
-    cells.push_back(TextCell(absl::StrJoin(suspects, "; ")));
-    std::vector<std::string> others;
-    for (const auto& [outcome, count] : other_outcomes)
-      others.push_back(absl::StrCat(outcome, " x", count));
-    cells.push_back(TextCell(absl::StrJoin(others, ", ")));
-    table.rows.push_back(std::move(cells));
+    table.rows.push_back(RepeatsRow(group, config_columns));
     table.step_seconds.emplace_back();
   }
   return table;

@@ -41,9 +41,11 @@ class JsonLogFormatter final : public spdlog::formatter {
     const std::time_t t = secs.count();
     std::tm tm{};
     gmtime_r(&t, &tm);
-    char time[40];
-    std::snprintf(time, sizeof(time), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+    // strftime's %FT%T is 19 characters for years 0..9999 (gmtime_r's
+    // range for any clock this runs on); the milliseconds follow.
+    char time[48];
+    const size_t date_length = std::strftime(time, sizeof(time), "%FT%T", &tm);
+    std::snprintf(time + date_length, sizeof(time) - date_length, ".%03dZ",
                   static_cast<int>(millis.count()));
     const auto level = spdlog::level::to_string_view(msg.level);
     std::string line = "{\"time\":\"";

@@ -1,6 +1,7 @@
 #include "common/op_profile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -66,7 +67,7 @@ std::vector<v1::OpProfile> AggregateProfile(const std::vector<std::vector<Profil
     v1::OpProfile op;
     op.set_name(key.first);
     op.set_input_shapes(key.second);
-    op.set_calls(static_cast<int64_t>(static_cast<double>(totals.calls) * per_step + 0.5));
+    op.set_calls(std::llround(static_cast<double>(totals.calls) * per_step));
     op.set_self_seconds(static_cast<double>(totals.self_ns) * 1e-9 * per_step);
     op.set_total_seconds(static_cast<double>(totals.total_ns) * 1e-9 * per_step);
     op.set_self_share(step_seconds > 0 ? op.self_seconds() / step_seconds : 0);
@@ -101,6 +102,7 @@ std::vector<v1::OpProfile> SumByName(const std::vector<v1::OpProfile>& profile) 
     sum.set_flops(sum.flops() + op.flops());
   }
   std::vector<v1::OpProfile> ops;
+  ops.reserve(by_name.size());
   for (auto& [name, op] : by_name) ops.push_back(std::move(op));
   SortHeaviestFirst(&ops);
   return ops;

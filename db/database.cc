@@ -15,105 +15,20 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/node_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/string_view.h"
 #include "db/migrations.h"
+#include "db/statement_cache.h"
 #include "spdlog/spdlog.h"
 
 namespace paradnn::db {
 namespace {
 
-// Prepared statements of one connection, kept for the connection's lifetime
-// so that hot statements (lease, store, bulk insert) are compiled once.
-class StatementCache {
- public:
-  struct Entry {
-    sqlite3_stmt* stmt = nullptr;
-    bool in_use = false;
-  };
-
-  explicit StatementCache(sqlite3* db) : db_(db) {}
-  ~StatementCache() {
-    for (auto& [sql, entry] : entries_) sqlite3_finalize(entry.stmt);
-  }
-  StatementCache(const StatementCache&) = delete;
-  StatementCache& operator=(const StatementCache&) = delete;
-
-  sqlite3* db() const { return db_; }
-
-  // The cached statement for `sql`, prepared on first use. nullptr when the
-  // cached one is already borrowed (the same SQL nested in its own loop);
-  // the caller then prepares a private copy.
-  absl::StatusOr<Entry*> Acquire(const char* sql);
-
- private:
-  sqlite3* db_;
-  // node_hash_map: Statement keeps a pointer to Entry::in_use across inserts.
-  absl::node_hash_map<std::string, Entry> entries_;
-};
-
-// The cache of the connection the current thread is running a write or read
-// function on. Statement only receives a sqlite3*, and each connection is
-// used by one thread at a time, so a thread-local finds the cache without a
-// lock; a Statement on any other connection is simply not cached.
-thread_local StatementCache* current_cache = nullptr;
-
-class ScopedCache {
- public:
-  explicit ScopedCache(StatementCache* cache) : saved_(current_cache) { current_cache = cache; }
-  ~ScopedCache() { current_cache = saved_; }
-  ScopedCache(const ScopedCache&) = delete;
-  ScopedCache& operator=(const ScopedCache&) = delete;
-
- private:
-  StatementCache* saved_;
-};
-
-std::string SqlSnippet(const char* sql) {
-  if (sql == nullptr) return "";
-  std::string text(absl::StripAsciiWhitespace(sql));
-  constexpr size_t kMax = 80;
-  if (text.size() > kMax) text = absl::StrCat(text.substr(0, kMax), "...");
-  return text;
-}
-
-absl::Status Prepare(sqlite3* db, const char* sql, unsigned int flags, sqlite3_stmt** out) {
-  const char* tail = nullptr;
-  int rc = sqlite3_prepare_v3(db, sql, -1, flags, out, &tail);
-  if (rc != SQLITE_OK) {
-    return SqliteError(db, rc, absl::StrCat("prepare \"", SqlSnippet(sql), "\"").c_str());
-  }
-  // Statement runs exactly one statement; silently ignoring the rest of a
-  // multi-statement string would drop writes.
-  if (*out == nullptr || (tail != nullptr && !absl::StripAsciiWhitespace(tail).empty())) {
-    sqlite3_finalize(*out);
-    *out = nullptr;
-    return absl::InvalidArgumentError(
-        absl::StrCat("Statement takes exactly one SQL statement: \"", SqlSnippet(sql), "\""));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<StatementCache::Entry*> StatementCache::Acquire(const char* sql) {
-  auto it = entries_.find(absl::string_view(sql));
-  if (it != entries_.end()) {
-    if (it->second.in_use) return nullptr;
-    return &it->second;
-  }
-  sqlite3_stmt* stmt = nullptr;
-  if (absl::Status s = Prepare(db_, sql, SQLITE_PREPARE_PERSISTENT, &stmt); !s.ok()) return s;
-  Entry& entry = entries_[sql];
-  entry.stmt = stmt;
-  return &entry;
-}
-
 // One open connection and its statement cache.
 struct Connection {
   sqlite3* db = nullptr;
-  std::unique_ptr<StatementCache> cache;
+  std::unique_ptr<internal::StatementCache> cache;
 
   ~Connection() {
     if (db == nullptr) return;
@@ -201,7 +116,7 @@ absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& pa
     // memory work in every case, but refuse to change it.
     if (absl::Status s = Exec(conn->db, "PRAGMA query_only=ON"); !s.ok()) return s;
   }
-  conn->cache = std::make_unique<StatementCache>(conn->db);
+  conn->cache = std::make_unique<internal::StatementCache>(conn->db);
   return conn;
 }
 
@@ -256,7 +171,7 @@ struct Database::Impl {
 
 void Database::Impl::RunWriter() {
   writer_id = std::this_thread::get_id();
-  ScopedCache scope(writer->cache.get());
+  internal::ScopedStatementCache scope(writer->cache.get());
   std::vector<PendingWrite> batch;
   batch.reserve(static_cast<size_t>(options.max_batch));
   for (;;) {
@@ -519,7 +434,7 @@ absl::Status Database::Read(const ReadFn& fn) const {
   }
   absl::Status status;
   {
-    ScopedCache scope(conn->cache.get());
+    internal::ScopedStatementCache scope(conn->cache.get());
     // One read transaction per Read: every query of `fn` sees the same
     // snapshot, so counts computed by several statements agree.
     status = Exec(conn->db, "BEGIN");
@@ -549,192 +464,6 @@ Database::WriterStats Database::writer_stats() const {
   stats.transactions = impl_->transactions.load();
   stats.writes = impl_->writes.load();
   return stats;
-}
-
-// ---- Statement -------------------------------------------------------------
-
-Statement::Statement(sqlite3* db, const char* sql, Caching caching) : db_(db) {
-  StatementCache* cache = caching == kCached ? current_cache : nullptr;
-  if (cache != nullptr && cache->db() == db) {
-    absl::StatusOr<StatementCache::Entry*> entry = cache->Acquire(sql);
-    if (!entry.ok()) {
-      status_ = entry.status();
-      return;
-    }
-    if (*entry != nullptr) {
-      stmt_ = (*entry)->stmt;
-      in_use_ = &(*entry)->in_use;
-      *in_use_ = true;
-      return;
-    }
-  }
-  status_ = Prepare(db, sql, 0, &stmt_);
-}
-
-Statement::~Statement() {
-  if (stmt_ == nullptr) return;
-  if (in_use_ != nullptr) {
-    // Reset releases the statement's read snapshot; clearing bindings keeps
-    // one caller's values from leaking into the next.
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-    *in_use_ = false;
-  } else {
-    sqlite3_finalize(stmt_);
-  }
-}
-
-void Statement::Reset() {
-  if (stmt_ == nullptr) return;
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
-}
-
-namespace {
-absl::Status BindResult(sqlite3* db, int rc, int index) {
-  if (rc == SQLITE_OK) return absl::OkStatus();
-  return SqliteError(db, rc, absl::StrCat("bind parameter ", index).c_str());
-}
-}  // namespace
-
-Statement& Statement::Bind(int index, int64_t value) {
-  if (status_.ok()) status_ = BindResult(db_, sqlite3_bind_int64(stmt_, index, value), index);
-  return *this;
-}
-
-Statement& Statement::Bind(int index, double value) {
-  if (status_.ok()) status_ = BindResult(db_, sqlite3_bind_double(stmt_, index, value), index);
-  return *this;
-}
-
-Statement& Statement::Bind(int index, const std::string& value) {
-  if (status_.ok()) {
-    status_ = BindResult(db_,
-                         sqlite3_bind_text64(stmt_, index, value.data(), value.size(),
-                                             SQLITE_TRANSIENT, SQLITE_UTF8),
-                         index);
-  }
-  return *this;
-}
-
-Statement& Statement::BindBlob(int index, const std::string& bytes) {
-  if (status_.ok()) {
-    // data() is never null, so an empty message is stored as an empty blob,
-    // not NULL.
-    status_ = BindResult(
-        db_, sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT),
-        index);
-  }
-  return *this;
-}
-
-Statement& Statement::BindNull(int index) {
-  if (status_.ok()) status_ = BindResult(db_, sqlite3_bind_null(stmt_, index), index);
-  return *this;
-}
-
-absl::StatusOr<bool> Statement::Step() {
-  if (!status_.ok()) return status_;
-  int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  status_ = SqliteError(db_, rc, absl::StrCat("\"", SqlSnippet(sqlite3_sql(stmt_)), "\"").c_str());
-  return status_;
-}
-
-absl::Status Statement::Run() {
-  for (;;) {
-    absl::StatusOr<bool> row = Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return absl::OkStatus();
-  }
-}
-
-int64_t Statement::ColumnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
-
-double Statement::ColumnDouble(int col) const { return sqlite3_column_double(stmt_, col); }
-
-std::string Statement::ColumnText(int col) const {
-  const unsigned char* text = sqlite3_column_text(stmt_, col);
-  if (text == nullptr) return std::string();
-  return std::string(reinterpret_cast<const char*>(text),
-                     static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
-}
-
-std::string_view Statement::ColumnTextView(int col) const {
-  const unsigned char* text = sqlite3_column_text(stmt_, col);
-  if (text == nullptr) return std::string_view();
-  return std::string_view(reinterpret_cast<const char*>(text),
-                          static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
-}
-
-std::string Statement::ColumnBlob(int col) const {
-  const void* data = sqlite3_column_blob(stmt_, col);
-  if (data == nullptr) return std::string();
-  return std::string(static_cast<const char*>(data),
-                     static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
-}
-
-bool Statement::ColumnIsNull(int col) const {
-  return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
-}
-
-// ---- free functions -------------------------------------------------------
-
-absl::Status Exec(sqlite3* db, const char* sql) {
-  char* message = nullptr;
-  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &message);
-  if (rc == SQLITE_OK) return absl::OkStatus();
-  std::string text = message != nullptr ? message : sqlite3_errstr(rc);
-  sqlite3_free(message);
-  // sqlite3_exec hands back the message of the statement that failed; only
-  // the code mapping is shared with SqliteError.
-  absl::Status coded = SqliteError(nullptr, rc, "");
-  return absl::Status(coded.code(),
-                      absl::StrCat("\"", SqlSnippet(sql), "\": ", text, " (sqlite ", rc, ")"));
-}
-
-absl::Status SqliteError(sqlite3* db, int rc, const char* what) {
-  std::string message;
-  if (db != nullptr && sqlite3_extended_errcode(db) == rc) {
-    message = sqlite3_errmsg(db);
-  } else {
-    message = sqlite3_errstr(rc);
-  }
-  std::string text = absl::StrCat(what, ": ", message, " (sqlite ", rc, ")");
-  switch (rc & 0xff) {
-    case SQLITE_OK:
-      return absl::InternalError(absl::StrCat(what, ": SqliteError called with SQLITE_OK"));
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-    case SQLITE_IOERR:
-      return absl::UnavailableError(text);
-    case SQLITE_CONSTRAINT:
-      if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
-        return absl::AlreadyExistsError(text);
-      }
-      return absl::FailedPreconditionError(text);
-    case SQLITE_NOTADB:
-    case SQLITE_CANTOPEN:
-      return absl::FailedPreconditionError(text);
-    case SQLITE_CORRUPT:
-      return absl::DataLossError(text);
-    case SQLITE_READONLY:
-    case SQLITE_PERM:
-    case SQLITE_AUTH:
-      return absl::PermissionDeniedError(text);
-    case SQLITE_FULL:
-    case SQLITE_NOMEM:
-      return absl::ResourceExhaustedError(text);
-    case SQLITE_INTERRUPT:
-    case SQLITE_ABORT:
-      return absl::AbortedError(text);
-    case SQLITE_TOOBIG:
-    case SQLITE_MISMATCH:
-      return absl::InvalidArgumentError(text);
-    default:
-      return absl::InternalError(text);
-  }
 }
 
 }  // namespace paradnn::db

@@ -21,10 +21,10 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "db/statement.h"  // Statement, Exec, SqliteError: every store uses them with Database
 
 namespace paradnn::db {
 
@@ -136,62 +136,6 @@ class Database {
   explicit Database(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// RAII prepared statement: cached per connection (SQLITE_PREPARE_PERSISTENT)
-// and reset + cleared on destruction. Parameters are bound by index (1-based).
-// Caching applies to the connection a Read/Write function was handed, on
-// that function's thread; the same SQL nested inside its own loop, or any
-// other sqlite3*, gets a private statement finalized on destruction. The
-// SQL must be one statement (InvalidArgument otherwise). Errors from
-// prepare and Bind are kept in status() and returned by Step()/Run().
-class Statement {
- public:
-  // kUncached: prepared for this Statement only and finalized with it, for
-  // SQL generated per request, which must not grow the connection's cache.
-  enum Caching { kCached, kUncached };
-
-  Statement(sqlite3* db, const char* sql, Caching caching = kCached);
-  ~Statement();
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  absl::Status status() const { return status_; }
-  Statement& Bind(int index, int64_t value);
-  Statement& Bind(int index, int value) { return Bind(index, static_cast<int64_t>(value)); }
-  Statement& Bind(int index, double value);
-  Statement& Bind(int index, const std::string& value);  // TEXT
-  Statement& BindBlob(int index, const std::string& bytes);
-  Statement& BindNull(int index);
-
-  // Rewinds for another run with new bindings; an earlier error stays.
-  void Reset();
-  // Steps once: true while a row is available, false when done.
-  absl::StatusOr<bool> Step();
-  // Steps to completion (for statements that return no rows).
-  absl::Status Run();
-
-  int64_t ColumnInt(int col) const;
-  double ColumnDouble(int col) const;
-  std::string ColumnText(int col) const;
-  // The text without a copy: valid until the next Step() or destruction.
-  // Empty for NULL.
-  std::string_view ColumnTextView(int col) const;
-  std::string ColumnBlob(int col) const;
-  bool ColumnIsNull(int col) const;
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-  absl::Status status_;
-  // Set when stmt_ is borrowed from the connection's cache (cleared again on
-  // destruction); null when stmt_ is owned and finalized here.
-  bool* in_use_ = nullptr;
-};
-
-// Runs SQL without results (DDL, pragmas).
-absl::Status Exec(sqlite3* db, const char* sql);
-// Converts an SQLite result code into a Status naming the operation.
-absl::Status SqliteError(sqlite3* db, int rc, const char* what);
 
 }  // namespace paradnn::db
 

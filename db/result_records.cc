@@ -284,9 +284,11 @@ absl::Status CheckField(const std::string& role, const std::string& field,
                                                  "selected results; ", FieldNames(hyper_keys)));
 }
 
-absl::StatusOr<ResultRecords> LoadResultRecords(const Database& database,
-                                                const v1::ResultSelection& selection,
-                                                const ResultRecordPlan& plan) {
+namespace {
+
+// The sweep ids `selection` names, sorted and without repeats.
+// InvalidArgument for none or a non-positive one.
+absl::StatusOr<std::vector<int64_t>> SelectedSweepIds(const v1::ResultSelection& selection) {
   if (selection.sweep_ids().empty()) {
     return absl::InvalidArgumentError("selection.sweep_ids: give at least one sweep id");
   }
@@ -299,103 +301,150 @@ absl::StatusOr<ResultRecords> LoadResultRecords(const Database& database,
   }
   std::sort(sweep_ids.begin(), sweep_ids.end());
   sweep_ids.erase(std::unique(sweep_ids.begin(), sweep_ids.end()), sweep_ids.end());
-  const std::string sweeps_json = JsonArray(sweep_ids);
+  return sweep_ids;
+}
+
+// The where filters of `selection` as the JSON object bound to kWhereParam;
+// InvalidArgument for a field the selected sweeps do not have.
+absl::StatusOr<nlohmann::json> WhereFilters(const v1::ResultSelection& selection,
+                                            const std::vector<std::string>& all_keys) {
+  nlohmann::json where = nlohmann::json::object();
+  for (const auto& [field, value] : selection.where()) {
+    if (absl::Status s = CheckField("selection.where", field, all_keys); !s.ok()) return s;
+    where[field] = value;
+  }
+  return where;
+}
+
+// Fills selected->fields and ->columns with what `plan` carries per record.
+absl::Status ChooseCarried(const ResultRecordPlan& plan, ResultRecords* selected) {
+  for (const std::string& field : plan.fields) {
+    if (absl::Status s = CheckField("field", field, selected->all_keys); !s.ok()) return s;
+    AppendUnique(&selected->fields, field);
+  }
+  if (plan.all_hyper) {
+    for (const std::string& key : selected->all_keys) AppendUnique(&selected->fields, key);
+  }
+  if (plan.config_without) {
+    for (const char* field : {"family", "precision", "optimizer"}) {
+      AppendUnique(&selected->fields, std::string(field));
+    }
+  }
+  for (ResultColumn column : plan.columns) AppendUnique(&selected->columns, column);
+  if (selected->columns.size() > kMaxCarriedColumns) {
+    return absl::InternalError("result record plan carries too many columns");
+  }
+  return absl::OkStatus();
+}
+
+// Where each carried field comes from: a built-in column of the statement
+// (>= 0) or the configuration's hyper-parameters (-1 - index into
+// hyper_fields).
+struct RecordSources {
+  SelectShape shape;  // all but scan_results (ReserveForFinishedJobs)
+  std::vector<int> sources;
+  std::vector<std::string> hyper_fields;
+};
+
+// The sources of selected.fields, and the shape that reads them, its
+// columns and (when `where`) the where filters. InvalidArgument past
+// kMaxHyperFields.
+absl::StatusOr<RecordSources> RecordSourcesOf(const ResultRecords& selected, bool where) {
+  RecordSources out;
+  for (const std::string& field : selected.fields) {
+    if (int index = BuiltinIndex(field); index >= 0) {
+      out.sources.push_back(out.shape.BuiltinColumn(out.shape.builtins.size()));
+      out.shape.builtins.push_back(index);
+      continue;
+    }
+    if (out.hyper_fields.size() == kMaxHyperFields) {
+      return absl::InvalidArgumentError(absl::StrCat("an analysis reads at most ", kMaxHyperFields,
+                                                     " hyper-parameters; name fewer features"));
+    }
+    out.sources.push_back(-1 - static_cast<int>(out.hyper_fields.size()));
+    out.hyper_fields.push_back(field);
+  }
+  out.shape.columns = selected.columns;
+  out.shape.where = where;
+  return out;
+}
+
+// Finished jobs are the ones with results: reserves for all of them, and
+// scans every result when the sweeps hold most of them. A failed count
+// only costs the reservation.
+void ReserveForFinishedJobs(sqlite3* db, const std::string& sweeps_json, ResultRecords* selected,
+                            SelectShape* shape) {
+  Statement count(db,
+                  "SELECT (SELECT COUNT(*) FROM jobs WHERE sweep_id IN (SELECT value FROM "
+                  "json_each(?)) AND state = ?), (SELECT COALESCE(MAX(id), 0) FROM results)");
+  count.Bind(1, sweeps_json).Bind(2, static_cast<int>(v1::JOB_DONE));
+  if (absl::StatusOr<bool> row = count.Step(); row.ok() && *row) {
+    selected->records.reserve(static_cast<size_t>(count.ColumnInt(0)));
+    selected->values.reserve(selected->records.capacity() * selected->fields.size());
+    shape->scan_results = 4 * count.ColumnInt(0) > count.ColumnInt(1);
+  }
+}
+
+// Runs the statement for sources.shape and appends a record per row.
+absl::Status ReadRecords(sqlite3* db, const std::string& sweeps_json, const nlohmann::json& where,
+                         const ResultRecordPlan& plan, const RecordSources& sources,
+                         ResultRecords* selected) {
+  const SelectShape& shape = sources.shape;
+  Dictionary dictionary(&selected->dictionary);
+  ConfigCache configs(db, &dictionary, sources.hyper_fields,
+                      plan.config_without ? &*plan.config_without : nullptr);
+  const std::string sql = SelectSql(shape);
+  Statement query(db, sql.c_str(), Statement::kUncached);
+  query.Bind(kSweepsParam, sweeps_json);
+  if (shape.where) query.Bind(kWhereParam, where.dump());
+  for (;;) {
+    absl::StatusOr<bool> row = query.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    ResultRecord record;
+    record.job_id = query.ColumnInt(0);
+    record.outcome = static_cast<v1::Outcome>(query.ColumnInt(1));
+    record.platform_id = query.ColumnInt(2);
+    record.params = query.ColumnInt(3);
+    absl::StatusOr<const ConfigCache::Entry*> config = configs.Get(query.ColumnInt(4));
+    if (!config.ok()) return config.status();
+    record.config = (*config)->label;
+    record.first_value = static_cast<uint32_t>(selected->values.size());
+    for (int source : sources.sources) {
+      selected->values.push_back(source >= 0 ? dictionary.Intern(query.ColumnTextView(source))
+                                             : (*config)->field_ids[-1 - source]);
+    }
+    for (size_t i = 0; i < selected->columns.size(); ++i) {
+      const int col = shape.MeasuredColumn(i);
+      record.columns[i] = query.ColumnIsNull(col) ? std::numeric_limits<double>::quiet_NaN()
+                                                  : query.ColumnDouble(col);
+    }
+    selected->records.push_back(record);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ResultRecords> LoadResultRecords(const Database& database,
+                                                const v1::ResultSelection& selection,
+                                                const ResultRecordPlan& plan) {
+  absl::StatusOr<std::vector<int64_t>> sweep_ids = SelectedSweepIds(selection);
+  if (!sweep_ids.ok()) return sweep_ids.status();
+  const std::string sweeps_json = JsonArray(*sweep_ids);
 
   ResultRecords selected;
   absl::Status status = database.Read([&](sqlite3* db) -> absl::Status {
-    if (absl::Status s = ReadSweepsAndKeys(db, sweep_ids, sweeps_json, &selected); !s.ok()) {
+    if (absl::Status s = ReadSweepsAndKeys(db, *sweep_ids, sweeps_json, &selected); !s.ok()) {
       return s;
     }
-    nlohmann::json where = nlohmann::json::object();
-    for (const auto& [field, value] : selection.where()) {
-      if (absl::Status s = CheckField("selection.where", field, selected.all_keys); !s.ok()) {
-        return s;
-      }
-      where[field] = value;
-    }
-    for (const std::string& field : plan.fields) {
-      if (absl::Status s = CheckField("field", field, selected.all_keys); !s.ok()) return s;
-      AppendUnique(&selected.fields, field);
-    }
-    if (plan.all_hyper) {
-      for (const std::string& key : selected.all_keys) AppendUnique(&selected.fields, key);
-    }
-    if (plan.config_without) {
-      for (const char* field : {"family", "precision", "optimizer"}) {
-        AppendUnique(&selected.fields, std::string(field));
-      }
-    }
-    for (ResultColumn column : plan.columns) AppendUnique(&selected.columns, column);
-    if (selected.columns.size() > kMaxCarriedColumns) {
-      return absl::InternalError("result record plan carries too many columns");
-    }
-
-    // Where each carried field comes from: a built-in column (>= 0) or the
-    // configuration's hyper-parameters (-1 - index into hyper_fields).
-    SelectShape shape;
-    std::vector<int> sources;
-    std::vector<std::string> hyper_fields;
-    for (const std::string& field : selected.fields) {
-      if (int index = BuiltinIndex(field); index >= 0) {
-        sources.push_back(shape.BuiltinColumn(shape.builtins.size()));
-        shape.builtins.push_back(index);
-        continue;
-      }
-      if (hyper_fields.size() == kMaxHyperFields) {
-        return absl::InvalidArgumentError(absl::StrCat("an analysis reads at most ",
-                                                       kMaxHyperFields,
-                                                       " hyper-parameters; name fewer features"));
-      }
-      sources.push_back(-1 - static_cast<int>(hyper_fields.size()));
-      hyper_fields.push_back(field);
-    }
-    shape.columns = selected.columns;
-    shape.where = !selection.where().empty();
-
-    // Finished jobs are the ones with results: reserve for all of them, and
-    // scan every result when the sweeps hold most of them.
-    Statement count(db,
-                    "SELECT (SELECT COUNT(*) FROM jobs WHERE sweep_id IN (SELECT value FROM "
-                    "json_each(?)) AND state = ?), (SELECT COALESCE(MAX(id), 0) FROM results)");
-    count.Bind(1, sweeps_json).Bind(2, static_cast<int>(v1::JOB_DONE));
-    if (absl::StatusOr<bool> row = count.Step(); row.ok() && *row) {
-      selected.records.reserve(static_cast<size_t>(count.ColumnInt(0)));
-      selected.values.reserve(selected.records.capacity() * selected.fields.size());
-      shape.scan_results = 4 * count.ColumnInt(0) > count.ColumnInt(1);
-    }
-
-    Dictionary dictionary(&selected.dictionary);
-    ConfigCache configs(db, &dictionary, hyper_fields,
-                        plan.config_without ? &*plan.config_without : nullptr);
-    const std::string sql = SelectSql(shape);
-    Statement query(db, sql.c_str(), Statement::kUncached);
-    query.Bind(kSweepsParam, sweeps_json);
-    if (shape.where) query.Bind(kWhereParam, where.dump());
-    for (;;) {
-      absl::StatusOr<bool> row = query.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      ResultRecord record;
-      record.job_id = query.ColumnInt(0);
-      record.outcome = static_cast<v1::Outcome>(query.ColumnInt(1));
-      record.platform_id = query.ColumnInt(2);
-      record.params = query.ColumnInt(3);
-      absl::StatusOr<const ConfigCache::Entry*> config = configs.Get(query.ColumnInt(4));
-      if (!config.ok()) return config.status();
-      record.config = (*config)->label;
-      record.first_value = static_cast<uint32_t>(selected.values.size());
-      for (int source : sources) {
-        selected.values.push_back(source >= 0 ? dictionary.Intern(query.ColumnTextView(source))
-                                              : (*config)->field_ids[-1 - source]);
-      }
-      for (size_t i = 0; i < selected.columns.size(); ++i) {
-        const int col = shape.MeasuredColumn(i);
-        record.columns[i] = query.ColumnIsNull(col) ? std::numeric_limits<double>::quiet_NaN()
-                                                    : query.ColumnDouble(col);
-      }
-      selected.records.push_back(record);
-    }
-    return absl::OkStatus();
+    absl::StatusOr<nlohmann::json> where = WhereFilters(selection, selected.all_keys);
+    if (!where.ok()) return where.status();
+    if (absl::Status s = ChooseCarried(plan, &selected); !s.ok()) return s;
+    absl::StatusOr<RecordSources> sources = RecordSourcesOf(selected, !selection.where().empty());
+    if (!sources.ok()) return sources.status();
+    ReserveForFinishedJobs(db, sweeps_json, &selected, &sources->shape);
+    return ReadRecords(db, sweeps_json, *where, plan, *sources, &selected);
   });
   if (!status.ok()) return status;
   return selected;

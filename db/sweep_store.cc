@@ -315,11 +315,11 @@ absl::Status CheckJobs(const std::vector<NewJob>& jobs, const std::string& defau
   return absl::OkStatus();
 }
 
-void InsertNextChunk(std::shared_ptr<Creation> creation);
+void InsertNextChunk(const std::shared_ptr<Creation>& creation);
 
 // Removes a sweep whose creation failed after its first chunks committed,
 // then reports `error`.
-void Abandon(std::shared_ptr<Creation> creation, absl::Status error) {
+void Abandon(const std::shared_ptr<Creation>& creation, const absl::Status& error) {
   const int64_t sweep_id = creation->sweep_id;
   const Database* database = creation->database;
   creation->database->Write(
@@ -329,12 +329,12 @@ void Abandon(std::shared_ptr<Creation> creation, absl::Status error) {
         del.Bind(1, sweep_id).Bind(2, kCreating);
         return del.Run();  // if this fails, the next Create deletes it
       },
-      [creation, error](absl::Status) {
+      [creation, error](const absl::Status&) {
         if (creation->done) creation->done(error);
       });
 }
 
-void InsertNextChunk(std::shared_ptr<Creation> creation) {
+void InsertNextChunk(const std::shared_ptr<Creation>& creation) {
   // Ahead of the queue: every batch then carries one chunk, instead of a
   // chunk waiting behind every queued lease and result (at 1,000 busy
   // workers that made a 50,000-job submit take minutes).
@@ -359,9 +359,9 @@ void InsertNextChunk(std::shared_ptr<Creation> creation) {
         // A sweep without jobs has nothing left to run.
         return internal::FinishSweepIfDone(db, creation->sweep_id, creation->now_unix_ms);
       },
-      [creation](absl::Status status) {
+      [creation](const absl::Status& status) {
         if (!status.ok()) {
-          Abandon(creation, std::move(status));
+          Abandon(creation, status);
           return;
         }
         creation->next = std::min(creation->jobs->size(), creation->next + kJobsPerWrite);

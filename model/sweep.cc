@@ -64,6 +64,94 @@ bool IsMultiple(int64_t value, const ParamRule& rule) {
   return rule.multiple_of <= 1 || value % rule.multiple_of == 0;
 }
 
+// A list of values: each valid, none repeated.
+absl::StatusOr<int64_t> CheckValueList(const v1::IntValues& list_spec, const ParamRule& rule,
+                                       const std::string& path, std::vector<int64_t>* values) {
+  const std::string list_path = absl::StrCat(path, ".values");
+  const auto& list = list_spec.values();
+  if (list.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(list_path, ": empty list; give at least one value"));
+  }
+  std::unordered_map<int64_t, int> first_index;
+  for (int i = 0; i < list.size(); ++i) {
+    const std::string item_path = absl::StrCat(list_path, "[", i, "]");
+    if (absl::Status s = CheckParamValue(item_path, list[i], rule); !s.ok()) return s;
+    const auto [it, inserted] = first_index.emplace(list[i], i);
+    if (!inserted) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          item_path, ": ", list[i], " is repeated (also at [", it->second, "]); each value once"));
+    }
+  }
+  if (values != nullptr) values->insert(values->end(), list.begin(), list.end());
+  return static_cast<int64_t>(list.size());
+}
+
+// A range {min, max, mul|add}: both ends valid, a step that advances and
+// stays on the rule's grid.
+absl::StatusOr<int64_t> CheckRange(const v1::IntRange& r, const ParamRule& rule,
+                                   const std::string& path, std::vector<int64_t>* values) {
+  const std::string range_path = absl::StrCat(path, ".range");
+  if (absl::Status s = CheckParamValue(range_path + ".min", r.min(), rule); !s.ok()) return s;
+  if (absl::Status s = CheckParamValue(range_path + ".max", r.max(), rule, /*on_grid=*/false);
+      !s.ok()) {
+    return s;
+  }
+  if (r.min() > r.max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(range_path, ": min ", r.min(), " > max ", r.max()));
+  }
+  if (r.has_mul() && r.has_add()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(range_path, ": exactly one of mul or add is allowed; got both"));
+  }
+  if (!r.has_mul() && !r.has_add()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(range_path, ": needs a step, mul (> 1) or add (> 0)"));
+  }
+  if (r.has_add()) {
+    if (r.add() <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(range_path, ".add: ", r.add(), " must be > 0"));
+    }
+    if (!IsMultiple(r.add(), rule)) {
+      return absl::InvalidArgumentError(absl::StrCat(range_path, ".add: ", r.add(),
+                                                     " is not a multiple of ", rule.multiple_of,
+                                                     "; ", AllowedRange(rule)));
+    }
+    const int64_t count = (r.max() - r.min()) / r.add() + 1;
+    if (values != nullptr) {
+      for (int64_t i = 0; i < count; ++i) values->push_back(r.min() + i * r.add());
+    }
+    return count;
+  }
+  const double mul = r.mul();
+  if (!(std::isfinite(mul) && mul > 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(range_path, ".mul: ", mul, " must be > 1"));
+  }
+  int64_t count = 0;
+  int64_t v = r.min();
+  while (true) {
+    ++count;
+    if (values != nullptr) values->push_back(v);
+    // max <= the rule's maximum, far below 2^53: the double is exact.
+    const double next = std::round(static_cast<double>(v) * mul);
+    if (next > static_cast<double>(r.max())) break;
+    if (next <= static_cast<double>(v)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(range_path, ".mul: ", mul, " does not advance from ", v, " (", v, " x ", mul,
+                       " rounds to ", v, "); use a larger mul or add"));
+    }
+    v = static_cast<int64_t>(next);
+    if (!IsMultiple(v, rule)) {
+      return absl::InvalidArgumentError(absl::StrCat(range_path, ".mul: ", mul, " reaches ", v,
+                                                     ", not a multiple of ", rule.multiple_of, "; ",
+                                                     AllowedRange(rule)));
+    }
+  }
+  return count;
+}
+
 // Validates one parameter and returns how many values it takes; appends them
 // to `values` when it is not null. Walks ranges without storing them so that
 // a hostile range costs time proportional to its length only once, bounded
@@ -76,89 +164,10 @@ absl::StatusOr<int64_t> CheckParam(const v1::ParamSpec& spec, const ParamRule& r
       if (values != nullptr) values->push_back(spec.value());
       return 1;
     }
-    case v1::ParamSpec::kValues: {
-      const std::string list_path = absl::StrCat(path, ".values");
-      const auto& list = spec.values().values();
-      if (list.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(list_path, ": empty list; give at least one value"));
-      }
-      std::unordered_map<int64_t, int> first_index;
-      for (int i = 0; i < list.size(); ++i) {
-        const std::string item_path = absl::StrCat(list_path, "[", i, "]");
-        if (absl::Status s = CheckParamValue(item_path, list[i], rule); !s.ok()) return s;
-        const auto [it, inserted] = first_index.emplace(list[i], i);
-        if (!inserted) {
-          return absl::InvalidArgumentError(absl::StrCat(item_path, ": ", list[i],
-                                                         " is repeated (also at [", it->second,
-                                                         "]); each value once"));
-        }
-      }
-      if (values != nullptr) values->insert(values->end(), list.begin(), list.end());
-      return static_cast<int64_t>(list.size());
-    }
-    case v1::ParamSpec::kRange: {
-      const v1::IntRange& r = spec.range();
-      const std::string range_path = absl::StrCat(path, ".range");
-      if (absl::Status s = CheckParamValue(range_path + ".min", r.min(), rule); !s.ok()) return s;
-      if (absl::Status s = CheckParamValue(range_path + ".max", r.max(), rule, /*on_grid=*/false);
-          !s.ok()) {
-        return s;
-      }
-      if (r.min() > r.max()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(range_path, ": min ", r.min(), " > max ", r.max()));
-      }
-      if (r.has_mul() && r.has_add()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(range_path, ": exactly one of mul or add is allowed; got both"));
-      }
-      if (!r.has_mul() && !r.has_add()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(range_path, ": needs a step, mul (> 1) or add (> 0)"));
-      }
-      if (r.has_add()) {
-        if (r.add() <= 0) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(range_path, ".add: ", r.add(), " must be > 0"));
-        }
-        if (!IsMultiple(r.add(), rule)) {
-          return absl::InvalidArgumentError(absl::StrCat(range_path, ".add: ", r.add(),
-                                                         " is not a multiple of ", rule.multiple_of,
-                                                         "; ", AllowedRange(rule)));
-        }
-        const int64_t count = (r.max() - r.min()) / r.add() + 1;
-        if (values != nullptr) {
-          for (int64_t i = 0; i < count; ++i) values->push_back(r.min() + i * r.add());
-        }
-        return count;
-      }
-      const double mul = r.mul();
-      if (!(std::isfinite(mul) && mul > 1)) {
-        return absl::InvalidArgumentError(absl::StrCat(range_path, ".mul: ", mul, " must be > 1"));
-      }
-      int64_t count = 0;
-      int64_t v = r.min();
-      while (true) {
-        ++count;
-        if (values != nullptr) values->push_back(v);
-        // max <= the rule's maximum, far below 2^53: the double is exact.
-        const double next = std::round(static_cast<double>(v) * mul);
-        if (next > static_cast<double>(r.max())) break;
-        if (next <= static_cast<double>(v)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(range_path, ".mul: ", mul, " does not advance from ", v, " (", v, " x ",
-                           mul, " rounds to ", v, "); use a larger mul or add"));
-        }
-        v = static_cast<int64_t>(next);
-        if (!IsMultiple(v, rule)) {
-          return absl::InvalidArgumentError(absl::StrCat(range_path, ".mul: ", mul, " reaches ", v,
-                                                         ", not a multiple of ", rule.multiple_of,
-                                                         "; ", AllowedRange(rule)));
-        }
-      }
-      return count;
-    }
+    case v1::ParamSpec::kValues:
+      return CheckValueList(spec.values(), rule, path, values);
+    case v1::ParamSpec::kRange:
+      return CheckRange(spec.range(), rule, path, values);
     case v1::ParamSpec::KIND_NOT_SET:
       break;
   }
@@ -321,11 +330,85 @@ absl::StatusOr<std::vector<int64_t>> ParamValues(const v1::ParamSpec& spec, cons
   return values;
 }
 
-absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
-  if (max_jobs <= 0) max_jobs = kDefaultMaxJobs;
-  if (absl::Status s = CheckSweepUtf8(spec); !s.ok()) return s;
-  if (absl::Status s = CheckName(spec.name()); !s.ok()) return s;
+namespace {
 
+// The family's params: each known and valid, the required ones given.
+// Returns the configurations they span.
+absl::StatusOr<int64_t> CheckParams(const v1::SweepSpec& spec, const FamilyDef& family) {
+  int64_t configurations = 1;
+  for (const std::string& key : SortedKeys(spec)) {
+    const ParamRule* rule = FindParam(family, key);
+    if (rule == nullptr) {
+      std::string allowed = absl::StrCat("allowed: ", ParamNames(family, false));
+      if (!family.options.empty()) {
+        absl::StrAppend(&allowed, "; options: ", OptionNames(family));
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          "params.", EchoKey(key), ": unknown parameter of family ", family.name, "; ", allowed));
+    }
+    absl::StatusOr<int64_t> count =
+        CheckParam(spec.params().at(key), *rule, absl::StrCat("params.", key), nullptr);
+    if (!count.ok()) return count.status();
+    configurations = SaturatingMultiply(configurations, *count);
+  }
+  for (const ParamRule& p : family.params) {
+    if (p.required && spec.params().count(p.name) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("params.", p.name, ": missing; family ",
+                                                     family.name, " requires ",
+                                                     ParamNames(family, true)));
+    }
+  }
+  // A thread count in both places would leave the record ambiguous about
+  // which one a job ran with.
+  const std::pair<const char*, int64_t> run_threads[] = {
+      {"intra_op_threads", spec.run().intra_op_threads()},
+      {"inter_op_threads", spec.run().inter_op_threads()}};
+  for (const auto& [threads, in_run] : run_threads) {
+    if (spec.params().count(threads) != 0 && in_run != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("params.", threads, ": also given as run.", threads,
+                       "; give it in one place (params to sweep it)"));
+    }
+  }
+  return configurations;
+}
+
+// The family's options, each known and valid, the ones without a default
+// given. Returns the configurations they span.
+absl::StatusOr<int64_t> CheckOptions(const v1::SweepSpec& spec, const FamilyDef& family) {
+  int64_t configurations = 1;
+  for (const std::string& key : SortedOptionKeys(spec)) {
+    const std::string path = absl::StrCat("options.", EchoKey(key));
+    const OptionRule* rule = FindOption(family, key);
+    if (rule == nullptr) {
+      if (family.options.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": family ", family.name, " takes no options"));
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": unknown option of family ", family.name, "; allowed: ", OptionNames(family)));
+    }
+    absl::StatusOr<int64_t> count = CheckOption(spec.options().at(key), *rule, path);
+    if (!count.ok()) return count.status();
+    configurations = SaturatingMultiply(configurations, *count);
+  }
+  for (const OptionRule& o : family.options) {
+    if (o.default_value == nullptr && spec.options().count(o.name) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("options.", o.name, ": missing; family ",
+                                                     family.name, " requires ", o.name, ", one of ",
+                                                     AllowedOptionValues(o)));
+    }
+  }
+  for (const std::string& key : SortedStackKeys(spec)) {
+    absl::StatusOr<int64_t> count = CheckStack(spec, key);
+    if (!count.ok()) return count.status();
+    configurations = SaturatingMultiply(configurations, *count);
+  }
+  return configurations;
+}
+
+// The family, checked; the device too (empty means kDefaultDevice).
+absl::StatusOr<const FamilyDef*> CheckFamilyAndDevice(const v1::SweepSpec& spec) {
   if (spec.family().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("family: missing; one of ", AllowedFamilies()));
   }
@@ -334,79 +417,15 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
     return absl::InvalidArgumentError(absl::StrCat(
         "family: ", Quote(spec.family()), " is not a known family; one of ", AllowedFamilies()));
   }
-  // An empty device means kDefaultDevice, as everywhere else.
   if (!spec.device().empty() && !Contains(kDevices, spec.device())) {
     return absl::InvalidArgumentError(
         absl::StrCat("device: ", Quote(spec.device()), " is not one of ", AllowedDevices()));
   }
+  return family;
+}
 
-  int64_t configurations = 1;
-  for (const std::string& key : SortedKeys(spec)) {
-    const ParamRule* rule = FindParam(*family, key);
-    if (rule == nullptr) {
-      std::string allowed = absl::StrCat("allowed: ", ParamNames(*family, false));
-      if (!family->options.empty()) {
-        absl::StrAppend(&allowed, "; options: ", OptionNames(*family));
-      }
-      return absl::InvalidArgumentError(absl::StrCat(
-          "params.", EchoKey(key), ": unknown parameter of family ", family->name, "; ", allowed));
-    }
-    absl::StatusOr<int64_t> count =
-        CheckParam(spec.params().at(key), *rule, absl::StrCat("params.", key), nullptr);
-    if (!count.ok()) return count.status();
-    configurations = SaturatingMultiply(configurations, *count);
-  }
-  for (const ParamRule& p : family->params) {
-    if (p.required && spec.params().count(p.name) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("params.", p.name, ": missing; family ",
-                                                     family->name, " requires ",
-                                                     ParamNames(*family, true)));
-    }
-  }
-
-  for (const std::string& key : SortedOptionKeys(spec)) {
-    const std::string path = absl::StrCat("options.", EchoKey(key));
-    const OptionRule* rule = FindOption(*family, key);
-    if (rule == nullptr) {
-      if (family->options.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path, ": family ", family->name, " takes no options"));
-      }
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ": unknown option of family ", family->name, "; allowed: ", OptionNames(*family)));
-    }
-    absl::StatusOr<int64_t> count = CheckOption(spec.options().at(key), *rule, path);
-    if (!count.ok()) return count.status();
-    configurations = SaturatingMultiply(configurations, *count);
-  }
-  for (const OptionRule& o : family->options) {
-    if (o.default_value == nullptr && spec.options().count(o.name) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("options.", o.name, ": missing; family ",
-                                                     family->name, " requires ", o.name,
-                                                     ", one of ", AllowedOptionValues(o)));
-    }
-  }
-
-  for (const std::string& key : SortedStackKeys(spec)) {
-    absl::StatusOr<int64_t> count = CheckStack(spec, key);
-    if (!count.ok()) return count.status();
-    configurations = SaturatingMultiply(configurations, *count);
-  }
-
-  // A thread count in both places would leave the record ambiguous about
-  // which one a job ran with.
-  if (spec.params().count("intra_op_threads") != 0 && spec.run().intra_op_threads() != 0) {
-    return absl::InvalidArgumentError(
-        "params.intra_op_threads: also given as run.intra_op_threads; give it in one place "
-        "(params to sweep it)");
-  }
-  if (spec.params().count("inter_op_threads") != 0 && spec.run().inter_op_threads() != 0) {
-    return absl::InvalidArgumentError(
-        "params.inter_op_threads: also given as run.inter_op_threads; give it in one place "
-        "(params to sweep it)");
-  }
-
-  if (absl::Status s = CheckFamilyFields(spec, *family); !s.ok()) return s;
+// Precisions, optimizers, run settings, the source text and repeats.
+absl::Status CheckRunFields(const v1::SweepSpec& spec) {
   if (absl::Status s = CheckNameList("precision", spec.precision(), kPrecisions); !s.ok()) {
     return s;
   }
@@ -418,11 +437,29 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
     return absl::InvalidArgumentError(absl::StrCat("source_text: ", spec.source_text().size(),
                                                    " bytes; at most ", kMaxSourceTextBytes));
   }
-
   if (spec.repeats() < 0 || spec.repeats() > kMaxRepeats) {
     return absl::InvalidArgumentError(
         absl::StrCat("repeats: ", spec.repeats(), " is out of range; allowed 1..", kMaxRepeats));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
+  if (max_jobs <= 0) max_jobs = kDefaultMaxJobs;
+  if (absl::Status s = CheckSweepUtf8(spec); !s.ok()) return s;
+  if (absl::Status s = CheckName(spec.name()); !s.ok()) return s;
+  absl::StatusOr<const FamilyDef*> family = CheckFamilyAndDevice(spec);
+  if (!family.ok()) return family.status();
+  absl::StatusOr<int64_t> param_configurations = CheckParams(spec, **family);
+  if (!param_configurations.ok()) return param_configurations.status();
+  absl::StatusOr<int64_t> option_configurations = CheckOptions(spec, **family);
+  if (!option_configurations.ok()) return option_configurations.status();
+  if (absl::Status s = CheckFamilyFields(spec, **family); !s.ok()) return s;
+  if (absl::Status s = CheckRunFields(spec); !s.ok()) return s;
+
+  int64_t configurations = SaturatingMultiply(*param_configurations, *option_configurations);
   configurations = SaturatingMultiply(configurations, std::max(1, spec.precision_size()));
   configurations = SaturatingMultiply(configurations, std::max(1, spec.optimizer_size()));
   const int64_t jobs = SaturatingMultiply(configurations, std::max(1, spec.repeats()));
@@ -461,13 +498,12 @@ int64_t CountConfigurations(const v1::SweepSpec& spec) {
   return SaturatingMultiply(configurations, std::max(1, spec.optimizer_size()));
 }
 
-absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& spec,
-                                                         int64_t max_jobs) {
-  if (absl::Status s = ValidateSweep(spec, max_jobs); !s.ok()) return s;
-  const FamilyDef& family = *FindFamily(spec.family());
+namespace {
 
-  // Every config starts from this template: the family, the defaults of
-  // what the sweep leaves out, and the TorchScript model without its bytes.
+// Every config of a sweep starts from this template: the family, the
+// defaults of what the sweep leaves out, and the TorchScript model without
+// its bytes.
+v1::ModelConfig BaseConfig(const v1::SweepSpec& spec, const FamilyDef& family) {
   v1::ModelConfig base;
   base.set_family(spec.family());
   for (const ParamRule& p : family.params) {
@@ -489,6 +525,16 @@ absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& sp
     model->set_loss(spec.torchscript().loss());
     if (spec.torchscript().has_target()) *model->mutable_target() = spec.torchscript().target();
   }
+  return base;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& spec,
+                                                         int64_t max_jobs) {
+  if (absl::Status s = ValidateSweep(spec, max_jobs); !s.ok()) return s;
+  const FamilyDef& family = *FindFamily(spec.family());
+  const v1::ModelConfig base = BaseConfig(spec, family);
 
   // The axes of the cross product, outermost first: parameters, then
   // options, then stack settings, each in sorted key order.
@@ -504,6 +550,7 @@ absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& sp
     values.push_back(*std::move(v));
   }
   std::vector<size_t> sizes;
+  sizes.reserve(values.size() + option_keys.size() + stack_keys.size());
   for (const auto& v : values) sizes.push_back(v.size());
   for (const std::string& key : option_keys) {
     sizes.push_back(static_cast<size_t>(spec.options().at(key).values_size()));

@@ -23,8 +23,9 @@ packages=(
   # (libclang_rt.fuzzer and the sanitizer runtimes) is only a Recommends of
   # clang, which --no-install-recommends skips.
   clang libclang-rt-dev
-  # tests/style: the formatting check (.clang-format).
-  clang-format
+  # tests/style: the formatting check (.clang-format) and the bug and
+  # performance checks (.clang-tidy; run-clang-tidy comes with it).
+  clang-format clang-tidy
   # tests/deploy: systemd-analyze verify of the units.
   systemd
 )

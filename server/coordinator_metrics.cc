@@ -59,6 +59,23 @@ void CoordinatorMetrics::Tick() {
 
 std::string CoordinatorMetrics::Render() {
   const int64_t now = clock_->NowUnixMs();
+  const std::string live_text = RenderLiveCounters();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cached_at_ms_ != INT64_MIN && now - cached_at_ms_ < options_.cache_ms) {
+      return live_text + cached_db_text_;
+    }
+  }
+  PrometheusText db_out;
+  RenderStateCounts(&db_out);
+  RenderGoodput(now, &db_out);
+  std::lock_guard<std::mutex> lock(mu_);
+  cached_at_ms_ = now;
+  cached_db_text_ = db_out.text();
+  return live_text + cached_db_text_;
+}
+
+std::string CoordinatorMetrics::RenderLiveCounters() {
   PrometheusText out;
   out.Family("paradnn_up", "gauge", "1 while the coordinator serves");
   out.Sample("paradnn_up", {}, 1);
@@ -82,14 +99,10 @@ std::string CoordinatorMetrics::Render() {
              "carried (since start)");
   out.Sample("paradnn_db_writes_total", {}, static_cast<double>(writer.writes));
   rpc_.Write(&out);
+  return out.text();
+}
 
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (cached_at_ms_ != INT64_MIN && now - cached_at_ms_ < options_.cache_ms) {
-      return out.text() + cached_db_text_;
-    }
-  }
-  PrometheusText db_out;
+void CoordinatorMetrics::RenderStateCounts(PrometheusText* out) {
   std::map<int, int64_t> jobs = {{v1::JOB_PENDING, 0},
                                  {v1::JOB_LEASED, 0},
                                  {v1::JOB_DONE, 0},
@@ -105,14 +118,13 @@ std::string CoordinatorMetrics::Render() {
   } else {
     spdlog::warn("/metrics: reading counts: {}", counts.status().ToString());
   }
-  db_out.Family("paradnn_jobs", "gauge", "Jobs by state");
+  out->Family("paradnn_jobs", "gauge", "Jobs by state");
   for (const auto& [state, count] : jobs) {
-    db_out.Sample("paradnn_jobs", {{"state", JobStateLabel(state)}}, static_cast<double>(count));
+    out->Sample("paradnn_jobs", {{"state", JobStateLabel(state)}}, static_cast<double>(count));
   }
-  db_out.Family("paradnn_sweeps", "gauge", "Sweeps by state");
+  out->Family("paradnn_sweeps", "gauge", "Sweeps by state");
   for (const auto& [state, count] : sweeps) {
-    db_out.Sample("paradnn_sweeps", {{"state", SweepStateLabel(state)}},
-                  static_cast<double>(count));
+    out->Sample("paradnn_sweeps", {{"state", SweepStateLabel(state)}}, static_cast<double>(count));
   }
   // Every (state, device kind) pair of a known kind is written, zeros too,
   // so a series does not vanish when its last worker changes state.
@@ -126,47 +138,44 @@ std::string CoordinatorMetrics::Render() {
       states.emplace(s, 0);
     ++states[state];
   }
-  db_out.Family("paradnn_workers", "gauge", "Workers by state and device kind");
+  out->Family("paradnn_workers", "gauge", "Workers by state and device kind");
   for (const auto& [kind, states] : by_kind) {
     for (const auto& [state, n] : states) {
-      db_out.Sample("paradnn_workers", {{"state", state}, {"device_kind", kind}}, n);
+      out->Sample("paradnn_workers", {{"state", state}, {"device_kind", kind}}, n);
     }
   }
+}
 
+void CoordinatorMetrics::RenderGoodput(int64_t now, PrometheusText* out) {
   v1::FleetGoodputRequest request;
   request.set_window_seconds(options_.goodput_window_seconds);
   absl::StatusOr<v1::FleetGoodputResponse> goodput =
       ReadFleetGoodput(*database_, ledger_, request, now);
   if (!goodput.ok()) {
     spdlog::warn("/metrics: fleet goodput: {}", goodput.status().ToString());
-  } else {
-    struct Gauge {
-      const char* name;
-      const char* help;
-      double (v1::Goodput::*field)() const;
-    };
-    const Gauge gauges[] = {
-        {"paradnn_goodput_scheduling_ratio",
-         "Share of connected worker time spent holding a job, last hour", &v1::Goodput::scheduling},
-        {"paradnn_goodput_runtime_ratio", "Share of job wall time spent in timed steps, last hour",
-         &v1::Goodput::runtime},
-        {"paradnn_goodput_program_ratio",
-         "HFU (executed FLOP/s / calibrated roof) weighted by timed seconds, last hour",
-         &v1::Goodput::program},
-        {"paradnn_goodput_ratio", "scheduling x runtime x program, last hour",
-         &v1::Goodput::goodput},
-    };
-    for (const Gauge& g : gauges) {
-      db_out.Family(g.name, "gauge", g.help);
-      for (const v1::Goodput& row : goodput->device_kinds()) {
-        db_out.Sample(g.name, {{"device_kind", row.device_kind()}}, (row.*g.field)());
-      }
+    return;
+  }
+  struct Gauge {
+    const char* name;
+    const char* help;
+    double (v1::Goodput::*field)() const;
+  };
+  const Gauge gauges[] = {
+      {"paradnn_goodput_scheduling_ratio",
+       "Share of connected worker time spent holding a job, last hour", &v1::Goodput::scheduling},
+      {"paradnn_goodput_runtime_ratio", "Share of job wall time spent in timed steps, last hour",
+       &v1::Goodput::runtime},
+      {"paradnn_goodput_program_ratio",
+       "HFU (executed FLOP/s / calibrated roof) weighted by timed seconds, last hour",
+       &v1::Goodput::program},
+      {"paradnn_goodput_ratio", "scheduling x runtime x program, last hour", &v1::Goodput::goodput},
+  };
+  for (const Gauge& g : gauges) {
+    out->Family(g.name, "gauge", g.help);
+    for (const v1::Goodput& row : goodput->device_kinds()) {
+      out->Sample(g.name, {{"device_kind", row.device_kind()}}, (row.*g.field)());
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  cached_at_ms_ = now;
-  cached_db_text_ = db_out.text();
-  return out.text() + cached_db_text_;
 }
 
 }  // namespace paradnn::server

@@ -43,6 +43,13 @@ class CoordinatorMetrics {
   std::string Render();
 
  private:
+  // Counters read from memory on every scrape.
+  std::string RenderLiveCounters();
+  // Jobs, sweeps and workers by state, and fleet goodput: database reads,
+  // cached for options_.cache_ms.
+  void RenderStateCounts(PrometheusText* out);
+  void RenderGoodput(int64_t now, PrometheusText* out);
+
   const db::Database* const database_;
   const Scheduler* const scheduler_;
   const ConnectionLedger* const ledger_;

@@ -38,8 +38,9 @@ bool IsFinished(const v1::SweepStatus& status) {
 
 // " (block=2 filter=16 ... float32 rmsprop)": which configuration an error is about.
 std::string DescribeConfig(const v1::ModelConfig& config) {
-  std::vector<std::string> parts;
   std::map<std::string, int64_t> params(config.params().begin(), config.params().end());
+  std::vector<std::string> parts;
+  parts.reserve(params.size());
   for (const auto& [key, value] : params) parts.push_back(absl::StrCat(key, "=", value));
   std::map<std::string, std::string> options(config.options().begin(), config.options().end());
   for (const auto& [key, value] : options) parts.push_back(absl::StrCat(key, "=", value));
@@ -271,13 +272,15 @@ CoordinatorService::CoordinatorService(db::Database* database, Scheduler* schedu
       workers_(database),
       models_(database),
       analyzer_(database),
-      notifier_([this] { NotifierLoop(); }) {}
+      notifier_([this] { NotifierLoop(); }),
+      planning_(std::make_unique<common::WorkPool>(1, "sweep-planning")),
+      analyses_(std::make_unique<common::WorkPool>(std::max(1, options.max_concurrent_analyses),
+                                                   "analyses")) {}
 
 CoordinatorService::~CoordinatorService() {
-  {
-    std::unique_lock<std::mutex> lock(analyses_mu_);
-    analyses_cv_.wait(lock, [this] { return analyses_in_flight_ == 0; });
-  }
+  // Planned sweeps and analyses finish first: they notify watchers.
+  planning_.reset();
+  analyses_.reset();
   {
     std::lock_guard<std::mutex> lock(watch_mu_);
     stopping_ = true;
@@ -340,11 +343,23 @@ grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerCo
     return reactor;
   }
   if (request->max_jobs() > 0 && request->max_jobs() < max_jobs) max_jobs = request->max_jobs();
-  const v1::SweepSpec& spec = request->spec();
+  // Validating, hashing an uploaded model and expanding up to max_jobs jobs
+  // take from microseconds to seconds: on the planning thread, in
+  // submission order, never on a callback thread.
+  planning_->Run([this, request, response, max_jobs, reactor] {
+    PlanAndStoreSweep(*request, max_jobs, response, reactor);
+  });
+  return reactor;
+}
+
+void CoordinatorService::PlanAndStoreSweep(const v1::SubmitSweepRequest& request, int64_t max_jobs,
+                                           v1::SubmitSweepResponse* response,
+                                           grpc::ServerUnaryReactor* reactor) {
+  const v1::SweepSpec& spec = request.spec();
   if (absl::Status valid = model::ValidateSweep(spec, max_jobs); !valid.ok()) {
     spdlog::info("refused sweep '{}': {}", spec.name(), std::string(valid.message()));
     reactor->Finish(ToGrpc(valid));
-    return reactor;
+    return;
   }
   v1::SweepSpec stored = spec;
   std::string model_content;
@@ -354,7 +369,7 @@ grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerCo
     if (!content.ok()) {
       spdlog::info("refused sweep '{}': {}", spec.name(), std::string(content.status().message()));
       reactor->Finish(ToGrpc(content.status()));
-      return reactor;
+      return;
     }
     model_content = std::move(*content);
   }
@@ -364,7 +379,7 @@ grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerCo
   if (!plan.ok()) {
     spdlog::info("refused sweep '{}': {}", spec.name(), std::string(plan.status().message()));
     reactor->Finish(ToGrpc(plan.status()));
-    return reactor;
+    return;
   }
   v1::SubmitSweepResponse estimates;
   estimates.set_jobs(static_cast<int64_t>(plan->jobs.size()));
@@ -398,18 +413,17 @@ grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerCo
   };
   if (model_content.empty()) {
     create();
-    return reactor;
+    return;
   }
   // The model commits before (or with) the sweep that refers to it.
   models_.Put(std::move(model_content), file_name, now,
-              [reactor, create](absl::StatusOr<std::string> sha256) {
+              [reactor, create](const absl::StatusOr<std::string>& sha256) {
                 if (!sha256.ok()) {
                   reactor->Finish(StorageFailure("storing the model", sha256.status()));
                   return;
                 }
                 create();
               });
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* CoordinatorService::GetSweep(grpc::CallbackServerContext* context,
@@ -527,26 +541,20 @@ grpc::ServerUnaryReactor* CoordinatorService::Analyze(grpc::CallbackServerContex
     reactor->Finish(auth);
     return reactor;
   }
-  {
-    std::lock_guard<std::mutex> lock(analyses_mu_);
-    if (analyses_in_flight_ >= options_.max_concurrent_analyses) {
-      reactor->Finish(ToGrpc(absl::ResourceExhaustedError(
-          absl::StrCat(analyses_in_flight_, " analyses are running (the most at once is ",
-                       options_.max_concurrent_analyses, "); retry when one has finished"))));
-      return reactor;
-    }
-    ++analyses_in_flight_;
-  }
   // An analysis reads up to every stored result: too long for a callback
   // thread, which must never block.
-  std::thread([this, reactor, request, response] {
+  const bool started = analyses_->TryRun([this, reactor, request, response] {
     absl::StatusOr<v1::AnalyzeResponse> analysis = analyzer_.Analyze(*request);
+    const absl::Status status = analysis.status();
     if (analysis.ok()) *response = *std::move(analysis);
-    reactor->Finish(ToGrpc(analysis.status()));
-    std::lock_guard<std::mutex> lock(analyses_mu_);
-    --analyses_in_flight_;
-    analyses_cv_.notify_all();
-  }).detach();
+    reactor->Finish(ToGrpc(status));
+  });
+  if (!started) {
+    reactor->Finish(ToGrpc(absl::ResourceExhaustedError(
+        absl::StrCat(analyses_->threads(),
+                     " analyses are running, the most this coordinator computes at once; "
+                     "retry when one has finished"))));
+  }
   return reactor;
 }
 
@@ -560,8 +568,9 @@ grpc::ServerUnaryReactor* CoordinatorService::FleetGoodput(grpc::CallbackServerC
   }
   absl::StatusOr<v1::FleetGoodputResponse> goodput =
       ReadFleetGoodput(*database_, options_.ledger, *request, clock_->NowUnixMs());
+  const absl::Status status = goodput.status();
   if (goodput.ok()) *response = *std::move(goodput);
-  reactor->Finish(ToGrpc(goodput.status()));
+  reactor->Finish(ToGrpc(status));
   return reactor;
 }
 

@@ -1,21 +1,25 @@
 // Coordinator: the client-facing service (callback API). Submissions are
-// validated again here (clients are not trusted), expanded into shuffled
-// jobs, each described by the runner's torch-free core (parameters, model
-// FLOPs, peak memory estimate; a configuration the core cannot parse refuses
-// the sweep with its error), and stored in one transaction; the response
-// sums the estimates up. Watchers are pushed a new status whenever the
-// scheduler reports a change.
+// validated again here (clients are not trusted) against the one family
+// table (model/), expanded into shuffled jobs, each described by model/'s
+// counts (parameters, model FLOPs, peak memory estimate; a configuration
+// the counts cannot parse refuses the sweep with its error), and stored in
+// one transaction; the response sums the estimates up. Planning and
+// analyses run on the service's own threads (common::WorkPool), never on a
+// callback thread. Watchers are pushed a new status whenever the scheduler
+// reports a change.
 #ifndef PARADNN_SERVER_COORDINATOR_SERVICE_H_
 #define PARADNN_SERVER_COORDINATOR_SERVICE_H_
 
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/work_pool.h"
 #include "db/database.h"
 #include "db/model_store.h"
 #include "db/result_store.h"
@@ -35,7 +39,7 @@ struct CoordinatorOptions {
   int64_t watch_min_interval_ms = 100;
   // Largest TorchScript model (family torchscript) accepted at submit.
   int64_t max_model_bytes = int64_t{256} << 20;
-  // Analyses computed at once (each on its own thread, off the gRPC
+  // Analyses computed at once (on threads of their own, off the gRPC
   // callback threads); more are refused with RESOURCE_EXHAUSTED.
   int max_concurrent_analyses = 4;
   // Checks every call's client token; null lets every call through. Must
@@ -48,7 +52,7 @@ struct CoordinatorOptions {
 };
 
 // The jobs of a sweep and the estimates SubmitSweepResponse reports
-// (sums and extremes of the runner core's ModelCounts over the jobs).
+// (sums and extremes of model::ModelCounts over the jobs).
 struct PlannedSweep {
   std::vector<db::NewJob> jobs;
   double total_model_flops = 0;
@@ -57,13 +61,14 @@ struct PlannedSweep {
   int64_t max_params = 0;
 };
 
-// Expands `spec` (common::ExpandSweep, which validates it) into the jobs to
+// Expands `spec` (model::ExpandSweep, which validates it) into the jobs to
 // store: the cross product, spec.repeats times (job.repeat 0..repeats-1);
-// repeat round r runs in the order common::ShuffledOrder(seed + r) gives
-// and before round r + 1 (ordinals r*n .. r*n+n-1). Each job carries the effective run settings
-// (seed filled in) and the runner core's estimates (model::ParseModelSpec + model::CountModel). A
-// configuration the runner core refuses refuses the whole sweep with the
-// core's error and names the configuration. Pure; thread-safe.
+// repeat round r runs in the order model::ShuffledOrder(seed + r) gives
+// and before round r + 1 (ordinals r*n .. r*n+n-1). Each job carries the
+// effective run settings (seed filled in) and model/'s estimates
+// (model::ParseModelSpec + model::CountModel). A configuration those refuse
+// refuses the whole sweep with their error and names the configuration.
+// Pure; thread-safe.
 absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jobs, uint64_t seed);
 
 class SweepWatch;
@@ -116,6 +121,10 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   // OK, or why the call may not use this service (options_.authorizer).
   grpc::Status AuthorizeClient(const grpc::CallbackServerContext& context) const;
   void NotifierLoop();
+  // SubmitSweep's work after the call's own checks, on the planning thread;
+  // finishes `reactor`.
+  void PlanAndStoreSweep(const v1::SubmitSweepRequest& request, int64_t max_jobs,
+                         v1::SubmitSweepResponse* response, grpc::ServerUnaryReactor* reactor);
 
   db::Database* const database_;
   Scheduler* const scheduler_;
@@ -127,17 +136,17 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   db::ModelStore models_;
   analysis::Analyzer analyzer_;
 
-  // Analyses in flight; the destructor waits for them.
-  std::mutex analyses_mu_;
-  std::condition_variable analyses_cv_;
-  int analyses_in_flight_ = 0;
-
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;
   std::set<SweepWatch*> watches_;
   bool change_pending_ = false;
   bool stopping_ = false;
   std::thread notifier_;
+  // Sweep planning (one thread: sweeps are stored in the order they came)
+  // and analyses (max_concurrent_analyses threads; more are refused). The
+  // destructor drains both before it stops the notifier.
+  std::unique_ptr<common::WorkPool> planning_;
+  std::unique_ptr<common::WorkPool> analyses_;
 };
 
 }  // namespace paradnn::server

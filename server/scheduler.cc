@@ -9,8 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/human_units.h"
-#include "common/stack_findings.h"
-#include "db/model_store.h"
 #include "server/result_validation.h"
 
 namespace paradnn::server {
@@ -37,12 +35,6 @@ v1::CoordinatorMessage AckMessage(int64_t job_id, int64_t attempt_id) {
   return message;
 }
 
-bool PredictedOom(const db::Lease& lease, int64_t memory_bytes) {
-  return !lease.run_predicted_oom && memory_bytes > 0 &&
-         common::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes) >
-             static_cast<double>(memory_bytes);
-}
-
 }  // namespace
 
 std::string PredictedOomError(double estimate_bytes, int64_t memory_bytes) {
@@ -61,7 +53,8 @@ Scheduler::Scheduler(db::Database* database, const common::Clock* clock, Schedul
       results_(database),
       platforms_(database),
       workers_store_(database),
-      started_unix_ms_(clock->NowUnixMs()) {}
+      started_unix_ms_(clock->NowUnixMs()),
+      model_reads_(std::make_unique<common::WorkPool>(1, "model-reads")) {}
 
 void Scheduler::SetChangeListener(std::function<void()> listener) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -77,9 +70,10 @@ void Scheduler::NotifyChange() {
   if (listener) listener();
 }
 
-absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
-                                const v1::WorkerHello& hello) {
-  // Ids and kinds are printed in tables and logs: printable characters only.
+namespace {
+
+// Ids and kinds are printed in tables and logs: printable characters only.
+absl::Status ValidateHello(const v1::WorkerHello& hello) {
   auto printable = [](const std::string& text) {
     return std::none_of(text.begin(), text.end(),
                         [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
@@ -94,13 +88,35 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
     return absl::InvalidArgumentError(
         "hello.device_kind: must be 1..64 characters, none of them control characters");
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
+                                const v1::WorkerHello& hello) {
+  if (absl::Status valid = ValidateHello(hello); !valid.ok()) return valid;
   // Attempts this worker held before (a previous stream, or a previous
   // coordinator process): it either still runs one of them or re-sends its
   // result; the first heartbeat tells which.
   absl::StatusOr<std::vector<int64_t>> open = jobs_.OpenAttemptsOf(hello.worker_id());
   if (!open.ok()) return absl::UnavailableError(open.status().message());
 
-  const std::string worker_id = hello.worker_id();
+  const std::string& worker_id = hello.worker_id();
+  if (absl::Status taken = AdoptStream(session, hello, *open); !taken.ok()) return taken;
+  spdlog::info("worker {} ({} on {}) said hello; {} open attempt(s), {} unacked result(s)",
+               worker_id, hello.device_kind(), hello.platform().hostname(), open->size(),
+               hello.unacked_results());
+  v1::Platform platform = hello.platform();
+  if (platform.device_kind().empty()) platform.set_device_kind(hello.device_kind());
+  StorePlatformThenAck(worker_id, session->stream_serial(), platform);
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::AdoptStream(const std::shared_ptr<WorkerSession>& session,
+                                    const v1::WorkerHello& hello,
+                                    const std::vector<int64_t>& open_attempts) {
+  const std::string& worker_id = hello.worker_id();
   {
     std::lock_guard<std::mutex> lock(mu_);
     WorkerState& worker = workers_[worker_id];
@@ -138,18 +154,16 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
     worker.silent = false;
     worker.draining = false;
     worker.inherited_attempts.clear();
-    for (int64_t attempt : *open) {
+    for (int64_t attempt : open_attempts) {
       if (worker.open_attempts.insert(attempt).second) attempt_owner_[attempt] = worker_id;
       worker.inherited_attempts.insert(attempt);
     }
   }
-  spdlog::info("worker {} ({} on {}) said hello; {} open attempt(s), {} unacked result(s)",
-               worker_id, hello.device_kind(), hello.platform().hostname(), open->size(),
-               hello.unacked_results());
+  return absl::OkStatus();
+}
 
-  v1::Platform platform = hello.platform();
-  if (platform.device_kind().empty()) platform.set_device_kind(hello.device_kind());
-  const uint64_t serial = session->stream_serial();
+void Scheduler::StorePlatformThenAck(const std::string& worker_id, uint64_t serial,
+                                     const v1::Platform& platform) {
   platforms_.Upsert(
       platform,
       [this, worker_id, serial, platform](absl::StatusOr<int64_t> id) {
@@ -186,7 +200,6 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
         if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
       },
       /*owner=*/worker_id);
-  return absl::OkStatus();
 }
 
 void Scheduler::OnWorkerMessage(const std::shared_ptr<WorkerSession>& session,
@@ -263,7 +276,7 @@ void Scheduler::OnHeartbeat(const std::string& worker_id, WorkerState& worker,
     ForgetAttemptLocked(attempt);
     releasing_.insert(attempt);
     jobs_.Release(attempt, "worker reconnected without this job", now, options_.max_attempts,
-                  [this, attempt](absl::StatusOr<v1::JobState> state) {
+                  [this, attempt](const absl::StatusOr<v1::JobState>& state) {
                     {
                       std::lock_guard<std::mutex> lock(mu_);
                       releasing_.erase(attempt);
@@ -346,50 +359,18 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
       worker.roofs = UtilizationRoofs(*raised_platform);
     }
   }
-  if (raised_platform) {
-    spdlog::warn("worker {}: job {} ran faster than its platform's roof; the roof is raised",
-                 worker_id, job_id);
-    platforms_.Upsert(
-        *raised_platform,
-        [worker_id](absl::StatusOr<int64_t> id) {
-          if (!id.ok()) {
-            spdlog::error("storing raised roofs of {}: {}", worker_id, id.status().ToString());
-          }
-        },
-        /*owner=*/worker_id);
-  }
+  if (raised_platform) StoreRaisedRoofs(worker_id, job_id, *raised_platform);
   spdlog::info("worker {} finished job {} (attempt {}): {}", worker_id, job_id, attempt_id,
                v1::Outcome_Name(measurement.outcome()));
   auto settle = [this, worker_id, job_id,
                  attempt_id](const absl::StatusOr<db::StoreOutcome>& stored) {
-    const bool ack = stored.ok() || IsPermanent(stored.status());
-    if (!stored.ok()) {
-      spdlog::error("storing result of job {} attempt {} from {}: {}", job_id, attempt_id,
-                    worker_id, stored.status().ToString());
-    } else if (*stored == db::StoreOutcome::kDuplicate) {
-      spdlog::info("result of job {} attempt {} is a duplicate; dropped", job_id, attempt_id);
-    } else {
-      results_stored_.fetch_add(1, std::memory_order_relaxed);
-    }
-    Settle(worker_id, job_id, attempt_id, ack);
+    SettleStored(worker_id, job_id, attempt_id, stored);
   };
-  // After a store that leased nothing for the worker: offer it a job the
-  // usual way (`clear_leasing`: the store had claimed its lease slot).
-  auto offer_next = [this, worker_id](bool clear_leasing) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = workers_.find(worker_id);
-      if (it != workers_.end()) {
-        if (clear_leasing) it->second.leasing = false;
-        TryAssignLocked(worker_id, it->second);
-      }
-    }
-    NotifyChange();
-  };
+  auto offer_next = [this, worker_id](bool clear_leasing) { OfferNext(worker_id, clear_leasing); };
   const int64_t now = clock_->NowUnixMs();
   if (!lease_next) {
     results_.Store(job_id, attempt_id, worker_id, platform_id, measurement, now,
-                   [settle, offer_next](absl::StatusOr<db::StoreOutcome> stored) {
+                   [settle, offer_next](const absl::StatusOr<db::StoreOutcome>& stored) {
                      settle(stored);
                      offer_next(/*clear_leasing=*/false);
                    });
@@ -410,6 +391,46 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
                             OnLeaseGranted(worker_id, stream_serial, std::move(stored->next));
                             if (!leased) NotifyChange();
                           });
+}
+
+void Scheduler::StoreRaisedRoofs(const std::string& worker_id, int64_t job_id,
+                                 const v1::Platform& platform) {
+  spdlog::warn("worker {}: job {} ran faster than its platform's roof; the roof is raised",
+               worker_id, job_id);
+  platforms_.Upsert(
+      platform,
+      [worker_id](const absl::StatusOr<int64_t>& id) {
+        if (!id.ok()) {
+          spdlog::error("storing raised roofs of {}: {}", worker_id, id.status().ToString());
+        }
+      },
+      /*owner=*/worker_id);
+}
+
+void Scheduler::SettleStored(const std::string& worker_id, int64_t job_id, int64_t attempt_id,
+                             const absl::StatusOr<db::StoreOutcome>& stored) {
+  const bool ack = stored.ok() || IsPermanent(stored.status());
+  if (!stored.ok()) {
+    spdlog::error("storing result of job {} attempt {} from {}: {}", job_id, attempt_id, worker_id,
+                  stored.status().ToString());
+  } else if (*stored == db::StoreOutcome::kDuplicate) {
+    spdlog::info("result of job {} attempt {} is a duplicate; dropped", job_id, attempt_id);
+  } else {
+    results_stored_.fetch_add(1, std::memory_order_relaxed);
+  }
+  Settle(worker_id, job_id, attempt_id, ack);
+}
+
+void Scheduler::OfferNext(const std::string& worker_id, bool clear_leasing) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = workers_.find(worker_id);
+    if (it != workers_.end()) {
+      if (clear_leasing) it->second.leasing = false;
+      TryAssignLocked(worker_id, it->second);
+    }
+  }
+  NotifyChange();
 }
 
 void Scheduler::Settle(const std::string& worker_id, int64_t job_id, int64_t attempt_id, bool ack) {
@@ -455,250 +476,6 @@ void Scheduler::OnStreamClosed(const std::shared_ptr<WorkerSession>& session,
                  worker.open_attempts.size());
   }
   workers_store_.Disconnected(worker_id, clock_->NowUnixMs());
-}
-
-void Scheduler::OfferPendingJobs() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [worker_id, worker] : workers_) TryAssignLocked(worker_id, worker);
-}
-
-bool Scheduler::MayLeaseLocked(const WorkerState& worker, int64_t settling_attempt) const {
-  if (!assigning_ || !worker.session || !worker.ready || worker.leasing || worker.silent ||
-      worker.draining || !worker.results_in_flight.empty()) {
-    return false;
-  }
-  return std::all_of(worker.open_attempts.begin(), worker.open_attempts.end(),
-                     [settling_attempt](int64_t open) { return open == settling_attempt; });
-}
-
-void Scheduler::TryAssignLocked(const std::string& worker_id, WorkerState& worker) {
-  if (!MayLeaseLocked(worker, /*settling_attempt=*/0)) return;
-  worker.leasing = true;
-  const int64_t now = clock_->NowUnixMs();
-  const uint64_t serial = worker.session->stream_serial();
-  jobs_.LeaseNext(worker.device_kind, worker_id, now, StoredLeaseDeadline(now),
-                  [this, worker_id, serial](absl::StatusOr<std::optional<db::Lease>> lease) {
-                    OnLeaseGranted(worker_id, serial, std::move(lease));
-                  });
-}
-
-void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
-                               absl::StatusOr<std::optional<db::Lease>> lease) {
-  if (!lease.ok()) {
-    spdlog::error("leasing a job for {}: {}", worker_id, lease.status().ToString());
-    std::lock_guard<std::mutex> lock(mu_);
-    workers_[worker_id].leasing = false;  // ExpireLeases' periodic offer retries
-    return;
-  }
-  if (!lease->has_value()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    workers_[worker_id].leasing = false;
-    return;
-  }
-  const db::Lease& granted = **lease;
-  std::shared_ptr<WorkerSession> session;
-  bool predicted_oom = false;
-  int64_t platform_id = 0;
-  int64_t memory_bytes = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    WorkerState& worker = workers_[worker_id];
-    worker.leasing = false;
-    if (worker.session && worker.session->stream_serial() == stream_serial && assigning_) {
-      session = worker.session;
-      // The floor stays the earliest deadline among the open attempts.
-      worker.stored_deadline_floor_ms =
-          worker.open_attempts.empty()
-              ? granted.lease_deadline_unix_ms
-              : std::min(worker.stored_deadline_floor_ms, granted.lease_deadline_unix_ms);
-      worker.open_attempts.insert(granted.attempt_id);
-      worker.attempt_job[granted.attempt_id] = granted.job_id;
-      attempt_owner_[granted.attempt_id] = worker_id;
-      predicted_oom = PredictedOom(granted, worker.memory_bytes);
-      // Held like a result being committed: no other lease for this worker
-      // meanwhile, and lease expiry leaves the attempt alone.
-      if (predicted_oom) worker.results_in_flight.insert(granted.attempt_id);
-      platform_id = worker.platform_id;
-      memory_bytes = worker.memory_bytes;
-    }
-  }
-  if (predicted_oom) {
-    SkipPredictedOom(worker_id, platform_id, memory_bytes, granted);
-    NotifyChange();
-    return;
-  }
-  v1::CoordinatorMessage message;
-  v1::JobAssignment* assignment = message.mutable_assignment();
-  assignment->set_job_id(granted.job_id);
-  assignment->set_attempt_id(granted.attempt_id);
-  assignment->set_sweep_id(granted.sweep_id);
-  *assignment->mutable_job()->mutable_config() = granted.config;
-  *assignment->mutable_job()->mutable_settings() = granted.settings;
-  assignment->mutable_job()->set_device(granted.device);
-  assignment->mutable_job()->set_stream_steps(true);
-  if (granted.config.has_torchscript()) {
-    // Models are stored once by hash and never deleted; without the bytes the
-    // runner reports the job as ERROR, naming the missing model.
-    absl::StatusOr<std::string> content =
-        db::ModelStore(database_).LoadContent(granted.config.torchscript().sha256());
-    if (content.ok()) {
-      assignment->mutable_job()->set_torchscript_content(*std::move(content));
-    } else {
-      spdlog::error("job {}: loading its TorchScript model: {}", granted.job_id,
-                    content.status().ToString());
-    }
-  }
-  if (session && session->Send(message)) {
-    spdlog::info("assigned job {} (attempt {}) to {}", granted.job_id, granted.attempt_id,
-                 worker_id);
-  } else {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ForgetAttemptLocked(granted.attempt_id);
-    }
-    Release(granted.attempt_id, "worker gone before the assignment was sent");
-  }
-  NotifyChange();
-}
-
-void Scheduler::SkipPredictedOom(const std::string& worker_id, int64_t platform_id,
-                                 int64_t memory_bytes, const db::Lease& lease) {
-  v1::Measurement measurement;
-  measurement.set_outcome(v1::PREDICTED_OOM);
-  measurement.set_error(PredictedOomError(
-      common::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes), memory_bytes));
-  *measurement.mutable_config() = lease.config;
-  measurement.set_device(lease.device);
-  v1::ModelCounts* counts = measurement.mutable_counts();
-  counts->set_params(lease.params);
-  counts->set_model_flops(lease.model_flops);
-  counts->set_peak_memory_estimate_bytes(lease.peak_memory_estimate_bytes);
-  spdlog::info("job {} (attempt {}) not sent to {}: {}", lease.job_id, lease.attempt_id, worker_id,
-               measurement.error());
-  const int64_t job_id = lease.job_id;
-  const int64_t attempt_id = lease.attempt_id;
-  results_.Store(job_id, attempt_id, worker_id, platform_id, measurement, clock_->NowUnixMs(),
-                 [this, worker_id, job_id, attempt_id](absl::StatusOr<db::StoreOutcome> stored) {
-                   {
-                     std::lock_guard<std::mutex> lock(mu_);
-                     workers_[worker_id].results_in_flight.erase(attempt_id);
-                     ForgetAttemptLocked(attempt_id);
-                   }
-                   if (stored.ok() && *stored == db::StoreOutcome::kStored) {
-                     results_stored_.fetch_add(1, std::memory_order_relaxed);
-                   }
-                   if (!stored.ok()) {
-                     spdlog::error("storing the PREDICTED_OOM result of job {} attempt {}: {}",
-                                   job_id, attempt_id, stored.status().ToString());
-                     // Back to the queue; it is judged again when next leased.
-                     Release(attempt_id, "storing its PREDICTED_OOM result failed");
-                   }
-                   {
-                     std::lock_guard<std::mutex> lock(mu_);
-                     auto it = workers_.find(worker_id);
-                     if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
-                   }
-                   NotifyChange();
-                 });
-}
-
-void Scheduler::Release(int64_t attempt_id, const std::string& reason) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!releasing_.insert(attempt_id).second) return;
-  }
-  jobs_.Release(attempt_id, reason, clock_->NowUnixMs(), options_.max_attempts,
-                [this, attempt_id, reason](absl::StatusOr<v1::JobState> state) {
-                  {
-                    std::lock_guard<std::mutex> lock(mu_);
-                    releasing_.erase(attempt_id);
-                  }
-                  if (!state.ok()) {
-                    spdlog::error("releasing attempt {}: {}", attempt_id,
-                                  state.status().ToString());
-                  } else {
-                    spdlog::info("attempt {} released ({}); job now {}", attempt_id, reason,
-                                 v1::JobState_Name(*state));
-                  }
-                  OfferPendingJobs();
-                  NotifyChange();
-                });
-}
-
-std::vector<int64_t> Scheduler::SilentAttemptsLocked(int64_t now) {
-  std::vector<int64_t> silent;
-  for (auto& [worker_id, worker] : workers_) {
-    if (worker.open_attempts.empty() ||
-        now - worker.last_heard_unix_ms < options_.lease_timeout_ms) {
-      continue;
-    }
-    for (int64_t attempt : worker.open_attempts) {
-      // A live worker that is storing this attempt's result keeps it.
-      if (worker.results_in_flight.count(attempt) == 0) silent.push_back(attempt);
-    }
-    if (worker.session && !worker.silent) {
-      worker.silent = true;
-      spdlog::warn(
-          "worker {} is connected but silent past its lease; no jobs for it until it "
-          "answers",
-          worker_id);
-    }
-  }
-  return silent;
-}
-
-void Scheduler::ExpireLeases() {
-  const int64_t now = clock_->NowUnixMs();
-  std::vector<int64_t> expired;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    expired = SilentAttemptsLocked(now);
-  }
-  // Open attempts of workers this process has not heard from (a previous
-  // process leased them): the database's deadline, after one full timeout
-  // from start for their workers to reconnect.
-  if (now >= started_unix_ms_ + options_.lease_timeout_ms) {
-    absl::StatusOr<std::vector<int64_t>> stored = jobs_.ExpiredAttempts(now);
-    if (!stored.ok()) {
-      spdlog::error("finding expired leases: {}", stored.status().ToString());
-    } else {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (int64_t attempt : *stored) {
-        if (attempt_owner_.count(attempt) == 0) expired.push_back(attempt);
-      }
-    }
-  }
-  for (int64_t attempt : expired) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ForgetAttemptLocked(attempt);
-    }
-    lease_expiries_.fetch_add(1, std::memory_order_relaxed);
-    Release(attempt, "lease expired");
-  }
-  OfferPendingJobs();  // also retries offers that failed on a transient error
-}
-
-void Scheduler::CancelAttempts(const std::vector<db::SweepStore::LiveAttempt>& attempts) {
-  for (const auto& live : attempts) {
-    std::shared_ptr<WorkerSession> session;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = workers_.find(live.worker_id);
-      if (it != workers_.end()) session = it->second.session;
-    }
-    if (!session) continue;  // its lease expires and the release cancels the job
-    v1::CoordinatorMessage message;
-    message.mutable_cancel()->set_job_id(live.job_id);
-    message.mutable_cancel()->set_attempt_id(live.attempt_id);
-    session->Send(message);
-  }
-  NotifyChange();
-}
-
-void Scheduler::StopAssigning() {
-  std::lock_guard<std::mutex> lock(mu_);
-  assigning_ = false;
 }
 
 std::map<std::string, LiveWorker> Scheduler::Snapshot() const {

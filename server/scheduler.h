@@ -23,7 +23,9 @@
 //   as if the worker had reported it, and offers the worker the next job.
 //
 // All methods are thread-safe and never block on I/O: database writes are
-// queued and their completions re-enter the scheduler from the writer thread.
+// queued and their completions re-enter the scheduler from the writer thread;
+// an uploaded model an assignment carries is read on a thread of the
+// scheduler's own.
 #ifndef PARADNN_SERVER_SCHEDULER_H_
 #define PARADNN_SERVER_SCHEDULER_H_
 
@@ -38,6 +40,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/work_pool.h"
 #include "db/database.h"
 #include "db/job_store.h"
 #include "db/platform_store.h"
@@ -96,6 +99,10 @@ class Scheduler {
   void ExpireLeases();
   // Stops handing out new jobs (graceful shutdown).
   void StopAssigning();
+  // Waits for the model reads of assignments in flight (they may queue a
+  // release): call after the gRPC server stopped, before the database
+  // closes. Later assignments read their model inline.
+  void FinishModelReads();
 
   std::map<std::string, LiveWorker> Snapshot() const;
   const SchedulerOptions& options() const { return options_; }
@@ -139,9 +146,24 @@ class Scheduler {
   // (its only open attempt, whose result is about to be stored), as soon as
   // that result is stored. Attempt ids are positive: 0 means none.
   bool MayLeaseLocked(const WorkerState& worker, int64_t settling_attempt) const;
+  // OnHello's bookkeeping: `session` becomes the worker's stream (ending a
+  // quiet earlier one) and inherits `open_attempts`. AlreadyExists while
+  // another live stream uses the id.
+  absl::Status AdoptStream(const std::shared_ptr<WorkerSession>& session,
+                           const v1::WorkerHello& hello, const std::vector<int64_t>& open_attempts);
+  // Stores the hello's platform, then acknowledges the hello on stream
+  // `serial` (if it is still the worker's) and offers it a job.
+  void StorePlatformThenAck(const std::string& worker_id, uint64_t serial,
+                            const v1::Platform& platform);
   void TryAssignLocked(const std::string& worker_id, WorkerState& worker);
   void OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
                       absl::StatusOr<std::optional<db::Lease>> lease);
+  // Reads the uploaded model of `granted` into its assignment (on
+  // model_reads_; a model that cannot be read is logged and left out).
+  void AttachModel(const db::Lease& granted, v1::CoordinatorMessage* message) const;
+  // Sends the assignment, or releases the attempt when the stream is gone.
+  void SendAssignment(const std::string& worker_id, const std::shared_ptr<WorkerSession>& session,
+                      const db::Lease& granted, const v1::CoordinatorMessage& message);
   void OnResult(const std::string& worker_id, const v1::JobResult& result);
   // A job the worker stopped unmeasured while shutting down: released to
   // the queue (an attempt like a lost lease), then acknowledged.
@@ -150,6 +172,15 @@ class Scheduler {
   // flight; with `ack` (committed, or refused for good) forgotten and
   // acknowledged to the worker.
   void Settle(const std::string& worker_id, int64_t job_id, int64_t attempt_id, bool ack);
+  // Settle after a result's store: logs a failure or a duplicate, counts a
+  // new result, acknowledges what the store took or refused for good.
+  void SettleStored(const std::string& worker_id, int64_t job_id, int64_t attempt_id,
+                    const absl::StatusOr<db::StoreOutcome>& stored);
+  // After a store that leased nothing for the worker: offers it a job the
+  // usual way (`clear_leasing`: the store had claimed its lease slot).
+  void OfferNext(const std::string& worker_id, bool clear_leasing);
+  // Stores roofs a job beat as the platform's latest (logged).
+  void StoreRaisedRoofs(const std::string& worker_id, int64_t job_id, const v1::Platform& platform);
   // Stores the PREDICTED_OOM result of `lease` (already counted in the
   // worker's open_attempts and results_in_flight) and offers the next job.
   void SkipPredictedOom(const std::string& worker_id, int64_t platform_id, int64_t memory_bytes,
@@ -183,6 +214,10 @@ class Scheduler {
   std::function<void()> change_listener_;
   std::atomic<int64_t> lease_expiries_{0};
   std::atomic<int64_t> results_stored_{0};
+  // Reads uploaded models for assignments off the writer thread (guarded
+  // by mu_; null after FinishModelReads). Last, so that it drains before
+  // the state its tasks touch is destroyed.
+  std::unique_ptr<common::WorkPool> model_reads_;
 };
 
 }  // namespace paradnn::server

@@ -16,6 +16,51 @@ namespace {
 
 bool RanOnCpu(const v1::Measurement& m) { return m.device().empty() || m.device() == "cpu"; }
 
+// What the job's process ran with (a sweep's stack axis may differ from
+// the platform), flagged where the doctor found that setting slow.
+void FlagSlowStack(const v1::Platform& platform, const std::string& dtype,
+                   const std::string& kernel, v1::Measurement* m) {
+  if (!RanOnCpu(*m)) return;
+  auto in_use = [&](const char* component, const std::string& platform_value) {
+    const auto it = m->stack().find(component);
+    return it != m->stack().end() && !it->second.empty() ? it->second : platform_value;
+  };
+  // float32 matmuls on a CPU go to the BLAS (LibTorch's sgemm_); conv and
+  // 16-bit paths go to oneDNN and do not depend on the BLAS core.
+  if (dtype == "float32" && kernel == "matmul") {
+    if (std::optional<std::string> slow = common::SlowStackCondition(
+            platform.stack_findings(), "blas_core", in_use("blas_core", platform.blas_core()))) {
+      m->add_suspect(*slow);
+    }
+  }
+  // Every family's step is full of ATen's elementwise kernels.
+  if (std::optional<std::string> slow =
+          common::SlowStackCondition(platform.stack_findings(), "aten_capability",
+                                     in_use("aten_capability", platform.aten_capability()))) {
+    m->add_suspect(*slow);
+  }
+}
+
+// The calibrated roof of `kernel` at `dtype`, else the matmul roof (named
+// so); null when neither was calibrated.
+v1::MatmulRoof* FindRoof(v1::Platform* platform, const std::string& kernel,
+                         const std::string& dtype, std::string* name) {
+  v1::MatmulRoof* roof = nullptr;
+  v1::MatmulRoof* matmul_roof = nullptr;
+  for (v1::MatmulRoof& candidate : *platform->mutable_matmul_roofs()) {
+    if (candidate.dtype() != dtype || !(candidate.flops_per_sec() > 0)) continue;
+    const std::string candidate_kernel = candidate.kernel().empty() ? "matmul" : candidate.kernel();
+    if (candidate_kernel == kernel) roof = &candidate;
+    if (candidate_kernel == "matmul") matmul_roof = &candidate;
+  }
+  *name = absl::StrCat(kernel, " ", dtype);
+  if (roof == nullptr && matmul_roof != nullptr) {
+    roof = matmul_roof;
+    *name = absl::StrCat("matmul ", dtype, " (no ", kernel, " roof calibrated)");
+  }
+  return roof;
+}
+
 }  // namespace
 
 std::string ComputeDtype(const std::string& precision) {
@@ -74,19 +119,8 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
   };
 
   const std::string kernel = RoofKernelOf(m->config().family());
-  v1::MatmulRoof* roof = nullptr;
-  v1::MatmulRoof* matmul_roof = nullptr;
-  for (v1::MatmulRoof& candidate : *platform_.mutable_matmul_roofs()) {
-    if (candidate.dtype() != dtype || !(candidate.flops_per_sec() > 0)) continue;
-    const std::string candidate_kernel = candidate.kernel().empty() ? "matmul" : candidate.kernel();
-    if (candidate_kernel == kernel) roof = &candidate;
-    if (candidate_kernel == "matmul") matmul_roof = &candidate;
-  }
-  std::string roof_name = absl::StrCat(kernel, " ", dtype);
-  if (roof == nullptr && matmul_roof != nullptr) {
-    roof = matmul_roof;
-    roof_name = absl::StrCat("matmul ", dtype, " (no ", kernel, " roof calibrated)");
-  }
+  std::string roof_name;
+  v1::MatmulRoof* roof = FindRoof(&platform_, kernel, dtype, &roof_name);
   if (roof != nullptr) {
     if (may_raise && executed_rate > roof->flops_per_sec()) {
       m->add_suspect(absl::StrFormat(
@@ -130,29 +164,7 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
   notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
   for (std::string& note : notes) m->add_suspect(std::move(note));
 
-  // What the job's process ran with (a sweep's stack axis may differ from
-  // the platform), flagged where the doctor found that setting slow.
-  if (RanOnCpu(*m)) {
-    auto in_use = [&](const char* component, const std::string& platform_value) {
-      const auto it = m->stack().find(component);
-      return it != m->stack().end() && !it->second.empty() ? it->second : platform_value;
-    };
-    // float32 matmuls on a CPU go to the BLAS (LibTorch's sgemm_); conv and
-    // 16-bit paths go to oneDNN and do not depend on the BLAS core.
-    if (dtype == "float32" && kernel == "matmul") {
-      if (std::optional<std::string> slow =
-              common::SlowStackCondition(platform_.stack_findings(), "blas_core",
-                                         in_use("blas_core", platform_.blas_core()))) {
-        m->add_suspect(*slow);
-      }
-    }
-    // Every family's step is full of ATen's elementwise kernels.
-    if (std::optional<std::string> slow =
-            common::SlowStackCondition(platform_.stack_findings(), "aten_capability",
-                                       in_use("aten_capability", platform_.aten_capability()))) {
-      m->add_suspect(*slow);
-    }
-  }
+  FlagSlowStack(platform_, dtype, kernel, m);
   return raised;
 }
 

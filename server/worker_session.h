@@ -1,5 +1,6 @@
-// WorkerSession is the coordinator's view of one connected worker stream:
-// identity, platform, the job it runs, and an outbox onto the stream.
+// WorkerSession is the coordinator's handle on one connected worker stream:
+// its serial and an outbox onto it. Who the worker is, its platform and the
+// jobs it holds are the Scheduler's (server/scheduler.h), keyed by worker id.
 //
 // The gRPC reactor owns the stream; the session outlives it (shared_ptr held
 // by the Scheduler) and drops messages once the stream is gone.

@@ -113,9 +113,10 @@ void WorkerAgent::Connect() {
       guard(generation, std::move(message));
     });
   };
-  callbacks.on_closed = [&io, generation, guard = Guarded([this](uint64_t g, grpc::Status s) {
-                                            OnClosed(g, s);
-                                          })](grpc::Status status) mutable {
+  callbacks.on_closed = [&io, generation,
+                         guard = Guarded([this](uint64_t g, const grpc::Status& s) {
+                           OnClosed(g, s);
+                         })](grpc::Status status) mutable {
     boost::asio::post(io, [guard, generation, status = std::move(status)]() mutable {
       guard(generation, status);
     });

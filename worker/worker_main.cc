@@ -13,11 +13,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/address.h"
 #include "common/auth.h"
 #include "common/config_sources.h"
@@ -66,7 +68,7 @@ constexpr std::chrono::seconds kZygoteReadyTimeout{60};
 // them all): paradnn-runner (LibTorch) or paradnn_jax_runner.py (JAX, an
 // executable Python script; worker/jax_runner/).
 std::string DefaultRunnerPath(const std::string& backend) {
-  const std::string name = backend == "jax" ? "paradnn_jax_runner.py" : "paradnn-runner";
+  std::string name = backend == "jax" ? "paradnn_jax_runner.py" : "paradnn-runner";
   char self[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) return name;
@@ -97,140 +99,102 @@ std::string DefaultWorkerId(const std::string& device) {
   return id;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // The runner wants libgomp's short spin (see worker/runner/openmp_env.cc)
-  // and re-executes itself to get it unless the variable is already set;
-  // setting it here, inherited by every runner, saves that start-up cost. A
-  // value the operator chose is kept.
-  setenv("GOMP_SPINCOUNT", PARADNN_RUNNER_GOMP_SPINCOUNT, /*overwrite=*/0);
-  Flags flags;
-  CLI::App app{
-      "paradnn-worker: runs ParaDnn benchmark jobs from a paradnn-coordinator on this host's "
-      "device, "
-      "each in a fresh paradnn-runner process, one at a time. Runs until SIGTERM/SIGINT (a second "
-      "signal kills the running job at once)."};
+// Where the worker connects and which runner it starts.
+void AddRunnerFlags(CLI::App& app, Flags* flags) {
   app.add_option(
-      "--coordinator", flags.coordinator,
+      "--coordinator", flags->coordinator,
       "Coordinator address, HOST:PORT, [V6]:PORT or unix:PATH; else $PARADNN_COORDINATOR, "
       "else 127.0.0.1:7070");
   app.add_option(
-         "--device", flags.device,
+         "--device", flags->device,
          "Device to run jobs on: cpu, cuda (the first GPU), cuda:N or tpu. Jobs are matched on "
          "its kind (cpu, cuda, tpu)")
       ->capture_default_str();
-  app.add_option("--worker-id", flags.worker_id,
+  app.add_option("--worker-id", flags->worker_id,
                  "Stable name of this worker in the coordinator (default: "
                  "<hostname>-<device>-<first 8 hex digits of /etc/machine-id>); two live "
                  "workers cannot share one");
-  app.add_option("--runner", flags.runner,
+  app.add_option("--runner", flags->runner,
                  "Runner executable (default: the --backend's runner next to this program)");
-  app.add_option("--backend", flags.backend,
+  app.add_option("--backend", flags->backend,
                  "Runner backend: libtorch (paradnn-runner) or jax (paradnn_jax_runner.py, "
                  "docs/backends.md); --runner overrides the executable")
       ->check(CLI::IsMember({"libtorch", "jax"}))
       ->capture_default_str();
-  app.add_option("--runner-zygote", flags.runner_zygote,
+  app.add_option("--runner-zygote", flags->runner_zygote,
                  "Fork every job's runner process from one runner started once (saves the "
                  "runner's start-up, about 0.5 s of LibTorch loading, per job); false starts a "
                  "fresh runner per job. A runner without the mode falls back to that")
       ->capture_default_str();
-  app.add_option("--log-format", flags.log_format, paradnn::common::kLogFormats)
+  app.add_option("--log-format", flags->log_format, paradnn::common::kLogFormats)
       ->capture_default_str();
-  app.add_option("--log-level", flags.log_level,
+  app.add_option("--log-level", flags->log_level,
                  std::string("Log level: ") + paradnn::common::kLogLevels)
       ->capture_default_str();
-  app.add_option("--max-backoff-ms", flags.max_backoff_ms,
+  paradnn::common::AddClientSecurityOptions(&app, &flags->security, "worker");
+}
+
+// How runner processes are treated: reconnects, draining, memory.
+void AddProcessFlags(CLI::App& app, Flags* flags) {
+  app.add_option("--max-backoff-ms", flags->max_backoff_ms,
                  "Longest wait between reconnect attempts; waits start at 200 ms and double")
       ->check(CLI::Range(int64_t{1}, int64_t{3'600'000}))
       ->capture_default_str();
-  app.add_option("--drain-seconds", flags.drain_seconds,
+  app.add_option("--drain-seconds", flags->drain_seconds,
                  "On SIGTERM/SIGINT, how long a running job may still finish before it is killed "
                  "and handed back to the coordinator, which queues it for another worker")
       ->check(CLI::Range(0.0, 86'400.0))
       ->capture_default_str();
-  app.add_option("--memory-limit-mb", flags.memory_limit_mb,
+  app.add_option("--memory-limit-mb", flags->memory_limit_mb,
                  "Cap each runner's virtual memory (RLIMIT_AS) at this many MiB; a model that "
                  "does not fit ends with outcome OOM, and the coordinator's memory check uses "
                  "this figure instead of the host's memory. 0 = no cap")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
       ->capture_default_str();
-  app.add_option("--calibrate", flags.calibrate,
+}
+
+// What the worker measures its platform with and tells the coordinator.
+void AddPlatformFlags(CLI::App& app, Flags* flags) {
+  app.add_option("--calibrate", flags->calibrate,
                  "Measure matmul roofs and memory bandwidth at start-up (paradnn-runner "
                  "--calibrate) for the hello: auto (unless cached for this platform's "
                  "fingerprint), always, never")
       ->capture_default_str();
-  app.add_option("--state-dir", flags.state_dir,
+  app.add_option("--state-dir", flags->state_dir,
                  "Where the calibration cache lives (default: $XDG_STATE_HOME/paradnn, else "
                  "~/.local/state/paradnn)");
-  app.add_option("--datasheet-peak", flags.datasheet_peaks,
+  app.add_option("--datasheet-peak", flags->datasheet_peaks,
                  "DTYPE=FLOPS: the vendor's peak FLOP/s of a dtype (float32, bfloat16, float16, "
                  "tf32); replaces the theoretical peak computed from cores x clock x ISA "
                  "(silicon_mfu is measured against it); repeatable");
-  app.add_option("--blas-core", flags.blas_core,
+  app.add_option("--blas-core", flags->blas_core,
                  "OpenBLAS kernels of every runner: auto (the stack doctor's fastest core that "
                  "computes correctly, tried at calibration and cached per host), as-installed "
                  "(OpenBLAS's own pick; results are flagged when a faster core exists), or a "
                  "core name such as SkylakeX")
       ->capture_default_str();
-  app.add_option("--aten-capability", flags.aten_capability,
+  app.add_option("--aten-capability", flags->aten_capability,
                  "ATen CPU kernels of every runner (ATEN_CPU_CAPABILITY): auto (the stack "
                  "doctor's fastest that computes correctly), as-installed (LibTorch's own pick: "
                  "AVX2 on AVX-512 CPUs in 1.13), default, avx2 or avx512")
       ->capture_default_str();
-  app.add_option("--fma-units", flags.fma_units,
+  app.add_option("--fma-units", flags->fma_units,
                  "FMA units per core for the theoretical float32 peak (0 = assume 2; some Xeon "
                  "Silver/Bronze parts have 1)")
       ->check(CLI::Range(0, 8))
       ->capture_default_str();
-  app.add_option("--flush-denormal", flags.flush_denormal,
+  app.add_option("--flush-denormal", flags->flush_denormal,
                  "Flush denormal floats to zero (FTZ/DAZ) in every runner, as TensorFlow does: "
                  "on, or off (the hardware default; denormal arithmetic can be 10-100x slower)")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
-  paradnn::common::AddClientSecurityOptions(&app, &flags.security, "worker");
-  app.set_version_flag("--version", paradnn::common::kVersion);
-  paradnn::common::AddConfigSources(&app);
-  CLI11_PARSE(app, argc, argv);
+}
 
-  if (absl::Status s =
-          paradnn::common::ConfigureLogging("paradnn-worker", flags.log_level, flags.log_format);
-      !s.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
-    return 2;
-  }
-  if (absl::Status s = paradnn::worker::ValidateDevice(flags.device); !s.ok()) {
-    spdlog::critical("{}", std::string(s.message()));
-    return 2;
-  }
-  absl::StatusOr<paradnn::worker::CalibrateMode> calibrate_mode =
-      paradnn::worker::ParseCalibrateMode(flags.calibrate);
-  if (!calibrate_mode.ok()) {
-    spdlog::critical("{}", std::string(calibrate_mode.status().message()));
-    return 2;
-  }
-  absl::StatusOr<std::map<std::string, double>> datasheet_peaks =
-      paradnn::worker::ParseDatasheetPeaks(flags.datasheet_peaks);
-  if (!datasheet_peaks.ok()) {
-    spdlog::critical("{}", std::string(datasheet_peaks.status().message()));
-    return 2;
-  }
-  if (flags.state_dir.empty()) flags.state_dir = paradnn::worker::DefaultStateDir();
-  const std::map<std::string, std::string> stack_requests = {
-      {"blas_core", flags.blas_core}, {"aten_capability", flags.aten_capability}};
-  for (const auto& [component, value] : stack_requests) {
-    const paradnn::common::StackSettingInfo& info =
-        *paradnn::common::FindStackSettingInfo(component);
-    if (absl::Status s = paradnn::common::ValidateStackValue(info, value, info.flag); !s.ok()) {
-      spdlog::critical("{}", std::string(s.message()));
-      return 2;
-    }
-  }
-  // What every runner this worker starts inherits: where the runner caches
-  // the stack doctor's decision, the peak's FMA assumption, flush-to-zero.
+// What every runner this worker starts inherits: where the runner caches
+// the stack doctor's decision, the peak's FMA assumption, flush-to-zero.
+// The flags win over what this process inherited.
+void ExportRunnerEnvironment(const Flags& flags) {
   ::setenv("PARADNN_STATE_DIR", flags.state_dir.c_str(), 1);
-  // The flags win over what this process inherited.
   if (flags.fma_units > 0) {
     ::setenv("PARADNN_FMA_UNITS", std::to_string(flags.fma_units).c_str(), 1);
   } else {
@@ -241,34 +205,92 @@ int main(int argc, char** argv) {
   } else {
     ::unsetenv("PARADNN_FLUSH_DENORMAL");
   }
-  absl::StatusOr<std::string> address =
-      paradnn::common::ResolveCoordinatorAddress(flags.coordinator);
-  if (!address.ok()) {
-    spdlog::critical("{}", std::string(address.status().message()));
-    return 2;
-  }
-  absl::StatusOr<paradnn::common::ClientSecurity> security =
-      paradnn::common::LoadClientSecurity(flags.security);
-  if (!security.ok()) {
-    spdlog::critical("{}", std::string(security.status().message()));
-    return 2;
-  }
   // Runners (which run uploaded TorchScript models) inherit this process's
   // environment; the token is not theirs to see.
   ::unsetenv(paradnn::common::kTokenEnv);
-  if (flags.runner.empty()) flags.runner = DefaultRunnerPath(flags.backend);
-  if (::access(flags.runner.c_str(), X_OK) != 0) {
-    spdlog::critical(
-        "--runner: '{}' is not an executable file (build paradnn-runner, or point --runner at it)",
-        flags.runner);
-    return 2;
-  }
-  if (flags.worker_id.empty()) flags.worker_id = DefaultWorkerId(flags.device);
-  paradnn::common::IgnoreSigpipe();
+}
 
+// The parsed flags checked and filled in: every refusal names its flag.
+struct CheckedFlags {
+  paradnn::worker::CalibrateMode calibrate_mode;
+  std::map<std::string, double> datasheet_peaks;
+  std::map<std::string, std::string> stack_requests;
+  std::string address;
+  paradnn::common::ClientSecurity security;
+};
+
+absl::StatusOr<CheckedFlags> CheckFlags(Flags* flags) {
+  CheckedFlags checked;
+  if (absl::Status s = paradnn::worker::ValidateDevice(flags->device); !s.ok()) return s;
+  absl::StatusOr<paradnn::worker::CalibrateMode> calibrate_mode =
+      paradnn::worker::ParseCalibrateMode(flags->calibrate);
+  if (!calibrate_mode.ok()) return calibrate_mode.status();
+  checked.calibrate_mode = *calibrate_mode;
+  absl::StatusOr<std::map<std::string, double>> datasheet_peaks =
+      paradnn::worker::ParseDatasheetPeaks(flags->datasheet_peaks);
+  if (!datasheet_peaks.ok()) return datasheet_peaks.status();
+  checked.datasheet_peaks = *std::move(datasheet_peaks);
+  if (flags->state_dir.empty()) flags->state_dir = paradnn::worker::DefaultStateDir();
+  checked.stack_requests = {{"blas_core", flags->blas_core},
+                            {"aten_capability", flags->aten_capability}};
+  for (const auto& [component, value] : checked.stack_requests) {
+    const paradnn::common::StackSettingInfo& info =
+        *paradnn::common::FindStackSettingInfo(component);
+    if (absl::Status s = paradnn::common::ValidateStackValue(info, value, info.flag); !s.ok()) {
+      return s;
+    }
+  }
+  absl::StatusOr<std::string> address =
+      paradnn::common::ResolveCoordinatorAddress(flags->coordinator);
+  if (!address.ok()) return address.status();
+  checked.address = *std::move(address);
+  absl::StatusOr<paradnn::common::ClientSecurity> security =
+      paradnn::common::LoadClientSecurity(flags->security);
+  if (!security.ok()) return security.status();
+  checked.security = *std::move(security);
+  if (flags->runner.empty()) flags->runner = DefaultRunnerPath(flags->backend);
+  if (::access(flags->runner.c_str(), X_OK) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--runner: '", flags->runner,
+                     "' is not an executable file (build paradnn-runner, or point --runner at "
+                     "it)"));
+  }
+  if (flags->worker_id.empty()) flags->worker_id = DefaultWorkerId(flags->device);
+  return checked;
+}
+
+// The platform the hello reports: the runner's probe, its calibration and
+// stack findings, datasheet peaks, and a memory cap where there is one.
+paradnn::v1::Platform DescribePlatform(const Flags& flags, const CheckedFlags& checked,
+                                       const paradnn::worker::StackSetup& stack,
+                                       int64_t memory_limit_bytes) {
+  paradnn::v1::Platform platform = paradnn::worker::ProbePlatform(
+      flags.runner, paradnn::worker::DeviceKind(flags.device), kPlatformProbeTimeout);
+  // Keyed by the runner's own fingerprint, before a memory cap amends it:
+  // the cap changes nothing the roofs measure.
+  paradnn::worker::AddCalibration(&platform, flags.runner, checked.calibrate_mode, flags.state_dir,
+                                  kCalibrationTimeout);
+  paradnn::worker::AddDatasheetPeaks(checked.datasheet_peaks, &platform);
+  for (const paradnn::v1::StackFinding& finding : stack.findings) {
+    *platform.add_stack_findings() = finding;
+  }
+  // Jobs get no more memory than the cap: that is the memory the
+  // coordinator must plan against (PREDICTED_OOM).
+  if (memory_limit_bytes > 0 &&
+      (platform.memory_bytes() == 0 || memory_limit_bytes < platform.memory_bytes())) {
+    platform.set_memory_bytes(memory_limit_bytes);
+    // A capped host is a different platform for comparisons: say so in the
+    // fingerprint.
+    platform.set_fingerprint(platform.fingerprint() + "-memcap" +
+                             std::to_string(flags.memory_limit_mb) + "m");
+  }
+  return platform;
+}
+
+paradnn::worker::WorkerAgentOptions AgentOptions(const Flags& flags, CheckedFlags checked) {
   paradnn::worker::WorkerAgentOptions options;
-  options.coordinator_address = *address;
-  options.security = *std::move(security);
+  options.coordinator_address = checked.address;
+  options.security = std::move(checked.security);
   options.worker_id = flags.worker_id;
   options.device = flags.device;
   options.runner.runner_path = flags.runner;
@@ -280,32 +302,13 @@ int main(int argc, char** argv) {
   // Before the platform probe: the settings chosen are part of the
   // fingerprint.
   const paradnn::worker::StackSetup stack = paradnn::worker::SetUpStack(
-      stack_requests,
-      flags.backend == "libtorch" && *calibrate_mode != paradnn::worker::CalibrateMode::kNever,
+      checked.stack_requests,
+      flags.backend == "libtorch" &&
+          checked.calibrate_mode != paradnn::worker::CalibrateMode::kNever,
       flags.runner, kCalibrationTimeout);
   for (const std::string& summary : stack.summaries) spdlog::info("stack: {}", summary);
   options.runner.stack_choices = stack.choices;
-  options.platform = paradnn::worker::ProbePlatform(
-      flags.runner, paradnn::worker::DeviceKind(flags.device), kPlatformProbeTimeout);
-  // Keyed by the runner's own fingerprint, before a memory cap amends it:
-  // the cap changes nothing the roofs measure.
-  paradnn::worker::AddCalibration(&options.platform, flags.runner, *calibrate_mode, flags.state_dir,
-                                  kCalibrationTimeout);
-  paradnn::worker::AddDatasheetPeaks(*datasheet_peaks, &options.platform);
-  for (const paradnn::v1::StackFinding& finding : stack.findings) {
-    *options.platform.add_stack_findings() = finding;
-  }
-  // Jobs get no more memory than the cap: that is the memory the
-  // coordinator must plan against (PREDICTED_OOM).
-  if (options.runner.memory_limit_bytes > 0 &&
-      (options.platform.memory_bytes() == 0 ||
-       options.runner.memory_limit_bytes < options.platform.memory_bytes())) {
-    options.platform.set_memory_bytes(options.runner.memory_limit_bytes);
-    // A capped host is a different platform for comparisons: say so in the
-    // fingerprint.
-    options.platform.set_fingerprint(options.platform.fingerprint() + "-memcap" +
-                                     std::to_string(flags.memory_limit_mb) + "m");
-  }
+  options.platform = DescribePlatform(flags, checked, stack, options.runner.memory_limit_bytes);
   if (flags.runner_zygote) {
     absl::StatusOr<std::unique_ptr<paradnn::worker::RunnerZygote>> zygote =
         paradnn::worker::RunnerZygote::Start(flags.runner, kZygoteReadyTimeout);
@@ -317,12 +320,14 @@ int main(int argc, char** argv) {
                    std::string(zygote.status().message()));
     }
   }
-  spdlog::info("paradnn-worker {} as '{}' on {}, runner {}", paradnn::common::kVersion,
-               flags.worker_id, flags.device, flags.runner);
+  return options;
+}
 
+// Runs the agent until it stops (after a signal, or on its own).
+int Serve(paradnn::worker::WorkerAgentOptions options) {
   boost::asio::io_context io;
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
-  paradnn::worker::WorkerAgent agent(io, options);
+  paradnn::worker::WorkerAgent agent(io, std::move(options));
   bool stopped = false;
   std::function<void()> wait_for_signal = [&] {
     signals.async_wait([&](const boost::system::error_code& ec, int signal_number) {
@@ -343,4 +348,54 @@ int main(int argc, char** argv) {
   // Exit status 3: the worker stopped on its own (its id is taken); a
   // service manager should not restart it into the same refusal.
   return agent.fatal_error().empty() ? 0 : 3;
+}
+
+// The whole process; main only turns an escaped exception into an exit.
+int RunProcess(int argc, char** argv) {
+  // The runner wants libgomp's short spin (see worker/runner/openmp_env.cc)
+  // and re-executes itself to get it unless the variable is already set;
+  // setting it here, inherited by every runner, saves that start-up cost. A
+  // value the operator chose is kept.
+  setenv("GOMP_SPINCOUNT", PARADNN_RUNNER_GOMP_SPINCOUNT, /*overwrite=*/0);
+  Flags flags;
+  CLI::App app{
+      "paradnn-worker: runs ParaDnn benchmark jobs from a paradnn-coordinator on this host's "
+      "device, each in a fresh paradnn-runner process, one at a time. Runs until SIGTERM/SIGINT "
+      "(a second signal kills the running job at once)."};
+  AddRunnerFlags(app, &flags);
+  AddProcessFlags(app, &flags);
+  AddPlatformFlags(app, &flags);
+  app.set_version_flag("--version", paradnn::common::kVersion);
+  paradnn::common::AddConfigSources(&app);
+  CLI11_PARSE(app, argc, argv);
+
+  if (absl::Status s =
+          paradnn::common::ConfigureLogging("paradnn-worker", flags.log_level, flags.log_format);
+      !s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  absl::StatusOr<CheckedFlags> checked = CheckFlags(&flags);
+  if (!checked.ok()) {
+    spdlog::critical("{}", std::string(checked.status().message()));
+    return 2;
+  }
+  ExportRunnerEnvironment(flags);
+  paradnn::common::IgnoreSigpipe();
+  paradnn::worker::WorkerAgentOptions options = AgentOptions(flags, *std::move(checked));
+  spdlog::info("paradnn-worker {} as '{}' on {}, runner {}", paradnn::common::kVersion,
+               flags.worker_id, flags.device, flags.runner);
+  return Serve(std::move(options));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return RunProcess(argc, argv);
+  } catch (const std::exception& e) {
+    // Libraries report failures as statuses; anything thrown is a bug.
+    std::fprintf(stderr, "%s: internal error: %s\n", "paradnn-worker", e.what());
+    return 1;
+  }
 }

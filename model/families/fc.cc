@@ -72,6 +72,46 @@ constexpr ParamRule kFcParams[] = {
     {"output", 1, kMaxWidth, true, "classes (width of the last Linear)"},
 };
 
+// Bytes per element of an FC step's tensors at its precision.
+struct FcElementBytes {
+  bool mixed = false;
+  double w = 4;         // weights
+  double c = 4;         // compute copies of weights (16-bit in mixed precision)
+  double a = 4;         // activations
+  double x = 4;         // the synthetic input (float32 in mixed precision)
+  double x_matmul = 4;  // what the first matmul reads: the input or its cast
+};
+
+// One Linear (+ ReLU when hidden) layer in -> out_w over `batch` examples,
+// forward and backward.
+void CountLinearLayer(const FcElementBytes& e, double batch, double in, double out_w, bool first,
+                      bool hidden, WorkBreakdown* b) {
+  const double w = in * out_w;        // weight matrix elements
+  const double p = (in + 1) * out_w;  // with bias
+  // Forward.
+  b->weight_bytes += e.mixed ? p * (e.w + 2 * e.c) : p * e.w;
+  b->activation_fwd_bytes += batch * in * (first ? e.x_matmul : e.a) + batch * out_w * e.a;
+  if (first && e.mixed) b->activation_fwd_bytes += batch * in * (e.x + e.c);  // cast of x
+  if (hidden) b->activation_fwd_bytes += 2 * batch * out_w * e.a;             // ReLU
+  b->bias_relu_flops += batch * out_w;                                        // bias add
+  if (hidden) b->bias_relu_flops += batch * out_w;                            // ReLU
+
+  // Backward.
+  if (hidden) {
+    b->activation_bwd_bytes += 3 * batch * out_w * e.a;  // ReLU: read dA, read A, write dZ
+    b->bias_relu_flops += batch * out_w;
+  }
+  b->activation_bwd_bytes += batch * out_w * e.a + batch * in * (first ? e.x_matmul : e.a);  // dW
+  b->activation_bwd_bytes += batch * out_w * e.a;                                            // db
+  b->bias_relu_flops += batch * out_w;
+  b->gradient_bytes += p * e.c;
+  if (e.mixed) b->gradient_bytes += p * (e.c + e.w);
+  if (!first) {
+    b->activation_bwd_bytes += batch * out_w * e.a + batch * in * e.a;  // dX
+    b->weight_bytes += w * e.c;
+  }
+}
+
 WorkCounts CountFc(const ModelSpec& spec) {
   const FcShape s = FcShapeOf(spec);
   // Layer widths d[0..L+1]; doubles so that products never overflow.
@@ -82,14 +122,17 @@ WorkCounts CountFc(const ModelSpec& spec) {
   const double batch = static_cast<double>(s.batch);
   const bool mixed =
       spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
-  const double e_w = WeightElementBytes(spec.precision);
-  const double e_c = mixed ? 2.0 : e_w;
-  const double e_a = ActivationElementBytes(spec.precision);
+  FcElementBytes e;
+  e.mixed = mixed;
+  e.w = WeightElementBytes(spec.precision);
+  e.c = mixed ? 2.0 : e.w;
+  e.a = ActivationElementBytes(spec.precision);
   // Mixed precision keeps the synthetic input in float32; autocast casts it.
-  const double e_x = mixed ? 4.0 : e_a;
+  e.x = mixed ? 4.0 : e.a;
   // What the first matmul reads (and saves for its weight gradient): the input,
   // or its 16-bit autocast copy.
-  const double e_x_matmul = mixed ? e_c : e_x;
+  e.x_matmul = mixed ? e.c : e.x;
+  const double e_w = e.w, e_c = e.c, e_a = e.a, e_x = e.x;
 
   WorkCounts out;
   WorkBreakdown& b = out.breakdown;
@@ -108,28 +151,7 @@ WorkCounts CountFc(const ModelSpec& spec) {
     macs += static_cast<int64_t>(w);
     executed += 2 * batch * w * (first ? 2 : 3);
 
-    // Forward.
-    b.weight_bytes += mixed ? p * (e_w + 2 * e_c) : p * e_w;
-    b.activation_fwd_bytes += batch * in * (first ? e_x_matmul : e_a) + batch * out_w * e_a;
-    if (first && mixed) b.activation_fwd_bytes += batch * in * (e_x + e_c);  // cast of x
-    if (hidden) b.activation_fwd_bytes += 2 * batch * out_w * e_a;           // ReLU
-    b.bias_relu_flops += batch * out_w;                                      // bias add
-    if (hidden) b.bias_relu_flops += batch * out_w;                          // ReLU
-
-    // Backward.
-    if (hidden) {
-      b.activation_bwd_bytes += 3 * batch * out_w * e_a;  // ReLU: read dA, read A, write dZ
-      b.bias_relu_flops += batch * out_w;
-    }
-    b.activation_bwd_bytes += batch * out_w * e_a + batch * in * (first ? e_x_matmul : e_a);  // dW
-    b.activation_bwd_bytes += batch * out_w * e_a;                                            // db
-    b.bias_relu_flops += batch * out_w;
-    b.gradient_bytes += p * e_c;
-    if (mixed) b.gradient_bytes += p * (e_c + e_w);
-    if (!first) {
-      b.activation_bwd_bytes += batch * out_w * e_a + batch * in * e_a;  // dX
-      b.weight_bytes += w * e_c;
-    }
+    CountLinearLayer(e, batch, in, out_w, first, hidden, &b);
   }
   const double logits = batch * d.back();
   b.activation_fwd_bytes += 2 * logits * e_a;  // loss: read logits, write log-probs

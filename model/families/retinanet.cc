@@ -104,33 +104,16 @@ void Conv(LayerLedger& l, double k, double cin, double cout, double in, double o
            bias ? cout : 0, input_grad, first_use, in_bytes);
 }
 
-WorkCounts CountRetinaNet(const ModelSpec& spec) {
-  const RetinaNetShape s = RetinaNetShapeOf(spec);
-  LayerLedger l(spec);
-  const double e_a = l.activation_element_bytes();
-  const double image = static_cast<double>(s.image);
-  const double batch = l.batch();
-  const double pixels = 3 * Sq(image);
-  // The image: float32 in mixed precision, cast by autocast for the stem.
-  const double e_image = l.mixed() ? 4.0 : e_a;
-  l.AddActivationBytes(batch * pixels * e_image);
-  if (l.mixed()) {
-    l.AddForwardBytes(batch * pixels * (4.0 + 2.0));
-    l.AddActivationBytes(batch * pixels * 2.0);
-  }
-  // Stem.
-  double side = image / 2;
-  Conv(l, 7, 3, 64, image, side, false, /*input_grad=*/false, true, l.mixed() ? 2.0 : e_a);
-  l.Norm(kBatchNormCost, 64 * Sq(side), 64);
-  l.Elementwise(kReluCost, 64 * Sq(side));
-  side /= 2;
-  l.Elementwise(kMaxPoolCost, 64 * Sq(side));
-  l.AddForwardBytes(batch * 64 * Sq(side) * 8);  // indices written
-  l.AddActivationBytes(batch * 64 * Sq(side) * 8);
-  // Backbone.
+// C2..C5 of the ResNet-50 backbone: channels and side of each stage's output.
+struct BackboneOutputs {
+  double channels[4] = {0, 0, 0, 0};
+  double side[4] = {0, 0, 0, 0};
+};
+
+// The backbone's bottlenecks, from the stem's output at `side`.
+BackboneOutputs CountBackbone(LayerLedger& l, double side) {
   double cin = 64;
-  double c_out[4] = {0, 0, 0, 0};
-  double c_side[4] = {0, 0, 0, 0};
+  BackboneOutputs out;
   for (int stage = 0; stage < 4; ++stage) {
     const double w = static_cast<double>(kResNet50Widths[stage]);
     for (int64_t block = 0; block < kResNet50Blocks[stage]; ++block) {
@@ -155,36 +138,17 @@ WorkCounts CountRetinaNet(const ModelSpec& spec) {
       cin = 4 * w;
       side = out_side;
     }
-    c_out[stage] = cin;
-    c_side[stage] = side;
+    out.channels[stage] = cin;
+    out.side[stage] = side;
   }
-  // C3 and C4 also feed their laterals, C5 its lateral and P6.
-  l.Fork(c_out[1] * Sq(c_side[1]), 2);
-  l.Fork(c_out[2] * Sq(c_side[2]), 2);
-  l.Fork(c_out[3] * Sq(c_side[3]), 2);
-  // FPN.
+  return out;
+}
+
+// The class and box subnets, shared across levels P3..P7, and both losses.
+void CountHeadsAndLosses(LayerLedger& l, const RetinaNetShape& s, const double* level_side) {
+  const double e_a = l.activation_element_bytes();
+  const double batch = l.batch();
   const double f = kRetinaNetFpnChannels;
-  double level_side[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  for (int level = 3; level <= 7; ++level) {
-    level_side[level] = static_cast<double>(RetinaNetLevelSide(s.image, level));
-  }
-  Conv(l, 1, c_out[3], f, level_side[5], level_side[5], true);  // lateral 5 = P5'
-  l.Fork(f * Sq(level_side[5]), 2);                             // output conv, upsample
-  Conv(l, 1, c_out[2], f, level_side[4], level_side[4], true);  // lateral 4
-  l.Elementwise(kUpsampleCost, f * Sq(level_side[4]));
-  l.Elementwise(kAddCost, f * Sq(level_side[4]));  // P4'
-  l.Fork(f * Sq(level_side[4]), 2);
-  Conv(l, 1, c_out[1], f, level_side[3], level_side[3], true);  // lateral 3
-  l.Elementwise(kUpsampleCost, f * Sq(level_side[3]));
-  l.Elementwise(kAddCost, f * Sq(level_side[3]));  // P3'
-  for (int level = 3; level <= 5; ++level) {
-    Conv(l, 3, f, f, level_side[level], level_side[level], true);
-  }
-  Conv(l, 3, c_out[3], f, level_side[5], level_side[6], true);  // P6
-  l.Fork(f * Sq(level_side[6]), 2);                             // heads, ReLU
-  l.Elementwise(kReluCost, f * Sq(level_side[6]));
-  Conv(l, 3, f, f, level_side[6], level_side[7], true);  // P7
-  // Heads, shared across levels.
   const double anchors = kRetinaNetAnchors;
   const double classes = static_cast<double>(s.output);
   double positions = 0;
@@ -215,6 +179,61 @@ WorkCounts CountRetinaNet(const ModelSpec& spec) {
   l.Elementwise(kZeroFillCost, total_anchors * 4);
   // Targets: one-hot classes (activation dtype), boxes, positive indices.
   l.AddTargetBytes(batch * (total_anchors * classes * e_a + positives * (4 * e_a + 8)));
+}
+
+WorkCounts CountRetinaNet(const ModelSpec& spec) {
+  const RetinaNetShape s = RetinaNetShapeOf(spec);
+  LayerLedger l(spec);
+  const double e_a = l.activation_element_bytes();
+  const double image = static_cast<double>(s.image);
+  const double batch = l.batch();
+  const double pixels = 3 * Sq(image);
+  // The image: float32 in mixed precision, cast by autocast for the stem.
+  const double e_image = l.mixed() ? 4.0 : e_a;
+  l.AddActivationBytes(batch * pixels * e_image);
+  if (l.mixed()) {
+    l.AddForwardBytes(batch * pixels * (4.0 + 2.0));
+    l.AddActivationBytes(batch * pixels * 2.0);
+  }
+  // Stem.
+  double side = image / 2;
+  Conv(l, 7, 3, 64, image, side, false, /*input_grad=*/false, true, l.mixed() ? 2.0 : e_a);
+  l.Norm(kBatchNormCost, 64 * Sq(side), 64);
+  l.Elementwise(kReluCost, 64 * Sq(side));
+  side /= 2;
+  l.Elementwise(kMaxPoolCost, 64 * Sq(side));
+  l.AddForwardBytes(batch * 64 * Sq(side) * 8);  // indices written
+  l.AddActivationBytes(batch * 64 * Sq(side) * 8);
+  const BackboneOutputs c = CountBackbone(l, side);
+  const double* c_out = c.channels;
+  const double* c_side = c.side;
+  // C3 and C4 also feed their laterals, C5 its lateral and P6.
+  l.Fork(c_out[1] * Sq(c_side[1]), 2);
+  l.Fork(c_out[2] * Sq(c_side[2]), 2);
+  l.Fork(c_out[3] * Sq(c_side[3]), 2);
+  // FPN.
+  const double f = kRetinaNetFpnChannels;
+  double level_side[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int level = 3; level <= 7; ++level) {
+    level_side[level] = static_cast<double>(RetinaNetLevelSide(s.image, level));
+  }
+  Conv(l, 1, c_out[3], f, level_side[5], level_side[5], true);  // lateral 5 = P5'
+  l.Fork(f * Sq(level_side[5]), 2);                             // output conv, upsample
+  Conv(l, 1, c_out[2], f, level_side[4], level_side[4], true);  // lateral 4
+  l.Elementwise(kUpsampleCost, f * Sq(level_side[4]));
+  l.Elementwise(kAddCost, f * Sq(level_side[4]));  // P4'
+  l.Fork(f * Sq(level_side[4]), 2);
+  Conv(l, 1, c_out[1], f, level_side[3], level_side[3], true);  // lateral 3
+  l.Elementwise(kUpsampleCost, f * Sq(level_side[3]));
+  l.Elementwise(kAddCost, f * Sq(level_side[3]));  // P3'
+  for (int level = 3; level <= 5; ++level) {
+    Conv(l, 3, f, f, level_side[level], level_side[level], true);
+  }
+  Conv(l, 3, c_out[3], f, level_side[5], level_side[6], true);  // P6
+  l.Fork(f * Sq(level_side[6]), 2);                             // heads, ReLU
+  l.Elementwise(kReluCost, f * Sq(level_side[6]));
+  Conv(l, 3, f, f, level_side[6], level_side[7], true);  // P7
+  CountHeadsAndLosses(l, s, level_side);
   return l.Finish();
 }
 

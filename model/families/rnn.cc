@@ -157,6 +157,50 @@ RnnCell ParseCell(const std::string& name) {
   std::abort();
 }
 
+// One recurrent layer over T steps of batch B, width E, gE gate rows:
+// forward input gates for all steps, then per step W_hh and the cell;
+// backward through time.
+void CountRecurrentLayer(const CellConstants& k, double T, double B, double E, double gE,
+                         double e_a, double e_c, WorkBreakdown* b) {
+  const double TB = T * B;
+  const double w = gE * E;   // elements of W_ih or W_hh
+  const double wb = w + gE;  // with its bias
+  // Forward: input gates for all steps, then per step W_hh and the cell.
+  b->weight_bytes += wb * e_c + T * wb * e_c;
+  b->activation_fwd_bytes += TB * (E + gE) * e_a;  // W_ih matmul
+  b->activation_fwd_bytes += TB * (E + gE) * e_a;  // W_hh matmuls
+  b->activation_fwd_bytes += TB * E * k.forward_passes * e_a;
+  b->activation_fwd_bytes += 2 * TB * E * e_a;  // stack outputs
+  // Backward.
+  b->activation_bwd_bytes += TB * E * k.backward_passes * e_a;
+  b->activation_bwd_bytes += 2 * TB * gE * e_a;                    // stack input-gate grads
+  b->activation_bwd_bytes += TB * (gE + E) * e_a + TB * gE * e_a;  // W_hh, b_hh grads
+  b->gradient_bytes += (T + 3 * (T - 1)) * wb * e_c;               // per step + running sum
+  b->activation_bwd_bytes += (T - 1) * B * (gE + E) * e_a;         // dh_{t-1}
+  b->weight_bytes += (T - 1) * w * e_c;
+  b->activation_bwd_bytes += TB * (gE + E) * e_a + TB * gE * e_a;  // W_ih, b_ih grads
+  b->gradient_bytes += wb * e_c;
+  b->activation_bwd_bytes += TB * (gE + E) * e_a;  // dx
+  b->weight_bytes += w * e_c;
+  b->bias_relu_flops += TB * E * (k.forward_flops + k.backward_flops);
+}
+
+// The output projection at every one of TB positions, then the loss.
+void CountProjectionAndLoss(double TB, double E, double V, double e_a, double e_c,
+                            WorkBreakdown* b) {
+  const double logits = TB * V;
+  b->weight_bytes += (V * E + V) * e_c + V * E * e_c;  // forward, input gradient
+  b->activation_fwd_bytes += TB * E * e_a + logits * e_a;
+  b->activation_bwd_bytes += logits * e_a + TB * E * e_a;  // dW
+  b->activation_bwd_bytes += logits * e_a;                 // db
+  b->activation_bwd_bytes += logits * e_a + TB * E * e_a;  // dx
+  b->gradient_bytes += (V * E + V) * e_c;
+  b->bias_relu_flops += 2 * logits;
+  b->activation_fwd_bytes += 2 * logits * e_a;  // loss: read logits, write log-probs
+  b->activation_bwd_bytes += 2 * logits * e_a;  // loss: read log-probs, write dlogits
+  b->loss_flops = logits * (kLossForwardFlopsPerLogit + kLossBackwardFlopsPerLogit);
+}
+
 WorkCounts CountRnn(const ModelSpec& spec) {
   const RnnShape s = RnnShapeOf(spec);
   const CellConstants k = ConstantsOf(s.cell);
@@ -198,42 +242,12 @@ WorkCounts CountRnn(const ModelSpec& spec) {
   b.gradient_bytes += V * E * e_w + 2 * TB * E * e_w;
   b.bias_relu_flops += TB * E;
 
-  // Recurrent layers.
   const double w = gE * E;   // elements of W_ih or W_hh
   const double wb = w + gE;  // with its bias
-  for (int64_t l = 0; l < s.layer; ++l) {
-    // Forward: input gates for all steps, then per step W_hh and the cell.
-    b.weight_bytes += wb * e_c + T * wb * e_c;
-    b.activation_fwd_bytes += TB * (E + gE) * e_a;  // W_ih matmul
-    b.activation_fwd_bytes += TB * (E + gE) * e_a;  // W_hh matmuls
-    b.activation_fwd_bytes += TB * E * k.forward_passes * e_a;
-    b.activation_fwd_bytes += 2 * TB * E * e_a;  // stack outputs
-    // Backward.
-    b.activation_bwd_bytes += TB * E * k.backward_passes * e_a;
-    b.activation_bwd_bytes += 2 * TB * gE * e_a;                    // stack input-gate grads
-    b.activation_bwd_bytes += TB * (gE + E) * e_a + TB * gE * e_a;  // W_hh, b_hh grads
-    b.gradient_bytes += (T + 3 * (T - 1)) * wb * e_c;               // per step + running sum
-    b.activation_bwd_bytes += (T - 1) * B * (gE + E) * e_a;         // dh_{t-1}
-    b.weight_bytes += (T - 1) * w * e_c;
-    b.activation_bwd_bytes += TB * (gE + E) * e_a + TB * gE * e_a;  // W_ih, b_ih grads
-    b.gradient_bytes += wb * e_c;
-    b.activation_bwd_bytes += TB * (gE + E) * e_a;  // dx
-    b.weight_bytes += w * e_c;
-    b.bias_relu_flops += TB * E * (k.forward_flops + k.backward_flops);
-  }
+  for (int64_t l = 0; l < s.layer; ++l) CountRecurrentLayer(k, T, B, E, gE, e_a, e_c, &b);
 
-  // Projection at every position, then the loss.
   const double logits = TB * V;
-  b.weight_bytes += (V * E + V) * e_c + V * E * e_c;  // forward, input gradient
-  b.activation_fwd_bytes += TB * E * e_a + logits * e_a;
-  b.activation_bwd_bytes += logits * e_a + TB * E * e_a;  // dW
-  b.activation_bwd_bytes += logits * e_a;                 // db
-  b.activation_bwd_bytes += logits * e_a + TB * E * e_a;  // dx
-  b.gradient_bytes += (V * E + V) * e_c;
-  b.bias_relu_flops += 2 * logits;
-  b.activation_fwd_bytes += 2 * logits * e_a;  // loss: read logits, write log-probs
-  b.activation_bwd_bytes += 2 * logits * e_a;  // loss: read log-probs, write dlogits
-  b.loss_flops = logits * (kLossForwardFlopsPerLogit + kLossBackwardFlopsPerLogit);
+  CountProjectionAndLoss(TB, E, V, e_a, e_c, &b);
 
   if (mixed) {
     b.weight_bytes += cast_params * (e_w + e_c);

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/model_counts.h"
 #include "model/model_spec.h"
 
 namespace paradnn::model {
@@ -104,6 +105,10 @@ struct VisionLayer {
   // Wout; linear: in * out); 0 for every other kind.
   int64_t Macs() const;
 };
+
+// The analytic counts (model_counts.h) of a valid spec of the four
+// families (vision_counts.cc).
+WorkCounts CountVision(const ModelSpec& spec);
 
 // The layers of `arch` for a square image of side `image` and `output`
 // classes, in execution order. Every feature map of image >= 32 is at least

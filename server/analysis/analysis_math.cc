@@ -1,6 +1,5 @@
 #include "server/analysis/analysis_math.h"
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -175,150 +174,6 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<Heatma
   return response;
 }
 
-// ---- Sensitivity ----------------------------------------------------------
-
-namespace {
-
-// Standardizes `column` in place to z-scores. The spread is the population
-// standard deviation (divide by n, numpy's default and sklearn's
-// StandardScaler): the standardized coefficients are the same with either
-// convention because features and target are scaled alike, and with this
-// one SS_tot of the standardized target is exactly n. Returns false when the
-// column is constant (nothing to divide by).
-bool Standardize(Eigen::VectorXd& column) {
-  const double mean = column.mean();
-  column.array() -= mean;
-  const double std = std::sqrt(column.squaredNorm() / static_cast<double>(column.size()));
-  // Relative to the mean's magnitude, so a column of large equal values that
-  // rounding made slightly uneven still counts as constant.
-  if (!(std > 1e-12 * std::max(1.0, std::abs(mean)))) return false;
-  column /= std;
-  return true;
-}
-
-absl::Status ConstantFeatureError(absl::string_view what, double value, size_t points) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      what, " is constant (", value, ") over the ", points,
-      " selected results; it cannot explain anything: leave it out or select results where it "
-      "varies"));
-}
-
-// Checks one raw value and applies log2 when asked. `what` names the column
-// for messages ("feature 'node'", "the target").
-absl::StatusOr<double> Prepare(double raw, bool log2, absl::string_view what, size_t point) {
-  if (!std::isfinite(raw)) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " has a non-finite value (", raw,
-                                                   ") at point ", point,
-                                                   "; every value must be a finite number"));
-  }
-  if (!log2) return raw;
-  if (raw <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("log2 of ", what, " needs values > 0, got ", raw));
-  }
-  return std::log2(raw);
-}
-
-}  // namespace
-
-absl::StatusOr<v1::SensitivityResponse> FitSensitivity(const SensitivityInput& input) {
-  const size_t n = input.features.size();
-  const size_t k = input.feature_names.size();
-  if (k == 0) return absl::InvalidArgumentError("sensitivity needs at least one feature");
-  if (input.target.size() != n) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sensitivity needs one target value per point: ", input.target.size(),
-                     " target values for ", n, " feature rows"));
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (input.features[i].size() != k) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("feature row ", i, " has ", input.features[i].size(), " values for ", k,
-                       " features (", absl::StrJoin(input.feature_names, ", "), ")"));
-    }
-  }
-
-  const size_t pairs = input.interactions ? k * (k - 1) / 2 : 0;
-  const size_t terms = k + pairs + 1;  // + intercept
-  if (k + pairs > kMaxSensitivityTerms) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("sensitivity with ", k, " features",
-                     pairs > 0 ? absl::StrCat(" and ", pairs, " interactions") : "", " = ",
-                     k + pairs, " terms; at most ", kMaxSensitivityTerms, ": name fewer --features",
-                     pairs > 0 ? " or drop --interactions" : ""));
-  }
-  // Strictly more points than terms: with as many, the fit interpolates the
-  // points exactly and R² = 1 says nothing.
-  if (n <= terms) {
-    std::string breakdown = absl::StrCat(k, " features");
-    if (pairs > 0) absl::StrAppend(&breakdown, " + ", pairs, " interactions");
-    return absl::InvalidArgumentError(absl::StrCat("sensitivity needs more points than terms: ", n,
-                                                   " points for ", terms, " terms (", breakdown,
-                                                   " + intercept)"));
-  }
-
-  // Column 0 is the intercept; features follow, interactions last.
-  Eigen::MatrixXd design(n, terms);
-  design.col(0).setOnes();
-  for (size_t j = 0; j < k; ++j) {
-    const std::string what = absl::StrCat("feature '", input.feature_names[j], "'");
-    Eigen::VectorXd column(n);
-    for (size_t i = 0; i < n; ++i) {
-      absl::StatusOr<double> value = Prepare(input.features[i][j], input.log2_features, what, i);
-      if (!value.ok()) return value.status();
-      column(i) = *value;
-    }
-    const double first = input.features[0][j];
-    if (!Standardize(column)) return ConstantFeatureError(what, first, n);
-    design.col(j + 1) = column;
-  }
-  Eigen::VectorXd y(n);
-  for (size_t i = 0; i < n; ++i) {
-    absl::StatusOr<double> value = Prepare(input.target[i], input.log2_target, "the target", i);
-    if (!value.ok()) return value.status();
-    y(i) = *value;
-  }
-  if (!Standardize(y)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the target is constant (", input.target[0], ") over the ", n,
-        " selected results; there is nothing to explain: select results where the metric varies"));
-  }
-
-  std::vector<std::string> names = input.feature_names;
-  size_t col = k + 1;
-  for (size_t a = 0; a < k && pairs > 0; ++a) {
-    for (size_t b = a + 1; b < k; ++b, ++col) {
-      // Standardized again so an interaction's weight reads on the same
-      // scale as a main effect's.
-      Eigen::VectorXd product = design.col(a + 1).cwiseProduct(design.col(b + 1));
-      const std::string name = absl::StrCat(input.feature_names[a], "×", input.feature_names[b]);
-      const double first = product(0);  // Standardize shifts it
-      if (!Standardize(product)) {
-        return ConstantFeatureError(absl::StrCat("interaction '", name, "'"), first, n);
-      }
-      design.col(col) = product;
-      names.push_back(name);
-    }
-  }
-
-  const Eigen::VectorXd coef = design.colPivHouseholderQr().solve(y);
-  const Eigen::VectorXd residual = y - design * coef;
-  const double ss_tot = y.squaredNorm();  // y has mean 0 after standardization
-
-  v1::SensitivityResponse response;
-  for (size_t j = 0; j < names.size(); ++j) {
-    v1::SensitivityWeight* weight = response.add_weights();
-    weight->set_term(names[j]);
-    weight->set_weight(coef(j + 1));
-  }
-  response.set_intercept(coef(0));
-  response.set_r_squared(1.0 - residual.squaredNorm() / ss_tot);
-  response.set_points(static_cast<int64_t>(n));
-  response.set_log2_features(input.log2_features);
-  response.set_log2_target(input.log2_target);
-  return response;
-}
-
 // ---- Box plots ------------------------------------------------------------
 
 v1::BoxplotGroup SummarizeBox(const std::string& name, std::vector<double> values) {
@@ -432,6 +287,7 @@ absl::StatusOr<v1::ScalingResponse> SummarizeScaling(const std::vector<ScalingRo
                                                      const std::string& field,
                                                      bool lower_is_better) {
   std::vector<std::string> levels;
+  levels.reserve(rows.size());
   for (const ScalingRow& row : rows) levels.push_back(row.level);
   levels = SortedDistinct(std::move(levels));
   if (levels.size() > kMaxAnalysisGroups) {

@@ -1,8 +1,9 @@
 // The arithmetic of the ParaDnn analyses on rows already selected from the
 // database (server/analysis/analyzer.h does the SQL): heat-map pivots,
-// standardized least-squares sensitivities (Eigen), the paper's box-plot
-// percentiles, speedup joins, thread scaling and roofline points. Pure
-// functions of their inputs; thread-compatible.
+// standardized least-squares sensitivities (Eigen; sensitivity_fit.h, which
+// this header includes), the paper's box-plot percentiles, speedup joins,
+// thread scaling and roofline points. Pure functions of their inputs;
+// thread-compatible.
 #ifndef PARADNN_SERVER_ANALYSIS_ANALYSIS_MATH_H_
 #define PARADNN_SERVER_ANALYSIS_ANALYSIS_MATH_H_
 
@@ -13,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "paradnn/v1/analysis.pb.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "server/analysis/sensitivity_fit.h"
 
 namespace paradnn::server::analysis {
 
@@ -20,8 +22,8 @@ namespace paradnn::server::analysis {
 
 // What one analysis may compute, so that no request exhausts the
 // coordinator's memory (RESOURCE_EXHAUSTED naming the limit past them).
+// kMaxSensitivityTerms (features + interactions) is in sensitivity_fit.h.
 inline constexpr size_t kMaxHeatmapCells = 1'000'000;  // panels x y values x x values
-inline constexpr size_t kMaxSensitivityTerms = 256;    // features + interactions
 inline constexpr size_t kMaxAnalysisGroups = 100'000;  // distinct levels, configurations, boxes
 
 // ---- Ordering of field values ---------------------------------------------
@@ -86,25 +88,7 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<Heatma
                                                         const std::string& y_field);
 
 // ---- Sensitivity ----------------------------------------------------------
-
-struct SensitivityInput {
-  std::vector<std::string> feature_names;
-  // One row per point, one column per feature (raw values).
-  std::vector<std::vector<double>> features;
-  std::vector<double> target;
-  bool log2_features = false;
-  bool log2_target = false;
-  bool interactions = false;
-};
-
-// Ordinary least squares with intercept on standardized features and target
-// (z-scores; after log2 where asked; interaction columns are products of
-// standardized features, standardized again), solved with Eigen (column-
-// pivoting Householder QR). Weights are the standardized coefficients.
-// InvalidArgument naming the problem when: there are fewer points than
-// terms + 1; a feature (or the target) is constant; log2 meets a value
-// <= 0; a value is not finite.
-absl::StatusOr<v1::SensitivityResponse> FitSensitivity(const SensitivityInput& input);
+// SensitivityInput and FitSensitivity: server/analysis/sensitivity_fit.h.
 
 // ---- Box plots ------------------------------------------------------------
 

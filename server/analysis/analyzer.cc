@@ -120,6 +120,7 @@ absl::StatusOr<SensitivityInput> SensitivityPoints(
   SensitivityInput input;
   input.feature_names = features;
   std::vector<int> indexes;
+  indexes.reserve(features.size());
   for (const std::string& feature : features) indexes.push_back(FieldIndex(selected, feature));
   // Each distinct value parsed once (NaN: not a number).
   std::vector<double> numbers(selected.dictionary.size());
@@ -288,10 +289,12 @@ absl::StatusOr<v1::BoxplotResponse> Boxplot(const db::Database* database,
   if (!measured.ok()) return measured.status();
 
   std::vector<int> indexes;
+  indexes.reserve(group_by.size());
   for (const std::string& field : group_by) indexes.push_back(FieldIndex(*selected, field));
   absl::flat_hash_map<std::vector<uint32_t>, std::vector<double>> by_ids;
   for (const auto& [record, value] : *measured) {
     std::vector<uint32_t> ids;
+    ids.reserve(indexes.size());
     for (int index : indexes) ids.push_back(ValueId(*selected, *record, index));
     by_ids[ids].push_back(value);
   }
@@ -363,6 +366,79 @@ std::vector<std::string> ConfigWithout(const std::string& field) {
   return keys;
 }
 
+// The two values of the compared field, baseline first.
+struct SpeedupSides {
+  std::string baseline;
+  std::string candidate;
+};
+
+// The sides the request names, or when it leaves one out, the only two
+// values of the field over `measured`; InvalidArgument when there are not
+// exactly two.
+absl::StatusOr<SpeedupSides> ChooseSpeedupSides(
+    const Selected& selected, const std::vector<std::pair<const Record*, double>>& measured,
+    const v1::SpeedupRequest& request) {
+  SpeedupSides sides{request.baseline(), request.candidate()};
+  if (!sides.baseline.empty() && !sides.candidate.empty()) return sides;
+  std::vector<std::string> distinct = DistinctValues(selected, measured, request.field());
+  if (distinct.size() != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("speedup needs baseline and candidate values of '", request.field(),
+                     "' (the selected results have ", distinct.size(), ": ",
+                     absl::StrJoin(distinct, ", "), ")"));
+  }
+  // float32 is the natural baseline of a precision comparison.
+  const bool swap = request.field() == "precision" && distinct[1] == "float32";
+  sides.baseline = swap ? distinct[1] : distinct[0];
+  sides.candidate = swap ? distinct[0] : distinct[1];
+  return sides;
+}
+
+// One row per (side, configuration) for JoinSpeedup; `config_record` gets
+// one record of each configuration label, for the sensitivity after it.
+std::vector<SpeedupRow> SpeedupRows(const Selected& selected,
+                                    const std::vector<std::pair<const Record*, double>>& measured,
+                                    const v1::SpeedupRequest& request,
+                                    std::map<std::string, const Record*>* config_record) {
+  std::vector<SpeedupRow> rows;
+  for (const ConfigGroup& group : GroupByConfig(selected, measured, request.field())) {
+    SpeedupRow row;
+    row.side = group.side;
+    row.config = group.label;
+    row.params = group.record->params;
+    if (!request.color_by().empty()) {
+      row.color_value = FieldValue(selected, *group.record, request.color_by());
+    }
+    row.metric = group.median;
+    config_record->emplace(row.config, group.record);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// How the speedup depends on the hyper-parameters (log2 both sides, as
+// the paper's Fig. 8-10 (a)). Too few points or no varying feature leaves
+// it empty rather than failing the join.
+void FitSpeedupSensitivity(const Selected& selected,
+                           const std::map<std::string, const Record*>& config_record,
+                           const std::string& field, v1::SpeedupResponse* response) {
+  std::vector<std::pair<const Record*, double>> points;
+  for (const v1::SpeedupPoint& point : response->points()) {
+    points.emplace_back(config_record.at(point.config()), point.speedup());
+  }
+  std::vector<std::string> features = VaryingNumericFields(selected, points, selected.all_keys);
+  features.erase(std::remove(features.begin(), features.end(), field), features.end());
+  if (features.empty()) return;
+  absl::StatusOr<SensitivityInput> input = SensitivityPoints(selected, points, features);
+  if (!input.ok()) return;
+  input->log2_features = true;
+  input->log2_target = true;
+  absl::StatusOr<v1::SensitivityResponse> sensitivity = FitSensitivity(*input);
+  if (!sensitivity.ok()) return;
+  sensitivity->set_metric("speedup");
+  *response->mutable_sensitivity() = *std::move(sensitivity);
+}
+
 absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
                                             const v1::SpeedupRequest& request, int64_t* results) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric(), "examples_per_sec");
@@ -389,64 +465,17 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();
+  absl::StatusOr<SpeedupSides> sides = ChooseSpeedupSides(*selected, *measured, request);
+  if (!sides.ok()) return sides.status();
 
-  std::string baseline = request.baseline();
-  std::string candidate = request.candidate();
-  if (baseline.empty() || candidate.empty()) {
-    std::vector<std::string> distinct = DistinctValues(*selected, *measured, request.field());
-    if (distinct.size() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("speedup needs baseline and candidate values of '", request.field(),
-                       "' (the selected results have ", distinct.size(), ": ",
-                       absl::StrJoin(distinct, ", "), ")"));
-    }
-    // float32 is the natural baseline of a precision comparison.
-    const bool swap = request.field() == "precision" && distinct[1] == "float32";
-    baseline = swap ? distinct[1] : distinct[0];
-    candidate = swap ? distinct[0] : distinct[1];
-  }
-
-  std::vector<SpeedupRow> rows;
   std::map<std::string, const Record*> config_record;
-  for (const ConfigGroup& group : GroupByConfig(*selected, *measured, request.field())) {
-    SpeedupRow row;
-    row.side = group.side;
-    row.config = group.label;
-    row.params = group.record->params;
-    if (!request.color_by().empty()) {
-      row.color_value = FieldValue(*selected, *group.record, request.color_by());
-    }
-    row.metric = group.median;
-    config_record.emplace(row.config, group.record);
-    rows.push_back(std::move(row));
-  }
-  absl::StatusOr<v1::SpeedupResponse> response =
-      JoinSpeedup(rows, request.field(), baseline, candidate, (*metric)->lower_is_better);
+  const std::vector<SpeedupRow> rows = SpeedupRows(*selected, *measured, request, &config_record);
+  absl::StatusOr<v1::SpeedupResponse> response = JoinSpeedup(
+      rows, request.field(), sides->baseline, sides->candidate, (*metric)->lower_is_better);
   if (!response.ok()) return response.status();
   response->set_metric((*metric)->name);
   response->set_color_by(request.color_by());
-
-  // How the speedup depends on the hyper-parameters (log2 both sides, as
-  // the paper's Fig. 8-10 (a)). Too few points or no varying feature leaves
-  // it empty rather than failing the join.
-  std::vector<std::pair<const Record*, double>> points;
-  for (const v1::SpeedupPoint& point : response->points()) {
-    points.emplace_back(config_record.at(point.config()), point.speedup());
-  }
-  std::vector<std::string> features = VaryingNumericFields(*selected, points, selected->all_keys);
-  features.erase(std::remove(features.begin(), features.end(), request.field()), features.end());
-  if (!features.empty()) {
-    absl::StatusOr<SensitivityInput> input = SensitivityPoints(*selected, points, features);
-    if (input.ok()) {
-      input->log2_features = true;
-      input->log2_target = true;
-      absl::StatusOr<v1::SensitivityResponse> sensitivity = FitSensitivity(*input);
-      if (sensitivity.ok()) {
-        sensitivity->set_metric("speedup");
-        *response->mutable_sensitivity() = *std::move(sensitivity);
-      }
-    }
-  }
+  FitSpeedupSensitivity(*selected, config_record, request.field(), &*response);
   return response;
 }
 

@@ -222,7 +222,9 @@ TEST_F(ChaosTest, WorkersKilledAndRestartedAtRandomStoreEveryJobOnce) {
   while (ResultCount(cluster) < kJobs && std::chrono::steady_clock::now() < give_up) {
     Pause(200, 800);
     // Stop killing near the end so the last jobs are not starved.
-    if (ResultCount(cluster) < kJobs - 10) ASSERT_NO_FATAL_FAILURE(KillAndRestartAWorker(cluster));
+    if (ResultCount(cluster) < kJobs - 10) {
+      ASSERT_NO_FATAL_FAILURE(KillAndRestartAWorker(cluster));
+    }
   }
   ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= kJobs; }, seconds(120)))
       << "results " << ResultCount(cluster) << "\n"

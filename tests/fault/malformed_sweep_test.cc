@@ -71,6 +71,7 @@ struct Malformed {
   std::string allowed;  // ...and says this about what is allowed
 };
 
+// NOLINTNEXTLINE(readability-function-size): a table, one malformed sweep per entry.
 std::vector<Malformed> Table() {
   const std::string cnn = "block: 1, filter: 8, image: 224, output: 4, batch: 2";
   const std::string cnn_proto = Param("block", "value: 1") + Param("filter", "value: 8") +
@@ -171,6 +172,7 @@ std::vector<Malformed> Table() {
   };
 }
 
+// NOLINTNEXTLINE(readability-function-size): one pass over the table per client path.
 TEST(MalformedSweepTest, EachIsInvalidArgumentNamingTheFieldAndNothingIsStored) {
   TempDir dir;
   Cluster cluster(dir);

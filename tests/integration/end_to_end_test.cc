@@ -48,6 +48,7 @@ std::vector<std::string> SplitCsvLine(const std::string& line) {
   return fields;
 }
 
+// NOLINTNEXTLINE(readability-function-size): one scenario whose steps share the processes.
 TEST(EndToEndTest, QuickSweepOnTwoWorkersStoresOneResultPerJob) {
   TempDir dir;
   Cluster cluster(dir);

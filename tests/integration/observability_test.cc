@@ -35,6 +35,73 @@ std::optional<double> Sample(const std::string& exposition, const std::string& s
   return std::nullopt;
 }
 
+// /healthz and /readyz answer 200 on a serving coordinator; other paths 404.
+void ExpectHealthEndpoints(int port) {
+  std::optional<HttpReply> health = HttpGet(port, "/healthz");
+  ASSERT_TRUE(health.has_value());
+  EXPECT_EQ(health->status, 200);
+  std::optional<HttpReply> ready = HttpGet(port, "/readyz");
+  ASSERT_TRUE(ready.has_value());
+  EXPECT_EQ(ready->status, 200) << ready->body;
+  std::optional<HttpReply> missing = HttpGet(port, "/nothing");
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_EQ(missing->status, 404);
+}
+
+// The metrics of a finished sweep: nothing pending, one sweep done, one
+// SubmitSweep timed, a worker known, goodput ratios in [0, 1].
+void ExpectEndState(const std::string& last) {
+  EXPECT_EQ(Sample(last, "paradnn_jobs{state=\"pending\"}"), 0.0);
+  EXPECT_EQ(Sample(last, "paradnn_sweeps{state=\"done\"}"), 1.0);
+  EXPECT_EQ(
+      Sample(last,
+             "paradnn_rpc_duration_seconds_count{method=\"/paradnn.v1.Coordinator/SubmitSweep\"}"),
+      1.0)
+      << last;
+  EXPECT_GE(Sample(last, "paradnn_workers{state=\"idle\",device_kind=\"cpu\"}").value_or(0) +
+                Sample(last, "paradnn_workers{state=\"busy\",device_kind=\"cpu\"}").value_or(0),
+            1.0)
+      << last;
+  // The fake runner times nothing (runtime 0); the worker did hold jobs.
+  const std::optional<double> scheduling =
+      Sample(last, "paradnn_goodput_scheduling_ratio{device_kind=\"cpu\"}");
+  ASSERT_TRUE(scheduling.has_value()) << last;
+  EXPECT_GT(*scheduling, 0.0);
+  EXPECT_LE(*scheduling, 1.0);
+  const std::optional<double> runtime =
+      Sample(last, "paradnn_goodput_runtime_ratio{device_kind=\"cpu\"}");
+  ASSERT_TRUE(runtime.has_value()) << last;
+  EXPECT_GE(*runtime, 0.0);
+  EXPECT_LE(*runtime, 1.0);
+}
+
+// Every coordinator log line is one JSON object.
+void ExpectJsonLines(const std::string& text) {
+  std::istringstream log(text);
+  int lines = 0;
+  for (std::string line; std::getline(log, line);) {
+    EXPECT_TRUE(nlohmann::json::accept(line)) << line;
+    ++lines;
+  }
+  EXPECT_GT(lines, 0);
+}
+
+// `paradnn fleet --sweep` reports the sweep's jobs on one cpu device kind.
+void ExpectFleetGoodput(const std::string& address, const std::string& sweep_id, int jobs) {
+  CommandResult fleet = RunCommand({BinDir() + "/paradnn", "--coordinator", address, "fleet",
+                                    "--sweep", sweep_id, "--format", "json"},
+                                   seconds(60));
+  ASSERT_EQ(fleet.exit_code, 0) << fleet.err;
+  const nlohmann::json goodput = nlohmann::json::parse(fleet.out);
+  ASSERT_EQ(goodput.at("device_kinds").size(), 1u) << fleet.out;
+  EXPECT_EQ(goodput["device_kinds"][0]["device_kind"], "cpu");
+  EXPECT_EQ(std::stoll(goodput["device_kinds"][0]["jobs"].get<std::string>()), jobs);
+  EXPECT_GT(goodput["device_kinds"][0]["scheduling"].get<double>(), 0.0);
+  EXPECT_LE(goodput["device_kinds"][0]["scheduling"].get<double>(), 1.0);
+}
+
+// One scenario, install to SIGTERM: its steps share the processes.
+// NOLINTNEXTLINE(readability-function-size): one scenario.
 TEST(ObservabilityTest, InstalledCoordinatorMetricsMoveAsJobsFinish) {
   TempDir dir;
   const std::string prefix = dir.File("prefix");
@@ -63,15 +130,7 @@ TEST(ObservabilityTest, InstalledCoordinatorMetricsMoveAsJobsFinish) {
   std::string metrics_address = ReadFile(dir.File("maddr"));
   const int port = std::stoi(metrics_address.substr(metrics_address.rfind(':') + 1));
 
-  std::optional<HttpReply> health = HttpGet(port, "/healthz");
-  ASSERT_TRUE(health.has_value());
-  EXPECT_EQ(health->status, 200);
-  std::optional<HttpReply> ready = HttpGet(port, "/readyz");
-  ASSERT_TRUE(ready.has_value());
-  EXPECT_EQ(ready->status, 200) << ready->body;
-  std::optional<HttpReply> missing = HttpGet(port, "/nothing");
-  ASSERT_TRUE(missing.has_value());
-  EXPECT_EQ(missing->status, 404);
+  ExpectHealthEndpoints(port);
 
   std::optional<HttpReply> before = HttpGet(port, "/metrics");
   ASSERT_TRUE(before.has_value());
@@ -108,48 +167,10 @@ TEST(ObservabilityTest, InstalledCoordinatorMetricsMoveAsJobsFinish) {
       seconds(120));
   ASSERT_TRUE(finished) << last << ReadFile(dir.File("coordinator.log"))
                         << ReadFile(dir.File("worker.log"));
-  EXPECT_EQ(Sample(last, "paradnn_jobs{state=\"pending\"}"), 0.0);
-  EXPECT_EQ(Sample(last, "paradnn_sweeps{state=\"done\"}"), 1.0);
-  EXPECT_EQ(
-      Sample(last,
-             "paradnn_rpc_duration_seconds_count{method=\"/paradnn.v1.Coordinator/SubmitSweep\"}"),
-      1.0)
-      << last;
-  EXPECT_GE(Sample(last, "paradnn_workers{state=\"idle\",device_kind=\"cpu\"}").value_or(0) +
-                Sample(last, "paradnn_workers{state=\"busy\",device_kind=\"cpu\"}").value_or(0),
-            1.0)
-      << last;
-  // The fake runner times nothing (runtime 0); the worker did hold jobs.
-  const std::optional<double> scheduling =
-      Sample(last, "paradnn_goodput_scheduling_ratio{device_kind=\"cpu\"}");
-  ASSERT_TRUE(scheduling.has_value()) << last;
-  EXPECT_GT(*scheduling, 0.0);
-  EXPECT_LE(*scheduling, 1.0);
-  const std::optional<double> runtime =
-      Sample(last, "paradnn_goodput_runtime_ratio{device_kind=\"cpu\"}");
-  ASSERT_TRUE(runtime.has_value()) << last;
-  EXPECT_GE(*runtime, 0.0);
-  EXPECT_LE(*runtime, 1.0);
+  ExpectEndState(last);
+  ExpectFleetGoodput(address, sweep_id, kJobs);
 
-  CommandResult fleet = RunCommand({BinDir() + "/paradnn", "--coordinator", address, "fleet",
-                                    "--sweep", sweep_id, "--format", "json"},
-                                   seconds(60));
-  ASSERT_EQ(fleet.exit_code, 0) << fleet.err;
-  const nlohmann::json goodput = nlohmann::json::parse(fleet.out);
-  ASSERT_EQ(goodput.at("device_kinds").size(), 1u) << fleet.out;
-  EXPECT_EQ(goodput["device_kinds"][0]["device_kind"], "cpu");
-  EXPECT_EQ(std::stoll(goodput["device_kinds"][0]["jobs"].get<std::string>()), kJobs);
-  EXPECT_GT(goodput["device_kinds"][0]["scheduling"].get<double>(), 0.0);
-  EXPECT_LE(goodput["device_kinds"][0]["scheduling"].get<double>(), 1.0);
-
-  // Every coordinator log line is one JSON object.
-  std::istringstream log(ReadFile(dir.File("coordinator.log")));
-  int lines = 0;
-  for (std::string line; std::getline(log, line);) {
-    ASSERT_NO_THROW((void)nlohmann::json::parse(line)) << line;
-    ++lines;
-  }
-  EXPECT_GT(lines, 0);
+  ExpectJsonLines(ReadFile(dir.File("coordinator.log")));
 
   // SIGTERM: /readyz stops answering 200 (503 while draining, then the
   // endpoint closes with the process).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -57,33 +58,52 @@ absl::Status AsFlagError(const absl::Status& status) {
   return absl::InvalidArgumentError(message);
 }
 
-}  // namespace
-
-absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv) {
-  CLI::App app{"paradnn-runner: builds and times one ParaDnn model with LibTorch",
-               "paradnn-runner"};
-  app.footer(kFooter);
-  app.set_version_flag("--version", std::string("paradnn-runner ") + common::kVersion);
-
-  bool job_stdin = false, platform = false, calibrate = false, framed = false, json = false,
-       describe = false;
+// Every flag's value and option, filled by CLI11.
+struct RunnerFlags {
+  // Modes
+  bool job_stdin = false, platform = false, calibrate = false, framed = false;
   bool blas_trial = false, aten_trial = false, stack_doctor = false;
   std::string blas_core = "auto", aten_capability = "auto";
+  CLI::Option* blas_core_opt = nullptr;
+  CLI::Option* aten_capability_opt = nullptr;
+  CLI::Option* framed_opt = nullptr;
+  // The model: one flag per hyper-parameter name of any family (--layer,
+  // --block_fn, ...), named as in sweep files.
   std::string family, precision, optimizer;
-  std::string log_level = "info";
-  // One flag per hyper-parameter name of any family (--layer, --block_fn,
-  // ...), named as in sweep files.
   std::map<std::string, int64_t> param_values;
   std::map<std::string, std::string> option_values;
-  v1::RunSettings settings;
+  CLI::Option* family_opt = nullptr;
+  std::vector<CLI::Option*> model_opts;
+  std::vector<std::pair<std::string, CLI::Option*>> param_opts, option_opts;
+  // Run settings
   double ci = 0, max_seconds = 0;
   int warmup_steps = 0, min_steps = 0, max_steps = 0, intra = 0, inter = 0, profile_steps = 0;
   bool profile = false;
   uint64_t seed = 0;
+  // Output
+  bool json = false, describe = false;
+  CLI::Option* json_opt = nullptr;
+  CLI::Option* describe_opt = nullptr;
+  std::string log_level = "info";
 
-  auto* job_opt = app.add_flag("--job-stdin", job_stdin,
-                               "Read one framed RunnerJob from stdin; write framed RunnerEvents");
-  auto* platform_opt = app.add_flag("--platform", platform, "Print this host's Platform");
+  void AddModeFlags(CLI::App& app);
+  void AddModelFlags(CLI::App& app);
+  void AddRunSettingFlags(CLI::App& app);
+  // Fills the mode and the stack settings into `cmd`: true when that is
+  // the whole command (a mode other than measure/describe), false for the
+  // model modes; an error for flags that do not go together.
+  absl::StatusOr<bool> ModeCommand(RunnerCommand* cmd) const;
+  // --family and the rest: the job to measure or describe.
+  absl::StatusOr<RunnerCommand> ModelCommand(const CLI::App& app, RunnerCommand cmd) const;
+  absl::StatusOr<v1::RunSettings> Settings(const CLI::App& app) const;
+  // The first model flag given (nullptr if none).
+  const CLI::Option* FirstModelFlag() const;
+};
+
+void RunnerFlags::AddModeFlags(CLI::App& app) {
+  app.add_flag("--job-stdin", job_stdin,
+               "Read one framed RunnerJob from stdin; write framed RunnerEvents");
+  app.add_flag("--platform", platform, "Print this host's Platform");
   app.add_flag("--calibrate", calibrate,
                "Measure peak matmul FLOP/s per dtype and memory bandwidth; print the Platform "
                "with them");
@@ -96,21 +116,23 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
   app.add_flag("--stack-doctor", stack_doctor,
                "Try every OpenBLAS core and ATen CPU capability this CPU supports; print the "
                "Platform with the findings");
-  auto* blas_core_opt = app.add_option(
+  blas_core_opt = app.add_option(
       "--blas-core", blas_core,
       "OpenBLAS kernels: auto (the fastest core that computes correctly, found once per host "
       "and cached), as-installed, or a core name such as SkylakeX");
-  auto* aten_capability_opt = app.add_option(
+  aten_capability_opt = app.add_option(
       "--aten-capability", aten_capability,
       "ATen CPU kernels: auto (the fastest that computes correctly, found once per host and "
       "cached), as-installed, default, avx2 or avx512");
-  auto* framed_opt = app.add_flag("--framed", framed,
-                                  "With --platform, --calibrate or --stack-doctor: one frame, not "
-                                  "JSON");
-  auto* family_opt =
+  framed_opt = app.add_flag("--framed", framed,
+                            "With --platform, --calibrate or --stack-doctor: one frame, not "
+                            "JSON");
+}
+
+void RunnerFlags::AddModelFlags(CLI::App& app) {
+  family_opt =
       app.add_option("--family", family, absl::StrCat("Model family: ", AllowedFamilies()));
-  std::vector<CLI::Option*> model_opts = {family_opt};
-  std::vector<std::pair<std::string, CLI::Option*>> param_opts, option_opts;
+  model_opts.push_back(family_opt);
   for (const FamilyDef* def : AllFamilies()) {
     for (const ParamRule& rule : def->params) {
       // The thread counts are run settings on the command line (below).
@@ -134,11 +156,17 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
       model_opts.push_back(opt);
     }
   }
+  model_opts.push_back(app.add_option("--precision", precision, kAllowedPrecisions));
+  model_opts.push_back(app.add_option("--optimizer", optimizer, kAllowedOptimizers));
+  json_opt = app.add_flag("--json", json, "Print the Measurement as JSON");
+  describe_opt =
+      app.add_flag("--describe", describe, "Print the analytic counts as JSON; no training");
+}
+
+void RunnerFlags::AddRunSettingFlags(CLI::App& app) {
   model_opts.insert(
       model_opts.end(),
       {
-          app.add_option("--precision", precision, kAllowedPrecisions),
-          app.add_option("--optimizer", optimizer, kAllowedOptimizers),
           app.add_option("--ci", ci,
                          "Target relative half-width of the 95 % CI of the mean step time (0.02)"),
           app.add_option("--max_seconds,--max-seconds", max_seconds,
@@ -157,33 +185,18 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
           app.add_option("--profile_steps,--profile-steps", profile_steps,
                          "Steps the --profile breakdown averages over (3)"),
       });
-  auto* json_opt = app.add_flag("--json", json, "Print the Measurement as JSON");
-  auto* describe_opt =
-      app.add_flag("--describe", describe, "Print the analytic counts as JSON; no training");
-  app.add_option("--log-level,--log_level", log_level, common::kLogLevels);
+}
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::Success& e) {  // --help, --version
-    RunnerCommand help;
-    help.mode = RunnerMode::kHelp;
-    help.text = e.get_name() == "CallForVersion" ? std::string(e.what()) + "\n" : app.help();
-    return help;
-  } catch (const CLI::ParseError& e) {
-    return absl::InvalidArgumentError(e.what());
-  }
-
-  RunnerCommand cmd;
-  cmd.log_level = log_level;
-  cmd.json = json;
-  cmd.framed = framed;
-  bool any_model_flag = describe || json_opt->count() > 0;
-  const CLI::Option* first_model_flag = nullptr;
+const CLI::Option* RunnerFlags::FirstModelFlag() const {
   for (const CLI::Option* opt : model_opts) {
-    if (opt->count() > 0 && first_model_flag == nullptr) first_model_flag = opt;
+    if (opt->count() > 0) return opt;
   }
-  any_model_flag = any_model_flag || first_model_flag != nullptr;
+  return nullptr;
+}
 
+absl::StatusOr<bool> RunnerFlags::ModeCommand(RunnerCommand* cmd) const {
+  const CLI::Option* first_model_flag = FirstModelFlag();
+  const bool any_model_flag = describe || json_opt->count() > 0 || first_model_flag != nullptr;
   if (static_cast<int>(job_stdin) + static_cast<int>(platform) + static_cast<int>(calibrate) +
           static_cast<int>(blas_trial) + static_cast<int>(aten_trial) +
           static_cast<int>(stack_doctor) >
@@ -205,16 +218,16 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
                        job_stdin ? "--job-stdin (the worker sets it)" : trial_flag));
     }
   }
-  cmd.blas_core = blas_core;
-  cmd.aten_capability = aten_capability;
+  cmd->blas_core = blas_core;
+  cmd->aten_capability = aten_capability;
   if ((trial || stack_doctor) && any_model_flag) {
     return absl::InvalidArgumentError(absl::StrCat(
         first_model_flag != nullptr ? first_model_flag->get_name() : std::string("--json"),
         ": not used with ", trial ? trial_flag : "--stack-doctor"));
   }
   if (trial) {
-    cmd.mode = blas_trial ? RunnerMode::kBlasTrial : RunnerMode::kAtenTrial;
-    return cmd;
+    cmd->mode = blas_trial ? RunnerMode::kBlasTrial : RunnerMode::kAtenTrial;
+    return true;
   }
   if ((job_stdin || platform || calibrate) && any_model_flag) {
     const std::string flag = first_model_flag != nullptr ? first_model_flag->get_name()
@@ -230,51 +243,21 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
     return absl::InvalidArgumentError(
         "--framed: only with --platform, --calibrate or --stack-doctor");
   }
-  if (stack_doctor) {
-    cmd.mode = RunnerMode::kStackDoctor;
-    return cmd;
+  const std::pair<bool, RunnerMode> modes[] = {{stack_doctor, RunnerMode::kStackDoctor},
+                                               {job_stdin, RunnerMode::kJobStdin},
+                                               {platform, RunnerMode::kPlatform},
+                                               {calibrate, RunnerMode::kCalibrate}};
+  for (const auto& [given, mode] : modes) {
+    if (given) {
+      cmd->mode = mode;
+      return true;
+    }
   }
-  if (job_stdin) {
-    cmd.mode = RunnerMode::kJobStdin;
-    return cmd;
-  }
-  if (platform) {
-    cmd.mode = RunnerMode::kPlatform;
-    return cmd;
-  }
-  if (calibrate) {
-    cmd.mode = RunnerMode::kCalibrate;
-    return cmd;
-  }
-  (void)job_opt;
-  (void)platform_opt;
-  if (family_opt->count() == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--family: required (allowed: ", AllowedFamilies(),
-                     "); or pass --job-stdin or --platform. See --help."));
-  }
-  if (describe && json) {
-    return absl::InvalidArgumentError("--json: --describe always prints JSON; pass one of them");
-  }
+  return false;
+}
 
-  v1::ModelConfig& config = *cmd.job.mutable_config();
-  config.set_family(family);
-  auto& params = *config.mutable_params();
-  // Only flags that were given become params, so a missing one is reported
-  // as missing rather than as 0.
-  for (const auto& [key, opt] : param_opts) {
-    if (opt->count() > 0) params[key] = param_values[key];
-  }
-  for (const auto& [key, opt] : option_opts) {
-    if (opt->count() > 0) (*config.mutable_options())[key] = option_values[key];
-  }
-  config.set_precision(precision);
-  config.set_optimizer(optimizer);
-  auto spec = ParseModelSpec(config, FieldStyle::kFlag);
-  if (!spec.ok()) return spec.status();
-  cmd.spec = *spec;
-  *cmd.job.mutable_config() = NormalizedConfig(config);
-
+absl::StatusOr<v1::RunSettings> RunnerFlags::Settings(const CLI::App& app) const {
+  v1::RunSettings settings;
   settings.set_ci(ci);
   settings.set_max_seconds(max_seconds);
   settings.set_warmup_steps(warmup_steps);
@@ -311,10 +294,74 @@ absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv
     return absl::InvalidArgumentError(absl::StrCat(
         "--max_steps: ", effective.max_steps(), " is below --min_steps ", effective.min_steps()));
   }
-  *cmd.job.mutable_settings() = settings;
+  return settings;
+}
+
+absl::StatusOr<RunnerCommand> RunnerFlags::ModelCommand(const CLI::App& app,
+                                                        RunnerCommand cmd) const {
+  if (family_opt->count() == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--family: required (allowed: ", AllowedFamilies(),
+                     "); or pass --job-stdin or --platform. See --help."));
+  }
+  if (describe && json) {
+    return absl::InvalidArgumentError("--json: --describe always prints JSON; pass one of them");
+  }
+  v1::ModelConfig& config = *cmd.job.mutable_config();
+  config.set_family(family);
+  auto& params = *config.mutable_params();
+  // Only flags that were given become params, so a missing one is reported
+  // as missing rather than as 0.
+  for (const auto& [key, opt] : param_opts) {
+    if (opt->count() > 0) params[key] = param_values.at(key);
+  }
+  for (const auto& [key, opt] : option_opts) {
+    if (opt->count() > 0) (*config.mutable_options())[key] = option_values.at(key);
+  }
+  config.set_precision(precision);
+  config.set_optimizer(optimizer);
+  auto spec = ParseModelSpec(config, FieldStyle::kFlag);
+  if (!spec.ok()) return spec.status();
+  cmd.spec = *spec;
+  *cmd.job.mutable_config() = NormalizedConfig(config);
+  absl::StatusOr<v1::RunSettings> settings = Settings(app);
+  if (!settings.ok()) return settings.status();
+  *cmd.job.mutable_settings() = *settings;
   cmd.job.set_device("cpu");
   cmd.mode = describe ? RunnerMode::kDescribe : RunnerMode::kMeasure;
   return cmd;
+}
+
+}  // namespace
+
+absl::StatusOr<RunnerCommand> ParseCommandLine(int argc, const char* const* argv) {
+  CLI::App app{"paradnn-runner: builds and times one ParaDnn model with LibTorch",
+               "paradnn-runner"};
+  app.footer(kFooter);
+  app.set_version_flag("--version", std::string("paradnn-runner ") + common::kVersion);
+  RunnerFlags flags;
+  flags.AddModeFlags(app);
+  flags.AddModelFlags(app);
+  flags.AddRunSettingFlags(app);
+  app.add_option("--log-level,--log_level", flags.log_level, common::kLogLevels);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    RunnerCommand help;
+    help.mode = RunnerMode::kHelp;
+    help.text = e.get_name() == "CallForVersion" ? std::string(e.what()) + "\n" : app.help();
+    return help;
+  } catch (const CLI::ParseError& e) {
+    return absl::InvalidArgumentError(e.what());
+  }
+  RunnerCommand cmd;
+  cmd.log_level = flags.log_level;
+  cmd.json = flags.json;
+  cmd.framed = flags.framed;
+  absl::StatusOr<bool> complete = flags.ModeCommand(&cmd);
+  if (!complete.ok()) return complete.status();
+  if (*complete) return cmd;
+  return flags.ModelCommand(app, std::move(cmd));
 }
 
 }  // namespace paradnn::runner

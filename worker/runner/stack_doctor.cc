@@ -54,7 +54,7 @@ double MaxGemmRelativeError(const float* a, const float* b, const float* c, int6
 
 namespace {
 
-std::vector<std::string> Without(std::vector<std::string> all,
+std::vector<std::string> Without(const std::vector<std::string>& all,
                                  std::initializer_list<const char*> slow) {
   std::vector<std::string> kept;
   for (const std::string& value : all) {
@@ -235,10 +235,11 @@ absl::StatusOr<StackTrial> ParseStackTrialJson(absl::string_view line) {
   return trial;
 }
 
-StackTrial RunStackTrial(const std::string& runner_path, const StackSetting& setting,
-                         const std::string& value, double timeout_s) {
-  StackTrial trial;
-  trial.requested = value;
+namespace {
+
+// This process's environment for a trial of `value` (empty: as installed)
+// of `setting`: the setting's variables replaced, the trial marked.
+std::vector<std::string> TrialEnvironment(const StackSetting& setting, const std::string& value) {
   const std::string variable = absl::StrCat(setting.info->env_var, "=");
   const std::string choice = absl::StrCat(setting.info->choice_env, "=");
   std::vector<std::string> env_strings;
@@ -253,6 +254,38 @@ StackTrial RunStackTrial(const std::string& runner_path, const StackSetting& set
   }
   if (!value.empty()) env_strings.push_back(variable + value);
   env_strings.push_back(choice + "trial");
+  return env_strings;
+}
+
+// Appends what `fd` yields until it closes (true) or `timeout_s` passes
+// (false).
+bool ReadUntilClosed(int fd, double timeout_s, std::string* output) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) return false;
+    pollfd ready_fd = {fd, POLLIN, 0};
+    const int ready = poll(&ready_fd, 1, static_cast<int>(left));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    char buffer[4096];
+    const ssize_t got = read(fd, buffer, sizeof(buffer));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return true;
+    output->append(buffer, static_cast<size_t>(got));
+  }
+}
+
+}  // namespace
+
+StackTrial RunStackTrial(const std::string& runner_path, const StackSetting& setting,
+                         const std::string& value, double timeout_s) {
+  StackTrial trial;
+  trial.requested = value;
+  const std::vector<std::string> env_strings = TrialEnvironment(setting, value);
   // The trial stays in our process group (a worker that kills the doctor's
   // group kills its trial too) and dies with us (the trial modes set
   // PR_SET_PDEATHSIG); it starts no children of its own. Its stdin and
@@ -270,29 +303,8 @@ StackTrial RunStackTrial(const std::string& runner_path, const StackSetting& set
     return trial;
   }
   const pid_t pid = child->pid;
-  const int output_fd = child->stdout_fd.get();
   std::string output;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  bool timed_out = false;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now())
-                          .count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd fd = {output_fd, POLLIN, 0};
-    const int ready = poll(&fd, 1, static_cast<int>(left));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    char buffer[4096];
-    const ssize_t got = read(output_fd, buffer, sizeof(buffer));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    output.append(buffer, static_cast<size_t>(got));
-  }
+  const bool timed_out = !ReadUntilClosed(child->stdout_fd.get(), timeout_s, &output);
   child->stdout_fd.Reset();
   if (timed_out) kill(pid, SIGKILL);
   int status = 0;

@@ -48,6 +48,25 @@ bool Reply(int control_fd, int32_t pid, int32_t error) {
   std::exit(run_job());
 }
 
+// The descriptors `message` carried, the first kZygoteFds into `fds` (any
+// more are closed); returns how many were received.
+int TakeDescriptors(msghdr* message, int fds[kZygoteFds]) {
+  int received = 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(message); c != nullptr; c = CMSG_NXTHDR(message, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const int count = static_cast<int>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    const int* data = reinterpret_cast<const int*>(CMSG_DATA(c));
+    for (int i = 0; i < count; ++i) {
+      if (received < kZygoteFds) {
+        fds[received++] = data[i];
+      } else {
+        ::close(data[i]);
+      }
+    }
+  }
+  return received;
+}
+
 }  // namespace
 
 int ServeZygote(int control_fd, const std::function<int()>& run_job) {
@@ -69,19 +88,7 @@ int ServeZygote(int control_fd, const std::function<int()>& run_job) {
       return 1;
     }
     int fds[kZygoteFds] = {-1, -1, -1};
-    int received = 0;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      const int count = static_cast<int>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-      const int* data = reinterpret_cast<const int*>(CMSG_DATA(c));
-      for (int i = 0; i < count; ++i) {
-        if (received < kZygoteFds) {
-          fds[received++] = data[i];
-        } else {
-          ::close(data[i]);
-        }
-      }
-    }
+    const int received = TakeDescriptors(&message, fds);
     auto close_fds = [&] {
       for (int fd : fds) {
         if (fd >= 0) ::close(fd);

@@ -77,7 +77,9 @@ TEST(PresetsTest, JobCountsAreThePapers) {
     const std::string summary = PresetSummary(preset);
     EXPECT_FALSE(summary.empty());
     EXPECT_EQ(summary.back(), '.') << summary;
-    if (preset.name != "quick") EXPECT_THAT(summary, HasSubstr("configurations")) << summary;
+    if (preset.name != "quick") {
+      EXPECT_THAT(summary, HasSubstr("configurations")) << summary;
+    }
   }
   EXPECT_EQ(model::CountConfigurations(*LoadPreset("paper-fc", 0)), 9720);
 }

@@ -42,7 +42,7 @@ TEST(LoggingTest, InvalidUtf8BecomesReplacementCharacter) {
   EXPECT_EQ(JsonEscape("\xC3"), "\xEF\xBF\xBD");  // truncated sequence
   EXPECT_EQ(JsonEscape("\x01"), "\\u0001");
   const std::string line = FormatJson("p", spdlog::level::info, "bad \xC0\xAF bytes");
-  EXPECT_NO_THROW((void)nlohmann::json::parse(line)) << line;
+  EXPECT_TRUE(nlohmann::json::accept(line)) << line;
 }
 
 TEST(LoggingTest, UnknownFormatIsRefused) {

@@ -291,7 +291,9 @@ TEST_F(SweepStoreTest, AsyncCreateCallsBackAfterCommit) {
   std::promise<absl::StatusOr<int64_t>> created;
   sweeps_->Create(Spec("async"), Jobs(4), kNow, [&](absl::StatusOr<int64_t> id) {
     // Runs after commit: a reader already sees the sweep.
-    if (id.ok()) EXPECT_EQ(sweeps_->Get(*id, kNow)->total_jobs(), 4);
+    if (id.ok()) {
+      EXPECT_EQ(sweeps_->Get(*id, kNow)->total_jobs(), 4);
+    }
     created.set_value(id);
   });
   std::future<absl::StatusOr<int64_t>> result = created.get_future();

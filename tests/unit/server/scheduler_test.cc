@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "db/database.h"
 #include "db/job_store.h"
+#include "db/model_store.h"
 #include "db/result_store.h"
 #include "db/sweep_store.h"
 #include "tests/unit/db/test_db.h"
@@ -568,6 +569,37 @@ TEST_F(SchedulerTest, WorkerWithoutAMemorySizeGetsEveryJob) {
   auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
   ASSERT_EQ(assignments.size(), 1u);
   EXPECT_EQ(assignments[0].assignment().job().config().params().at("node"), 65536);
+}
+
+TEST_F(SchedulerTest, AnAssignmentCarriesItsUploadedModelAndAMissingOneIsLeftOut) {
+  const std::string bytes = "PK\x03\x04 not really a zip, but bytes to ship";
+  absl::StatusOr<std::string> sha256 =
+      db::ModelStore(database_.get()).PutSync(bytes, "model.pt", clock_.NowUnixMs());
+  ASSERT_TRUE(sha256.ok()) << sha256.status();
+  v1::SweepSpec spec;
+  spec.set_name("ts");
+  spec.set_family("torchscript");
+  std::vector<db::NewJob> jobs(2);
+  for (int i = 0; i < 2; ++i) {
+    jobs[i].config.set_family("torchscript");
+    // The second job names a model the store does not hold.
+    jobs[i].config.mutable_torchscript()->set_sha256(i == 0 ? *sha256 : std::string(64, 'f'));
+    jobs[i].device = "cpu";
+    jobs[i].ordinal = i;
+  }
+  ASSERT_TRUE(db::SweepStore(database_.get()).CreateSync(spec, jobs, clock_.NowUnixMs()).ok());
+
+  FakeStream stream(1);
+  v1::JobAssignment first;
+  HelloAndFirstAssignment(stream, "w1", &first);
+  EXPECT_EQ(first.job().torchscript_content(), bytes);
+  scheduler_->OnWorkerMessage(stream.session(), "w1", Result(first.job_id(), first.attempt_id()));
+  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 2);
+  ASSERT_EQ(assignments.size(), 2u);
+  const v1::JobAssignment& second = assignments[1].assignment();
+  EXPECT_EQ(second.job().config().torchscript().sha256(), std::string(64, 'f'));
+  // Sent without bytes: the runner reports the job as ERROR naming the model.
+  EXPECT_TRUE(second.job().torchscript_content().empty());
 }
 
 TEST(PredictedOomErrorTest, NamesBothNumbers) {

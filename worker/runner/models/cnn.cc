@@ -40,12 +40,10 @@ CnnBlockImpl::CnnBlockImpl(CnnBlockFn block_fn, int64_t in_channels, int64_t wid
   struct ConvDef {
     int64_t kernel, stride, out;
   };
-  std::vector<ConvDef> defs;
-  if (block_fn == CnnBlockFn::kResidual) {
-    defs = {{3, stride, width}, {3, 1, width}};
-  } else {
-    defs = {{1, 1, width}, {3, stride, width}, {1, 1, 4 * width}};
-  }
+  const std::vector<ConvDef> defs =
+      block_fn == CnnBlockFn::kResidual
+          ? std::vector<ConvDef>{{3, stride, width}, {3, 1, width}}
+          : std::vector<ConvDef>{{1, 1, width}, {3, stride, width}, {1, 1, 4 * width}};
   int64_t channels = in_channels;
   for (size_t i = 0; i < defs.size(); ++i) {
     const ConvDef& d = defs[i];

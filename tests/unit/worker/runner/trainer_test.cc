@@ -175,7 +175,9 @@ TEST(TrainerTest, FlagsSuspectConditionsConsistentWithTheHost) {
   const std::string governor = ReadFrequencyGovernor();
   EXPECT_EQ(flagged("cpu frequency scaling"), !governor.empty() && governor != "performance");
   EXPECT_EQ(flagged("noisy steps"), m.stats().cv() > kNoisyStepsCv) << m.stats().cv();
-  if (!HostLoadAverage1().has_value()) EXPECT_FALSE(flagged("host busy"));
+  if (!HostLoadAverage1().has_value()) {
+    EXPECT_FALSE(flagged("host busy"));
+  }
 }
 
 TEST(TrainerTest, BFloat16Runs) {
