@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "client/analysis_plots.h"
 #include "client/analysis_views.h"
+#include "common/state_names.h"
 
 namespace paradnn::client {
 namespace {
@@ -63,19 +64,6 @@ std::string Escape(absl::string_view text) {
   return out;
 }
 
-std::string StateName(v1::SweepState state) {
-  switch (state) {
-    case v1::SWEEP_RUNNING:
-      return "running";
-    case v1::SWEEP_DONE:
-      return "done";
-    case v1::SWEEP_CANCELLED:
-      return "cancelled";
-    default:
-      return "unknown";
-  }
-}
-
 std::string UtcNow() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
@@ -106,7 +94,8 @@ std::string SweepsTable(const std::vector<v1::SweepStatus>& sweeps) {
   out += Header({"id", "name", "family", "device", "state", "done/total", "ok"});
   for (const auto& sweep : sweeps) {
     out += Row({absl::StrCat(sweep.sweep_id()), sweep.name(), sweep.family(), sweep.device(),
-                StateName(sweep.state()), absl::StrCat(sweep.done_jobs(), "/", sweep.total_jobs()),
+                common::SweepStateName(sweep.state()),
+                absl::StrCat(sweep.done_jobs(), "/", sweep.total_jobs()),
                 absl::StrCat(sweep.ok_results())},
                {true, false, false, false, false, true, true});
   }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/output_format.h"
+#include "common/state_names.h"
 
 namespace paradnn::client {
 namespace {
@@ -30,18 +31,7 @@ std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }
 
 }  // namespace
 
-std::string SweepStateName(v1::SweepState state) {
-  switch (state) {
-    case v1::SWEEP_RUNNING:
-      return "running";
-    case v1::SWEEP_DONE:
-      return "done";
-    case v1::SWEEP_CANCELLED:
-      return "cancelled";
-    default:
-      return "unknown";
-  }
-}
+std::string SweepStateName(v1::SweepState state) { return common::SweepStateName(state); }
 
 std::string JobStateName(v1::JobState state) {
   switch (state) {

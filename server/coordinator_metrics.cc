@@ -5,43 +5,12 @@
 #include <map>
 #include <utility>
 
+#include "common/state_names.h"
 #include "db/fleet_activity.h"
 #include "paradnn/v1/coordinator.pb.h"
 
 namespace paradnn::server {
-namespace {
-
-std::string JobStateLabel(int state) {
-  switch (state) {
-    case v1::JOB_PENDING:
-      return "pending";
-    case v1::JOB_LEASED:
-      return "leased";
-    case v1::JOB_DONE:
-      return "done";
-    case v1::JOB_FAILED:
-      return "failed";
-    case v1::JOB_CANCELLED:
-      return "cancelled";
-    default:
-      return "unknown";
-  }
-}
-
-std::string SweepStateLabel(int state) {
-  switch (state) {
-    case v1::SWEEP_RUNNING:
-      return "running";
-    case v1::SWEEP_DONE:
-      return "done";
-    case v1::SWEEP_CANCELLED:
-      return "cancelled";
-    default:
-      return "unknown";
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 CoordinatorMetrics::CoordinatorMetrics(const db::Database* database, const Scheduler* scheduler,
                                        const ConnectionLedger* ledger, const common::Clock* clock,
@@ -120,11 +89,13 @@ void CoordinatorMetrics::RenderStateCounts(PrometheusText* out) {
   }
   out->Family("paradnn_jobs", "gauge", "Jobs by state");
   for (const auto& [state, count] : jobs) {
-    out->Sample("paradnn_jobs", {{"state", JobStateLabel(state)}}, static_cast<double>(count));
+    out->Sample("paradnn_jobs", {{"state", common::JobStateName(state)}},
+                static_cast<double>(count));
   }
   out->Family("paradnn_sweeps", "gauge", "Sweeps by state");
   for (const auto& [state, count] : sweeps) {
-    out->Sample("paradnn_sweeps", {{"state", SweepStateLabel(state)}}, static_cast<double>(count));
+    out->Sample("paradnn_sweeps", {{"state", common::SweepStateName(state)}},
+                static_cast<double>(count));
   }
   // Every (state, device kind) pair of a known kind is written, zeros too,
   // so a series does not vanish when its last worker changes state.

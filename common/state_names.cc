@@ -1,0 +1,37 @@
+#include "common/state_names.h"
+
+#include "paradnn/v1/coordinator.pb.h"
+
+namespace paradnn::common {
+
+std::string SweepStateName(int state) {
+  switch (state) {
+    case v1::SWEEP_RUNNING:
+      return "running";
+    case v1::SWEEP_DONE:
+      return "done";
+    case v1::SWEEP_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
+  }
+}
+
+std::string JobStateName(int state) {
+  switch (state) {
+    case v1::JOB_PENDING:
+      return "pending";
+    case v1::JOB_LEASED:
+      return "leased";
+    case v1::JOB_DONE:
+      return "done";
+    case v1::JOB_FAILED:
+      return "failed";
+    case v1::JOB_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace paradnn::common
