@@ -1,10 +1,10 @@
 // LayerLedger: accumulates the analytic counts of one training step layer by
-// layer, for families whose networks are too large to count in closed form
-// (transformer, retinanet). Torch-free. The caller walks its network in
-// forward order with the real shapes and reports every op once; the ledger
-// applies the conventions of PARADNN_MODELS.md "Counting work" and the byte
-// method "layerwise-traffic-v2" (model_counts.h) exactly as model/families/fc.cc
-// does for FC:
+// layer (fc, transformer, retinanet count through it). Torch-free. The
+// caller walks its network in forward order with the real shapes and
+// reports every op once; the ledger applies the conventions of
+// PARADNN_MODELS.md "Counting work" and the byte method
+// "layerwise-traffic-v2" (model_counts.h), whose closed form for FC is
+// spelled out in model/families/fc.cc:
 //
 //   matmul-like op (Linear, convolution) with M MACs per example:
 //     forward 2·M·B, weight gradient 2·M·B, input gradient 2·M·B unless the
