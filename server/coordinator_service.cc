@@ -227,10 +227,11 @@ class SweepWatch final : public grpc::ServerWriteReactor<v1::SweepStatus> {
 
 namespace {
 
-// Writes pre-read rows one at a time.
+// Writes rows read elsewhere one at a time: Start hands them over (from
+// any thread; the reactor lives until it has finished).
 class ResultRowsWriter final : public grpc::ServerWriteReactor<v1::ResultRow> {
  public:
-  explicit ResultRowsWriter(absl::StatusOr<std::vector<v1::ResultRow>> rows) {
+  void Start(absl::StatusOr<std::vector<v1::ResultRow>> rows) {
     if (!rows.ok()) {
       Finish(ToGrpc(rows.status()));
       return;
@@ -275,12 +276,15 @@ CoordinatorService::CoordinatorService(db::Database* database, Scheduler* schedu
       notifier_([this] { NotifierLoop(); }),
       planning_(std::make_unique<common::WorkPool>(1, "sweep-planning")),
       analyses_(std::make_unique<common::WorkPool>(std::max(1, options.max_concurrent_analyses),
-                                                   "analyses")) {}
+                                                   "analyses")),
+      queries_(std::make_unique<common::WorkPool>(2, "queries")) {}
 
 CoordinatorService::~CoordinatorService() {
-  // Planned sweeps and analyses finish first: they notify watchers.
+  // Planned sweeps, analyses and queries finish first: they answer calls
+  // and notify watchers.
   planning_.reset();
   analyses_.reset();
+  queries_.reset();
   {
     std::lock_guard<std::mutex> lock(watch_mu_);
     stopping_ = true;
@@ -434,9 +438,12 @@ grpc::ServerUnaryReactor* CoordinatorService::GetSweep(grpc::CallbackServerConte
     reactor->Finish(auth);
     return reactor;
   }
-  absl::StatusOr<v1::SweepStatus> status = sweeps_.Get(request->sweep_id(), clock_->NowUnixMs());
-  if (status.ok()) *response = std::move(*status);
-  reactor->Finish(ToGrpc(status.status()));
+  queries_->Run([this, reactor, request, response] {
+    absl::StatusOr<v1::SweepStatus> status = sweeps_.Get(request->sweep_id(), clock_->NowUnixMs());
+    const absl::Status result = status.status();
+    if (status.ok()) *response = *std::move(status);
+    reactor->Finish(ToGrpc(result));
+  });
   return reactor;
 }
 
@@ -448,11 +455,13 @@ grpc::ServerUnaryReactor* CoordinatorService::ListSweeps(grpc::CallbackServerCon
     reactor->Finish(auth);
     return reactor;
   }
-  absl::StatusOr<std::vector<v1::SweepStatus>> sweeps = sweeps_.List(clock_->NowUnixMs());
-  if (sweeps.ok()) {
-    for (v1::SweepStatus& sweep : *sweeps) *response->add_sweeps() = std::move(sweep);
-  }
-  reactor->Finish(ToGrpc(sweeps.status()));
+  queries_->Run([this, reactor, response] {
+    absl::StatusOr<std::vector<v1::SweepStatus>> sweeps = sweeps_.List(clock_->NowUnixMs());
+    if (sweeps.ok()) {
+      for (v1::SweepStatus& sweep : *sweeps) *response->add_sweeps() = std::move(sweep);
+    }
+    reactor->Finish(ToGrpc(sweeps.status()));
+  });
   return reactor;
 }
 
@@ -479,10 +488,14 @@ grpc::ServerUnaryReactor* CoordinatorService::CancelSweep(grpc::CallbackServerCo
         }
         spdlog::info("sweep {} cancelled; stopping {} running job(s)", sweep_id, live->size());
         scheduler_->CancelAttempts(*live);
-        absl::StatusOr<v1::SweepStatus> status = sweeps_.Get(sweep_id, clock_->NowUnixMs());
-        if (status.ok()) *response = std::move(*status);
-        reactor->Finish(ToGrpc(status.status()));
         NotifyWatchers();
+        // The cancelled sweep's status is read off the writer thread.
+        queries_->Run([this, reactor, response, sweep_id] {
+          absl::StatusOr<v1::SweepStatus> status = sweeps_.Get(sweep_id, clock_->NowUnixMs());
+          const absl::Status result = status.status();
+          if (status.ok()) *response = *std::move(status);
+          reactor->Finish(ToGrpc(result));
+        });
       });
   return reactor;
 }
@@ -500,9 +513,15 @@ grpc::ServerWriteReactor<v1::ResultRow>* CoordinatorService::QueryResults(
   if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
     return new RefusedCall<grpc::ServerWriteReactor<v1::ResultRow>>(auth);
   }
-  absl::StatusOr<v1::SweepStatus> sweep = sweeps_.Get(request->sweep_id(), clock_->NowUnixMs());
-  if (!sweep.ok()) return new ResultRowsWriter(sweep.status());
-  return new ResultRowsWriter(results_.Query(request->sweep_id(), request->include_samples()));
+  // A sweep's rows (up to every result it has) are read on a query thread.
+  auto* writer = new ResultRowsWriter();
+  queries_->Run(
+      [this, writer, sweep_id = request->sweep_id(), include_samples = request->include_samples()] {
+        absl::StatusOr<v1::SweepStatus> sweep = sweeps_.Get(sweep_id, clock_->NowUnixMs());
+        writer->Start(sweep.ok() ? results_.Query(sweep_id, include_samples)
+                                 : absl::StatusOr<std::vector<v1::ResultRow>>(sweep.status()));
+      });
+  return writer;
 }
 
 grpc::ServerUnaryReactor* CoordinatorService::ListWorkers(grpc::CallbackServerContext* context,
@@ -513,6 +532,12 @@ grpc::ServerUnaryReactor* CoordinatorService::ListWorkers(grpc::CallbackServerCo
     reactor->Finish(auth);
     return reactor;
   }
+  queries_->Run([this, reactor, response] { ListWorkersNow(response, reactor); });
+  return reactor;
+}
+
+void CoordinatorService::ListWorkersNow(v1::ListWorkersResponse* response,
+                                        grpc::ServerUnaryReactor* reactor) {
   absl::StatusOr<std::vector<v1::WorkerInfo>> workers = workers_.List();
   if (workers.ok()) {
     const std::map<std::string, LiveWorker> live = scheduler_->Snapshot();
@@ -530,7 +555,6 @@ grpc::ServerUnaryReactor* CoordinatorService::ListWorkers(grpc::CallbackServerCo
     }
   }
   reactor->Finish(ToGrpc(workers.status()));
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* CoordinatorService::Analyze(grpc::CallbackServerContext* context,
@@ -566,11 +590,14 @@ grpc::ServerUnaryReactor* CoordinatorService::FleetGoodput(grpc::CallbackServerC
     reactor->Finish(auth);
     return reactor;
   }
-  absl::StatusOr<v1::FleetGoodputResponse> goodput =
-      ReadFleetGoodput(*database_, options_.ledger, *request, clock_->NowUnixMs());
-  const absl::Status status = goodput.status();
-  if (goodput.ok()) *response = *std::move(goodput);
-  reactor->Finish(ToGrpc(status));
+  // Fleet goodput reads every attempt in its window.
+  queries_->Run([this, reactor, request, response] {
+    absl::StatusOr<v1::FleetGoodputResponse> goodput =
+        ReadFleetGoodput(*database_, options_.ledger, *request, clock_->NowUnixMs());
+    const absl::Status status = goodput.status();
+    if (goodput.ok()) *response = *std::move(goodput);
+    reactor->Finish(ToGrpc(status));
+  });
   return reactor;
 }
 

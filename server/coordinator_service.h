@@ -3,10 +3,11 @@
 // table (model/), expanded into shuffled jobs, each described by model/'s
 // counts (parameters, model FLOPs, peak memory estimate; a configuration
 // the counts cannot parse refuses the sweep with its error), and stored in
-// one transaction; the response sums the estimates up. Planning and
-// analyses run on the service's own threads (common::WorkPool), never on a
-// callback thread. Watchers are pushed a new status whenever the scheduler
-// reports a change.
+// one transaction; the response sums the estimates up. Planning, analyses
+// and every database read a call waits on run on the service's own threads
+// (common::WorkPool), never on a gRPC callback thread or the database
+// writer. Watchers are pushed a new status whenever the scheduler reports a
+// change.
 #ifndef PARADNN_SERVER_COORDINATOR_SERVICE_H_
 #define PARADNN_SERVER_COORDINATOR_SERVICE_H_
 
@@ -123,6 +124,9 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   void NotifierLoop();
   // SubmitSweep's work after the call's own checks, on the planning thread;
   // finishes `reactor`.
+  // ListWorkers' work on a query thread: the stored workers with the
+  // scheduler's live state; finishes `reactor`.
+  void ListWorkersNow(v1::ListWorkersResponse* response, grpc::ServerUnaryReactor* reactor);
   void PlanAndStoreSweep(const v1::SubmitSweepRequest& request, int64_t max_jobs,
                          v1::SubmitSweepResponse* response, grpc::ServerUnaryReactor* reactor);
 
@@ -142,11 +146,14 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   bool change_pending_ = false;
   bool stopping_ = false;
   std::thread notifier_;
-  // Sweep planning (one thread: sweeps are stored in the order they came)
-  // and analyses (max_concurrent_analyses threads; more are refused). The
-  // destructor drains both before it stops the notifier.
+  // Sweep planning (one thread: sweeps are stored in the order they came),
+  // analyses (max_concurrent_analyses threads; more are refused) and the
+  // other reads calls wait on (sweeps, workers, results, fleet goodput; two
+  // threads, queued). The destructor drains them before it stops the
+  // notifier.
   std::unique_ptr<common::WorkPool> planning_;
   std::unique_ptr<common::WorkPool> analyses_;
+  std::unique_ptr<common::WorkPool> queries_;
 };
 
 }  // namespace paradnn::server
