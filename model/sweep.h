@@ -26,7 +26,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "model/family.h"
-#include "model/sweep_text.h"  // FirstNonUtf8Byte, EchoKey
+#include "model/param_values.h"  // ParamValues, for callers of the sweep API
+#include "model/sweep_text.h"    // FirstNonUtf8Byte, EchoKey
 #include "paradnn/v1/sweep.pb.h"
 
 namespace paradnn::model {
@@ -56,13 +57,6 @@ inline constexpr const char* kDefaultOptimizer = "rmsprop";
 // (ValidateRunSettings), and the number of configurations (computed without
 // materializing them).
 absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs);
-
-// The values one parameter takes, in sweep order, after the same checks
-// ValidateSweep applies to it. `path` names the field in errors
-// ("params.node"). A range walks v = min, then v*mul rounded to the nearest
-// integer (or v+add) while v <= max.
-absl::StatusOr<std::vector<int64_t>> ParamValues(const v1::ParamSpec& spec, const ParamRule& rule,
-                                                 const std::string& path);
 
 // Most times one sweep may measure each configuration (SweepSpec.repeats).
 inline constexpr int kMaxRepeats = 100;
