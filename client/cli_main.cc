@@ -11,17 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "client/analyze_command.h"
+#include "client/analyze_flags.h"
 #include "client/commands.h"
 #include "client/interrupt.h"
 #include "client/local_runner.h"
 #include "client/output_format.h"
 #include "client/presets.h"
 #include "common/address.h"
-#include "common/analysis_metrics.h"
 #include "common/auth.h"
 #include "common/config_sources.h"
 #include "common/logging.h"
@@ -61,24 +59,7 @@ struct Flags {
   size_t top_ops = 10;
   std::string db_path = "paradnn.db";
   int workers = 1;
-  // analyze / report
-  std::vector<int64_t> sweep_ids;
-  std::vector<std::string> where;
-  std::string metric;
-  std::string x;
-  std::string y;
-  std::string panel;
-  std::vector<std::string> features;
-  bool log2_features = false;
-  bool log2_target = false;
-  bool interactions = false;
-  bool ops = false;
-  std::vector<std::string> group_by;
-  std::string field;
-  std::string baseline;
-  std::string candidate;
-  std::string color_by;
-  std::string plot;
+  client::AnalyzeFlags analyze;  // analyze KIND and report
   std::string out_dir = "paradnn-report";
   // fleet
   int64_t fleet_sweep = 0;
@@ -86,24 +67,10 @@ struct Flags {
   std::string fleet_format = "table";
 };
 
-// CLI11's PositiveNumber prints the whole double range for "abc"; say it
-// plainly.
-CLI::Validator PositiveInteger(const std::string& what) {
-  return CLI::Validator(
-      [what](std::string& text) -> std::string {
-        int64_t value = 0;
-        if (!absl::SimpleAtoi(text, &value) || value <= 0) {
-          return absl::StrCat("'", text, "' is not ", what, " (a positive integer)");
-        }
-        return "";
-      },
-      "", "positive integer");
-}
-
 CLI::Option* AddSweepId(CLI::App* command, Flags* flags, bool required) {
   CLI::Option* option =
       command->add_option("SWEEP", flags->sweep_id, "Sweep id (as printed by submit or status)")
-          ->check(PositiveInteger("a sweep id"));
+          ->check(client::PositiveInteger("a sweep id"));
   if (required) option->required();
   return option;
 }
@@ -130,171 +97,6 @@ CLI::Option* AddFormat(CLI::App* command, Flags* flags) {
                    "array of objects)")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
-}
-
-// SWEEP... for analyze and report.
-void AddSweepIds(CLI::App* command, Flags* flags) {
-  command
-      ->add_option("SWEEP", flags->sweep_ids,
-                   "Sweep ids whose results are analysed together (as printed by submit)")
-      ->required()
-      ->check(PositiveInteger("a sweep id"));
-}
-
-std::string MetricHelp() { return common::AnalysisMetricHelp(); }
-
-// The options every `analyze` kind takes: SWEEP..., --where, --format, --plot.
-void AddAnalyzeCommon(CLI::App* command, Flags* flags) {
-  AddSweepIds(command, flags);
-  command->add_option("--where", flags->where,
-                      "Only results whose FIELD equals VALUE (FIELD=VALUE, repeatable): a "
-                      "hyper-parameter, family, precision, optimizer, worker, device_kind, "
-                      "libtorch_version, blas_backend, ...");
-  command
-      ->add_option("--format", flags->format,
-                   "table (aligned, human units), csv (RFC 4180, raw numbers, one row per cell, "
-                   "term, point, box or configuration) or json (the AnalyzeResponse object)")
-      ->check(CLI::IsMember({"table", "csv", "json"}))
-      ->capture_default_str();
-  command->add_option("--plot", flags->plot, "Also draw the figure with gnuplot (FILE.png|.svg)");
-}
-
-// Each `analyze KIND`: its help, the options it adds to the common ones
-// and how its request is filled from the parsed flags. Adding an analysis
-// is one entry here (plus the server and the views).
-struct AnalysisKind {
-  const char* name;
-  const char* description;
-  void (*add_options)(CLI::App* command, Flags* flags);
-  void (*fill)(const Flags& flags, const v1::ResultSelection& selection,
-               v1::AnalyzeRequest* request);
-};
-
-const AnalysisKind kAnalysisKinds[] = {
-    {"heatmap",
-     "A metric over two hyper-parameters (median over the others), optionally one "
-     "panel per value of a third field; OOM cells shown as such (paper Fig. 2, 7)",
-     [](CLI::App* command, Flags* flags) {
-       command->add_option("--metric", flags->metric, MetricHelp())->required();
-       command->add_option("--x", flags->x, "Field on the x axis (e.g. node)")->required();
-       command->add_option("--y", flags->y, "Field on the y axis (e.g. batch)")->required();
-       command->add_option("--panel", flags->panel,
-                           "Field with one panel per value (e.g. precision)");
-     },
-     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
-       v1::HeatmapRequest* heatmap = request->mutable_heatmap();
-       *heatmap->mutable_selection() = selection;
-       heatmap->set_metric(flags.metric);
-       heatmap->set_x(flags.x);
-       heatmap->set_y(flags.y);
-       heatmap->set_panel(flags.panel);
-     }},
-    {"sensitivity",
-     "Standardized linear-regression weights of a metric on the hyper-parameters, with R² "
-     "(paper §2.3)",
-     [](CLI::App* command, Flags* flags) {
-       command->add_option("--metric", flags->metric, MetricHelp())->required();
-       command
-           ->add_option("--features", flags->features,
-                        "Numeric fields to regress on, comma-separated (default: every varying "
-                        "hyper-parameter)")
-           ->delimiter(',');
-       command->add_flag("--log2", flags->log2_features, "Features as log2(value)");
-       command->add_flag("--log2-target", flags->log2_target, "The metric as log2(value)");
-       command->add_flag("--interactions", flags->interactions,
-                         "Add every pairwise product of features");
-     },
-     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
-       v1::SensitivityRequest* sensitivity = request->mutable_sensitivity();
-       *sensitivity->mutable_selection() = selection;
-       sensitivity->set_metric(flags.metric);
-       for (const std::string& feature : flags.features) sensitivity->add_features(feature);
-       sensitivity->set_log2_features(flags.log2_features);
-       sensitivity->set_log2_target(flags.log2_target);
-       sensitivity->set_interactions(flags.interactions);
-     }},
-    {"roofline",
-     "Jobs (and with --ops, profiled operators) at their arithmetic intensity and achieved "
-     "FLOP/s under the calibrated roofs (paper Fig. 3)",
-     [](CLI::App* command, Flags* flags) {
-       command->add_flag("--ops", flags->ops, "Also one point per profiled operator with FLOPs");
-     },
-     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
-       *request->mutable_roofline()->mutable_selection() = selection;
-       request->mutable_roofline()->set_include_ops(flags.ops);
-     }},
-    {"boxplot",
-     "Distribution of a metric per group with the paper's 2/9/50/91/98th percentile whiskers "
-     "and outliers (paper Fig. 11)",
-     [](CLI::App* command, Flags* flags) {
-       command->add_option("--metric", flags->metric, MetricHelp())->required();
-       command
-           ->add_option("--group-by", flags->group_by,
-                        "Fields naming a box, comma-separated (default: family,device_name)")
-           ->delimiter(',');
-     },
-     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
-       v1::BoxplotRequest* boxplot = request->mutable_boxplot();
-       *boxplot->mutable_selection() = selection;
-       boxplot->set_metric(flags.metric);
-       for (const std::string& field : flags.group_by) boxplot->add_group_by(field);
-     }},
-    {"speedup",
-     "The same configurations on two sides of a field (device_kind, worker, libtorch_version,\n"
-     "blas_backend, precision, ...) joined config by config: speedup against parameter count\n"
-     "and its sensitivity (paper Fig. 8-10, §6)",
-     [](CLI::App* command, Flags* flags) {
-       command->add_option("--metric", flags->metric, "Default examples_per_sec. " + MetricHelp());
-       command->add_option("--field", flags->field, "The field that differs between the sides")
-           ->required();
-       command->add_option("--baseline", flags->baseline,
-                           "Its value on the baseline side (default: the first of exactly two)");
-       command->add_option("--candidate", flags->candidate, "Its value on the other side");
-       command->add_option("--color-by", flags->color_by, "Hyper-parameter to colour points by");
-     },
-     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
-       v1::SpeedupRequest* speedup = request->mutable_speedup();
-       *speedup->mutable_selection() = selection;
-       speedup->set_metric(flags.metric);
-       speedup->set_field(flags.field);
-       speedup->set_baseline(flags.baseline);
-       speedup->set_candidate(flags.candidate);
-       speedup->set_color_by(flags.color_by);
-     }},
-    {"scaling",
-     "Throughput at 1 vs N threads for the same configurations (paper Fig. 4 on CPU threads)",
-     [](CLI::App* command, Flags* flags) {
-       command->add_option("--metric", flags->metric, "Default examples_per_sec. " + MetricHelp());
-       command->add_option("--field", flags->field, "The scaled field (default intra_op_threads)");
-     },
-     [](const Flags& flags, const v1::ResultSelection& selection, v1::AnalyzeRequest* request) {
-       v1::ScalingRequest* scaling = request->mutable_scaling();
-       *scaling->mutable_selection() = selection;
-       scaling->set_metric(flags.metric);
-       scaling->set_field(flags.field);
-     }},
-};
-
-// The request `analyze KIND` asks for, from the parsed flags; an unknown
-// kind is an error, never some other analysis.
-absl::StatusOr<v1::AnalyzeRequest> BuildAnalyzeRequest(const std::string& kind,
-                                                       const Flags& flags) {
-  const AnalysisKind* found = nullptr;
-  std::vector<std::string> names;
-  for (const AnalysisKind& candidate : kAnalysisKinds) {
-    names.emplace_back(candidate.name);
-    if (kind == candidate.name) found = &candidate;
-  }
-  if (found == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "analyze: '", kind, "' is not an analysis; one of ", absl::StrJoin(names, ", ")));
-  }
-  absl::StatusOr<v1::ResultSelection> selection =
-      client::ParseSelection(flags.sweep_ids, flags.where);
-  if (!selection.ok()) return selection.status();
-  v1::AnalyzeRequest request;
-  found->fill(flags, *selection, &request);
-  return request;
 }
 
 // The subcommands, as parsed.
@@ -338,7 +140,7 @@ CLI::Option* AddMaxJobs(CLI::App* command, Flags* flags) {
   return command
       ->add_option("--max-jobs", flags->max_jobs,
                    "Refuse a sweep that expands to more configurations than this")
-      ->check(PositiveInteger("a job count"))
+      ->check(client::PositiveInteger("a job count"))
       ->capture_default_str();
 }
 
@@ -439,24 +241,20 @@ void AddListingCommands(CLI::App& app, Flags* flags, Commands* commands) {
       "defaults and allowed values, as in docs/sweep-files.md");
 }
 
-// analyze KIND (one per kAnalysisKinds entry) and report.
+// analyze KIND (one per client::AnalysisKinds() entry) and report.
 void AddAnalysisCommands(CLI::App& app, Flags* flags, Commands* commands) {
   commands->analyze = app.add_subcommand(
       "analyze",
       "Compute one of the ParaDnn analyses from stored results on the coordinator and print it\n"
       "(table, csv or json); --plot FILE.png|svg draws the figure with gnuplot.");
   commands->analyze->require_subcommand(1);
-  for (const AnalysisKind& kind : kAnalysisKinds) {
-    CLI::App* command = commands->analyze->add_subcommand(kind.name, kind.description);
-    AddAnalyzeCommon(command, flags);
-    kind.add_options(command, flags);
-  }
+  client::AddAnalyzeKinds(commands->analyze, &flags->analyze, &flags->format);
 
   commands->report = app.add_subcommand(
       "report",
       "Write one self-contained HTML page (DIR/index.html) with every analysis that applies to\n"
       "the sweeps: heat maps, sensitivities, roofline, box plots, speedups, scaling");
-  AddSweepIds(commands->report, flags);
+  client::AddSweepIds(commands->report, &flags->analyze.sweep_ids);
   commands->report->add_option("--out", flags->out_dir, "Output folder")->capture_default_str();
 }
 
@@ -553,14 +351,16 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
     return client::RunFleet(ctx, flags.fleet_sweep, flags.fleet_window, flags.fleet_format);
   }
   for (CLI::App* kind : commands.analyze->get_subcommands()) {
-    absl::StatusOr<v1::AnalyzeRequest> request = BuildAnalyzeRequest(kind->get_name(), flags);
+    absl::StatusOr<v1::AnalyzeRequest> request =
+        client::BuildAnalyzeRequest(kind->get_name(), flags.analyze);
     if (!request.ok()) {
       std::cerr << "paradnn: " << request.status().message() << "\n";
       return client::kExitUsage;
     }
-    return client::RunAnalyze(ctx, *request, format, flags.plot);
+    return client::RunAnalyze(ctx, *request, format, flags.analyze.plot);
   }
-  if (commands.report->parsed()) return client::RunReport(ctx, flags.sweep_ids, flags.out_dir);
+  if (commands.report->parsed())
+    return client::RunReport(ctx, flags.analyze.sweep_ids, flags.out_dir);
   if (commands.cancel->parsed()) return client::RunCancel(ctx, flags.sweep_id);
   if (commands.local->parsed()) return client::RunLocal(ctx, LocalOptionsOf(flags, format));
   return client::kExitUsage;
