@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/auth.h"
+#include "common/work_pool.h"
 
 namespace paradnn::server {
 namespace {
@@ -23,10 +24,11 @@ grpc::Status ToGrpc(const absl::Status& status) {
 class WorkerStream final
     : public grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage> {
  public:
-  WorkerStream(Scheduler* scheduler, ConnectionLedger* ledger, uint64_t serial, std::string peer,
-               std::vector<std::string> allowed_ids)
+  WorkerStream(Scheduler* scheduler, ConnectionLedger* ledger, common::WorkPool* hellos,
+               uint64_t serial, std::string peer, std::vector<std::string> allowed_ids)
       : scheduler_(scheduler),
         ledger_(ledger),
+        hellos_(hellos),
         peer_(std::move(peer)),
         allowed_ids_(std::move(allowed_ids)) {
     session_ = std::make_shared<WorkerSession>(
@@ -57,14 +59,15 @@ class WorkerStream final
                                "' (the coordinator's --worker-token-file names the ids it may)"));
         return;
       }
-      absl::Status status = scheduler_->OnHello(session_, incoming_.hello());
-      if (!status.ok()) {
-        Close(ToGrpc(status));
-        return;
+      // The hello reads the worker's open attempts from the database: on a
+      // hello thread, not this callback. No read is outstanding meanwhile,
+      // and the stream is not finished before the hello is through.
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        hello_pending_ = true;
       }
-      worker_id_ = incoming_.hello().worker_id();
-      if (ledger_ != nullptr) ledger_->Connected(worker_id_, incoming_.hello().device_kind());
-      spdlog::debug("stream from {} is worker {}", peer_, worker_id_);
+      hellos_->Run([this] { AcceptHello(); });
+      return;
     } else {
       scheduler_->OnWorkerMessage(session_, worker_id_, incoming_);
     }
@@ -84,7 +87,7 @@ class WorkerStream final
         StartWrite(&outbox_.front());
       } else {
         writing_ = false;
-        finish = closing_ && !finished_;
+        finish = closing_ && !finished_ && !hello_pending_;
         if (finish) finished_ = true;
       }
     }
@@ -101,6 +104,37 @@ class WorkerStream final
   void OnCancel() override { spdlog::debug("stream of worker {} cancelled", worker_id_); }
 
  private:
+  // The hello, on a hello thread: the scheduler takes it (or refuses it);
+  // then the stream reads on, or finishes if it was closed meanwhile.
+  void AcceptHello() {
+    const absl::Status status = scheduler_->OnHello(session_, incoming_.hello());
+    if (status.ok()) {
+      worker_id_ = incoming_.hello().worker_id();
+      if (ledger_ != nullptr) ledger_->Connected(worker_id_, incoming_.hello().device_kind());
+      spdlog::debug("stream from {} is worker {}", peer_, worker_id_);
+    } else {
+      session_->MarkClosed();
+    }
+    bool finish = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hello_pending_ = false;
+      if (!status.ok() && !closing_) {
+        closing_ = true;
+        final_status_ = ToGrpc(status);
+      }
+      if (closing_) {
+        finish = !writing_ && !finished_;
+        if (finish) finished_ = true;
+      } else {
+        // Under the lock: a Finishing() now waits until the read is
+        // outstanding, so the stream cannot end before it.
+        StartRead(&incoming_);
+      }
+    }
+    if (finish) Finish(final_status_);
+  }
+
   void Enqueue(const v1::CoordinatorMessage& message) {
     std::lock_guard<std::mutex> lock(mu_);
     if (closing_ || write_broken_) return;
@@ -125,7 +159,7 @@ class WorkerStream final
       if (closing_) return;
       closing_ = true;
       final_status_ = std::move(status);
-      finish = !writing_ && !finished_;
+      finish = !writing_ && !finished_ && !hello_pending_;
       if (finish) finished_ = true;
     }
     if (finish) Finish(final_status_);
@@ -133,6 +167,7 @@ class WorkerStream final
 
   Scheduler* const scheduler_;
   ConnectionLedger* const ledger_;
+  common::WorkPool* const hellos_;
   const std::string peer_;
   // Worker ids the stream's token may say hello as (empty: any).
   const std::vector<std::string> allowed_ids_;
@@ -146,6 +181,9 @@ class WorkerStream final
   bool write_broken_ = false;
   bool closing_ = false;
   bool finished_ = false;
+  // A hello is with the scheduler (AcceptHello): the stream does not
+  // finish until it is back.
+  bool hello_pending_ = false;
   grpc::Status final_status_;
 };
 
@@ -162,8 +200,8 @@ grpc::ServerBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage>* WorkerGatewa
   }
   std::vector<std::string> allowed_ids;
   if (authorizer_ != nullptr) allowed_ids = authorizer_->WorkerIdsOf(*context);
-  return new WorkerStream(scheduler_, ledger_, next_stream_serial_++, context->peer(),
-                          std::move(allowed_ids));
+  return new WorkerStream(scheduler_, ledger_, hellos_.get(), next_stream_serial_++,
+                          context->peer(), std::move(allowed_ids));
 }
 
 }  // namespace paradnn::server

@@ -424,6 +424,44 @@ TEST_F(HostileWorkerTest, ASecondWorkerWithATakenIdStopsAndSaysWhy) {
             std::string::npos);
 }
 
+// Hellos are taken off the stream's callback thread; a peer that hangs up
+// (or is replaced) while its hello is with the scheduler must neither crash
+// the coordinator nor leave its stream open. 40 peers say hello and cancel
+// at once, 20 say hello as one id at once; a worker then joins and works.
+TEST_F(HostileWorkerTest, StreamsThatEndDuringTheirHelloLeaveTheCoordinatorServing) {
+  for (int i = 0; i < 40; ++i) {
+    PeerWorker quitter(cluster_->address(), "quitter-" + std::to_string(i));
+    ASSERT_NO_FATAL_FAILURE(quitter.SayHello());
+  }  // ~PeerWorker cancels the stream
+  {
+    std::vector<std::unique_ptr<PeerWorker>> twins;
+    for (int i = 0; i < 20; ++i) {
+      twins.push_back(std::make_unique<PeerWorker>(cluster_->address(), "same-id"));
+      ASSERT_NO_FATAL_FAILURE(twins.back()->SayHello());
+    }
+    // Exactly one hello is taken (whichever the scheduler saw first); while
+    // that stream stays connected the others are refused (a stream quiet
+    // for a lease timeout could be replaced, which these are not).
+    int accepted = 0;
+    int refused = 0;
+    for (const std::unique_ptr<PeerWorker>& twin : twins) {
+      std::optional<v1::CoordinatorMessage> first = twin->Next();
+      if (first.has_value()) {
+        accepted += first->has_hello_ack();
+      } else {
+        refused += twin->Ended().error_code() == grpc::StatusCode::ALREADY_EXISTS;
+      }
+    }
+    EXPECT_EQ(accepted, 1);
+    EXPECT_EQ(refused, 19);
+  }
+  Submit(2);
+  PeerWorker worker(cluster_->address(), "after-the-storm");
+  ASSERT_NO_FATAL_FAILURE(worker.Join());
+  std::optional<v1::JobAssignment> job = worker.NextAssignment();
+  ASSERT_TRUE(job.has_value()) << cluster_->CoordinatorLogs();
+}
+
 // A worker whose runner binary disappears hands its job back and takes no
 // more work (no job is stored CRASHED for the worker's fault), the others
 // run everything, and it rejoins once the runner is back.
