@@ -68,9 +68,8 @@ class WorkerStream final
       }
       hellos_->Run([this] { AcceptHello(); });
       return;
-    } else {
-      scheduler_->OnWorkerMessage(session_, worker_id_, incoming_);
     }
+    scheduler_->OnWorkerMessage(session_, worker_id_, incoming_);
     StartRead(&incoming_);
   }
 
