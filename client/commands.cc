@@ -19,6 +19,7 @@
 #include "client/sweep_file.h"
 #include "common/clock.h"
 #include "common/human_units.h"
+#include "common/state_names.h"
 #include "model/sweep.h"
 
 namespace paradnn::client {
@@ -311,9 +312,9 @@ int WatchWithProgress(const CommandContext& ctx, CoordinatorClient& client, int6
   if (code != kExitOk) {
     const v1::SweepStatus& s = *final_status;
     *ctx.err << "paradnn: sweep " << s.sweep_id() << " (" << s.name() << ") is "
-             << SweepStateName(s.state()) << "; " << s.total_jobs() - s.done_jobs() << " of "
-             << s.total_jobs() << " jobs have no result (" << s.failed_jobs() << " failed, "
-             << s.cancelled_jobs() << " cancelled)\n"
+             << common::SweepStateName(s.state()) << "; " << s.total_jobs() - s.done_jobs()
+             << " of " << s.total_jobs() << " jobs have no result (" << s.failed_jobs()
+             << " failed, " << s.cancelled_jobs() << " cancelled)\n"
              << std::flush;
   }
   return code;

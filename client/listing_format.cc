@@ -31,25 +31,6 @@ std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }
 
 }  // namespace
 
-std::string SweepStateName(v1::SweepState state) { return common::SweepStateName(state); }
-
-std::string JobStateName(v1::JobState state) {
-  switch (state) {
-    case v1::JOB_PENDING:
-      return "pending";
-    case v1::JOB_LEASED:
-      return "running";
-    case v1::JOB_DONE:
-      return "done";
-    case v1::JOB_FAILED:
-      return "failed";
-    case v1::JOB_CANCELLED:
-      return "cancelled";
-    default:
-      return "unknown";
-  }
-}
-
 std::string DescribeParam(const v1::ParamSpec& spec) {
   switch (spec.kind_case()) {
     case v1::ParamSpec::kValue:
@@ -74,8 +55,9 @@ std::string FormatSweepList(const std::vector<v1::SweepStatus>& sweeps) {
   rows.reserve(sweeps.size());
   for (const v1::SweepStatus& s : sweeps) {
     rows.push_back({absl::StrCat(s.sweep_id()), s.name(), s.family(), s.device(),
-                    SweepStateName(s.state()), absl::StrCat(Finished(s), "/", s.total_jobs()),
-                    absl::StrCat(s.ok_results()), HumanClock(s.elapsed_seconds())});
+                    common::SweepStateName(s.state()),
+                    absl::StrCat(Finished(s), "/", s.total_jobs()), absl::StrCat(s.ok_results()),
+                    HumanClock(s.elapsed_seconds())});
   }
   return AlignColumns({"id", "name", "family", "device", "state", "done", "ok", "elapsed"}, rows,
                       {true, false, false, false, false, true, true, true});
@@ -85,7 +67,7 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"family", s.family()});
   rows.push_back({"device", s.device()});
-  rows.push_back({"state", SweepStateName(s.state())});
+  rows.push_back({"state", common::SweepStateName(s.state())});
   rows.push_back(
       {"jobs", absl::StrCat(s.total_jobs(), " total: ", s.done_jobs(), " done, ", s.leased_jobs(),
                             " running, ", s.pending_jobs(), " pending, ", s.failed_jobs(),

@@ -14,10 +14,6 @@
 
 namespace paradnn::client {
 
-// Lower-case state names: "running", "done", "cancelled"; "pending", ...
-std::string SweepStateName(v1::SweepState state);
-std::string JobStateName(v1::JobState state);
-
 // Short description of a parameter's values: 4, [64, 256], 32..512 x2.
 std::string DescribeParam(const v1::ParamSpec& spec);
 

@@ -31,6 +31,7 @@
 #include "server/call_authorizer.h"
 #include "server/fleet_goodput.h"
 #include "server/scheduler.h"
+#include "server/sweep_planner.h"
 
 namespace paradnn::server {
 
@@ -51,26 +52,6 @@ struct CoordinatorOptions {
   // the service.
   const ConnectionLedger* ledger = nullptr;
 };
-
-// The jobs of a sweep and the estimates SubmitSweepResponse reports
-// (sums and extremes of model::ModelCounts over the jobs).
-struct PlannedSweep {
-  std::vector<db::NewJob> jobs;
-  double total_model_flops = 0;
-  double max_peak_memory_estimate_bytes = 0;
-  int64_t min_params = 0;
-  int64_t max_params = 0;
-};
-
-// Expands `spec` (model::ExpandSweep, which validates it) into the jobs to
-// store: the cross product, spec.repeats times (job.repeat 0..repeats-1);
-// repeat round r runs in the order model::ShuffledOrder(seed + r) gives
-// and before round r + 1 (ordinals r*n .. r*n+n-1). Each job carries the
-// effective run settings (seed filled in) and model/'s estimates
-// (model::ParseModelSpec + model::CountModel). A configuration those refuse
-// refuses the whole sweep with their error and names the configuration.
-// Pure; thread-safe.
-absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jobs, uint64_t seed);
 
 class SweepWatch;
 
