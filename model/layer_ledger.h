@@ -1,9 +1,10 @@
 // LayerLedger: accumulates the analytic counts of one training step layer by
-// layer (fc, transformer, retinanet count through it). Torch-free. The
+// layer; every layered family counts through it (fc, cnn, rnn, the vision
+// models, transformer, retinanet), so one op is counted one way. The
 // caller walks its network in forward order with the real shapes and
 // reports every op once; the ledger applies the conventions of
 // PARADNN_MODELS.md "Counting work" and the byte method
-// "layerwise-traffic-v2" (model_counts.h), whose closed form for FC is
+// "layerwise-traffic-v3" (model_counts.h), whose closed form for FC is
 // spelled out in model/families/fc.cc:
 //
 //   matmul-like op (Linear, convolution) with M MACs per example:
@@ -12,9 +13,15 @@
 //     bytes: forward reads the weights (e_c) and the input (e_a) and writes
 //     the output; backward: dW reads dY and the saved input and writes dW,
 //     db reads dY, dX reads dY and W and writes dX. Mixed precision adds the
-//     autocast copy of each parameter (read e_w, write e_c) on its first use
-//     in the step (autocast caches it) and the float32 cast of each gradient.
+//     autocast copy of each matmul parameter (read e_w, write e_c) on its
+//     first use in the step (autocast caches it) and the float32 cast of each
+//     gradient. Autocast (CPU and CUDA) casts only matmul-like ops' weights:
+//     normalization parameters and embedding tables stay at e_w.
 //     A bias costs one FLOP per output element forward and one backward.
+//   a matmul whose weights serve every step of a recurrence
+//     (RecurrentMatmul): counted once per step, its weights cast once, its
+//     per-step gradients summed (below); the first step's input, the zero
+//     initial state, needs no gradient.
 //   activation-activation matmul (attention): both operands need gradients,
 //     so 2·M·B forward and 2·M·B for each operand's gradient; M counts in
 //     macs_per_example (model_flops stays 6·MACs·B).
@@ -33,7 +40,8 @@
 // peak_memory_estimate_bytes = weights + gradients + optimizer state
 // (+ 16-bit weight and gradient copies in mixed precision) + activation_bytes
 // + label bytes + the two largest activation tensors (gradients alive at once
-// in backward).
+// in backward) + the largest scratch buffer of one op (Workspace: a conv's
+// im2col columns).
 #ifndef PARADNN_MODEL_LAYER_LEDGER_H_
 #define PARADNN_MODEL_LAYER_LEDGER_H_
 
@@ -55,6 +63,9 @@ struct ElementwiseCost {
   double kept;        // tensors of the op's size produced in forward (output + saved extras)
 };
 
+// Bytes of an int64 index element: max-pool argmax indices, token ids, labels.
+inline constexpr double kIndexElementBytes = 8;
+
 // ReLU: y = max(x, 0); backward reads dY and Y, writes dX.
 inline constexpr ElementwiseCost kReluCost = {1, 1, 2, 3, 1};
 // Residual add y = a + b (3 passes); backward passes the gradient through.
@@ -73,11 +84,21 @@ inline constexpr ElementwiseCost kSoftmaxCost = {5, 4, 2, 3, 1};
 // square, sum), normalize 2, affine 2 = 8; backward 10 (dβ 1, dγ 2, dX 7)
 // reading dY and X and writing dX.
 inline constexpr ElementwiseCost kLayerNormCost = {8, 10, 2, 3, 1};
-// BatchNorm in training mode: statistics pass (read X; mean 1, variance 3),
-// normalize + affine pass (read X, write Y; 4) = 8 FLOPs, 3 passes; backward:
-// reduction pass over dY and X (dγ, dβ: 3) and dX pass (read dY, X, write
-// dX; 7) = 10 FLOPs, 5 passes. Running statistics are per channel (ignored).
-inline constexpr ElementwiseCost kBatchNormCost = {8, 10, 3, 5, 1};
+// BatchNorm in training mode: statistics pass (read X; sum for the mean 1,
+// sum of squares 2), normalize + affine pass (read X, write Y; (x − mean) ·
+// invstd 2, γ·x̂ + β 2) = 7 FLOPs, 3 passes; backward: reduction pass over dY
+// and X (x̂ again 2, Σdy 1, Σdy·x̂ 2) and dX pass (read dY, X, write dX;
+// γ·invstd·(dy − mean(dy) − x̂·mean(dy·x̂)) 4) = 9 FLOPs, 5 passes. Running
+// statistics and invstd are per channel (ignored).
+inline constexpr ElementwiseCost kBatchNormCost = {7, 9, 3, 5, 1};
+// ReLU in place (torchvision's inplace=True): as kReluCost, but its output is
+// its input's tensor, so it adds no activation.
+inline constexpr ElementwiseCost kReluInPlaceCost = {1, 1, 2, 3, 0};
+// Channel concatenation (DenseNet): forward reads the operands and writes the
+// output; backward accumulates every element of the output gradient into its
+// operand's gradient (1 FLOP; read dY, read and write the operand gradient),
+// an upper bound: the first consumer of a feature assigns rather than adds.
+inline constexpr ElementwiseCost kConcatCost = {0, 1, 2, 3, 1};
 // A layout copy (permute/transpose made contiguous, cat): forward and backward
 // read one tensor and write one.
 inline constexpr ElementwiseCost kCopyCost = {0, 0, 2, 2, 1};
@@ -107,11 +128,36 @@ class LayerLedger {
   void ActivationMatmul(double macs, double a, double b, double out);
 
   // An element-wise op over `elems` elements per example.
-  void Elementwise(const ElementwiseCost& cost, double elems);
+  void Elementwise(const ElementwiseCost& cost, double elems) { Elementwise(cost, elems, 1); }
+
+  // The matmul of a recurrence: `steps` steps of macs/in/out per example,
+  // one set of weights and bias (LibTorch's W_hh, b_hh). Step one reads the
+  // zero initial state (no input gradient); the weights are cast once and
+  // their `steps` per-step gradients summed.
+  void RecurrentMatmul(double steps, double macs, double in, double out, double weights,
+                       double bias);
+
+  // An element-wise op over `elems` elements per example, run `steps` times
+  // (the steps of a recurrence: `steps` tensors of `elems`).
+  void Elementwise(const ElementwiseCost& cost, double elems, double steps);
 
   // A normalization layer (LayerNorm/BatchNorm) over `elems` per example
-  // with `channels` scale and shift parameters.
+  // with `channels` scale and shift parameters (never autocast).
   void Norm(const ElementwiseCost& cost, double elems, double channels);
+
+  // A pooling window over `in` elements per example giving `out`:
+  // fwd_flops and bwd_flops per output element; forward reads the input and
+  // writes the output, backward reads dY and writes dX.
+  void Pool(double in, double out, double fwd_flops, double bwd_flops);
+  // Max pool with a window of `window` elements: window − 1 comparisons per
+  // output forward, one scatter backward, and the int64 argmax indices it
+  // writes, keeps and reads back.
+  void MaxPool(double in, double out, double window);
+
+  // A scratch buffer of `elems` activation elements per example that one op
+  // needs while it runs (a conv's im2col columns): the largest adds to peak
+  // memory.
+  void Workspace(double elems);
 
   // A tensor of `elems` per example consumed by `consumers` ops: its
   // gradients are summed in backward (consumers − 1 sums).
@@ -121,7 +167,8 @@ class LayerLedger {
   // example, with 0 MACs. Its table is counted by the Matmul of the tied
   // output projection (first_use there) when `tied`, else here.
   // Backward: embedding_dense_backward zero-fills a table-sized gradient and
-  // adds each looked-up row's gradient into it.
+  // adds each looked-up row's gradient into it. Autocast leaves the lookup
+  // alone: the rows, the output and its gradient are at e_w.
   void Embedding(double rows, double width, double table_rows, bool tied);
 
   // A loss over `elems` per example with the given FLOPs and passes per element.
@@ -131,6 +178,8 @@ class LayerLedger {
   // Forward bytes the caller counts itself (e.g. the mixed-precision cast of
   // a float32 input), per step.
   void AddForwardBytes(double bytes) { b_.activation_fwd_bytes += bytes; }
+  // Backward bytes the caller counts itself, per step.
+  void AddBackwardBytes(double bytes) { b_.activation_bwd_bytes += bytes; }
   // Activation memory the caller counts itself, per step.
   void AddActivationBytes(double bytes) { activation_bytes_ += bytes; }
   // Bytes of labels and other targets (peak memory only).
@@ -143,20 +192,28 @@ class LayerLedger {
   WorkCounts Finish() const;
 
  private:
+  // Parameters' first use in the step (counted in params; autocast: cast).
+  void FirstUse(double n, bool autocast);
+  // `times` more uses of parameters already counted: each writes its own
+  // gradient, which autograd adds into the accumulated one.
+  void Reuse(double n, double times);
   void Params(double n, bool first_use, bool read_for_input_grad);
-  void Track(double elems_per_example);
+  // `times` tensors of `elems` per example, of `element_bytes` (0: e_a).
+  void Track(double elems_per_example, double times = 1, double element_bytes = 0);
 
   ModelSpec spec_;
   double batch_;
   bool mixed_;
   double e_w_, e_c_, e_a_;
   int64_t params_ = 0;
+  double cast_params_ = 0;  // parameters autocast copies (mixed precision)
   double macs_ = 0;
   double executed_ = 0;
   double activation_bytes_ = 0;
   double target_bytes_ = 0;
   double largest_ = 0;
   double second_ = 0;
+  double workspace_ = 0;
   WorkBreakdown b_;
 };
 

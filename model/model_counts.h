@@ -14,7 +14,7 @@
 
 namespace paradnn::model {
 
-inline constexpr const char* kBytesMethod = "layerwise-traffic-v2";
+inline constexpr const char* kBytesMethod = "layerwise-traffic-v3";
 inline constexpr double kLossForwardFlopsPerLogit = 5;   // max, subtract, exp, sum, log-sub
 inline constexpr double kLossBackwardFlopsPerLogit = 4;  // exp, scale, subtract one-hot, mean
 

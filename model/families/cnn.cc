@@ -1,5 +1,7 @@
 // The CNN family (PARADNN_MODELS.md "CNN"): ResNet v1 with residual or
-// bottleneck blocks; its hyper-parameters, validation and analytic counts.
+// bottleneck blocks; its hyper-parameters, validation and analytic counts,
+// walked through the LayerLedger (model/layer_ledger.h), whose op costs are
+// the ones below.
 //
 // Notation: B batch, S image, f filter, O output; every conv is square with
 // kernel k, input Cin x H x H, output Cout x H' x H' where
@@ -36,7 +38,7 @@
 //       per logit; optimizer OptimizerFlopsPerParam() per parameter.
 //   All of it except loss and optimizer is reported as bias_relu_flops.
 //
-// Bytes per step (method "layerwise-traffic-v2", as for FC): every tensor a
+// Bytes per step (method "layerwise-traffic-v3", as for FC): every tensor a
 // kernel reads or writes counted once per kernel; e_w stored weights, their
 // gradients and optimizer state; e_c the weights a conv/Linear reads (e_w, or
 // 2 bytes for the autocast copy in mixed precision; BN parameters are not cast
@@ -89,6 +91,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "model/family.h"
+#include "model/layer_ledger.h"
 
 namespace paradnn::model {
 namespace {
@@ -145,12 +148,7 @@ constexpr OptionRule kCnnOptions[] = {
 };
 
 constexpr int64_t kGroups = 4;
-constexpr double kBnForwardFlopsPerElement = 7;
-constexpr double kBnBackwardFlopsPerElement = 9;
-constexpr double kMaxPoolForwardFlopsPerOutput = 8;  // 3x3 window: 8 comparisons
-constexpr double kMaxPoolBackwardFlopsPerOutput = 1;
 constexpr double kAvgPoolFlopsPerOutput = 49;  // 7x7 window, forward and backward each
-constexpr double kIndexBytes = 8;              // int64 max-pool indices
 
 absl::Status CheckCnn(const ModelSpec& spec, FieldStyle style) {
   // The range rule already enforces it; kept so that a spec made in code
@@ -166,167 +164,47 @@ absl::Status CheckCnn(const ModelSpec& spec, FieldStyle style) {
   return absl::OkStatus();
 }
 
-// Accumulates counts layer by layer.
-class CnnCounter {
- public:
-  explicit CnnCounter(const ModelSpec& spec)
-      : batch_(static_cast<double>(spec.batch())),
-        mixed_(spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16),
-        e_w_(WeightElementBytes(spec.precision)),
-        e_c_(mixed_ ? 2.0 : e_w_),
-        e_a_(ActivationElementBytes(spec.precision)) {}
+// Elements per example of a C x H x H activation.
+double Elems(int64_t channels, int64_t size) { return static_cast<double>(channels * size * size); }
 
-  // A conv; `stem` for the first (its input is the image batch).
-  void Conv(const CnnConvLayer& c, bool stem) {
-    const double p = static_cast<double>(c.kernel * c.kernel * c.in_channels * c.out_channels);
-    const double in = batch_ * static_cast<double>(c.in_channels * c.in_size * c.in_size);
-    const double out = batch_ * static_cast<double>(c.out_channels * c.out_size * c.out_size);
-    const double macs = p * static_cast<double>(c.out_size * c.out_size);
-    params_ += p;
-    cast_params_ += p;
-    macs_ += macs;
-    executed_ += 2 * batch_ * macs * (stem ? 2 : 3);
-    // What the conv reads as its input: the image batch (its 16-bit copy in
-    // mixed precision) or an activation.
-    const double e_in = stem ? (mixed_ ? e_c_ : e_x()) : e_a_;
-    b_.weight_bytes += mixed_ ? p * (e_w_ + 2 * e_c_) : p * e_w_;
-    b_.activation_fwd_bytes += in * e_in + out * e_a_;
-    if (stem && mixed_) b_.activation_fwd_bytes += in * (e_x() + e_c_);  // cast of the image
-    b_.activation_bwd_bytes += out * e_a_ + in * e_in;                   // dW
-    b_.gradient_bytes += p * e_c_;
-    if (mixed_) b_.gradient_bytes += p * (e_c_ + e_w_);
-    if (!stem) {
-      b_.activation_bwd_bytes += out * e_a_ + in * e_a_;  // dX
-      b_.weight_bytes += p * e_c_;
-    }
-    activation_bytes_ += out * e_a_;
-    largest_activation_ = std::max(largest_activation_, std::max(in, out));
-    if (c.kernel > 1) {
-      im2col_ = std::max(im2col_, batch_ * static_cast<double>(c.kernel * c.kernel * c.in_channels *
-                                                               c.out_size * c.out_size));
-    }
+// A conv through the ledger; `stem` for the first, whose input is the image
+// batch (its 16-bit copy in mixed precision) and needs no gradient.
+void CountConv(const CnnConvLayer& c, bool stem, LayerLedger* l) {
+  const double p = static_cast<double>(c.kernel * c.kernel * c.in_channels * c.out_channels);
+  const double image_bytes = l->mixed() ? 2.0 : l->activation_element_bytes();
+  l->Matmul(/*macs=*/p * static_cast<double>(c.out_size * c.out_size),
+            Elems(c.in_channels, c.in_size), Elems(c.out_channels, c.out_size), /*weights=*/p,
+            /*bias=*/0, /*input_grad=*/!stem, /*first_use=*/true, stem ? image_bytes : 0);
+  if (c.kernel > 1) {
+    l->Workspace(static_cast<double>(c.kernel * c.kernel * c.in_channels * c.out_size *
+                                     c.out_size));  // im2col columns
   }
+}
 
-  // BN over `elements` (per step) activations of `channels` channels.
-  void BatchNorm(int64_t channels, double elements) {
-    const double p = 2.0 * static_cast<double>(channels);
-    params_ += p;
-    b_.weight_bytes += p * e_w_;
-    b_.gradient_bytes += p * e_w_;
-    b_.activation_fwd_bytes += 3 * elements * e_a_;
-    b_.activation_bwd_bytes += 5 * elements * e_a_;
-    b_.bias_relu_flops += (kBnForwardFlopsPerElement + kBnBackwardFlopsPerElement) * elements;
-    activation_bytes_ += elements * e_a_;
-  }
-
-  void Relu(double elements) {
-    b_.activation_fwd_bytes += 2 * elements * e_a_;
-    b_.activation_bwd_bytes += 3 * elements * e_a_;
-    b_.bias_relu_flops += 2 * elements;
-  }
-
-  // The residual add of `out_elements`; the gradient sum at a block input of
-  // `in_elements`.
-  void Add(double out_elements, double in_elements) {
-    b_.activation_fwd_bytes += 3 * out_elements * e_a_;
-    b_.activation_bwd_bytes += 3 * in_elements * e_a_;
-    b_.bias_relu_flops += out_elements + in_elements;
-    activation_bytes_ += out_elements * e_a_;
-  }
-
-  void MaxPool(double in_elements, double out_elements) {
-    b_.activation_fwd_bytes += in_elements * e_a_ + out_elements * (e_a_ + kIndexBytes);
-    b_.activation_bwd_bytes += out_elements * (e_a_ + kIndexBytes) + in_elements * e_a_;
-    b_.bias_relu_flops +=
-        (kMaxPoolForwardFlopsPerOutput + kMaxPoolBackwardFlopsPerOutput) * out_elements;
-    activation_bytes_ += out_elements * (e_a_ + kIndexBytes);
-  }
-
-  void AvgPool(double in_elements, double out_elements) {
-    b_.activation_fwd_bytes += (in_elements + out_elements) * e_a_;
-    b_.activation_bwd_bytes += (in_elements + out_elements) * e_a_;
-    b_.bias_relu_flops += 2 * kAvgPoolFlopsPerOutput * out_elements;
-    activation_bytes_ += out_elements * e_a_;
-  }
-
-  // The head Linear(in -> out) and the softmax cross-entropy.
-  void HeadAndLoss(int64_t in_features, int64_t classes) {
-    const double in = static_cast<double>(in_features);
-    const double out = static_cast<double>(classes);
-    const double w = in * out;
-    const double p = (in + 1) * out;
-    params_ += p;
-    cast_params_ += p;
-    macs_ += w;
-    executed_ += 2 * batch_ * w * 3;
-    b_.weight_bytes += mixed_ ? p * (e_w_ + 2 * e_c_) : p * e_w_;
-    b_.activation_fwd_bytes += batch_ * (in + out) * e_a_;
-    b_.bias_relu_flops += 2 * batch_ * out;                                       // bias add, db
-    b_.activation_bwd_bytes += batch_ * (out + in) * e_a_ + batch_ * out * e_a_;  // dW, db
-    b_.activation_bwd_bytes += batch_ * (out + in) * e_a_;                        // dX
-    b_.weight_bytes += w * e_c_;
-    b_.gradient_bytes += p * e_c_;
-    if (mixed_) b_.gradient_bytes += p * (e_c_ + e_w_);
-    const double logits = batch_ * out;
-    b_.activation_fwd_bytes += 2 * logits * e_a_;
-    b_.activation_bwd_bytes += 2 * logits * e_a_;
-    b_.loss_flops = logits * (kLossForwardFlopsPerLogit + kLossBackwardFlopsPerLogit);
-    activation_bytes_ += 2 * logits * e_a_;
-    largest_activation_ = std::max(largest_activation_, logits);
-  }
-
-  WorkCounts Finish(const ModelSpec& spec, double image_elements) {
-    WorkCounts out;
-    out.breakdown = b_;
-    WorkBreakdown& b = out.breakdown;
-    const double activations = activation_bytes_ + image_elements * (e_x() + (mixed_ ? e_c_ : 0));
-    StepTotals t;
-    t.params = static_cast<int64_t>(params_);
-    t.macs_per_example = macs_;
-    t.batch = batch_;
-    t.executed_flops = executed_;
-    t.activation_bytes = activations;
-    t.weight_element_bytes = e_w_;
-    t.optimizer = spec.optimizer;
-    if (mixed_) {
-      t.cast_params = cast_params_;
-      t.cast_element_bytes = e_c_;
-    }
-    const double state = FillStepCounts(t, &b, &out.counts);
-    out.counts.set_peak_memory_estimate_bytes(state + activations + batch_ * 8 +
-                                              2 * largest_activation_ * e_a_ + im2col_ * e_a_);
-    return out;
-  }
-
- private:
-  // The image batch: float32 in mixed precision (autocast casts it).
-  double e_x() const { return mixed_ ? 4.0 : e_a_; }
-
-  const double batch_;
-  const bool mixed_;
-  const double e_w_, e_c_, e_a_;
-  WorkBreakdown b_;
-  double params_ = 0, cast_params_ = 0, macs_ = 0, executed_ = 0;
-  double activation_bytes_ = 0, largest_activation_ = 0, im2col_ = 0;
-};
+// The conv's BN, and its ReLU (in place) unless it feeds an add.
+void CountBnRelu(const CnnConvLayer& c, bool relu, LayerLedger* l) {
+  const double out = Elems(c.out_channels, c.out_size);
+  l->Norm(kBatchNormCost, out, static_cast<double>(c.out_channels));
+  if (relu) l->Elementwise(kReluInPlaceCost, out);
+}
 
 WorkCounts CountCnn(const ModelSpec& spec) {
   const CnnShape s = CnnShapeOf(spec);
-  const double batch = static_cast<double>(s.batch);
-  // Elements per step of a C x H x H activation.
-  auto elems = [batch](int64_t channels, int64_t size) {
-    return batch * static_cast<double>(channels * size * size);
-  };
   const std::vector<CnnConvLayer> convs = CnnConvLayers(s);
-  CnnCounter counter(spec);
+  LayerLedger l(spec);
+  // The image batch: float32 in mixed precision, which autocast casts.
+  const double image = Elems(3, s.image);
+  const double e_x = l.mixed() ? 4.0 : l.activation_element_bytes();
+  const double batch = l.batch();
+  l.AddActivationBytes(batch * image * (e_x + (l.mixed() ? 2.0 : 0)));
+  if (l.mixed()) l.AddForwardBytes(batch * image * (e_x + 2.0));
 
   // Stem: conv -> BN -> ReLU -> max-pool.
   const CnnConvLayer& stem = convs.front();
-  counter.Conv(stem, /*stem=*/true);
-  counter.BatchNorm(stem.out_channels, elems(stem.out_channels, stem.out_size));
-  counter.Relu(elems(stem.out_channels, stem.out_size));
+  CountConv(stem, /*stem=*/true, &l);
+  CountBnRelu(stem, /*relu=*/true, &l);
   const int64_t pooled = CnnOutputSize(stem.out_size, 3, 2, 1);
-  counter.MaxPool(elems(stem.out_channels, stem.out_size), elems(stem.out_channels, pooled));
+  l.MaxPool(Elems(stem.out_channels, stem.out_size), Elems(stem.out_channels, pooled), 9);
 
   // Blocks: CnnConvLayers lists each block's main-path convs, then its
   // projection if it has one. Every main-path conv is followed by BN; all
@@ -335,30 +213,36 @@ WorkCounts CountCnn(const ModelSpec& spec) {
   size_t i = 1;
   while (i < convs.size()) {
     const CnnConvLayer& first = convs[i];
-    const double block_in = elems(first.in_channels, first.in_size);
+    // The block input feeds the main path and the shortcut.
+    l.Fork(Elems(first.in_channels, first.in_size), 2);
     for (size_t k = 0; k < main_convs; ++k, ++i) {
-      const CnnConvLayer& c = convs[i];
-      counter.Conv(c, /*stem=*/false);
-      counter.BatchNorm(c.out_channels, elems(c.out_channels, c.out_size));
-      if (k + 1 < main_convs) counter.Relu(elems(c.out_channels, c.out_size));
+      CountConv(convs[i], /*stem=*/false, &l);
+      CountBnRelu(convs[i], /*relu=*/k + 1 < main_convs, &l);
     }
     const CnnConvLayer& last = convs[i - 1];
     if (i < convs.size() && convs[i].projection) {
-      counter.Conv(convs[i], /*stem=*/false);
-      counter.BatchNorm(convs[i].out_channels, elems(convs[i].out_channels, convs[i].out_size));
+      CountConv(convs[i], /*stem=*/false, &l);
+      CountBnRelu(convs[i], /*relu=*/false, &l);
       ++i;
     }
-    const double block_out = elems(last.out_channels, last.out_size);
-    counter.Add(block_out, block_in);
-    counter.Relu(block_out);
+    const double block_out = Elems(last.out_channels, last.out_size);
+    l.Elementwise(kAddCost, block_out);
+    l.Elementwise(kReluInPlaceCost, block_out);
   }
 
-  // Head: avgpool 7x7/1 -> flatten -> Linear.
+  // Head: avgpool 7x7/1 -> flatten -> Linear, then softmax cross-entropy.
   const CnnConvLayer& tail = convs.back().projection ? convs[convs.size() - 2] : convs.back();
   const int64_t m = tail.out_size;
-  counter.AvgPool(elems(tail.out_channels, m), elems(tail.out_channels, m - 6));
-  counter.HeadAndLoss(CnnHeadFeatures(s), s.output);
-  return counter.Finish(spec, elems(3, s.image));
+  l.Pool(Elems(tail.out_channels, m), Elems(tail.out_channels, m - 6), kAvgPoolFlopsPerOutput,
+         kAvgPoolFlopsPerOutput);
+  const double features = static_cast<double>(CnnHeadFeatures(s));
+  const double classes = static_cast<double>(s.output);
+  l.Matmul(features * classes, features, classes, features * classes, classes,
+           /*input_grad=*/true);
+  l.Loss(classes, kLossForwardFlopsPerLogit, kLossBackwardFlopsPerLogit, /*fwd_passes=*/2,
+         /*bwd_passes=*/2, /*kept=*/1);
+  l.AddTargetBytes(batch * kIndexElementBytes);  // int64 labels
+  return l.Finish();
 }
 
 }  // namespace

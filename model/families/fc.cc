@@ -23,7 +23,7 @@
 //                       kLossBackwardFlopsPerLogit per logit (B*O);
 //                       optimizer: OptimizerFlopsPerParam() per parameter.
 //
-// Bytes per step (method "layerwise-traffic-v2"): every tensor a kernel reads
+// Bytes per step (method "layerwise-traffic-v3"): every tensor a kernel reads
 // or writes is counted once per kernel (ideal caching inside a kernel, none
 // between kernels), at its element size: e_w for stored weights, gradients
 // and optimizer state; e_c for the weights a matmul reads (= e_w, or 2 bytes
@@ -118,16 +118,16 @@ FcShape FcShapeOf(const ModelSpec& spec) {
 }
 
 ModelSpec MakeFcSpec(const FcShape& shape, Precision precision, OptimizerKind optimizer) {
-  ModelSpec spec;
-  spec.family = "fc";
-  spec.params = {{"layer", shape.layer},
-                 {"node", shape.node},
-                 {"input", shape.input},
-                 {"output", shape.output},
-                 {"batch", shape.batch}};
-  spec.precision = precision;
-  spec.optimizer = optimizer;
-  return spec;
+  return ModelSpec{"fc",
+                   {{"layer", shape.layer},
+                    {"node", shape.node},
+                    {"input", shape.input},
+                    {"output", shape.output},
+                    {"batch", shape.batch}},
+                   {},
+                   precision,
+                   optimizer,
+                   {}};
 }
 
 extern const FamilyDef kFcFamily = {

@@ -55,7 +55,7 @@
 // sigmoid 3, p−t 1, abs 1, square 1, α_t 2, two products 2, sum 1; backward
 // as LibTorch 1.13's autograd runs them), smooth-L1 5 / 3 per positive box
 // value, and the optimizer.
-// Bytes: "layerwise-traffic-v2" via LayerLedger; the head outputs' permute
+// Bytes: "layerwise-traffic-v3" via LayerLedger; the head outputs' permute
 // to [B, anchors, K] and the concatenation of levels are real copies.
 // Activation and peak memory: LayerLedger, + image, one-hot class targets
 // (activation dtype) and box targets and positive indices.
@@ -245,12 +245,10 @@ RetinaNetShape RetinaNetShapeOf(const ModelSpec& spec) {
 
 ModelSpec MakeRetinaNetSpec(const RetinaNetShape& shape, Precision precision,
                             OptimizerKind optimizer) {
-  ModelSpec spec;
-  spec.family = "retinanet";
-  spec.params = {{"batch", shape.batch}, {"image", shape.image}, {"output", shape.output}};
-  spec.precision = precision;
-  spec.optimizer = optimizer;
-  return spec;
+  return ModelSpec{
+      "retinanet", {{"batch", shape.batch}, {"image", shape.image}, {"output", shape.output}},
+      {},          precision,
+      optimizer,   {}};
 }
 
 int64_t RetinaNetLevelSide(int64_t image, int level) {

@@ -40,14 +40,16 @@
 //                              backward 23 (*z 2, -n 1, dn sum, tanh' 3,
 //                                         h_n*r 2, 2 sigmoid' 6, 6 bias
 //                                         grads, 2 dh sums)
-//                       plus the projection's bias add and bias gradient
+//                       plus the sums of the T per-step W_hh and b_hh
+//                       gradients ((T-1)*g*(E^2 + E) per layer, independent
+//                       of B), the projection's bias add and bias gradient
 //                       (B*T*V each), the embedding gradient's scatter-add
 //                       (B*T*E), softmax cross-entropy over B*T positions
 //                       (kLossForwardFlopsPerLogit + kLossBackwardFlopsPerLogit
 //                       per logit), the optimizer (OptimizerFlopsPerParam()
 //                       per parameter).
 //
-// Bytes per step (method "layerwise-traffic-v2", as for FC): every tensor a
+// Bytes per step (method "layerwise-traffic-v3", as for FC): every tensor a
 // kernel reads or writes, once per kernel, at its element size (e_w stored
 // weights, gradients and optimizer state; e_c weights as a matmul reads them,
 // 2 bytes for the autocast copy in mixed precision; e_a activations; int64
@@ -91,15 +93,20 @@
 // log-probabilities (T*B*V each).
 // peak_memory_estimate_bytes: weights + gradients + optimizer state
 // (+ 16-bit weight copies and their gradients in mixed precision)
-// + activation_bytes + labels (int64, T*B) + the largest activation
-// gradients alive at once in backward (the logit gradient, one layer's
-// input-gate gradient) + the W_hh gradient and its running sum.
+// + activation_bytes + labels (int64, T*B) + the two largest activation
+// tensors (gradients alive at once in backward), the LayerLedger's rule.
+//
+// Counted through the LayerLedger (model/layer_ledger.h): W_ih as one Matmul
+// over the T steps, W_hh as a RecurrentMatmul (T uses of one weight: cast
+// once, T-1 gradient sums of g(E^2 + E) elements, one FLOP each, counted in
+// other_flops), the cell as an element-wise op per step.
 
 #include "model/families/rnn.h"
 
 #include <cstdlib>
 
 #include "model/family.h"
+#include "model/layer_ledger.h"
 
 namespace paradnn::model {
 namespace {
@@ -149,6 +156,21 @@ CellConstants ConstantsOf(RnnCell cell) {
   std::abort();
 }
 
+// The cell's element-wise kernels of one step as a ledger op over E units:
+// the bias adds and bias gradients (2g each way per unit) are counted by the
+// two matmuls' biases, and the W_hh output (g tensors) by its matmul.
+ElementwiseCost CellCost(const CellConstants& k, double gates) {
+  return {k.forward_flops - 2 * gates, k.backward_flops - 2 * gates, k.forward_passes,
+          k.backward_passes, k.step_tensors - gates};
+}
+
+// The step outputs stacked into the layer's output (forward: read, write;
+// backward: views of the gradient).
+constexpr ElementwiseCost kStackOutputsCost = {0, 0, 2, 0, 1};
+// The per-step input-gate gradients stacked into one tensor for the W_ih
+// gradients (backward only: read, write).
+constexpr ElementwiseCost kStackGateGradientsCost = {0, 0, 0, 2, 0};
+
 RnnCell ParseCell(const std::string& name) {
   if (name == "rnn") return RnnCell::kRnn;
   if (name == "lstm") return RnnCell::kLstm;
@@ -157,123 +179,46 @@ RnnCell ParseCell(const std::string& name) {
   std::abort();
 }
 
-// One recurrent layer over T steps of batch B, width E, gE gate rows:
-// forward input gates for all steps, then per step W_hh and the cell;
-// backward through time.
-void CountRecurrentLayer(const CellConstants& k, double T, double B, double E, double gE,
-                         double e_a, double e_c, WorkBreakdown* b) {
-  const double TB = T * B;
-  const double w = gE * E;   // elements of W_ih or W_hh
-  const double wb = w + gE;  // with its bias
-  // Forward: input gates for all steps, then per step W_hh and the cell.
-  b->weight_bytes += wb * e_c + T * wb * e_c;
-  b->activation_fwd_bytes += TB * (E + gE) * e_a;  // W_ih matmul
-  b->activation_fwd_bytes += TB * (E + gE) * e_a;  // W_hh matmuls
-  b->activation_fwd_bytes += TB * E * k.forward_passes * e_a;
-  b->activation_fwd_bytes += 2 * TB * E * e_a;  // stack outputs
-  // Backward.
-  b->activation_bwd_bytes += TB * E * k.backward_passes * e_a;
-  b->activation_bwd_bytes += 2 * TB * gE * e_a;                    // stack input-gate grads
-  b->activation_bwd_bytes += TB * (gE + E) * e_a + TB * gE * e_a;  // W_hh, b_hh grads
-  b->gradient_bytes += (T + 3 * (T - 1)) * wb * e_c;               // per step + running sum
-  b->activation_bwd_bytes += (T - 1) * B * (gE + E) * e_a;         // dh_{t-1}
-  b->weight_bytes += (T - 1) * w * e_c;
-  b->activation_bwd_bytes += TB * (gE + E) * e_a + TB * gE * e_a;  // W_ih, b_ih grads
-  b->gradient_bytes += wb * e_c;
-  b->activation_bwd_bytes += TB * (gE + E) * e_a;  // dx
-  b->weight_bytes += w * e_c;
-  b->bias_relu_flops += TB * E * (k.forward_flops + k.backward_flops);
-}
-
-// The output projection at every one of TB positions, then the loss.
-void CountProjectionAndLoss(double TB, double E, double V, double e_a, double e_c,
-                            WorkBreakdown* b) {
-  const double logits = TB * V;
-  b->weight_bytes += (V * E + V) * e_c + V * E * e_c;  // forward, input gradient
-  b->activation_fwd_bytes += TB * E * e_a + logits * e_a;
-  b->activation_bwd_bytes += logits * e_a + TB * E * e_a;  // dW
-  b->activation_bwd_bytes += logits * e_a;                 // db
-  b->activation_bwd_bytes += logits * e_a + TB * E * e_a;  // dx
-  b->gradient_bytes += (V * E + V) * e_c;
-  b->bias_relu_flops += 2 * logits;
-  b->activation_fwd_bytes += 2 * logits * e_a;  // loss: read logits, write log-probs
-  b->activation_bwd_bytes += 2 * logits * e_a;  // loss: read log-probs, write dlogits
-  b->loss_flops = logits * (kLossForwardFlopsPerLogit + kLossBackwardFlopsPerLogit);
-}
-
+// The RNN step through the LayerLedger: embedding, L recurrent layers (per
+// layer one matmul for the input gates of all T steps, then T steps of the
+// W_hh matmul and the cell), the projection at every position and the loss.
 WorkCounts CountRnn(const ModelSpec& spec) {
   const RnnShape s = RnnShapeOf(spec);
   const CellConstants k = ConstantsOf(s.cell);
-  // Doubles so that products never overflow; the integer counts below fit
-  // int64 for every shape the rules allow (< 2^62).
-  const double L = static_cast<double>(s.layer);
+  // Doubles so that products never overflow; the integer counts fit int64
+  // for every shape the rules allow (< 2^62).
   const double E = static_cast<double>(s.embed);
   const double T = static_cast<double>(s.length);
   const double V = static_cast<double>(s.vocab);
-  const double B = static_cast<double>(s.batch);
   const double g = RnnGates(s.cell);
   const double gE = g * E;
-  const double TB = T * B;
-  const bool mixed =
-      spec.precision == Precision::kMixedBf16 || spec.precision == Precision::kMixedFp16;
-  const double e_w = WeightElementBytes(spec.precision);
-  const double e_c = mixed ? 2.0 : e_w;
-  const double e_a = ActivationElementBytes(spec.precision);
-  const double e_x = mixed ? 4.0 : e_a;  // the embedding output (weight dtype)
-  constexpr double e_id = 8;             // int64 token ids
+  LayerLedger l(spec);
+  const double TB = T * l.batch();
+  const double e_w = WeightElementBytes(spec.precision);  // the embedding output's dtype
 
-  const int64_t g_i = RnnGates(s.cell);
-  const int64_t layer_params = g_i * (2 * s.embed * s.embed + 2 * s.embed);
-  const int64_t embedding_params = s.vocab * s.embed;
-  const int64_t head_params = s.embed * s.vocab + s.vocab;
-  const int64_t params = embedding_params + s.layer * layer_params + head_params;
-  const int64_t macs =
-      s.length * (s.layer * g_i * (s.embed + s.embed) * s.embed + s.embed * s.vocab);
-  const double cast_params = static_cast<double>(params - embedding_params);
-
-  WorkCounts out;
-  WorkBreakdown& b = out.breakdown;
-  // Embedding: forward gather, backward zero-fill + scatter-add.
-  b.weight_bytes += TB * E * e_w;
-  b.activation_fwd_bytes += TB * e_id + TB * E * e_x;
-  if (mixed) b.activation_fwd_bytes += TB * E * (e_x + e_c);  // autocast cast of x
-  if (mixed) b.activation_bwd_bytes += TB * E * (e_c + e_x);  // its gradient cast back
-  b.activation_bwd_bytes += TB * e_id + TB * E * e_x;
-  b.gradient_bytes += V * E * e_w + 2 * TB * E * e_w;
-  b.bias_relu_flops += TB * E;
-
-  const double w = gE * E;   // elements of W_ih or W_hh
-  const double wb = w + gE;  // with its bias
-  for (int64_t l = 0; l < s.layer; ++l) CountRecurrentLayer(k, T, B, E, gE, e_a, e_c, &b);
-
-  const double logits = TB * V;
-  CountProjectionAndLoss(TB, E, V, e_a, e_c, &b);
-
-  if (mixed) {
-    b.weight_bytes += cast_params * (e_w + e_c);
-    b.gradient_bytes += cast_params * (e_c + e_w);
+  // Token ids: read by the gather and by its backward, kept for it.
+  l.AddForwardBytes(TB * kIndexElementBytes);
+  l.AddBackwardBytes(TB * kIndexElementBytes);
+  l.AddActivationBytes(TB * kIndexElementBytes);
+  l.Embedding(T, E, V, /*tied=*/false);
+  if (l.mixed()) {  // autocast casts the float32 embedding output; its gradient is cast back
+    l.AddForwardBytes(TB * E * (e_w + 2));
+    l.AddBackwardBytes(TB * E * (2 + e_w));
+    l.AddActivationBytes(TB * E * 2);
   }
-
-  const double activation_bytes = TB * e_id + TB * E * (e_x + (mixed ? e_c : 0)) +
-                                  L * TB * (gE + E * k.step_tensors + E) * e_a + 2 * logits * e_a;
-
-  const double macs_d = static_cast<double>(macs);
-  StepTotals t;
-  t.params = params;
-  t.macs_per_example = macs_d;
-  t.batch = B;
-  t.executed_flops = 6.0 * macs_d * B - 2.0 * B * L * gE * E;
-  t.activation_bytes = activation_bytes;
-  t.weight_element_bytes = e_w;
-  t.optimizer = spec.optimizer;
-  if (mixed) {
-    t.cast_params = cast_params;
-    t.cast_element_bytes = e_c;
+  const ElementwiseCost cell = CellCost(k, g);
+  for (int64_t layer = 0; layer < s.layer; ++layer) {
+    l.Matmul(T * E * gE, T * E, T * gE, gE * E, gE, /*input_grad=*/true);  // x W_ih^T + b_ih
+    l.RecurrentMatmul(T, E * gE, E, gE, gE * E, gE);                       // h W_hh^T + b_hh
+    l.Elementwise(cell, E, T);
+    l.Elementwise(kStackOutputsCost, T * E);
+    l.Elementwise(kStackGateGradientsCost, T * gE);
   }
-  const double state_bytes = FillStepCounts(t, &b, &out.counts);
-  out.counts.set_peak_memory_estimate_bytes(state_bytes + activation_bytes + TB * e_id +
-                                            logits * e_a + TB * gE * e_a + 2 * wb * e_c);
-  return out;
+  l.Matmul(T * E * V, T * E, T * V, V * E, V, /*input_grad=*/true);  // projection
+  l.Loss(T * V, kLossForwardFlopsPerLogit, kLossBackwardFlopsPerLogit, /*fwd_passes=*/2,
+         /*bwd_passes=*/2, /*kept=*/1);
+  l.AddTargetBytes(TB * kIndexElementBytes);  // int64 labels
+  return l.Finish();
 }
 
 }  // namespace
@@ -308,17 +253,16 @@ RnnShape RnnShapeOf(const ModelSpec& spec) {
 }
 
 ModelSpec MakeRnnSpec(const RnnShape& shape, Precision precision, OptimizerKind optimizer) {
-  ModelSpec spec;
-  spec.family = "rnn";
-  spec.params = {{"layer", shape.layer},
-                 {"embed", shape.embed},
-                 {"length", shape.length},
-                 {"vocab", shape.vocab},
-                 {"batch", shape.batch}};
-  spec.options = {{"cell", RnnCellName(shape.cell)}};
-  spec.precision = precision;
-  spec.optimizer = optimizer;
-  return spec;
+  return ModelSpec{"rnn",
+                   {{"layer", shape.layer},
+                    {"embed", shape.embed},
+                    {"length", shape.length},
+                    {"vocab", shape.vocab},
+                    {"batch", shape.batch}},
+                   {{"cell", RnnCellName(shape.cell)}},
+                   precision,
+                   optimizer,
+                   {}};
 }
 
 extern const FamilyDef kRnnFamily = {

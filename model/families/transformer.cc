@@ -45,7 +45,7 @@
 // projections), the embedding gradient scatter-add and the sum of the tied
 // table's three gradients, softmax cross-entropy (5 / 4 per logit) and the
 // optimizer (OptimizerFlopsPerParam per parameter).
-// Bytes: "layerwise-traffic-v2" via LayerLedger; the head split and merge
+// Bytes: "layerwise-traffic-v3" via LayerLedger; the head split and merge
 // are real contiguous copies (counted); views are free.
 // Activation and peak memory: LayerLedger (every forward tensor, dropout
 // masks included, + states + tokens int64 + two largest gradients).
@@ -138,12 +138,12 @@ TransformerShape TransformerShapeOf(const ModelSpec& spec) {
 
 ModelSpec MakeTransformerSpec(const TransformerShape& shape, Precision precision,
                               OptimizerKind optimizer) {
-  ModelSpec spec;
-  spec.family = "transformer";
-  spec.params = {{"batch", shape.batch}, {"length", shape.length}, {"vocab", shape.vocab}};
-  spec.precision = precision;
-  spec.optimizer = optimizer;
-  return spec;
+  return ModelSpec{"transformer",
+                   {{"batch", shape.batch}, {"length", shape.length}, {"vocab", shape.vocab}},
+                   {},
+                   precision,
+                   optimizer,
+                   {}};
 }
 
 int64_t TransformerParams(int64_t vocab) {

@@ -1,8 +1,9 @@
 // The real-world image classifiers (PARADNN_MODELS.md "Real-world models"):
 // their layer lists and analytic counts.
 //
-// Counts walk VisionLayers(arch, image, output); B is the batch, N_in / N_out
-// a layer's per-example input / output elements.
+// Counts walk VisionLayers(arch, image, output) through the LayerLedger
+// (model/layer_ledger.h), whose op costs below are the same for every family;
+// B is the batch, N_in / N_out a layer's per-example input / output elements.
 //
 //   params            = sum over conv, linear and BN layers of their trainable
 //                       elements (BN gamma and beta; running stats are
@@ -17,9 +18,9 @@
 //   other_flops       = non-matmul arithmetic, one FLOP per element per
 //                       operation:
 //                       conv/linear bias: add forward, reduce backward, B*N_out each;
-//                       BN: kBatchNormForward/BackwardFlopsPerElement * B*N_out;
+//                       BN: kBatchNormCost (7 forward, 9 backward) * B*N_out;
 //                       ReLU: B*N_out forward and backward;
-//                       max pool: k^2 compares per output forward, B*N_out
+//                       max pool: k^2 - 1 compares per output forward, B*N_out
 //                       scatter backward; k x k average pool: k^2 per output
 //                       forward and backward; global average pool: B*N_in
 //                       forward and backward;
@@ -30,12 +31,12 @@
 //                       gradient, B*N_out (an upper bound: the first
 //                       consumer of a DenseNet feature assigns rather than adds);
 //                       fork (a tensor read by m consumers): (m-1)*B*N backward;
-//                       dropout: kDropoutForward/BackwardFlopsPerElement;
+//                       dropout: kDropoutCost (3 forward, 1 backward);
 //                       softmax cross-entropy: kLossForward/BackwardFlopsPerLogit
 //                       per logit (B*output); optimizer:
 //                       OptimizerFlopsPerParam() per parameter.
 //
-// Bytes per step (method "layerwise-traffic-v2", as FC): every tensor a
+// Bytes per step (method "layerwise-traffic-v3", as FC): every tensor a
 // kernel reads or writes is counted once per kernel at its element size
 // (e_w stored weights, gradients and optimizer state; e_c the weights a
 // conv/linear reads, the 16-bit autocast copy in mixed precision; e_a
@@ -45,9 +46,10 @@
 //     reads dY and X and writes dW (mixed: plus its cast to float32); the
 //     input gradient (all but the first conv) reads dY and W and writes dX.
 //     The image is float32 in mixed precision and cast once.
-//   BN: forward reads x and gamma/beta, writes y; backward reads dy and x,
-//     writes dx, dgamma, dbeta (BN parameters stay in e_w: autocast leaves
-//     batch_norm alone).
+//   BN: forward reads x for the statistics, then reads x and gamma/beta and
+//     writes y (3 passes); backward reads dy and x for the reductions, then
+//     dy and x again and writes dx (5 passes), and writes dgamma, dbeta (BN
+//     parameters stay in e_w: autocast leaves batch_norm alone).
 //   ReLU (in place): forward reads and writes N; backward reads dY and Y and
 //     writes dX.
 //   pools: forward read input, write output (max pool: and int64 indices);
@@ -56,8 +58,8 @@
 //   concat: forward reads operands and writes the output; backward reads dY
 //     and reads and writes the operand gradients (3 passes of N_out).
 //   fork: backward reads two gradients and writes their sum per extra consumer.
-//   dropout: forward reads x, writes mask and y; backward reads dY and the
-//     mask, writes dX.
+//   dropout: LibTorch's three forward kernels (draw the mask, scale it,
+//     multiply: 6 passes); backward reads dY and the mask, writes dX.
 //   loss: as FC. optimizer: OptimizerTensorPassesPerParam(kFused) * params * e_w.
 //
 // activation_bytes: every tensor a step keeps for backward or produces: the
@@ -66,7 +68,9 @@
 // logits and log-probabilities.
 // peak_memory_estimate_bytes: weights + gradients + optimizer state (+ 16-bit
 // weight copies and gradients in mixed precision) + activation_bytes +
-// labels + the two largest activation gradients alive at once in backward.
+// labels + the two largest activation gradients alive at once in backward
+// + the largest im2col buffer of a dense conv with a kernel over 1x1
+// (k^2 * Cin * Hout * Wout per example; depthwise convs need none).
 
 #include "model/families/vision.h"
 
@@ -406,12 +410,12 @@ VisionShape VisionShapeOf(const ModelSpec& spec) {
 
 ModelSpec MakeVisionSpec(VisionArch arch, const VisionShape& shape, Precision precision,
                          OptimizerKind optimizer) {
-  ModelSpec spec;
-  spec.family = VisionFamilyName(arch);
-  spec.params = {{"batch", shape.batch}, {"image", shape.image}, {"output", shape.output}};
-  spec.precision = precision;
-  spec.optimizer = optimizer;
-  return spec;
+  return ModelSpec{VisionFamilyName(arch),
+                   {{"batch", shape.batch}, {"image", shape.image}, {"output", shape.output}},
+                   {},
+                   precision,
+                   optimizer,
+                   {}};
 }
 
 std::vector<VisionLayer> VisionLayers(VisionArch arch, int64_t image, int64_t output) {

@@ -120,17 +120,6 @@ std::vector<VisionLayer> VisionLayers(VisionArch arch, int64_t image, int64_t ou
 std::vector<std::pair<std::string, std::vector<int64_t>>> VisionParameterShapes(
     const std::vector<VisionLayer>& layers);
 
-// Non-matmul arithmetic per element of the op's output (forward) and per
-// element of its output gradient (backward), one FLOP per operation.
-// Batch norm in training: forward mean 1, variance 2, normalize 2, affine 2;
-// backward dgamma 2, dbeta 1, recompute x-hat 2, input gradient 4.
-inline constexpr double kBatchNormForwardFlopsPerElement = 7;
-inline constexpr double kBatchNormBackwardFlopsPerElement = 9;
-// Dropout: draw the mask and scale (2) forward; multiply by the mask (1)
-// backward.
-inline constexpr double kDropoutForwardFlopsPerElement = 2;
-inline constexpr double kDropoutBackwardFlopsPerElement = 1;
-
 }  // namespace paradnn::model
 
 #endif  // PARADNN_MODEL_FAMILIES_VISION_H_
