@@ -1,0 +1,122 @@
+#include "client/analysis_report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "tests/unit/client/analysis_plots_test_support.h"
+
+namespace paradnn::client {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing_support::Boxplot;
+using testing_support::Count;
+using testing_support::EnvOverride;
+using testing_support::HaveGnuplot;
+using testing_support::Heatmap;
+using testing_support::IsEmptyDir;
+using testing_support::ReadFile;
+using testing_support::Roofline;
+using testing_support::Scaling;
+using testing_support::Sensitivity;
+using testing_support::Speedup;
+using testing_support::TempDirTest;
+
+// ---- Report -----------------------------------------------------------------
+
+TEST_F(TempDirTest, ReportInlinesEverySectionsFigureAndTable) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot is not installed";
+  ReportInput input;
+  v1::SweepStatus sweep;
+  sweep.set_sweep_id(7);
+  sweep.set_name("paper-fc <quick>");
+  sweep.set_family("fc");
+  sweep.set_device("cpu");
+  sweep.set_state(v1::SWEEP_DONE);
+  sweep.set_total_jobs(24);
+  sweep.set_done_jobs(24);
+  sweep.set_ok_results(21);
+  input.sweeps.push_back(sweep);
+  v1::WorkerInfo worker;
+  worker.set_worker_id("host-a/cpu");
+  worker.set_device_kind("cpu");
+  worker.set_hostname("host-a");
+  v1::Platform& platform = *worker.mutable_platform();
+  platform.set_fingerprint("0123456789abcdef0123");
+  platform.set_device_kind("cpu");
+  platform.set_device_name("Intel(R) Xeon(R) Gold 6338");
+  platform.set_hostname("host-a");
+  platform.set_cores(32);
+  platform.set_logical_cpus(64);
+  platform.set_blas_backend("OpenBLAS 0.3.21 (pthread)");
+  platform.set_libtorch_version("2.3.1");
+  platform.set_onednn_version("3.3.6");
+  platform.set_isa_paths("AVX512_CORE_BF16; AMX: no");
+  v1::MatmulRoof& roof = *platform.add_matmul_roofs();
+  roof.set_dtype("float32");
+  roof.set_flops_per_sec(2.1e12);
+  input.workers.push_back(worker);
+  input.sections.push_back({"Throughput heat map", "examples/s by batch & layer.", Heatmap()});
+  input.sections.push_back({"Sensitivity", "Which hyper-parameters matter.", Sensitivity()});
+  input.sections.push_back({"Roofline", "Achieved FLOP/s against intensity.", Roofline()});
+  input.sections.push_back({"Utilization by family", "Box plots of MFU.", Boxplot()});
+  input.sections.push_back({"bfloat16 speedup", "Against float32.", Speedup()});
+  input.sections.push_back({"Thread scaling", "Speedup with threads.", Scaling()});
+  input.notes.push_back("no profiled sweep: operator points <left out>");
+
+  const std::string out_dir = Path("report/nested");
+  std::filesystem::create_directory(Path("tmp"));
+  EnvOverride tmpdir("TMPDIR", Path("tmp"));
+  const absl::Status status = WriteReport(input, out_dir);
+  ASSERT_TRUE(status.ok()) << status;
+  const std::string html = ReadFile(out_dir + "/index.html");
+  ASSERT_FALSE(html.empty());
+  EXPECT_THAT(html, HasSubstr("<title>paradnn report</title>"));
+  EXPECT_EQ(Count(html, "<svg"), 6u);
+  EXPECT_THAT(html, Not(HasSubstr("<?xml")));
+  EXPECT_THAT(html, Not(HasSubstr("<!DOCTYPE svg")));
+  for (const auto& section : input.sections) {
+    EXPECT_THAT(html, HasSubstr(absl::StrCat("<h2>", section.title, "</h2>")));
+  }
+  EXPECT_THAT(html, HasSubstr("examples/s by batch &amp; layer."));
+  EXPECT_THAT(html, HasSubstr("paper-fc &lt;quick&gt;"));
+  EXPECT_THAT(html, HasSubstr("24/24"));
+  EXPECT_THAT(html, HasSubstr("OpenBLAS 0.3.21 (pthread)"));
+  EXPECT_THAT(html, HasSubstr("float32 2100 GFLOP/s"));
+  EXPECT_THAT(html, HasSubstr("0123456789ab<"));  // the fingerprint, shortened
+  EXPECT_THAT(html, HasSubstr("32 / 64"));
+  EXPECT_THAT(html, HasSubstr("<li>no profiled sweep: operator points &lt;left out&gt;</li>"));
+  EXPECT_THAT(html, HasSubstr("<pre>"));
+  // Figures do not share ids on one page.
+  EXPECT_THAT(html, HasSubstr("id='f1-gpPt0'"));
+  EXPECT_THAT(html, HasSubstr("id='f2-gpPt0'"));
+  EXPECT_THAT(html, Not(HasSubstr("id='gpPt0'")));
+  EXPECT_THAT(html, Not(HasSubstr("href='#gpPt")));
+  // Sections in order.
+  EXPECT_LT(html.find("Throughput heat map</h2>"), html.find("Thread scaling</h2>"));
+  EXPECT_LT(html.find("<h2>Sweeps</h2>"), html.find("Throughput heat map</h2>"));
+  EXPECT_LT(html.find("Thread scaling</h2>"), html.find("<h2>Notes</h2>"));
+  // Nothing external.
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  EXPECT_THAT(html, Not(HasSubstr("<link")));
+  EXPECT_THAT(html, Not(HasSubstr("src=\"http")));
+  // Nothing left behind besides the page.
+  EXPECT_FALSE(std::filesystem::exists(out_dir + "/.index.html.partial"));
+  EXPECT_TRUE(IsEmptyDir(Path("tmp")));
+}
+
+TEST_F(TempDirTest, ReportPassesOnPlotErrors) {
+  std::filesystem::create_directory(Path("empty-bin"));
+  EnvOverride path("PATH", Path("empty-bin"));
+  ReportInput input;
+  input.sections.push_back({"Heat map", "", Heatmap()});
+  EXPECT_EQ(WriteReport(input, Path("report")).code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace paradnn::client
