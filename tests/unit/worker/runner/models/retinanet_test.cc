@@ -90,10 +90,16 @@ TEST(RetinaNetModelTest, LossFallsInFloat32) {
       << ::testing::PrintToString(losses);
 }
 
+// Pure bfloat16 learns more slowly than float32: SGD's small updates round
+// away in 8-bit mantissas, and the loss itself moves in steps of 1/64 near 3.
+// On an AMD EPYC (AVX-512 BF16, no AMX) the best of the last 5 of 15 steps
+// was 4.9 % under the first (2.94 -> 2.80; 2.78 at step 6), on the Intel
+// Xeons (AMX) over 10 %; 3 % is still several loss quanta, which a step
+// that learns nothing does not reach.
 TEST(RetinaNetModelTest, LossFallsInBFloat16) {
   const std::vector<double> losses = TrainLosses(Learnable(Precision::kBFloat16), 15);
   for (double loss : losses) EXPECT_TRUE(std::isfinite(loss));
-  EXPECT_LT(*std::min_element(losses.end() - 5, losses.end()), 0.9 * losses.front())
+  EXPECT_LT(*std::min_element(losses.end() - 5, losses.end()), 0.97 * losses.front())
       << ::testing::PrintToString(losses);
 }
 
