@@ -1,11 +1,16 @@
 #include "client/interrupt.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
-#include <ctime>
 
 namespace paradnn::client {
 namespace {
@@ -23,12 +28,25 @@ sigset_t InterruptSignals() {
 InterruptWatcher::InterruptWatcher() {
   const sigset_t set = InterruptSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // The watcher sleeps in poll() on a signalfd and an eventfd the destructor
+  // writes, so it wakes for a signal or for exit at once (a timed wait made
+  // every CLI call pay its tick at exit).
+  signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC);
+  stop_fd_ = eventfd(0, EFD_CLOEXEC);
+  if (signal_fd_ < 0 || stop_fd_ < 0) {
+    std::perror("paradnn: signalfd/eventfd");
+    std::abort();
+  }
   thread_ = std::thread([this] { Run(); });
 }
 
 InterruptWatcher::~InterruptWatcher() {
-  stopping_ = true;
+  const uint64_t one = 1;
+  while (write(stop_fd_, &one, sizeof one) < 0 && errno == EINTR) {
+  }
   thread_.join();
+  close(signal_fd_);
+  close(stop_fd_);
 }
 
 void InterruptWatcher::Push(std::function<void()> handler) {
@@ -43,12 +61,13 @@ void InterruptWatcher::Pop() {
 }
 
 void InterruptWatcher::Run() {
-  const sigset_t set = InterruptSignals();
-  // A short timeout lets the destructor stop the thread without a signal.
-  const timespec tick = {0, 200L * 1000 * 1000};
-  while (!stopping_.load()) {
-    const int sig = sigtimedwait(&set, nullptr, &tick);
-    if (sig < 0) continue;  // EAGAIN (timeout) or EINTR
+  for (;;) {
+    pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) continue;  // EINTR
+    if (fds[1].revents != 0) return;
+    signalfd_siginfo info;
+    if (read(signal_fd_, &info, sizeof info) != static_cast<ssize_t>(sizeof info)) continue;
+    const int sig = static_cast<int>(info.ssi_signo);
     int expected = 0;
     if (!signal_.compare_exchange_strong(expected, sig)) {
       // Second signal: the user insists.

@@ -1,7 +1,7 @@
 // SIGINT/SIGTERM handling for the CLI. A signal must not kill `paradnn
 // local` before it has stopped its child processes, nor leave a progress
 // line half drawn; so the signals are blocked in every thread and a
-// dedicated thread receives them (sigtimedwait) and runs the innermost
+// dedicated thread receives them (a signalfd) and runs the innermost
 // installed handler, which typically cancels the RPC in flight. With no
 // handler installed the process exits at once with 128 + signal. A second
 // signal while the first is being handled exits at once as well (children
@@ -42,7 +42,8 @@ class InterruptWatcher {
   void Run();
 
   std::atomic<int> signal_{0};
-  std::atomic<bool> stopping_{false};
+  int signal_fd_ = -1;  // SIGINT and SIGTERM, read by the watcher thread
+  int stop_fd_ = -1;    // an eventfd the destructor writes to stop it
   std::mutex mu_;
   std::vector<std::function<void()>> handlers_;  // guarded by mu_
   std::thread thread_;
