@@ -5,5 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-./scripts/build.sh
+# Only the four programs `paradnn local` runs (the CLI, the coordinator, the
+# worker and the LibTorch runner), not the test suite: scripts/test.sh builds
+# the rest.
+PARADNN_BUILD_TARGETS="paradnn paradnn-coordinator paradnn-worker paradnn-runner" ./scripts/build.sh
 exec build/bin/paradnn local examples/quick.yaml "$@"
