@@ -22,7 +22,7 @@ namespace paradnn::client {
 // title. Roofline: log-log, the points (ops in another style), every
 // platform's compute roofs per dtype and memory roofs drawn as lines,
 // axes "arithmetic intensity (FLOP/byte)" and "FLOP/s". Box plots: the
-// paper's whiskers (p2..p98, box p9..p91, median line), outliers as points,
+// Tukey boxes (q1..q3, whiskers within 1.5 IQR, median line), outliers as points,
 // log y when the values span more than 100×. Speedup: log-log speedup
 // against parameter count, coloured by color_value, a line at 1×. Scaling:
 // speedup against the level with the ideal line.

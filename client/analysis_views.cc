@@ -36,18 +36,16 @@ std::string CsvLine(const std::vector<std::string>& fields) {
 // other unit (examples/s, GFLOP/s, FLOP/B, "") gets SI suffixes.
 std::string HumanValue(double value, const std::string& unit) {
   if (!std::isfinite(value)) return "-";
-  if (unit == "%") return absl::StrCat(Significant3(value * 100), "%");
+  if (unit == "%") return absl::StrCat(Significant3(value), "%");
+  if (unit == "fraction") return absl::StrCat(Significant3(value * 100), "%");
   if (unit == "s") return HumanMillis(value * 1e3);
   if (unit == "bytes" || unit == "B") return common::HumanBytes(value);
   return HumanCount(value);
 }
 
 // Speedup and scaling responses carry the metric's name only: its unit is
-// the metric table's.
-std::string UnitOfMetric(const std::string& metric) {
-  const common::AnalysisMetric* info = common::FindAnalysisMetric(metric);
-  return info != nullptr ? info->unit : "";
-}
+// the metric table's, as ToDisplayUnits shows it.
+std::string UnitOfMetric(const std::string& metric) { return DisplayUnitOfMetric(metric); }
 
 // "247 GFLOP/s", "45.0 GB/s": HumanCount's suffix becomes the unit's prefix.
 std::string WithPrefix(double value, absl::string_view unit) {
@@ -229,27 +227,34 @@ std::string BoxplotTable(const v1::BoxplotResponse& b) {
   Rows rows;
   for (const v1::BoxplotGroup& g : b.groups()) {
     std::vector<std::string> row = {g.name(), absl::StrCat(g.count())};
-    for (double v : {g.p2(), g.p9(), g.p50(), g.p91(), g.p98(), g.mean()}) {
+    for (double v : {g.whisker_low(), g.q1(), g.p50(), g.q3(), g.whisker_high(), g.mean()}) {
       row.push_back(HumanValue(v, b.unit()));
     }
     row.push_back(absl::StrCat(g.outliers_size()));
+    for (double v : {g.p2(), g.p98()}) row.push_back(HumanValue(v, b.unit()));
     rows.push_back(std::move(row));
   }
   return absl::StrCat(
       WithUnit(b.metric(), b.unit()), " by ", absl::StrJoin(b.group_by(), ", "), "\n",
-      AlignColumns({"group", "count", "p2", "p9", "median", "p91", "p98", "mean", "outliers"}, rows,
-                   {false, true, true, true, true, true, true, true, true}));
+      AlignColumns(
+          {"group", "count", "low", "q1", "median", "q3", "high", "mean", "outliers", "p2", "p98"},
+          rows, {false, true, true, true, true, true, true, true, true, true, true}),
+      "low/high: whiskers at the most extreme values within 1.5 IQR of q1..q3; outliers are "
+      "beyond them; p2/p98: the paper's whiskers\n");
 }
 
 std::string BoxplotCsv(const v1::BoxplotResponse& b) {
-  std::string out = CsvLine({"name", "count", "p2", "p9", "p50", "p91", "p98", "mean", "outliers"});
+  std::string out = CsvLine({"name", "count", "p2", "p9", "p50", "p91", "p98", "mean", "outliers",
+                             "q1", "q3", "whisker_low", "whisker_high"});
   for (const v1::BoxplotGroup& g : b.groups()) {
     std::vector<std::string> outliers;
     for (double v : g.outliers()) outliers.push_back(ShortestDouble(v));
-    absl::StrAppend(&out, CsvLine({g.name(), absl::StrCat(g.count()), ShortestDouble(g.p2()),
-                                   ShortestDouble(g.p9()), ShortestDouble(g.p50()),
-                                   ShortestDouble(g.p91()), ShortestDouble(g.p98()),
-                                   ShortestDouble(g.mean()), absl::StrJoin(outliers, " ")}));
+    absl::StrAppend(
+        &out, CsvLine({g.name(), absl::StrCat(g.count()), ShortestDouble(g.p2()),
+                       ShortestDouble(g.p9()), ShortestDouble(g.p50()), ShortestDouble(g.p91()),
+                       ShortestDouble(g.p98()), ShortestDouble(g.mean()),
+                       absl::StrJoin(outliers, " "), ShortestDouble(g.q1()), ShortestDouble(g.q3()),
+                       ShortestDouble(g.whisker_low()), ShortestDouble(g.whisker_high())}));
   }
   return out;
 }
@@ -385,6 +390,73 @@ std::string FormatAnalysis(const v1::AnalyzeResponse& response, OutputFormat for
       break;
   }
   return csv ? "" : "no analysis in the response\n";
+}
+
+// ---- Display units ----------------------------------------------------------
+
+namespace {
+
+constexpr double kPercentPerFraction = 100;
+
+bool IsFraction(const std::string& unit) { return unit == "fraction"; }
+
+void Scale(google::protobuf::RepeatedField<double>* values) {
+  for (double& v : *values) v *= kPercentPerFraction;
+}
+
+}  // namespace
+
+std::string DisplayUnitOfMetric(const std::string& metric) {
+  const common::AnalysisMetric* info = common::FindAnalysisMetric(metric);
+  if (info == nullptr) return "";
+  return IsFraction(info->unit) ? "%" : info->unit;
+}
+
+void ToDisplayUnits(v1::AnalyzeResponse* response) {
+  if (response->has_heatmap() && IsFraction(response->heatmap().unit())) {
+    v1::HeatmapResponse& h = *response->mutable_heatmap();
+    for (v1::HeatmapPanel& panel : *h.mutable_panels()) {
+      for (v1::HeatmapCell& cell : *panel.mutable_cells()) {
+        if (cell.has_value()) cell.set_value(cell.value() * kPercentPerFraction);
+      }
+    }
+    h.set_unit("%");
+  }
+  if (response->has_boxplot() && IsFraction(response->boxplot().unit())) {
+    v1::BoxplotResponse& b = *response->mutable_boxplot();
+    for (v1::BoxplotGroup& g : *b.mutable_groups()) {
+      constexpr double k = kPercentPerFraction;
+      g.set_p2(g.p2() * k);
+      g.set_p9(g.p9() * k);
+      g.set_p50(g.p50() * k);
+      g.set_p91(g.p91() * k);
+      g.set_p98(g.p98() * k);
+      g.set_mean(g.mean() * k);
+      g.set_q1(g.q1() * k);
+      g.set_q3(g.q3() * k);
+      g.set_whisker_low(g.whisker_low() * k);
+      g.set_whisker_high(g.whisker_high() * k);
+      Scale(g.mutable_outliers());
+    }
+    b.set_unit("%");
+  }
+  if (response->has_speedup()) {
+    const common::AnalysisMetric* info = common::FindAnalysisMetric(response->speedup().metric());
+    if (info != nullptr && IsFraction(info->unit)) {
+      for (v1::SpeedupPoint& p : *response->mutable_speedup()->mutable_points()) {
+        p.set_baseline_value(p.baseline_value() * kPercentPerFraction);
+        p.set_candidate_value(p.candidate_value() * kPercentPerFraction);
+      }
+    }
+  }
+  if (response->has_scaling()) {
+    const common::AnalysisMetric* info = common::FindAnalysisMetric(response->scaling().metric());
+    if (info != nullptr && IsFraction(info->unit)) {
+      for (v1::ScalingConfig& c : *response->mutable_scaling()->mutable_configs()) {
+        Scale(c.mutable_values());
+      }
+    }
+  }
 }
 
 }  // namespace paradnn::client

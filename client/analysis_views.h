@@ -20,12 +20,14 @@ namespace paradnn::client {
 //    R² and points; csv = term,weight plus rows for intercept, r_squared, points.
 //  - roofline: table = the roofs per platform then points (label, intensity
 //    FLOP/B, GFLOP/s, % of the dtype's roof); csv = the points.
-//  - boxplot: one row per group: count, p2, p9, p50, p91, p98, mean, outliers.
+//  - boxplot: one row per group: count, the Tukey box (whiskers, q1, median,
+//    q3), mean, outliers, the paper's p2/p98 (CSV: every percentile).
 //  - speedup: summary line (geomean, min, max, counts), points, then the
 //    sensitivity of the speedup.
 //  - scaling: per level summary, then per configuration values.
-// Table cells read the unit as the analyses give it: "%" values are
-// fractions (0.42 prints 42.0%), "s" seconds (12.3 ms), "bytes" bytes
+// Table cells read the unit as the response names it: "%" values are
+// percentages (42 prints 42.0%), "fraction" values fractions (0.42 prints
+// 42.0% too), "s" seconds (12.3 ms), "bytes" bytes
 // (1.5 GiB), anything else gets SI suffixes (1.23k, 2.50M). Speedup and
 // scaling responses carry no unit; mfu/hfu, step_time and peak_rss are
 // recognised by the metric's name.
@@ -35,6 +37,19 @@ namespace paradnn::client {
 // "results"; 64-bit integers are strings ("results": "12"), NaN is "NaN",
 // an unset heat-map cell value is absent. Two-space indent, then a newline.
 std::string FormatAnalysis(const v1::AnalyzeResponse& response, OutputFormat format);
+
+// The coordinator sends utilization and variation metrics (mfu, hfu,
+// silicon_mfu, silicon_hfu, step_cv) as fractions, unit "fraction". The CLI
+// shows them in percent everywhere, as the results table does (mfu_pct):
+// this scales every metric value of `response` (heat-map cells, box
+// statistics and outliers, speedup baseline and candidate values, scaling
+// values) by 100 and names the unit "%", so the table, CSV, JSON, the plots
+// and the report all read 42 (%). Ratios (speedups, efficiencies,
+// sensitivity weights) are unitless and stay. Other units are left as they are.
+void ToDisplayUnits(v1::AnalyzeResponse* response);
+
+// The unit `metric` is shown in after ToDisplayUnits ("%" for a fraction).
+std::string DisplayUnitOfMetric(const std::string& metric);
 
 }  // namespace paradnn::client
 

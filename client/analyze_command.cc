@@ -164,6 +164,7 @@ int RunAnalyze(const CommandContext& ctx, const v1::AnalyzeRequest& request, Out
   CoordinatorClient client(ctx.address, ctx.timeout_seconds);
   absl::StatusOr<v1::AnalyzeResponse> response = client.Analyze(request);
   if (!response.ok()) return ReportError(ctx, response.status());
+  ToDisplayUnits(&*response);
   *ctx.out << FormatAnalysis(*response, format) << std::flush;
   if (!plot_path.empty()) {
     if (absl::Status s = PlotAnalysis(*response, plot_path); !s.ok()) return ReportError(ctx, s);
@@ -260,6 +261,7 @@ int RunReport(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
           absl::StrCat(planned.title, ": not shown: ", response.status().message()));
       continue;
     }
+    ToDisplayUnits(&*response);
     input.sections.push_back({planned.title, planned.caption, *std::move(response)});
   }
   if (absl::Status s = WriteReport(input, out_dir); !s.ok()) return ReportError(ctx, s);

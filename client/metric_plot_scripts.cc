@@ -238,7 +238,7 @@ std::string BoxplotScript(const v1::BoxplotResponse& boxplot, Terminal terminal,
   const std::string by =
       boxplot.group_by().empty() ? "group" : absl::StrJoin(boxplot.group_by(), ", ");
   const std::string title =
-      absl::StrCat(boxplot.metric(), " by ", by, " (whiskers p2-p98, box p9-p91, median)");
+      absl::StrCat(boxplot.metric(), " by ", by, " (box q1-q3, whiskers 1.5 IQR, median)");
   const int n = boxplot.groups_size();
   if (n == 0) {
     Prologue(out, terminal, Canvas{640, 360}, out_path);
@@ -255,9 +255,9 @@ std::string BoxplotScript(const v1::BoxplotResponse& boxplot, Terminal terminal,
     const auto& group = boxplot.groups(i);
     names.push_back(group.name());
     longest = std::max(longest, group.name().size());
-    boxes.push_back(
-        {static_cast<double>(i), group.p2(), group.p9(), group.p50(), group.p91(), group.p98()});
-    for (double value : {group.p2(), group.p98()}) {
+    boxes.push_back({static_cast<double>(i), group.whisker_low(), group.q1(), group.p50(),
+                     group.q3(), group.whisker_high()});
+    for (double value : {group.whisker_low(), group.whisker_high()}) {
       if (!std::isfinite(value)) continue;
       lo = std::min(lo, value);
       hi = std::max(hi, value);
@@ -298,7 +298,7 @@ std::string BoxplotScript(const v1::BoxplotResponse& boxplot, Terminal terminal,
   out << "set boxwidth 0.5\n";
   std::vector<std::string> elements = {
       "$boxes using 1:3:2:6:5 with candlesticks whiskerbars 0.5 lc rgb '#1f77b4' "
-      "fs solid 0.35 border lc rgb '#1f77b4' title 'p2-p98, box p9-p91'",
+      "fs solid 0.35 border lc rgb '#1f77b4' title 'box q1-q3, whiskers 1.5 IQR'",
       "$boxes using 1:4:4:4:4 with candlesticks lw 2 lc rgb '#000000' fs empty "
       "border lc rgb '#000000' title 'median'"};
   if (!outliers.empty()) {

@@ -27,7 +27,7 @@ std::string HeatmapScript(const v1::HeatmapResponse& heatmap, gnuplot::Terminal 
 std::string SensitivityScript(const v1::SensitivityResponse& sensitivity,
                               gnuplot::Terminal terminal, const std::string& out_path);
 
-// The paper's box plots: whiskers p2..p98, box p9..p91, a median line and
+// Box plots by Tukey's rule: box q1..q3, whiskers within 1.5 IQR, a median line and
 // the outliers as points; log y when the values span more than 100×.
 std::string BoxplotScript(const v1::BoxplotResponse& boxplot, gnuplot::Terminal terminal,
                           const std::string& out_path);

@@ -11,7 +11,9 @@ namespace paradnn::common {
 
 struct AnalysisMetric {
   const char* name;
-  const char* unit;  // "examples/s", "GFLOP/s", "%" (stored as a fraction), "s", "B", ""
+  // "examples/s", "GFLOP/s", "fraction" (0.42; the CLI shows it as 42 %,
+  // client/analysis_views.h ToDisplayUnits), "s", "B", "".
+  const char* unit;
   bool lower_is_better;
   const char* description;
 };

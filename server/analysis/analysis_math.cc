@@ -42,10 +42,15 @@ bool AllNumeric(const std::vector<std::string>& values) {
 std::vector<std::string> SortedDistinct(std::vector<std::string> values) {
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
-  if (AllNumeric(values)) {
-    // Stable over the lexicographic order, so "1" and "1.0" (equal values,
-    // distinct strings) keep a deterministic order.
+  // The empty value (rows without the field: another family's) sorts first
+  // here and does not make the others text; numbers then go ascending and it
+  // last, stable over the lexicographic order, so "1" and "1.0" (equal
+  // values, distinct strings) keep a deterministic order.
+  const bool has_empty = !values.empty() && values.front().empty();
+  const std::vector<std::string> present(values.begin() + (has_empty ? 1 : 0), values.end());
+  if (!present.empty() && AllNumeric(present)) {
     std::stable_sort(values.begin(), values.end(), [](const std::string& a, const std::string& b) {
+      if (a.empty() || b.empty()) return !a.empty() && b.empty();
       return *ParseNumber(a) < *ParseNumber(b);
     });
   }
@@ -182,19 +187,30 @@ v1::BoxplotGroup SummarizeBox(const std::string& name, std::vector<double> value
   group.set_count(static_cast<int64_t>(values.size()));
   if (values.empty()) return group;
   std::sort(values.begin(), values.end());
-  const double p2 = Percentile(values, 2);
-  const double p98 = Percentile(values, 98);
-  group.set_p2(p2);
+  group.set_p2(Percentile(values, 2));
   group.set_p9(Percentile(values, 9));
   group.set_p50(Percentile(values, 50));
   group.set_p91(Percentile(values, 91));
-  group.set_p98(p98);
+  group.set_p98(Percentile(values, 98));
+  const double q1 = Percentile(values, 25);
+  const double q3 = Percentile(values, 75);
+  group.set_q1(q1);
+  group.set_q3(q3);
+  const double low_fence = q1 - 1.5 * (q3 - q1);
+  const double high_fence = q3 + 1.5 * (q3 - q1);
   double sum = 0;
-  for (double v : values) sum += v;
-  group.set_mean(sum / static_cast<double>(values.size()));
+  bool low_set = false;
   for (double v : values) {  // ascending, since `values` is sorted
-    if (v < p2 || v > p98) group.add_outliers(v);
+    sum += v;
+    if (v < low_fence || v > high_fence) {
+      group.add_outliers(v);
+      continue;
+    }
+    if (!low_set) group.set_whisker_low(v);
+    low_set = true;
+    group.set_whisker_high(v);
   }
+  group.set_mean(sum / static_cast<double>(values.size()));
   return group;
 }
 

@@ -31,7 +31,8 @@ inline constexpr size_t kMaxAnalysisGroups = 100'000;  // distinct levels, confi
 // True when every value parses as a number (integers or decimals).
 bool AllNumeric(const std::vector<std::string>& values);
 
-// The distinct values, sorted numerically when all are numeric, else
+// The distinct values, sorted numerically when all but the empty value are
+// numeric (the empty value, a row without the field, then last), else
 // lexicographically.
 std::vector<std::string> SortedDistinct(std::vector<std::string> values);
 
@@ -92,8 +93,9 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<Heatma
 
 // ---- Box plots ------------------------------------------------------------
 
-// The paper's box: whiskers at the 2nd/98th percentiles, box at 9th/91st,
-// median, mean, and the values outside the whiskers as outliers (sorted).
+// A box by Tukey's rule (quartiles, whiskers at the most extreme values
+// within 1.5 IQR, the values beyond as outliers, ascending), its median and
+// mean, and the paper's percentiles (2nd, 9th, 91st, 98th).
 // `values` non-empty.
 v1::BoxplotGroup SummarizeBox(const std::string& name, std::vector<double> values);
 

@@ -196,6 +196,11 @@ inline v1::BoxplotGroup Box(const std::string& name, int64_t count, std::vector<
   g.set_p50(q[2]);
   g.set_p91(q[3]);
   g.set_p98(q[4]);
+  // The Tukey box drawn: whiskers and quartiles from the same five values.
+  g.set_whisker_low(q[0]);
+  g.set_q1(q[1]);
+  g.set_q3(q[3]);
+  g.set_whisker_high(q[4]);
   g.set_mean(q[2] * 1.1);
   for (double o : outliers) g.add_outliers(o);
   return g;

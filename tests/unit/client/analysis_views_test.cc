@@ -117,7 +117,7 @@ TEST(AnalysisViewsTest, HeatmapTablePrintsUnitsAsPeopleReadThem) {
   v1::AnalyzeResponse response;
   v1::HeatmapResponse& h = *response.mutable_heatmap();
   h.set_metric("mfu");
-  h.set_unit("%");
+  h.set_unit("fraction");  // as the coordinator sends it
   h.set_x("node");
   h.set_y("layer");
   h.add_x_values("32");
@@ -126,9 +126,21 @@ TEST(AnalysisViewsTest, HeatmapTablePrintsUnitsAsPeopleReadThem) {
   cell.set_value(0.4213);
   *h.add_panels()->add_cells() = cell;
   std::string text = FormatAnalysis(response, OutputFormat::kTable);
-  EXPECT_THAT(text, HasSubstr("mfu (%) by layer (rows) × node (columns)\n"));
+  EXPECT_THAT(text, HasSubstr("mfu (fraction) by layer (rows) × node (columns)\n"));
   EXPECT_THAT(text, Not(HasSubstr("panel")));
   EXPECT_THAT(text, HasSubstr("42.1%"));
+
+  // What the CLI prints: percent everywhere, the unit named "%".
+  v1::AnalyzeResponse shown = response;
+  ToDisplayUnits(&shown);
+  EXPECT_EQ(shown.heatmap().unit(), "%");
+  EXPECT_DOUBLE_EQ(shown.heatmap().panels(0).cells(0).value(), 42.13);
+  text = FormatAnalysis(shown, OutputFormat::kTable);
+  EXPECT_THAT(text, HasSubstr("mfu (%) by layer"));
+  EXPECT_THAT(text, HasSubstr("42.1%"));
+  const std::string json = FormatAnalysis(shown, OutputFormat::kJson);
+  EXPECT_THAT(json, HasSubstr("\"unit\": \"%\""));
+  EXPECT_THAT(json, HasSubstr("42.13"));
 
   h.set_metric("step_time");
   h.set_unit("s");
@@ -290,6 +302,10 @@ v1::AnalyzeResponse Boxplot() {
   g.set_mean(25.5);
   g.add_outliers(0.25);
   g.add_outliers(400);
+  g.set_q1(6);
+  g.set_q3(40);
+  g.set_whisker_low(1);
+  g.set_whisker_high(90);
   return response;
 }
 
@@ -298,14 +314,53 @@ TEST(AnalysisViewsTest, BoxplotTableAndCsv) {
   EXPECT_THAT(text, HasSubstr("gflops (GFLOP/s) by family, device_name\n"));
   const std::vector<std::string> row =
       absl::StrSplit(LineWith(text, "Xeon").substr(9), ' ', absl::SkipEmpty());
-  EXPECT_THAT(row, ElementsAre("40", "1.50", "3", "12.3", "80", "150", "25.5", "2"));
+  // count, whisker low, q1, median, q3, whisker high, mean, outliers, p2, p98
+  EXPECT_THAT(row, ElementsAre("40", "1", "6", "12.3", "40", "90", "25.5", "2", "1.50", "150"));
+  EXPECT_THAT(text, HasSubstr("within 1.5 IQR"));
 
   const auto records = ParseCsv(FormatAnalysis(Boxplot(), OutputFormat::kCsv));
   ASSERT_EQ(records.size(), 2u);
-  EXPECT_THAT(records[0],
-              ElementsAre("name", "count", "p2", "p9", "p50", "p91", "p98", "mean", "outliers"));
-  EXPECT_THAT(records[1],
-              ElementsAre("fc, Xeon", "40", "1.5", "3", "12.26", "80", "150", "25.5", "0.25 400"));
+  EXPECT_THAT(records[0], ElementsAre("name", "count", "p2", "p9", "p50", "p91", "p98", "mean",
+                                      "outliers", "q1", "q3", "whisker_low", "whisker_high"));
+  EXPECT_THAT(records[1], ElementsAre("fc, Xeon", "40", "1.5", "3", "12.26", "80", "150", "25.5",
+                                      "0.25 400", "6", "40", "1", "90"));
+}
+
+// Fractions become percent in every statistic of a box and in the values
+// behind a speedup; ratios and other units stay.
+TEST(AnalysisViewsTest, DisplayUnitsScaleFractionsToPercentEverywhere) {
+  v1::AnalyzeResponse box = Boxplot();
+  box.mutable_boxplot()->set_metric("mfu");
+  box.mutable_boxplot()->set_unit("fraction");
+  v1::BoxplotGroup& g = *box.mutable_boxplot()->mutable_groups(0);
+  g.set_p50(0.25);
+  g.set_q1(0.125);
+  ToDisplayUnits(&box);
+  const v1::BoxplotGroup& shown = box.boxplot().groups(0);
+  EXPECT_EQ(box.boxplot().unit(), "%");
+  EXPECT_DOUBLE_EQ(shown.p50(), 25);
+  EXPECT_DOUBLE_EQ(shown.q1(), 12.5);
+  EXPECT_DOUBLE_EQ(shown.whisker_high(), 9000);
+  EXPECT_THAT(shown.outliers(), ElementsAre(25, 40000));
+
+  v1::AnalyzeResponse gflops = Boxplot();  // GFLOP/s: untouched
+  ToDisplayUnits(&gflops);
+  EXPECT_EQ(gflops.boxplot().unit(), Boxplot().boxplot().unit());
+  EXPECT_DOUBLE_EQ(gflops.boxplot().groups(0).p50(), 12.26);
+
+  v1::AnalyzeResponse speedup;
+  v1::SpeedupResponse& s = *speedup.mutable_speedup();
+  s.set_metric("hfu");
+  v1::SpeedupPoint& p = *s.add_points();
+  p.set_baseline_value(0.2);
+  p.set_candidate_value(0.5);
+  p.set_speedup(2.5);
+  ToDisplayUnits(&speedup);
+  EXPECT_DOUBLE_EQ(speedup.speedup().points(0).baseline_value(), 20);
+  EXPECT_DOUBLE_EQ(speedup.speedup().points(0).candidate_value(), 50);
+  EXPECT_DOUBLE_EQ(speedup.speedup().points(0).speedup(), 2.5);
+  EXPECT_EQ(DisplayUnitOfMetric("silicon_mfu"), "%");
+  EXPECT_EQ(DisplayUnitOfMetric("step_time"), "s");
 }
 
 v1::AnalyzeResponse Speedup() {

@@ -20,7 +20,7 @@ TEST(AnalysisMetricsTest, NamesAreUniqueAndTheHelpListsEveryOneWithItsMeaning) {
   EXPECT_GE(names.size(), 13u);
   EXPECT_EQ(FindAnalysisMetric("speed"), nullptr);
   // Fractions print as percentages, memory as bytes (client/analysis_views.cc).
-  EXPECT_STREQ(FindAnalysisMetric("mfu")->unit, "%");
+  EXPECT_STREQ(FindAnalysisMetric("mfu")->unit, "fraction");
   EXPECT_STREQ(FindAnalysisMetric("peak_rss")->unit, "B");
   EXPECT_TRUE(FindAnalysisMetric("step_time")->lower_is_better);
 }

@@ -34,6 +34,15 @@ TEST(OrderingTest, SortedDistinctSortsNumbersByValue) {
   EXPECT_THAT(SortedDistinct({"0.5", "2", "1.0", "1"}), ElementsAre("0.5", "1", "1.0", "2"));
 }
 
+// Over two families a field one of them lacks has the empty value for the
+// other's rows: the numbers still sort by value (not "128 256 512 64"), the
+// empty value last.
+TEST(OrderingTest, SortedDistinctKeepsNumbersNumericBesideTheEmptyValue) {
+  EXPECT_THAT(SortedDistinct({"512", "", "64", "128", "256", ""}),
+              ElementsAre("64", "128", "256", "512", ""));
+  EXPECT_THAT(SortedDistinct({""}), ElementsAre(""));
+}
+
 TEST(OrderingTest, SortedDistinctSortsTextLexicographically) {
   EXPECT_THAT(SortedDistinct({"relu", "64", "gelu", "relu"}), ElementsAre("64", "gelu", "relu"));
   EXPECT_TRUE(SortedDistinct({}).empty());
@@ -77,17 +86,43 @@ TEST(BoxTest, SummarizesOneToHundred) {
   EXPECT_DOUBLE_EQ(box.p91(), 91.09);
   EXPECT_DOUBLE_EQ(box.p98(), 98.02);
   EXPECT_DOUBLE_EQ(box.mean(), 50.5);
-  EXPECT_THAT(box.outliers(), ElementsAre(1, 2, 99, 100));
+  // Tukey: q1 25.75, q3 75.25, fences -48.5 and 149.5: no outliers, the
+  // whiskers at the extremes.
+  EXPECT_DOUBLE_EQ(box.q1(), 25.75);
+  EXPECT_DOUBLE_EQ(box.q3(), 75.25);
+  EXPECT_DOUBLE_EQ(box.whisker_low(), 1);
+  EXPECT_DOUBLE_EQ(box.whisker_high(), 100);
+  EXPECT_THAT(box.outliers(), ElementsAre());
 }
 
-TEST(BoxTest, OutliersOutsideTheWhiskers) {
-  // 1..50 and 1000: 51 values, p2 at rank 1 (= 2), p98 at rank 49 (= 50).
+TEST(BoxTest, OutliersBeyondOneAndAHalfIqr) {
+  // 1..50 and 1000: q1 13.5, q3 38.5, IQR 25, fences -24 and 76: only 1000
+  // is an outlier; the whiskers end at the data inside the fences.
   std::vector<double> v = {1000};
   for (int i = 1; i <= 50; ++i) v.push_back(i);
   const v1::BoxplotGroup box = SummarizeBox("cnn", v);
+  EXPECT_DOUBLE_EQ(box.q1(), 13.5);
+  EXPECT_DOUBLE_EQ(box.q3(), 38.5);
+  EXPECT_DOUBLE_EQ(box.whisker_low(), 1);
+  EXPECT_DOUBLE_EQ(box.whisker_high(), 50);
+  EXPECT_THAT(box.outliers(), ElementsAre(1000));
+  // The paper's percentiles are kept: p2 at rank 1 (= 2), p98 at rank 49 (= 50).
   EXPECT_DOUBLE_EQ(box.p2(), 2);
   EXPECT_DOUBLE_EQ(box.p98(), 50);
-  EXPECT_THAT(box.outliers(), ElementsAre(1, 1000));
+}
+
+// The old p2/p98 rule made every group's minimum and maximum outliers; a
+// group without far values has none.
+TEST(BoxTest, TightGroupsHaveNoOutliers) {
+  const v1::BoxplotGroup box = SummarizeBox("rnn", {10, 11, 12, 13, 14, 15, 16});
+  EXPECT_THAT(box.outliers(), ElementsAre());
+  EXPECT_DOUBLE_EQ(box.whisker_low(), 10);
+  EXPECT_DOUBLE_EQ(box.whisker_high(), 16);
+  const v1::BoxplotGroup one = SummarizeBox("one", {7});
+  EXPECT_DOUBLE_EQ(one.q1(), 7);
+  EXPECT_DOUBLE_EQ(one.whisker_low(), 7);
+  EXPECT_DOUBLE_EQ(one.whisker_high(), 7);
+  EXPECT_THAT(one.outliers(), ElementsAre());
 }
 
 // ---- Heat map -------------------------------------------------------------

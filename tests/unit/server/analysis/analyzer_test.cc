@@ -258,7 +258,7 @@ TEST_F(AnalyzerTest, BoxplotGroupsByFamilyAndDevice) {
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
   const v1::BoxplotResponse& box = response->boxplot();
-  EXPECT_EQ(box.unit(), "%");
+  EXPECT_EQ(box.unit(), "fraction");
   ASSERT_EQ(box.groups_size(), 2);
   EXPECT_EQ(box.groups(0).name(), "fc / Synthetic cpu cpu-a");
   EXPECT_EQ(box.groups(0).count(), 12);
