@@ -24,13 +24,6 @@ using Rows = std::vector<std::vector<std::string>>;
 
 constexpr int kBarWidth = 20;
 
-std::string CsvLine(const std::vector<std::string>& fields) {
-  std::vector<std::string> quoted;
-  quoted.reserve(fields.size());
-  for (const std::string& field : fields) quoted.push_back(CsvField(field));
-  return absl::StrCat(absl::StrJoin(quoted, ","), "\n");
-}
-
 // A metric value in human units. `unit` is as the analyses name it: "%"
 // holds a fraction (0.42 prints 42.0%), "s" seconds, "bytes" bytes; any
 // other unit (examples/s, GFLOP/s, FLOP/B, "") gets SI suffixes.

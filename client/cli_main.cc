@@ -15,6 +15,7 @@
 #include "client/analyze_command.h"
 #include "client/analyze_flags.h"
 #include "client/commands.h"
+#include "client/did_you_mean.h"
 #include "client/interrupt.h"
 #include "client/local_runner.h"
 #include "client/output_format.h"
@@ -166,6 +167,7 @@ void AddSweepCommands(CLI::App& app, Flags* flags, Commands* commands) {
       "List every sweep (id, name, state, done/total, ok, elapsed), or one sweep in "
       "detail");
   commands->status_id = AddSweepId(commands->status, flags, false);
+  AddFormat(commands->status, flags);
 
   commands->cancel = app.add_subcommand(
       "cancel", "Cancel a sweep: pending jobs are cancelled, running ones stopped");
@@ -213,6 +215,7 @@ void AddListingCommands(CLI::App& app, Flags* flags, Commands* commands) {
       "workers",
       "List the workers the coordinator knows: id, device, state, host, jobs done, "
       "BLAS, LibTorch, last seen");
+  AddFormat(commands->workers, flags);
 
   CLI::App* fleet = commands->fleet = app.add_subcommand(
       "fleet",
@@ -333,9 +336,10 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
   }
   if (commands.watch->parsed()) return client::RunWatch(ctx, flags.sweep_id);
   if (commands.status->parsed()) {
-    return client::RunStatus(ctx, commands.status_id->count() > 0
-                                      ? std::optional<int64_t>(flags.sweep_id)
-                                      : std::nullopt);
+    return client::RunStatus(
+        ctx,
+        commands.status_id->count() > 0 ? std::optional<int64_t>(flags.sweep_id) : std::nullopt,
+        format);
   }
   if (commands.results->parsed()) {
     client::ResultsView view;
@@ -346,7 +350,7 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
     view.top_ops = flags.top_ops;
     return client::RunResults(ctx, flags.sweep_id, format, view);
   }
-  if (commands.workers->parsed()) return client::RunWorkers(ctx);
+  if (commands.workers->parsed()) return client::RunWorkers(ctx, format);
   if (commands.fleet->parsed()) {
     return client::RunFleet(ctx, flags.fleet_sweep, flags.fleet_window, flags.fleet_format);
   }
@@ -382,7 +386,11 @@ int Run(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? 0 : client::kExitUsage;
+    if (code == 0) return 0;
+    const std::string hint =
+        client::DidYouMean(app, std::vector<std::string>(argv + 1, argv + argc));
+    if (!hint.empty()) std::cerr << "paradnn: " << hint << "\n";
+    return client::kExitUsage;
   }
   client::CommandContext ctx;
   ctx.interrupts = &interrupts;

@@ -416,16 +416,22 @@ int RunWatch(const CommandContext& ctx, int64_t sweep_id) {
   return WatchWithProgress(ctx, client, sweep_id);
 }
 
-int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id) {
+int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id, OutputFormat format) {
   CoordinatorClient client(ctx.address, ctx.timeout_seconds);
   if (sweep_id.has_value()) {
     absl::StatusOr<v1::SweepStatus> status = client.GetSweep(*sweep_id);
     if (!status.ok()) return ReportError(ctx, status.status());
-    *ctx.out << FormatSweepDetail(*status) << std::flush;
+    *ctx.out << (format == OutputFormat::kTable ? FormatSweepDetail(*status)
+                                                : FormatSweeps({*status}, format))
+             << std::flush;
     return kExitOk;
   }
   absl::StatusOr<std::vector<v1::SweepStatus>> sweeps = client.ListSweeps();
   if (!sweeps.ok()) return ReportError(ctx, sweeps.status());
+  if (format != OutputFormat::kTable) {
+    *ctx.out << FormatSweeps(*sweeps, format) << std::flush;
+    return kExitOk;
+  }
   if (sweeps->empty()) {
     *ctx.out << "no sweeps yet; submit one with: paradnn submit FILE.yaml\n" << std::flush;
     return kExitOk;
@@ -444,10 +450,14 @@ int RunResults(const CommandContext& ctx, int64_t sweep_id, OutputFormat format,
   return kExitOk;
 }
 
-int RunWorkers(const CommandContext& ctx) {
+int RunWorkers(const CommandContext& ctx, OutputFormat format) {
   CoordinatorClient client(ctx.address, ctx.timeout_seconds);
   absl::StatusOr<std::vector<v1::WorkerInfo>> workers = client.ListWorkers();
   if (!workers.ok()) return ReportError(ctx, workers.status());
+  if (format != OutputFormat::kTable) {
+    *ctx.out << FormatWorkerList(*workers, format) << std::flush;
+    return kExitOk;
+  }
   if (workers->empty()) {
     *ctx.out << "no workers have connected; start one with: paradnn-worker --coordinator "
              << ctx.address << "\n"

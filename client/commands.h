@@ -157,12 +157,13 @@ int RunPresets(const CommandContext& ctx);
 // `paradnn watch SWEEP`.
 int RunWatch(const CommandContext& ctx, int64_t sweep_id);
 // `paradnn status [SWEEP]`.
-int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id);
+int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id,
+              OutputFormat format = OutputFormat::kTable);
 // `paradnn results SWEEP [--format F] [--samples] [--jobs | --ops [--top N]]`.
 int RunResults(const CommandContext& ctx, int64_t sweep_id, OutputFormat format,
                const ResultsView& view);
 // `paradnn workers`.
-int RunWorkers(const CommandContext& ctx);
+int RunWorkers(const CommandContext& ctx, OutputFormat format = OutputFormat::kTable);
 // `paradnn fleet [--sweep ID] [--window S] [--format table|json]`: fleet
 // goodput per device kind (docs/observability.md).
 int RunFleet(const CommandContext& ctx, int64_t sweep_id, double window_seconds,

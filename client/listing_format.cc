@@ -1,5 +1,7 @@
 #include "client/listing_format.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <ctime>
 #include <string>
 #include <vector>
@@ -159,6 +161,60 @@ std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t no
   return AlignColumns({"id", "device", "state", "host", "jobs done", "BLAS", "LibTorch",
                        "matmul roofs", "last seen"},
                       rows, {false, false, false, false, true, false, false, false, false});
+}
+
+namespace {
+
+// `messages` as a JSON array of objects, one per line, as the results' JSON
+// prints them (proto field names, defaults included).
+template <typename Message>
+std::string JsonArray(const std::vector<Message>& messages) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::vector<std::string> objects;
+  for (const Message& m : messages) {
+    std::string json;
+    // Serializing a valid message cannot fail; an empty object would show it.
+    if (!google::protobuf::util::MessageToJsonString(m, &json, options).ok()) json = "{}";
+    objects.push_back(std::move(json));
+  }
+  return absl::StrCat("[", absl::StrJoin(objects, ",\n "), "]\n");
+}
+
+}  // namespace
+
+std::string FormatSweeps(const std::vector<v1::SweepStatus>& sweeps, OutputFormat format) {
+  if (format == OutputFormat::kJson) return JsonArray(sweeps);
+  std::string out =
+      CsvLine({"sweep_id", "name", "family", "device", "state", "total_jobs", "done_jobs",
+               "leased_jobs", "pending_jobs", "failed_jobs", "cancelled_jobs", "ok_results",
+               "elapsed_seconds", "created_unix_ms", "finished_unix_ms"});
+  for (const v1::SweepStatus& s : sweeps) {
+    absl::StrAppend(&out,
+                    CsvLine({absl::StrCat(s.sweep_id()), s.name(), s.family(), s.device(),
+                             common::SweepStateName(s.state()), absl::StrCat(s.total_jobs()),
+                             absl::StrCat(s.done_jobs()), absl::StrCat(s.leased_jobs()),
+                             absl::StrCat(s.pending_jobs()), absl::StrCat(s.failed_jobs()),
+                             absl::StrCat(s.cancelled_jobs()), absl::StrCat(s.ok_results()),
+                             absl::StrCat(s.elapsed_seconds()), absl::StrCat(s.created_unix_ms()),
+                             absl::StrCat(s.finished_unix_ms())}));
+  }
+  return out;
+}
+
+std::string FormatWorkerList(const std::vector<v1::WorkerInfo>& workers, OutputFormat format) {
+  if (format == OutputFormat::kJson) return JsonArray(workers);
+  std::string out =
+      CsvLine({"worker_id", "device_kind", "state", "hostname", "jobs_done", "blas_backend",
+               "libtorch_version", "fingerprint", "last_seen_unix_ms"});
+  for (const v1::WorkerInfo& w : workers) {
+    absl::StrAppend(&out, CsvLine({w.worker_id(), w.device_kind(), w.state(), w.hostname(),
+                                   absl::StrCat(w.jobs_done()), w.platform().blas_backend(),
+                                   w.platform().libtorch_version(), w.platform().fingerprint(),
+                                   absl::StrCat(w.last_seen_unix_ms())}));
+  }
+  return out;
 }
 
 }  // namespace paradnn::client

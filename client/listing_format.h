@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "client/output_format.h"
 #include "paradnn/v1/coordinator.pb.h"
 #include "paradnn/v1/metrics.pb.h"
 #include "paradnn/v1/sweep.pb.h"
@@ -30,6 +31,19 @@ std::string FormatRoofs(const v1::Platform& platform);
 // `paradnn workers`: id, device, state, host, jobs done, BLAS, LibTorch,
 // last seen (relative to `now_unix_ms`).
 std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t now_unix_ms);
+
+// `paradnn status --format csv|json`: csv = one row per sweep with raw
+// numbers (sweep_id, name, family, device, state, total_jobs, done_jobs,
+// leased_jobs, pending_jobs, failed_jobs, cancelled_jobs, ok_results,
+// elapsed_seconds, created_unix_ms, finished_unix_ms); json = an array of
+// SweepStatus objects (proto field names, defaults included, 64-bit
+// integers as strings). `format` is kCsv or kJson.
+std::string FormatSweeps(const std::vector<v1::SweepStatus>& sweeps, OutputFormat format);
+
+// `paradnn workers --format csv|json`: csv = worker_id, device_kind, state,
+// hostname, jobs_done, blas_backend, libtorch_version, fingerprint,
+// last_seen_unix_ms; json = an array of WorkerInfo objects, as above.
+std::string FormatWorkerList(const std::vector<v1::WorkerInfo>& workers, OutputFormat format);
 
 }  // namespace paradnn::client
 

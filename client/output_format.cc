@@ -312,6 +312,13 @@ std::string CsvField(absl::string_view text) {
   return out;
 }
 
+std::string CsvLine(const std::vector<std::string>& fields) {
+  std::vector<std::string> quoted;
+  quoted.reserve(fields.size());
+  for (const std::string& field : fields) quoted.push_back(CsvField(field));
+  return absl::StrCat(absl::StrJoin(quoted, ","), "\n");
+}
+
 std::string FormatCsv(const ResultTable& table, bool samples) {
   std::string out;
   std::vector<std::string> fields;

@@ -92,6 +92,9 @@ std::string FormatHumanTable(const ResultTable& table);
 // One field of CSV, quoted when needed.
 std::string CsvField(absl::string_view text);
 
+// One CSV record: the fields quoted as needed, comma-separated, and "\n".
+std::string CsvLine(const std::vector<std::string>& fields);
+
 // `text` with every control character (C0, DEL, and C1 in UTF-8) written
 // as a visible escape ("\x1b", "\u009b"), for the human table: a worker id,
 // host name or error text cannot move the cursor, recolour or retitle the

@@ -346,6 +346,42 @@ TEST(OutputFormatTest, WorkerListing) {
   EXPECT_THAT(text, HasSubstr("jobs done"));
 }
 
+// status and workers in CSV (raw numbers, quoted where needed) and JSON (an
+// array of the protos, proto field names).
+TEST(OutputFormatTest, SweepsAndWorkersAsCsvAndJson) {
+  v1::SweepStatus s;
+  s.set_sweep_id(7);
+  s.set_name("fc, small");
+  s.set_state(v1::SWEEP_DONE);
+  s.set_total_jobs(12);
+  s.set_done_jobs(12);
+  s.set_ok_results(11);
+  s.set_elapsed_seconds(42.5);
+  const auto sweeps = ParseCsv(FormatSweeps({s, s}, OutputFormat::kCsv));
+  ASSERT_EQ(sweeps.size(), 3u);
+  EXPECT_EQ(sweeps[0][0], "sweep_id");
+  EXPECT_EQ(sweeps[0].size(), sweeps[1].size());
+  EXPECT_EQ(sweeps[1][1], "fc, small");
+  EXPECT_EQ(sweeps[1][4], "done");
+  EXPECT_EQ(sweeps[1][12], "42.5");
+  const nlohmann::json list = nlohmann::json::parse(FormatSweeps({s}, OutputFormat::kJson));
+  ASSERT_TRUE(list.is_array());
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["name"], "fc, small");
+  EXPECT_EQ(list[0]["sweep_id"], "7");
+  EXPECT_EQ(nlohmann::json::parse(FormatSweeps({}, OutputFormat::kJson)).size(), 0u);
+
+  v1::WorkerInfo w;
+  w.set_worker_id("local-1-cpu");
+  w.set_jobs_done(9);
+  w.mutable_platform()->set_fingerprint("ab12");
+  const auto workers = ParseCsv(FormatWorkerList({w}, OutputFormat::kCsv));
+  ASSERT_EQ(workers.size(), 2u);
+  EXPECT_THAT(workers[1], ElementsAre("local-1-cpu", "", "", "", "9", "", "", "ab12", "0"));
+  const nlohmann::json wj = nlohmann::json::parse(FormatWorkerList({w}, OutputFormat::kJson));
+  EXPECT_EQ(wj[0]["platform"]["fingerprint"], "ab12");
+}
+
 TEST(OutputFormatTest, ControlCharactersReachTheTerminalAsText) {
   EXPECT_EQ(EscapeForTerminal("plain µs text"), "plain µs text");
   EXPECT_EQ(EscapeForTerminal("a\x1b]0;pwned\x07"
