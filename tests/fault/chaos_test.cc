@@ -452,7 +452,12 @@ TEST_F(ChaosTest, SigtermStopsAssigningAndWaitsForTheJobInFlight) {
 }
 
 TEST_F(ChaosTest, WorkerStoppedMidJobHandsItBackForAnotherWorker) {
-  setenv("FAKE_RUNNER_DELAY_MS", "3000", 1);
+  // The job must still be running when SIGTERM arrives: at 3 s it once
+  // finished first under ctest -j2 beside a LibTorch test (the worker then
+  // stopped with an unacknowledged result instead of handing the job back).
+  // The worker kills the runner after its 0.5 s drain, so a long delay
+  // costs nothing.
+  setenv("FAKE_RUNNER_DELAY_MS", "15000", 1);
   TempDir dir;
   Cluster cluster(dir);
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
