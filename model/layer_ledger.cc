@@ -129,6 +129,16 @@ void LayerLedger::MaxPool(double in, double out, double window) {
   activation_bytes_ += indices;
 }
 
+void LayerLedger::NetworkInput(double elems) {
+  const double n = batch_ * elems;
+  if (mixed_) {
+    activation_bytes_ += n * (4.0 + e_c_);
+    b_.activation_fwd_bytes += n * (4.0 + e_c_);  // the cast
+  } else {
+    activation_bytes_ += n * e_a_;
+  }
+}
+
 void LayerLedger::Workspace(double elems) {
   workspace_ = std::max(workspace_, batch_ * elems * e_a_);
 }

@@ -175,6 +175,15 @@ class LayerLedger {
   void Loss(double elems, double fwd_flops, double bwd_flops, double fwd_passes, double bwd_passes,
             double kept);
 
+  // The network's input of `elems` per example (FC features, the image
+  // batch), as the runner feeds it: float32 in mixed precision, which
+  // autocast casts to 16 bits once (read 4, write 2 bytes), else at e_a.
+  // Counts it (and its copy) as activations.
+  void NetworkInput(double elems);
+  // The element size the first layer reads its input at (the 16-bit copy in
+  // mixed precision): Matmul's in_bytes for the layer that reads the input.
+  double input_element_bytes() const { return mixed_ ? e_c_ : e_a_; }
+
   // Forward bytes the caller counts itself (e.g. the mixed-precision cast of
   // a float32 input), per step.
   void AddForwardBytes(double bytes) { b_.activation_fwd_bytes += bytes; }

@@ -171,10 +171,10 @@ double Elems(int64_t channels, int64_t size) { return static_cast<double>(channe
 // batch (its 16-bit copy in mixed precision) and needs no gradient.
 void CountConv(const CnnConvLayer& c, bool stem, LayerLedger* l) {
   const double p = static_cast<double>(c.kernel * c.kernel * c.in_channels * c.out_channels);
-  const double image_bytes = l->mixed() ? 2.0 : l->activation_element_bytes();
   l->Matmul(/*macs=*/p * static_cast<double>(c.out_size * c.out_size),
             Elems(c.in_channels, c.in_size), Elems(c.out_channels, c.out_size), /*weights=*/p,
-            /*bias=*/0, /*input_grad=*/!stem, /*first_use=*/true, stem ? image_bytes : 0);
+            /*bias=*/0, /*input_grad=*/!stem, /*first_use=*/true,
+            stem ? l->input_element_bytes() : 0);
   if (c.kernel > 1) {
     l->Workspace(static_cast<double>(c.kernel * c.kernel * c.in_channels * c.out_size *
                                      c.out_size));  // im2col columns
@@ -192,12 +192,8 @@ WorkCounts CountCnn(const ModelSpec& spec) {
   const CnnShape s = CnnShapeOf(spec);
   const std::vector<CnnConvLayer> convs = CnnConvLayers(s);
   LayerLedger l(spec);
-  // The image batch: float32 in mixed precision, which autocast casts.
-  const double image = Elems(3, s.image);
-  const double e_x = l.mixed() ? 4.0 : l.activation_element_bytes();
   const double batch = l.batch();
-  l.AddActivationBytes(batch * image * (e_x + (l.mixed() ? 2.0 : 0)));
-  if (l.mixed()) l.AddForwardBytes(batch * image * (e_x + 2.0));
+  l.NetworkInput(Elems(3, s.image));
 
   // Stem: conv -> BN -> ReLU -> max-pool.
   const CnnConvLayer& stem = convs.front();

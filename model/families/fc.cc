@@ -84,21 +84,16 @@ constexpr ParamRule kFcParams[] = {
 WorkCounts CountFc(const ModelSpec& spec) {
   const FcShape s = FcShapeOf(spec);
   LayerLedger l(spec);
-  const bool mixed = l.mixed();
-  const double e_a = l.activation_element_bytes();
-  const double e_c = mixed ? 2.0 : WeightElementBytes(spec.precision);
-  const double e_x = mixed ? 4.0 : e_a;
   const double batch = l.batch();
   const double input = static_cast<double>(s.input);
-  l.AddActivationBytes(batch * input * (e_x + (mixed ? e_c : 0)));
-  if (mixed) l.AddForwardBytes(batch * input * (e_x + e_c));  // the cast of x
+  l.NetworkInput(input);
   double in = input;
   for (int64_t k = 0; k <= s.layer; ++k) {
     const bool first = k == 0;
     const bool hidden = k < s.layer;
     const double out = static_cast<double>(hidden ? s.node : s.output);
     l.Matmul(/*macs=*/in * out, in, out, /*weights=*/in * out, /*bias=*/out,
-             /*input_grad=*/!first, /*first_use=*/true, first ? (mixed ? e_c : e_x) : 0);
+             /*input_grad=*/!first, /*first_use=*/true, first ? l.input_element_bytes() : 0);
     if (hidden) l.Elementwise(kReluCost, out);
     in = out;
   }

@@ -17,11 +17,10 @@ using Kind = VisionLayer::Kind;
 // image reads its 16-bit copy in mixed precision and needs no input gradient.
 void CountVisionMatmul(const VisionLayer& l, LayerLedger* ledger) {
   const double bias = l.bias ? static_cast<double>(l.out.c) : 0;
-  const double image_bytes = ledger->mixed() ? 2.0 : ledger->activation_element_bytes();
   ledger->Matmul(static_cast<double>(l.Macs()), static_cast<double>(l.in.elements()),
                  static_cast<double>(l.out.elements()), static_cast<double>(l.Params()) - bias,
                  bias, /*input_grad=*/!l.reads_image, /*first_use=*/true,
-                 l.reads_image ? image_bytes : 0);
+                 l.reads_image ? ledger->input_element_bytes() : 0);
   // im2col columns of a dense conv (depthwise convs have kernels of their own).
   if (l.kind == Kind::kConv && l.kernel > 1 && l.groups == 1) {
     ledger->Workspace(static_cast<double>(l.kernel * l.kernel * l.in.c * l.out.h * l.out.w));
@@ -75,12 +74,8 @@ WorkCounts CountVision(const ModelSpec& spec) {
   const std::optional<VisionArch> arch = VisionArchOf(spec.family);
   const VisionShape s = VisionShapeOf(spec);
   LayerLedger ledger(spec);
-  // The image batch: float32 in mixed precision, which autocast casts.
-  const double image = 3 * static_cast<double>(s.image * s.image);
-  const double e_x = ledger.mixed() ? 4.0 : ledger.activation_element_bytes();
   const double batch = ledger.batch();
-  ledger.AddActivationBytes(batch * image * (e_x + (ledger.mixed() ? 2.0 : 0)));
-  if (ledger.mixed()) ledger.AddForwardBytes(batch * image * (e_x + 2.0));
+  ledger.NetworkInput(3 * static_cast<double>(s.image * s.image));
   for (const VisionLayer& l : VisionLayers(*arch, s.image, s.output)) CountVisionLayer(l, &ledger);
   ledger.Loss(static_cast<double>(s.output), kLossForwardFlopsPerLogit, kLossBackwardFlopsPerLogit,
               /*fwd_passes=*/2, /*bwd_passes=*/2, /*kept=*/1);
