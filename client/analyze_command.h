@@ -21,10 +21,11 @@ namespace paradnn::client {
 absl::StatusOr<v1::ResultSelection> ParseSelection(const std::vector<int64_t>& sweep_ids,
                                                    const std::vector<std::string>& where);
 
-// Runs `request` on the coordinator, prints it in `format` and, when
+// Runs `request` on the coordinator (or, when `db_path` is not empty, on a
+// private read-only one serving that file), prints it in `format` and, when
 // `plot_path` is not empty, draws it there (client/analysis_plots.h).
 int RunAnalyze(const CommandContext& ctx, const v1::AnalyzeRequest& request, OutputFormat format,
-               const std::string& plot_path);
+               const std::string& plot_path, const std::string& db_path = "");
 
 // One analysis a report asks for.
 struct PlannedAnalysis {
@@ -45,9 +46,10 @@ struct PlannedAnalysis {
 std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& sweeps);
 
 // `paradnn report SWEEP... --out DIR`: runs PlanReport's analyses (one that
-// fails becomes a note saying why) and writes DIR/index.html.
+// fails becomes a note saying why) and writes DIR/index.html. `db_path` as
+// for RunAnalyze.
 int RunReport(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
-              const std::string& out_dir);
+              const std::string& out_dir, const std::string& db_path = "");
 
 }  // namespace paradnn::client
 

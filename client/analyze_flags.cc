@@ -29,6 +29,7 @@ void AddAnalyzeCommon(CLI::App* command, AnalyzeFlags* flags, std::string* forma
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
   command->add_option("--plot", flags->plot, "Also draw the figure with gnuplot (FILE.png|.svg)");
+  AddDbFile(command, &flags->db);
 }
 
 const AnalysisKind kAnalysisKinds[] = {
@@ -154,6 +155,13 @@ CLI::Validator PositiveInteger(const std::string& what) {
         return "";
       },
       "", "positive integer");
+}
+
+void AddDbFile(CLI::App* command, std::string* db_path) {
+  command->add_option("--db", *db_path,
+                      "Analyse this SQLite file (a colleague's paradnn.db) instead of asking the "
+                      "coordinator: opened read-only by a private coordinator, so none needs to "
+                      "be running and the file is not changed");
 }
 
 void AddSweepIds(CLI::App* command, std::vector<int64_t>* sweep_ids) {

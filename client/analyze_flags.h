@@ -35,6 +35,7 @@ struct AnalyzeFlags {
   std::string candidate;
   std::string color_by;
   std::string plot;  // FILE.png|.svg
+  std::string db;    // --db FILE: analyse this database file, no coordinator needed
 };
 
 struct AnalysisKind {
@@ -53,6 +54,9 @@ const std::vector<AnalysisKind>& AnalysisKinds();
 // (a positive integer)"); CLI11's PositiveNumber prints the whole double
 // range.
 CLI::Validator PositiveInteger(const std::string& what);
+
+// --db FILE on `command` (analyze KIND, report).
+void AddDbFile(CLI::App* command, std::string* db_path);
 
 // SWEEP... (one or more sweep ids), for analyze and report.
 void AddSweepIds(CLI::App* command, std::vector<int64_t>* sweep_ids);

@@ -259,6 +259,7 @@ void AddAnalysisCommands(CLI::App& app, Flags* flags, Commands* commands) {
       "the sweeps: heat maps, sensitivities, roofline, box plots, speedups, scaling");
   client::AddSweepIds(commands->report, &flags->analyze.sweep_ids);
   commands->report->add_option("--out", flags->out_dir, "Output folder")->capture_default_str();
+  client::AddDbFile(commands->report, &flags->analyze.db);
 }
 
 // After parsing: logging, the coordinator's address and credentials, the
@@ -361,10 +362,10 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
       std::cerr << "paradnn: " << request.status().message() << "\n";
       return client::kExitUsage;
     }
-    return client::RunAnalyze(ctx, *request, format, flags.analyze.plot);
+    return client::RunAnalyze(ctx, *request, format, flags.analyze.plot, flags.analyze.db);
   }
   if (commands.report->parsed())
-    return client::RunReport(ctx, flags.analyze.sweep_ids, flags.out_dir);
+    return client::RunReport(ctx, flags.analyze.sweep_ids, flags.out_dir, flags.analyze.db);
   if (commands.cancel->parsed()) return client::RunCancel(ctx, flags.sweep_id);
   if (commands.local->parsed()) return client::RunLocal(ctx, LocalOptionsOf(flags, format));
   return client::kExitUsage;

@@ -168,70 +168,134 @@ bool ChildProcess::WaitUntil(SteadyClock::time_point deadline) {
   return true;
 }
 
-// ---- LocalCluster ------------------------------------------------------------
+// ---- PrivateCoordinator ------------------------------------------------------
 
-absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalOptions& options,
-                                                                  const std::string& device,
-                                                                  InterruptWatcher* interrupts) {
-  std::string bin_dir = options.bin_dir;
-  if (bin_dir.empty()) {
-    absl::StatusOr<std::string> dir = ExecutableDir();
-    if (!dir.ok()) return dir.status();
-    bin_dir = *dir;
+absl::StatusOr<std::string> SiblingBinary(const std::string& bin_dir, const std::string& name,
+                                          const std::string& needed_by) {
+  std::string dir = bin_dir;
+  if (dir.empty()) {
+    absl::StatusOr<std::string> exe_dir = ExecutableDir();
+    if (!exe_dir.ok()) return exe_dir.status();
+    dir = *exe_dir;
   }
-  const std::string coordinator_bin = bin_dir + "/paradnn-coordinator";
-  const std::string worker_bin = bin_dir + "/paradnn-worker";
-  for (const std::string& bin : {coordinator_bin, worker_bin}) {
-    if (access(bin.c_str(), X_OK) != 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cannot run ", bin, ": ", ErrnoText(errno),
-          "; paradnn local needs paradnn-coordinator and paradnn-worker beside paradnn (build "
-          "every module)"));
-    }
+  std::string bin = dir + "/" + name;
+  if (access(bin.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot run ", bin, ": ", ErrnoText(errno),
+                                                      "; ", needed_by, " needs ", name,
+                                                      " beside paradnn (build every module)"));
   }
+  return bin;
+}
+
+absl::StatusOr<std::unique_ptr<PrivateCoordinator>> PrivateCoordinator::Start(
+    const PrivateCoordinatorOptions& options, InterruptWatcher* interrupts) {
+  absl::StatusOr<std::string> coordinator_bin =
+      SiblingBinary(options.bin_dir, "paradnn-coordinator", options.needed_by);
+  if (!coordinator_bin.ok()) return coordinator_bin.status();
   absl::StatusOr<std::string> temp_dir = MakeTempDir();
   if (!temp_dir.ok()) return temp_dir.status();
-  std::unique_ptr<LocalCluster> cluster(new LocalCluster(*temp_dir, options.stop_grace));
+  std::unique_ptr<PrivateCoordinator> coordinator(
+      new PrivateCoordinator(*temp_dir, options.stop_grace));
 
   const std::string socket = *temp_dir + "/coordinator.sock";
   const std::string address_file = *temp_dir + "/address";
-  std::vector<std::string> argv = {coordinator_bin, "--listen",      "unix:" + socket,
-                                   "--db",          options.db_path, "--address-file",
-                                   address_file,    "--log-level",   options.log_level};
-  if (options.max_jobs > 0) {
-    argv.push_back("--max-jobs");
-    argv.push_back(absl::StrCat(options.max_jobs));
-  }
-  absl::StatusOr<std::unique_ptr<ChildProcess>> coordinator =
+  std::vector<std::string> argv = {*coordinator_bin, "--listen",      "unix:" + socket,
+                                   "--db",           options.db_path, "--address-file",
+                                   address_file,     "--log-level",   options.log_level};
+  argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child =
       ChildProcess::Start("paradnn-coordinator", argv, *temp_dir + "/coordinator.log");
-  if (!coordinator.ok()) return coordinator.status();
-  cluster->coordinator_ = *std::move(coordinator);
+  if (!child.ok()) return child.status();
+  coordinator->process_ = *std::move(child);
 
   const SteadyClock::time_point deadline = SteadyClock::now() + options.startup_timeout;
   while (true) {
     if (interrupts != nullptr && interrupts->interrupted()) {
       return absl::CancelledError("interrupted");
     }
-    cluster->address_ = ReadTrimmed(address_file);
-    if (!cluster->address_.empty()) break;
-    if (!cluster->coordinator_->Running()) {
-      return ChildFailure(*cluster->coordinator_, "stopped before it listened");
+    coordinator->address_ = ReadTrimmed(address_file);
+    if (!coordinator->address_.empty()) break;
+    if (!coordinator->process_->Running()) {
+      return ChildFailure(*coordinator->process_, "stopped before it listened");
     }
     if (SteadyClock::now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
           "paradnn-coordinator did not write its address within ", options.startup_timeout.count(),
-          " s; its log ends:\n", FileTail(cluster->coordinator_->log_path())));
+          " s; its log ends:\n", FileTail(coordinator->process_->log_path())));
     }
     std::this_thread::sleep_for(kPollInterval);
   }
+  return coordinator;
+}
+
+PrivateCoordinator::~PrivateCoordinator() { Stop().IgnoreError(); }
+
+absl::Status PrivateCoordinator::CheckAlive() {
+  if (process_ != nullptr && !process_->Running()) {
+    failure_reported_ = true;
+    return ChildFailure(*process_, "stopped");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrivateCoordinator::Stop() {
+  if (stopped_) return absl::OkStatus();
+  stopped_ = true;
+  absl::Status status;
+  if (process_ != nullptr) {
+    process_->Terminate();
+    if (!process_->WaitUntil(SteadyClock::now() + stop_grace_)) {
+      status = absl::InternalError(absl::StrCat(process_->name(), " did not stop within ",
+                                                stop_grace_.count(), " s and was killed"));
+    } else if (!process_->ExitedCleanly() && !failure_reported_) {
+      status =
+          absl::InternalError(absl::StrCat(process_->name(), " ", process_->ExitDescription(),
+                                           "; its log ends:\n", FileTail(process_->log_path())));
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(temp_dir_, ignored);
+  return status;
+}
+
+// ---- LocalCluster ------------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalOptions& options,
+                                                                  const std::string& device,
+                                                                  InterruptWatcher* interrupts) {
+  // Both binaries are checked before anything starts.
+  for (const char* name : {"paradnn-coordinator", "paradnn-worker"}) {
+    if (absl::StatusOr<std::string> bin = SiblingBinary(options.bin_dir, name, "paradnn local");
+        !bin.ok()) {
+      return bin.status();
+    }
+  }
+  absl::StatusOr<std::string> worker_bin =
+      SiblingBinary(options.bin_dir, "paradnn-worker", "paradnn local");
+  if (!worker_bin.ok()) return worker_bin.status();
+  PrivateCoordinatorOptions coordinator_options;
+  coordinator_options.bin_dir = options.bin_dir;
+  coordinator_options.db_path = options.db_path;
+  coordinator_options.log_level = options.log_level;
+  coordinator_options.startup_timeout = options.startup_timeout;
+  coordinator_options.stop_grace = options.stop_grace;
+  coordinator_options.needed_by = "paradnn local";
+  if (options.max_jobs > 0) {
+    coordinator_options.extra_args = {"--max-jobs", absl::StrCat(options.max_jobs)};
+  }
+  absl::StatusOr<std::unique_ptr<PrivateCoordinator>> coordinator =
+      PrivateCoordinator::Start(coordinator_options, interrupts);
+  if (!coordinator.ok()) return coordinator.status();
+  std::unique_ptr<LocalCluster> cluster(new LocalCluster(options.stop_grace));
+  cluster->coordinator_ = *std::move(coordinator);
 
   for (int i = 1; i <= options.workers; ++i) {
     const std::string id = absl::StrCat("local-", i, "-", device);
     absl::StatusOr<std::unique_ptr<ChildProcess>> worker =
         ChildProcess::Start(absl::StrCat("paradnn-worker ", id),
-                            {worker_bin, "--coordinator", cluster->address_, "--worker-id", id,
+                            {*worker_bin, "--coordinator", cluster->address(), "--worker-id", id,
                              "--device", device, "--log-level", options.log_level},
-                            absl::StrCat(*temp_dir, "/worker-", i, ".log"));
+                            absl::StrCat(cluster->coordinator_->temp_dir(), "/worker-", i, ".log"));
     if (!worker.ok()) return worker.status();
     cluster->workers_.push_back(*std::move(worker));
   }
@@ -241,10 +305,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalOpt
 LocalCluster::~LocalCluster() { Stop().IgnoreError(); }
 
 absl::Status LocalCluster::CheckAlive() {
-  if (coordinator_ != nullptr && !coordinator_->Running()) {
-    reported_.insert(coordinator_.get());
-    return ChildFailure(*coordinator_, "stopped");
-  }
+  if (absl::Status s = coordinator_->CheckAlive(); !s.ok()) return s;
   for (auto& worker : workers_) {
     if (!worker->Running()) {
       reported_.insert(worker.get());
@@ -258,26 +319,18 @@ absl::Status LocalCluster::Stop() {
   if (stopped_) return absl::OkStatus();
   stopped_ = true;
   std::vector<std::string> problems;
-  auto stop = [&](const std::vector<ChildProcess*>& children) {
-    for (ChildProcess* c : children) c->Terminate();
-    const SteadyClock::time_point deadline = SteadyClock::now() + stop_grace_;
-    for (ChildProcess* c : children) {
-      if (!c->WaitUntil(deadline)) {
-        problems.push_back(absl::StrCat(c->name(), " did not stop within ", stop_grace_.count(),
-                                        " s and was killed"));
-      } else if (!c->ExitedCleanly() && reported_.count(c) == 0) {
-        problems.push_back(absl::StrCat(c->name(), " ", c->ExitDescription()));
-      }
-    }
-  };
   // Workers first, so that none is left talking to a coordinator going away.
-  std::vector<ChildProcess*> workers;
-  for (auto& w : workers_) workers.push_back(w.get());
-  stop(workers);
-  if (coordinator_ != nullptr) stop({coordinator_.get()});
-
-  std::error_code ignored;
-  std::filesystem::remove_all(temp_dir_, ignored);
+  for (auto& worker : workers_) worker->Terminate();
+  const SteadyClock::time_point deadline = SteadyClock::now() + stop_grace_;
+  for (auto& worker : workers_) {
+    if (!worker->WaitUntil(deadline)) {
+      problems.push_back(absl::StrCat(worker->name(), " did not stop within ", stop_grace_.count(),
+                                      " s and was killed"));
+    } else if (!worker->ExitedCleanly() && reported_.count(worker.get()) == 0) {
+      problems.push_back(absl::StrCat(worker->name(), " ", worker->ExitDescription()));
+    }
+  }
+  if (absl::Status s = coordinator_->Stop(); !s.ok()) problems.emplace_back(s.message());
   if (problems.empty()) return absl::OkStatus();
   return absl::InternalError(absl::StrJoin(problems, "; "));
 }

@@ -90,14 +90,58 @@ struct LocalOptions {
   std::chrono::seconds stop_grace{10};
 };
 
+struct PrivateCoordinatorOptions {
+  std::string db_path;
+  std::vector<std::string> extra_args;  // more paradnn-coordinator flags
+  std::string log_level = "warn";
+  std::string bin_dir;    // empty: ExecutableDir()
+  std::string needed_by;  // the command, for the missing-binary message
+  std::chrono::seconds startup_timeout{30};
+  std::chrono::seconds stop_grace{10};
+};
+
+// A paradnn-coordinator for this CLI alone, on a Unix socket in a fresh
+// temporary directory (which also holds its log). Stop() (or the
+// destructor) sends SIGTERM, waits up to `stop_grace` before SIGKILL and
+// removes the directory.
+class PrivateCoordinator {
+ public:
+  // Starts it and waits for its address file, failing early with its log
+  // tail if it exits first, or on interrupt.
+  static absl::StatusOr<std::unique_ptr<PrivateCoordinator>> Start(
+      const PrivateCoordinatorOptions& options, InterruptWatcher* interrupts);
+  ~PrivateCoordinator();
+  PrivateCoordinator(const PrivateCoordinator&) = delete;
+  PrivateCoordinator& operator=(const PrivateCoordinator&) = delete;
+
+  // "unix:/tmp/paradnn-local-XXXXXX/coordinator.sock".
+  const std::string& address() const { return address_; }
+  const std::string& temp_dir() const { return temp_dir_; }
+
+  // OK while it runs; else Unavailable with the tail of its log.
+  absl::Status CheckAlive();
+  // Idempotent. An error when it had to be killed or failed unreported.
+  absl::Status Stop();
+
+ private:
+  PrivateCoordinator(std::string temp_dir, std::chrono::seconds stop_grace)
+      : temp_dir_(std::move(temp_dir)), stop_grace_(stop_grace) {}
+
+  std::string temp_dir_;
+  std::chrono::seconds stop_grace_;
+  std::string address_;
+  std::unique_ptr<ChildProcess> process_;
+  bool failure_reported_ = false;
+  bool stopped_ = false;
+};
+
 // A private coordinator and its workers. Stop() (or the destructor) sends
 // SIGTERM to the workers, then the coordinator, waits for each up to
 // `stop_grace` before SIGKILL, and removes the temporary directory.
 class LocalCluster {
  public:
-  // Starts the coordinator, waits for its address file (failing early with
-  // the coordinator's log tail if it exits first, or on interrupt), then
-  // starts the workers for `device`.
+  // Starts the coordinator (PrivateCoordinator), then the workers for
+  // `device`.
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(const LocalOptions& options,
                                                              const std::string& device,
                                                              InterruptWatcher* interrupts);
@@ -106,10 +150,10 @@ class LocalCluster {
   LocalCluster& operator=(const LocalCluster&) = delete;
 
   // The coordinator's address ("unix:/tmp/paradnn-local-XXXXXX/coordinator.sock").
-  const std::string& address() const { return address_; }
+  const std::string& address() const { return coordinator_->address(); }
 
-  // OK while every child runs; else FailedPrecondition naming the first
-  // child that exited, with the tail of its log.
+  // OK while every child runs; else Unavailable naming the first child that
+  // exited, with the tail of its log.
   absl::Status CheckAlive();
 
   // Stops the children and removes the temporary directory. Returns an
@@ -118,15 +162,12 @@ class LocalCluster {
   absl::Status Stop();
 
  private:
-  LocalCluster(std::string temp_dir, std::chrono::seconds stop_grace)
-      : temp_dir_(std::move(temp_dir)), stop_grace_(stop_grace) {}
+  explicit LocalCluster(std::chrono::seconds stop_grace) : stop_grace_(stop_grace) {}
 
-  std::string temp_dir_;
   std::chrono::seconds stop_grace_;
-  std::string address_;
-  std::unique_ptr<ChildProcess> coordinator_;
+  std::unique_ptr<PrivateCoordinator> coordinator_;
   std::vector<std::unique_ptr<ChildProcess>> workers_;
-  std::set<const ChildProcess*> reported_;  // failures CheckAlive returned
+  std::set<const ChildProcess*> reported_;  // worker failures CheckAlive returned
   bool stopped_ = false;
 };
 

@@ -35,25 +35,25 @@ constexpr const char* kRoofColors[] = {"#000000", "#8b4513", "#00468b", "#6a0d6a
 constexpr size_t kRoofColorCount = sizeof(kRoofColors) / sizeof(kRoofColors[0]);
 
 // The memory roofs a roofline draws for one platform: DRAM (the level named
-// so, else the slowest) and the outermost cache level (the last one that is
-// not DRAM, levels being listed from L1 outwards).
+// so, else the slowest), which bounds the compute roofs, and every measured
+// cache level, each its own slope, levels being listed from L1 outwards.
 struct MemoryRoofs {
   const v1::BandwidthRoof* dram = nullptr;
-  const v1::BandwidthRoof* cache = nullptr;
+  std::vector<const v1::BandwidthRoof*> caches;
 };
+
+bool IsMainMemory(const v1::BandwidthRoof& level) {
+  return absl::StartsWithIgnoreCase(level.level(), "DRAM") ||
+         absl::StartsWithIgnoreCase(level.level(), "HBM") ||
+         absl::StartsWithIgnoreCase(level.level(), "memory");
+}
 
 MemoryRoofs PickMemoryRoofs(const v1::PlatformRoofs& roofs) {
   MemoryRoofs picked;
   for (const auto& level : roofs.bandwidth()) {
-    if (!Positive(level.bytes_per_sec())) continue;
-    if (absl::StartsWithIgnoreCase(level.level(), "DRAM") ||
-        absl::StartsWithIgnoreCase(level.level(), "HBM") ||
-        absl::StartsWithIgnoreCase(level.level(), "memory")) {
-      if (picked.dram == nullptr || level.bytes_per_sec() > picked.dram->bytes_per_sec()) {
-        picked.dram = &level;
-      }
-    } else {
-      picked.cache = &level;
+    if (!Positive(level.bytes_per_sec()) || !IsMainMemory(level)) continue;
+    if (picked.dram == nullptr || level.bytes_per_sec() > picked.dram->bytes_per_sec()) {
+      picked.dram = &level;
     }
   }
   if (picked.dram == nullptr) {
@@ -64,7 +64,11 @@ MemoryRoofs PickMemoryRoofs(const v1::PlatformRoofs& roofs) {
         picked.dram = &level;
       }
     }
-    if (picked.cache == picked.dram) picked.cache = nullptr;
+  }
+  for (const auto& level : roofs.bandwidth()) {
+    if (Positive(level.bytes_per_sec()) && &level != picked.dram && !IsMainMemory(level)) {
+      picked.caches.push_back(&level);
+    }
   }
   return picked;
 }
@@ -172,8 +176,9 @@ double WidenToRoofs(const v1::RooflineResponse& roofline, RooflineBounds* bounds
       peak_lo = std::min(peak_lo, compute.flops_per_sec());
       bounds->y_hi =
           std::max({bounds->y_hi, compute.flops_per_sec(), compute.theoretical_flops_per_sec()});
-      for (const v1::BandwidthRoof* level : {memory.dram, memory.cache}) {
-        if (level == nullptr) continue;
+      std::vector<const v1::BandwidthRoof*> levels = memory.caches;
+      if (memory.dram != nullptr) levels.push_back(memory.dram);
+      for (const v1::BandwidthRoof* level : levels) {
         const double ridge = compute.flops_per_sec() / level->bytes_per_sec();
         bounds->x_lo = std::min(bounds->x_lo, ridge);
         bounds->x_hi = std::max(bounds->x_hi, ridge);
@@ -244,8 +249,9 @@ void AddComputeRoof(const v1::MatmulRoofValue& compute, const std::string& name,
 }
 
 // Every roof of one platform, named `name`, in `color`: its compute roofs
-// (dash types 1..5 in turn), then its outermost cache's roof under the best
-// compute peak.
+// (dash types 1..5 in turn) bounded by DRAM, then each cache level's slope
+// under the best compute peak (dotted, thinner as the level is farther
+// out), labelled with the level and its size.
 void AddPlatformRoofs(const v1::PlatformRoofs& roofs, const std::string& name, const char* color,
                       const RooflineBounds& bounds, RooflinePlot* plot) {
   const MemoryRoofs memory = PickMemoryRoofs(roofs);
@@ -257,13 +263,14 @@ void AddPlatformRoofs(const v1::PlatformRoofs& roofs, const std::string& name, c
     AddComputeRoof(compute, name, memory, color, dash, bounds, plot);
     dash = dash % 5 + 1;
   }
-  if (memory.cache != nullptr && best_peak > 0) {
+  if (best_peak <= 0) return;
+  for (const v1::BandwidthRoof* cache : memory.caches) {
     const std::string data = plot->AddBlock(
-        "roof", RoofLine(best_peak, memory.cache->bytes_per_sec(), bounds.x_lo, bounds.x_hi));
+        "roof", RoofLine(best_peak, cache->bytes_per_sec(), bounds.x_lo, bounds.x_hi));
     plot->elements.push_back(
         absl::StrCat("$", data, " using 1:2 with lines lw 1 dt 3 lc rgb '", color, "' title ",
-                     Quote(absl::StrCat(name, " ", memory.cache->level(), " ",
-                                        SiRate(memory.cache->bytes_per_sec(), "B/s")))));
+                     Quote(absl::StrCat(name, " ", cache->level(), " ",
+                                        SiRate(cache->bytes_per_sec(), "B/s")))));
   }
 }
 

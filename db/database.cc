@@ -50,7 +50,11 @@ absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& pa
   auto conn = std::make_unique<Connection>();
   // NOMUTEX: a connection is only ever used by one thread at a time (the
   // writer thread, or the reader that borrowed it from the pool).
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  // A read-only file (a colleague's copy) is opened SQLITE_OPEN_READONLY;
+  // otherwise readers open it read-write, so that WAL recovery and shared
+  // memory work in every case, and refuse changes with query_only.
+  const bool read_only_file = options.read_only && ::access(path.c_str(), W_OK) != 0;
+  int flags = (read_only_file ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX;
   if (role == Role::kWriter) flags |= SQLITE_OPEN_CREATE;
   int rc = sqlite3_open_v2(path.c_str(), &conn->db, flags, nullptr);
   if (rc != SQLITE_OK) {
@@ -112,8 +116,7 @@ absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& pa
     }
   }
   if (role == Role::kReader) {
-    // Readers open the file read-write so that WAL recovery and shared
-    // memory work in every case, but refuse to change it.
+    // See the flags above.
     if (absl::Status s = Exec(conn->db, "PRAGMA query_only=ON"); !s.ok()) return s;
   }
   conn->cache = std::make_unique<internal::StatementCache>(conn->db);
@@ -378,11 +381,18 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
   impl->path = path;
   impl->options = options;
 
-  absl::StatusOr<std::unique_ptr<Connection>> writer = OpenConnection(path, Role::kWriter, options);
-  if (!writer.ok()) return writer.status();
-  impl->writer = *std::move(writer);
-  if (absl::Status s = CheckWritableAndIntact(impl->writer->db, path); !s.ok()) return s;
-  if (absl::Status s = ApplyMigrations(impl->writer->db, path); !s.ok()) return s;
+  if (options.read_only) {
+    if (::access(path.c_str(), F_OK) != 0) {
+      return absl::NotFoundError(absl::StrCat("database ", path, ": no such file"));
+    }
+  } else {
+    absl::StatusOr<std::unique_ptr<Connection>> writer =
+        OpenConnection(path, Role::kWriter, options);
+    if (!writer.ok()) return writer.status();
+    impl->writer = *std::move(writer);
+    if (absl::Status s = CheckWritableAndIntact(impl->writer->db, path); !s.ok()) return s;
+    if (absl::Status s = ApplyMigrations(impl->writer->db, path); !s.ok()) return s;
+  }
 
   for (int i = 0; i < options.read_connections; ++i) {
     absl::StatusOr<std::unique_ptr<Connection>> reader =
@@ -391,6 +401,22 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
     impl->free_readers.push_back(reader->get());
     impl->readers.push_back(*std::move(reader));
   }
+  if (options.read_only) {
+    // Without a writer nothing migrates the file: read only what this
+    // binary's queries understand.
+    absl::StatusOr<int> version = ReadUserVersion(impl->readers.front()->db);
+    if (!version.ok()) return version.status();
+    if (*version != SchemaVersion()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "database ", path, " has schema ", *version, ", this paradnn reads schema ",
+          SchemaVersion(),
+          *version < SchemaVersion()
+              ? ": open it once with this paradnn's coordinator (paradnn-coordinator --db or "
+                "paradnn local), which migrates it"
+              : ": it was written by a newer paradnn"));
+    }
+    return std::unique_ptr<Database>(new Database(std::move(impl)));
+  }
 
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] { raw->RunWriter(); });
@@ -398,6 +424,12 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
 }
 
 void Database::Write(WriteFn fn, DoneFn done) {
+  if (impl_->options.read_only) {
+    if (done)
+      done(absl::FailedPreconditionError(
+          absl::StrCat("database ", impl_->path, " is open read-only")));
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->queue.push_back({std::move(fn), std::move(done)});
@@ -406,6 +438,10 @@ void Database::Write(WriteFn fn, DoneFn done) {
 }
 
 void Database::WriteNext(WriteFn fn, DoneFn done) {
+  if (impl_->options.read_only) {
+    Write(std::move(fn), std::move(done));
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->queue.push_front({std::move(fn), std::move(done)});

@@ -55,6 +55,11 @@ struct DatabaseOptions {
   // file grows to about this many pages of 4 KiB. 10,000 against 1,000:
   // +8 to +12 % results/s at 5,000 saturated workers (docs/operations.md).
   int wal_checkpoint_pages = 10000;
+  // Opens an existing file for reads only: no writer connection, no
+  // migrations (the file must be at SchemaVersion()), and Write() fails
+  // with FailedPrecondition. Another process may write the file meanwhile.
+  // For analyses of a database file without its coordinator.
+  bool read_only = false;
 };
 
 // Refuses a database the coordinator cannot keep: FailedPrecondition when
@@ -90,6 +95,8 @@ class Database {
 
   // Opens (creating if needed) `path`, applies pending migrations, and starts
   // the writer thread. FailedPrecondition if the file is from a newer schema.
+  // With options.read_only: NotFound for a missing file, FailedPrecondition
+  // for a schema other than SchemaVersion(), and no writer.
   static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& path,
                                                         DatabaseOptions options = {});
   ~Database();  // drains queued writes, then stops the writer

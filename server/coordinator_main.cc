@@ -31,6 +31,10 @@ void AddFlags(CLI::App& app, CoordinatorServerOptions* options) {
       ->capture_default_str();
   app.add_option("--db", options->db_path, "SQLite database file (created if missing)")
       ->capture_default_str();
+  app.add_flag("--read-only", options->read_only,
+               "Serve the --db file's sweeps, results and analyses without changing it (no lock: "
+               "its own coordinator may be running; no workers, no submissions). What "
+               "`paradnn analyze --db` and `paradnn report --db` start");
   app.add_option("--address-file", options->address_file,
                  "After listening, write the bound address to this file (for scripts and tests)");
   app.add_option("--max-jobs", options->max_jobs,

@@ -219,17 +219,24 @@ struct CoordinatorServer::Parts {
 };
 
 absl::Status CoordinatorServer::Parts::Open() {
-  absl::StatusOr<db::DatabaseFileLock> lock = db::DatabaseFileLock::Acquire(options.db_path);
-  if (!lock.ok()) return lock.status();
-  db_lock.emplace(*std::move(lock));
-  absl::StatusOr<std::unique_ptr<db::Database>> opened = db::Database::Open(options.db_path);
+  db::DatabaseOptions database_options;
+  database_options.read_only = options.read_only;
+  if (!options.read_only) {
+    absl::StatusOr<db::DatabaseFileLock> lock = db::DatabaseFileLock::Acquire(options.db_path);
+    if (!lock.ok()) return lock.status();
+    db_lock.emplace(*std::move(lock));
+  }
+  absl::StatusOr<std::unique_ptr<db::Database>> opened =
+      db::Database::Open(options.db_path, database_options);
   if (!opened.ok()) {
     return absl::Status(opened.status().code(),
                         absl::StrCat("opening ", options.db_path, ": ", opened.status().message()));
   }
   database = *std::move(opened);
-  if (absl::Status reset = ResetLiveState(database.get(), clock, options.lease_timeout_ms);
-      !reset.ok()) {
+  if (options.read_only) {
+    // Nothing is leased here, so nothing is reset.
+  } else if (absl::Status reset = ResetLiveState(database.get(), clock, options.lease_timeout_ms);
+             !reset.ok()) {
     return reset;
   }
   SchedulerOptions scheduler_options;
@@ -261,7 +268,8 @@ absl::Status CoordinatorServer::Parts::Listen(
   int bound_port = 0;
   builder.AddListeningPort(options.listen, credentials, &bound_port);
   builder.RegisterService(coordinator.get());
-  builder.RegisterService(gateway.get());
+  // A read-only coordinator leases nothing: workers get UNIMPLEMENTED.
+  if (!options.read_only) builder.RegisterService(gateway.get());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(MakeRpcTimingInterceptor(metrics->rpc()));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
@@ -272,8 +280,9 @@ absl::Status CoordinatorServer::Parts::Listen(
   }
   address = BoundAddress(options.listen, bound_port);
   server->GetHealthCheckService()->SetServingStatus(true);
-  spdlog::info("paradnn-coordinator {} listening on {} (database {}; {}, {})", common::kVersion,
-               address, options.db_path, options.tls.cert.empty() ? "plaintext" : "TLS",
+  spdlog::info("paradnn-coordinator {} listening on {} (database {}{}; {}, {})", common::kVersion,
+               address, options.db_path, options.read_only ? ", read-only" : "",
+               options.tls.cert.empty() ? "plaintext" : "TLS",
                authorizer.requires_tokens() ? "tokens required" : "no tokens required");
   if (!options.address_file.empty()) {
     return WriteAtomically(options.address_file, address, "--address-file");
@@ -439,7 +448,7 @@ CoordinatorServer::~CoordinatorServer() { parts_->Stop(); }
 
 CoordinatorServer::Ending CoordinatorServer::Run() {
   Parts& p = *parts_;
-  p.ScheduleLeaseCheck();
+  if (!p.options.read_only) p.ScheduleLeaseCheck();
   p.ScheduleMetricsTick();
   p.signals.async_wait([&p](const boost::system::error_code& ec, int signal_number) {
     if (ec) return;

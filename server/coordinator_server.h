@@ -27,6 +27,10 @@ namespace paradnn::server {
 struct CoordinatorServerOptions {
   std::string listen = common::kDefaultCoordinatorAddress;
   std::string db_path = "paradnn.db";
+  // Serve the file's sweeps, results and analyses without changing it: no
+  // lock (its own coordinator may be running), no migrations, no worker
+  // gateway; submissions and cancels fail with FailedPrecondition.
+  bool read_only = false;
   std::string address_file;  // written with the bound address once listening
   std::string metrics_listen;
   std::string metrics_address_file;

@@ -482,7 +482,13 @@ std::vector<v1::BandwidthRoof> BandwidthRoofs(const v1::Platform& platform) {
   }
   auto past_caches = [dram_from](double bytes) { return bytes >= dram_from; };
   if (std::optional<double> best = best_where(past_caches); best.has_value()) {
-    add("DRAM", *best);
+    // Named with the working sets it was measured on, as the caches are.
+    double smallest = std::numeric_limits<double>::infinity();
+    for (const v1::BandwidthPoint* p : points) {
+      const double bytes = static_cast<double>(p->bytes());
+      if (past_caches(bytes)) smallest = std::min(smallest, bytes);
+    }
+    add(absl::StrCat("DRAM (≥ ", FormatSize(smallest), ")"), *best);
   }
   return roofs;
 }

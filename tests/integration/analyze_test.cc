@@ -158,6 +158,53 @@ TEST_F(AnalyzeTest, ReportWritesOneSelfContainedPage) {
   EXPECT_EQ(html.find("<img src=\"http"), std::string::npos);
 }
 
+// `--db FILE` answers from the file through a private read-only
+// coordinator: the same JSON as the running coordinator gives (which keeps
+// its lock meanwhile), then the same again once no coordinator runs, and
+// the file is left as it was.
+TEST_F(AnalyzeTest, DbFileAnswersAsTheCoordinatorDoesWithoutOne) {
+  const std::string cpu = std::to_string(sweeps_[0]);
+  const std::string gpu = std::to_string(sweeps_[1]);
+  const std::vector<std::vector<std::string>> analyses = {
+      {"heatmap", cpu, "--x", "node", "--y", "batch", "--panel", "precision", "--metric", "mfu"},
+      {"sensitivity", cpu, "--where", "precision=float32", "--metric", "gflops", "--log2"},
+      {"roofline", cpu, gpu, "--ops"},
+      {"boxplot", cpu, gpu, "--metric", "gflops"},
+      {"speedup", cpu, gpu, "--field", "device_kind", "--where", "precision=float32"},
+  };
+  auto run = [&](const std::vector<std::string>& analysis, bool from_file) {
+    std::vector<std::string> args = {"analyze"};
+    args.insert(args.end(), analysis.begin(), analysis.end());
+    args.insert(args.end(), {"--format", "json"});
+    if (from_file) args.insert(args.end(), {"--db", cluster_.db_path()});
+    CommandResult result = cluster_.Cli(args);
+    EXPECT_EQ(result.exit_code, 0) << analysis[0] << (from_file ? " --db: " : ": ") << result.err;
+    return result.out;
+  };
+  std::vector<std::string> served;
+  for (const auto& analysis : analyses) {
+    served.push_back(run(analysis, false));
+    ASSERT_GT(served.back().size(), 50u) << analysis[0];
+    EXPECT_EQ(run(analysis, true), served.back()) << analysis[0] << " beside the coordinator";
+  }
+  cluster_.Stop();
+  const std::string before = ReadFile(cluster_.db_path());
+  for (size_t i = 0; i < analyses.size(); ++i) {
+    EXPECT_EQ(run(analyses[i], true), served[i]) << analyses[i][0] << " without a coordinator";
+  }
+  const std::string out = dir_.File("report-from-file");
+  CommandResult report =
+      cluster_.Cli({"report", cpu, gpu, "--out", out, "--db", cluster_.db_path()});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(ReadFile(out + "/index.html").find("cuda over cpu"), std::string::npos);
+  EXPECT_TRUE(ReadFile(cluster_.db_path()) == before) << "--db changed the database file";
+
+  CommandResult missing =
+      cluster_.Cli({"analyze", "boxplot", cpu, "--metric", "gflops", "--db", dir_.File("no.db")});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("--db " + dir_.File("no.db")), std::string::npos) << missing.err;
+}
+
 TEST_F(AnalyzeTest, BadRequestsExitTwoNamingTheProblem) {
   const std::string cpu = std::to_string(sweeps_[0]);
   struct Case {

@@ -209,14 +209,23 @@ TEST(GnuplotScriptTest, RooflineIsLogLogWithEveryPlatformsRoofs) {
   EXPECT_THAT(script, HasSubstr("set xlabel 'arithmetic intensity (FLOP/byte)'"));
   EXPECT_THAT(script, HasSubstr("set ylabel 'FLOP/s'"));
   EXPECT_THAT(script, HasSubstr("set key at screen"));  // outside the plot, under it
-  // Compute roofs per dtype with the DRAM roof, and the last cache level.
-  EXPECT_THAT(script, HasSubstr("Intel(R) Xeon(R) Gold 6338 float32 2.1 TFLOP/s, DRAM 110 GB/s"));
+  // Compute roofs per dtype bounded by the measured DRAM plateau (not a
+  // cache level), the silicon's theoretical peak beside the calibrated one,
+  // and every cache level as its own slope, named with its size.
+  EXPECT_THAT(script, HasSubstr("Intel(R) Xeon(R) Gold 6338 float32 2.1 TFLOP/s, DRAM (≥ 256 MiB) "
+                                "110 GB/s"));
+  EXPECT_THAT(script, HasSubstr("Intel(R) Xeon(R) Gold 6338 float32 theoretical peak 2.6 TFLOP/s"));
   EXPECT_THAT(script, HasSubstr("Intel(R) Xeon(R) Gold 6338 bfloat16 6.5 TFLOP/s"));
+  EXPECT_THAT(script, HasSubstr("Intel(R) Xeon(R) Gold 6338 L1d (48 KiB) 1.9 TB/s"));
+  EXPECT_THAT(script, HasSubstr("Intel(R) Xeon(R) Gold 6338 L2 (1.25 MiB) 800 GB/s"));
   EXPECT_THAT(script, HasSubstr("Intel(R) Xeon(R) Gold 6338 L3 (48 MiB) 310 GB/s"));
   EXPECT_THAT(script, HasSubstr("AMD EPYC 7763 & <friends> float32 3.4 TFLOP/s"));
   EXPECT_THAT(script, HasSubstr("AMD EPYC 7763 & <friends> L3 (256 MiB) 400 GB/s"));
-  // The float32 ridge of the first platform, 2.1e12 / 1.1e11 FLOP/byte.
+  // The float32 ridge of the first platform against DRAM, 2.1e12 / 1.1e11
+  // FLOP/byte, and the L1 slope's ridge under the best (bfloat16) peak.
   EXPECT_THAT(script, HasSubstr(absl::StrFormat("%.10g %.10g\n", 2.1e12 / 1.1e11, 2.1e12)));
+  EXPECT_THAT(script, HasSubstr(absl::StrFormat("%.10g %.10g\n", 6.5e12 / 1.9e12, 6.5e12)));
+  EXPECT_THAT(script, Not(HasSubstr(absl::StrFormat("%.10g %.10g\n", 2.1e12 / 1.9e12, 2.1e12))));
   // Jobs and operators are separate series with their own point types.
   EXPECT_THAT(script, HasSubstr("float32 jobs'"));
   EXPECT_THAT(script, HasSubstr("float32 ops'"));

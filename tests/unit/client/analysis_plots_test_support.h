@@ -129,13 +129,14 @@ inline v1::AnalyzeResponse Roofline() {
     v1::MatmulRoofValue& f32 = *p.add_compute();
     f32.set_dtype("float32");
     f32.set_flops_per_sec(2.1e12);
+    f32.set_theoretical_flops_per_sec(2.6e12);
     v1::MatmulRoofValue& bf16 = *p.add_compute();
     bf16.set_dtype("bfloat16");
     bf16.set_flops_per_sec(6.5e12);
     const std::pair<const char*, double> levels[] = {{"L1d (48 KiB)", 1.9e12},
                                                      {"L2 (1.25 MiB)", 8.0e11},
                                                      {"L3 (48 MiB)", 3.1e11},
-                                                     {"DRAM", 1.1e11}};
+                                                     {"DRAM (≥ 256 MiB)", 1.1e11}};
     for (const auto& [level, bw] : levels) {
       v1::BandwidthRoof& b = *p.add_bandwidth();
       b.set_level(level);

@@ -421,8 +421,9 @@ TEST(RooflineTest, BestCopyBandwidthPerCacheLevelAndDram) {
   AddPoint(platform, "copy", 256 * kMiB, 20e9);
   AddPoint(platform, "copy", 1 * kGiB, 22e9);
   AddPoint(platform, "triad", 16 * kKiB, 900e9);  // copy points exist: triad unused
-  EXPECT_THAT(Roofs(platform), ElementsAre(Roof("L1d (48 KiB)", 320e9), Roof("L2 (1 MiB)", 210e9),
-                                           Roof("L3 (32 MiB)", 100e9), Roof("DRAM", 22e9)));
+  EXPECT_THAT(Roofs(platform),
+              ElementsAre(Roof("L1d (48 KiB)", 320e9), Roof("L2 (1 MiB)", 210e9),
+                          Roof("L3 (32 MiB)", 100e9), Roof("DRAM (≥ 256 MiB)", 22e9)));
 }
 
 TEST(RooflineTest, SkipsLevelsWithoutPointsAndFallsBackToTriad) {
@@ -432,7 +433,7 @@ TEST(RooflineTest, SkipsLevelsWithoutPointsAndFallsBackToTriad) {
   AddPoint(platform, "triad", 4 * kMiB, 100e9);  // no point in (32 KiB, 1 MiB]: no L2
   AddPoint(platform, "triad", 64 * kMiB, 30e9);
   EXPECT_THAT(Roofs(platform), ElementsAre(Roof("L1d (32 KiB)", 300e9), Roof("L3 (16 MiB)", 100e9),
-                                           Roof("DRAM", 30e9)));
+                                           Roof("DRAM (≥ 64 MiB)", 30e9)));
 }
 
 TEST(RooflineTest, PartialOrMissingCacheSizes) {
@@ -440,12 +441,13 @@ TEST(RooflineTest, PartialOrMissingCacheSizes) {
   platform.set_cache_sizes("L2 1536 KiB");
   AddPoint(platform, "copy", 16 * kKiB, 300e9);
   AddPoint(platform, "copy", 64 * kMiB, 25e9);
-  EXPECT_THAT(Roofs(platform), ElementsAre(Roof("L2 (1536 KiB)", 300e9), Roof("DRAM", 25e9)));
+  EXPECT_THAT(Roofs(platform),
+              ElementsAre(Roof("L2 (1536 KiB)", 300e9), Roof("DRAM (≥ 64 MiB)", 25e9)));
 
   // Without sizes only DRAM, from the largest working set.
   platform.set_cache_sizes("");
   AddPoint(platform, "copy", 64 * kMiB, 28e9);
-  EXPECT_THAT(Roofs(platform), ElementsAre(Roof("DRAM", 28e9)));
+  EXPECT_THAT(Roofs(platform), ElementsAre(Roof("DRAM (≥ 64 MiB)", 28e9)));
 
   EXPECT_TRUE(BandwidthRoofs(v1::Platform()).empty());
 }
