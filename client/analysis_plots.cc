@@ -1,11 +1,13 @@
 #include "client/analysis_plots.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "client/analysis_views.h"
 #include "client/gnuplot.h"
 #include "client/metric_plot_scripts.h"
 #include "client/roofline_plot_script.h"
@@ -50,12 +52,32 @@ std::string ScriptFor(const v1::AnalyzeResponse& response, Terminal terminal,
   return Finish(out);
 }
 
+// `script` with `subtitle` as a second line of its figure's title (the
+// first `set title` or multiplot title; each is the last thing on its line).
+std::string WithSubtitle(std::string script, const std::string& subtitle) {
+  if (subtitle.empty()) return script;
+  size_t at = std::string::npos;
+  for (const char* opening : {"\nset title ", "\nset multiplot layout "}) {
+    at = std::min(at, script.find(opening));
+  }
+  if (at == std::string::npos) return script;
+  const size_t end = script.find('\n', at + 1);
+  if (end == std::string::npos) return script;
+  if (script.compare(at, 20, "\nset multiplot layou") == 0 &&
+      script.substr(at, end - at).find(" title ") == std::string::npos) {
+    return script;
+  }
+  script.insert(end, absl::StrCat(" . \"\\n\" . ", gnuplot::Quote(subtitle)));
+  return script;
+}
+
 }  // namespace
 
 std::string GnuplotScript(const v1::AnalyzeResponse& response, const std::string& out_path) {
   // PlotAnalysis refuses other extensions; anything not .svg draws a PNG.
   const Terminal terminal = Extension(out_path) == ".svg" ? Terminal::kSvg : Terminal::kPng;
-  return ScriptFor(response, terminal, out_path);
+  return WithSubtitle(ScriptFor(response, terminal, out_path),
+                      ScopeSummary(response.scope(), /*compact=*/true));
 }
 
 absl::Status PlotAnalysis(const v1::AnalyzeResponse& response, const std::string& out_path) {

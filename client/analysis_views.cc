@@ -74,21 +74,24 @@ std::string HeatmapTable(const v1::HeatmapResponse& h) {
   std::string title = absl::StrCat(WithUnit(h.metric(), h.unit()), " by ", h.y(), " (rows) × ",
                                    h.x(), " (columns)");
   if (h.panels().empty()) return absl::StrCat(title, "\n(no results)\n");
-  std::vector<std::string> header = {absl::StrCat(h.y(), " \\ ", h.x())};
-  header.insert(header.end(), h.x_values().begin(), h.x_values().end());
-  std::vector<bool> right(header.size(), true);
-  right[0] = false;
-
   std::string out;
   for (const v1::HeatmapPanel& panel : h.panels()) {
+    // Each panel's own columns and rows (a response without them: the
+    // response's).
+    const auto& xs = panel.x_values().empty() ? h.x_values() : panel.x_values();
+    const auto& ys = panel.y_values().empty() ? h.y_values() : panel.y_values();
+    std::vector<std::string> header = {absl::StrCat(h.y(), " \\ ", h.x())};
+    header.insert(header.end(), xs.begin(), xs.end());
+    std::vector<bool> right(header.size(), true);
+    right[0] = false;
     // Looked up by value rather than by position, so that a response with
     // missing pairs still lines up.
     std::map<std::pair<std::string, std::string>, const v1::HeatmapCell*> cells;
     for (const v1::HeatmapCell& cell : panel.cells()) cells[{cell.y(), cell.x()}] = &cell;
     Rows rows;
-    for (const std::string& y : h.y_values()) {
+    for (const std::string& y : ys) {
       std::vector<std::string> row = {y};
-      for (const std::string& x : h.x_values()) {
+      for (const std::string& x : xs) {
         const auto it = cells.find({y, x});
         row.push_back(it == cells.end() ? "—" : HeatmapCellText(*it->second, h.unit()));
       }
@@ -144,6 +147,7 @@ std::string SensitivityTable(const v1::SensitivityResponse& s) {
   if (s.log2_features()) scales.push_back("features as log2(value)");
   if (s.log2_target()) scales.push_back(absl::StrCat("target as log2(", s.metric(), ")"));
   if (!scales.empty()) absl::StrAppend(&out, absl::StrJoin(scales, "; "), "\n");
+  for (const std::string& why : s.dropped()) absl::StrAppend(&out, "left out: ", why, "\n");
   return out;
 }
 
@@ -362,8 +366,41 @@ std::string AnalysisJson(const v1::AnalyzeResponse& response) {
 
 }  // namespace
 
+std::string ScopeSummary(const v1::AnalysisScope& scope, bool compact) {
+  if (scope.sweep_ids().empty()) return "";
+  std::string line = absl::StrCat(scope.sweep_ids_size() == 1 ? "sweep " : "sweeps ",
+                                  absl::StrJoin(scope.sweep_ids(), ", "));
+  if (!scope.where().empty()) {
+    // Sorted, so that the line reads the same every time.
+    std::map<std::string, std::string> where(scope.where().begin(), scope.where().end());
+    absl::StrAppend(&line, " where ", absl::StrJoin(where, " ", absl::PairFormatter("=")));
+  }
+  if (!scope.platforms().empty()) {
+    absl::StrAppend(&line, "; ", absl::StrJoin(scope.platforms(), ", "));
+  }
+  if (!scope.aggregation().empty()) {
+    absl::StrAppend(&line, "; ", scope.aggregation());
+    std::vector<std::string> across;
+    for (const v1::FieldValues& field : scope.aggregated()) {
+      across.push_back(
+          compact && field.values_size() > 3
+              ? absl::StrCat(field.field(), " (", field.values_size(), " values)")
+              : absl::StrCat(field.field(), " (", absl::StrJoin(field.values(), ", "), ")"));
+    }
+    absl::StrAppend(&line, across.empty() ? " (nothing else varies)"
+                                          : absl::StrCat(" across ", absl::StrJoin(across, ", ")));
+  }
+  return line;
+}
+
 std::string FormatAnalysis(const v1::AnalyzeResponse& response, OutputFormat format) {
   if (format == OutputFormat::kJson) return AnalysisJson(response);
+  if (format == OutputFormat::kTable && response.has_scope()) {
+    v1::AnalyzeResponse bare = response;
+    bare.clear_scope();
+    return absl::StrCat(FormatAnalysis(bare, format), "over: ", ScopeSummary(response.scope()),
+                        "\n");
+  }
   const bool csv = format == OutputFormat::kCsv;
   switch (response.analysis_case()) {
     case v1::AnalyzeResponse::kHeatmap:

@@ -38,6 +38,12 @@ namespace paradnn::client {
 // an unset heat-map cell value is absent. Two-space indent, then a newline.
 std::string FormatAnalysis(const v1::AnalyzeResponse& response, OutputFormat format);
 
+// What an analysis covered, in a line: "sweeps 1, 2 where precision=float32;
+// AMD EPYC; median of each cell across layer (2, 4), sweep (1, 2)". With
+// `compact`, a field with more than three values shows its count instead
+// (for figure titles). "" for an empty scope.
+std::string ScopeSummary(const v1::AnalysisScope& scope, bool compact = false);
+
 // The coordinator sends utilization and variation metrics (mfu, hfu,
 // silicon_mfu, silicon_hfu, step_cv) as fractions, unit "fraction". The CLI
 // shows them in percent everywhere, as the results table does (mfu_pct):

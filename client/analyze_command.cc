@@ -262,8 +262,9 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
   PlannedAnalysis boxplot;
   boxplot.title = "GFLOP/s by family and precision";
   boxplot.caption =
-      "Distribution of GFLOP/s over every configuration: whiskers at the 2nd and 98th "
-      "percentiles, box from the 9th to the 91st with the median (paper Fig. 11).";
+      "Distribution of GFLOP/s over every configuration (paper Fig. 11): box from the 25th to "
+      "the 75th percentile with the median, whiskers at the most extreme values within 1.5 IQR "
+      "of the box, outliers beyond them (Tukey).";
   v1::BoxplotRequest* box = boxplot.request.mutable_boxplot();
   *box->mutable_selection() = Selection(all_ids, {});
   box->set_metric("gflops");
@@ -313,7 +314,12 @@ int RunReport(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
       continue;
     }
     ToDisplayUnits(&*response);
-    input.sections.push_back({planned.title, planned.caption, *std::move(response)});
+    // Every caption says what its figure covers and what it combined.
+    std::string caption = planned.caption;
+    if (std::string scope = ScopeSummary(response->scope()); !scope.empty()) {
+      absl::StrAppend(&caption, " Over ", scope, ".");
+    }
+    input.sections.push_back({planned.title, std::move(caption), *std::move(response)});
   }
   if (absl::Status s = WriteReport(input, out_dir); !s.ok()) return ReportError(ctx, s);
   *ctx.out << "wrote " << out_dir << "/index.html: " << input.sections.size() << " figures"

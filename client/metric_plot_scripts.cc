@@ -48,21 +48,12 @@ ValueRange HeatmapValueRange(const v1::HeatmapResponse& heatmap) {
   return range;
 }
 
-// The palette and the axes, whose tic labels are the fields' values.
+// The palette and the axes' labels.
 void WriteHeatmapAxes(std::ostringstream& out, const v1::HeatmapResponse& heatmap) {
-  const size_t nx = heatmap.x_values_size();
-  const size_t ny = heatmap.y_values_size();
   out << "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', "
          "1 '#fde725')\n";
   out << "set style fill solid 1.0 noborder\n";
   out << "unset key\nunset grid\n";
-  out << "set xrange [-0.5:" << Num(nx - 0.5) << "]\n";
-  out << "set yrange [-0.5:" << Num(ny - 0.5) << "]\n";
-  std::vector<std::string> x_labels(heatmap.x_values().begin(), heatmap.x_values().end());
-  std::vector<std::string> y_labels(heatmap.y_values().begin(), heatmap.y_values().end());
-  out << "set xtics " << IndexTics(x_labels) << "\n";
-  out << "set ytics " << IndexTics(y_labels) << "\n";
-  if (nx > 8) out << "set xtics rotate by 45 right\n";
   out << "set xlabel " << Quote(heatmap.x()) << "\n";
   out << "set ylabel " << Quote(heatmap.y()) << "\n";
   out << "set cblabel " << Quote(MetricLabel(heatmap.metric(), heatmap.unit())) << " offset 1,0\n";
@@ -106,12 +97,29 @@ std::string MissingCellText(const v1::HeatmapCell& cell) {
   return "";
 }
 
-// Panel `p`: its cells with a value as coloured boxes, the others labelled
-// (MissingCellText). `x_index` and `y_index` place a value on its axis.
-void WriteHeatmapPanel(std::ostringstream& out, const v1::HeatmapResponse& heatmap, int p,
-                       const std::map<std::string, size_t>& x_index,
-                       const std::map<std::string, size_t>& y_index) {
+// One panel's axis values as ranges and tics; returns each value's index.
+std::map<std::string, size_t> WritePanelAxis(std::ostringstream& out, const char* axis,
+                                             const std::vector<std::string>& values) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < values.size(); ++i) index.emplace(values[i], i);
+  out << "set " << axis << "range [-0.5:" << Num(values.size() - 0.5) << "]\n";
+  out << "set " << axis << "tics " << IndexTics(values) << "\n";
+  if (std::string(axis) == "x") {
+    out << (values.size() > 8 ? "set xtics rotate by 45 right\n" : "set xtics norotate\n");
+  }
+  return index;
+}
+
+// Panel `p`: its own axes (the values it has results at), its cells with a
+// value as coloured boxes, the others labelled (MissingCellText).
+void WriteHeatmapPanel(std::ostringstream& out, const v1::HeatmapResponse& heatmap, int p) {
   const auto& panel = heatmap.panels(p);
+  const auto& xs = panel.x_values().empty() ? heatmap.x_values() : panel.x_values();
+  const auto& ys = panel.y_values().empty() ? heatmap.y_values() : panel.y_values();
+  const std::map<std::string, size_t> x_index =
+      WritePanelAxis(out, "x", std::vector<std::string>(xs.begin(), xs.end()));
+  const std::map<std::string, size_t> y_index =
+      WritePanelAxis(out, "y", std::vector<std::string>(ys.begin(), ys.end()));
   std::vector<std::vector<double>> cells;
   out << "unset label\n";
   int label = 1;
@@ -165,16 +173,11 @@ std::string HeatmapScript(const v1::HeatmapResponse& heatmap, Terminal terminal,
   }
   Prologue(out, terminal, Canvas{460 * columns + 40, 400 * rows + 40}, out_path);
 
-  std::map<std::string, size_t> x_index;
-  std::map<std::string, size_t> y_index;
-  for (size_t i = 0; i < nx; ++i) x_index.emplace(heatmap.x_values(i), i);
-  for (size_t i = 0; i < ny; ++i) y_index.emplace(heatmap.y_values(i), i);
-
   const ValueRange range = HeatmapValueRange(heatmap);
   WriteHeatmapAxes(out, heatmap);
   WriteHeatmapColorBar(out, range);
   out << "set multiplot layout " << rows << "," << columns << " title " << Quote(title) << "\n";
-  for (int p = 0; p < panels; ++p) WriteHeatmapPanel(out, heatmap, p, x_index, y_index);
+  for (int p = 0; p < panels; ++p) WriteHeatmapPanel(out, heatmap, p);
   out << "unset multiplot\n";
   return Finish(out);
 }

@@ -106,7 +106,7 @@ void CountInto(HeatmapTally* tally, v1::Outcome outcome, double metric) {
 
 absl::StatusOr<v1::HeatmapResponse> PivotHeatmap(const std::vector<HeatmapRow>& rows,
                                                  const std::string& x_field,
-                                                 const std::string& y_field) {
+                                                 const std::string& y_field, bool own_axes) {
   std::map<std::tuple<std::string, std::string, std::string>, HeatmapTally> cells;
   for (const HeatmapRow& row : rows) {
     HeatmapTally& tally = cells[{row.panel, row.y, row.x}];
@@ -118,12 +118,12 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmap(const std::vector<HeatmapRow>& 
   std::vector<HeatmapTally> tallies;
   tallies.reserve(cells.size());
   for (auto& [key, tally] : cells) tallies.push_back(std::move(tally));
-  return PivotHeatmapTallies(tallies, x_field, y_field);
+  return PivotHeatmapTallies(tallies, x_field, y_field, own_axes);
 }
 
 absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<HeatmapTally>& tallies,
                                                         const std::string& x_field,
-                                                        const std::string& y_field) {
+                                                        const std::string& y_field, bool own_axes) {
   if (tallies.empty()) return absl::InvalidArgumentError("no results match the selection");
 
   std::vector<std::string> xs, ys, panels;
@@ -158,10 +158,24 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<Heatma
   for (const std::string& panel_value : panels) {
     v1::HeatmapPanel* panel = response.add_panels();
     panel->set_panel_value(panel_value);
+    std::vector<std::string> panel_xs = xs, panel_ys = ys;
+    if (own_axes) {  // the values this panel has results at
+      panel_xs.clear();
+      panel_ys.clear();
+      for (const HeatmapTally& tally : tallies) {
+        if (tally.panel != panel_value) continue;
+        panel_xs.push_back(tally.x);
+        panel_ys.push_back(tally.y);
+      }
+      panel_xs = SortedDistinct(std::move(panel_xs));
+      panel_ys = SortedDistinct(std::move(panel_ys));
+    }
+    for (const std::string& x : panel_xs) panel->add_x_values(x);
+    for (const std::string& y : panel_ys) panel->add_y_values(y);
     // Every pair gets a cell, measured or not, so clients can draw the grid
     // without reconstructing it.
-    for (const std::string& y : ys) {
-      for (const std::string& x : xs) {
+    for (const std::string& y : panel_ys) {
+      for (const std::string& x : panel_xs) {
         v1::HeatmapCell* cell = panel->add_cells();
         cell->set_x(x);
         cell->set_y(y);

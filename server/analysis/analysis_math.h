@@ -63,9 +63,12 @@ struct HeatmapRow {
 // x_numeric, y_numeric and panels; the caller fills metric, unit and names.
 // InvalidArgument when `rows` is empty or an axis has a single value
 // ("heat map axis 'x' (layer) is constant (4) over the selected results").
+// With `own_axes`, each panel's grid spans only the axis values it has
+// results at (panels of different families); otherwise every panel spans
+// them all. Each panel's x_values and y_values say which.
 absl::StatusOr<v1::HeatmapResponse> PivotHeatmap(const std::vector<HeatmapRow>& rows,
                                                  const std::string& x_field,
-                                                 const std::string& y_field);
+                                                 const std::string& y_field, bool own_axes = false);
 
 // The results of one cell, already grouped (by a caller that groups on
 // something cheaper than strings).
@@ -86,7 +89,8 @@ void CountInto(HeatmapTally* tally, v1::Outcome outcome, double metric);
 // response and errors as for the rows they were counted from.
 absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<HeatmapTally>& tallies,
                                                         const std::string& x_field,
-                                                        const std::string& y_field);
+                                                        const std::string& y_field,
+                                                        bool own_axes = false);
 
 // ---- Sensitivity ----------------------------------------------------------
 // SensitivityInput and FitSensitivity: server/analysis/sensitivity_fit.h.

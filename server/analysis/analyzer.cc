@@ -26,15 +26,22 @@
 #include "db/result_store.h"
 #include "nlohmann/json.hpp"
 #include "server/analysis/analysis_math.h"
+#include "server/analysis/analysis_scope.h"
 #include "server/analysis/result_selection.h"
 
 namespace paradnn::server::analysis {
 namespace {
 
+// What every analysis reports beside its answer.
+struct Outline {
+  int64_t results = 0;  // records selected, any outcome
+  v1::AnalysisScope scope;
+};
+
 // ---- The analyses -----------------------------------------------------------
 
 absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
-                                            const v1::HeatmapRequest& request, int64_t* results) {
+                                            const v1::HeatmapRequest& request, Outline* outline) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric());
   if (!metric.ok()) return metric.status();
   if (request.x().empty() || request.y().empty()) {
@@ -48,9 +55,26 @@ absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
   plan.fields = {request.x(), request.y()};
   if (!request.panel().empty()) plan.fields.push_back(request.panel());
   plan.metrics = {(*metric)->name};
+  PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
-  *results = static_cast<int64_t>(selected->records.size());
+  outline->results = static_cast<int64_t>(selected->records.size());
+  if (request.panel() != "family" && request.x() != "family" && request.y() != "family") {
+    // Families have different hyper-parameters: one grid would mix cells of
+    // unlike models and leave blank the columns only one family has.
+    if (std::vector<std::string> families = DistinctOverRecords(*selected, "family");
+        families.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the selection holds results of ", families.size(), " families (",
+          absl::StrJoin(families, ", "),
+          "); a heat map of them in one grid mixes unlike models: panel by family (--panel "
+          "family) or select one (--where family=",
+          families.front(), ")"));
+    }
+  }
+  std::vector<std::string> shown = {request.x(), request.y()};
+  if (!request.panel().empty()) shown.push_back(request.panel());
+  outline->scope = ScopeOf(*selected, request.selection(), shown, "median of each cell");
 
   // Cells grouped on dictionary ids; strings only once per cell.
   const int x = FieldIndex(*selected, request.x());
@@ -79,7 +103,7 @@ absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
     tallies.push_back(std::move(tally));
   }
   absl::StatusOr<v1::HeatmapResponse> response =
-      PivotHeatmapTallies(tallies, request.x(), request.y());
+      PivotHeatmapTallies(tallies, request.x(), request.y(), request.panel() == "family");
   if (!response.ok()) return response.status();
   response->set_metric((*metric)->name);
   response->set_unit((*metric)->unit);
@@ -87,19 +111,6 @@ absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
   response->set_y(request.y());
   response->set_panel(request.panel());
   return response;
-}
-
-// The distinct values of `field` over `measured`, sorted (numerically
-// where numeric). Groups on dictionary ids: cheap for a million records.
-std::vector<std::string> DistinctValues(
-    const Selected& selected, const std::vector<std::pair<const Record*, double>>& measured,
-    const std::string& field) {
-  const int index = FieldIndex(selected, field);
-  absl::flat_hash_set<uint32_t> ids;
-  for (const auto& [record, value] : measured) ids.insert(ValueId(selected, *record, index));
-  std::vector<std::string> values;
-  for (uint32_t id : ids) values.push_back(selected.dictionary[id]);
-  return SortedDistinct(std::move(values));
 }
 
 // The numeric fields that vary over `measured` among `candidates`.
@@ -154,7 +165,7 @@ absl::StatusOr<SensitivityInput> SensitivityPoints(
 
 absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database,
                                                     const v1::SensitivityRequest& request,
-                                                    int64_t* results) {
+                                                    Outline* outline) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric());
   if (!metric.ok()) return metric.status();
   LoadPlan plan;
@@ -163,18 +174,22 @@ absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database
   // Threads vary like hyper-parameters when a sweep varies them.
   if (plan.all_hyper) plan.fields = {"intra_op_threads", "inter_op_threads"};
   plan.metrics = {(*metric)->name};
+  const bool chosen_features = request.features().empty();
+  PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
-  *results = static_cast<int64_t>(selected->records.size());
+  outline->results = static_cast<int64_t>(selected->records.size());
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();
 
   std::vector<std::string> features(request.features().begin(), request.features().end());
-  if (features.empty()) {
+  std::vector<std::string> dropped;
+  if (chosen_features) {
     std::vector<std::string> candidates = selected->all_keys;
     candidates.insert(candidates.end(), {"intra_op_threads", "inter_op_threads"});
     features = VaryingNumericFields(*selected, *measured, candidates);
+    dropped = DroppedFeatures(*selected, *measured, candidates, features);
     if (features.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "no numeric hyper-parameter varies over the ", measured->size(),
@@ -189,6 +204,9 @@ absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database
   absl::StatusOr<v1::SensitivityResponse> response = FitSensitivity(*input);
   if (!response.ok()) return response.status();
   response->set_metric((*metric)->name);
+  for (std::string& why : dropped) response->add_dropped(std::move(why));
+  outline->scope =
+      ScopeOf(*selected, request.selection(), features, "every result one point of the fit");
   return response;
 }
 
@@ -196,14 +214,16 @@ int ElementBytes(const std::string& precision) { return precision == "float32" ?
 
 absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
                                               const v1::RooflineRequest& request,
-                                              int64_t* results) {
+                                              Outline* outline) {
   LoadPlan plan;
   plan.config_without = std::vector<std::string>{};
   plan.metrics = {"intensity"};
   plan.columns = {Column::kExecutedFlopsPerSec};
+  PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
-  *results = static_cast<int64_t>(selected->records.size());
+  outline->results = static_cast<int64_t>(selected->records.size());
+  outline->scope = ScopeOf(*selected, request.selection(), {}, "");  // every job its own point
 
   v1::RooflineResponse response;
   std::set<int64_t> platform_ids;
@@ -273,7 +293,7 @@ absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
 }
 
 absl::StatusOr<v1::BoxplotResponse> Boxplot(const db::Database* database,
-                                            const v1::BoxplotRequest& request, int64_t* results) {
+                                            const v1::BoxplotRequest& request, Outline* outline) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric());
   if (!metric.ok()) return metric.status();
   std::vector<std::string> group_by(request.group_by().begin(), request.group_by().end());
@@ -281,9 +301,11 @@ absl::StatusOr<v1::BoxplotResponse> Boxplot(const db::Database* database,
   LoadPlan plan;
   plan.fields = group_by;
   plan.metrics = {(*metric)->name};
+  PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
-  *results = static_cast<int64_t>(selected->records.size());
+  outline->results = static_cast<int64_t>(selected->records.size());
+  outline->scope = ScopeOf(*selected, request.selection(), group_by, "pooled into each box");
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();
@@ -366,6 +388,16 @@ std::vector<std::string> ConfigWithout(const std::string& field) {
   return keys;
 }
 
+// What a configuration is matched on, with the compared `field`: every
+// hyper-parameter, family, precision and optimizer. What else varies was
+// combined by the medians. A device kind names its devices.
+std::vector<std::string> ConfigFields(const Selected& selected, const std::string& field) {
+  std::vector<std::string> fields = selected.all_keys;
+  fields.insert(fields.end(), {field, "family", "precision", "optimizer"});
+  if (field == "device_kind") fields.emplace_back("device_name");
+  return fields;
+}
+
 // The two values of the compared field, baseline first.
 struct SpeedupSides {
   std::string baseline;
@@ -440,7 +472,7 @@ void FitSpeedupSensitivity(const Selected& selected,
 }
 
 absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
-                                            const v1::SpeedupRequest& request, int64_t* results) {
+                                            const v1::SpeedupRequest& request, Outline* outline) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric(), "examples_per_sec");
   if (!metric.ok()) return metric.status();
   if (request.field().empty()) {
@@ -454,14 +486,17 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
   plan.all_hyper = true;
   plan.metrics = {(*metric)->name};
   plan.config_without = ConfigWithout(request.field());
+  PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
+  outline->scope = ScopeOf(*selected, request.selection(), ConfigFields(*selected, request.field()),
+                           "median of each configuration's repeats per side");
   if (!request.color_by().empty()) {
     if (absl::Status s = CheckField("color_by", request.color_by(), selected->all_keys); !s.ok()) {
       return s;
     }
   }
-  *results = static_cast<int64_t>(selected->records.size());
+  outline->results = static_cast<int64_t>(selected->records.size());
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();
@@ -480,7 +515,7 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
 }
 
 absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
-                                            const v1::ScalingRequest& request, int64_t* results) {
+                                            const v1::ScalingRequest& request, Outline* outline) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric(), "examples_per_sec");
   if (!metric.ok()) return metric.status();
   const std::string field = request.field().empty() ? "intra_op_threads" : request.field();
@@ -488,9 +523,12 @@ absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
   plan.fields = {field};
   plan.metrics = {(*metric)->name};
   plan.config_without = ConfigWithout(field);
+  PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
-  *results = static_cast<int64_t>(selected->records.size());
+  outline->results = static_cast<int64_t>(selected->records.size());
+  outline->scope = ScopeOf(*selected, request.selection(), ConfigFields(*selected, field),
+                           "median of each configuration's repeats per level");
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();
@@ -524,10 +562,10 @@ absl::StatusOr<v1::AnalyzeResponse> Analyzer::Analyze(const v1::AnalyzeRequest& 
 absl::StatusOr<v1::AnalyzeResponse> Analyzer::AnalyzeUnguarded(
     const v1::AnalyzeRequest& request) const {
   v1::AnalyzeResponse response;
-  int64_t results = 0;
+  Outline outline;
   // Runs one analysis and moves its answer into `out`.
   auto run = [&](auto analysis, const auto& part, auto* out) -> absl::Status {
-    auto answer = analysis(database_, part, &results);
+    auto answer = analysis(database_, part, &outline);
     if (!answer.ok()) return answer.status();
     *out = *std::move(answer);
     return absl::OkStatus();
@@ -557,7 +595,8 @@ absl::StatusOr<v1::AnalyzeResponse> Analyzer::AnalyzeUnguarded(
           "analysis: set one of heatmap, sensitivity, roofline, boxplot, speedup, scaling");
   }
   if (!status.ok()) return status;
-  response.set_results(results);
+  response.set_results(outline.results);
+  *response.mutable_scope() = std::move(outline.scope);
   return response;
 }
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/analysis_views.h"
 #include "tests/unit/client/analysis_plots_test_support.h"
 
 namespace paradnn::client {
@@ -231,6 +232,76 @@ TEST(GnuplotScriptTest, RooflineIsLogLogWithEveryPlatformsRoofs) {
   EXPECT_THAT(script, HasSubstr("float32 ops'"));
   EXPECT_THAT(script, HasSubstr("pt 7"));
   EXPECT_THAT(script, HasSubstr("pt 4"));
+}
+
+// Panels of two families, each with its own batch values.
+v1::AnalyzeResponse FamilyPanels() {
+  v1::AnalyzeResponse response;
+  v1::HeatmapResponse& h = *response.mutable_heatmap();
+  h.set_metric("gflops");
+  h.set_unit("GFLOP/s");
+  h.set_x("batch");
+  h.set_y("precision");
+  h.set_panel("family");
+  for (const char* x : {"4", "16", "64", "512"}) h.add_x_values(x);
+  for (const char* y : {"bfloat16", "float32"}) h.add_y_values(y);
+  const std::pair<const char*, std::vector<const char*>> families[] = {{"cnn", {"4", "16"}},
+                                                                       {"fc", {"64", "512"}}};
+  for (const auto& [family, xs] : families) {
+    v1::HeatmapPanel& panel = *h.add_panels();
+    panel.set_panel_value(family);
+    for (const char* x : xs) panel.add_x_values(x);
+    for (const char* y : {"bfloat16", "float32"}) panel.add_y_values(y);
+    for (const char* y : {"bfloat16", "float32"}) {
+      for (const char* x : xs) {
+        v1::HeatmapCell& cell = *panel.add_cells();
+        cell.set_x(x);
+        cell.set_y(y);
+        cell.set_value(10);
+        cell.set_ok_results(1);
+      }
+    }
+  }
+  v1::AnalysisScope& scope = *response.mutable_scope();
+  scope.add_sweep_ids(1);
+  scope.add_sweep_ids(2);
+  (*scope.mutable_where())["optimizer"] = "rmsprop";
+  scope.add_platforms("AMD EPYC");
+  scope.set_aggregation("median of each cell");
+  v1::FieldValues& layer = *scope.add_aggregated();
+  layer.set_field("layer");
+  for (const char* v : {"2", "4"}) layer.add_values(v);
+  v1::FieldValues& node = *scope.add_aggregated();
+  node.set_field("node");
+  for (const char* v : {"128", "256", "512", "1024"}) node.add_values(v);
+  return response;
+}
+
+TEST(GnuplotScriptTest, FamilyPanelsDrawOnlyTheirOwnColumns) {
+  const std::string script = GnuplotScript(FamilyPanels(), "/tmp/h.svg");
+  EXPECT_THAT(script, HasSubstr("set xtics ('4' 0, '16' 1)"));
+  EXPECT_THAT(script, HasSubstr("set xtics ('64' 0, '512' 1)"));
+  EXPECT_THAT(script, Not(HasSubstr("'512' 3")));
+  const std::string table = FormatAnalysis(FamilyPanels(), OutputFormat::kTable);
+  EXPECT_THAT(table, HasSubstr("precision \\ batch   4  16\n"));
+  EXPECT_THAT(table, HasSubstr("precision \\ batch  64  512\n"));
+  EXPECT_THAT(table, Not(HasSubstr("—"))) << table;  // no blank columns
+}
+
+TEST(GnuplotScriptTest, TitleAndTableSayWhatTheFigureCoversAndCombined) {
+  const v1::AnalyzeResponse response = FamilyPanels();
+  EXPECT_EQ(ScopeSummary(response.scope()),
+            "sweeps 1, 2 where optimizer=rmsprop; AMD EPYC; median of each cell across layer "
+            "(2, 4), node (128, 256, 512, 1024)");
+  const std::string compact = ScopeSummary(response.scope(), /*compact=*/true);
+  EXPECT_THAT(compact, HasSubstr("node (4 values)"));
+  // The figure's title gets it as a second line.
+  EXPECT_THAT(GnuplotScript(response, "/tmp/h.svg"),
+              HasSubstr("title 'gflops by batch and precision' . \"\\n\" . '" + compact + "'\n"));
+  EXPECT_THAT(FormatAnalysis(response, OutputFormat::kTable),
+              HasSubstr("over: " + ScopeSummary(response.scope()) + "\n"));
+  // CSV stays one row per cell.
+  EXPECT_THAT(FormatAnalysis(response, OutputFormat::kCsv), Not(HasSubstr("over:")));
 }
 
 TEST(GnuplotScriptTest, RooflineLeavesOutPointsWithoutIntensity) {

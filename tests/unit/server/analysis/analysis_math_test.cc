@@ -213,6 +213,38 @@ TEST(HeatmapTest, OnePanelPerValueWithTheFullGrid) {
   EXPECT_DOUBLE_EQ(CellAt(r->panels(1), *r, "16", "1").value(), 8);
 }
 
+TEST(HeatmapTest, OwnAxesGiveEachPanelOnlyTheValuesItHas) {
+  // Two families sharing the batch axis at different values: each panel
+  // has its own columns, none blank for the other's values.
+  const std::vector<HeatmapRow> rows = {
+      {"4", "float32", "cnn", v1::OK, 70},   {"16", "float32", "cnn", v1::OK, 80},
+      {"4", "bfloat16", "cnn", v1::OK, 5},   {"64", "float32", "fc", v1::OK, 120},
+      {"512", "float32", "fc", v1::OK, 190}, {"512", "bfloat16", "fc", v1::OK, 3},
+  };
+  absl::StatusOr<v1::HeatmapResponse> r = PivotHeatmap(rows, "batch", "precision", true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->x_values(), ElementsAre("4", "16", "64", "512"));  // numeric order
+  ASSERT_EQ(r->panels_size(), 2);
+  const v1::HeatmapPanel& cnn = r->panels(0);
+  const v1::HeatmapPanel& fc = r->panels(1);
+  EXPECT_THAT(cnn.x_values(), ElementsAre("4", "16"));
+  EXPECT_THAT(fc.x_values(), ElementsAre("64", "512"));
+  EXPECT_THAT(fc.y_values(), ElementsAre("bfloat16", "float32"));
+  EXPECT_EQ(cnn.cells_size(), 4);
+  EXPECT_EQ(fc.cells_size(), 4);
+  for (const v1::HeatmapCell& cell : fc.cells()) EXPECT_NE(cell.x(), "4");
+  // A pair of the panel's own values without results is still a cell.
+  int unmeasured = 0;
+  for (const v1::HeatmapCell& cell : cnn.cells()) unmeasured += cell.has_value() ? 0 : 1;
+  EXPECT_EQ(unmeasured, 1);  // bfloat16 at batch 16
+
+  // Without own axes every panel spans every value.
+  absl::StatusOr<v1::HeatmapResponse> shared = PivotHeatmap(rows, "batch", "precision");
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_THAT(shared->panels(1).x_values(), ElementsAre("4", "16", "64", "512"));
+  EXPECT_EQ(shared->panels(1).cells_size(), 8);
+}
+
 TEST(HeatmapTest, RejectsEmptySelectionAndConstantAxes) {
   ExpectInvalid(PivotHeatmap({}, "layer", "node").status(), "no results match the selection");
   const std::vector<HeatmapRow> constant_x = {{"4", "64", "", v1::OK, 1},

@@ -319,6 +319,92 @@ TEST_F(AnalyzerTest, ScalingComparesThreadCountsPerConfiguration) {
   EXPECT_NEAR(scaling.summary(1).median_efficiency(), 0.75, 1e-9);
 }
 
+// Every answer says what it covered and what it combined: a heat map of
+// node × batch over two precisions and two layer counts took medians over
+// both, and says so; a box plot grouped by precision pooled the rest.
+TEST_F(AnalyzerTest, ScopeNamesTheSelectionPlatformsAndWhatWasAggregated) {
+  const int64_t sweep = Store(Grid({"float32", "bfloat16"}));
+  v1::AnalyzeRequest request;
+  v1::HeatmapRequest* heatmap = request.mutable_heatmap();
+  heatmap->mutable_selection()->add_sweep_ids(sweep);
+  (*heatmap->mutable_selection()->mutable_where())["node"] = "256";
+  heatmap->set_metric("gflops");
+  heatmap->set_x("layer");
+  heatmap->set_y("batch");
+  absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  const v1::AnalysisScope& scope = response->scope();
+  EXPECT_THAT(scope.sweep_ids(), ElementsAre(sweep));
+  EXPECT_EQ(scope.where().at("node"), "256");
+  EXPECT_THAT(scope.platforms(), ElementsAre(SyntheticPlatform("cpu-a", "cpu", 1).device_name()));
+  EXPECT_EQ(scope.aggregation(), "median of each cell");
+  ASSERT_EQ(scope.aggregated_size(), 1) << scope.DebugString();
+  EXPECT_EQ(scope.aggregated(0).field(), "precision");
+  EXPECT_THAT(scope.aggregated(0).values(), ElementsAre("bfloat16", "float32"));
+
+  v1::AnalyzeRequest box;
+  box.mutable_boxplot()->mutable_selection()->add_sweep_ids(sweep);
+  box.mutable_boxplot()->set_metric("gflops");
+  box.mutable_boxplot()->add_group_by("precision");
+  absl::StatusOr<v1::AnalyzeResponse> boxes = Analyze(box);
+  ASSERT_TRUE(boxes.ok()) << boxes.status();
+  EXPECT_EQ(boxes->scope().aggregation(), "pooled into each box");
+  std::vector<std::string> pooled;
+  for (const v1::FieldValues& field : boxes->scope().aggregated()) pooled.push_back(field.field());
+  EXPECT_THAT(pooled, ElementsAre("batch", "layer", "node"));
+}
+
+TEST_F(AnalyzerTest, HeatmapOfTwoFamiliesPanelsByFamilyOrIsRefused) {
+  std::vector<SyntheticResult> cnn;
+  for (int64_t batch : {4, 16}) {
+    for (const char* precision : {"float32", "bfloat16"}) {
+      SyntheticResult r = Fc(1, 64, batch, precision);
+      r.family = "cnn";
+      r.params = {{"filter", 16}, {"batch", batch}};
+      cnn.push_back(r);
+    }
+  }
+  const int64_t fc_sweep = Store(Grid({"float32", "bfloat16"}));
+  const int64_t cnn_sweep = Store(cnn);
+  v1::AnalyzeRequest request;
+  v1::HeatmapRequest* heatmap = request.mutable_heatmap();
+  heatmap->mutable_selection()->add_sweep_ids(fc_sweep);
+  heatmap->mutable_selection()->add_sweep_ids(cnn_sweep);
+  heatmap->set_metric("gflops");
+  heatmap->set_x("batch");
+  heatmap->set_y("precision");
+  absl::StatusOr<v1::AnalyzeResponse> refused = Analyze(request);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("2 families (cnn, fc)"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("--panel family"));
+
+  heatmap->set_panel("family");
+  absl::StatusOr<v1::AnalyzeResponse> panelled = Analyze(request);
+  ASSERT_TRUE(panelled.ok()) << panelled.status();
+  const v1::HeatmapResponse& map = panelled->heatmap();
+  ASSERT_EQ(map.panels_size(), 2);
+  EXPECT_EQ(map.panels(0).panel_value(), "cnn");
+  EXPECT_THAT(map.panels(0).x_values(), ElementsAre("4", "16"));
+  EXPECT_THAT(map.panels(1).x_values(), ElementsAre("16", "128"));
+  for (const v1::HeatmapPanel& panel : map.panels()) {
+    for (const v1::HeatmapCell& cell : panel.cells()) EXPECT_TRUE(cell.has_value()) << cell.x();
+  }
+}
+
+TEST_F(AnalyzerTest, SensitivitySaysWhichFieldsItLeftOutAndWhy) {
+  std::vector<SyntheticResult> results = Grid({"float32"});
+  for (SyntheticResult& r : results) r.params["input"] = 2000;
+  const int64_t sweep = Store(results);
+  v1::AnalyzeRequest request;
+  request.mutable_sensitivity()->mutable_selection()->add_sweep_ids(sweep);
+  request.mutable_sensitivity()->set_metric("gflops");
+  absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_THAT(response->sensitivity().dropped(), ElementsAre("input: constant over the selection"));
+  EXPECT_EQ(response->sensitivity().weights_size(), 3);
+}
+
 TEST_F(AnalyzerTest, BadRequestsNameTheProblem) {
   const int64_t sweep = Store(Grid({"float32"}));
   v1::AnalyzeRequest request;
