@@ -60,6 +60,7 @@ struct Flags {
   size_t top_ops = 10;
   std::string db_path = "paradnn.db";
   int workers = 1;
+  bool resume = false;           // local --resume
   client::AnalyzeFlags analyze;  // analyze KIND and report
   std::string out_dir = "paradnn-report";
   // fleet
@@ -178,9 +179,13 @@ void AddSweepCommands(CLI::App& app, Flags* flags, Commands* commands) {
       "Run a sweep file on this machine with no set-up: starts a private paradnn-coordinator\n"
       "(Unix socket, SQLite file --db) and --workers paradnn-worker processes, submits the\n"
       "sweep, shows progress, prints the results and stops them again. The database stays:\n"
-      "`paradnn-coordinator --db FILE` serves the same results later.");
+      "`paradnn-coordinator --db FILE` serves the same results later. Ctrl-C stops the run\n"
+      "and leaves the sweep interrupted; the same command again (or --resume) continues it.");
   AddSweepSource(local, flags);
   local->add_option("--db", flags->db_path, "SQLite database file (kept)")->capture_default_str();
+  local->add_flag("--resume", flags->resume,
+                  "Continue the newest interrupted sweep of --db (Ctrl-C leaves a sweep "
+                  "interrupted; running the same sweep file again continues it too)");
   local->add_option("--workers", flags->workers, "Local workers to start")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
@@ -301,7 +306,9 @@ int PrepareContext(const Flags& flags, const Commands& commands, client::Command
     std::cerr << "paradnn: --samples needs --format csv or json\n";
     return client::kExitUsage;
   }
-  if ((commands.submit->parsed() || commands.local->parsed()) &&
+  const bool resume_alone =
+      commands.local->parsed() && flags.resume && flags.file.empty() && flags.preset.empty();
+  if ((commands.submit->parsed() || commands.local->parsed()) && !resume_alone &&
       flags.file.empty() == flags.preset.empty()) {
     std::cerr << "paradnn: give a sweep FILE or --preset NAME (presets: "
               << client::AllowedPresets() << ")\n";
@@ -317,6 +324,7 @@ client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
   options.run_predicted_oom = flags.run_predicted_oom;
   options.db_path = flags.db_path;
   options.workers = flags.workers;
+  options.resume = flags.resume;
   options.format = format;
   options.max_jobs = flags.max_jobs;
   options.log_level = flags.log_level;

@@ -11,12 +11,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/local_resume.h"
 #include "client/sweep_file.h"
 #include "common/subprocess.h"
 
@@ -337,37 +339,81 @@ absl::Status LocalCluster::Stop() {
 
 // ---- the command -------------------------------------------------------------
 
+namespace {
+
+// The sweep this run follows: one to continue, or `spec` submitted.
+absl::StatusOr<v1::SweepStatus> ContinueOrSubmit(const CommandContext& ctx,
+                                                 const LocalOptions& options,
+                                                 CoordinatorClient& client,
+                                                 const std::optional<v1::SweepStatus>& resumed,
+                                                 const std::optional<v1::SweepSpec>& spec) {
+  const std::string workers =
+      absl::StrCat(options.workers, " local worker", options.workers == 1 ? "" : "s");
+  if (resumed.has_value()) {
+    *ctx.err << "sweep " << resumed->sweep_id() << " (" << resumed->name() << "): continuing, "
+             << resumed->done_jobs() << " of " << resumed->total_jobs() << " jobs done, on "
+             << workers << ", database " << options.db_path << "\n"
+             << std::flush;
+    return *resumed;
+  }
+  absl::StatusOr<v1::SubmitSweepResponse> submitted = client.SubmitSweep(*spec, options.max_jobs);
+  if (!submitted.ok()) return submitted.status();
+  *ctx.err << "sweep " << submitted->sweep_id() << " (" << spec->name()
+           << "): " << submitted->jobs() << " jobs on " << workers << ", database "
+           << options.db_path << "\n"
+           << std::flush;
+  v1::SweepStatus status;
+  status.set_sweep_id(submitted->sweep_id());
+  status.set_name(spec->name());
+  return status;
+}
+
+}  // namespace
+
 int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
-  absl::StatusOr<v1::SweepSpec> spec =
-      LoadSweep({options.sweep_file, options.preset, options.run_predicted_oom}, options.max_jobs);
-  if (!spec.ok()) return ReportError(ctx, spec.status());
+  const bool resume_alone = options.resume && options.sweep_file.empty() && options.preset.empty();
+  std::optional<v1::SweepSpec> spec;
+  if (!resume_alone) {
+    absl::StatusOr<v1::SweepSpec> loaded = LoadSweep(
+        {options.sweep_file, options.preset, options.run_predicted_oom}, options.max_jobs);
+    if (!loaded.ok()) return ReportError(ctx, loaded.status());
+    spec = *std::move(loaded);
+  }
+  // Before the coordinator starts: the file is ours alone (its lock).
+  absl::StatusOr<std::optional<v1::SweepStatus>> resumed =
+      ClaimSweepToResume(options.db_path, spec.has_value() ? &*spec : nullptr);
+  if (!resumed.ok()) return ReportError(ctx, resumed.status());
+  if (options.resume && !resumed->has_value()) {
+    return ReportError(ctx, absl::NotFoundError(absl::StrCat(
+                                "--resume: no interrupted sweep of this sweep file in ",
+                                options.db_path, "; without --resume it starts a new one")));
+  }
+  const v1::SweepSpec& run_spec = resumed->has_value() ? (*resumed)->spec() : *spec;
 
   // From here a signal only sets the flag (and cancels the call in flight),
   // so that the children are always stopped before the CLI exits.
   ScopedInterruptHandler note_only(ctx.interrupts, [] {});
   auto interrupted = [&] { return ctx.interrupts != nullptr && ctx.interrupts->interrupted(); };
 
-  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
-      LocalCluster::Start(options, spec->device().empty() ? "cpu" : spec->device(), ctx.interrupts);
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(
+      options, run_spec.device().empty() ? "cpu" : run_spec.device(), ctx.interrupts);
   if (!cluster.ok()) return ReportError(ctx, cluster.status());
 
   int code = kExitInterrupted;
+  int64_t sweep_id = resumed->has_value() ? (*resumed)->sweep_id() : 0;
   if (!interrupted()) {
     // The private coordinator needs no token or TLS, whatever the CLI was given.
     CoordinatorClient client((*cluster)->address(), ctx.timeout_seconds, common::ClientSecurity());
-    absl::StatusOr<v1::SubmitSweepResponse> submitted = client.SubmitSweep(*spec, options.max_jobs);
-    if (!submitted.ok()) {
-      code = ReportError(ctx, submitted.status());
+    absl::StatusOr<v1::SweepStatus> sweep = ContinueOrSubmit(ctx, options, client, *resumed, spec);
+    if (!sweep.ok()) {
+      code = ReportError(ctx, sweep.status());
     } else {
-      *ctx.err << "sweep " << submitted->sweep_id() << " (" << spec->name()
-               << "): " << submitted->jobs() << " jobs on " << options.workers << " local worker"
-               << (options.workers == 1 ? "" : "s") << ", database " << options.db_path << "\n"
-               << std::flush;
-      code = WatchWithProgress(ctx, client, submitted->sweep_id(),
-                               [&cluster] { return (*cluster)->CheckAlive(); });
+      sweep_id = sweep->sweep_id();
+      code =
+          WatchWithProgress(ctx, client, sweep_id, [&cluster] { return (*cluster)->CheckAlive(); });
       if ((code == kExitOk || code == kExitFailed) && !interrupted()) {
         absl::StatusOr<std::vector<v1::ResultRow>> rows =
-            client.QueryResults(submitted->sweep_id(), false, ctx.interrupts);
+            client.QueryResults(sweep_id, false, ctx.interrupts);
         if (rows.ok()) {
           PrintResults(ctx, *rows, options.format, ResultsView{});
         } else {
@@ -379,8 +425,21 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
   if (absl::Status stopped = (*cluster)->Stop(); !stopped.ok()) {
     *ctx.err << "paradnn: warning: " << stopped.message() << "\n" << std::flush;
   }
-  if (interrupted()) return kExitInterrupted;
-  return code;
+  if (!interrupted()) return code;
+  if (sweep_id > 0) {
+    // Said in the file, so that no later run mistakes it for running.
+    absl::StatusOr<v1::SweepStatus> left = MarkInterrupted(options.db_path, sweep_id);
+    if (!left.ok()) {
+      *ctx.err << "paradnn: warning: could not mark sweep " << sweep_id
+               << " interrupted: " << left.status().message() << "\n";
+    } else if (left->state() == v1::SWEEP_INTERRUPTED) {
+      *ctx.err << "paradnn: sweep " << sweep_id << " interrupted with " << left->done_jobs()
+               << " of " << left->total_jobs() << " jobs done; `paradnn local --resume --db "
+               << options.db_path << "` (or the same command again) continues it\n";
+    }
+    *ctx.err << std::flush;
+  }
+  return kExitInterrupted;
 }
 
 }  // namespace paradnn::client

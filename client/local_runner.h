@@ -81,6 +81,7 @@ struct LocalOptions {
   std::string preset;              // instead of sweep_file (client/presets.h)
   bool run_predicted_oom = false;  // --run-predicted-oom
   std::string db_path = "paradnn.db";
+  bool resume = false;  // --resume: continue the newest interrupted sweep
   int workers = 1;
   OutputFormat format = OutputFormat::kTable;
   int64_t max_jobs = 0;            // 0: model::kDefaultMaxJobs
@@ -172,6 +173,8 @@ class LocalCluster {
 };
 
 // The whole `paradnn local` command; returns its exit status (as `watch`).
+// An interrupted or killed run's sweep of the same spec is continued, not
+// submitted again (local_resume.h); Ctrl-C marks the sweep interrupted.
 int RunLocal(const CommandContext& ctx, const LocalOptions& options);
 
 }  // namespace paradnn::client

@@ -12,6 +12,8 @@ std::string SweepStateName(int state) {
       return "done";
     case v1::SWEEP_CANCELLED:
       return "cancelled";
+    case v1::SWEEP_INTERRUPTED:
+      return "interrupted";
     default:
       return "unknown";
   }

@@ -526,4 +526,25 @@ absl::StatusOr<std::vector<SweepStore::LiveAttempt>> SweepStore::CancelSync(int6
                                                    });
 }
 
+absl::StatusOr<bool> SweepStore::MoveStateSync(int64_t sweep_id, v1::SweepState from,
+                                               v1::SweepState to) {
+  bool moved = false;
+  absl::Status status = db_->WriteSync([&](sqlite3* db) -> absl::Status {
+    {
+      Statement exists(db, "SELECT 1 FROM sweeps WHERE id = ? AND state != ?");
+      exists.Bind(1, sweep_id).Bind(2, static_cast<int>(v1::SWEEP_STATE_UNSPECIFIED));
+      absl::StatusOr<bool> found = exists.Step();
+      if (!found.ok()) return found.status();
+      if (!*found) return absl::NotFoundError(absl::StrCat("sweep ", sweep_id, " not found"));
+    }
+    Statement move(db, "UPDATE sweeps SET state = ? WHERE id = ? AND state = ?");
+    move.Bind(1, static_cast<int>(to)).Bind(2, sweep_id).Bind(3, static_cast<int>(from));
+    if (absl::Status s = move.Run(); !s.ok()) return s;
+    moved = sqlite3_changes(db) > 0;
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return moved;
+}
+
 }  // namespace paradnn::db

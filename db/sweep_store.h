@@ -73,6 +73,11 @@ class SweepStore {
   void Cancel(int64_t sweep_id, int64_t now_unix_ms, Callback<std::vector<LiveAttempt>> done);
   absl::StatusOr<std::vector<LiveAttempt>> CancelSync(int64_t sweep_id, int64_t now_unix_ms);
 
+  // Moves the sweep from state `from` to `to` (SWEEP_RUNNING <->
+  // SWEEP_INTERRUPTED: an interrupted sweep's jobs are not leased). Returns
+  // whether it was in `from`; NotFound for an unknown id.
+  absl::StatusOr<bool> MoveStateSync(int64_t sweep_id, v1::SweepState from, v1::SweepState to);
+
  private:
   Database* db_;
 };

@@ -77,8 +77,10 @@ void CoordinatorMetrics::RenderStateCounts(PrometheusText* out) {
                                  {v1::JOB_DONE, 0},
                                  {v1::JOB_FAILED, 0},
                                  {v1::JOB_CANCELLED, 0}};
-  std::map<int, int64_t> sweeps = {
-      {v1::SWEEP_RUNNING, 0}, {v1::SWEEP_DONE, 0}, {v1::SWEEP_CANCELLED, 0}};
+  std::map<int, int64_t> sweeps = {{v1::SWEEP_RUNNING, 0},
+                                   {v1::SWEEP_DONE, 0},
+                                   {v1::SWEEP_CANCELLED, 0},
+                                   {v1::SWEEP_INTERRUPTED, 0}};
   std::vector<std::pair<std::string, std::string>> workers;  // id, device kind
   if (absl::StatusOr<db::StateCounts> counts = db::ReadStateCounts(*database_); counts.ok()) {
     for (const auto& [state, count] : counts->jobs) jobs[state] = count;

@@ -28,8 +28,10 @@ grpc::Status StorageFailure(absl::string_view what, const absl::Status& status) 
       absl::StrCat(what, " failed: the coordinator's database: ", status.message()));
 }
 
+// An interrupted sweep ends a watch too: nothing runs it until resumed.
 bool IsFinished(const v1::SweepStatus& status) {
-  return status.state() == v1::SWEEP_DONE || status.state() == v1::SWEEP_CANCELLED;
+  return status.state() == v1::SWEEP_DONE || status.state() == v1::SWEEP_CANCELLED ||
+         status.state() == v1::SWEEP_INTERRUPTED;
 }
 
 // Family torchscript: the uploaded model is stored once by its SHA-256 and

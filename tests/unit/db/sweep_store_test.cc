@@ -54,6 +54,27 @@ TEST_F(SweepStoreTest, CreateThenGetCountsEveryJobPending) {
   EXPECT_EQ(status->spec().precision(0), "float32");
 }
 
+TEST_F(SweepStoreTest, AnInterruptedSweepIsNotLeasedUntilResumed) {
+  absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("paused"), Jobs(2), kNow);
+  ASSERT_TRUE(id.ok()) << id.status();
+  absl::StatusOr<bool> moved =
+      sweeps_->MoveStateSync(*id, v1::SWEEP_RUNNING, v1::SWEEP_INTERRUPTED);
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_TRUE(*moved);
+  EXPECT_EQ(sweeps_->Get(*id, kNow)->state(), v1::SWEEP_INTERRUPTED);
+  absl::StatusOr<std::optional<Lease>> none = jobs_->LeaseNextSync("cpu", "w", kNow, kNow + 100);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value()) << "a job of an interrupted sweep was leased";
+  // Moving from a state it is not in changes nothing.
+  EXPECT_FALSE(*sweeps_->MoveStateSync(*id, v1::SWEEP_RUNNING, v1::SWEEP_INTERRUPTED));
+  EXPECT_TRUE(*sweeps_->MoveStateSync(*id, v1::SWEEP_INTERRUPTED, v1::SWEEP_RUNNING));
+  absl::StatusOr<std::optional<Lease>> lease = jobs_->LeaseNextSync("cpu", "w", kNow, kNow + 100);
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  EXPECT_TRUE(lease->has_value());
+  EXPECT_EQ(sweeps_->MoveStateSync(999, v1::SWEEP_RUNNING, v1::SWEEP_INTERRUPTED).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST_F(SweepStoreTest, JobsKeepTheirConfigSettingsAndColumns) {
   ASSERT_TRUE(sweeps_->CreateSync(Spec("cols"), Jobs(3), kNow).ok());
   EXPECT_EQ(*ScalarInt(*db_,
