@@ -60,14 +60,23 @@ struct Flags {
   size_t top_ops = 10;
   std::string db_path = "paradnn.db";
   int workers = 1;
-  bool resume = false;           // local --resume
-  client::AnalyzeFlags analyze;  // analyze KIND and report
+  bool resume = false;                 // local --resume
+  std::vector<int64_t> result_sweeps;  // results SWEEP...
+  bool wide = false;                   // results, local: --wide
+  client::AnalyzeFlags analyze;        // analyze KIND and report
   std::string out_dir = "paradnn-report";
   // fleet
   int64_t fleet_sweep = 0;
   double fleet_window = 0;
   std::string fleet_format = "table";
 };
+
+void AddWide(CLI::App* command, Flags* flags) {
+  command->add_flag("--wide", flags->wide,
+                    "Table: every column (step-time spread, stop reason, executed GF/s, HFU, "
+                    "threads, worker, error); by default about 120 columns, with the columns "
+                    "equal in every row on one line and each ! explained under the table");
+}
 
 CLI::Option* AddSweepId(CLI::App* command, Flags* flags, bool required) {
   CLI::Option* option =
@@ -190,6 +199,7 @@ void AddSweepCommands(CLI::App& app, Flags* flags, Commands* commands) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   AddFormat(local, flags);
+  AddWide(local, flags);
   AddMaxJobs(local, flags);
 }
 
@@ -197,9 +207,12 @@ void AddSweepCommands(CLI::App& app, Flags* flags, Commands* commands) {
 void AddListingCommands(CLI::App& app, Flags* flags, Commands* commands) {
   CLI::App* results = commands->results = app.add_subcommand(
       "results",
-      "Print one row per job of a sweep: job id, its hyper-parameters (layer, node, ...),\n"
+      "Print one row per job of the sweeps given: job id, its hyper-parameters (layer, node, "
+      "...),\n"
       "precision, optimizer, examples/s, step-time statistics, GFLOP/s, outcome, worker.");
-  AddSweepId(results, flags, true);
+  results->add_option("SWEEP", flags->result_sweeps, "Sweep ids (one or more), in one table")
+      ->required()
+      ->check(client::PositiveInteger("a sweep id"));
   AddFormat(results, flags);
   results->add_flag("--samples", flags->samples,
                     "Include every timed step's seconds (json: step_seconds arrays; csv: a "
@@ -215,6 +228,7 @@ void AddListingCommands(CLI::App& app, Flags* flags, Commands* commands) {
       ->excludes(jobs_opt);
   results->add_option("--top", flags->top_ops, "With --ops: operators per job (0 = all)")
       ->capture_default_str();
+  AddWide(results, flags);
 
   commands->workers = app.add_subcommand(
       "workers",
@@ -234,8 +248,10 @@ void AddListingCommands(CLI::App& app, Flags* flags, Commands* commands) {
       ->add_option("--window", flags->fleet_window,
                    "Whole fleet: the last N seconds (0 = all history)")
       ->check(CLI::NonNegativeNumber);
-  fleet->add_option("--format", flags->fleet_format, "table|json")
-      ->check(CLI::IsMember({"table", "json"}))
+  fleet
+      ->add_option("--format", flags->fleet_format,
+                   "table, csv (a row per device kind and the total, raw numbers) or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
 
   commands->presets = app.add_subcommand(
@@ -325,6 +341,7 @@ client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
   options.db_path = flags.db_path;
   options.workers = flags.workers;
   options.resume = flags.resume;
+  options.wide = flags.wide;
   options.format = format;
   options.max_jobs = flags.max_jobs;
   options.log_level = flags.log_level;
@@ -357,7 +374,8 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
                                   : client::ResultsView::kAuto;
     view.samples = flags.samples;
     view.top_ops = flags.top_ops;
-    return client::RunResults(ctx, flags.sweep_id, format, view);
+    view.wide = flags.wide;
+    return client::RunResults(ctx, flags.result_sweeps, format, view);
   }
   if (commands.workers->parsed()) return client::RunWorkers(ctx, format);
   if (commands.fleet->parsed()) {

@@ -6,12 +6,14 @@
 #include <condition_variable>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "client/listing_format.h"
 #include "client/presets.h"
 #include "client/progress.h"
@@ -346,7 +348,7 @@ void PrintResults(const CommandContext& ctx, const std::vector<v1::ResultRow>& r
       *ctx.out << FormatJson(table, samples);
       break;
     case OutputFormat::kTable:
-      *ctx.out << FormatHumanTable(table);
+      *ctx.out << (view.wide ? FormatHumanTable(table) : FormatNarrowTable(table));
       break;
   }
   ctx.out->flush();
@@ -379,6 +381,20 @@ std::string FormatSubmitted(const std::string& name, const v1::SubmitSweepRespon
   return text;
 }
 
+std::string NoWorkerForDevice(const std::string& device,
+                              const std::vector<v1::WorkerInfo>& workers) {
+  std::map<std::string, int> connected;
+  for (const v1::WorkerInfo& worker : workers) {
+    if (worker.connected()) ++connected[worker.device_kind()];
+  }
+  if (connected.count(device) > 0) return "";
+  std::vector<std::string> kinds;
+  for (const auto& [kind, count] : connected) kinds.push_back(absl::StrCat(kind, " x", count));
+  return absl::StrCat("no connected worker has device '", device,
+                      "' (connected: ", kinds.empty() ? "none" : absl::StrJoin(kinds, ", "),
+                      "); its jobs wait until one connects: paradnn-worker --device ", device);
+}
+
 int RunSubmit(const CommandContext& ctx, const SweepSource& source, bool quiet, int64_t max_jobs) {
   absl::StatusOr<v1::SweepSpec> spec = LoadSweep(source, max_jobs);
   if (!spec.ok()) return ReportError(ctx, spec.status());
@@ -391,6 +407,13 @@ int RunSubmit(const CommandContext& ctx, const SweepSource& source, bool quiet, 
     *ctx.out << FormatSubmitted(spec->name(), *response);
   }
   ctx.out->flush();
+  // A sweep nobody can run is a common slip (device: cuda on a CPU fleet).
+  if (absl::StatusOr<std::vector<v1::WorkerInfo>> workers = client.ListWorkers(); workers.ok()) {
+    const std::string device = spec->device().empty() ? "cpu" : spec->device();
+    if (std::string warning = NoWorkerForDevice(device, *workers); !warning.empty()) {
+      *ctx.err << "paradnn: warning: " << warning << "\n" << std::flush;
+    }
+  }
   return kExitOk;
 }
 
@@ -440,13 +463,18 @@ int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id, Output
   return kExitOk;
 }
 
-int RunResults(const CommandContext& ctx, int64_t sweep_id, OutputFormat format,
-               const ResultsView& view) {
+int RunResults(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
+               OutputFormat format, const ResultsView& view) {
   CoordinatorClient client(ctx.address, ctx.timeout_seconds);
-  absl::StatusOr<std::vector<v1::ResultRow>> rows =
-      client.QueryResults(sweep_id, view.samples, ctx.interrupts);
-  if (!rows.ok()) return ReportError(ctx, rows.status());
-  PrintResults(ctx, *rows, format, view);
+  std::vector<v1::ResultRow> all;
+  for (int64_t sweep_id : sweep_ids) {
+    absl::StatusOr<std::vector<v1::ResultRow>> rows =
+        client.QueryResults(sweep_id, view.samples, ctx.interrupts);
+    if (!rows.ok()) return ReportError(ctx, rows.status());
+    all.insert(all.end(), std::make_move_iterator(rows->begin()),
+               std::make_move_iterator(rows->end()));
+  }
+  PrintResults(ctx, all, format, view);
   return kExitOk;
 }
 
@@ -498,6 +526,48 @@ std::string FormatFleetGoodput(const v1::FleetGoodputResponse& goodput) {
   return out;
 }
 
+namespace {
+
+// One field of a goodput row as CSV text (raw numbers, as json prints them).
+std::string GoodputField(const v1::Goodput& row, const google::protobuf::FieldDescriptor* field) {
+  const google::protobuf::Reflection* reflection = row.GetReflection();
+  switch (field->cpp_type()) {
+    case google::protobuf::FieldDescriptor::CPPTYPE_STRING:
+      return reflection->GetString(row, field);
+    case google::protobuf::FieldDescriptor::CPPTYPE_INT32:
+      return absl::StrCat(reflection->GetInt32(row, field));
+    case google::protobuf::FieldDescriptor::CPPTYPE_INT64:
+      return absl::StrCat(reflection->GetInt64(row, field));
+    case google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE:
+      return absl::StrCat(reflection->GetDouble(row, field));
+    default:
+      return "";
+  }
+}
+
+// A row per device kind and the total (device_kind "total"), a column per
+// Goodput field under its proto name, so it loads as the json does.
+std::string FleetCsv(const v1::FleetGoodputResponse& goodput) {
+  const google::protobuf::Descriptor* descriptor = v1::Goodput::descriptor();
+  std::vector<std::string> header;
+  for (int i = 0; i < descriptor->field_count(); ++i)
+    header.push_back(descriptor->field(i)->name());
+  std::string out = CsvLine(header);
+  std::vector<v1::Goodput> rows(goodput.device_kinds().begin(), goodput.device_kinds().end());
+  rows.push_back(goodput.total());
+  rows.back().set_device_kind("total");
+  for (const v1::Goodput& row : rows) {
+    std::vector<std::string> fields;
+    for (int i = 0; i < descriptor->field_count(); ++i) {
+      fields.push_back(GoodputField(row, descriptor->field(i)));
+    }
+    absl::StrAppend(&out, CsvLine(fields));
+  }
+  return out;
+}
+
+}  // namespace
+
 int RunFleet(const CommandContext& ctx, int64_t sweep_id, double window_seconds,
              const std::string& format) {
   CoordinatorClient client(ctx.address, ctx.timeout_seconds);
@@ -515,6 +585,10 @@ int RunFleet(const CommandContext& ctx, int64_t sweep_id, double window_seconds,
       return ReportError(ctx, absl::InternalError("could not print the goodput as JSON"));
     }
     *ctx.out << json << "\n" << std::flush;
+    return kExitOk;
+  }
+  if (format == "csv") {
+    *ctx.out << FleetCsv(*goodput) << std::flush;
     return kExitOk;
   }
   if (goodput->device_kinds_size() == 0) {

@@ -122,6 +122,7 @@ struct ResultsView {
   enum Kind { kAuto, kJobs, kOps } kind = kAuto;
   bool samples = false;  // per-step seconds (job rows only)
   size_t top_ops = 10;   // kOps: operators per job, 0 = all
+  bool wide = false;     // table: every column (FormatHumanTable), not FormatNarrowTable
 };
 
 // Writes the results of `rows` in `format` to ctx.out, as `view` says.
@@ -159,9 +160,15 @@ int RunWatch(const CommandContext& ctx, int64_t sweep_id);
 // `paradnn status [SWEEP]`.
 int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id,
               OutputFormat format = OutputFormat::kTable);
-// `paradnn results SWEEP [--format F] [--samples] [--jobs | --ops [--top N]]`.
-int RunResults(const CommandContext& ctx, int64_t sweep_id, OutputFormat format,
-               const ResultsView& view);
+// The warning `submit` prints when no connected worker has `device`,
+// naming what is connected; "" when one has.
+std::string NoWorkerForDevice(const std::string& device,
+                              const std::vector<v1::WorkerInfo>& workers);
+
+// `paradnn results SWEEP... [--format F] [--samples] [--jobs | --ops [--top N]]`:
+// the rows of every sweep given, in one table.
+int RunResults(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
+               OutputFormat format, const ResultsView& view);
 // `paradnn workers`.
 int RunWorkers(const CommandContext& ctx, OutputFormat format = OutputFormat::kTable);
 // `paradnn fleet [--sweep ID] [--window S] [--format table|json]`: fleet

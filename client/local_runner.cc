@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +30,9 @@ using SteadyClock = std::chrono::steady_clock;
 
 // How often start-up and shutdown look at the address file and children.
 constexpr std::chrono::milliseconds kPollInterval{20};
+
+// How long `paradnn local` waits for a worker before saying why it waits.
+constexpr std::chrono::seconds kWorkerStartNotice{3};
 
 // Unix socket paths must fit in sockaddr_un::sun_path (108 bytes with the
 // terminator); a long $TMPDIR falls back to /tmp.
@@ -409,13 +413,35 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
       code = ReportError(ctx, sweep.status());
     } else {
       sweep_id = sweep->sweep_id();
-      code =
-          WatchWithProgress(ctx, client, sweep_id, [&cluster] { return (*cluster)->CheckAlive(); });
+      // A worker starts by probing the host and, the first time for its
+      // platform, calibrating it: say so rather than sit at 0 running.
+      const SteadyClock::time_point watch_start = SteadyClock::now();
+      bool asked = false;
+      auto health = [&]() -> absl::Status {
+        if (absl::Status alive = (*cluster)->CheckAlive(); !alive.ok()) return alive;
+        if (asked || SteadyClock::now() - watch_start < kWorkerStartNotice) return absl::OkStatus();
+        asked = true;
+        absl::StatusOr<std::vector<v1::WorkerInfo>> workers = client.ListWorkers();
+        const bool none =
+            workers.ok() && std::none_of(workers->begin(), workers->end(),
+                                         [](const v1::WorkerInfo& w) { return w.connected(); });
+        if (none) {
+          *ctx.err << (ctx.err_is_terminal ? "\n" : "")
+                   << "paradnn: the local worker is probing this host and calibrating its roofs "
+                      "(about 20 s to 2 min, once per platform fingerprint; later runs reuse "
+                      "it)\n"
+                   << std::flush;
+        }
+        return absl::OkStatus();
+      };
+      code = WatchWithProgress(ctx, client, sweep_id, health);
       if ((code == kExitOk || code == kExitFailed) && !interrupted()) {
         absl::StatusOr<std::vector<v1::ResultRow>> rows =
             client.QueryResults(sweep_id, false, ctx.interrupts);
         if (rows.ok()) {
-          PrintResults(ctx, *rows, options.format, ResultsView{});
+          ResultsView view;
+          view.wide = options.wide;
+          PrintResults(ctx, *rows, options.format, view);
         } else {
           code = ReportError(ctx, rows.status());
         }

@@ -82,6 +82,7 @@ struct LocalOptions {
   bool run_predicted_oom = false;  // --run-predicted-oom
   std::string db_path = "paradnn.db";
   bool resume = false;  // --resume: continue the newest interrupted sweep
+  bool wide = false;    // --wide: every column of the results table
   int workers = 1;
   OutputFormat format = OutputFormat::kTable;
   int64_t max_jobs = 0;            // 0: model::kDefaultMaxJobs

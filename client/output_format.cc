@@ -6,12 +6,14 @@
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/stack_findings.h"
 #include "paradnn/v1/metrics.pb.h"
@@ -422,6 +424,108 @@ std::string FormatHumanTable(const ResultTable& table) {
     lines.push_back(std::move(cells));
   }
   return AlignColumns(header, lines, right);
+}
+
+namespace {
+
+// `text` in lines of at most `width` display columns, broken at spaces,
+// the first line after `first`, the others after `rest`.
+std::string Wrapped(const std::string& text, size_t width, const std::string& first,
+                    const std::string& rest) {
+  std::string out;
+  std::string line = first;
+  size_t line_width = DisplayWidth(first);
+  bool empty = true;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    const size_t word_width = DisplayWidth(word);
+    if (!empty && line_width + 1 + word_width > width) {
+      absl::StrAppend(&out, line, "\n");
+      line = rest;
+      line_width = DisplayWidth(rest);
+      empty = true;
+    }
+    if (!empty) {
+      line += ' ';
+      ++line_width;
+    }
+    absl::StrAppend(&line, word);
+    line_width += word_width;
+    empty = false;
+  }
+  absl::StrAppend(&out, line, "\n");
+  return out;
+}
+
+}  // namespace
+
+std::string FormatNarrowTable(const ResultTable& table) {
+  static const std::set<std::string> kWideOnly = {"step_p10_ms",
+                                                  "step_p90_ms",
+                                                  "step_cv",
+                                                  "steps",
+                                                  "stop_reason",
+                                                  "executed_gflops_per_sec",
+                                                  "hfu_pct",
+                                                  "intra_op_threads",
+                                                  "params",
+                                                  "worker",
+                                                  "error",
+                                                  "examples_per_sec_mean",
+                                                  "examples_per_sec_min",
+                                                  "examples_per_sec_max"};
+  // What the rows say beside the table: `!` reasons and errors, per job.
+  const auto column_named = [&table](const std::string& name) -> std::optional<size_t> {
+    for (size_t c = 0; c < table.columns.size(); ++c) {
+      if (table.columns[c].name == name) return c;
+    }
+    return std::nullopt;
+  };
+  const std::optional<size_t> job = column_named("job_id");
+  std::vector<std::string> notes;
+  for (const auto& row : table.rows) {
+    const std::string who = job ? absl::StrCat("job ", RawCell(row[*job])) : "a job";
+    for (const char* name : {"suspect", "error"}) {
+      const std::optional<size_t> c = column_named(name);
+      if (!c || std::holds_alternative<std::monostate>(row[*c])) continue;
+      const std::string text = RawCell(row[*c]);
+      if (text.empty()) continue;
+      notes.push_back(absl::StrCat(std::string(name) == "suspect" ? "! " : "error ", who, ": ",
+                                   OneLine(text, 600)));
+    }
+  }
+  ResultTable narrow;
+  std::vector<size_t> kept;
+  std::vector<std::string> constant;
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    const ResultColumn& column = table.columns[c];
+    if (kWideOnly.count(column.name) > 0) continue;
+    const bool fixed =
+        column.name != "job_id" && column.name != "suspect" && table.rows.size() > 1 &&
+        std::all_of(table.rows.begin(), table.rows.end(), [&](const auto& row) {
+          return HumanCell(row[c], column.unit) == HumanCell(table.rows.front()[c], column.unit);
+        });
+    if (fixed) {
+      const std::string value = HumanCell(table.rows.front()[c], column.unit);
+      if (!value.empty()) constant.push_back(absl::StrCat(column.title, "=", value));
+      continue;
+    }
+    kept.push_back(c);
+    narrow.columns.push_back(column);
+  }
+  for (const auto& row : table.rows) {
+    std::vector<Cell> cells;
+    cells.reserve(kept.size());
+    for (size_t c : kept) cells.push_back(row[c]);
+    narrow.rows.push_back(std::move(cells));
+  }
+  std::string out = FormatHumanTable(narrow);
+  if (!constant.empty()) absl::StrAppend(&out, "every row: ", absl::StrJoin(constant, " "), "\n");
+  if (!notes.empty()) {
+    absl::StrAppend(&out, "!: the measurement may be off, for the reason given:\n");
+    for (const std::string& note : notes) absl::StrAppend(&out, Wrapped(note, 118, "  ", "      "));
+  }
+  absl::StrAppend(&out, "(--wide: every column; --format csv|json: every field)\n");
+  return out;
 }
 
 std::string HumanCount(double value) {

@@ -89,6 +89,14 @@ std::string FormatJson(const ResultTable& table, bool samples);
 // are left out, long errors are shortened.
 std::string FormatHumanTable(const ResultTable& table);
 
+// The table a terminal shows by default, about 120 columns: FormatHumanTable
+// without the columns only `--wide` shows (p10, p90, cv, steps, stop, exec
+// GF/s, HFU, threads, #params, worker, error; a repeats table's mean, min
+// and max), with the columns equal in every row moved to one line under it
+// ("every row: input=2000 optimizer=rmsprop"), then what each `!` flags and
+// each error, per job.
+std::string FormatNarrowTable(const ResultTable& table);
+
 // One field of CSV, quoted when needed.
 std::string CsvField(absl::string_view text);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "client/commands.h"
 #include "client/listing_format.h"
 #include "paradnn/v1/metrics.pb.h"
 #include "tests/support/csv_reader.h"
@@ -252,6 +253,37 @@ TEST(OutputFormatTest, HumanTableIsAlignedWithUnits) {
   const size_t end = lines[1].find('3') + 1;
   EXPECT_EQ(lines[2].find('4') + 1, end);
   EXPECT_EQ(lines[3].find('5') + 1, end);
+}
+
+TEST(OutputFormatTest, NarrowTableFitsATerminalAndExplainsEveryMark) {
+  const ResultTable table = BuildResultTable(Rows());
+  const std::string text = FormatNarrowTable(table);
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  for (const std::string& line : lines) EXPECT_LE(line.size(), 120u) << line;
+  EXPECT_LT(lines[0].size(), absl::StrSplit(FormatHumanTable(table), '\n').begin()->size());
+  EXPECT_THAT(lines[0], HasSubstr("ex/s  !"));
+  EXPECT_THAT(lines[0], Not(HasSubstr("worker")));
+  EXPECT_THAT(lines[0], Not(HasSubstr("p10")));
+  // Each ! is explained under the table, with its job; so is each error.
+  EXPECT_THAT(text, HasSubstr("!: the measurement may be off"));
+  EXPECT_THAT(text, HasSubstr("! job 3: host busy: load average 3.10 on 2 CPUs; noisy steps"));
+  EXPECT_THAT(text, HasSubstr("error job 4: "));
+  EXPECT_THAT(text, HasSubstr("--wide"));
+}
+
+TEST(OutputFormatTest, SubmitWarnsWhenNoConnectedWorkerHasTheDevice) {
+  std::vector<v1::WorkerInfo> workers(3);
+  workers[0].set_device_kind("cpu");
+  workers[0].set_connected(true);
+  workers[1].set_device_kind("cpu");
+  workers[1].set_connected(true);
+  workers[2].set_device_kind("cuda");
+  workers[2].set_connected(false);  // gone: does not count
+  EXPECT_EQ(NoWorkerForDevice("cpu", workers), "");
+  EXPECT_EQ(NoWorkerForDevice("cuda", workers),
+            "no connected worker has device 'cuda' (connected: cpu x2); its jobs wait until one "
+            "connects: paradnn-worker --device cuda");
+  EXPECT_THAT(NoWorkerForDevice("cpu", {}), HasSubstr("(connected: none)"));
 }
 
 TEST(OutputFormatTest, HumanTableDropsColumnsEmptyInEveryRow) {
