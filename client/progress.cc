@@ -18,14 +18,18 @@ ProgressCounts CountProgress(const v1::SweepStatus& status) {
   return c;
 }
 
-double EstimateRemainingSeconds(const ProgressCounts& counts, double elapsed_seconds) {
-  if (counts.finished <= 0) return -1;
+double EstimateRemainingSeconds(const ProgressCounts& counts, double elapsed_seconds,
+                                const EtaBaseline& baseline) {
   const int64_t remaining = std::max<int64_t>(0, counts.total - counts.finished);
-  return elapsed_seconds / static_cast<double>(counts.finished) * static_cast<double>(remaining);
+  if (counts.finished > 0 && remaining == 0) return 0;
+  const int64_t since = counts.finished - baseline.finished;
+  if (since <= 0) return -1;
+  return (elapsed_seconds - baseline.elapsed_seconds) / static_cast<double>(since) *
+         static_cast<double>(remaining);
 }
 
-std::string FormatProgressLine(const v1::SweepStatus& status, double elapsed_seconds,
-                               int bar_width) {
+std::string FormatProgressLine(const v1::SweepStatus& status, double elapsed_seconds, int bar_width,
+                               const EtaBaseline& baseline) {
   const ProgressCounts c = CountProgress(status);
   int filled = 0;
   if (c.total > 0) {
@@ -36,12 +40,16 @@ std::string FormatProgressLine(const v1::SweepStatus& status, double elapsed_sec
       c.total, " done, ", c.running, " running, ok ", c.ok, ", failed ", c.failed);
   if (c.cancelled > 0) absl::StrAppend(&line, ", cancelled ", c.cancelled);
   absl::StrAppend(&line, "  elapsed ", HumanClock(elapsed_seconds), "  ETA ",
-                  HumanClock(EstimateRemainingSeconds(c, elapsed_seconds)));
+                  HumanClock(EstimateRemainingSeconds(c, elapsed_seconds, baseline)));
   return line;
 }
 
 void ProgressPrinter::Show(const v1::SweepStatus& status, double elapsed_seconds, double now) {
-  last_line_ = FormatProgressLine(status, elapsed_seconds);
+  const ProgressCounts progress = CountProgress(status);
+  if (!baseline_.has_value() && progress.finished > 0) {
+    baseline_ = EtaBaseline{progress.finished, elapsed_seconds};
+  }
+  last_line_ = FormatProgressLine(status, elapsed_seconds, 10, baseline_.value_or(EtaBaseline{}));
   if (terminal_) {
     *out_ << "\r" << last_line_ << "\x1b[K" << std::flush;
     drawn_ = true;

@@ -8,6 +8,7 @@
 #define PARADNN_CLIENT_PROGRESS_H_
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -26,13 +27,22 @@ struct ProgressCounts {
 
 ProgressCounts CountProgress(const v1::SweepStatus& status);
 
-// Seconds left: elapsed / finished x (total - finished); negative ("--")
-// before the first job finishes.
-double EstimateRemainingSeconds(const ProgressCounts& counts, double elapsed_seconds);
+// Where the rate of an ETA is measured from: `finished` jobs at
+// `elapsed_seconds`. The zero baseline is the sweep's start.
+struct EtaBaseline {
+  int64_t finished = 0;
+  double elapsed_seconds = 0;
+};
+
+// Seconds left at the rate since `baseline`: (elapsed - baseline elapsed) /
+// (finished - baseline finished) x (total - finished); negative ("--")
+// until a job has finished after the baseline.
+double EstimateRemainingSeconds(const ProgressCounts& counts, double elapsed_seconds,
+                                const EtaBaseline& baseline = {});
 
 // The whole line, without a line ending. `bar_width` cells of '#'/'.'.
 std::string FormatProgressLine(const v1::SweepStatus& status, double elapsed_seconds,
-                               int bar_width = 10);
+                               int bar_width = 10, const EtaBaseline& baseline = {});
 
 // Draws progress on a stream. On a terminal it redraws one line in place
 // ("\r" + line + erase to end of line); otherwise it writes a plain line on
@@ -59,6 +69,9 @@ class ProgressPrinter {
   std::string printed_line_;  // last line written (plain streams)
   double printed_at_ = -1e300;
   bool drawn_ = false;  // a terminal line is on screen
+  // Set at the first status with a finished job: the start-up, the first
+  // calibration and a resumed sweep's earlier jobs stay out of the ETA.
+  std::optional<EtaBaseline> baseline_;
 };
 
 }  // namespace paradnn::client

@@ -58,6 +58,27 @@ TEST(ProgressTest, EmptySweepAndBarWidth) {
   EXPECT_THAT(FormatProgressLine(Status(4, 1, 0, 1), 10, 4), HasSubstr("[#...] 1/4"));
 }
 
+TEST(ProgressTest, EtaIsMeasuredFromTheFirstFinishNotTheStart) {
+  // The first job finished after 100 s (start-up and the first
+  // calibration); four more took 8 s: 5 left at 2 s each.
+  ProgressCounts c;
+  c.total = 10;
+  c.finished = 1;
+  const EtaBaseline first{1, 100};
+  EXPECT_LT(EstimateRemainingSeconds(c, 100, first), 0);  // no rate yet: "--"
+  c.finished = 5;
+  EXPECT_DOUBLE_EQ(EstimateRemainingSeconds(c, 108, first), 10);
+  EXPECT_DOUBLE_EQ(EstimateRemainingSeconds(c, 108), 108.0 / 5 * 5);  // from the start: wild
+
+  // The printer takes its baseline from the first status with a finish.
+  std::ostringstream out;
+  ProgressPrinter printer(&out, false, 0);
+  printer.Show(Status(10, 1, 1, 1), 100, 0);
+  printer.Show(Status(10, 5, 1, 5), 108, 1);
+  EXPECT_THAT(out.str(), HasSubstr("1/10 done, 1 running, ok 1, failed 0  elapsed 1:40  ETA --"));
+  EXPECT_THAT(out.str(), HasSubstr("5/10 done, 1 running, ok 5, failed 0  elapsed 1:48  ETA 0:10"));
+}
+
 TEST(ProgressTest, Eta) {
   ProgressCounts c;
   c.total = 12;
