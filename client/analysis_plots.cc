@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "client/analysis_views.h"
 #include "client/gnuplot.h"
@@ -54,6 +57,8 @@ std::string ScriptFor(const v1::AnalyzeResponse& response, Terminal terminal,
 
 // `script` with `subtitle` as a second line of its figure's title (the
 // first `set title` or multiplot title; each is the last thing on its line).
+constexpr size_t kSubtitleWidth = 90;
+
 std::string WithSubtitle(std::string script, const std::string& subtitle) {
   if (subtitle.empty()) return script;
   size_t at = std::string::npos;
@@ -61,13 +66,30 @@ std::string WithSubtitle(std::string script, const std::string& subtitle) {
     at = std::min(at, script.find(opening));
   }
   if (at == std::string::npos) return script;
-  const size_t end = script.find('\n', at + 1);
+  size_t end = script.find('\n', at + 1);
   if (end == std::string::npos) return script;
   if (script.compare(at, 20, "\nset multiplot layou") == 0 &&
       script.substr(at, end - at).find(" title ") == std::string::npos) {
     return script;
   }
-  script.insert(end, absl::StrCat(" . \"\\n\" . ", gnuplot::Quote(subtitle)));
+  // Lines of at most kSubtitleWidth characters, broken after "; " or ", ",
+  // so that a long scope wraps instead of running off the canvas.
+  std::vector<std::string> lines = {""};
+  for (absl::string_view piece : absl::StrSplit(subtitle, absl::ByAnyChar(";,"))) {
+    const char separator = piece.data() + piece.size() < subtitle.data() + subtitle.size()
+                               ? piece.data()[piece.size()]
+                               : '\0';
+    std::string part = absl::StrCat(piece, separator == '\0' ? "" : std::string(1, separator));
+    if (!lines.back().empty() && lines.back().size() + part.size() > kSubtitleWidth) {
+      lines.push_back(std::string(absl::StripLeadingAsciiWhitespace(part)));
+    } else {
+      lines.back() += part;
+    }
+  }
+  for (const std::string& line : lines) {
+    script.insert(end, absl::StrCat(" . \"\\n\" . ", gnuplot::Quote(line)));
+    end = script.find('\n', end + 1);  // after what was just inserted
+  }
   return script;
 }
 

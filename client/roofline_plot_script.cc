@@ -241,10 +241,15 @@ void AddComputeRoof(const v1::MatmulRoofValue& compute, const std::string& name,
   if (matmul && Positive(compute.theoretical_flops_per_sec())) {
     const std::string peak_data = plot->AddBlock(
         "roof", RoofLine(compute.theoretical_flops_per_sec(), dram, bounds.x_lo, bounds.x_hi));
-    plot->elements.push_back(
-        absl::StrCat("$", peak_data, " using 1:2 with lines lw 1 dt 2 lc rgb '", color, "' title ",
-                     Quote(absl::StrCat(name, " ", compute.dtype(), " theoretical peak ",
-                                        SiRate(compute.theoretical_flops_per_sec(), "FLOP/s")))));
+    plot->elements.push_back(absl::StrCat(
+        "$", peak_data, " using 1:2 with lines lw 1 dt 2 lc rgb '", color, "' title ",
+        Quote(absl::StrCat(name, " ", compute.dtype(), " theoretical peak ",
+                           SiRate(compute.theoretical_flops_per_sec(), "FLOP/s"),
+                           // Drawn as it is, but never passed off as a ceiling.
+                           compute.theoretical_flops_per_sec() < compute.flops_per_sec()
+                               ? " (below the calibrated roof: its basis is wrong; "
+                                 "--datasheet-peak)"
+                               : ""))));
   }
 }
 

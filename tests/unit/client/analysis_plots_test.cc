@@ -295,13 +295,24 @@ TEST(GnuplotScriptTest, TitleAndTableSayWhatTheFigureCoversAndCombined) {
             "(2, 4), node (128, 256, 512, 1024)");
   const std::string compact = ScopeSummary(response.scope(), /*compact=*/true);
   EXPECT_THAT(compact, HasSubstr("node (4 values)"));
-  // The figure's title gets it as a second line.
+  // The figure's title gets it under it, wrapped at 90 characters.
   EXPECT_THAT(GnuplotScript(response, "/tmp/h.svg"),
-              HasSubstr("title 'gflops by batch and precision' . \"\\n\" . '" + compact + "'\n"));
+              HasSubstr("title 'gflops by batch and precision' . \"\\n\" . 'sweeps 1, 2 where "
+                        "optimizer=rmsprop; AMD EPYC; median of each cell across layer (2, 4),' . "
+                        "\"\\n\" . 'node (4 values)'\n"));
   EXPECT_THAT(FormatAnalysis(response, OutputFormat::kTable),
               HasSubstr("over: " + ScopeSummary(response.scope()) + "\n"));
   // CSV stays one row per cell.
   EXPECT_THAT(FormatAnalysis(response, OutputFormat::kCsv), Not(HasSubstr("over:")));
+}
+
+TEST(GnuplotScriptTest, ATheoreticalPeakBelowTheCalibratedRoofIsLabelledSo) {
+  v1::AnalyzeResponse response = Roofline();
+  response.mutable_roofline()->mutable_roofs(0)->mutable_compute(0)->set_theoretical_flops_per_sec(
+      1.6e12);  // under the calibrated 2.1 TFLOP/s
+  EXPECT_THAT(GnuplotScript(response, "/tmp/r.svg"),
+              HasSubstr("float32 theoretical peak 1.6 TFLOP/s (below the calibrated roof: its "
+                        "basis is wrong; --datasheet-peak)"));
 }
 
 TEST(GnuplotScriptTest, RooflineLeavesOutPointsWithoutIntensity) {
