@@ -6,7 +6,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <map>
+#include <kainjow/mustache.hpp>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -18,51 +18,16 @@
 #include "common/state_names.h"
 
 namespace paradnn::client {
+namespace internal {
+// The page's template (client/report_template.mustache), embedded at build
+// time by client/CMakeLists.txt (report_template.cc in the build tree).
+extern const char kReportTemplate[];
+extern const size_t kReportTemplateSize;
+}  // namespace internal
+
 namespace {
 
-constexpr char kStyle[] = R"css(
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto;
-       max-width: 1200px; padding: 0 1em; color: #222; line-height: 1.4; }
-h1 { margin-bottom: 0.2em; }
-h2 { margin-top: 2em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
-p.meta { color: #666; margin-top: 0; }
-table { border-collapse: collapse; font-size: 0.9em; margin: 0.5em 0; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-figure { margin: 1em 0; }
-figure svg { max-width: 100%; height: auto; }
-pre { background: #f8f8f8; border: 1px solid #e3e3e3; padding: 0.8em; overflow-x: auto;
-      font-size: 0.85em; }
-code { font-size: 0.95em; }
-)css";
-
-std::string Escape(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+namespace mustache = kainjow::mustache;
 
 std::string UtcNow() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -73,37 +38,25 @@ std::string UtcNow() {
   return text;
 }
 
-std::string Row(const std::vector<std::string>& cells, const std::vector<bool>& numeric = {}) {
-  std::string out = "<tr>";
-  for (size_t i = 0; i < cells.size(); ++i) {
-    const bool num = i < numeric.size() && numeric[i];
-    absl::StrAppend(&out, num ? "<td class=\"num\">" : "<td>", Escape(cells[i]), "</td>");
-  }
-  return out + "</tr>\n";
-}
-
-std::string Header(const std::vector<std::string>& names) {
-  std::string out = "<tr>";
-  for (const auto& name : names) absl::StrAppend(&out, "<th>", Escape(name), "</th>");
-  return out + "</tr>\n";
-}
-
-std::string SweepsTable(const std::vector<v1::SweepStatus>& sweeps) {
-  if (sweeps.empty()) return "<p>No sweeps.</p>\n";
-  std::string out = "<table>\n";
-  out += Header({"id", "name", "family", "device", "state", "done/total", "ok"});
+// One row of the sweeps table per sweep.
+mustache::data SweepRows(const std::vector<v1::SweepStatus>& sweeps) {
+  mustache::data rows(mustache::data::type::list);
   for (const auto& sweep : sweeps) {
-    out += Row({absl::StrCat(sweep.sweep_id()), sweep.name(), sweep.family(), sweep.device(),
-                common::SweepStateName(sweep.state()),
-                absl::StrCat(sweep.done_jobs(), "/", sweep.total_jobs()),
-                absl::StrCat(sweep.ok_results())},
-               {true, false, false, false, false, true, true});
+    rows.push_back(mustache::object{{"id", absl::StrCat(sweep.sweep_id())},
+                                    {"name", sweep.name()},
+                                    {"family", sweep.family()},
+                                    {"device", sweep.device()},
+                                    {"state", std::string(common::SweepStateName(sweep.state()))},
+                                    {"done", absl::StrCat(sweep.done_jobs())},
+                                    {"total", absl::StrCat(sweep.total_jobs())},
+                                    {"ok", absl::StrCat(sweep.ok_results())}});
   }
-  return out + "</table>\n";
+  return rows;
 }
 
-std::string PlatformsTable(const std::vector<v1::WorkerInfo>& workers) {
-  // Workers on one platform (same fingerprint and host) share a row.
+// One row of the platforms table per platform: workers on one platform (same
+// fingerprint and host) share a row.
+mustache::data PlatformRows(const std::vector<v1::WorkerInfo>& workers) {
   struct Entry {
     std::vector<std::string> workers;
     const v1::WorkerInfo* info = nullptr;
@@ -124,10 +77,7 @@ std::string PlatformsTable(const std::vector<v1::WorkerInfo>& workers) {
     }
     it->second.workers.push_back(worker.worker_id());
   }
-  if (entries.empty()) return "<p>No workers registered.</p>\n";
-  std::string out = "<table>\n";
-  out += Header({"workers", "device", "kind", "host", "cores / threads", "BLAS", "LibTorch",
-                 "oneDNN", "ISA paths", "matmul roofs", "fingerprint"});
+  mustache::data rows(mustache::data::type::list);
   for (const auto& [key, entry] : entries) {
     const v1::WorkerInfo& worker = *entry.info;
     const v1::Platform& platform = worker.platform();
@@ -149,14 +99,20 @@ std::string PlatformsTable(const std::vector<v1::WorkerInfo>& workers) {
       }
       roofs.push_back(std::move(text));
     }
-    out += Row({absl::StrJoin(entry.workers, ", "), platform.device_name(),
-                platform.device_kind().empty() ? worker.device_kind() : platform.device_kind(),
-                platform.hostname().empty() ? worker.hostname() : platform.hostname(), cores,
-                platform.blas_backend(), platform.libtorch_version(), platform.onednn_version(),
-                platform.isa_paths(), roofs.empty() ? "not calibrated" : absl::StrJoin(roofs, "; "),
-                platform.fingerprint().substr(0, 12)});
+    rows.push_back(mustache::object{
+        {"workers", absl::StrJoin(entry.workers, ", ")},
+        {"device", platform.device_name()},
+        {"kind", platform.device_kind().empty() ? worker.device_kind() : platform.device_kind()},
+        {"host", platform.hostname().empty() ? worker.hostname() : platform.hostname()},
+        {"cores", cores},
+        {"blas", platform.blas_backend()},
+        {"libtorch", platform.libtorch_version()},
+        {"onednn", platform.onednn_version()},
+        {"isa_paths", platform.isa_paths()},
+        {"roofs", roofs.empty() ? "not calibrated" : absl::StrJoin(roofs, "; ")},
+        {"fingerprint", platform.fingerprint().substr(0, 12)}});
   }
-  return out + "</table>\n";
+  return rows;
 }
 
 // gnuplot's SVG made fit to sit inside HTML: no XML prologue or DOCTYPE,
@@ -167,7 +123,8 @@ std::string InlineSvg(std::string svg, const std::string& id_prefix, const std::
   if (start != std::string::npos) svg.erase(0, start);
   const std::string gnuplot_title = "<title>Gnuplot</title>";
   if (size_t at = svg.find(gnuplot_title); at != std::string::npos) {
-    svg.replace(at, gnuplot_title.size(), absl::StrCat("<title>", Escape(title), "</title>"));
+    svg.replace(at, gnuplot_title.size(),
+                absl::StrCat("<title>", mustache::html_escape(title), "</title>"));
   }
   // Rewrite only inside tags: text content never gains a prefix.
   static constexpr const char* kPatterns[] = {"id='", "id=\"", "href='#", "href=\"#", "url(#"};
@@ -208,43 +165,46 @@ absl::Status WriteReport(const ReportInput& input, const std::string& out_dir) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot create report directory ", out_dir, ": ", error.message()));
   }
-  std::string html;
-  absl::StrAppend(&html,
-                  "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                  "<title>paradnn report</title>\n<style>",
-                  kStyle, "</style>\n</head>\n<body>\n<h1>paradnn report</h1>\n",
-                  "<p class=\"meta\">Generated ", Escape(UtcNow()), "</p>\n");
-  if (!input.sections.empty()) {
-    html += "<nav><ol>\n";
-    for (size_t i = 0; i < input.sections.size(); ++i) {
-      absl::StrAppend(&html, "<li><a href=\"#section-", i + 1, "\">",
-                      Escape(input.sections[i].title), "</a></li>\n");
-    }
-    html += "</ol></nav>\n";
-  }
-  absl::StrAppend(&html, "<h2>Sweeps</h2>\n", SweepsTable(input.sweeps));
-  absl::StrAppend(&html, "<h2>Platforms</h2>\n", PlatformsTable(input.workers));
-
+  mustache::data page;
+  page.set("generated", UtcNow());
+  page.set("has_sweeps", !input.sweeps.empty());
+  page.set("sweeps", SweepRows(input.sweeps));
+  mustache::data platforms = PlatformRows(input.workers);
+  page.set("has_platforms", !platforms.list_value().empty());
+  page.set("platforms", platforms);
+  mustache::data sections(mustache::data::type::list);
   for (size_t i = 0; i < input.sections.size(); ++i) {
     const ReportSection& section = input.sections[i];
     absl::StatusOr<std::string> svg = RenderSvg(section.response);
     if (!svg.ok()) return svg.status();
-    absl::StrAppend(&html, "<section id=\"section-", i + 1, "\">\n<h2>", Escape(section.title),
-                    "</h2>\n");
-    if (!section.caption.empty()) absl::StrAppend(&html, "<p>", Escape(section.caption), "</p>\n");
-    absl::StrAppend(&html, "<figure>\n",
-                    InlineSvg(*std::move(svg), absl::StrCat("f", i + 1, "-"), section.title),
-                    "\n</figure>\n<pre>",
-                    Escape(FormatAnalysis(section.response, OutputFormat::kTable)),
-                    "</pre>\n</section>\n");
+    sections.push_back(mustache::object{
+        {"number", absl::StrCat(i + 1)},
+        {"title", section.title},
+        {"has_caption", !section.caption.empty()},
+        {"caption", section.caption},
+        {"figure", InlineSvg(*std::move(svg), absl::StrCat("f", i + 1, "-"), section.title)},
+        {"table", FormatAnalysis(section.response, OutputFormat::kTable)}});
   }
-  if (!input.notes.empty()) {
-    html += "<h2>Notes</h2>\n<ul>\n";
-    for (const auto& note : input.notes) absl::StrAppend(&html, "<li>", Escape(note), "</li>\n");
-    html += "</ul>\n";
+  page.set("has_sections", !input.sections.empty());
+  page.set("sections", sections);
+  mustache::data notes(mustache::data::type::list);
+  for (const auto& note : input.notes) notes.push_back(mustache::object{{"note", note}});
+  page.set("has_notes", !input.notes.empty());
+  page.set("notes", notes);
+
+  // The template is part of the binary: one that does not parse or render
+  // is a build defect, reported rather than written as a broken page.
+  mustache::mustache page_template(
+      std::string(internal::kReportTemplate, internal::kReportTemplateSize));
+  if (!page_template.is_valid()) {
+    return absl::InternalError(
+        absl::StrCat("report template does not parse: ", page_template.error_message()));
   }
-  html += "</body>\n</html>\n";
+  const std::string html = page_template.render(page);
+  if (!page_template.is_valid()) {
+    return absl::InternalError(
+        absl::StrCat("report template does not render: ", page_template.error_message()));
+  }
 
   // Written beside the final name, then renamed: a reader never sees half a page.
   const std::filesystem::path final_path = std::filesystem::path(out_dir) / "index.html";

@@ -33,7 +33,9 @@ struct ReportInput {
 // Writes DIR/index.html (creating DIR): title, sweeps table, platform
 // fingerprints with calibrated roofs, then each section's figure (SVG drawn
 // by PlotAnalysis, inlined) and its table (FormatAnalysis table text in
-// <pre>), then the notes. Internal/Unavailable as PlotAnalysis returns them.
+// <pre>), then the notes. The page is client/report_template.mustache,
+// built into the binary, rendered with every text from `input` HTML-escaped.
+// Internal/Unavailable as PlotAnalysis returns them.
 absl::Status WriteReport(const ReportInput& input, const std::string& out_dir);
 
 }  // namespace paradnn::client

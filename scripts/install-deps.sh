@@ -11,6 +11,10 @@ packages=(
   libboost-dev libboost-system-dev
   libgtest-dev libgmock-dev
   libeigen3-dev gnuplot-nox
+  # client/analysis_report.cc: the report's HTML template engine (header-only).
+  libkainjow-mustache-dev
+  # tests/unit/client/report_screenshot_test: the report rendered in headless Chromium.
+  chromium
   openssl
   libtorch-dev libopenblas0-pthread
   python3-torch

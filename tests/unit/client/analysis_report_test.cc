@@ -110,6 +110,53 @@ TEST_F(TempDirTest, ReportInlinesEverySectionsFigureAndTable) {
   EXPECT_TRUE(IsEmptyDir(Path("tmp")));
 }
 
+TEST_F(TempDirTest, ReportOfNothingSaysSo) {
+  const absl::Status status = WriteReport(ReportInput(), Path("report"));
+  ASSERT_TRUE(status.ok()) << status;
+  const std::string html = ReadFile(Path("report/index.html"));
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>\n", 0), 0u);
+  EXPECT_LT(html.find("<h2>Sweeps</h2>"), html.find("<p>No sweeps.</p>"));
+  EXPECT_LT(html.find("<p>No sweeps.</p>"), html.find("<h2>Platforms</h2>"));
+  EXPECT_LT(html.find("<h2>Platforms</h2>"), html.find("<p>No workers registered.</p>"));
+  EXPECT_NE(html.find("<p>No workers registered.</p>"), std::string::npos);
+  EXPECT_THAT(html, Not(HasSubstr("<table>")));
+  EXPECT_THAT(html, Not(HasSubstr("<nav>")));
+  EXPECT_THAT(html, Not(HasSubstr("<section")));
+  EXPECT_THAT(html, Not(HasSubstr("Notes")));
+  EXPECT_THAT(html, HasSubstr("</body>\n</html>\n"));
+}
+
+// Text from the data is escaped wherever it lands, and never read as
+// template markup.
+TEST_F(TempDirTest, ReportEscapesTextFromTheData) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot is not installed";
+  ReportInput input;
+  v1::SweepStatus sweep;
+  sweep.set_name("{{evil}} \"<b>\" & 'x'");
+  input.sweeps.push_back(sweep);
+  input.sections.push_back({"<i>Sensitivity</i>", "", Sensitivity()});
+  input.notes.push_back("{{{figure}}}");
+  std::filesystem::create_directory(Path("tmp"));
+  EnvOverride tmpdir("TMPDIR", Path("tmp"));
+  const absl::Status status = WriteReport(input, Path("report"));
+  ASSERT_TRUE(status.ok()) << status;
+  const std::string html = ReadFile(Path("report/index.html"));
+  EXPECT_THAT(html, HasSubstr("<td>{{evil}} &quot;&lt;b&gt;&quot; &amp; &apos;x&apos;</td>"));
+  EXPECT_THAT(html, HasSubstr("<h2>&lt;i&gt;Sensitivity&lt;/i&gt;</h2>"));
+  EXPECT_THAT(html, HasSubstr("<title>&lt;i&gt;Sensitivity&lt;/i&gt;</title>"));
+  EXPECT_THAT(html,
+              HasSubstr("<li><a href=\"#section-1\">&lt;i&gt;Sensitivity&lt;/i&gt;</a></li>"));
+  EXPECT_THAT(html, HasSubstr("<li>{{{figure}}}</li>"));
+  EXPECT_THAT(html, Not(HasSubstr("<b>")));
+  EXPECT_THAT(html, Not(HasSubstr("<i>")));
+  EXPECT_EQ(Count(html, "<svg"), 1u);
+  // No caption, no empty paragraph.
+  EXPECT_THAT(html, Not(HasSubstr("<p></p>")));
+  const size_t heading_end = html.find("</h2>", html.find("<section")) + 5;
+  EXPECT_EQ(html.substr(heading_end, html.find("<figure>") - heading_end).find_first_not_of(" \n"),
+            std::string::npos);
+}
+
 TEST_F(TempDirTest, ReportPassesOnPlotErrors) {
   std::filesystem::create_directory(Path("empty-bin"));
   EnvOverride path("PATH", Path("empty-bin"));
