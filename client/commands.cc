@@ -389,6 +389,7 @@ std::string NoWorkerForDevice(const std::string& device,
   }
   if (connected.count(device) > 0) return "";
   std::vector<std::string> kinds;
+  kinds.reserve(connected.size());
   for (const auto& [kind, count] : connected) kinds.push_back(absl::StrCat(kind, " x", count));
   return absl::StrCat("no connected worker has device '", device,
                       "' (connected: ", kinds.empty() ? "none" : absl::StrJoin(kinds, ", "),
@@ -550,14 +551,17 @@ std::string GoodputField(const v1::Goodput& row, const google::protobuf::FieldDe
 std::string FleetCsv(const v1::FleetGoodputResponse& goodput) {
   const google::protobuf::Descriptor* descriptor = v1::Goodput::descriptor();
   std::vector<std::string> header;
-  for (int i = 0; i < descriptor->field_count(); ++i)
+  header.reserve(descriptor->field_count());
+  for (int i = 0; i < descriptor->field_count(); ++i) {
     header.push_back(descriptor->field(i)->name());
+  }
   std::string out = CsvLine(header);
   std::vector<v1::Goodput> rows(goodput.device_kinds().begin(), goodput.device_kinds().end());
   rows.push_back(goodput.total());
   rows.back().set_device_kind("total");
   for (const v1::Goodput& row : rows) {
     std::vector<std::string> fields;
+    fields.reserve(descriptor->field_count());
     for (int i = 0; i < descriptor->field_count(); ++i) {
       fields.push_back(GoodputField(row, descriptor->field(i)));
     }

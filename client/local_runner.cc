@@ -372,6 +372,61 @@ absl::StatusOr<v1::SweepStatus> ContinueOrSubmit(const CommandContext& ctx,
   return status;
 }
 
+// Watches the sweep to its end and prints its results. A worker starts by
+// probing the host and, the first time for its platform, calibrating it: say
+// so rather than sit at 0 running.
+int WatchLocalSweep(const CommandContext& ctx, const LocalOptions& options,
+                    CoordinatorClient& client, LocalCluster& cluster, int64_t sweep_id) {
+  const SteadyClock::time_point watch_start = SteadyClock::now();
+  bool asked = false;
+  auto health = [&]() -> absl::Status {
+    if (absl::Status alive = cluster.CheckAlive(); !alive.ok()) return alive;
+    if (asked || SteadyClock::now() - watch_start < kWorkerStartNotice) return absl::OkStatus();
+    asked = true;
+    absl::StatusOr<std::vector<v1::WorkerInfo>> workers = client.ListWorkers();
+    const bool none =
+        workers.ok() && std::none_of(workers->begin(), workers->end(),
+                                     [](const v1::WorkerInfo& w) { return w.connected(); });
+    if (none) {
+      *ctx.err << (ctx.err_is_terminal ? "\n" : "")
+               << "paradnn: the local worker is probing this host and calibrating its roofs "
+                  "(about 20 s to 2 min, once per platform fingerprint; later runs reuse "
+                  "it)\n"
+               << std::flush;
+    }
+    return absl::OkStatus();
+  };
+  int code = WatchWithProgress(ctx, client, sweep_id, health);
+  const bool interrupted = ctx.interrupts != nullptr && ctx.interrupts->interrupted();
+  if ((code == kExitOk || code == kExitFailed) && !interrupted) {
+    absl::StatusOr<std::vector<v1::ResultRow>> rows =
+        client.QueryResults(sweep_id, false, ctx.interrupts);
+    if (rows.ok()) {
+      ResultsView view;
+      view.wide = options.wide;
+      PrintResults(ctx, *rows, options.format, view);
+    } else {
+      code = ReportError(ctx, rows.status());
+    }
+  }
+  return code;
+}
+
+// Said in the file, so that no later run mistakes the sweep for running.
+void MarkAndSayInterrupted(const CommandContext& ctx, const std::string& db_path,
+                           int64_t sweep_id) {
+  absl::StatusOr<v1::SweepStatus> left = MarkInterrupted(db_path, sweep_id);
+  if (!left.ok()) {
+    *ctx.err << "paradnn: warning: could not mark sweep " << sweep_id
+             << " interrupted: " << left.status().message() << "\n";
+  } else if (left->state() == v1::SWEEP_INTERRUPTED) {
+    *ctx.err << "paradnn: sweep " << sweep_id << " interrupted with " << left->done_jobs() << " of "
+             << left->total_jobs() << " jobs done; `paradnn local --resume --db " << db_path
+             << "` (or the same command again) continues it\n";
+  }
+  *ctx.err << std::flush;
+}
+
 }  // namespace
 
 int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
@@ -413,58 +468,14 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
       code = ReportError(ctx, sweep.status());
     } else {
       sweep_id = sweep->sweep_id();
-      // A worker starts by probing the host and, the first time for its
-      // platform, calibrating it: say so rather than sit at 0 running.
-      const SteadyClock::time_point watch_start = SteadyClock::now();
-      bool asked = false;
-      auto health = [&]() -> absl::Status {
-        if (absl::Status alive = (*cluster)->CheckAlive(); !alive.ok()) return alive;
-        if (asked || SteadyClock::now() - watch_start < kWorkerStartNotice) return absl::OkStatus();
-        asked = true;
-        absl::StatusOr<std::vector<v1::WorkerInfo>> workers = client.ListWorkers();
-        const bool none =
-            workers.ok() && std::none_of(workers->begin(), workers->end(),
-                                         [](const v1::WorkerInfo& w) { return w.connected(); });
-        if (none) {
-          *ctx.err << (ctx.err_is_terminal ? "\n" : "")
-                   << "paradnn: the local worker is probing this host and calibrating its roofs "
-                      "(about 20 s to 2 min, once per platform fingerprint; later runs reuse "
-                      "it)\n"
-                   << std::flush;
-        }
-        return absl::OkStatus();
-      };
-      code = WatchWithProgress(ctx, client, sweep_id, health);
-      if ((code == kExitOk || code == kExitFailed) && !interrupted()) {
-        absl::StatusOr<std::vector<v1::ResultRow>> rows =
-            client.QueryResults(sweep_id, false, ctx.interrupts);
-        if (rows.ok()) {
-          ResultsView view;
-          view.wide = options.wide;
-          PrintResults(ctx, *rows, options.format, view);
-        } else {
-          code = ReportError(ctx, rows.status());
-        }
-      }
+      code = WatchLocalSweep(ctx, options, client, **cluster, sweep_id);
     }
   }
   if (absl::Status stopped = (*cluster)->Stop(); !stopped.ok()) {
     *ctx.err << "paradnn: warning: " << stopped.message() << "\n" << std::flush;
   }
   if (!interrupted()) return code;
-  if (sweep_id > 0) {
-    // Said in the file, so that no later run mistakes it for running.
-    absl::StatusOr<v1::SweepStatus> left = MarkInterrupted(options.db_path, sweep_id);
-    if (!left.ok()) {
-      *ctx.err << "paradnn: warning: could not mark sweep " << sweep_id
-               << " interrupted: " << left.status().message() << "\n";
-    } else if (left->state() == v1::SWEEP_INTERRUPTED) {
-      *ctx.err << "paradnn: sweep " << sweep_id << " interrupted with " << left->done_jobs()
-               << " of " << left->total_jobs() << " jobs done; `paradnn local --resume --db "
-               << options.db_path << "` (or the same command again) continues it\n";
-    }
-    *ctx.err << std::flush;
-  }
+  if (sweep_id > 0) MarkAndSayInterrupted(ctx, options.db_path, sweep_id);
   return kExitInterrupted;
 }
 

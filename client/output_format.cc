@@ -489,8 +489,9 @@ std::string FormatNarrowTable(const ResultTable& table) {
       if (!c || std::holds_alternative<std::monostate>(row[*c])) continue;
       const std::string text = RawCell(row[*c]);
       if (text.empty()) continue;
+      // Error texts come from workers: shown escaped, as the table's cells are.
       notes.push_back(absl::StrCat(std::string(name) == "suspect" ? "! " : "error ", who, ": ",
-                                   OneLine(text, 600)));
+                                   EscapeForTerminal(OneLine(text, 600))));
     }
   }
   ResultTable narrow;
@@ -506,7 +507,9 @@ std::string FormatNarrowTable(const ResultTable& table) {
         });
     if (fixed) {
       const std::string value = HumanCell(table.rows.front()[c], column.unit);
-      if (!value.empty()) constant.push_back(absl::StrCat(column.title, "=", value));
+      if (!value.empty()) {
+        constant.push_back(EscapeForTerminal(absl::StrCat(column.title, "=", value)));
+      }
       continue;
     }
     kept.push_back(c);

@@ -271,6 +271,15 @@ TEST(OutputFormatTest, NarrowTableFitsATerminalAndExplainsEveryMark) {
   EXPECT_THAT(text, HasSubstr("--wide"));
 }
 
+TEST(OutputFormatTest, NarrowTableShowsAWorkersErrorTextEscaped) {
+  std::vector<v1::ResultRow> rows = Rows();
+  rows[1].mutable_measurement()->set_error("boom\x1b[2J\x1b]0;owned\x07");
+  const std::string text = FormatNarrowTable(BuildResultTable(rows));
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+  EXPECT_THAT(text, HasSubstr("error job 4: boom\\x1b[2J"));
+}
+
 TEST(OutputFormatTest, SubmitWarnsWhenNoConnectedWorkerHasTheDevice) {
   std::vector<v1::WorkerInfo> workers(3);
   workers[0].set_device_kind("cpu");
