@@ -19,10 +19,12 @@
 #include "client/interrupt.h"
 #include "client/local_runner.h"
 #include "client/output_format.h"
+#include "client/predict_command.h"
 #include "client/presets.h"
 #include "common/address.h"
 #include "common/auth.h"
 #include "common/config_sources.h"
+#include "common/human_units.h"
 #include "common/logging.h"
 #include "common/version.h"
 #include "model/family_tables.h"
@@ -61,10 +63,15 @@ struct Flags {
   std::string db_path = "paradnn.db";
   int workers = 1;
   bool resume = false;                 // local --resume
+  std::string budget;                  // submit, local: --budget DURATION
+  double budget_seconds = 0;           // parsed from `budget`
   std::vector<int64_t> result_sweeps;  // results SWEEP...
   bool wide = false;                   // results, local: --wide
   client::AnalyzeFlags analyze;        // analyze KIND and report
   std::string out_dir = "paradnn-report";
+  // predict
+  std::string predict_config;
+  int neighbours = 3;
   // fleet
   int64_t fleet_sweep = 0;
   double fleet_window = 0;
@@ -96,6 +103,11 @@ void AddSweepSource(CLI::App* command, Flags* flags) {
                    absl::StrCat("A built-in sweep instead of FILE: ", client::AllowedPresets(),
                                 " (paradnn presets lists them)"))
       ->excludes(file);
+  command->add_option("--budget", flags->budget,
+                      "Measure within this much time (90s, 30m, 1h, 1h30m) and predict the rest: "
+                      "a space-filling design, then the configurations the model is least sure "
+                      "of; unmeasured ones get a predicted result with an interval "
+                      "(docs/prediction.md)");
   command->add_flag("--run-predicted-oom", flags->run_predicted_oom,
                     "Run configurations whose memory estimate exceeds a worker's memory anyway "
                     "(default: record them as PREDICTED_OOM without running them)");
@@ -125,6 +137,7 @@ struct Commands {
   CLI::App* families;
   CLI::App* analyze;
   CLI::App* report;
+  CLI::App* predict;
 
   // Commands that need no coordinator address or client credentials
   // (`local` runs its own coordinator).
@@ -281,6 +294,22 @@ void AddAnalysisCommands(CLI::App& app, Flags* flags, Commands* commands) {
   client::AddSweepIds(commands->report, &flags->analyze.sweep_ids);
   commands->report->add_option("--out", flags->out_dir, "Output folder")->capture_default_str();
   client::AddDbFile(commands->report, &flags->analyze.db);
+
+  CLI::App* predict = commands->predict = app.add_subcommand(
+      "predict",
+      "One configuration's step time as a sweep's model predicts it (fitted on the sweep's\n"
+      "measured results against the platform's calibrated roofs), with its 90 % interval and\n"
+      "the nearest measured configurations (docs/prediction.md)");
+  AddSweepId(predict, flags, true);
+  predict
+      ->add_option("--config", flags->predict_config,
+                   "KEY=VALUE,... e.g. layer=16,node=4096 (hyper-parameters the sweep holds at "
+                   "one value may be left out; precision=, optimizer= too)")
+      ->required();
+  predict->add_option("--neighbours", flags->neighbours, "Nearest measured configurations to show")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  AddFormat(predict, flags);
 }
 
 // After parsing: logging, the coordinator's address and credentials, the
@@ -333,11 +362,24 @@ int PrepareContext(const Flags& flags, const Commands& commands, client::Command
   return client::kExitOk;
 }
 
+// --budget DURATION into seconds; kExitOk, or kExitUsage (the message printed).
+int ParseBudget(Flags* flags) {
+  if (flags->budget.empty()) return client::kExitOk;
+  absl::StatusOr<double> budget = common::ParseDurationSeconds(flags->budget);
+  if (!budget.ok()) {
+    std::cerr << "paradnn: --budget: " << budget.status().message() << "\n";
+    return client::kExitUsage;
+  }
+  flags->budget_seconds = *budget;
+  return client::kExitOk;
+}
+
 client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
   client::LocalOptions options;
   options.sweep_file = flags.file;
   options.preset = flags.preset;
   options.run_predicted_oom = flags.run_predicted_oom;
+  options.budget_seconds = flags.budget_seconds;
   options.db_path = flags.db_path;
   options.workers = flags.workers;
   options.resume = flags.resume;
@@ -351,7 +393,8 @@ client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
 // Runs the parsed command.
 int Dispatch(const Flags& flags, const Commands& commands, const client::CommandContext& ctx,
              OutputFormat format) {
-  const client::SweepSource source{flags.file, flags.preset, flags.run_predicted_oom};
+  const client::SweepSource source{flags.file, flags.preset, flags.run_predicted_oom,
+                                   flags.budget_seconds};
   if (commands.presets->parsed()) return client::RunPresets(ctx);
   if (commands.families->parsed()) {
     std::cout << model::FamilyReferenceMarkdown() << std::flush;
@@ -393,6 +436,9 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
   if (commands.report->parsed())
     return client::RunReport(ctx, flags.analyze.sweep_ids, flags.out_dir, flags.analyze.db);
   if (commands.cancel->parsed()) return client::RunCancel(ctx, flags.sweep_id);
+  if (commands.predict->parsed()) {
+    return client::RunPredict(ctx, flags.sweep_id, flags.predict_config, flags.neighbours, format);
+  }
   if (commands.local->parsed()) return client::RunLocal(ctx, LocalOptionsOf(flags, format));
   return client::kExitUsage;
 }
@@ -425,6 +471,7 @@ int Run(int argc, char** argv) {
   if (int refused = PrepareContext(flags, commands, &ctx, &format); refused != client::kExitOk) {
     return refused;
   }
+  if (int refused = ParseBudget(&flags); refused != client::kExitOk) return refused;
   return Dispatch(flags, commands, ctx, format);
 }
 

@@ -200,6 +200,14 @@ absl::StatusOr<v1::FleetGoodputResponse> CoordinatorClient::FleetGoodput(
   return response;
 }
 
+absl::StatusOr<v1::PredictResponse> CoordinatorClient::Predict(const v1::PredictRequest& request) {
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::PredictResponse response;
+  if (grpc::Status s = stub_->Predict(&context, request, &response); !s.ok()) return Annotate(s);
+  return response;
+}
+
 absl::StatusOr<v1::AnalyzeResponse> CoordinatorClient::Analyze(const v1::AnalyzeRequest& request) {
   grpc::ClientContext context;
   SetDeadline(&context);
@@ -288,8 +296,9 @@ absl::StatusOr<v1::SweepStatus> CoordinatorClient::Watch(
 }
 
 int ExitCodeForSweep(const v1::SweepStatus& status) {
-  const bool complete =
-      status.state() != v1::SWEEP_RUNNING && status.done_jobs() == status.total_jobs();
+  // A budgeted sweep is complete when every job is measured or predicted.
+  const bool complete = status.state() != v1::SWEEP_RUNNING &&
+                        status.done_jobs() + status.predicted_jobs() == status.total_jobs();
   return complete ? kExitOk : kExitFailed;
 }
 
@@ -314,9 +323,10 @@ int WatchWithProgress(const CommandContext& ctx, CoordinatorClient& client, int6
   if (code != kExitOk) {
     const v1::SweepStatus& s = *final_status;
     *ctx.err << "paradnn: sweep " << s.sweep_id() << " (" << s.name() << ") is "
-             << common::SweepStateName(s.state()) << "; " << s.total_jobs() - s.done_jobs()
-             << " of " << s.total_jobs() << " jobs have no result (" << s.failed_jobs()
-             << " failed, " << s.cancelled_jobs() << " cancelled)\n"
+             << common::SweepStateName(s.state()) << "; "
+             << s.total_jobs() - s.done_jobs() - s.predicted_jobs() << " of " << s.total_jobs()
+             << " jobs have no result (" << s.failed_jobs() << " failed, " << s.cancelled_jobs()
+             << " cancelled)\n"
              << std::flush;
   }
   return code;
@@ -362,6 +372,10 @@ absl::StatusOr<v1::SweepSpec> LoadSweep(const SweepSource& source, int64_t max_j
   absl::StatusOr<v1::SweepSpec> spec = source.preset.empty() ? ReadSweepFile(source.file, max_jobs)
                                                              : LoadPreset(source.preset, max_jobs);
   if (spec.ok() && source.run_predicted_oom) spec->set_run_predicted_oom(true);
+  if (spec.ok() && source.budget_seconds > 0) {
+    spec->mutable_run()->set_budget_seconds(source.budget_seconds);
+    if (absl::Status s = model::ValidateSweep(*spec, max_jobs); !s.ok()) return s;
+  }
   return spec;
 }
 

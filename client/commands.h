@@ -70,6 +70,7 @@ class CoordinatorClient {
   absl::StatusOr<std::vector<v1::WorkerInfo>> ListWorkers();
   absl::StatusOr<v1::AnalyzeResponse> Analyze(const v1::AnalyzeRequest& request);
   absl::StatusOr<v1::FleetGoodputResponse> FleetGoodput(const v1::FleetGoodputRequest& request);
+  absl::StatusOr<v1::PredictResponse> Predict(const v1::PredictRequest& request);
 
   // Follows WatchSweep until the sweep is no longer running and returns its
   // final status. `on_tick(latest, elapsed_seconds)` runs on the calling
@@ -137,6 +138,8 @@ struct SweepSource {
   // --run-predicted-oom: run configurations whose memory estimate exceeds a
   // worker's memory anyway (a file may also say run_predicted_oom: true).
   bool run_predicted_oom = false;
+  // --budget: a budgeted sweep (docs/prediction.md); 0 keeps the file's.
+  double budget_seconds = 0;
 };
 
 // Reads and validates the sweep `source` names (client/sweep_file.h,

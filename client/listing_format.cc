@@ -26,7 +26,7 @@ std::string FormatLocalTime(int64_t unix_ms) {
 }
 
 int64_t Finished(const v1::SweepStatus& s) {
-  return s.done_jobs() + s.failed_jobs() + s.cancelled_jobs();
+  return s.done_jobs() + s.failed_jobs() + s.cancelled_jobs() + s.predicted_jobs();
 }
 
 std::string Dash(const std::string& text) { return text.empty() ? "-" : text; }
@@ -70,10 +70,22 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
   rows.push_back({"family", s.family()});
   rows.push_back({"device", s.device()});
   rows.push_back({"state", common::SweepStateName(s.state())});
-  rows.push_back(
-      {"jobs", absl::StrCat(s.total_jobs(), " total: ", s.done_jobs(), " done, ", s.leased_jobs(),
-                            " running, ", s.pending_jobs(), " pending, ", s.failed_jobs(),
-                            " failed, ", s.cancelled_jobs(), " cancelled")});
+  std::string jobs = absl::StrCat(s.total_jobs(), " total: ", s.done_jobs(), " done, ",
+                                  s.leased_jobs(), " running, ", s.pending_jobs(), " pending, ",
+                                  s.failed_jobs(), " failed, ", s.cancelled_jobs(), " cancelled");
+  if (s.spec().run().budget_seconds() > 0) {
+    absl::StrAppend(&jobs, ", ", s.held_jobs(), " held (not chosen to measure yet), ",
+                    s.predicted_jobs(), " predicted");
+  }
+  rows.push_back({"jobs", jobs});
+  if (s.spec().run().budget_seconds() > 0) {
+    rows.push_back(
+        {"budget",
+         absl::StrCat(HumanClock(s.spec().run().budget_seconds()),
+                      s.budget_ends_unix_ms() > 0
+                          ? absl::StrCat(", ends ", FormatLocalTime(s.budget_ends_unix_ms()))
+                          : ", counting from the first job's start")});
+  }
   rows.push_back({"ok results", absl::StrCat(s.ok_results())});
   rows.push_back({"created", FormatLocalTime(s.created_unix_ms())});
   rows.push_back({"finished", FormatLocalTime(s.finished_unix_ms())});
@@ -189,16 +201,20 @@ std::string FormatSweeps(const std::vector<v1::SweepStatus>& sweeps, OutputForma
   std::string out =
       CsvLine({"sweep_id", "name", "family", "device", "state", "total_jobs", "done_jobs",
                "leased_jobs", "pending_jobs", "failed_jobs", "cancelled_jobs", "ok_results",
-               "elapsed_seconds", "created_unix_ms", "finished_unix_ms"});
+               "elapsed_seconds", "created_unix_ms", "finished_unix_ms", "held_jobs",
+               "predicted_jobs", "budget_seconds", "budget_ends_unix_ms"});
   for (const v1::SweepStatus& s : sweeps) {
-    absl::StrAppend(&out,
-                    CsvLine({absl::StrCat(s.sweep_id()), s.name(), s.family(), s.device(),
-                             common::SweepStateName(s.state()), absl::StrCat(s.total_jobs()),
-                             absl::StrCat(s.done_jobs()), absl::StrCat(s.leased_jobs()),
-                             absl::StrCat(s.pending_jobs()), absl::StrCat(s.failed_jobs()),
-                             absl::StrCat(s.cancelled_jobs()), absl::StrCat(s.ok_results()),
-                             absl::StrCat(s.elapsed_seconds()), absl::StrCat(s.created_unix_ms()),
-                             absl::StrCat(s.finished_unix_ms())}));
+    absl::StrAppend(
+        &out,
+        CsvLine({absl::StrCat(s.sweep_id()), s.name(), s.family(), s.device(),
+                 common::SweepStateName(s.state()), absl::StrCat(s.total_jobs()),
+                 absl::StrCat(s.done_jobs()), absl::StrCat(s.leased_jobs()),
+                 absl::StrCat(s.pending_jobs()), absl::StrCat(s.failed_jobs()),
+                 absl::StrCat(s.cancelled_jobs()), absl::StrCat(s.ok_results()),
+                 absl::StrCat(s.elapsed_seconds()), absl::StrCat(s.created_unix_ms()),
+                 absl::StrCat(s.finished_unix_ms()), absl::StrCat(s.held_jobs()),
+                 absl::StrCat(s.predicted_jobs()), absl::StrCat(s.spec().run().budget_seconds()),
+                 absl::StrCat(s.budget_ends_unix_ms())}));
   }
   return out;
 }

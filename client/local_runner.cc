@@ -434,7 +434,8 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
   std::optional<v1::SweepSpec> spec;
   if (!resume_alone) {
     absl::StatusOr<v1::SweepSpec> loaded = LoadSweep(
-        {options.sweep_file, options.preset, options.run_predicted_oom}, options.max_jobs);
+        {options.sweep_file, options.preset, options.run_predicted_oom, options.budget_seconds},
+        options.max_jobs);
     if (!loaded.ok()) return ReportError(ctx, loaded.status());
     spec = *std::move(loaded);
   }

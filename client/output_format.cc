@@ -35,7 +35,10 @@ struct RowView {
   const v1::StepStats& stats;
   // Outcomes other than OK (OOM, ERROR, ...) carry no meaningful timing.
   bool timed;
+  // A budgeted sweep's unmeasured configuration (row.prediction).
+  bool predicted;
   Cell IfTimed(double v) const { return timed ? Cell{v} : Cell{}; }
+  Cell IfPredicted(double v) const { return predicted ? Cell{v} : Cell{}; }
   // A utilization figure as a percentage; blank without a roof.
   Cell Percent(double fraction) const {
     return timed && fraction > 0 ? Cell{fraction * 100} : Cell{};
@@ -53,13 +56,38 @@ struct MeasurementColumn {
 // so a column's header and its value cannot drift apart.
 const std::vector<MeasurementColumn>& MeasurementColumns() {
   static const std::vector<MeasurementColumn>* const kColumns = new std::vector<MeasurementColumn>{
+      // measured | predicted (docs/prediction.md); blank while neither.
+      {{"source", "source", ColumnUnit::kText},
+       [](const RowView& r) -> Cell {
+         if (r.row.has_measurement()) return std::string("measured");
+         if (r.predicted) return std::string("predicted");
+         return std::monostate{};
+       }},
       {{"examples_per_sec", "ex/s", ColumnUnit::kRate},
-       [](const RowView& r) { return r.IfTimed(r.m.examples_per_sec()); }},
+       [](const RowView& r) {
+         return r.predicted ? Cell{r.row.prediction().examples_per_sec()}
+                            : r.IfTimed(r.m.examples_per_sec());
+       }},
       // Measurement.suspect joined with "; ": why the number may be off.
       {{"suspect", "!", ColumnUnit::kFlag},
        [](const RowView& r) { return Text(absl::StrJoin(r.m.suspect(), "; ")); }},
       {{"step_median_ms", "median", ColumnUnit::kMillis},
-       [](const RowView& r) { return r.IfTimed(r.stats.median_s() * 1e3); }},
+       [](const RowView& r) {
+         return r.predicted ? Cell{r.row.prediction().step_seconds() * 1e3}
+                            : r.IfTimed(r.stats.median_s() * 1e3);
+       }},
+      // A prediction's 90 % interval of a re-measurement and the results
+      // its model was fitted on.
+      {{"predicted_low_ms", "pred lo", ColumnUnit::kMillis},
+       [](const RowView& r) { return r.IfPredicted(r.row.prediction().step_seconds_low() * 1e3); }},
+      {{"predicted_high_ms", "pred hi", ColumnUnit::kMillis},
+       [](const RowView& r) {
+         return r.IfPredicted(r.row.prediction().step_seconds_high() * 1e3);
+       }},
+      {{"predicted_from", "pred from", ColumnUnit::kInteger},
+       [](const RowView& r) {
+         return r.predicted ? Cell{int64_t{r.row.prediction().measurements()}} : Cell{};
+       }},
       {{"step_ci95_pct", "±ci95", ColumnUnit::kPercent},
        [](const RowView& r) { return r.IfTimed(r.stats.ci95_rel() * 100); }},
       {{"step_p10_ms", "p10", ColumnUnit::kMillis},
@@ -73,7 +101,10 @@ const std::vector<MeasurementColumn>& MeasurementColumns() {
       {{"stop_reason", "stop", ColumnUnit::kText},
        [](const RowView& r) { return r.timed ? Text(r.stats.stop_reason()) : Cell{}; }},
       {{"model_gflops_per_sec", "model GF/s", ColumnUnit::kRate},
-       [](const RowView& r) { return r.IfTimed(r.m.model_flops_per_sec() / 1e9); }},
+       [](const RowView& r) {
+         return r.predicted ? Cell{r.row.prediction().model_flops_per_sec() / 1e9}
+                            : r.IfTimed(r.m.model_flops_per_sec() / 1e9);
+       }},
       {{"executed_gflops_per_sec", "exec GF/s", ColumnUnit::kRate},
        [](const RowView& r) { return r.IfTimed(r.m.executed_flops_per_sec() / 1e9); }},
       // Against the worker's calibrated roof of the job's kernel path and
@@ -295,7 +326,8 @@ ResultTable BuildResultTable(const std::vector<v1::ResultRow>& rows) {
 
     const v1::Measurement& m = row.measurement();
     const RowView view{row, m, m.stats(),
-                       row.has_measurement() && (m.outcome() == v1::OK || m.stats().steps() > 0)};
+                       row.has_measurement() && (m.outcome() == v1::OK || m.stats().steps() > 0),
+                       !row.has_measurement() && row.has_prediction()};
     for (const MeasurementColumn& c : MeasurementColumns()) cells.push_back(c.cell(view));
     table.rows.push_back(std::move(cells));
     table.step_seconds.emplace_back(m.step_seconds().begin(), m.step_seconds().end());

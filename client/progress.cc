@@ -10,11 +10,13 @@ namespace paradnn::client {
 ProgressCounts CountProgress(const v1::SweepStatus& status) {
   ProgressCounts c;
   c.total = status.total_jobs();
-  c.finished = status.done_jobs() + status.failed_jobs() + status.cancelled_jobs();
+  c.predicted = status.predicted_jobs();
+  c.held = status.held_jobs();
+  c.finished = status.done_jobs() + status.failed_jobs() + status.cancelled_jobs() + c.predicted;
   c.running = status.leased_jobs();
   c.ok = status.ok_results();
   c.cancelled = status.cancelled_jobs();
-  c.failed = std::max<int64_t>(0, c.finished - c.ok - c.cancelled);
+  c.failed = std::max<int64_t>(0, c.finished - c.ok - c.cancelled - c.predicted);
   return c;
 }
 
@@ -39,8 +41,19 @@ std::string FormatProgressLine(const v1::SweepStatus& status, double elapsed_sec
       "[", std::string(filled, '#'), std::string(bar_width - filled, '.'), "] ", c.finished, "/",
       c.total, " done, ", c.running, " running, ok ", c.ok, ", failed ", c.failed);
   if (c.cancelled > 0) absl::StrAppend(&line, ", cancelled ", c.cancelled);
-  absl::StrAppend(&line, "  elapsed ", HumanClock(elapsed_seconds), "  ETA ",
-                  HumanClock(EstimateRemainingSeconds(c, elapsed_seconds, baseline)));
+  double eta = EstimateRemainingSeconds(c, elapsed_seconds, baseline);
+  if (status.spec().run().budget_seconds() > 0) {
+    absl::StrAppend(&line, ", held ", c.held, ", predicted ", c.predicted);
+    // A budgeted sweep ends with its budget (then predicts what is held),
+    // or sooner when every configuration got measured.
+    if (status.budget_ends_unix_ms() > 0 && c.held + c.running > 0) {
+      const double now_ms =
+          static_cast<double>(status.created_unix_ms()) + status.elapsed_seconds() * 1000.0;
+      const double left = std::max(0.0, (status.budget_ends_unix_ms() - now_ms) / 1000.0);
+      eta = eta < 0 ? left : std::min(eta, left);
+    }
+  }
+  absl::StrAppend(&line, "  elapsed ", HumanClock(elapsed_seconds), "  ETA ", HumanClock(eta));
   return line;
 }
 

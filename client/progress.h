@@ -23,6 +23,8 @@ struct ProgressCounts {
   int64_t ok = 0;
   int64_t failed = 0;
   int64_t cancelled = 0;
+  int64_t held = 0;       // budgeted: not chosen to measure (yet)
+  int64_t predicted = 0;  // budgeted: predicted when the budget ended (in finished)
 };
 
 ProgressCounts CountProgress(const v1::SweepStatus& status);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/torchscript_upload.h"
+#include "common/human_units.h"
 #include "model/sweep.h"
 
 namespace paradnn::client::internal {
@@ -411,6 +412,17 @@ absl::Status SweepYamlReader::ReadRun(const YAML::Node& node, int line, v1::RunS
          bool v = false;
          if (absl::Status s = ReadBool(n, path, l, &v); !s.ok()) return s;
          run->set_profile(v);
+         return absl::OkStatus();
+       }},
+      {"budget",
+       [this, run](const YAML::Node& n, const std::string& path, int l) {
+         if (!n.IsScalar()) {
+           return Error(l, path,
+                        absl::StrCat("expected a duration (90s, 30m, 1h), got ", KindOf(n)));
+         }
+         absl::StatusOr<double> seconds = common::ParseDurationSeconds(n.Scalar());
+         if (!seconds.ok()) return Error(l, path, std::string(seconds.status().message()));
+         run->set_budget_seconds(*seconds);
          return absl::OkStatus();
        }},
       {"seed",

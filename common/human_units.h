@@ -4,10 +4,17 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
+
 namespace paradnn::common {
 
 // "900 bytes", "1.5 KiB", "31.2 GiB": binary units, one decimal.
 std::string HumanBytes(double bytes);
+
+// Seconds of a duration as people write one: "90" or "90s", "30m", "1h",
+// "1h30m", "2.5h", "1d". InvalidArgument (naming what is allowed) for
+// anything else, a negative or a zero duration.
+absl::StatusOr<double> ParseDurationSeconds(const std::string& text);
 
 }  // namespace paradnn::common
 

@@ -51,6 +51,8 @@ absl::Status ValidateRunSettings(const v1::RunSettings& s) {
     return bad("run.profile_steps", s.profile_steps(), "1..1000");
   if (s.timeout_seconds() < 0 || s.timeout_seconds() > 7 * 86400)
     return bad("run.timeout_seconds", s.timeout_seconds(), "0 < seconds <= 604800");
+  if (!(s.budget_seconds() >= 0) || s.budget_seconds() > 365 * 86400)
+    return bad("run.budget", s.budget_seconds(), "0 < seconds <= 31536000 (a year)");
   return absl::OkStatus();
 }
 

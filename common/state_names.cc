@@ -31,6 +31,10 @@ std::string JobStateName(int state) {
       return "failed";
     case v1::JOB_CANCELLED:
       return "cancelled";
+    case v1::JOB_HELD:
+      return "held";
+    case v1::JOB_PREDICTED:
+      return "predicted";
     default:
       return "unknown";
   }

@@ -258,6 +258,18 @@ constexpr const char kSchemaV11[] = R"sql(
 ALTER TABLE jobs ADD COLUMN expansion_index INTEGER;
 )sql";
 
+// Budgeted sweeps (docs/prediction.md): the predicted step time of each job
+// the budget left unmeasured (JOB_PREDICTED), apart from results so that
+// nothing that counts measurements (goodput, exactly-once, analyses) can
+// take one for a measurement.
+constexpr const char kSchemaV12[] = R"sql(
+CREATE TABLE predictions (
+  job_id          INTEGER PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+  details         BLOB    NOT NULL,   -- v1::PredictedStep
+  created_unix_ms INTEGER NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -274,6 +286,7 @@ const std::vector<Migration>& Migrations() {
       {9, "results: blas_core, aten_capability; platforms: aten_capability", kSchemaV9},
       {10, "platforms: owner", kSchemaV10},
       {11, "jobs: expansion_index (jobs inserted in run order)", kSchemaV11},
+      {12, "predictions: budgeted sweeps' predicted step times", kSchemaV12},
   };
   return *kMigrations;
 }

@@ -206,4 +206,21 @@ absl::StatusOr<v1::Platform> ReadPlatform(const Database& database, int64_t plat
   return platform;
 }
 
+absl::StatusOr<v1::Platform> ReadPlatformByFingerprint(const Database& database,
+                                                       const std::string& fingerprint) {
+  v1::Platform platform;
+  absl::Status status = database.Read([&](sqlite3* db) -> absl::Status {
+    Statement find(db, "SELECT id, details FROM platforms WHERE fingerprint = ?");
+    find.Bind(1, fingerprint);
+    absl::StatusOr<bool> found = find.Step();
+    if (!found.ok()) return found.status();
+    if (!*found) {
+      return absl::NotFoundError(absl::StrCat("no platform has fingerprint '", fingerprint, "'"));
+    }
+    return internal::ParseBlob(find.ColumnBlob(1), &platform, "platforms", find.ColumnInt(0));
+  });
+  if (!status.ok()) return status;
+  return platform;
+}
+
 }  // namespace paradnn::db

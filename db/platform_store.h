@@ -18,6 +18,10 @@ namespace paradnn::db {
 
 // The platform stored as `platform_id`; NotFound for an unknown id.
 absl::StatusOr<v1::Platform> ReadPlatform(const Database& database, int64_t platform_id);
+// The platform stored under `fingerprint` (as ResultRow.platform_fingerprint
+// names it); NotFound when none is.
+absl::StatusOr<v1::Platform> ReadPlatformByFingerprint(const Database& database,
+                                                       const std::string& fingerprint);
 
 class PlatformStore {
  public:

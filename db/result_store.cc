@@ -284,9 +284,10 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
     }
     Statement query(db,
                     "SELECT j.id, j.sweep_id, j.state, j.config, j.attempts, r.id, r.measurement, "
-                    "r.worker_id, r.attempt_id, p.fingerprint, j.repeat "
+                    "r.worker_id, r.attempt_id, p.fingerprint, j.repeat, pr.details "
                     "FROM jobs j LEFT JOIN results r ON r.job_id = j.id "
                     "LEFT JOIN platforms p ON p.id = r.platform_id "
+                    "LEFT JOIN predictions pr ON pr.job_id = j.id "
                     "WHERE j.sweep_id = ? ORDER BY COALESCE(j.expansion_index, j.id), j.id");
     query.Bind(1, sweep_id);
     for (;;) {
@@ -304,6 +305,14 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
       }
       row.set_attempts(static_cast<int32_t>(query.ColumnInt(4)));
       row.set_repeat(static_cast<int32_t>(query.ColumnInt(10)));
+      if (!query.ColumnIsNull(11)) {
+        if (absl::Status s = internal::ParseBlob(query.ColumnBlob(11), row.mutable_prediction(),
+                                                 "predictions", row.job_id());
+            !s.ok()) {
+          return s;
+        }
+        row.set_platform_fingerprint(row.prediction().platform_fingerprint());
+      }
       if (query.ColumnIsNull(5)) continue;  // no result yet: measurement unset
       const int64_t result_id = query.ColumnInt(5);
       if (absl::Status s = internal::ParseBlob(query.ColumnBlob(6), row.mutable_measurement(),

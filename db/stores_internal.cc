@@ -56,13 +56,14 @@ absl::Status FinishSweepIfDone(sqlite3* db, int64_t sweep_id, int64_t now_unix_m
   Statement stmt(db,
                  "UPDATE sweeps SET state = ?1, finished_unix_ms = ?2 "
                  "WHERE id = ?3 AND state = ?4 AND NOT EXISTS ("
-                 "  SELECT 1 FROM jobs WHERE sweep_id = ?3 AND state IN (?5, ?6))");
+                 "  SELECT 1 FROM jobs WHERE sweep_id = ?3 AND state IN (?5, ?6, ?7))");
   stmt.Bind(1, static_cast<int>(v1::SWEEP_DONE))
       .Bind(2, now_unix_ms)
       .Bind(3, sweep_id)
       .Bind(4, static_cast<int>(v1::SWEEP_RUNNING))
       .Bind(5, static_cast<int>(v1::JOB_PENDING))
-      .Bind(6, static_cast<int>(v1::JOB_LEASED));
+      .Bind(6, static_cast<int>(v1::JOB_LEASED))
+      .Bind(7, static_cast<int>(v1::JOB_HELD));  // a budgeted sweep's planner still holds it
   return stmt.Run();
 }
 

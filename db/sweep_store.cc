@@ -29,6 +29,24 @@ constexpr const char kSelectSweepById[] = PARADNN_SELECT_SWEEP " WHERE id = ? AN
 constexpr const char kSelectAllSweeps[] = PARADNN_SELECT_SWEEP " WHERE state != 0 ORDER BY id";
 #undef PARADNN_SELECT_SWEEP
 
+// A budgeted sweep's end: its first lease plus the budget
+// (server/budget_planner.h); unset before the first lease.
+absl::Status FillBudgetEnd(sqlite3* db, v1::SweepStatus* status) {
+  const double budget_seconds = status->spec().run().budget_seconds();
+  if (!(budget_seconds > 0)) return absl::OkStatus();
+  Statement first(db,
+                  "SELECT COALESCE(MIN(a.started_unix_ms), 0) FROM attempts a "
+                  "JOIN jobs j ON j.id = a.job_id WHERE j.sweep_id = ?");
+  first.Bind(1, status->sweep_id());
+  absl::StatusOr<bool> started = first.Step();
+  if (!started.ok()) return started.status();
+  const int64_t first_start = *started ? first.ColumnInt(0) : 0;
+  if (first_start > 0) {
+    status->set_budget_ends_unix_ms(first_start + static_cast<int64_t>(budget_seconds * 1000));
+  }
+  return absl::OkStatus();
+}
+
 // Builds a SweepStatus from a row of kSelectSweep* plus the job counts.
 absl::StatusOr<v1::SweepStatus> SweepFromRow(sqlite3* db, const Statement& row,
                                              int64_t now_unix_ms) {
@@ -74,6 +92,12 @@ absl::StatusOr<v1::SweepStatus> SweepFromRow(sqlite3* db, const Statement& row,
       case v1::JOB_CANCELLED:
         status.set_cancelled_jobs(n);
         break;
+      case v1::JOB_HELD:
+        status.set_held_jobs(n);
+        break;
+      case v1::JOB_PREDICTED:
+        status.set_predicted_jobs(n);
+        break;
       default:
         break;  // counted in total only
     }
@@ -87,6 +111,7 @@ absl::StatusOr<v1::SweepStatus> SweepFromRow(sqlite3* db, const Statement& row,
   absl::StatusOr<bool> counted = ok.Step();
   if (!counted.ok()) return counted.status();
   status.set_ok_results(*counted ? ok.ColumnInt(0) : 0);
+  if (absl::Status s = FillBudgetEnd(db, &status); !s.ok()) return s;
   return status;
 }
 
@@ -173,7 +198,9 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
     insert.Bind(1, sweep_id)
         .Bind(2, job.ordinal)
         .Bind(3, device)
-        .Bind(4, static_cast<int>(v1::JOB_PENDING))
+        // A budgeted sweep's jobs wait for its planner to choose them.
+        .Bind(4,
+              static_cast<int>(job.settings.budget_seconds() > 0 ? v1::JOB_HELD : v1::JOB_PENDING))
         .BindBlob(5, config.SerializeAsString())
         .BindBlob(6, job.settings.SerializeAsString())
         .Bind(7, config.precision())
@@ -492,11 +519,12 @@ void SweepStore::Cancel(int64_t sweep_id, int64_t now_unix_ms,
         {
           Statement jobs(db,
                          "UPDATE jobs SET state = ?, updated_unix_ms = ? "
-                         "WHERE sweep_id = ? AND state = ?");
+                         "WHERE sweep_id = ? AND state IN (?, ?)");
           jobs.Bind(1, static_cast<int>(v1::JOB_CANCELLED))
               .Bind(2, now_unix_ms)
               .Bind(3, sweep_id)
-              .Bind(4, static_cast<int>(v1::JOB_PENDING));
+              .Bind(4, static_cast<int>(v1::JOB_PENDING))
+              .Bind(5, static_cast<int>(v1::JOB_HELD));
           if (absl::Status s = jobs.Run(); !s.ok()) return s;
         }
         // Leased jobs stay leased until their workers report CANCELLED (or

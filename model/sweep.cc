@@ -319,6 +319,12 @@ absl::Status CheckRunFields(const v1::SweepSpec& spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("repeats: ", spec.repeats(), " is out of range; allowed 1..", kMaxRepeats));
   }
+  if (spec.run().budget_seconds() > 0 && spec.repeats() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("repeats: ", spec.repeats(),
+                     " with run.budget: a budgeted sweep measures each configuration at most "
+                     "once; drop one of them"));
+  }
   return absl::OkStatus();
 }
 

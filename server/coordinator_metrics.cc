@@ -72,11 +72,9 @@ std::string CoordinatorMetrics::RenderLiveCounters() {
 }
 
 void CoordinatorMetrics::RenderStateCounts(PrometheusText* out) {
-  std::map<int, int64_t> jobs = {{v1::JOB_PENDING, 0},
-                                 {v1::JOB_LEASED, 0},
-                                 {v1::JOB_DONE, 0},
-                                 {v1::JOB_FAILED, 0},
-                                 {v1::JOB_CANCELLED, 0}};
+  std::map<int, int64_t> jobs = {{v1::JOB_PENDING, 0},  {v1::JOB_LEASED, 0},    {v1::JOB_DONE, 0},
+                                 {v1::JOB_FAILED, 0},   {v1::JOB_CANCELLED, 0}, {v1::JOB_HELD, 0},
+                                 {v1::JOB_PREDICTED, 0}};
   std::map<int, int64_t> sweeps = {{v1::SWEEP_RUNNING, 0},
                                    {v1::SWEEP_DONE, 0},
                                    {v1::SWEEP_CANCELLED, 0},

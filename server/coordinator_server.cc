@@ -25,6 +25,7 @@
 #include "db/database.h"
 #include "db/job_store.h"
 #include "db/worker_store.h"
+#include "server/budget_planner.h"
 #include "server/call_authorizer.h"
 #include "server/coordinator_metrics.h"
 #include "server/coordinator_service.h"
@@ -200,6 +201,7 @@ struct CoordinatorServer::Parts {
   std::unique_ptr<CoordinatorService> coordinator;
   std::unique_ptr<WorkerGatewayService> gateway;
   std::unique_ptr<CoordinatorMetrics> metrics;
+  std::unique_ptr<BudgetPlanner> planner;  // not in a read-only coordinator
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<MetricsHttpServer> metrics_http;
   std::string address;
@@ -252,7 +254,24 @@ absl::Status CoordinatorServer::Parts::Open() {
   coordinator_options.max_model_bytes = options.max_model_bytes;
   coordinator = std::make_unique<CoordinatorService>(database.get(), scheduler.get(), &clock,
                                                      coordinator_options);
-  scheduler->SetChangeListener([svc = coordinator.get()] { svc->NotifyWatchers(); });
+  if (!options.read_only) {
+    BudgetPlannerOptions planner_options;
+    planner_options.workers_of = [sched = scheduler.get()](const std::string& device) {
+      int connected = 0;
+      for (const auto& [worker_id, worker] : sched->Snapshot()) {
+        connected +=
+            worker.device_kind == device && (worker.state == "idle" || worker.state == "busy");
+      }
+      return connected;
+    };
+    planner_options.released = [sched = scheduler.get()] { sched->OfferPendingJobs(); };
+    planner_options.changed = [svc = coordinator.get()] { svc->NotifyWatchers(); };
+    planner = std::make_unique<BudgetPlanner>(database.get(), &clock, std::move(planner_options));
+  }
+  scheduler->SetChangeListener([svc = coordinator.get(), budget = planner.get()] {
+    svc->NotifyWatchers();
+    if (budget != nullptr) budget->Kick();
+  });
   gateway = std::make_unique<WorkerGatewayService>(scheduler.get(), &authorizer, ledger.get());
   metrics =
       std::make_unique<CoordinatorMetrics>(database.get(), scheduler.get(), ledger.get(), &clock);
@@ -370,6 +389,7 @@ void CoordinatorServer::Parts::BeginDrain(const std::string& why) {
   draining = true;
   metrics_timer.cancel();
   scheduler->StopAssigning();
+  if (planner) planner->Stop();
   lease_timer.cancel();
   drain_deadline =
       std::chrono::steady_clock::now() +
@@ -409,6 +429,7 @@ void CoordinatorServer::Parts::Stop() {
   }
   metrics_http.reset();
   metrics.reset();
+  planner.reset();  // it offers jobs through the scheduler
   if (scheduler) {
     scheduler->SetChangeListener(nullptr);
     scheduler->FinishModelReads();  // they may queue a release
@@ -449,6 +470,7 @@ CoordinatorServer::~CoordinatorServer() { parts_->Stop(); }
 CoordinatorServer::Ending CoordinatorServer::Run() {
   Parts& p = *parts_;
   if (!p.options.read_only) p.ScheduleLeaseCheck();
+  if (p.planner) p.planner->Start();
   p.ScheduleMetricsTick();
   p.signals.async_wait([&p](const boost::system::error_code& ec, int signal_number) {
     if (ec) return;

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/sweep.h"
+#include "server/sweep_predictor.h"
 
 namespace paradnn::server {
 namespace {
@@ -533,6 +534,24 @@ grpc::ServerUnaryReactor* CoordinatorService::FleetGoodput(grpc::CallbackServerC
         ReadFleetGoodput(*database_, options_.ledger, *request, clock_->NowUnixMs());
     const absl::Status status = goodput.status();
     if (goodput.ok()) *response = *std::move(goodput);
+    reactor->Finish(ToGrpc(status));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CoordinatorService::Predict(grpc::CallbackServerContext* context,
+                                                      const v1::PredictRequest* request,
+                                                      v1::PredictResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
+    reactor->Finish(auth);
+    return reactor;
+  }
+  // A fit reads the sweep's results and solves its model: off the callback thread.
+  queries_->Run([this, reactor, request, response] {
+    absl::StatusOr<v1::PredictResponse> answer = PredictFromSweep(database_, *request);
+    const absl::Status status = answer.status();
+    if (answer.ok()) *response = *std::move(answer);
     reactor->Finish(ToGrpc(status));
   });
   return reactor;

@@ -87,6 +87,9 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   grpc::ServerUnaryReactor* FleetGoodput(grpc::CallbackServerContext* context,
                                          const v1::FleetGoodputRequest* request,
                                          v1::FleetGoodputResponse* response) override;
+  grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
+                                    const v1::PredictRequest* request,
+                                    v1::PredictResponse* response) override;
 
   // Something changed: push fresh statuses to watchers (on the notifier
   // thread, so the caller — often the database writer — never waits).

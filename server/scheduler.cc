@@ -483,6 +483,7 @@ std::map<std::string, LiveWorker> Scheduler::Snapshot() const {
   std::map<std::string, LiveWorker> out;
   for (const auto& [worker_id, worker] : workers_) {
     LiveWorker live;
+    live.device_kind = worker.device_kind;
     if (!worker.session) {
       live.state = "disconnected";
     } else if (worker.silent) {

@@ -65,6 +65,7 @@ struct LiveWorker {
   // not answering), "disconnected"
   std::string state;
   int64_t current_job_id = 0;
+  std::string device_kind;
 };
 
 // The error text of a PREDICTED_OOM result, e.g. "memory estimate 31.2 GiB

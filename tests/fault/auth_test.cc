@@ -132,6 +132,10 @@ std::map<std::string, Call> EveryRpc(const std::shared_ptr<grpc::Channel>& chann
     v1::FleetGoodputResponse response;
     return coordinator->FleetGoodput(context, v1::FleetGoodputRequest(), &response);
   };
+  calls[c + "Predict"] = [coordinator](grpc::ClientContext* context) {
+    v1::PredictResponse response;
+    return coordinator->Predict(context, v1::PredictRequest(), &response);
+  };
   calls["/paradnn.v1.WorkerGateway/Connect"] = [gateway](grpc::ClientContext* context) {
     auto stream = gateway->Connect(context);
     // Not a hello: a stream let through is ended by the gateway at once.

@@ -19,7 +19,9 @@
 // as ok), steps_then_hang (3 steps, then sleep forever).
 // With FAKE_RUNNER_PLATFORM=hang in the environment, --platform hangs;
 // FAKE_RUNNER_DELAY_MS=N makes "ok" take N ms; FAKE_RUNNER_BEHAVIOR_BY_NODE=
-// "9=crash,10=hang" gives jobs with params.node 9 and 10 those behaviors.
+// "9=crash,10=hang" gives jobs with params.node 9 and 10 those behaviors;
+// FAKE_RUNNER_ROOFLINE=1 makes "ok" results' step times follow a known
+// roofline of the FC configuration (RooflineStepSeconds).
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -48,7 +50,46 @@ void Emit(const v1::RunnerEvent& event) {
   if (!WriteFrame(STDOUT_FILENO, event).ok()) std::_Exit(5);
 }
 
+int64_t Param(const v1::RunnerJob& job, const char* key, int64_t otherwise) {
+  const auto it = job.config().params().find(key);
+  return it == job.config().params().end() ? otherwise : it->second;
+}
+
+// FAKE_RUNNER_ROOFLINE: a known world for budgeted-sweep tests. An FC
+// step takes its training FLOPs at 1e11 FLOP/s (the fake roof) plus 0.1 ms.
+double RooflineStepSeconds(const v1::RunnerJob& job) {
+  const double layer = Param(job, "layer", 1), node = Param(job, "node", 1);
+  const double input = Param(job, "input", 1), output = Param(job, "output", 1);
+  const double batch = Param(job, "batch", 1);
+  const double macs = input * node + (layer - 1) * node * node + node * output;
+  return 6 * macs * batch / 1e11 + 1e-4;
+}
+
+void EmitRooflineOk(const v1::RunnerJob& job) {
+  const double t = RooflineStepSeconds(job);
+  v1::RunnerEvent event;
+  v1::Measurement* m = event.mutable_result();
+  m->set_outcome(v1::OK);
+  *m->mutable_config() = job.config();
+  m->set_device(job.device());
+  for (int i = 0; i < 3; ++i) m->add_step_seconds(t);
+  m->set_examples_per_sec(static_cast<double>(Param(job, "batch", 1)) / t);
+  v1::StepStats* stats = m->mutable_stats();
+  stats->set_steps(3);
+  stats->set_mean_s(t);
+  stats->set_median_s(t);
+  stats->set_p10_s(t);
+  stats->set_p90_s(t);
+  m->set_timed_seconds(3 * t);
+  m->set_build_seconds(0.01);
+  Emit(event);
+}
+
 void EmitOk(const v1::RunnerJob& job) {
+  if (std::getenv("FAKE_RUNNER_ROOFLINE") != nullptr) {
+    EmitRooflineOk(job);
+    return;
+  }
   if (job.stream_steps()) {
     for (int i = 1; i <= 3; ++i) {
       v1::RunnerEvent event;

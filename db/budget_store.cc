@@ -1,0 +1,139 @@
+#include "db/budget_store.h"
+
+#include "db/statement.h"
+#include "db/stores_internal.h"
+
+namespace paradnn::db {
+
+void BudgetStore::Release(const std::vector<int64_t>& job_ids, int64_t now_unix_ms,
+                          Callback<int64_t> done) {
+  internal::WriteValue<int64_t>(
+      db_,
+      [job_ids, now_unix_ms](sqlite3* db) -> absl::StatusOr<int64_t> {
+        int64_t moved = 0;
+        for (int64_t job_id : job_ids) {
+          Statement release(db,
+                            "UPDATE jobs SET state = ?, updated_unix_ms = ? "
+                            "WHERE id = ? AND state = ?");
+          release.Bind(1, static_cast<int>(v1::JOB_PENDING))
+              .Bind(2, now_unix_ms)
+              .Bind(3, job_id)
+              .Bind(4, static_cast<int>(v1::JOB_HELD));
+          if (absl::Status s = release.Run(); !s.ok()) return s;
+          moved += sqlite3_changes(db);
+        }
+        return moved;
+      },
+      std::move(done));
+}
+
+absl::StatusOr<int64_t> BudgetStore::ReleaseSync(const std::vector<int64_t>& job_ids,
+                                                 int64_t now_unix_ms) {
+  return internal::Await<int64_t>(
+      db_, [&](Callback<int64_t> done) { Release(job_ids, now_unix_ms, std::move(done)); });
+}
+
+void BudgetStore::StorePredictions(int64_t sweep_id,
+                                   std::vector<std::pair<int64_t, v1::PredictedStep>> predictions,
+                                   int64_t now_unix_ms, Callback<int64_t> done) {
+  internal::WriteValue<int64_t>(
+      db_,
+      [sweep_id, predictions = std::move(predictions),
+       now_unix_ms](sqlite3* db) -> absl::StatusOr<int64_t> {
+        int64_t stored = 0;
+        for (const auto& [job_id, prediction] : predictions) {
+          Statement mark(db,
+                         "UPDATE jobs SET state = ?, updated_unix_ms = ? "
+                         "WHERE id = ? AND sweep_id = ? AND state = ?");
+          mark.Bind(1, static_cast<int>(v1::JOB_PREDICTED))
+              .Bind(2, now_unix_ms)
+              .Bind(3, job_id)
+              .Bind(4, sweep_id)
+              .Bind(5, static_cast<int>(v1::JOB_HELD));
+          if (absl::Status s = mark.Run(); !s.ok()) return s;
+          if (sqlite3_changes(db) == 0) continue;
+          Statement insert(db,
+                           "INSERT INTO predictions (job_id, details, created_unix_ms) "
+                           "VALUES (?, ?, ?)");
+          insert.Bind(1, job_id).BindBlob(2, prediction.SerializeAsString()).Bind(3, now_unix_ms);
+          if (absl::Status s = insert.Run(); !s.ok()) return s;
+          ++stored;
+        }
+        if (absl::Status s = internal::FinishSweepIfDone(db, sweep_id, now_unix_ms); !s.ok()) {
+          return s;
+        }
+        return stored;
+      },
+      std::move(done));
+}
+
+absl::StatusOr<int64_t> BudgetStore::StorePredictionsSync(
+    int64_t sweep_id, std::vector<std::pair<int64_t, v1::PredictedStep>> predictions,
+    int64_t now_unix_ms) {
+  return internal::Await<int64_t>(db_, [&](Callback<int64_t> done) {
+    StorePredictions(sweep_id, std::move(predictions), now_unix_ms, std::move(done));
+  });
+}
+
+absl::StatusOr<int64_t> BudgetStore::HoldPendingSync(int64_t sweep_id, int64_t now_unix_ms) {
+  return internal::Await<int64_t>(db_, [&](Callback<int64_t> done) {
+    internal::WriteValue<int64_t>(
+        db_,
+        [sweep_id, now_unix_ms](sqlite3* db) -> absl::StatusOr<int64_t> {
+          Statement hold(db,
+                         "UPDATE jobs SET state = ?, updated_unix_ms = ? "
+                         "WHERE sweep_id = ? AND state = ?");
+          hold.Bind(1, static_cast<int>(v1::JOB_HELD))
+              .Bind(2, now_unix_ms)
+              .Bind(3, sweep_id)
+              .Bind(4, static_cast<int>(v1::JOB_PENDING));
+          if (absl::Status s = hold.Run(); !s.ok()) return s;
+          return static_cast<int64_t>(sqlite3_changes(db));
+        },
+        std::move(done));
+  });
+}
+
+absl::StatusOr<int64_t> BudgetStore::FirstStartUnixMs(int64_t sweep_id) const {
+  int64_t first = 0;
+  absl::Status status = db_->Read([&](sqlite3* db) -> absl::Status {
+    Statement query(db,
+                    "SELECT COALESCE(MIN(a.started_unix_ms), 0) FROM attempts a "
+                    "JOIN jobs j ON j.id = a.job_id WHERE j.sweep_id = ?");
+    query.Bind(1, sweep_id);
+    absl::StatusOr<bool> row = query.Step();
+    if (!row.ok()) return row.status();
+    if (*row) first = query.ColumnInt(0);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return first;
+}
+
+absl::StatusOr<std::vector<BudgetedSweep>> BudgetStore::HoldingSweeps() const {
+  std::vector<BudgetedSweep> sweeps;
+  absl::Status status = db_->Read([&](sqlite3* db) -> absl::Status {
+    Statement query(db,
+                    "SELECT s.id, s.created_unix_ms, s.spec FROM sweeps s WHERE s.state = ? AND "
+                    "EXISTS (SELECT 1 FROM jobs j WHERE j.sweep_id = s.id AND j.state = ?) "
+                    "ORDER BY s.id");
+    query.Bind(1, static_cast<int>(v1::SWEEP_RUNNING)).Bind(2, static_cast<int>(v1::JOB_HELD));
+    for (;;) {
+      absl::StatusOr<bool> more = query.Step();
+      if (!more.ok()) return more.status();
+      if (!*more) return absl::OkStatus();
+      BudgetedSweep& sweep = sweeps.emplace_back();
+      sweep.sweep_id = query.ColumnInt(0);
+      sweep.created_unix_ms = query.ColumnInt(1);
+      if (absl::Status s =
+              internal::ParseBlob(query.ColumnBlob(2), &sweep.spec, "sweeps", sweep.sweep_id);
+          !s.ok()) {
+        return s;
+      }
+    }
+  });
+  if (!status.ok()) return status;
+  return sweeps;
+}
+
+}  // namespace paradnn::db

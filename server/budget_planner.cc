@@ -1,0 +1,248 @@
+#include "server/budget_planner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "db/result_store.h"
+#include "server/prediction/acquisition.h"
+#include "server/prediction/space_filling_design.h"
+#include "server/sweep_predictor.h"
+
+namespace paradnn::server {
+namespace {
+
+namespace pr = prediction;
+
+bool Held(const v1::ResultRow& row) { return row.state() == v1::JOB_HELD; }
+bool InFlight(const v1::ResultRow& row) {
+  return row.state() == v1::JOB_PENDING || row.state() == v1::JOB_LEASED;
+}
+
+// max(2(d+1), share of the grid), at most the grid.
+size_t DesignSize(const SweepPredictor::Group& group, double share) {
+  const size_t by_dimension = 2 * (group.space.size() + 1);
+  const auto by_share =
+      static_cast<size_t>(std::ceil(share * static_cast<double>(group.rows.size())));
+  return std::min(group.rows.size(), std::max(by_dimension, by_share));
+}
+
+// The job ids of up to `count` held rows of `group` that a space-filling
+// design adds to every row already taken (measured, running or failed).
+std::vector<int64_t> DesignJobs(const SweepPredictor& predictor, const SweepPredictor::Group& group,
+                                size_t count, uint64_t seed) {
+  std::vector<std::vector<double>> points;
+  std::vector<size_t> already;
+  for (size_t k = 0; k < group.rows.size(); ++k) {
+    points.push_back(group.inputs[k].coordinates);
+    if (!Held(predictor.rows()[group.rows[k]])) already.push_back(k);
+  }
+  std::vector<int64_t> jobs;
+  for (size_t k : pr::SpaceFillingDesign(points, count, seed, already)) {
+    jobs.push_back(predictor.rows()[group.rows[k]].job_id());
+  }
+  return jobs;
+}
+
+// The job ids of up to `count` held rows of `group` its model is least sure
+// of per second of measuring, conditioned on the ones running, whose cost
+// fits in `seconds_left`.
+std::vector<int64_t> AcquiredJobs(const SweepPredictor& predictor,
+                                  const SweepPredictor::Group& group, size_t count,
+                                  double seconds_left, double max_timed_seconds) {
+  std::vector<pr::PredictorInput> running;
+  std::vector<bool> taken(group.rows.size(), false);
+  for (size_t k = 0; k < group.rows.size(); ++k) {
+    const v1::ResultRow& row = predictor.rows()[group.rows[k]];
+    taken[k] = !Held(row);
+    if (InFlight(row)) running.push_back(group.inputs[k]);
+  }
+  const pr::StepTimeModel model = group.model->WithPending(running);
+  pr::AcquisitionOptions options;
+  options.fixed_seconds = group.fixed_seconds;
+  options.timed_steps = group.timed_steps;
+  std::vector<int64_t> jobs;
+  // Asks for more than `count`, as some may not fit in what is left.
+  for (size_t k : pr::NextToMeasure(model, group.inputs, taken, count * 4, options)) {
+    if (jobs.size() == count) break;
+    double timed = group.timed_steps * group.model->Predict(group.inputs[k]).seconds;
+    if (max_timed_seconds > 0) timed = std::min(timed, max_timed_seconds);
+    if (group.fixed_seconds + timed > seconds_left) continue;
+    jobs.push_back(predictor.rows()[group.rows[k]].job_id());
+  }
+  return jobs;
+}
+
+}  // namespace
+
+BudgetPlanner::BudgetPlanner(db::Database* database, const common::Clock* clock,
+                             BudgetPlannerOptions options)
+    : database_(database), budgets_(database), clock_(clock), options_(std::move(options)) {}
+
+BudgetPlanner::~BudgetPlanner() { Stop(); }
+
+void BudgetPlanner::Start() {
+  thread_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopping_) {
+      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return kicked_ || stopping_; });
+      if (stopping_) break;
+      kicked_ = false;
+      lock.unlock();
+      if (absl::StatusOr<BudgetStepSummary> step = Step(); !step.ok()) {
+        spdlog::warn("budget planner: {}", step.status().ToString());
+      }
+      lock.lock();
+    }
+  });
+}
+
+void BudgetPlanner::Kick() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    kicked_ = true;
+  }
+  wake_.notify_one();
+}
+
+void BudgetPlanner::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+absl::StatusOr<BudgetStepSummary> BudgetPlanner::Step() {
+  absl::StatusOr<std::vector<db::BudgetedSweep>> sweeps = budgets_.HoldingSweeps();
+  if (!sweeps.ok()) return sweeps.status();
+  BudgetStepSummary summary;
+  for (const db::BudgetedSweep& sweep : *sweeps) {
+    if (!(sweep.spec.run().budget_seconds() > 0)) continue;
+    if (absl::Status s = StepSweep(sweep, clock_->NowUnixMs(), &summary); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("sweep ", sweep.sweep_id, ": ", s.message()));
+    }
+  }
+  if (summary.released > 0 && options_.released) options_.released();
+  if ((summary.predicted > 0 || summary.reheld > 0) && options_.changed) options_.changed();
+  return summary;
+}
+
+absl::Status BudgetPlanner::StepSweep(const db::BudgetedSweep& sweep, int64_t now_unix_ms,
+                                      BudgetStepSummary* summary) {
+  absl::StatusOr<int64_t> first_start = budgets_.FirstStartUnixMs(sweep.sweep_id);
+  if (!first_start.ok()) return first_start.status();
+  const double budget_ms = sweep.spec.run().budget_seconds() * 1000.0;
+  const bool over = *first_start > 0 && now_unix_ms >= *first_start + budget_ms;
+  if (over) {
+    absl::StatusOr<int64_t> reheld = budgets_.HoldPendingSync(sweep.sweep_id, now_unix_ms);
+    if (!reheld.ok()) return reheld.status();
+    summary->reheld += *reheld;
+  }
+  absl::StatusOr<std::vector<v1::ResultRow>> rows =
+      db::ResultStore(database_).Query(sweep.sweep_id, /*include_samples=*/false);
+  if (!rows.ok()) return rows.status();
+  absl::StatusOr<SweepPredictor> predictor = SweepPredictor::Of(*database_, *std::move(rows));
+  if (!predictor.ok()) return predictor.status();
+
+  std::vector<int64_t> release;
+  if (over) {
+    absl::StatusOr<std::vector<int64_t>> more =
+        PredictHeld(sweep, *predictor, now_unix_ms, summary);
+    if (!more.ok()) return more.status();
+    release = *std::move(more);
+  } else {
+    const double seconds_left = *first_start > 0 ? (*first_start + budget_ms - now_unix_ms) / 1000.0
+                                                 : sweep.spec.run().budget_seconds();
+    release = NextReleases(sweep, *predictor, seconds_left);
+  }
+  if (!release.empty()) {
+    absl::StatusOr<int64_t> moved = budgets_.ReleaseSync(release, now_unix_ms);
+    if (!moved.ok()) return moved.status();
+    summary->released += *moved;
+  }
+  return absl::OkStatus();
+}
+
+std::vector<int64_t> BudgetPlanner::NextReleases(const db::BudgetedSweep& sweep,
+                                                 const SweepPredictor& predictor,
+                                                 double seconds_left) const {
+  size_t pending = 0;
+  for (const v1::ResultRow& row : predictor.rows()) {
+    pending += row.state() == v1::JOB_PENDING ? 1 : 0;
+  }
+  const int workers = options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1;
+  const size_t target = static_cast<size_t>(std::max(1, workers));
+  if (pending >= target) return {};
+  const size_t want = target - pending;
+  std::vector<int64_t> release;
+  for (const SweepPredictor::Group& group : predictor.groups()) {
+    size_t taken = 0, in_flight = 0;
+    for (size_t i : group.rows) {
+      taken += Held(predictor.rows()[i]) ? 0 : 1;
+      in_flight += InFlight(predictor.rows()[i]) ? 1 : 0;
+    }
+    const size_t design = DesignSize(group, options_.design_share);
+    std::vector<int64_t> jobs;
+    if (taken < design) {
+      jobs = DesignJobs(predictor, group, design - taken, options_.design_seed);
+    } else if (group.model) {
+      const size_t share = (want + predictor.groups().size() - 1) / predictor.groups().size();
+      jobs = AcquiredJobs(predictor, group, share, seconds_left, sweep.spec.run().max_seconds());
+    } else if (in_flight == 0) {
+      // The design's results failed or are on another platform: widen it.
+      jobs = DesignJobs(predictor, group, want, options_.design_seed);
+    }
+    release.insert(release.end(), jobs.begin(), jobs.end());
+  }
+  return release;
+}
+
+absl::StatusOr<std::vector<int64_t>> BudgetPlanner::PredictHeld(const db::BudgetedSweep& sweep,
+                                                                const SweepPredictor& predictor,
+                                                                int64_t now_unix_ms,
+                                                                BudgetStepSummary* summary) {
+  std::vector<int64_t> release;
+  std::vector<std::pair<int64_t, v1::PredictedStep>> predictions;
+  for (const SweepPredictor::Group& group : predictor.groups()) {
+    if (!group.model) {
+      size_t in_flight = 0;
+      for (size_t i : group.rows) in_flight += InFlight(predictor.rows()[i]) ? 1 : 0;
+      // The budget bought too few measurements to predict from: measure
+      // the fewest that can (logged: this sweep overruns its budget).
+      if (in_flight > 0) continue;
+      const size_t measured = std::count(group.measured.begin(), group.measured.end(), true);
+      std::vector<int64_t> more =
+          DesignJobs(predictor, group, kMinMeasurementsToPredict - measured, options_.design_seed);
+      spdlog::warn(
+          "sweep {}: budget ended with {} measurement(s) of {}; measuring {} more "
+          "to predict from",
+          sweep.sweep_id, measured, group.key, more.size());
+      release.insert(release.end(), more.begin(), more.end());
+      continue;
+    }
+    for (size_t i : group.rows) {
+      const v1::ResultRow& row = predictor.rows()[i];
+      if (!Held(row)) continue;
+      absl::StatusOr<v1::PredictedStep> step = predictor.Predict(row.config());
+      if (step.ok()) predictions.emplace_back(row.job_id(), *std::move(step));
+    }
+  }
+  if (!predictions.empty()) {
+    absl::StatusOr<int64_t> stored =
+        budgets_.StorePredictionsSync(sweep.sweep_id, std::move(predictions), now_unix_ms);
+    if (!stored.ok()) return stored.status();
+    summary->predicted += *stored;
+    spdlog::info("sweep {}: budget of {:.0f} s ended; {} configuration(s) predicted",
+                 sweep.sweep_id, sweep.spec.run().budget_seconds(), *stored);
+  }
+  return release;
+}
+
+}  // namespace paradnn::server

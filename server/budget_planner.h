@@ -1,0 +1,98 @@
+// The planner of budgeted sweeps (docs/prediction.md). A budgeted sweep's
+// jobs are created held; each Step, for every sweep still holding jobs:
+//
+//   - before any measurement, it releases a space-filling design over each
+//     group's grid (max(2(d+1), 5 % of the grid) configurations);
+//   - then, whenever fewer jobs are pending than the sweep's device has
+//     workers, it refits the group models on every result so far and
+//     releases the configurations they are least sure of per second of
+//     measuring, skipping those whose expected cost no longer fits in the
+//     budget;
+//   - once the budget (counted from the sweep's first lease) has passed, it
+//     holds the jobs no worker took yet and predicts every held job; the
+//     sweep finishes when the ones running now do.
+//
+// Steps run on the planner's own thread: when Kick()ed (a result arrived)
+// and every second. Thread-safe.
+#ifndef PARADNN_SERVER_BUDGET_PLANNER_H_
+#define PARADNN_SERVER_BUDGET_PLANNER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/clock.h"
+#include "db/budget_store.h"
+#include "db/database.h"
+#include "server/sweep_predictor.h"
+
+namespace paradnn::server {
+
+struct BudgetPlannerOptions {
+  // The design's share of each group's grid (at least 2(d+1) points).
+  double design_share = 0.05;
+  uint64_t design_seed = 1;
+  // Workers of a device kind connected now (the jobs kept pending per
+  // sweep); at least 1 is assumed.
+  std::function<int(const std::string& device)> workers_of;
+  // Called after jobs were released (offer them to idle workers) or a sweep
+  // changed (predictions stored).
+  std::function<void()> released;
+  std::function<void()> changed;
+};
+
+// What one Step did, for tests and logs.
+struct BudgetStepSummary {
+  int64_t released = 0;   // jobs moved held -> pending
+  int64_t predicted = 0;  // jobs given a prediction
+  int64_t reheld = 0;     // pending jobs held again at the deadline
+};
+
+class BudgetPlanner {
+ public:
+  BudgetPlanner(db::Database* database, const common::Clock* clock, BudgetPlannerOptions options);
+  ~BudgetPlanner();  // stops the thread
+  BudgetPlanner(const BudgetPlanner&) = delete;
+  BudgetPlanner& operator=(const BudgetPlanner&) = delete;
+
+  // Starts the planning thread.
+  void Start();
+  // Asks for a Step soon (from any thread; never blocks on one).
+  void Kick();
+  void Stop();
+
+  // One pass over every holding sweep, on the caller's thread.
+  absl::StatusOr<BudgetStepSummary> Step();
+
+ private:
+  absl::Status StepSweep(const db::BudgetedSweep& sweep, int64_t now_unix_ms,
+                         BudgetStepSummary* summary);
+  // Before the deadline: the held jobs to measure next.
+  std::vector<int64_t> NextReleases(const db::BudgetedSweep& sweep, const SweepPredictor& predictor,
+                                    double seconds_left) const;
+  // At the deadline: stores a prediction for every held job of a group with
+  // a model; returns the jobs a group without one still has to measure.
+  absl::StatusOr<std::vector<int64_t>> PredictHeld(const db::BudgetedSweep& sweep,
+                                                   const SweepPredictor& predictor,
+                                                   int64_t now_unix_ms, BudgetStepSummary* summary);
+
+  db::Database* database_;
+  db::BudgetStore budgets_;
+  const common::Clock* clock_;
+  const BudgetPlannerOptions options_;
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool kicked_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace paradnn::server
+
+#endif  // PARADNN_SERVER_BUDGET_PLANNER_H_

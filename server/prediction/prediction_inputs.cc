@@ -1,0 +1,50 @@
+#include "server/prediction/prediction_inputs.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "model/model_counts.h"
+#include "model/model_spec.h"
+#include "server/analysis/analysis_math.h"
+
+namespace paradnn::server::prediction {
+
+PriorRoofs PriorRoofsOf(const v1::Platform& platform, const std::string& dtype,
+                        const std::string& kernel) {
+  PriorRoofs roofs;
+  for (const char* path : {kernel.c_str(), "matmul"}) {
+    for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
+      const std::string roof_kernel = roof.kernel().empty() ? "matmul" : roof.kernel();
+      if (roof.dtype() == dtype && roof_kernel == path) {
+        roofs.compute_flops_per_sec = std::max(roofs.compute_flops_per_sec, roof.flops_per_sec());
+      }
+    }
+    if (roofs.compute_flops_per_sec > 0) break;
+  }
+  for (const v1::BandwidthRoof& roof : analysis::BandwidthRoofs(platform)) {
+    if (absl::StartsWith(roof.level(), "DRAM")) roofs.memory_bytes_per_sec = roof.bytes_per_sec();
+  }
+  if (roofs.memory_bytes_per_sec <= 0) {
+    for (const v1::BandwidthPoint& point : platform.bandwidth()) {
+      roofs.memory_bytes_per_sec = std::max(roofs.memory_bytes_per_sec, point.bytes_per_sec());
+    }
+  }
+  return roofs;
+}
+
+std::string PredictionGroupKey(const v1::ModelConfig& config, const std::string& fingerprint) {
+  std::string stack;
+  for (const auto& [key, value] : config.stack()) absl::StrAppend(&stack, key, "=", value, ";");
+  const std::string precision = config.precision().empty() ? "float32" : config.precision();
+  return absl::StrCat(config.family(), "|", fingerprint, "|", precision, "|", stack);
+}
+
+double PriorOf(const v1::ModelConfig& config, const PriorRoofs& roofs) {
+  absl::StatusOr<model::ModelSpec> spec = model::ParseModelSpec(config, model::FieldStyle::kProto);
+  if (!spec.ok()) return 0;
+  const v1::ModelCounts counts = model::CountModel(*spec);
+  return PriorStepSeconds(counts.executed_flops(), counts.bytes_per_step(), roofs);
+}
+
+}  // namespace paradnn::server::prediction
