@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -95,6 +97,27 @@ std::string WithSubtitle(std::string script, const std::string& subtitle) {
 
 }  // namespace
 
+std::string NativeSvgTooltips(const std::string& svg) {
+  static constexpr absl::string_view kOpen = "<g onmousemove=\"gnuplot_svg.showHypertext(evt,'";
+  static constexpr absl::string_view kClose =
+      "')\" onmouseout=\"gnuplot_svg.hideHypertext()\"><title> </title>";
+  std::string out;
+  out.reserve(svg.size());
+  size_t from = 0;
+  for (;;) {
+    const size_t open = svg.find(kOpen.data(), from, kOpen.size());
+    if (open == std::string::npos) break;
+    const size_t text = open + kOpen.size();
+    const size_t close = svg.find(kClose.data(), text, kClose.size());
+    if (close == std::string::npos) break;
+    absl::StrAppend(&out, absl::string_view(svg).substr(from, open - from), "<g><title>",
+                    absl::string_view(svg).substr(text, close - text), "</title>");
+    from = close + kClose.size();
+  }
+  out.append(svg, from, std::string::npos);
+  return out;
+}
+
 std::string GnuplotScript(const v1::AnalyzeResponse& response, const std::string& out_path) {
   // PlotAnalysis refuses other extensions; anything not .svg draws a PNG.
   const Terminal terminal = Extension(out_path) == ".svg" ? Terminal::kSvg : Terminal::kPng;
@@ -108,12 +131,28 @@ absl::Status PlotAnalysis(const v1::AnalyzeResponse& response, const std::string
     return absl::InvalidArgumentError(absl::StrCat("--plot: cannot draw '", out_path,
                                                    "': the file name must end in .png or .svg"));
   }
-  return gnuplot::Run(GnuplotScript(response, out_path), out_path);
+  if (absl::Status s = gnuplot::Run(GnuplotScript(response, out_path), out_path); !s.ok()) {
+    return s;
+  }
+  if (extension != ".svg") return absl::OkStatus();
+  std::string svg;
+  {
+    std::ifstream in(out_path, std::ios::binary);
+    svg.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) return absl::InternalError(absl::StrCat("cannot read ", out_path));
+  }
+  std::ofstream rewritten(out_path, std::ios::binary | std::ios::trunc);
+  rewritten << NativeSvgTooltips(svg);
+  rewritten.close();
+  if (!rewritten) return absl::InternalError(absl::StrCat("cannot write ", out_path));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> RenderSvg(const v1::AnalyzeResponse& response) {
-  return gnuplot::Render(
+  absl::StatusOr<std::string> svg = gnuplot::Render(
       [&response](const std::string& path) { return GnuplotScript(response, path); }, "figure.svg");
+  if (!svg.ok()) return svg.status();
+  return NativeSvgTooltips(*svg);
 }
 
 }  // namespace paradnn::client

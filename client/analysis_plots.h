@@ -17,7 +17,9 @@ namespace paradnn::client {
 // Draws `response` into `out_path` (*.png or *.svg; InvalidArgument naming
 // --plot otherwise). Heat maps: one panel per panel value side by side, a
 // colour bar with the metric and unit, log2 axes labels as the values,
-// OOM / predicted-OOM cells marked with text, not coloured as zero.
+// OOM / predicted-OOM cells marked with text, not coloured as zero, cells
+// whose median includes predicted results hatched, and in SVG every cell's
+// configuration, value, counts and interval as its tooltip.
 // Sensitivity: horizontal bars of the weights with R² and points in the
 // title. Roofline: log-log, the points (ops in another style), every
 // platform's compute roofs per dtype and memory roofs drawn as lines,
@@ -33,6 +35,10 @@ absl::Status PlotAnalysis(const v1::AnalyzeResponse& response, const std::string
 // `response` drawn as SVG, the file's text (for pages that inline it).
 // Errors as PlotAnalysis.
 absl::StatusOr<std::string> RenderSvg(const v1::AnalyzeResponse& response);
+
+// gnuplot's SVG hypertext (which needs its gnuplot_svg.js) as native SVG
+// <title> tooltips, which every browser shows on hover without a script.
+std::string NativeSvgTooltips(const std::string& svg);
 
 // The gnuplot program PlotAnalysis runs for `response`, with its data
 // inline (datablocks), writing to `out_path`; exposed for tests.

@@ -62,8 +62,14 @@ std::string WithUnit(const std::string& metric, const std::string& unit) {
 
 // ---- Heat map ---------------------------------------------------------------
 
+// Marks a value that is (or includes) a budgeted sweep's prediction.
+constexpr const char kPredictedMark[] = "~";
+
 std::string HeatmapCellText(const v1::HeatmapCell& cell, const std::string& unit) {
-  if (cell.has_value()) return HumanValue(cell.value(), unit);
+  if (cell.has_value()) {
+    return absl::StrCat(cell.predicted_results() > 0 ? kPredictedMark : "",
+                        HumanValue(cell.value(), unit));
+  }
   if (cell.oom_results() > 0) return "OOM";
   if (cell.predicted_oom_results() > 0) return "pOOM";
   if (cell.failed_results() > 0) return "fail";
@@ -75,7 +81,13 @@ std::string HeatmapTable(const v1::HeatmapResponse& h) {
                                    h.x(), " (columns)");
   if (h.panels().empty()) return absl::StrCat(title, "\n(no results)\n");
   std::string out;
+  int64_t predicted_cells = 0;
+  int64_t cells_with_value = 0;
   for (const v1::HeatmapPanel& panel : h.panels()) {
+    for (const v1::HeatmapCell& cell : panel.cells()) {
+      cells_with_value += cell.has_value() ? 1 : 0;
+      predicted_cells += cell.has_value() && cell.predicted_results() > 0 ? 1 : 0;
+    }
     // Each panel's own columns and rows (a response without them: the
     // response's).
     const auto& xs = panel.x_values().empty() ? h.x_values() : panel.x_values();
@@ -102,19 +114,28 @@ std::string HeatmapTable(const v1::HeatmapResponse& h) {
     if (!h.panel().empty()) absl::StrAppend(&out, ", ", h.panel(), "=", panel.panel_value());
     absl::StrAppend(&out, "\n", AlignColumns(header, rows, right));
   }
+  if (predicted_cells > 0) {
+    absl::StrAppend(&out, kPredictedMark, ": the median includes predicted results (",
+                    predicted_cells, " of ", cells_with_value,
+                    " cells); their 90 % intervals are in --format csv\n");
+  }
   return out;
 }
 
 std::string HeatmapCsv(const v1::HeatmapResponse& h) {
-  std::string out = CsvLine({"panel", "x", "y", "value", "ok_results", "oom_results",
-                             "predicted_oom_results", "failed_results"});
+  std::string out =
+      CsvLine({"panel", "x", "y", "value", "ok_results", "oom_results", "predicted_oom_results",
+               "failed_results", "predicted_results", "predicted_low", "predicted_high"});
   for (const v1::HeatmapPanel& panel : h.panels()) {
     for (const v1::HeatmapCell& c : panel.cells()) {
-      absl::StrAppend(&out, CsvLine({panel.panel_value(), c.x(), c.y(),
-                                     c.has_value() ? ShortestDouble(c.value()) : "",
-                                     absl::StrCat(c.ok_results()), absl::StrCat(c.oom_results()),
-                                     absl::StrCat(c.predicted_oom_results()),
-                                     absl::StrCat(c.failed_results())}));
+      absl::StrAppend(
+          &out,
+          CsvLine({panel.panel_value(), c.x(), c.y(),
+                   c.has_value() ? ShortestDouble(c.value()) : "", absl::StrCat(c.ok_results()),
+                   absl::StrCat(c.oom_results()), absl::StrCat(c.predicted_oom_results()),
+                   absl::StrCat(c.failed_results()), absl::StrCat(c.predicted_results()),
+                   c.has_predicted_low() ? ShortestDouble(c.predicted_low()) : "",
+                   c.has_predicted_high() ? ShortestDouble(c.predicted_high()) : ""}));
     }
   }
   return out;
@@ -133,16 +154,40 @@ std::string SensitivityTable(const v1::SensitivityResponse& s) {
                    [&](const auto* a, const auto* b) { return magnitude(a) > magnitude(b); });
   const double largest = weights.empty() ? 0 : magnitude(weights.front());
 
+  // With predicted points: each term's weight over the measured points
+  // alone beside it.
+  const bool compare = s.has_measured_only() && !s.measured_only().weights().empty();
+  std::map<std::string, double> measured_only;
+  for (const v1::SensitivityWeight& w : s.measured_only().weights()) {
+    measured_only[w.term()] = w.weight();
+  }
   Rows rows;
   for (const v1::SensitivityWeight* w : weights) {
     const size_t hashes =
         largest > 0 && magnitude(w) > 0 ? std::lround(kBarWidth * magnitude(w) / largest) : 0;
-    rows.push_back({w->term(), absl::StrFormat("%+.3f", w->weight()),
-                    absl::StrCat(w->weight() < 0 ? "-" : "+", std::string(hashes, '#'))});
+    std::vector<std::string> row = {w->term(), absl::StrFormat("%+.3f", w->weight())};
+    if (compare) {
+      const auto it = measured_only.find(w->term());
+      row.push_back(it == measured_only.end() ? "-" : absl::StrFormat("%+.3f", it->second));
+    }
+    row.push_back(absl::StrCat(w->weight() < 0 ? "-" : "+", std::string(hashes, '#')));
+    rows.push_back(std::move(row));
   }
   std::string out = absl::StrCat("sensitivity of ", s.metric(), " (standardized weights)\n");
-  absl::StrAppend(&out, AlignColumns({"term", "weight", ""}, rows, {false, true, false}));
+  if (compare) {
+    absl::StrAppend(&out, AlignColumns({"term", "weight", "measured only", ""}, rows,
+                                       {false, true, true, false}));
+  } else {
+    absl::StrAppend(&out, AlignColumns({"term", "weight", ""}, rows, {false, true, false}));
+  }
   absl::StrAppend(&out, absl::StrFormat("R² = %.3f over %d points\n", s.r_squared(), s.points()));
+  if (s.predicted_points() > 0) {
+    absl::StrAppend(&out, s.predicted_points(), " of the ", s.points(), " points are predicted");
+    absl::StrAppend(
+        &out, compare ? absl::StrFormat("; measured only: R² = %.3f over %d points\n",
+                                        s.measured_only().r_squared(), s.measured_only().points())
+                      : "; the measured points alone cannot be fitted\n");
+  }
   std::vector<std::string> scales;
   if (s.log2_features()) scales.push_back("features as log2(value)");
   if (s.log2_target()) scales.push_back(absl::StrCat("target as log2(", s.metric(), ")"));
@@ -159,6 +204,19 @@ std::string SensitivityCsv(const v1::SensitivityResponse& s) {
   absl::StrAppend(&out, CsvLine({"(intercept)", ShortestDouble(s.intercept())}),
                   CsvLine({"(r_squared)", ShortestDouble(s.r_squared())}),
                   CsvLine({"(points)", absl::StrCat(s.points())}));
+  if (s.predicted_points() > 0) {
+    absl::StrAppend(&out, CsvLine({"(predicted_points)", absl::StrCat(s.predicted_points())}));
+  }
+  // The measured-only fit's terms after, each named so.
+  for (const v1::SensitivityWeight& w : s.measured_only().weights()) {
+    absl::StrAppend(
+        &out, CsvLine({absl::StrCat("measured_only:", w.term()), ShortestDouble(w.weight())}));
+  }
+  if (s.has_measured_only()) {
+    absl::StrAppend(
+        &out, CsvLine({"(measured_only:r_squared)", ShortestDouble(s.measured_only().r_squared())}),
+        CsvLine({"(measured_only:points)", absl::StrCat(s.measured_only().points())}));
+  }
   return out;
 }
 
@@ -203,6 +261,11 @@ std::string RooflineTable(const v1::RooflineResponse& r) {
   absl::StrAppend(&out, AlignColumns({"job", "kind", "label", "precision", "platform", "FLOP/B",
                                       "GFLOP/s", "of roof"},
                                      rows, {true, false, false, false, true, true, true, true}));
+  if (r.predicted_left_out() > 0) {
+    absl::StrAppend(&out, r.predicted_left_out(),
+                    " predicted results are not drawn: the model predicts step time, not the "
+                    "executed FLOPs and bytes a point needs\n");
+  }
   return out;
 }
 
@@ -222,8 +285,13 @@ std::string RooflineCsv(const v1::RooflineResponse& r) {
 
 std::string BoxplotTable(const v1::BoxplotResponse& b) {
   Rows rows;
+  const bool any_predicted =
+      std::any_of(b.groups().begin(), b.groups().end(),
+                  [](const v1::BoxplotGroup& g) { return g.predicted() > 0; });
   for (const v1::BoxplotGroup& g : b.groups()) {
-    std::vector<std::string> row = {g.name(), absl::StrCat(g.count())};
+    std::vector<std::string> row = {
+        g.name(), any_predicted ? absl::StrCat(g.count(), " (", g.predicted(), " pred)")
+                                : absl::StrCat(g.count())};
     for (double v : {g.whisker_low(), g.q1(), g.p50(), g.q3(), g.whisker_high(), g.mean()}) {
       row.push_back(HumanValue(v, b.unit()));
     }
@@ -242,16 +310,17 @@ std::string BoxplotTable(const v1::BoxplotResponse& b) {
 
 std::string BoxplotCsv(const v1::BoxplotResponse& b) {
   std::string out = CsvLine({"name", "count", "p2", "p9", "p50", "p91", "p98", "mean", "outliers",
-                             "q1", "q3", "whisker_low", "whisker_high"});
+                             "q1", "q3", "whisker_low", "whisker_high", "predicted"});
   for (const v1::BoxplotGroup& g : b.groups()) {
     std::vector<std::string> outliers;
     for (double v : g.outliers()) outliers.push_back(ShortestDouble(v));
     absl::StrAppend(
-        &out, CsvLine({g.name(), absl::StrCat(g.count()), ShortestDouble(g.p2()),
-                       ShortestDouble(g.p9()), ShortestDouble(g.p50()), ShortestDouble(g.p91()),
-                       ShortestDouble(g.p98()), ShortestDouble(g.mean()),
-                       absl::StrJoin(outliers, " "), ShortestDouble(g.q1()), ShortestDouble(g.q3()),
-                       ShortestDouble(g.whisker_low()), ShortestDouble(g.whisker_high())}));
+        &out,
+        CsvLine({g.name(), absl::StrCat(g.count()), ShortestDouble(g.p2()), ShortestDouble(g.p9()),
+                 ShortestDouble(g.p50()), ShortestDouble(g.p91()), ShortestDouble(g.p98()),
+                 ShortestDouble(g.mean()), absl::StrJoin(outliers, " "), ShortestDouble(g.q1()),
+                 ShortestDouble(g.q3()), ShortestDouble(g.whisker_low()),
+                 ShortestDouble(g.whisker_high()), absl::StrCat(g.predicted())}));
   }
   return out;
 }
@@ -278,12 +347,19 @@ std::string SpeedupTable(const v1::SpeedupResponse& s) {
   for (const v1::SpeedupPoint& p : s.points()) {
     std::vector<std::string> row = {p.config()};
     if (colored) row.push_back(p.color_value());
-    row.insert(row.end(),
-               {HumanCount(static_cast<double>(p.params())), HumanValue(p.baseline_value(), unit),
-                HumanValue(p.candidate_value(), unit), Times(p.speedup())});
+    row.insert(row.end(), {HumanCount(static_cast<double>(p.params())),
+                           absl::StrCat(p.baseline_predicted() ? kPredictedMark : "",
+                                        HumanValue(p.baseline_value(), unit)),
+                           absl::StrCat(p.candidate_predicted() ? kPredictedMark : "",
+                                        HumanValue(p.candidate_value(), unit)),
+                           Times(p.speedup())});
     rows.push_back(std::move(row));
   }
   absl::StrAppend(&out, "\n", AlignColumns(header, rows, right));
+  if (s.predicted_points() > 0) {
+    absl::StrAppend(&out, kPredictedMark, ": predicted (", s.predicted_points(), " of ",
+                    s.points_size(), " points have a predicted side)\n");
+  }
   if (!s.sensitivity().weights().empty()) {
     absl::StrAppend(&out, "\n", SensitivityTable(s.sensitivity()));
   }
@@ -291,13 +367,14 @@ std::string SpeedupTable(const v1::SpeedupResponse& s) {
 }
 
 std::string SpeedupCsv(const v1::SpeedupResponse& s) {
-  std::string out =
-      CsvLine({"config", "params", "color_value", "baseline_value", "candidate_value", "speedup"});
+  std::string out = CsvLine({"config", "params", "color_value", "baseline_value", "candidate_value",
+                             "speedup", "baseline_predicted", "candidate_predicted"});
   for (const v1::SpeedupPoint& p : s.points()) {
     absl::StrAppend(
         &out, CsvLine({p.config(), absl::StrCat(p.params()), p.color_value(),
                        ShortestDouble(p.baseline_value()), ShortestDouble(p.candidate_value()),
-                       ShortestDouble(p.speedup())}));
+                       ShortestDouble(p.speedup()), p.baseline_predicted() ? "true" : "false",
+                       p.candidate_predicted() ? "true" : "false"}));
   }
   return out;
 }
@@ -325,22 +402,34 @@ std::string ScalingTable(const v1::ScalingResponse& s) {
   std::vector<bool> right(header.size(), true);
   right[0] = false;
   Rows rows;
+  bool any_predicted = false;
   for (const v1::ScalingConfig& c : s.configs()) {
     std::vector<std::string> row = {c.config()};
-    for (double v : c.values()) row.push_back(HumanValue(v, unit));
+    for (int l = 0; l < c.values_size(); ++l) {
+      const bool predicted = l < c.predicted_size() && c.predicted(l);
+      any_predicted = any_predicted || predicted;
+      row.push_back(absl::StrCat(predicted ? kPredictedMark : "", HumanValue(c.values(l), unit)));
+    }
     rows.push_back(std::move(row));
   }
   absl::StrAppend(&out, "\n", AlignColumns(header, rows, right));
+  if (any_predicted) absl::StrAppend(&out, kPredictedMark, ": predicted\n");
   return out;
 }
 
 std::string ScalingCsv(const v1::ScalingResponse& s) {
   std::vector<std::string> header = {"config"};
   for (const std::string& level : s.levels()) header.push_back(absl::StrCat(s.field(), "=", level));
+  header.emplace_back("predicted_levels");  // the levels whose value is predicted
   std::string out = CsvLine(header);
   for (const v1::ScalingConfig& c : s.configs()) {
     std::vector<std::string> fields = {c.config()};
     for (double v : c.values()) fields.push_back(ShortestDouble(v));
+    std::vector<std::string> predicted;
+    for (int l = 0; l < c.predicted_size() && l < s.levels_size(); ++l) {
+      if (c.predicted(l)) predicted.push_back(s.levels(l));
+    }
+    fields.push_back(absl::StrJoin(predicted, " "));
     absl::StrAppend(&out, CsvLine(fields));
   }
   return out;
@@ -398,8 +487,13 @@ std::string FormatAnalysis(const v1::AnalyzeResponse& response, OutputFormat for
   if (format == OutputFormat::kTable && response.has_scope()) {
     v1::AnalyzeResponse bare = response;
     bare.clear_scope();
+    std::string predicted;
+    if (response.predicted_results() > 0) {
+      predicted = absl::StrCat("includes ", response.predicted_results(), " predicted of ",
+                               response.results(), " results (docs/prediction.md)\n");
+    }
     return absl::StrCat(FormatAnalysis(bare, format), "over: ", ScopeSummary(response.scope()),
-                        "\n");
+                        "\n", predicted);
   }
   const bool csv = format == OutputFormat::kCsv;
   switch (response.analysis_case()) {
@@ -448,6 +542,11 @@ void ToDisplayUnits(v1::AnalyzeResponse* response) {
     for (v1::HeatmapPanel& panel : *h.mutable_panels()) {
       for (v1::HeatmapCell& cell : *panel.mutable_cells()) {
         if (cell.has_value()) cell.set_value(cell.value() * kPercentPerFraction);
+        if (cell.has_predicted_low())
+          cell.set_predicted_low(cell.predicted_low() * kPercentPerFraction);
+        if (cell.has_predicted_high()) {
+          cell.set_predicted_high(cell.predicted_high() * kPercentPerFraction);
+        }
       }
     }
     h.set_unit("%");

@@ -289,8 +289,33 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
   return planned;
 }
 
+namespace {
+
+// The selection of whichever analysis `request` holds.
+v1::ResultSelection* MutableSelection(v1::AnalyzeRequest* request) {
+  switch (request->analysis_case()) {
+    case v1::AnalyzeRequest::kHeatmap:
+      return request->mutable_heatmap()->mutable_selection();
+    case v1::AnalyzeRequest::kSensitivity:
+      return request->mutable_sensitivity()->mutable_selection();
+    case v1::AnalyzeRequest::kRoofline:
+      return request->mutable_roofline()->mutable_selection();
+    case v1::AnalyzeRequest::kBoxplot:
+      return request->mutable_boxplot()->mutable_selection();
+    case v1::AnalyzeRequest::kSpeedup:
+      return request->mutable_speedup()->mutable_selection();
+    case v1::AnalyzeRequest::kScaling:
+      return request->mutable_scaling()->mutable_selection();
+    case v1::AnalyzeRequest::ANALYSIS_NOT_SET:
+      break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 int RunReport(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
-              const std::string& out_dir, const std::string& db_path) {
+              const std::string& out_dir, const std::string& db_path, bool include_predicted) {
   absl::StatusOr<std::unique_ptr<AnalysisSource>> source = AnalysisSource::Open(ctx, db_path);
   if (!source.ok()) return ReportError(ctx, source.status());
   CoordinatorClient& client = (*source)->client();
@@ -304,6 +329,9 @@ int RunReport(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
   if (!workers.ok()) return ReportError(ctx, workers.status());
   input.workers = *std::move(workers);
   for (PlannedAnalysis& planned : PlanReport(input.sweeps)) {
+    if (v1::ResultSelection* selection = MutableSelection(&planned.request)) {
+      selection->set_include_predicted(include_predicted);
+    }
     absl::StatusOr<v1::AnalyzeResponse> response = client.Analyze(planned.request);
     if (!response.ok()) {
       if (ExitCodeFor(response.status()) == kExitUnavailable) {
@@ -318,6 +346,12 @@ int RunReport(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
     std::string caption = planned.caption;
     if (std::string scope = ScopeSummary(response->scope()); !scope.empty()) {
       absl::StrAppend(&caption, " Over ", scope, ".");
+    }
+    if (response->predicted_results() > 0) {
+      absl::StrAppend(
+          &caption, " ", response->predicted_results(), " of its ", response->results(),
+          " results are predicted by the budgeted sweep's model, not measured",
+          response->has_heatmap() ? " (hatched cells; hover a cell for its interval)" : "", ".");
     }
     input.sections.push_back({planned.title, std::move(caption), *std::move(response)});
   }

@@ -47,9 +47,11 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
 
 // `paradnn report SWEEP... --out DIR`: runs PlanReport's analyses (one that
 // fails becomes a note saying why) and writes DIR/index.html. `db_path` as
-// for RunAnalyze.
+// for RunAnalyze; `include_predicted` selects budgeted sweeps' predictions
+// too (ResultSelection.include_predicted).
 int RunReport(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
-              const std::string& out_dir, const std::string& db_path = "");
+              const std::string& out_dir, const std::string& db_path = "",
+              bool include_predicted = false);
 
 }  // namespace paradnn::client
 

@@ -28,6 +28,10 @@ void AddAnalyzeCommon(CLI::App* command, AnalyzeFlags* flags, std::string* forma
                    "term, point, box or configuration) or json (the AnalyzeResponse object)")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
+  command->add_flag("--include-predicted", flags->include_predicted,
+                    "Also the predicted results of budgeted sweeps (docs/prediction.md): heat-map "
+                    "cells with predictions are marked, the sensitivity is also fitted on the "
+                    "measured results alone, boxes and speedups count their predicted points");
   command->add_option("--plot", flags->plot, "Also draw the figure with gnuplot (FILE.png|.svg)");
   AddDbFile(command, &flags->db);
 }
@@ -200,6 +204,7 @@ absl::StatusOr<v1::AnalyzeRequest> BuildAnalyzeRequest(const std::string& kind,
   }
   absl::StatusOr<v1::ResultSelection> selection = ParseSelection(flags.sweep_ids, flags.where);
   if (!selection.ok()) return selection.status();
+  selection->set_include_predicted(flags.include_predicted);
   v1::AnalyzeRequest request;
   found->fill(flags, *selection, &request);
   return request;

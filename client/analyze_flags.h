@@ -20,6 +20,7 @@ namespace paradnn::client {
 struct AnalyzeFlags {
   std::vector<int64_t> sweep_ids;
   std::vector<std::string> where;  // FIELD=VALUE
+  bool include_predicted = false;  // budgeted sweeps' predicted results too
   std::string metric;
   std::string x;
   std::string y;

@@ -65,6 +65,7 @@ struct Flags {
   bool resume = false;                 // local --resume
   std::string budget;                  // submit, local: --budget DURATION
   double budget_seconds = 0;           // parsed from `budget`
+  bool fresh = false;                  // submit, local: --fresh
   std::vector<int64_t> result_sweeps;  // results SWEEP...
   bool wide = false;                   // results, local: --wide
   client::AnalyzeFlags analyze;        // analyze KIND and report
@@ -108,6 +109,10 @@ void AddSweepSource(CLI::App* command, Flags* flags) {
                       "a space-filling design, then the configurations the model is least sure "
                       "of; unmeasured ones get a predicted result with an interval "
                       "(docs/prediction.md)");
+  command->add_flag("--fresh", flags->fresh,
+                    "Measure every configuration, even one an earlier sweep measured on a "
+                    "platform of the same fingerprint with the same harness and settings "
+                    "(default: take that result; docs/prediction.md, \"Reusing results\")");
   command->add_flag("--run-predicted-oom", flags->run_predicted_oom,
                     "Run configurations whose memory estimate exceeds a worker's memory anyway "
                     "(default: record them as PREDICTED_OOM without running them)");
@@ -293,6 +298,9 @@ void AddAnalysisCommands(CLI::App& app, Flags* flags, Commands* commands) {
       "the sweeps: heat maps, sensitivities, roofline, box plots, speedups, scaling");
   client::AddSweepIds(commands->report, &flags->analyze.sweep_ids);
   commands->report->add_option("--out", flags->out_dir, "Output folder")->capture_default_str();
+  commands->report->add_flag("--include-predicted", flags->analyze.include_predicted,
+                             "Also the predicted results of budgeted sweeps: hatched heat-map "
+                             "cells with their interval on hover, counted in every figure");
   client::AddDbFile(commands->report, &flags->analyze.db);
 
   CLI::App* predict = commands->predict = app.add_subcommand(
@@ -380,6 +388,7 @@ client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
   options.preset = flags.preset;
   options.run_predicted_oom = flags.run_predicted_oom;
   options.budget_seconds = flags.budget_seconds;
+  options.fresh = flags.fresh;
   options.db_path = flags.db_path;
   options.workers = flags.workers;
   options.resume = flags.resume;
@@ -394,7 +403,7 @@ client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
 int Dispatch(const Flags& flags, const Commands& commands, const client::CommandContext& ctx,
              OutputFormat format) {
   const client::SweepSource source{flags.file, flags.preset, flags.run_predicted_oom,
-                                   flags.budget_seconds};
+                                   flags.budget_seconds, flags.fresh};
   if (commands.presets->parsed()) return client::RunPresets(ctx);
   if (commands.families->parsed()) {
     std::cout << model::FamilyReferenceMarkdown() << std::flush;
@@ -434,7 +443,8 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
     return client::RunAnalyze(ctx, *request, format, flags.analyze.plot, flags.analyze.db);
   }
   if (commands.report->parsed())
-    return client::RunReport(ctx, flags.analyze.sweep_ids, flags.out_dir, flags.analyze.db);
+    return client::RunReport(ctx, flags.analyze.sweep_ids, flags.out_dir, flags.analyze.db,
+                             flags.analyze.include_predicted);
   if (commands.cancel->parsed()) return client::RunCancel(ctx, flags.sweep_id);
   if (commands.predict->parsed()) {
     return client::RunPredict(ctx, flags.sweep_id, flags.predict_config, flags.neighbours, format);

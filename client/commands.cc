@@ -319,6 +319,13 @@ int WatchWithProgress(const CommandContext& ctx, CoordinatorClient& client, int6
       health);
   printer.Finish();
   if (!final_status.ok()) return ReportError(ctx, final_status.status());
+  if (final_status->reused_results() > 0) {
+    *ctx.err << "paradnn: " << final_status->reused_results() << " of "
+             << final_status->total_jobs()
+             << " jobs took results measured by earlier sweeps on this platform (same "
+                "fingerprint, harness and settings); --fresh measures them again\n"
+             << std::flush;
+  }
   const int code = ExitCodeForSweep(*final_status);
   if (code != kExitOk) {
     const v1::SweepStatus& s = *final_status;
@@ -372,6 +379,7 @@ absl::StatusOr<v1::SweepSpec> LoadSweep(const SweepSource& source, int64_t max_j
   absl::StatusOr<v1::SweepSpec> spec = source.preset.empty() ? ReadSweepFile(source.file, max_jobs)
                                                              : LoadPreset(source.preset, max_jobs);
   if (spec.ok() && source.run_predicted_oom) spec->set_run_predicted_oom(true);
+  if (spec.ok() && source.fresh) spec->mutable_run()->set_fresh(true);
   if (spec.ok() && source.budget_seconds > 0) {
     spec->mutable_run()->set_budget_seconds(source.budget_seconds);
     if (absl::Status s = model::ValidateSweep(*spec, max_jobs); !s.ok()) return s;

@@ -140,6 +140,9 @@ struct SweepSource {
   bool run_predicted_oom = false;
   // --budget: a budgeted sweep (docs/prediction.md); 0 keeps the file's.
   double budget_seconds = 0;
+  // --fresh: measure every configuration even where an earlier sweep has a
+  // reusable result (RunSettings.fresh); false keeps the file's.
+  bool fresh = false;
 };
 
 // Reads and validates the sweep `source` names (client/sweep_file.h,

@@ -86,7 +86,12 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
                           ? absl::StrCat(", ends ", FormatLocalTime(s.budget_ends_unix_ms()))
                           : ", counting from the first job's start")});
   }
-  rows.push_back({"ok results", absl::StrCat(s.ok_results())});
+  std::string ok = absl::StrCat(s.ok_results());
+  if (s.reused_results() > 0) {
+    absl::StrAppend(&ok, " (", s.reused_results(),
+                    " taken from earlier sweeps' measurements; --fresh measures them again)");
+  }
+  rows.push_back({"ok results", ok});
   rows.push_back({"created", FormatLocalTime(s.created_unix_ms())});
   rows.push_back({"finished", FormatLocalTime(s.finished_unix_ms())});
   rows.push_back({"elapsed", HumanClock(s.elapsed_seconds())});
@@ -198,23 +203,49 @@ std::string JsonArray(const std::vector<Message>& messages) {
 
 std::string FormatSweeps(const std::vector<v1::SweepStatus>& sweeps, OutputFormat format) {
   if (format == OutputFormat::kJson) return JsonArray(sweeps);
-  std::string out =
-      CsvLine({"sweep_id", "name", "family", "device", "state", "total_jobs", "done_jobs",
-               "leased_jobs", "pending_jobs", "failed_jobs", "cancelled_jobs", "ok_results",
-               "elapsed_seconds", "created_unix_ms", "finished_unix_ms", "held_jobs",
-               "predicted_jobs", "budget_seconds", "budget_ends_unix_ms"});
+  std::vector<std::string> header = {"sweep_id",
+                                     "name",
+                                     "family",
+                                     "device",
+                                     "state",
+                                     "total_jobs",
+                                     "done_jobs",
+                                     "leased_jobs",
+                                     "pending_jobs",
+                                     "failed_jobs",
+                                     "cancelled_jobs",
+                                     "ok_results",
+                                     "elapsed_seconds",
+                                     "created_unix_ms",
+                                     "finished_unix_ms",
+                                     "held_jobs",
+                                     "predicted_jobs",
+                                     "budget_seconds",
+                                     "budget_ends_unix_ms"};
+  header.emplace_back("reused_results");
+  std::string out = CsvLine(header);
   for (const v1::SweepStatus& s : sweeps) {
-    absl::StrAppend(
-        &out,
-        CsvLine({absl::StrCat(s.sweep_id()), s.name(), s.family(), s.device(),
-                 common::SweepStateName(s.state()), absl::StrCat(s.total_jobs()),
-                 absl::StrCat(s.done_jobs()), absl::StrCat(s.leased_jobs()),
-                 absl::StrCat(s.pending_jobs()), absl::StrCat(s.failed_jobs()),
-                 absl::StrCat(s.cancelled_jobs()), absl::StrCat(s.ok_results()),
-                 absl::StrCat(s.elapsed_seconds()), absl::StrCat(s.created_unix_ms()),
-                 absl::StrCat(s.finished_unix_ms()), absl::StrCat(s.held_jobs()),
-                 absl::StrCat(s.predicted_jobs()), absl::StrCat(s.spec().run().budget_seconds()),
-                 absl::StrCat(s.budget_ends_unix_ms())}));
+    std::vector<std::string> fields = {absl::StrCat(s.sweep_id()),
+                                       s.name(),
+                                       s.family(),
+                                       s.device(),
+                                       common::SweepStateName(s.state()),
+                                       absl::StrCat(s.total_jobs()),
+                                       absl::StrCat(s.done_jobs()),
+                                       absl::StrCat(s.leased_jobs()),
+                                       absl::StrCat(s.pending_jobs()),
+                                       absl::StrCat(s.failed_jobs()),
+                                       absl::StrCat(s.cancelled_jobs()),
+                                       absl::StrCat(s.ok_results()),
+                                       absl::StrCat(s.elapsed_seconds()),
+                                       absl::StrCat(s.created_unix_ms()),
+                                       absl::StrCat(s.finished_unix_ms()),
+                                       absl::StrCat(s.held_jobs()),
+                                       absl::StrCat(s.predicted_jobs()),
+                                       absl::StrCat(s.spec().run().budget_seconds()),
+                                       absl::StrCat(s.budget_ends_unix_ms())};
+    fields.push_back(absl::StrCat(s.reused_results()));
+    absl::StrAppend(&out, CsvLine(fields));
   }
   return out;
 }

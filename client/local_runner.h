@@ -81,6 +81,7 @@ struct LocalOptions {
   std::string preset;              // instead of sweep_file (client/presets.h)
   bool run_predicted_oom = false;  // --run-predicted-oom
   double budget_seconds = 0;       // --budget (0: the file's)
+  bool fresh = false;              // --fresh (false: the file's)
   std::string db_path = "paradnn.db";
   bool resume = false;  // --resume: continue the newest interrupted sweep
   bool wide = false;    // --wide: every column of the results table

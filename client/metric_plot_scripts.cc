@@ -97,6 +97,39 @@ std::string MissingCellText(const v1::HeatmapCell& cell) {
   return "";
 }
 
+// What hovering over a cell says (an SVG tooltip): its coordinates, value,
+// counts and, for predictions, their interval. No quotes or markup: it
+// travels in a gnuplot string, an SVG attribute and (NativeSvgTooltips) an
+// SVG title.
+std::string CellTooltip(const v1::HeatmapResponse& heatmap, const v1::HeatmapCell& cell) {
+  std::string text = absl::StrCat(heatmap.x(), "=", cell.x(), ", ", heatmap.y(), "=", cell.y());
+  if (cell.has_value()) {
+    absl::StrAppend(&text, ": ", absl::StrFormat("%.4g", cell.value()),
+                    heatmap.unit().empty() ? "" : " ", heatmap.unit(), " (median of ",
+                    cell.ok_results(), " OK");
+    if (cell.predicted_results() > 0) {
+      absl::StrAppend(&text, ", ", cell.predicted_results(), " predicted");
+      if (cell.has_predicted_low() && cell.has_predicted_high()) {
+        absl::StrAppend(&text, absl::StrFormat(", their 90%% interval %.4g to %.4g",
+                                               cell.predicted_low(), cell.predicted_high()));
+      }
+    }
+    text += ")";
+  }
+  if (cell.oom_results() > 0) absl::StrAppend(&text, "; ", cell.oom_results(), " OOM");
+  if (cell.predicted_oom_results() > 0) {
+    absl::StrAppend(&text, "; ", cell.predicted_oom_results(), " predicted not to fit");
+  }
+  if (cell.failed_results() > 0) absl::StrAppend(&text, "; ", cell.failed_results(), " failed");
+  for (char& c : text) {
+    if (c == '"' || c == '\'' || c == '\\' || c == '<' || c == '>' || c == '&' ||
+        static_cast<unsigned char>(c) < 0x20) {
+      c = ' ';
+    }
+  }
+  return text;
+}
+
 // One panel's axis values as ranges and tics; returns each value's index.
 std::map<std::string, size_t> WritePanelAxis(std::ostringstream& out, const char* axis,
                                              const std::vector<std::string>& values) {
@@ -121,15 +154,25 @@ void WriteHeatmapPanel(std::ostringstream& out, const v1::HeatmapResponse& heatm
   const std::map<std::string, size_t> y_index =
       WritePanelAxis(out, "y", std::vector<std::string>(ys.begin(), ys.end()));
   std::vector<std::vector<double>> cells;
+  std::vector<std::vector<double>> predicted;  // cells whose median includes predictions
+  std::vector<std::string> tooltips;           // "x y \"text\"" per cell with results
   out << "unset label\n";
   int label = 1;
   for (const auto& cell : panel.cells()) {
     auto xi = x_index.find(cell.x());
     auto yi = y_index.find(cell.y());
     if (xi == x_index.end() || yi == y_index.end()) continue;
+    const double x = static_cast<double>(xi->second);
+    const double y = static_cast<double>(yi->second);
+    if (cell.ok_results() + cell.oom_results() + cell.predicted_oom_results() +
+            cell.failed_results() >
+        0) {
+      tooltips.push_back(
+          absl::StrCat(Num(x), " ", Num(y), " \"", CellTooltip(heatmap, cell), "\""));
+    }
     if (cell.has_value() && std::isfinite(cell.value())) {
-      cells.push_back(
-          {static_cast<double>(xi->second), static_cast<double>(yi->second), cell.value()});
+      cells.push_back({x, y, cell.value()});
+      if (cell.predicted_results() > 0) predicted.push_back({x, y});
       continue;
     }
     // Not coloured: a cell without a value says why in words.
@@ -148,10 +191,25 @@ void WriteHeatmapPanel(std::ostringstream& out, const v1::HeatmapResponse& heatm
     return;
   }
   const std::string block = absl::StrCat("panel", p);
+  const std::string hatched = absl::StrCat("predicted", p);
+  const std::string tips = absl::StrCat("tips", p);
   Datablock(out, block, cells);
+  if (!predicted.empty()) Datablock(out, hatched, predicted);
+  out << "$" << tips << " << EOD\n";
+  for (const std::string& tip : tooltips) out << tip << "\n";
+  out << "EOD\n";
   out << "plot $" << block
-      << " using 1:2:($1-0.5):($1+0.5):($2-0.5):($2+0.5):3 with boxxyerror lc palette "
-         "notitle\n";
+      << " using 1:2:($1-0.5):($1+0.5):($2-0.5):($2+0.5):3 with boxxyerror lc palette notitle";
+  if (!predicted.empty()) {
+    // Hatched over the colour: the cell's median includes predictions.
+    out << ", $" << hatched
+        << " using 1:2:($1-0.5):($1+0.5):($2-0.5):($2+0.5) with boxxyerror fs transparent "
+           "pattern 4 noborder lc rgb '#ffffff' notitle";
+  }
+  // Invisible points that carry each cell's tooltip (SVG; PNG draws
+  // nothing for them).
+  out << ", $" << tips
+      << " using 1:2:3 with labels hypertext point pt 5 ps 5 lc rgb '#ff000000' notitle\n";
 }
 
 }  // namespace
@@ -162,8 +220,14 @@ std::string HeatmapScript(const v1::HeatmapResponse& heatmap, Terminal terminal,
   const int panels = heatmap.panels_size();
   const int columns = std::max(1, std::min(panels, 3));
   const int rows = std::max(1, (panels + columns - 1) / columns);
-  const std::string title =
-      absl::StrCat(heatmap.metric(), " by ", heatmap.x(), " and ", heatmap.y());
+  std::string title = absl::StrCat(heatmap.metric(), " by ", heatmap.x(), " and ", heatmap.y());
+  const bool any_predicted = std::any_of(
+      heatmap.panels().begin(), heatmap.panels().end(), [](const v1::HeatmapPanel& panel) {
+        return std::any_of(
+            panel.cells().begin(), panel.cells().end(),
+            [](const v1::HeatmapCell& cell) { return cell.predicted_results() > 0; });
+      });
+  if (any_predicted) title += " (hatched: includes predicted results)";
   const size_t nx = heatmap.x_values_size();
   const size_t ny = heatmap.y_values_size();
   if (panels == 0 || nx == 0 || ny == 0) {

@@ -45,6 +45,12 @@ struct RowView {
   }
 };
 
+// The job a reused result was measured for; blank for the job's own.
+Cell ReusedFrom(const RowView& r) {
+  const int64_t job = r.row.reused_from_job_id();
+  return job > 0 ? Cell{job} : Cell{};
+}
+
 // A column that follows the hyper-parameters: its name, title and unit, and
 // its cell.
 struct MeasurementColumn {
@@ -128,6 +134,9 @@ const std::vector<MeasurementColumn>& MeasurementColumns() {
        }},
       {{"worker", "worker", ColumnUnit::kText},
        [](const RowView& r) { return Text(r.row.worker_id()); }},
+      // Taken from an earlier sweep's job instead of measured again
+      // (RunSettings.fresh; docs/prediction.md, "Reusing results").
+      {{"reused_from_job", "reused from", ColumnUnit::kInteger}, ReusedFrom},
       {{"error", "error", ColumnUnit::kText}, [](const RowView& r) { return Text(r.m.error()); }},
   };
   return *kColumns;
@@ -501,6 +510,7 @@ std::string FormatNarrowTable(const ResultTable& table) {
                                                   "intra_op_threads",
                                                   "params",
                                                   "worker",
+                                                  "reused_from_job",
                                                   "error",
                                                   "examples_per_sec_mean",
                                                   "examples_per_sec_min",

@@ -42,6 +42,10 @@ std::string FormatProgressLine(const v1::SweepStatus& status, double elapsed_sec
       c.total, " done, ", c.running, " running, ok ", c.ok, ", failed ", c.failed);
   if (c.cancelled > 0) absl::StrAppend(&line, ", cancelled ", c.cancelled);
   double eta = EstimateRemainingSeconds(c, elapsed_seconds, baseline);
+  // The model's estimate knows each remaining job's size; the rate only
+  // the average of those done.
+  const bool model_eta = status.model_seconds_left() > 0 && c.finished < c.total;
+  if (model_eta) eta = status.model_seconds_left();
   if (status.spec().run().budget_seconds() > 0) {
     absl::StrAppend(&line, ", held ", c.held, ", predicted ", c.predicted);
     // A budgeted sweep ends with its budget (then predicts what is held),
@@ -53,7 +57,8 @@ std::string FormatProgressLine(const v1::SweepStatus& status, double elapsed_sec
       eta = eta < 0 ? left : std::min(eta, left);
     }
   }
-  absl::StrAppend(&line, "  elapsed ", HumanClock(elapsed_seconds), "  ETA ", HumanClock(eta));
+  absl::StrAppend(&line, "  elapsed ", HumanClock(elapsed_seconds), "  ETA ", HumanClock(eta),
+                  model_eta ? " (model)" : "");
   return line;
 }
 

@@ -414,6 +414,13 @@ absl::Status SweepYamlReader::ReadRun(const YAML::Node& node, int line, v1::RunS
          run->set_profile(v);
          return absl::OkStatus();
        }},
+      {"fresh",
+       [this, run](const YAML::Node& n, const std::string& path, int l) {
+         bool v = false;
+         if (absl::Status s = ReadBool(n, path, l, &v); !s.ok()) return s;
+         run->set_fresh(v);
+         return absl::OkStatus();
+       }},
       {"budget",
        [this, run](const YAML::Node& n, const std::string& path, int l) {
          if (!n.IsScalar()) {

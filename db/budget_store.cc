@@ -1,5 +1,8 @@
 #include "db/budget_store.h"
 
+#include <string>
+
+#include "db/result_reuse.h"
 #include "db/statement.h"
 #include "db/stores_internal.h"
 
@@ -31,6 +34,85 @@ absl::StatusOr<int64_t> BudgetStore::ReleaseSync(const std::vector<int64_t>& job
                                                  int64_t now_unix_ms) {
   return internal::Await<int64_t>(
       db_, [&](Callback<int64_t> done) { Release(job_ids, now_unix_ms, std::move(done)); });
+}
+
+namespace {
+
+// The reuse keys of the connected workers of `device`.
+absl::StatusOr<std::vector<internal::ReuseKey>> ConnectedReuseKeys(sqlite3* db,
+                                                                   const std::string& device) {
+  std::vector<internal::ReuseKey> keys;
+  Statement find(db,
+                 "SELECT DISTINCT p.fingerprint, w.harness FROM workers w "
+                 "JOIN platforms p ON p.id = w.platform_id "
+                 "WHERE w.connected = 1 AND w.device_kind = ? AND w.harness != '' "
+                 "AND p.fingerprint != ''");
+  find.Bind(1, device);
+  for (;;) {
+    absl::StatusOr<bool> row = find.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return keys;
+    keys.push_back({find.ColumnText(0), find.ColumnText(1)});
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<int64_t>> BudgetStore::ReleaseReusableSync(int64_t sweep_id,
+                                                                        int64_t now_unix_ms) {
+  return internal::Await<std::optional<int64_t>>(db_, [&](Callback<std::optional<int64_t>> done) {
+    internal::WriteValue<std::optional<int64_t>>(
+        db_,
+        [sweep_id, now_unix_ms](sqlite3* db) -> absl::StatusOr<std::optional<int64_t>> {
+          Statement held(db,
+                         "SELECT id, device, COALESCE(config_id, 0), precision, optimizer, "
+                         "repeat, settings FROM jobs WHERE sweep_id = ? AND state = ?");
+          held.Bind(1, sweep_id).Bind(2, static_cast<int>(v1::JOB_HELD));
+          std::vector<internal::JobIdentity> jobs;
+          std::vector<std::string> devices;
+          for (;;) {
+            absl::StatusOr<bool> row = held.Step();
+            if (!row.ok()) return row.status();
+            if (!*row) break;
+            internal::JobIdentity& job = jobs.emplace_back();
+            job.job_id = held.ColumnInt(0);
+            job.sweep_id = sweep_id;
+            devices.push_back(held.ColumnText(1));
+            job.config_id = held.ColumnInt(2);
+            job.precision = held.ColumnText(3);
+            job.optimizer = held.ColumnText(4);
+            job.repeat = held.ColumnInt(5);
+            if (!job.settings.ParseFromString(held.ColumnBlob(6))) job.settings.set_fresh(true);
+          }
+          if (jobs.empty()) return std::optional<int64_t>(0);
+          absl::StatusOr<std::vector<internal::ReuseKey>> keys =
+              ConnectedReuseKeys(db, devices.front());  // one device per sweep
+          if (!keys.ok()) return keys.status();
+          if (keys->empty()) return std::optional<int64_t>();
+          int64_t moved = 0;
+          for (const internal::JobIdentity& job : jobs) {
+            if (job.settings.fresh() || job.config_id <= 0) continue;
+            bool reusable = false;
+            for (const internal::ReuseKey& key : *keys) {
+              absl::StatusOr<std::optional<internal::ReusableResult>> found =
+                  internal::FindReusableResult(db, job, key);
+              if (!found.ok()) return found.status();
+              if (found->has_value()) {
+                reusable = true;
+                break;
+              }
+            }
+            if (!reusable) continue;
+            Statement release(db, "UPDATE jobs SET state = ?, updated_unix_ms = ? WHERE id = ?");
+            release.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, now_unix_ms);
+            release.Bind(3, job.job_id);
+            if (absl::Status s = release.Run(); !s.ok()) return s;
+            ++moved;
+          }
+          return std::optional<int64_t>(moved);
+        },
+        std::move(done));
+  });
 }
 
 void BudgetStore::StorePredictions(int64_t sweep_id,
@@ -110,14 +192,17 @@ absl::StatusOr<int64_t> BudgetStore::FirstStartUnixMs(int64_t sweep_id) const {
   return first;
 }
 
-absl::StatusOr<std::vector<BudgetedSweep>> BudgetStore::HoldingSweeps() const {
+namespace {
+
+// The sweeps `sql` selects (id, created_unix_ms, spec; its ?1 the running
+// state, ?2 when `binds_held` the held job state).
+absl::StatusOr<std::vector<BudgetedSweep>> ReadSweeps(const Database* database, const char* sql,
+                                                      bool binds_held) {
   std::vector<BudgetedSweep> sweeps;
-  absl::Status status = db_->Read([&](sqlite3* db) -> absl::Status {
-    Statement query(db,
-                    "SELECT s.id, s.created_unix_ms, s.spec FROM sweeps s WHERE s.state = ? AND "
-                    "EXISTS (SELECT 1 FROM jobs j WHERE j.sweep_id = s.id AND j.state = ?) "
-                    "ORDER BY s.id");
-    query.Bind(1, static_cast<int>(v1::SWEEP_RUNNING)).Bind(2, static_cast<int>(v1::JOB_HELD));
+  absl::Status status = database->Read([&](sqlite3* db) -> absl::Status {
+    Statement query(db, sql);
+    query.Bind(1, static_cast<int>(v1::SWEEP_RUNNING));
+    if (binds_held) query.Bind(2, static_cast<int>(v1::JOB_HELD));
     for (;;) {
       absl::StatusOr<bool> more = query.Step();
       if (!more.ok()) return more.status();
@@ -134,6 +219,23 @@ absl::StatusOr<std::vector<BudgetedSweep>> BudgetStore::HoldingSweeps() const {
   });
   if (!status.ok()) return status;
   return sweeps;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<BudgetedSweep>> BudgetStore::HoldingSweeps() const {
+  return ReadSweeps(db_,
+                    "SELECT s.id, s.created_unix_ms, s.spec FROM sweeps s WHERE s.state = ?1 AND "
+                    "EXISTS (SELECT 1 FROM jobs j WHERE j.sweep_id = s.id AND j.state = ?2) "
+                    "ORDER BY s.id",
+                    /*binds_held=*/true);
+}
+
+absl::StatusOr<std::vector<BudgetedSweep>> BudgetStore::RunningSweeps() const {
+  return ReadSweeps(db_,
+                    "SELECT s.id, s.created_unix_ms, s.spec FROM sweeps s WHERE s.state = ?1 "
+                    "ORDER BY s.id",
+                    /*binds_held=*/false);
 }
 
 }  // namespace paradnn::db

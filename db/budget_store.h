@@ -8,6 +8,7 @@
 #define PARADNN_DB_BUDGET_STORE_H_
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,14 @@ class BudgetStore {
       int64_t sweep_id, std::vector<std::pair<int64_t, v1::PredictedStep>> predictions,
       int64_t now_unix_ms);
 
+  // Moves the sweep's held jobs that an earlier sweep measured on the
+  // fingerprint and with the harness of a connected worker of their device
+  // (db/result_reuse.h) to pending, unless the sweep asked for fresh
+  // measurements: leasing gives them those results at no cost, so the
+  // planner starts from what is known. nullopt when no connected worker
+  // of the device has a fingerprint and a harness yet (ask again later).
+  absl::StatusOr<std::optional<int64_t>> ReleaseReusableSync(int64_t sweep_id, int64_t now_unix_ms);
+
   // Moves the sweep's pending jobs back to held (its budget ended before a
   // worker took them); returns how many moved.
   absl::StatusOr<int64_t> HoldPendingSync(int64_t sweep_id, int64_t now_unix_ms);
@@ -54,6 +63,8 @@ class BudgetStore {
 
   // Running sweeps that still hold jobs, oldest first.
   absl::StatusOr<std::vector<BudgetedSweep>> HoldingSweeps() const;
+  // Every running sweep, oldest first (budgeted or not).
+  absl::StatusOr<std::vector<BudgetedSweep>> RunningSweeps() const;
 
  private:
   Database* db_;

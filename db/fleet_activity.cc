@@ -50,19 +50,22 @@ absl::Status ReadWorkers(sqlite3* db, FleetActivity* activity) {
   }
 }
 
-// Attempts overlapping the window (open ones included).
+// Attempts overlapping the window (open ones included). An attempt that
+// took an earlier sweep's result (db/result_reuse.h) did no work: left out.
 absl::Status ReadAttempts(sqlite3* db, int64_t sweep_id, FleetActivity* activity) {
   const char* const kAttempts =
       "SELECT a.worker_id, j.device, a.started_unix_ms, a.finished_unix_ms, r.id, r.outcome, "
       "r.timed_seconds, r.build_seconds, r.hfu "
       "FROM attempts a JOIN jobs j ON j.id = a.job_id LEFT JOIN results r ON r.attempt_id = a.id "
-      "WHERE a.started_unix_ms <= ?1 AND (a.finished_unix_ms IS NULL OR a.finished_unix_ms >= ?2)";
+      "WHERE a.started_unix_ms <= ?1 AND (a.finished_unix_ms IS NULL OR a.finished_unix_ms >= ?2) "
+      "AND r.reused_from_job_id IS NULL";
   const char* const kSweepAttempts =
       "SELECT a.worker_id, j.device, a.started_unix_ms, a.finished_unix_ms, r.id, r.outcome, "
       "r.timed_seconds, r.build_seconds, r.hfu "
       "FROM jobs j JOIN attempts a ON a.job_id = j.id LEFT JOIN results r ON r.attempt_id = a.id "
       "WHERE j.sweep_id = ?3 AND a.started_unix_ms <= ?1 "
-      "AND (a.finished_unix_ms IS NULL OR a.finished_unix_ms >= ?2)";
+      "AND (a.finished_unix_ms IS NULL OR a.finished_unix_ms >= ?2) "
+      "AND r.reused_from_job_id IS NULL";
   Statement attempts(db, sweep_id != 0 ? kSweepAttempts : kAttempts);
   attempts.Bind(1, activity->to_unix_ms).Bind(2, activity->from_unix_ms);
   if (sweep_id != 0) attempts.Bind(3, sweep_id);

@@ -1,50 +1,66 @@
 // JobStore: the lease queue and attempts.
 #include "db/job_store.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "db/result_reuse.h"
 #include "db/stores_internal.h"
 
 namespace paradnn::db {
 namespace internal {
 
-absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const std::string& device,
-                                                            const std::string& worker_id,
-                                                            int64_t now_unix_ms,
-                                                            int64_t lease_deadline_unix_ms) {
-  Lease lease;
-  // The running sweeps, oldest first, then the first pending job of each in
-  // run order (one seek of the jobs_queue index each). A single query over
-  // jobs with the sweep's state in an EXISTS walked every pending job of a
-  // sweep that is not running, such as one whose jobs are still being
-  // inserted, on every lease.
+namespace {
+
+// The running sweeps, oldest first.
+absl::StatusOr<std::vector<int64_t>> RunningSweeps(sqlite3* db) {
   std::vector<int64_t> running;
-  {
-    Statement sweeps(db, "SELECT id FROM sweeps WHERE state = ? ORDER BY id");
-    sweeps.Bind(1, static_cast<int>(v1::SWEEP_RUNNING));
-    for (;;) {
-      absl::StatusOr<bool> more = sweeps.Step();
-      if (!more.ok()) return more.status();
-      if (!*more) break;
-      running.push_back(sweeps.ColumnInt(0));
-    }
+  Statement sweeps(db, "SELECT id FROM sweeps WHERE state = ? ORDER BY id");
+  sweeps.Bind(1, static_cast<int>(v1::SWEEP_RUNNING));
+  for (;;) {
+    absl::StatusOr<bool> more = sweeps.Step();
+    if (!more.ok()) return more.status();
+    if (!*more) return running;
+    running.push_back(sweeps.ColumnInt(0));
   }
-  bool found_job = false;
+}
+
+// The first pending job for `device` of the first running sweep that has
+// one, in run order (one seek of the jobs_queue index per sweep); nullopt
+// when none. A single query over jobs with the sweep's state in an EXISTS
+// walked every pending job of a sweep that is not running, such as one
+// whose jobs are still being inserted, on every lease.
+struct PendingJob {
+  Lease lease;
+  JobIdentity identity;
+  int64_t updated_unix_ms = 0;  // when the job last changed state
+};
+
+// A sweep's jobs changed before this instant are not leased (see
+// LeaseNextInTransaction); absent: every pending job may be.
+using ChangedSince = std::map<int64_t, int64_t>;
+
+absl::StatusOr<std::optional<PendingJob>> NextPendingJob(sqlite3* db, const std::string& device,
+                                                         const std::vector<int64_t>& running,
+                                                         const ChangedSince& changed_since) {
   for (int64_t sweep_id : running) {
+    const auto floor = changed_since.find(sweep_id);
     Statement next(db,
                    "SELECT j.id, j.sweep_id, j.config, j.settings, j.device, j.params, "
-                   "j.model_flops, j.peak_memory_estimate_bytes FROM jobs j "
+                   "j.model_flops, j.peak_memory_estimate_bytes, COALESCE(j.config_id, 0), "
+                   "j.precision, j.optimizer, j.repeat, j.updated_unix_ms FROM jobs j "
                    "WHERE j.state = ?1 AND j.device = ?2 AND j.sweep_id = ?3 "
-                   "ORDER BY j.ordinal LIMIT 1");
+                   "AND j.updated_unix_ms >= ?4 ORDER BY j.ordinal LIMIT 1");
     next.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device).Bind(3, sweep_id);
+    next.Bind(4, floor == changed_since.end() ? int64_t{0} : floor->second);
     absl::StatusOr<bool> found = next.Step();
     if (!found.ok()) return found.status();
     if (!*found) continue;
-    found_job = true;
+    Lease lease;
     lease.job_id = next.ColumnInt(0);
     lease.sweep_id = next.ColumnInt(1);
     if (absl::Status s = ParseBlob(next.ColumnBlob(2), &lease.config, "jobs", lease.job_id);
@@ -59,32 +75,120 @@ absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const s
     lease.params = next.ColumnIsNull(5) ? 0 : next.ColumnInt(5);
     lease.model_flops = next.ColumnIsNull(6) ? 0 : next.ColumnDouble(6);
     lease.peak_memory_estimate_bytes = next.ColumnIsNull(7) ? 0 : next.ColumnDouble(7);
-    break;
+    JobIdentity identity{lease.job_id,       lease.sweep_id,      next.ColumnInt(8),
+                         next.ColumnText(9), next.ColumnText(10), next.ColumnInt(11),
+                         lease.settings};
+    const int64_t updated = next.ColumnInt(12);
+    return std::optional<PendingJob>(PendingJob{std::move(lease), std::move(identity), updated});
   }
-  if (!found_job) return std::optional<Lease>();
-  {
-    Statement sweep(db, "SELECT run_predicted_oom FROM sweeps WHERE id = ?");
-    sweep.Bind(1, lease.sweep_id);
-    absl::StatusOr<bool> found = sweep.Step();
-    if (!found.ok()) return found.status();
-    lease.run_predicted_oom = *found && sweep.ColumnInt(0) != 0;
-  }
+  return std::optional<PendingJob>();
+}
+
+// Inserts an open attempt of `lease`'s job for `worker_id` and sets the job
+// leased.
+absl::Status GrantAttempt(sqlite3* db, const std::string& worker_id, int64_t now_unix_ms,
+                          int64_t lease_deadline_unix_ms, Lease* lease) {
   {
     Statement attempt(db,
                       "INSERT INTO attempts (job_id, worker_id, started_unix_ms, "
                       "lease_deadline_unix_ms) VALUES (?, ?, ?, ?)");
-    attempt.Bind(1, lease.job_id).Bind(2, worker_id).Bind(3, now_unix_ms);
+    attempt.Bind(1, lease->job_id).Bind(2, worker_id).Bind(3, now_unix_ms);
     attempt.Bind(4, lease_deadline_unix_ms);
     if (absl::Status s = attempt.Run(); !s.ok()) return s;
   }
-  lease.attempt_id = sqlite3_last_insert_rowid(db);
-  lease.lease_deadline_unix_ms = lease_deadline_unix_ms;
+  lease->attempt_id = sqlite3_last_insert_rowid(db);
+  lease->lease_deadline_unix_ms = lease_deadline_unix_ms;
   Statement job(db,
                 "UPDATE jobs SET state = ?, attempts = attempts + 1, updated_unix_ms = ? "
                 "WHERE id = ?");
-  job.Bind(1, static_cast<int>(v1::JOB_LEASED)).Bind(2, now_unix_ms).Bind(3, lease.job_id);
-  if (absl::Status s = job.Run(); !s.ok()) return s;
-  return std::optional<Lease>(std::move(lease));
+  job.Bind(1, static_cast<int>(v1::JOB_LEASED)).Bind(2, now_unix_ms).Bind(3, lease->job_id);
+  return job.Run();
+}
+
+// When a budgeted sweep's budget, counted from its first attempt, ends; 0
+// before its first attempt.
+absl::StatusOr<int64_t> BudgetEnd(sqlite3* db, int64_t sweep_id, double budget_seconds) {
+  Statement first(db,
+                  "SELECT COALESCE(MIN(a.started_unix_ms), 0) FROM attempts a "
+                  "JOIN jobs j ON j.id = a.job_id WHERE j.sweep_id = ?");
+  first.Bind(1, sweep_id);
+  absl::StatusOr<bool> row = first.Step();
+  if (!row.ok()) return row.status();
+  const int64_t started = *row ? first.ColumnInt(0) : 0;
+  return started > 0 ? started + static_cast<int64_t>(budget_seconds * 1000) : int64_t{0};
+}
+
+// At most this many jobs take earlier results in one lease, so that one
+// write stays short; the scheduler leases again at once.
+constexpr int kMaxReusedPerLease = 256;
+
+}  // namespace
+
+absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const std::string& device,
+                                                            const std::string& worker_id,
+                                                            int64_t now_unix_ms,
+                                                            int64_t lease_deadline_unix_ms) {
+  absl::StatusOr<std::vector<int64_t>> running = RunningSweeps(db);
+  if (!running.ok()) return running.status();
+  absl::StatusOr<std::optional<ReuseKey>> reuse_key = ReuseKeyOfWorker(db, worker_id);
+  if (!reuse_key.ok()) return reuse_key.status();
+  int reused = 0;
+  // A budgeted sweep whose budget has ended leases only the jobs its
+  // planner released since (the measurements a model still needs): one
+  // released before the end is held again by the planner, not started up to
+  // a second late.
+  ChangedSince changed_since;
+  for (;;) {
+    absl::StatusOr<std::optional<PendingJob>> next = std::optional<PendingJob>();
+    if (reused < kMaxReusedPerLease) next = NextPendingJob(db, device, *running, changed_since);
+    if (!next.ok()) return next.status();
+    if (!next->has_value()) {
+      if (reused == 0) return std::optional<Lease>();
+      // No job to run (or this write is long enough): jobs took results.
+      Lease none;
+      none.reused_results = reused;
+      return std::optional<Lease>(std::move(none));
+    }
+    Lease& lease = (*next)->lease;
+    const JobIdentity& identity = (*next)->identity;
+    if (lease.settings.budget_seconds() > 0 && changed_since.count(lease.sweep_id) == 0) {
+      absl::StatusOr<int64_t> end = BudgetEnd(db, lease.sweep_id, lease.settings.budget_seconds());
+      if (!end.ok()) return end.status();
+      if (*end > 0 && now_unix_ms >= *end && (*next)->updated_unix_ms < *end) {
+        changed_since[lease.sweep_id] = *end;
+        continue;
+      }
+    }
+    std::optional<ReusableResult> reusable;
+    if (*reuse_key && !lease.settings.fresh() && identity.config_id > 0) {
+      absl::StatusOr<std::optional<ReusableResult>> found =
+          FindReusableResult(db, identity, **reuse_key);
+      if (!found.ok()) return found.status();
+      reusable = *found;
+    }
+    if (absl::Status s = GrantAttempt(db, worker_id, now_unix_ms, lease_deadline_unix_ms, &lease);
+        !s.ok()) {
+      return s;
+    }
+    if (reusable) {
+      if (absl::Status s = StoreReusedResult(db, lease.job_id, lease.attempt_id, worker_id,
+                                             *reusable, now_unix_ms);
+          !s.ok()) {
+        return s;
+      }
+      ++reused;
+      continue;
+    }
+    {
+      Statement sweep(db, "SELECT run_predicted_oom FROM sweeps WHERE id = ?");
+      sweep.Bind(1, lease.sweep_id);
+      absl::StatusOr<bool> found = sweep.Step();
+      if (!found.ok()) return found.status();
+      lease.run_predicted_oom = *found && sweep.ColumnInt(0) != 0;
+    }
+    lease.reused_results = reused;
+    return std::optional<Lease>(std::move(lease));
+  }
 }
 
 }  // namespace internal

@@ -32,7 +32,16 @@ struct Lease {
   double peak_memory_estimate_bytes = 0;
   // The sweep asked to run jobs whose estimate exceeds a worker's memory.
   bool run_predicted_oom = false;
+  // Jobs this lease gave an earlier sweep's result instead of running them
+  // (db/result_reuse.h). job_id 0: they were the last pending ones and
+  // there is no job to run.
+  int reused_results = 0;
 };
+
+// Whether `lease` holds a job to run (not only reused results).
+inline bool HasJob(const std::optional<Lease>& lease) {
+  return lease.has_value() && lease->job_id != 0;
+}
 
 class JobStore {
  public:
@@ -41,7 +50,9 @@ class JobStore {
   // Leases the next pending job for `device` (running sweeps, oldest sweep
   // first, then by ordinal): inserts an attempt for `worker_id` with
   // `lease_deadline_unix_ms`, sets the job leased and increments its attempt
-  // count. nullopt when no job is pending for that device.
+  // count. nullopt when no job is pending for that device. Jobs whose
+  // configuration an earlier sweep measured on the worker's fingerprint
+  // with its harness take that result on the way (Lease::reused_results).
   void LeaseNext(const std::string& device, const std::string& worker_id, int64_t now_unix_ms,
                  int64_t lease_deadline_unix_ms, Callback<std::optional<Lease>> done);
   absl::StatusOr<std::optional<Lease>> LeaseNextSync(const std::string& device,

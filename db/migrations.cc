@@ -270,6 +270,18 @@ CREATE TABLE predictions (
 );
 )sql";
 
+// Version 13: result reuse across sweeps (docs/prediction.md, "Reusing
+// results"). A worker's timing harness (WorkerHello.harness) is kept with
+// it and with each result it measured; a result taken from an earlier
+// sweep's job names that job. jobs_reuse finds a configuration's results of
+// other sweeps in one seek.
+constexpr const char kSchemaV13[] = R"sql(
+ALTER TABLE workers ADD COLUMN harness TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN harness TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN reused_from_job_id INTEGER;
+CREATE INDEX jobs_reuse ON jobs(config_id, precision, optimizer, repeat);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -287,6 +299,7 @@ const std::vector<Migration>& Migrations() {
       {10, "platforms: owner", kSchemaV10},
       {11, "jobs: expansion_index (jobs inserted in run order)", kSchemaV11},
       {12, "predictions: budgeted sweeps' predicted step times", kSchemaV12},
+      {13, "workers, results: harness; results: reused_from_job_id", kSchemaV13},
   };
   return *kMigrations;
 }

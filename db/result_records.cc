@@ -70,6 +70,24 @@ const char* const kColumnSql[] = {"r.examples_per_sec",
                                   "r.silicon_hfu"};
 static_assert(std::size(kColumnSql) == static_cast<size_t>(ResultColumn::kCount));
 
+// A predicted record's measured columns: what the prediction holds is read
+// from it (NULL here), MFU through the measured result's roof (the ratio
+// here, times the predicted FLOP/s in ReadRecords), the model FLOPs from the
+// job, nothing else.
+const char* const kPredictedColumnSql[] = {
+    "NULL", "NULL", "NULL", "r.mfu / NULLIF(r.model_flops_per_sec, 0)",
+    "NULL", "NULL", "NULL", "j.model_flops",
+    "NULL", "NULL", "NULL", "r.silicon_mfu / NULLIF(r.model_flops_per_sec, 0)",
+    "NULL"};
+static_assert(std::size(kPredictedColumnSql) == static_cast<size_t>(ResultColumn::kCount));
+
+// The SQL of built-in field `field` for a result, or a predicted job: no
+// worker measured that.
+const char* BuiltinSql(const BuiltinField& field, bool predicted) {
+  if (predicted && std::string_view(field.name) == "worker") return "''";
+  return field.sql;
+}
+
 // Index into kBuiltinFields, -1 for a hyper-parameter.
 int BuiltinIndex(const std::string& field) {
   for (int i = 0; i < kBuiltinCount; ++i) {
@@ -97,6 +115,10 @@ struct SelectShape {
   std::vector<int> builtins;          // indexes into kBuiltinFields
   std::vector<ResultColumn> columns;  // measured columns
   bool where = false;                 // the where filters (?2)
+  // Read the predicted jobs instead of the results (PredictedSql): r is then
+  // the sweep's latest OK result of the job's precision, and the last
+  // column is the prediction.
+  bool predicted = false;
 
   // Result columns: job id, outcome, platform id, params, config id, then
   // these.
@@ -111,22 +133,45 @@ constexpr int kWhereParam = 2;   // JSON object
 // request values (those are bound), and it is prepared uncached: shapes are
 // many, requests few.
 std::string SelectSql(const SelectShape& shape) {
-  std::string sql =
-      "SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), COALESCE(r.params, j.params, 0), "
-      "COALESCE(j.config_id, 0)";
+  std::string sql;
+  if (shape.predicted) {
+    // The group a prediction stands for: its sweep's latest OK measurement
+    // of the job's precision.
+    absl::StrAppend(&sql,
+                    "WITH template AS (SELECT j2.sweep_id AS sweep_id, j2.precision AS "
+                    "precision, MAX(r2.id) AS result_id FROM jobs j2 JOIN results r2 ON "
+                    "r2.job_id = j2.id WHERE j2.sweep_id IN (SELECT value FROM "
+                    "json_each(?1)) AND r2.outcome = ",
+                    static_cast<int>(v1::OK), " GROUP BY j2.sweep_id, j2.precision)\n");
+    absl::StrAppend(&sql, "SELECT j.id, ", static_cast<int>(v1::OK),
+                    ", COALESCE(r.platform_id, 0), COALESCE(j.params, 0), "
+                    "COALESCE(j.config_id, 0)");
+  } else {
+    absl::StrAppend(&sql,
+                    "SELECT r.job_id, r.outcome, COALESCE(r.platform_id, 0), "
+                    "COALESCE(r.params, j.params, 0), COALESCE(j.config_id, 0)");
+  }
   bool sweeps = shape.where;
   bool platforms = shape.where;
   for (int index : shape.builtins) {
-    absl::StrAppend(&sql, ", ", kBuiltinFields[index].sql);
+    absl::StrAppend(&sql, ", ", BuiltinSql(kBuiltinFields[index], shape.predicted));
     sweeps = sweeps || kBuiltinFields[index].join == BuiltinField::kSweeps;
     platforms = platforms || kBuiltinFields[index].join == BuiltinField::kPlatforms;
   }
   for (ResultColumn column : shape.columns) {
-    absl::StrAppend(&sql, ", ", kColumnSql[static_cast<int>(column)]);
+    absl::StrAppend(&sql, ", ",
+                    (shape.predicted ? kPredictedColumnSql : kColumnSql)[static_cast<int>(column)]);
   }
-  absl::StrAppend(&sql, shape.scan_results
-                            ? "\n  FROM results r CROSS JOIN jobs j ON j.id = r.job_id"
-                            : "\n  FROM jobs j JOIN results r ON r.job_id = j.id");
+  if (shape.predicted) {
+    absl::StrAppend(&sql,
+                    ", pr.details\n  FROM jobs j JOIN predictions pr ON pr.job_id = j.id"
+                    "\n  LEFT JOIN template t ON t.sweep_id = j.sweep_id AND t.precision = "
+                    "j.precision\n  LEFT JOIN results r ON r.id = t.result_id");
+  } else {
+    absl::StrAppend(&sql, shape.scan_results
+                              ? "\n  FROM results r CROSS JOIN jobs j ON j.id = r.job_id"
+                              : "\n  FROM jobs j JOIN results r ON r.job_id = j.id");
+  }
   if (sweeps) absl::StrAppend(&sql, "\n  JOIN sweeps s ON s.id = j.sweep_id");
   if (platforms) absl::StrAppend(&sql, "\n  LEFT JOIN platforms p ON p.id = r.platform_id");
   absl::StrAppend(&sql, "\n WHERE j.sweep_id IN (SELECT value FROM json_each(?1))");
@@ -136,7 +181,8 @@ std::string SelectSql(const SelectShape& shape) {
      SELECT 1 FROM json_each(?2) w
       WHERE w.value IS NOT (CASE w.key)sql");
     for (const BuiltinField& field : kBuiltinFields) {
-      absl::StrAppend(&sql, "\n        WHEN '", field.name, "' THEN ", field.sql);
+      absl::StrAppend(&sql, "\n        WHEN '", field.name, "' THEN ",
+                      BuiltinSql(field, shape.predicted));
     }
     absl::StrAppend(&sql, R"sql(
         ELSE (SELECT COALESCE(CAST(cp.int_value AS TEXT), cp.text_value) FROM config_params cp
@@ -385,14 +431,45 @@ void ReserveForFinishedJobs(sqlite3* db, const std::string& sweeps_json, ResultR
   }
 }
 
-// Runs the statement for sources.shape and appends a record per row.
+// A predicted record's carried columns from its prediction (the SQL left
+// NULL what the prediction holds, and gave MFU as a ratio to FLOP/s).
+void FillPredictedColumns(const v1::PredictedStep& prediction,
+                          const std::vector<ResultColumn>& columns, ResultRecord* record) {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    double& value = record->columns[i];
+    switch (columns[i]) {
+      case ResultColumn::kExamplesPerSec:
+        value = prediction.examples_per_sec();
+        break;
+      case ResultColumn::kModelFlopsPerSec:
+        value = prediction.model_flops_per_sec();
+        break;
+      case ResultColumn::kStepMedianSeconds:
+        value = prediction.step_seconds();
+        break;
+      case ResultColumn::kMfu:
+      case ResultColumn::kSiliconMfu:
+        value *= prediction.model_flops_per_sec();  // NaN stays NaN
+        break;
+      default:
+        break;
+    }
+  }
+  record->predicted = true;
+  if (prediction.step_seconds() > 0) {
+    record->step_low_ratio =
+        static_cast<float>(prediction.step_seconds_low() / prediction.step_seconds());
+    record->step_high_ratio =
+        static_cast<float>(prediction.step_seconds_high() / prediction.step_seconds());
+  }
+}
+
+// Runs the statement for `shape` and appends a record per row; the
+// dictionary and configurations are shared by the results' and the
+// predictions' reads, so equal values keep one id.
 absl::Status ReadRecords(sqlite3* db, const std::string& sweeps_json, const nlohmann::json& where,
-                         const ResultRecordPlan& plan, const RecordSources& sources,
-                         ResultRecords* selected) {
-  const SelectShape& shape = sources.shape;
-  Dictionary dictionary(&selected->dictionary);
-  ConfigCache configs(db, &dictionary, sources.hyper_fields,
-                      plan.config_without ? &*plan.config_without : nullptr);
+                         const RecordSources& sources, const SelectShape& shape,
+                         Dictionary& dictionary, ConfigCache& configs, ResultRecords* selected) {
   const std::string sql = SelectSql(shape);
   Statement query(db, sql.c_str(), Statement::kUncached);
   query.Bind(kSweepsParam, sweeps_json);
@@ -419,6 +496,15 @@ absl::Status ReadRecords(sqlite3* db, const std::string& sweeps_json, const nloh
       record.columns[i] = query.ColumnIsNull(col) ? std::numeric_limits<double>::quiet_NaN()
                                                   : query.ColumnDouble(col);
     }
+    if (shape.predicted) {
+      v1::PredictedStep prediction;
+      if (!prediction.ParseFromString(
+              query.ColumnBlob(shape.MeasuredColumn(shape.columns.size())))) {
+        return absl::DataLossError(
+            absl::StrCat("predictions: the prediction of job ", record.job_id, " is unreadable"));
+      }
+      FillPredictedColumns(prediction, shape.columns, &record);
+    }
     selected->records.push_back(record);
   }
   return absl::OkStatus();
@@ -444,7 +530,19 @@ absl::StatusOr<ResultRecords> LoadResultRecords(const Database& database,
     absl::StatusOr<RecordSources> sources = RecordSourcesOf(selected, !selection.where().empty());
     if (!sources.ok()) return sources.status();
     ReserveForFinishedJobs(db, sweeps_json, &selected, &sources->shape);
-    return ReadRecords(db, sweeps_json, *where, plan, *sources, &selected);
+    Dictionary dictionary(&selected.dictionary);
+    ConfigCache configs(db, &dictionary, sources->hyper_fields,
+                        plan.config_without ? &*plan.config_without : nullptr);
+    if (absl::Status s = ReadRecords(db, sweeps_json, *where, *sources, sources->shape, dictionary,
+                                     configs, &selected);
+        !s.ok()) {
+      return s;
+    }
+    if (!selection.include_predicted()) return absl::OkStatus();
+    SelectShape predicted = sources->shape;
+    predicted.predicted = true;
+    return ReadRecords(db, sweeps_json, *where, *sources, predicted, dictionary, configs,
+                       &selected);
   });
   if (!status.ok()) return status;
   return selected;

@@ -55,6 +55,12 @@ struct ResultRecord {
   uint32_t first_value = 0;  // index of this record's first field id in ResultRecords::values
   uint32_t config = 0;       // dictionary id of the configuration ("" when not asked for)
   std::array<double, kMaxCarriedColumns> columns;  // ResultRecords::columns, NaN where NULL
+  // A budgeted sweep's prediction (ResultSelection.include_predicted), not
+  // a measurement: its step time's 90 % interval as ratios to the step
+  // time (low <= 1 <= high).
+  bool predicted = false;
+  float step_low_ratio = 1;
+  float step_high_ratio = 1;
 };
 
 struct ResultRecords {
@@ -77,7 +83,13 @@ struct ResultRecordPlan {
   std::optional<std::vector<std::string>> config_without;
 };
 
-// Reads the results `selection` names on one snapshot. InvalidArgument for
+// Reads the results `selection` names on one snapshot, and with
+// include_predicted the predicted jobs after them: OK records whose step
+// time, examples/s and model FLOP/s are the prediction's, MFU through the
+// roof of the sweep's latest OK measurement of the same precision (whose
+// platform, threads and stack they carry: the group the model was fitted
+// on), model FLOPs and parameters from the job; no worker, and no value of
+// what the model does not predict. InvalidArgument for
 // no sweep, a non-positive id, or an unknown field (in `where` or the plan);
 // NotFound for an unknown sweep.
 absl::StatusOr<ResultRecords> LoadResultRecords(const Database& database,

@@ -106,10 +106,12 @@ absl::StatusOr<int64_t> InsertResult(sqlite3* db, int64_t job_id, int64_t attemp
         "model_flops, executed_flops, bytes_per_step, model_flops_per_sec, "
         "executed_flops_per_sec, intra_op_threads, inter_op_threads, peak_rss_bytes, "
         "build_seconds, timed_seconds, measurement, created_unix_ms, mfu, hfu, suspect, "
-        "silicon_mfu, silicon_hfu, blas_core, aten_capability) VALUES ("
+        "silicon_mfu, silicon_hfu, blas_core, aten_capability, harness) VALUES ("
         "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
         "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, NULLIF(?32, 0), "
-        "NULLIF(?33, 0), ?34, NULLIF(?35, 0), NULLIF(?36, 0), ?37, ?38)");
+        "NULLIF(?33, 0), ?34, NULLIF(?35, 0), NULLIF(?36, 0), ?37, ?38, "
+        // The harness of the worker that measured it, as its hello said.
+        "COALESCE((SELECT harness FROM workers WHERE id = ?3), ''))");
     insert.Bind(1, job_id).Bind(2, attempt_id).Bind(3, worker_id);
     internal::BindOptionalId(insert, 4, platform_id);
     insert.Bind(5, static_cast<int>(m.outcome()))
@@ -157,9 +159,15 @@ absl::StatusOr<int64_t> InsertResult(sqlite3* db, int64_t job_id, int64_t attemp
   return result_id;
 }
 
-absl::StatusOr<StoreOutcome> StoreInTransaction(sqlite3* db, int64_t job_id, int64_t attempt_id,
-                                                const std::string& worker_id, int64_t platform_id,
-                                                const v1::Measurement& m, int64_t now_unix_ms) {
+}  // namespace
+
+namespace internal {
+
+absl::StatusOr<StoreOutcome> StoreResultInTransaction(sqlite3* db, int64_t job_id,
+                                                      int64_t attempt_id,
+                                                      const std::string& worker_id,
+                                                      int64_t platform_id, const v1::Measurement& m,
+                                                      int64_t now_unix_ms) {
   absl::StatusOr<JobRow> job = FindJob(db, job_id);
   if (!job.ok()) return job.status();
   absl::StatusOr<AttemptRow> attempt = FindAttempt(db, attempt_id, job_id);
@@ -217,7 +225,7 @@ absl::StatusOr<StoreOutcome> StoreInTransaction(sqlite3* db, int64_t job_id, int
   return StoreOutcome::kStored;
 }
 
-}  // namespace
+}  // namespace internal
 
 void ResultStore::Store(int64_t job_id, int64_t attempt_id, const std::string& worker_id,
                         int64_t platform_id, const v1::Measurement& measurement,
@@ -227,8 +235,8 @@ void ResultStore::Store(int64_t job_id, int64_t attempt_id, const std::string& w
       db_,
       [job_id, attempt_id, worker_id, platform_id, shared,
        now_unix_ms](sqlite3* db) -> absl::StatusOr<StoreOutcome> {
-        return StoreInTransaction(db, job_id, attempt_id, worker_id, platform_id, *shared,
-                                  now_unix_ms);
+        return internal::StoreResultInTransaction(db, job_id, attempt_id, worker_id, platform_id,
+                                                  *shared, now_unix_ms);
       },
       std::move(done));
 }
@@ -242,8 +250,8 @@ void ResultStore::StoreThenLease(int64_t job_id, int64_t attempt_id, const std::
       db_,
       [job_id, attempt_id, worker_id, platform_id, shared, now_unix_ms, device,
        lease_deadline_unix_ms](sqlite3* db) -> absl::StatusOr<StoredThenLeased> {
-        absl::StatusOr<StoreOutcome> stored = StoreInTransaction(db, job_id, attempt_id, worker_id,
-                                                                 platform_id, *shared, now_unix_ms);
+        absl::StatusOr<StoreOutcome> stored = internal::StoreResultInTransaction(
+            db, job_id, attempt_id, worker_id, platform_id, *shared, now_unix_ms);
         if (!stored.ok()) return stored.status();
         StoredThenLeased out;
         out.outcome = *stored;
@@ -284,7 +292,8 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
     }
     Statement query(db,
                     "SELECT j.id, j.sweep_id, j.state, j.config, j.attempts, r.id, r.measurement, "
-                    "r.worker_id, r.attempt_id, p.fingerprint, j.repeat, pr.details "
+                    "r.worker_id, r.attempt_id, p.fingerprint, j.repeat, pr.details, "
+                    "COALESCE(r.reused_from_job_id, 0), COALESCE(r.harness, '') "
                     "FROM jobs j LEFT JOIN results r ON r.job_id = j.id "
                     "LEFT JOIN platforms p ON p.id = r.platform_id "
                     "LEFT JOIN predictions pr ON pr.job_id = j.id "
@@ -323,6 +332,8 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
       row.set_worker_id(query.ColumnText(7));
       row.set_attempt_id(query.ColumnInt(8));
       row.set_platform_fingerprint(query.ColumnText(9));
+      row.set_reused_from_job_id(query.ColumnInt(12));
+      row.set_harness(query.ColumnText(13));
       if (!include_samples) continue;
       Statement samples(db, "SELECT seconds FROM samples WHERE result_id = ? ORDER BY step");
       samples.Bind(1, result_id);

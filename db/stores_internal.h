@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "db/database.h"
 #include "db/job_store.h"
+#include "db/result_store.h"
 #include "google/protobuf/message_lite.h"
 
 namespace paradnn::db::internal {
@@ -94,6 +95,14 @@ absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const s
                                                             const std::string& worker_id,
                                                             int64_t now_unix_ms,
                                                             int64_t lease_deadline_unix_ms);
+
+// ResultStore::Store's work inside a write function: exactly once per job,
+// only from the worker the attempt is leased to (db/result_store.cc).
+absl::StatusOr<StoreOutcome> StoreResultInTransaction(sqlite3* db, int64_t job_id,
+                                                      int64_t attempt_id,
+                                                      const std::string& worker_id,
+                                                      int64_t platform_id, const v1::Measurement& m,
+                                                      int64_t now_unix_ms);
 
 }  // namespace paradnn::db::internal
 

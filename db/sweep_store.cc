@@ -105,12 +105,13 @@ absl::StatusOr<v1::SweepStatus> SweepFromRow(sqlite3* db, const Statement& row,
   status.set_total_jobs(total);
 
   Statement ok(db,
-               "SELECT COUNT(*) FROM results r JOIN jobs j ON j.id = r.job_id "
-               "WHERE j.sweep_id = ? AND r.outcome = ?");
+               "SELECT COUNT(*), COUNT(r.reused_from_job_id) FROM results r "
+               "JOIN jobs j ON j.id = r.job_id WHERE j.sweep_id = ? AND r.outcome = ?");
   ok.Bind(1, status.sweep_id()).Bind(2, static_cast<int>(v1::OK));
   absl::StatusOr<bool> counted = ok.Step();
   if (!counted.ok()) return counted.status();
   status.set_ok_results(*counted ? ok.ColumnInt(0) : 0);
+  status.set_reused_results(*counted ? ok.ColumnInt(1) : 0);
   if (absl::Status s = FillBudgetEnd(db, &status); !s.ok()) return s;
   return status;
 }

@@ -78,7 +78,26 @@ std::vector<int64_t> AcquiredJobs(const SweepPredictor& predictor,
   return jobs;
 }
 
+// How often EstimateTimesLeft refits every running sweep.
+constexpr int64_t kEstimateEveryMs = 5000;
+
 }  // namespace
+
+std::optional<double> ModelSecondsLeft(const SweepPredictor& predictor, double max_timed_seconds,
+                                       int workers, bool held_too) {
+  double total = 0;
+  for (const SweepPredictor::Group& group : predictor.groups()) {
+    for (size_t k = 0; k < group.rows.size(); ++k) {
+      const v1::ResultRow& row = predictor.rows()[group.rows[k]];
+      if (!InFlight(row) && !(held_too && Held(row))) continue;
+      if (!group.model) return std::nullopt;
+      double timed = group.timed_steps * group.model->Predict(group.inputs[k]).seconds;
+      if (max_timed_seconds > 0) timed = std::min(timed, max_timed_seconds);
+      total += group.fixed_seconds + timed;
+    }
+  }
+  return total / std::max(1, workers);
+}
 
 BudgetPlanner::BudgetPlanner(db::Database* database, const common::Clock* clock,
                              BudgetPlannerOptions options)
@@ -97,6 +116,7 @@ void BudgetPlanner::Start() {
       if (absl::StatusOr<BudgetStepSummary> step = Step(); !step.ok()) {
         spdlog::warn("budget planner: {}", step.status().ToString());
       }
+      if (clock_->NowUnixMs() - estimated_unix_ms_ >= kEstimateEveryMs) EstimateTimesLeft();
       lock.lock();
     }
   });
@@ -117,6 +137,50 @@ void BudgetPlanner::Stop() {
   }
   wake_.notify_one();
   if (thread_.joinable()) thread_.join();
+}
+
+std::optional<double> BudgetPlanner::SecondsLeft(int64_t sweep_id) const {
+  std::lock_guard<std::mutex> lock(estimates_mu_);
+  auto it = seconds_left_.find(sweep_id);
+  if (it == seconds_left_.end()) return std::nullopt;
+  const double since = static_cast<double>(clock_->NowUnixMs() - it->second.second) / 1000.0;
+  return std::max(0.0, it->second.first - since);
+}
+
+void BudgetPlanner::EstimateTimesLeft() {
+  const int64_t now = clock_->NowUnixMs();
+  estimated_unix_ms_ = now;
+  absl::StatusOr<std::vector<db::BudgetedSweep>> sweeps = budgets_.RunningSweeps();
+  if (!sweeps.ok()) {
+    spdlog::warn("estimating sweeps' time left: {}", sweeps.status().ToString());
+    return;
+  }
+  std::map<int64_t, std::pair<double, int64_t>> estimates;
+  for (const db::BudgetedSweep& sweep : *sweeps) {
+    absl::StatusOr<std::vector<v1::ResultRow>> rows =
+        db::ResultStore(database_).Query(sweep.sweep_id, /*include_samples=*/false);
+    if (!rows.ok()) continue;
+    absl::StatusOr<SweepPredictor> predictor = SweepPredictor::Of(*database_, *std::move(rows));
+    if (!predictor.ok()) continue;
+    const int workers = options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1;
+    const double budget = sweep.spec.run().budget_seconds();
+    std::optional<double> left = ModelSecondsLeft(*predictor, sweep.spec.run().max_seconds(),
+                                                  workers, /*held_too=*/budget > 0);
+    if (!left) continue;
+    if (budget > 0) {
+      absl::StatusOr<int64_t> first = budgets_.FirstStartUnixMs(sweep.sweep_id);
+      const double budget_left =
+          first.ok() && *first > 0 ? budget - static_cast<double>(now - *first) / 1000.0 : budget;
+      left = std::min(*left, std::max(0.0, budget_left));
+    }
+    estimates[sweep.sweep_id] = {*left, now};
+  }
+  std::lock_guard<std::mutex> lock(estimates_mu_);
+  seconds_left_ = std::move(estimates);
+}
+
+uint64_t BudgetPlanner::DesignSeed(const db::BudgetedSweep& sweep) const {
+  return sweep.spec.run().seed() != 0 ? sweep.spec.run().seed() : options_.design_seed;
 }
 
 absl::StatusOr<BudgetStepSummary> BudgetPlanner::Step() {
@@ -144,6 +208,22 @@ absl::Status BudgetPlanner::StepSweep(const db::BudgetedSweep& sweep, int64_t no
     absl::StatusOr<int64_t> reheld = budgets_.HoldPendingSync(sweep.sweep_id, now_unix_ms);
     if (!reheld.ok()) return reheld.status();
     summary->reheld += *reheld;
+  }
+  if (!over && reuse_checked_.count(sweep.sweep_id) == 0) {
+    // What earlier sweeps measured on a connected worker's fingerprint
+    // costs nothing: released first, the design then builds on it.
+    absl::StatusOr<std::optional<int64_t>> reusable =
+        budgets_.ReleaseReusableSync(sweep.sweep_id, now_unix_ms);
+    if (!reusable.ok()) return reusable.status();
+    if (reusable->has_value()) {
+      reuse_checked_.insert(sweep.sweep_id);
+      if (**reusable > 0) {
+        spdlog::info("sweep {}: {} held job(s) take results of earlier sweeps", sweep.sweep_id,
+                     **reusable);
+        summary->released += **reusable;
+        return absl::OkStatus();
+      }
+    }
   }
   absl::StatusOr<std::vector<v1::ResultRow>> rows =
       db::ResultStore(database_).Query(sweep.sweep_id, /*include_samples=*/false);
@@ -191,13 +271,13 @@ std::vector<int64_t> BudgetPlanner::NextReleases(const db::BudgetedSweep& sweep,
     const size_t design = DesignSize(group, options_.design_share);
     std::vector<int64_t> jobs;
     if (taken < design) {
-      jobs = DesignJobs(predictor, group, design - taken, options_.design_seed);
+      jobs = DesignJobs(predictor, group, design - taken, DesignSeed(sweep));
     } else if (group.model) {
       const size_t share = (want + predictor.groups().size() - 1) / predictor.groups().size();
       jobs = AcquiredJobs(predictor, group, share, seconds_left, sweep.spec.run().max_seconds());
     } else if (in_flight == 0) {
       // The design's results failed or are on another platform: widen it.
-      jobs = DesignJobs(predictor, group, want, options_.design_seed);
+      jobs = DesignJobs(predictor, group, want, DesignSeed(sweep));
     }
     release.insert(release.end(), jobs.begin(), jobs.end());
   }
@@ -219,7 +299,7 @@ absl::StatusOr<std::vector<int64_t>> BudgetPlanner::PredictHeld(const db::Budget
       if (in_flight > 0) continue;
       const size_t measured = std::count(group.measured.begin(), group.measured.end(), true);
       std::vector<int64_t> more =
-          DesignJobs(predictor, group, kMinMeasurementsToPredict - measured, options_.design_seed);
+          DesignJobs(predictor, group, kMinMeasurementsToPredict - measured, DesignSeed(sweep));
       spdlog::warn(
           "sweep {}: budget ended with {} measurement(s) of {}; measuring {} more "
           "to predict from",

@@ -20,9 +20,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,10 +57,27 @@ struct BudgetStepSummary {
   int64_t reheld = 0;     // pending jobs held again at the deadline
 };
 
+// Seconds the unfinished jobs of `predictor`'s sweep (pending, running and,
+// when `held_too`, held) take on `workers` workers by the sweep's model:
+// each one its group's fixed seconds plus its timed steps at its predicted
+// step time (at most `max_timed_seconds` when > 0), a running one in full.
+// nullopt when a group with unfinished jobs has no model yet.
+std::optional<double> ModelSecondsLeft(const SweepPredictor& predictor, double max_timed_seconds,
+                                       int workers, bool held_too);
+
 class BudgetPlanner {
  public:
   BudgetPlanner(db::Database* database, const common::Clock* clock, BudgetPlannerOptions options);
   ~BudgetPlanner();  // stops the thread
+
+  // The latest model estimate of the time `sweep_id`'s unfinished jobs
+  // take (SweepStatus.model_seconds_left), less the time since it was
+  // made; nullopt without one.
+  std::optional<double> SecondsLeft(int64_t sweep_id) const;
+  // Refits every running sweep's model for SecondsLeft (a budgeted sweep's
+  // estimate at most what is left of its budget); the thread calls it every
+  // few seconds, tests directly.
+  void EstimateTimesLeft();
   BudgetPlanner(const BudgetPlanner&) = delete;
   BudgetPlanner& operator=(const BudgetPlanner&) = delete;
 
@@ -72,6 +93,8 @@ class BudgetPlanner {
  private:
   absl::Status StepSweep(const db::BudgetedSweep& sweep, int64_t now_unix_ms,
                          BudgetStepSummary* summary);
+  // The design's seed: the sweep's run.seed, else options_.design_seed.
+  uint64_t DesignSeed(const db::BudgetedSweep& sweep) const;
   // Before the deadline: the held jobs to measure next.
   std::vector<int64_t> NextReleases(const db::BudgetedSweep& sweep, const SweepPredictor& predictor,
                                     double seconds_left) const;
@@ -85,6 +108,16 @@ class BudgetPlanner {
   db::BudgetStore budgets_;
   const common::Clock* clock_;
   const BudgetPlannerOptions options_;
+
+  // Sweeps whose held jobs were matched against earlier sweeps' results
+  // (BudgetStore::ReleaseReusableSync), once each. Step runs on one thread
+  // at a time.
+  std::set<int64_t> reuse_checked_;
+  int64_t estimated_unix_ms_ = 0;  // when EstimateTimesLeft last ran
+
+  // Per sweep: the seconds left when estimated, and when.
+  mutable std::mutex estimates_mu_;
+  std::map<int64_t, std::pair<double, int64_t>> seconds_left_;
 
   std::mutex mu_;
   std::condition_variable wake_;

@@ -267,6 +267,8 @@ absl::Status CoordinatorServer::Parts::Open() {
     planner_options.released = [sched = scheduler.get()] { sched->OfferPendingJobs(); };
     planner_options.changed = [svc = coordinator.get()] { svc->NotifyWatchers(); };
     planner = std::make_unique<BudgetPlanner>(database.get(), &clock, std::move(planner_options));
+    coordinator->SetSecondsLeftSource(
+        [budget = planner.get()](int64_t sweep_id) { return budget->SecondsLeft(sweep_id); });
   }
   scheduler->SetChangeListener([svc = coordinator.get(), budget = planner.get()] {
     svc->NotifyWatchers();

@@ -80,8 +80,7 @@ class SweepWatch final : public grpc::ServerWriteReactor<v1::SweepStatus> {
  public:
   SweepWatch(CoordinatorService* service, int64_t sweep_id)
       : service_(service), sweep_id_(sweep_id) {
-    absl::StatusOr<v1::SweepStatus> status =
-        service_->sweeps().Get(sweep_id_, service_->clock().NowUnixMs());
+    absl::StatusOr<v1::SweepStatus> status = service_->SweepStatusOf(sweep_id_);
     if (!status.ok()) {
       Finish(ToGrpc(status.status()));
       return;
@@ -100,8 +99,7 @@ class SweepWatch final : public grpc::ServerWriteReactor<v1::SweepStatus> {
       dirty_ = true;
       return;
     }
-    absl::StatusOr<v1::SweepStatus> status =
-        service_->sweeps().Get(sweep_id_, service_->clock().NowUnixMs());
+    absl::StatusOr<v1::SweepStatus> status = service_->SweepStatusOf(sweep_id_);
     if (!status.ok()) {
       done_ = true;
       lock.unlock();
@@ -377,7 +375,7 @@ grpc::ServerUnaryReactor* CoordinatorService::GetSweep(grpc::CallbackServerConte
     return reactor;
   }
   queries_->Run([this, reactor, request, response] {
-    absl::StatusOr<v1::SweepStatus> status = sweeps_.Get(request->sweep_id(), clock_->NowUnixMs());
+    absl::StatusOr<v1::SweepStatus> status = SweepStatusOf(request->sweep_id());
     const absl::Status result = status.status();
     if (status.ok()) *response = *std::move(status);
     reactor->Finish(ToGrpc(result));
@@ -396,11 +394,26 @@ grpc::ServerUnaryReactor* CoordinatorService::ListSweeps(grpc::CallbackServerCon
   queries_->Run([this, reactor, response] {
     absl::StatusOr<std::vector<v1::SweepStatus>> sweeps = sweeps_.List(clock_->NowUnixMs());
     if (sweeps.ok()) {
-      for (v1::SweepStatus& sweep : *sweeps) *response->add_sweeps() = std::move(sweep);
+      for (v1::SweepStatus& sweep : *sweeps) {
+        if (seconds_left_ && sweep.state() == v1::SWEEP_RUNNING) {
+          if (std::optional<double> left = seconds_left_(sweep.sweep_id())) {
+            sweep.set_model_seconds_left(*left);
+          }
+        }
+        *response->add_sweeps() = std::move(sweep);
+      }
     }
     reactor->Finish(ToGrpc(sweeps.status()));
   });
   return reactor;
+}
+
+absl::StatusOr<v1::SweepStatus> CoordinatorService::SweepStatusOf(int64_t sweep_id) const {
+  absl::StatusOr<v1::SweepStatus> status = sweeps_.Get(sweep_id, clock_->NowUnixMs());
+  if (status.ok() && seconds_left_ && status->state() == v1::SWEEP_RUNNING) {
+    if (std::optional<double> left = seconds_left_(sweep_id)) status->set_model_seconds_left(*left);
+  }
+  return status;
 }
 
 grpc::ServerUnaryReactor* CoordinatorService::CancelSweep(grpc::CallbackServerContext* context,

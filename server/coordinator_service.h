@@ -13,8 +13,10 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -99,6 +101,14 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   void AddWatch(SweepWatch* watch);
   void RemoveWatch(SweepWatch* watch);
 
+  // Where SweepStatus.model_seconds_left comes from (the budget planner's
+  // estimates); set before the service serves. Unset: never filled.
+  void SetSecondsLeftSource(std::function<std::optional<double>(int64_t sweep_id)> source) {
+    seconds_left_ = std::move(source);
+  }
+  // A sweep's stored status with the model's estimate of its time left.
+  absl::StatusOr<v1::SweepStatus> SweepStatusOf(int64_t sweep_id) const;
+
   db::SweepStore& sweeps() { return sweeps_; }
   const common::Clock& clock() const { return *clock_; }
 
@@ -123,6 +133,7 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   db::WorkerStore workers_;
   db::ModelStore models_;
   analysis::Analyzer analyzer_;
+  std::function<std::optional<double>(int64_t)> seconds_left_;
 
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;

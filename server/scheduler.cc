@@ -88,6 +88,11 @@ absl::Status ValidateHello(const v1::WorkerHello& hello) {
     return absl::InvalidArgumentError(
         "hello.device_kind: must be 1..64 characters, none of them control characters");
   }
+  if (hello.harness().size() > 64 || !printable(hello.harness())) {
+    return absl::InvalidArgumentError(
+        "hello.harness: must be at most 64 characters (\"<backend>/<version>\"), none of them "
+        "control characters");
+  }
   return absl::OkStatus();
 }
 
@@ -109,7 +114,7 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
                hello.unacked_results());
   v1::Platform platform = hello.platform();
   if (platform.device_kind().empty()) platform.set_device_kind(hello.device_kind());
-  StorePlatformThenAck(worker_id, session->stream_serial(), platform);
+  StorePlatformThenAck(worker_id, session->stream_serial(), platform, hello.harness());
   return absl::OkStatus();
 }
 
@@ -163,10 +168,10 @@ absl::Status Scheduler::AdoptStream(const std::shared_ptr<WorkerSession>& sessio
 }
 
 void Scheduler::StorePlatformThenAck(const std::string& worker_id, uint64_t serial,
-                                     const v1::Platform& platform) {
+                                     const v1::Platform& platform, const std::string& harness) {
   platforms_.Upsert(
       platform,
-      [this, worker_id, serial, platform](absl::StatusOr<int64_t> id) {
+      [this, worker_id, serial, platform, harness](absl::StatusOr<int64_t> id) {
         if (!id.ok()) {
           spdlog::error("storing platform of worker {}: {}", worker_id, id.status().ToString());
         }
@@ -190,7 +195,7 @@ void Scheduler::StorePlatformThenAck(const std::string& worker_id, uint64_t seri
           current = worker.session;
         }
         workers_store_.Connected(worker_id, platform.device_kind(), platform.hostname(),
-                                 id.ok() ? *id : 0, clock_->NowUnixMs());
+                                 id.ok() ? *id : 0, harness, clock_->NowUnixMs());
         v1::CoordinatorMessage ack;
         ack.mutable_hello_ack()->set_heartbeat_interval_ms(options_.heartbeat_interval_ms);
         ack.mutable_hello_ack()->set_lease_timeout_ms(options_.lease_timeout_ms);
@@ -387,7 +392,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
                             }
                             settle(stored->outcome);
                             // OnLeaseGranted notifies only when it got a job.
-                            const bool leased = stored->next.ok() && stored->next->has_value();
+                            const bool leased = stored->next.ok() && db::HasJob(*stored->next);
                             OnLeaseGranted(worker_id, stream_serial, std::move(stored->next));
                             if (!leased) NotifyChange();
                           });

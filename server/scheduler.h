@@ -152,10 +152,11 @@ class Scheduler {
   // another live stream uses the id.
   absl::Status AdoptStream(const std::shared_ptr<WorkerSession>& session,
                            const v1::WorkerHello& hello, const std::vector<int64_t>& open_attempts);
-  // Stores the hello's platform, then acknowledges the hello on stream
-  // `serial` (if it is still the worker's) and offers it a job.
+  // Stores the hello's platform and the worker's harness, then
+  // acknowledges the hello on stream `serial` (if it is still the worker's)
+  // and offers it a job.
   void StorePlatformThenAck(const std::string& worker_id, uint64_t serial,
-                            const v1::Platform& platform);
+                            const v1::Platform& platform, const std::string& harness);
   void TryAssignLocked(const std::string& worker_id, WorkerState& worker);
   void OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
                       absl::StatusOr<std::optional<db::Lease>> lease);

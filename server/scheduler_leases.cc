@@ -70,11 +70,27 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
     workers_[worker_id].leasing = false;  // ExpireLeases' periodic offer retries
     return;
   }
-  if (!lease->has_value()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    workers_[worker_id].leasing = false;
+  const int reused = lease->has_value() ? (*lease)->reused_results : 0;
+  if (reused > 0) {
+    results_stored_.fetch_add(reused, std::memory_order_relaxed);
+    spdlog::info("{} job(s) took results measured by earlier sweeps", reused);
+  }
+  if (!db::HasJob(*lease)) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      WorkerState& worker = workers_[worker_id];
+      worker.leasing = false;
+      // Jobs took results but none is running here: more may be pending
+      // (a lease reuses at most a few hundred at a time). Each round takes
+      // at least one job, so this ends.
+      if (reused > 0 && worker.session && worker.session->stream_serial() == stream_serial) {
+        TryAssignLocked(worker_id, worker);
+      }
+    }
+    if (reused > 0) NotifyChange();
     return;
   }
+  if (reused > 0) NotifyChange();
   const db::Lease& granted = **lease;
   std::shared_ptr<WorkerSession> session;
   bool predicted_oom = false;

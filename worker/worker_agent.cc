@@ -134,6 +134,7 @@ void WorkerAgent::OnOpen(uint64_t generation) {
   hello->set_device_kind(DeviceKind(options_.device));
   *hello->mutable_platform() = options_.platform;
   hello->set_version(common::kVersion);
+  hello->set_harness(options_.harness);
   hello->set_unacked_results(static_cast<int32_t>(unacked_.size()));
   Send(std::move(message));
 }

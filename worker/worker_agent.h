@@ -55,6 +55,8 @@ struct WorkerAgentOptions {
   // its kind and every RunnerJob gets exactly this device.
   std::string device = "cpu";
   v1::Platform platform;
+  // The runner's timing harness, "<backend>/<timing version>" (hello.harness).
+  std::string harness;
   // runner_path and the runner time limits.
   RunnerSupervisorOptions runner;
 

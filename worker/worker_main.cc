@@ -293,6 +293,7 @@ paradnn::worker::WorkerAgentOptions AgentOptions(const Flags& flags, CheckedFlag
   options.security = std::move(checked.security);
   options.worker_id = flags.worker_id;
   options.device = flags.device;
+  options.harness = absl::StrCat(flags.backend, "/", paradnn::common::kTimingHarnessVersion);
   options.runner.runner_path = flags.runner;
   options.max_backoff = std::chrono::milliseconds(flags.max_backoff_ms);
   options.initial_backoff = std::min(kInitialBackoff, options.max_backoff);

@@ -187,6 +187,9 @@ absl::StatusOr<v1::HeatmapResponse> PivotHeatmapTallies(const std::vector<Heatma
         cell->set_oom_results(tally.oom);
         cell->set_predicted_oom_results(tally.predicted_oom);
         cell->set_failed_results(tally.failed);
+        cell->set_predicted_results(tally.predicted);
+        if (!tally.predicted_low.empty()) cell->set_predicted_low(Median(tally.predicted_low));
+        if (!tally.predicted_high.empty()) cell->set_predicted_high(Median(tally.predicted_high));
       }
     }
   }
@@ -230,6 +233,36 @@ v1::BoxplotGroup SummarizeBox(const std::string& name, std::vector<double> value
 
 // ---- Speedup --------------------------------------------------------------
 
+namespace {
+
+// One configuration's values on each side of a speedup.
+struct ConfigSides {
+  std::vector<double> baseline;
+  std::vector<double> candidate;
+  int64_t params = 0;
+  std::string color_value;
+  bool baseline_predicted = false;
+  bool candidate_predicted = false;
+};
+
+// The point of a configuration measured on both sides: the median of each.
+v1::SpeedupPoint SpeedupPointOf(const std::string& config, const ConfigSides& sides,
+                                bool lower_is_better) {
+  v1::SpeedupPoint point;
+  point.set_config(config);
+  point.set_params(sides.params);
+  point.set_color_value(sides.color_value);
+  point.set_baseline_value(Median(sides.baseline));
+  point.set_candidate_value(Median(sides.candidate));
+  point.set_speedup(lower_is_better ? point.baseline_value() / point.candidate_value()
+                                    : point.candidate_value() / point.baseline_value());
+  point.set_baseline_predicted(sides.baseline_predicted);
+  point.set_candidate_predicted(sides.candidate_predicted);
+  return point;
+}
+
+}  // namespace
+
 absl::StatusOr<v1::SpeedupResponse> JoinSpeedup(const std::vector<SpeedupRow>& rows,
                                                 const std::string& field,
                                                 const std::string& baseline,
@@ -240,12 +273,6 @@ absl::StatusOr<v1::SpeedupResponse> JoinSpeedup(const std::vector<SpeedupRow>& r
                                                    "'; baseline and candidate are both '", baseline,
                                                    "'"));
   }
-  struct ConfigSides {
-    std::vector<double> baseline;
-    std::vector<double> candidate;
-    int64_t params = 0;
-    std::string color_value;
-  };
   std::map<std::string, ConfigSides> configs;
   for (const SpeedupRow& row : rows) {
     const bool is_baseline = row.side == baseline;
@@ -257,6 +284,7 @@ absl::StatusOr<v1::SpeedupResponse> JoinSpeedup(const std::vector<SpeedupRow>& r
       sides.color_value = row.color_value;
     }
     (is_baseline ? sides.baseline : sides.candidate).push_back(row.metric);
+    (is_baseline ? sides.baseline_predicted : sides.candidate_predicted) |= row.predicted;
   }
 
   v1::SpeedupResponse response;
@@ -276,15 +304,10 @@ absl::StatusOr<v1::SpeedupResponse> JoinSpeedup(const std::vector<SpeedupRow>& r
       response.set_candidate_only(response.candidate_only() + 1);
       continue;
     }
-    v1::SpeedupPoint point;
-    point.set_config(config);
-    point.set_params(sides.params);
-    point.set_color_value(sides.color_value);
-    point.set_baseline_value(Median(sides.baseline));
-    point.set_candidate_value(Median(sides.candidate));
-    point.set_speedup(lower_is_better ? point.baseline_value() / point.candidate_value()
-                                      : point.candidate_value() / point.baseline_value());
-    points.push_back(std::move(point));
+    points.push_back(SpeedupPointOf(config, sides, lower_is_better));
+    if (sides.baseline_predicted || sides.candidate_predicted) {
+      response.set_predicted_points(response.predicted_points() + 1);
+    }
   }
   if (points.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -344,9 +367,12 @@ absl::StatusOr<v1::ScalingResponse> SummarizeScaling(const std::vector<ScalingRo
   for (size_t i = 0; i < levels.size(); ++i) level_index[levels[i]] = i;
   // Per config, the repeats at each level.
   std::map<std::string, std::vector<std::vector<double>>> repeats;
+  std::map<std::string, std::vector<bool>> predicted;  // per config, per level
   for (const ScalingRow& row : rows) {
     auto [it, inserted] = repeats.try_emplace(row.config, levels.size());
     it->second[level_index[row.level]].push_back(row.metric);
+    auto [flags, added] = predicted.try_emplace(row.config, levels.size(), false);
+    if (row.predicted) flags->second[level_index[row.level]] = true;
   }
 
   v1::ScalingResponse response;
@@ -362,6 +388,7 @@ absl::StatusOr<v1::ScalingResponse> SummarizeScaling(const std::vector<ScalingRo
                                         : Median(at_level));
       out->add_values(values.back());
     }
+    for (bool flag : predicted[config]) out->add_predicted(flag);
     medians.push_back(std::move(values));
   }
 

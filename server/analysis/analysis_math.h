@@ -77,6 +77,10 @@ struct HeatmapTally {
   std::string y;
   std::string panel;
   std::vector<double> ok_metrics;
+  // Of ok_metrics, the predicted ones and their intervals' bounds.
+  int64_t predicted = 0;
+  std::vector<double> predicted_low;
+  std::vector<double> predicted_high;
   int64_t oom = 0;
   int64_t predicted_oom = 0;
   int64_t failed = 0;
@@ -112,6 +116,7 @@ struct SpeedupRow {
   int64_t params = 0;
   std::string color_value;
   double metric = 0;
+  bool predicted = false;  // the metric is (or includes) a prediction
 };
 
 // Joins `rows` config by config between `baseline` and `candidate` (the
@@ -133,6 +138,7 @@ struct ScalingRow {
   std::string level;   // the scaled field's value, numeric (e.g. "4")
   std::string config;  // the configuration without it
   double metric = 0;
+  bool predicted = false;  // the metric is (or includes) a prediction
 };
 
 // Per configuration the metric (median of repeats) at each level; per level

@@ -34,9 +34,15 @@ namespace {
 
 // What every analysis reports beside its answer.
 struct Outline {
-  int64_t results = 0;  // records selected, any outcome
+  int64_t results = 0;    // records selected, any outcome
+  int64_t predicted = 0;  // of those, predictions (include_predicted)
   v1::AnalysisScope scope;
 };
+
+void CountSelected(const Selected& selected, Outline* outline) {
+  outline->results = static_cast<int64_t>(selected.records.size());
+  outline->predicted = PredictedCount(selected);
+}
 
 // ---- The analyses -----------------------------------------------------------
 
@@ -58,7 +64,7 @@ absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
   PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
-  outline->results = static_cast<int64_t>(selected->records.size());
+  CountSelected(*selected, outline);
   if (request.panel() != "family" && request.x() != "family" && request.y() != "family") {
     // Families have different hyper-parameters: one grid would mix cells of
     // unlike models and leave blank the columns only one family has.
@@ -93,6 +99,13 @@ absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
                                          ValueId(*selected, record, x)};
     HeatmapTally& tally = cells[key];
     CountInto(&tally, record.outcome, value);
+    if (record.predicted && record.outcome == v1::OK) {
+      ++tally.predicted;
+      if (auto interval = PredictedInterval(record, (*metric)->name, value)) {
+        tally.predicted_low.push_back(interval->first);
+        tally.predicted_high.push_back(interval->second);
+      }
+    }
   }
   std::vector<HeatmapTally> tallies;
   tallies.reserve(cells.size());
@@ -163,6 +176,31 @@ absl::StatusOr<SensitivityInput> SensitivityPoints(
   return input;
 }
 
+// With predicted points in the fit: the same fit over the measured points
+// alone, so that a reader sees how much the weights owe to the model. Left
+// out when the measured points alone cannot be fitted (too few, or a
+// feature constant over them).
+void FitMeasuredOnly(const Selected& selected,
+                     const std::vector<std::pair<const Record*, double>>& points,
+                     const std::vector<std::string>& features, const SensitivityInput& full,
+                     v1::SensitivityResponse* response) {
+  std::vector<std::pair<const Record*, double>> measured;
+  for (const auto& point : points) {
+    if (!point.first->predicted) measured.push_back(point);
+  }
+  response->set_predicted_points(static_cast<int64_t>(points.size() - measured.size()));
+  if (measured.size() == points.size() || measured.empty()) return;
+  absl::StatusOr<SensitivityInput> input = SensitivityPoints(selected, measured, features);
+  if (!input.ok()) return;
+  input->log2_features = full.log2_features;
+  input->log2_target = full.log2_target;
+  input->interactions = full.interactions;
+  absl::StatusOr<v1::SensitivityResponse> fit = FitSensitivity(*input);
+  if (!fit.ok()) return;
+  fit->set_metric(response->metric());
+  *response->mutable_measured_only() = *std::move(fit);
+}
+
 absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database,
                                                     const v1::SensitivityRequest& request,
                                                     Outline* outline) {
@@ -178,7 +216,7 @@ absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database
   PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
-  outline->results = static_cast<int64_t>(selected->records.size());
+  CountSelected(*selected, outline);
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();
@@ -205,6 +243,7 @@ absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database
   if (!response.ok()) return response.status();
   response->set_metric((*metric)->name);
   for (std::string& why : dropped) response->add_dropped(std::move(why));
+  FitMeasuredOnly(*selected, *measured, features, *input, &*response);
   outline->scope =
       ScopeOf(*selected, request.selection(), features, "every result one point of the fit");
   return response;
@@ -222,13 +261,17 @@ absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
   PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
-  outline->results = static_cast<int64_t>(selected->records.size());
+  CountSelected(*selected, outline);
   outline->scope = ScopeOf(*selected, request.selection(), {}, "");  // every job its own point
 
   v1::RooflineResponse response;
   std::set<int64_t> platform_ids;
   std::vector<const Record*> measured;
   for (const Record& record : selected->records) {
+    if (record.predicted) {
+      response.set_predicted_left_out(response.predicted_left_out() + 1);
+      continue;
+    }
     std::optional<double> intensity = MetricValue(*selected, record, "intensity");
     std::optional<double> flops = ColumnValue(*selected, record, Column::kExecutedFlopsPerSec);
     if (record.outcome != v1::OK || !intensity || !flops) continue;
@@ -304,7 +347,7 @@ absl::StatusOr<v1::BoxplotResponse> Boxplot(const db::Database* database,
   PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
-  outline->results = static_cast<int64_t>(selected->records.size());
+  CountSelected(*selected, outline);
   outline->scope = ScopeOf(*selected, request.selection(), group_by, "pooled into each box");
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
@@ -313,25 +356,31 @@ absl::StatusOr<v1::BoxplotResponse> Boxplot(const db::Database* database,
   std::vector<int> indexes;
   indexes.reserve(group_by.size());
   for (const std::string& field : group_by) indexes.push_back(FieldIndex(*selected, field));
-  absl::flat_hash_map<std::vector<uint32_t>, std::vector<double>> by_ids;
+  // Each box's values and how many of them are predicted.
+  absl::flat_hash_map<std::vector<uint32_t>, std::pair<std::vector<double>, int64_t>> by_ids;
   for (const auto& [record, value] : *measured) {
     std::vector<uint32_t> ids;
     ids.reserve(indexes.size());
     for (int index : indexes) ids.push_back(ValueId(*selected, *record, index));
-    by_ids[ids].push_back(value);
+    auto& box = by_ids[ids];
+    box.first.push_back(value);
+    if (record->predicted) ++box.second;
   }
-  std::map<std::string, std::vector<double>> groups;  // by name, for a stable order
-  for (auto& [ids, values] : by_ids) {
+  // By name, for a stable order.
+  std::map<std::string, std::pair<std::vector<double>, int64_t>> groups;
+  for (auto& [ids, box] : by_ids) {
     std::vector<std::string> names;
     for (uint32_t id : ids) names.push_back(selected->dictionary[id]);
-    groups[absl::StrJoin(names, " / ")] = std::move(values);
+    groups[absl::StrJoin(names, " / ")] = std::move(box);
   }
   v1::BoxplotResponse response;
   response.set_metric((*metric)->name);
   response.set_unit((*metric)->unit);
   for (const std::string& field : group_by) response.add_group_by(field);
-  for (auto& [name, values] : groups) {
-    *response.add_groups() = SummarizeBox(name, std::move(values));
+  for (auto& [name, box] : groups) {
+    v1::BoxplotGroup* group = response.add_groups();
+    *group = SummarizeBox(name, std::move(box.first));
+    group->set_predicted(box.second);
   }
   return response;
 }
@@ -343,6 +392,7 @@ struct ConfigGroup {
   std::string label;     // ConfigLabel without `field`
   const Record* record;  // one of the group's records
   double median;
+  bool predicted;  // one of its records is a prediction
 };
 
 // Groups `measured` by (value of `field`, configuration without it) on
@@ -355,20 +405,26 @@ std::vector<ConfigGroup> GroupByConfig(
   const int precision = FieldIndex(selected, "precision");
   const int optimizer = FieldIndex(selected, "optimizer");
   using Key = std::array<uint32_t, 5>;  // side, configuration, family, precision, optimizer
-  absl::flat_hash_map<Key, std::pair<const Record*, std::vector<double>>> groups;
+  struct Members {
+    const Record* first = nullptr;
+    std::vector<double> values;
+    bool predicted = false;
+  };
+  absl::flat_hash_map<Key, Members> groups;
   for (const auto& [record, value] : measured) {
     const Key key = {ValueId(selected, *record, side_index), record->config,
                      ValueId(selected, *record, family), ValueId(selected, *record, precision),
                      ValueId(selected, *record, optimizer)};
-    auto& group = groups[key];
+    Members& group = groups[key];
     if (group.first == nullptr) group.first = record;
-    group.second.push_back(value);
+    group.values.push_back(value);
+    group.predicted = group.predicted || record->predicted;
   }
   std::vector<ConfigGroup> out;
   out.reserve(groups.size());
   for (auto& [key, group] : groups) {
     out.push_back({selected.dictionary[key[0]], ConfigLabel(selected, *group.first, field),
-                   group.first, Median(std::move(group.second))});
+                   group.first, Median(std::move(group.values)), group.predicted});
   }
   // Hash order is not stable across runs; the label order is.
   std::sort(out.begin(), out.end(), [](const ConfigGroup& a, const ConfigGroup& b) {
@@ -442,6 +498,7 @@ std::vector<SpeedupRow> SpeedupRows(const Selected& selected,
       row.color_value = FieldValue(selected, *group.record, request.color_by());
     }
     row.metric = group.median;
+    row.predicted = group.predicted;
     config_record->emplace(row.config, group.record);
     rows.push_back(std::move(row));
   }
@@ -496,7 +553,7 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
       return s;
     }
   }
-  outline->results = static_cast<int64_t>(selected->records.size());
+  CountSelected(*selected, outline);
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();
@@ -526,7 +583,7 @@ absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
   PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
   if (!selected.ok()) return selected.status();
-  outline->results = static_cast<int64_t>(selected->records.size());
+  CountSelected(*selected, outline);
   outline->scope = ScopeOf(*selected, request.selection(), ConfigFields(*selected, field),
                            "median of each configuration's repeats per level");
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
@@ -534,7 +591,7 @@ absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
   if (!measured.ok()) return measured.status();
   std::vector<ScalingRow> rows;
   for (const ConfigGroup& group : GroupByConfig(*selected, *measured, field)) {
-    rows.push_back({group.side, group.label, group.median});
+    rows.push_back({group.side, group.label, group.median, group.predicted});
   }
   absl::StatusOr<v1::ScalingResponse> response =
       SummarizeScaling(rows, field, (*metric)->lower_is_better);
@@ -596,6 +653,7 @@ absl::StatusOr<v1::AnalyzeResponse> Analyzer::AnalyzeUnguarded(
   }
   if (!status.ok()) return status;
   response.set_results(outline.results);
+  response.set_predicted_results(outline.predicted);
   *response.mutable_scope() = std::move(outline.scope);
   return response;
 }

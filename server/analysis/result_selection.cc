@@ -69,6 +69,26 @@ std::optional<double> MetricValue(const Selected& selected, const Record& record
   return value;
 }
 
+std::optional<std::pair<double, double>> PredictedInterval(const Record& record,
+                                                           const std::string& metric,
+                                                           double value) {
+  if (!record.predicted) return std::nullopt;
+  const double low = record.step_low_ratio;
+  const double high = record.step_high_ratio;
+  if (metric == "step_time") return std::make_pair(value * low, value * high);
+  if (metric == "examples_per_sec" || metric == "gflops" || metric == "mfu" ||
+      metric == "silicon_mfu") {
+    if (!(low > 0) || !(high > 0)) return std::nullopt;
+    return std::make_pair(value / high, value / low);
+  }
+  return std::nullopt;
+}
+
+int64_t PredictedCount(const Selected& selected) {
+  return std::count_if(selected.records.begin(), selected.records.end(),
+                       [](const Record& record) { return record.predicted; });
+}
+
 absl::StatusOr<const MetricInfo*> FindMetric(const std::string& name, const char* default_name) {
   const std::string wanted = name.empty() && default_name != nullptr ? default_name : name;
   if (wanted.empty()) {

@@ -85,6 +85,16 @@ std::optional<double> ColumnValue(const Selected& selected, const Record& record
 std::optional<double> MetricValue(const Selected& selected, const Record& record,
                                   const std::string& metric);
 
+// The 90 % interval of `value`, `metric` of a predicted `record`, from its
+// step time's: scaled for step_time, inverted for the rates (examples/s,
+// FLOP/s, MFU); nullopt for a measured record or a metric the step time
+// does not set (params and model FLOPs are exact, not predicted).
+std::optional<std::pair<double, double>> PredictedInterval(const Record& record,
+                                                           const std::string& metric, double value);
+
+// How many of `selected`'s records are predictions.
+int64_t PredictedCount(const Selected& selected);
+
 // "fc layer=4 node=1024 precision=float32 optimizer=rmsprop": the family,
 // the record's configuration, and precision and optimizer unless `field`
 // is one of them. Needs a plan with config_without.

@@ -1,8 +1,10 @@
 // A budgeted sweep on the real coordinator, worker and CLI (the fake runner
 // in a known roofline world, FAKE_RUNNER_ROOFLINE): the budget ends on
 // time, every configuration is measured or predicted and never both, the
-// predictions are near the world's truth, and predicted rows are never
-// counted as measured (results, fleet goodput, exactly-once).
+// predictions are near the world's truth, predicted rows are never counted
+// as measured (results, fleet goodput, exactly-once) and reach an analysis
+// only when asked for; a later sweep of the same grid takes exactly what
+// was measured, and --fresh measures everything again.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -84,6 +86,80 @@ void ExpectRowsSourcedAndNearTheTruth(Cluster& cluster, const std::string& id, i
   EXPECT_GE(near, sourced_predicted * 8 / 10) << csv.out;
 }
 
+// The heat map of the budgeted sweep sees measurements only, unless asked
+// to include the predictions; then every predicted job is in a cell.
+void ExpectAnalysesCountPredictions(Cluster& cluster, const std::string& id, int64_t predicted) {
+  const std::vector<std::string> heatmap = {"analyze",   "heatmap",  id,      "--x",
+                                            "node",      "--y",      "batch", "--metric",
+                                            "step_time", "--format", "json"};
+  CommandResult measured_only = cluster.Cli(heatmap);
+  ASSERT_EQ(measured_only.exit_code, 0) << measured_only.err;
+  EXPECT_EQ(nlohmann::json::parse(measured_only.out)["predicted_results"].get<std::string>(), "0");
+  std::vector<std::string> with = heatmap;
+  with.push_back("--include-predicted");
+  CommandResult all = cluster.Cli(with);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const nlohmann::json response = nlohmann::json::parse(all.out);
+  EXPECT_EQ(response["results"].get<std::string>(), std::to_string(kConfigurations));
+  EXPECT_EQ(response["predicted_results"].get<std::string>(), std::to_string(predicted));
+  int64_t in_cells = 0;
+  for (const auto& panel : response["heatmap"]["panels"]) {
+    for (const auto& cell : panel["cells"]) {
+      const int64_t n = std::stoll(cell["predicted_results"].get<std::string>());
+      in_cells += n;
+      if (n > 0) {
+        EXPECT_LE(cell["predicted_low"].get<double>(), cell["predicted_high"].get<double>());
+      }
+    }
+  }
+  EXPECT_EQ(in_cells, predicted);
+  with[with.size() - 2] = "table";  // --format table, with --include-predicted
+  CommandResult table = cluster.Cli(with);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("~: the median includes predicted results"), std::string::npos)
+      << table.out;
+}
+
+// The same grid again without a budget takes exactly what the budgeted
+// sweep measured and runs the rest; --fresh runs everything.
+void ExpectALaterSweepReusesWhatWasMeasured(Cluster& cluster, TempDir& dir, int64_t measured) {
+  const std::string plain = dir.File("plain.yaml");
+  std::ofstream(plain) << "name: plain\nfamily: fc\nparams:\n"
+                          "  layer: {values: [1, 2, 4, 8]}\n"
+                          "  node: {values: [16, 32, 64, 128, 256, 512]}\n"
+                          "  input: 64\n  output: 8\n"
+                          "  batch: {values: [8, 32]}\n";
+  CommandResult submit = cluster.Cli({"submit", plain, "-q"});
+  ASSERT_EQ(submit.exit_code, 0) << submit.err;
+  const std::string id = submit.out.substr(0, submit.out.find('\n'));
+  CommandResult watch = cluster.Cli({"watch", id}, seconds(180));
+  ASSERT_EQ(watch.exit_code, 0) << watch.err << cluster.Logs();
+  EXPECT_NE(watch.err.find(std::to_string(measured) + " of " + std::to_string(kConfigurations) +
+                           " jobs took results measured by earlier sweeps"),
+            std::string::npos)
+      << watch.err;
+  const std::string& db = cluster.db_path();
+  const std::string of_sweep = " FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.sweep_id = ";
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_sweep + id), kConfigurations);
+  // Each reused result names a job the budgeted sweep measured itself.
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_sweep + id +
+                             " AND r.reused_from_job_id IN (SELECT r1.job_id FROM results r1 "
+                             "JOIN jobs j1 ON j1.id = r1.job_id WHERE j1.sweep_id != " +
+                             id + " AND r1.reused_from_job_id IS NULL)"),
+            measured);
+  CommandResult status = cluster.Cli({"status", id});
+  EXPECT_NE(status.out.find("taken from earlier sweeps"), std::string::npos) << status.out;
+
+  CommandResult fresh = cluster.Cli({"submit", plain, "--fresh", "-q"});
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
+  const std::string fresh_id = fresh.out.substr(0, fresh.out.find('\n'));
+  ASSERT_EQ(cluster.Cli({"watch", fresh_id}, seconds(180)).exit_code, 0) << cluster.Logs();
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_sweep + fresh_id), kConfigurations);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_sweep + fresh_id +
+                             " AND r.reused_from_job_id IS NOT NULL"),
+            0);
+}
+
 class BudgetTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -161,6 +237,8 @@ TEST_F(BudgetTest, MeasuresSomePredictsTheRestAndEndsOnTime) {
   EXPECT_EQ(missing.exit_code, 2) << missing.out;
   EXPECT_NE(missing.err.find("missing 'batch'"), std::string::npos) << missing.err;
 
+  ExpectAnalysesCountPredictions(cluster, id, predicted);
+  ExpectALaterSweepReusesWhatWasMeasured(cluster, dir, measured);
   cluster.Stop();
 }
 

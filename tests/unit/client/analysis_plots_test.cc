@@ -167,8 +167,10 @@ TEST(GnuplotScriptTest, HeatmapMarksOomCellsWithTextNotColour) {
   // float32's (4096, 64) cell ran out of memory, bfloat16's was predicted to.
   EXPECT_THAT(script, HasSubstr("'OOM' at 2, 2"));
   EXPECT_THAT(script, HasSubstr("'pOOM' at 2, 2"));
-  // 8 coloured cells per panel: the OOM cell has no row in the data.
-  EXPECT_EQ(Count(script, "\n2 2 "), 0u);
+  // 8 coloured cells per panel: the OOM cell has no row in the data, only
+  // its tooltip.
+  EXPECT_EQ(Count(script, "\n2 2 "), Count(script, "\n2 2 \""));
+  EXPECT_THAT(script, HasSubstr("\n2 2 \"batch=4096, layer=64; 2 OOM\""));
   EXPECT_THAT(script, HasSubstr("set multiplot layout 1,2"));
   EXPECT_THAT(script, HasSubstr("set title 'precision=float32'"));
   EXPECT_THAT(script, HasSubstr("set title 'precision=bfloat16'"));
@@ -194,6 +196,39 @@ TEST_F(TempDirTest, QuotesBackslashesAndApostrophesInLabelsStillRender) {
   // gnuplot's SVG escapes markup itself: the label arrives as text.
   EXPECT_THAT(svg, HasSubstr("it's &lt;b>&amp;amp;"));
   EXPECT_THAT(svg, Not(HasSubstr("<b>")));
+}
+
+TEST(GnuplotScriptTest, HeatmapHatchesCellsWithPredictionsAndGivesEveryCellATooltip) {
+  v1::AnalyzeResponse response = Heatmap();
+  v1::HeatmapCell* cell = response.mutable_heatmap()->mutable_panels(0)->mutable_cells(1);
+  cell->set_predicted_results(2);
+  cell->set_predicted_low(30e3);
+  cell->set_predicted_high(41e3);
+  const std::string script = GnuplotScript(response, "/tmp/h.svg");
+  EXPECT_THAT(script, HasSubstr("(hatched: includes predicted results)"));
+  EXPECT_THAT(script, HasSubstr("$predicted0 << EOD\n1 0\nEOD"));
+  EXPECT_THAT(script, HasSubstr("fs transparent pattern 4"));
+  EXPECT_EQ(Count(script, "$predicted1"), 0u) << "no prediction in the second panel";
+  EXPECT_THAT(script, HasSubstr("\n1 0 \"batch=512, layer=4: 3.64e+04 examples/s (median of 3 OK, "
+                                "2 predicted, their 90% interval 3e+04 to 4.1e+04)\""));
+  EXPECT_THAT(script, HasSubstr("with labels hypertext"));
+}
+
+TEST(NativeSvgTooltipsTest, GnuplotsScriptedHypertextBecomesATitle) {
+  const std::string svg =
+      "<g id='a'><g onmousemove=\"gnuplot_svg.showHypertext(evt,'x=1, y=2: 3')\" "
+      "onmouseout=\"gnuplot_svg.hideHypertext()\"><title> </title>\n<path d='M0'/></g></g>";
+  EXPECT_EQ(NativeSvgTooltips(svg),
+            "<g id='a'><g><title>x=1, y=2: 3</title>\n<path d='M0'/></g></g>");
+  EXPECT_EQ(NativeSvgTooltips("<svg>no tooltips</svg>"), "<svg>no tooltips</svg>");
+}
+
+TEST_F(TempDirTest, AHeatmapsSvgCarriesEachCellsTooltipWithoutAScript) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot is not installed";
+  absl::StatusOr<std::string> svg = RenderSvg(Heatmap());
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  EXPECT_THAT(*svg, HasSubstr("<title>batch=4096, layer=64; 2 OOM</title>"));
+  EXPECT_THAT(*svg, Not(HasSubstr("gnuplot_svg.showHypertext")));
 }
 
 TEST(GnuplotScriptTest, SensitivityTitleHasRSquaredAndPoints) {

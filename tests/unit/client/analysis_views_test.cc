@@ -155,10 +155,29 @@ TEST(AnalysisViewsTest, HeatmapCsvHasOneRowPerCellAndEmptyUnsetValues) {
   const auto records = ParseCsv(FormatAnalysis(Heatmap(), OutputFormat::kCsv));
   ASSERT_EQ(records.size(), 1u + 6 + 4);
   EXPECT_THAT(records[0], ElementsAre("panel", "x", "y", "value", "ok_results", "oom_results",
-                                      "predicted_oom_results", "failed_results"));
-  EXPECT_THAT(records[1], ElementsAre("float32", "64", "4", "1234.5", "3", "0", "0", "0"));
-  EXPECT_THAT(records[4], ElementsAre("float32", "512", "8", "", "0", "2", "0", "0"));
-  EXPECT_THAT(records[7], ElementsAre("bfloat16", "64", "4", "1234.5", "3", "0", "0", "0"));
+                                      "predicted_oom_results", "failed_results",
+                                      "predicted_results", "predicted_low", "predicted_high"));
+  EXPECT_THAT(records[1],
+              ElementsAre("float32", "64", "4", "1234.5", "3", "0", "0", "0", "0", "", ""));
+  EXPECT_THAT(records[4], ElementsAre("float32", "512", "8", "", "0", "2", "0", "0", "0", "", ""));
+  EXPECT_THAT(records[7],
+              ElementsAre("bfloat16", "64", "4", "1234.5", "3", "0", "0", "0", "0", "", ""));
+}
+
+TEST(AnalysisViewsTest, HeatmapMarksCellsWithPredictionsAndGivesTheirIntervals) {
+  v1::AnalyzeResponse response = Heatmap();
+  v1::HeatmapCell* cell = response.mutable_heatmap()->mutable_panels(0)->mutable_cells(0);
+  cell->set_predicted_results(2);
+  cell->set_predicted_low(1000);
+  cell->set_predicted_high(1500);
+  response.set_results(20);
+  response.set_predicted_results(2);
+  const std::string table = FormatAnalysis(response, OutputFormat::kTable);
+  EXPECT_THAT(table, HasSubstr("~1.23k"));
+  EXPECT_THAT(table, HasSubstr("~: the median includes predicted results (1 of"));
+  const auto records = ParseCsv(FormatAnalysis(response, OutputFormat::kCsv));
+  EXPECT_THAT(records[1],
+              ElementsAre("float32", "64", "4", "1234.5", "3", "0", "0", "0", "2", "1000", "1500"));
 }
 
 v1::SensitivityResponse Sensitivity() {
@@ -320,10 +339,11 @@ TEST(AnalysisViewsTest, BoxplotTableAndCsv) {
 
   const auto records = ParseCsv(FormatAnalysis(Boxplot(), OutputFormat::kCsv));
   ASSERT_EQ(records.size(), 2u);
-  EXPECT_THAT(records[0], ElementsAre("name", "count", "p2", "p9", "p50", "p91", "p98", "mean",
-                                      "outliers", "q1", "q3", "whisker_low", "whisker_high"));
+  EXPECT_THAT(records[0],
+              ElementsAre("name", "count", "p2", "p9", "p50", "p91", "p98", "mean", "outliers",
+                          "q1", "q3", "whisker_low", "whisker_high", "predicted"));
   EXPECT_THAT(records[1], ElementsAre("fc, Xeon", "40", "1.5", "3", "12.26", "80", "150", "25.5",
-                                      "0.25 400", "6", "40", "1", "90"));
+                                      "0.25 400", "6", "40", "1", "90", "0"));
 }
 
 // Fractions become percent in every statistic of a box and in the values
@@ -418,10 +438,13 @@ TEST(AnalysisViewsTest, SpeedupCsv) {
   const std::string text = FormatAnalysis(Speedup(), OutputFormat::kCsv);
   EXPECT_EQ(Lines(text).size(), 4u);
   const auto records = ParseCsv(text);
-  EXPECT_THAT(records[0], ElementsAre("config", "params", "color_value", "baseline_value",
-                                      "candidate_value", "speedup"));
-  EXPECT_THAT(records[1], ElementsAre("layer=4, node=32", "2360000", "256", "100", "100", "1"));
-  EXPECT_THAT(records[3], ElementsAre("layer=8 node=64", "2360000", "256", "100", "300", "3"));
+  EXPECT_THAT(records[0],
+              ElementsAre("config", "params", "color_value", "baseline_value", "candidate_value",
+                          "speedup", "baseline_predicted", "candidate_predicted"));
+  EXPECT_THAT(records[1], ElementsAre("layer=4, node=32", "2360000", "256", "100", "100", "1",
+                                      "false", "false"));
+  EXPECT_THAT(records[3], ElementsAre("layer=8 node=64", "2360000", "256", "100", "300", "3",
+                                      "false", "false"));
 }
 
 v1::AnalyzeResponse Scaling() {
@@ -466,9 +489,9 @@ TEST(AnalysisViewsTest, ScalingCsvLeavesUnmeasuredLevelsEmpty) {
   const auto records = ParseCsv(FormatAnalysis(Scaling(), OutputFormat::kCsv));
   ASSERT_EQ(records.size(), 3u);
   EXPECT_THAT(records[0], ElementsAre("config", "intra_op_threads=1", "intra_op_threads=2",
-                                      "intra_op_threads=4"));
-  EXPECT_THAT(records[1], ElementsAre("layer=4, node=32", "100", "190", "320"));
-  EXPECT_THAT(records[2], ElementsAre("layer=8 node=32", "50", "", "150"));
+                                      "intra_op_threads=4", "predicted_levels"));
+  EXPECT_THAT(records[1], ElementsAre("layer=4, node=32", "100", "190", "320", ""));
+  EXPECT_THAT(records[2], ElementsAre("layer=8 node=32", "50", "", "150", ""));
 }
 
 TEST(AnalysisViewsTest, JsonOfEveryKindParsesBack) {
@@ -478,7 +501,7 @@ TEST(AnalysisViewsTest, JsonOfEveryKindParsesBack) {
     ASSERT_EQ(text.back(), '\n');
     const nlohmann::json json = nlohmann::json::parse(text);
     EXPECT_TRUE(json.contains("results"));
-    EXPECT_EQ(json.size(), 2u) << "the analysis and results";
+    EXPECT_EQ(json.size(), 3u) << "the analysis, results and predicted_results";
     v1::AnalyzeResponse back;
     ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(text, &back).ok());
     // NaN != NaN, so compare the serialized forms.

@@ -35,6 +35,17 @@ TEST(ProgressTest, NoEtaBeforeTheFirstFinish) {
             "[..........] 0/12 done, 1 running, ok 0, failed 0  elapsed 0:05  ETA --");
 }
 
+TEST(ProgressTest, TheModelsEstimateWinsOverTheRateAndSaysSo) {
+  v1::SweepStatus s = Status(12, 7, 1, 7);
+  s.set_model_seconds_left(95);
+  EXPECT_EQ(FormatProgressLine(s, 42),
+            "[#####.....] 7/12 done, 1 running, ok 7, failed 0  elapsed 0:42  ETA 1:35 (model)");
+  // Before any job finished too: the model knows the sizes already.
+  s = Status(12, 0, 1, 0);
+  s.set_model_seconds_left(95);
+  EXPECT_THAT(FormatProgressLine(s, 5), HasSubstr("ETA 1:35 (model)"));
+}
+
 TEST(ProgressTest, FinishedSweep) {
   v1::SweepStatus s = Status(12, 12, 0, 11);
   s.set_state(v1::SWEEP_DONE);

@@ -216,5 +216,32 @@ TEST_F(JobStoreTest, ConcurrentLeasesNeverHandOutAJobTwice) {
   EXPECT_EQ(std::unique(leased.begin(), leased.end()), leased.end());
 }
 
+TEST_F(JobStoreTest, ABudgetedSweepLeasesNothingOnceItsBudgetHasPassed) {
+  std::vector<NewJob> jobs = Jobs(3);
+  for (NewJob& job : jobs) job.settings.set_budget_seconds(10);  // created held
+  absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("budgeted"), std::move(jobs), kNow);
+  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_TRUE(db_->WriteSync([](sqlite3* db) {
+                   Statement release(db, "UPDATE jobs SET state = ? WHERE state = ?");
+                   release.Bind(1, static_cast<int>(v1::JOB_PENDING))
+                       .Bind(2, static_cast<int>(v1::JOB_HELD));
+                   return release.Run();
+                 })
+                  .ok());
+  // The first lease starts the budget's clock.
+  absl::StatusOr<std::optional<Lease>> first =
+      jobs_->LeaseNextSync("cpu", "w", kNow, kNow + 60'000);
+  ASSERT_TRUE(first.ok() && HasJob(*first));
+  absl::StatusOr<std::optional<Lease>> within =
+      jobs_->LeaseNextSync("cpu", "w2", kNow + 9'999, kNow + 60'000);
+  ASSERT_TRUE(within.ok() && HasJob(*within));
+  // At the budget's end the last pending job waits for its planner instead.
+  absl::StatusOr<std::optional<Lease>> after =
+      jobs_->LeaseNextSync("cpu", "w3", kNow + 10'000, kNow + 60'000);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_FALSE(after->has_value());
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM jobs WHERE state = 1"), 1);  // JOB_PENDING
+}
+
 }  // namespace
 }  // namespace paradnn::db

@@ -133,8 +133,8 @@ TEST_F(WorkerStoreTest, OnlyThePlatformsOwnerReplacesItsRoofs) {
 TEST_F(WorkerStoreTest, ListShowsConnectionStatePlatformAndJobsDone) {
   absl::StatusOr<int64_t> platform = platforms_->UpsertSync(MakePlatform("fp-a", "host-1"));
   ASSERT_TRUE(platform.ok());
-  workers_->Connected("host-1-cpu", "cpu", "host-1", *platform, kNow);
-  workers_->Connected("host-2-cpu", "cpu", "host-2", 0, kNow + 1);
+  workers_->Connected("host-1-cpu", "cpu", "host-1", *platform, "", kNow);
+  workers_->Connected("host-2-cpu", "cpu", "host-2", 0, "", kNow + 1);
   workers_->Seen("host-1-cpu", kNow + 500);
   workers_->Disconnected("host-2-cpu", kNow + 600);
 
@@ -177,9 +177,9 @@ TEST_F(WorkerStoreTest, ListShowsConnectionStatePlatformAndJobsDone) {
 }
 
 TEST_F(WorkerStoreTest, ReconnectingUpdatesTheSameRow) {
-  workers_->Connected("w", "cpu", "old-host", 0, kNow);
+  workers_->Connected("w", "cpu", "old-host", 0, "", kNow);
   workers_->Disconnected("w", kNow + 10);
-  workers_->Connected("w", "cpu", "new-host", 0, kNow + 20);
+  workers_->Connected("w", "cpu", "new-host", 0, "", kNow + 20);
   Flush(*db_);
   absl::StatusOr<std::vector<v1::WorkerInfo>> list = workers_->List();
   ASSERT_TRUE(list.ok());
@@ -190,8 +190,8 @@ TEST_F(WorkerStoreTest, ReconnectingUpdatesTheSameRow) {
 }
 
 TEST_F(WorkerStoreTest, MarkAllDisconnectedKeepsLastSeen) {
-  workers_->Connected("a", "cpu", "h1", 0, kNow);
-  workers_->Connected("b", "cuda", "h2", 0, kNow + 5);
+  workers_->Connected("a", "cpu", "h1", 0, "", kNow);
+  workers_->Connected("b", "cuda", "h2", 0, "", kNow + 5);
   Flush(*db_);
   ASSERT_TRUE(workers_->MarkAllDisconnectedSync(kNow + 1000).ok());
   absl::StatusOr<std::vector<v1::WorkerInfo>> list = workers_->List();
@@ -206,7 +206,7 @@ TEST_F(WorkerStoreTest, MarkAllDisconnectedKeepsLastSeen) {
 }
 
 TEST_F(WorkerStoreTest, AnUnknownPlatformIdStillRecordsTheWorker) {
-  workers_->Connected("w", "cpu", "h", 4242, kNow);
+  workers_->Connected("w", "cpu", "h", 4242, "", kNow);
   Flush(*db_);
   absl::StatusOr<std::vector<v1::WorkerInfo>> list = workers_->List();
   ASSERT_TRUE(list.ok());

@@ -210,5 +210,42 @@ TEST_F(BudgetPlannerTest, AnUnbudgetedSweepIsLeftAlone) {
   EXPECT_EQ(InState(v1::JOB_PENDING), 4);
 }
 
+TEST_F(BudgetPlannerTest, EstimatesTheTimeLeftFromTheModelWithinTheBudget) {
+  const int64_t sweep = CreateSweep(kBudgetSeconds);
+  BudgetPlanner planner(db_.get(), &clock_, OneWorker());
+  planner.EstimateTimesLeft();
+  EXPECT_FALSE(planner.SecondsLeft(sweep).has_value()) << "no model before 3 measurements";
+  EXPECT_EQ(MustStep(planner).released, 8);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(MeasureOne());
+
+  // The 40 held jobs by the model, in full: each its group's fixed seconds
+  // plus its timed steps at the world's step time (which the model learned).
+  absl::StatusOr<std::vector<v1::ResultRow>> rows = db::ResultStore(db_.get()).Query(sweep, false);
+  ASSERT_TRUE(rows.ok());
+  absl::StatusOr<SweepPredictor> predictor = SweepPredictor::Of(*db_, *rows);
+  ASSERT_TRUE(predictor.ok()) << predictor.status();
+  ASSERT_EQ(predictor->groups().size(), 1u);
+  const SweepPredictor::Group& group = predictor->groups()[0];
+  EXPECT_NEAR(group.timed_steps, 3, 1e-9);
+  double truth = 0;
+  for (const v1::ResultRow& row : *rows) {
+    if (row.state() == v1::JOB_HELD) truth += group.fixed_seconds + 3 * TrueSeconds(row.config());
+  }
+  std::optional<double> left = ModelSecondsLeft(*predictor, 0, 1, /*held_too=*/true);
+  ASSERT_TRUE(left.has_value());
+  EXPECT_NEAR(*left / truth, 1, 0.05) << *left << " vs " << truth;
+  EXPECT_NEAR(*ModelSecondsLeft(*predictor, 0, 4, true), *left / 4, 1e-9) << "four workers";
+  EXPECT_EQ(*ModelSecondsLeft(*predictor, 0, 1, /*held_too=*/false), 0) << "nothing pending";
+
+  // A budgeted sweep ends with its budget: 60 s from the first lease, of
+  // which the 8 measurements took 40.
+  ASSERT_GT(truth, 20);
+  planner.EstimateTimesLeft();
+  ASSERT_TRUE(planner.SecondsLeft(sweep).has_value());
+  EXPECT_NEAR(*planner.SecondsLeft(sweep), kBudgetSeconds - 8 * kJobMs / 1000.0, 1e-6);
+  clock_.Advance(5000);
+  EXPECT_NEAR(*planner.SecondsLeft(sweep), kBudgetSeconds - 8 * kJobMs / 1000.0 - 5, 1e-6);
+}
+
 }  // namespace
 }  // namespace paradnn::server

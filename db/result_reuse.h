@@ -1,0 +1,74 @@
+// Reusing results across sweeps (docs/prediction.md, "Reusing results"): a
+// job whose configuration an earlier sweep already measured on a platform
+// of the same fingerprint, with the same timing harness and the same
+// measurement settings, takes that result instead of running again, unless
+// its sweep asked to measure afresh (RunSettings.fresh). The copy names the
+// job it came from (results.reused_from_job_id) and keeps who measured it,
+// on which platform, with which harness; fleet goodput counts it as no work.
+#ifndef PARADNN_DB_RESULT_REUSE_H_
+#define PARADNN_DB_RESULT_REUSE_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "paradnn/v1/sweep.pb.h"
+
+namespace paradnn::db::internal {
+
+// What a worker's results are matched on: its platform's fingerprint (which
+// names its stack) and its harness. Both non-empty, or no reuse.
+struct ReuseKey {
+  std::string fingerprint;
+  std::string harness;
+};
+
+// The key of `worker_id` as its hello recorded it; nullopt when it has no
+// platform or no harness (an older worker: nothing is reused for it).
+absl::StatusOr<std::optional<ReuseKey>> ReuseKeyOfWorker(sqlite3* db, const std::string& worker_id);
+
+// A job as reuse matches it: the configuration (family and hyper-parameters,
+// stack settings included), precision, optimizer, repeat and settings.
+struct JobIdentity {
+  int64_t job_id = 0;
+  int64_t sweep_id = 0;
+  int64_t config_id = 0;
+  std::string precision;
+  std::string optimizer;
+  int64_t repeat = 0;
+  v1::RunSettings settings;
+};
+
+// The stored result a job can take.
+struct ReusableResult {
+  int64_t result_id = 0;
+  int64_t origin_job_id = 0;  // the job that was measured (a reused result's own origin)
+};
+
+// Whether two jobs' settings measure alike: everything but what only
+// schedules them (timeout, budget, fresh) and the seed of their synthetic
+// data and weights.
+bool SameMeasurementSettings(const v1::RunSettings& a, const v1::RunSettings& b);
+
+// The newest OK result of another sweep's job with `job`'s identity and
+// measurement settings, measured on a platform with key.fingerprint by a
+// harness equal to key.harness; nullopt when there is none.
+absl::StatusOr<std::optional<ReusableResult>> FindReusableResult(sqlite3* db,
+                                                                 const JobIdentity& job,
+                                                                 const ReuseKey& key);
+
+// Stores `source` as the result of `job_id`, whose attempt `attempt_id` is
+// open and leased to `worker_id` (ResultStore's exactly-once path), then
+// restores who measured it, where and with what harness, and names its
+// origin.
+absl::Status StoreReusedResult(sqlite3* db, int64_t job_id, int64_t attempt_id,
+                               const std::string& worker_id, const ReusableResult& source,
+                               int64_t now_unix_ms);
+
+}  // namespace paradnn::db::internal
+
+#endif  // PARADNN_DB_RESULT_REUSE_H_

@@ -1,0 +1,250 @@
+// Reusing results across sweeps (db/result_reuse.h): a later sweep's job
+// takes an earlier sweep's result of the same configuration only on a
+// platform of the same fingerprint, with the same harness and measurement
+// settings, unless it asked for fresh measurements.
+#include "db/result_reuse.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/budget_store.h"
+#include "db/fleet_activity.h"
+#include "db/job_store.h"
+#include "db/platform_store.h"
+#include "db/result_store.h"
+#include "db/sweep_store.h"
+#include "db/worker_store.h"
+#include "tests/unit/db/test_db.h"
+
+namespace paradnn::db {
+namespace {
+
+using testing::DbTest;
+using testing::Flush;
+using testing::Jobs;
+using testing::OkMeasurement;
+using testing::ScalarInt;
+using testing::ScalarText;
+using testing::Spec;
+
+constexpr char kHarness[] = "libtorch/timing-1";
+
+class ResultReuseTest : public DbTest {
+ protected:
+  void SetUp() override {
+    DbTest::SetUp();
+    sweeps_ = std::make_unique<SweepStore>(db_.get());
+    jobs_ = std::make_unique<JobStore>(db_.get());
+    results_ = std::make_unique<ResultStore>(db_.get());
+    workers_ = std::make_unique<WorkerStore>(db_.get());
+    platform_a_ = Platform("fp-a", "host-a");
+    platform_b_ = Platform("fp-b", "host-b");
+    Connect("measurer", platform_a_, kHarness);
+  }
+
+  int64_t Platform(const std::string& fingerprint, const std::string& host) {
+    v1::Platform platform;
+    platform.set_fingerprint(fingerprint);
+    platform.set_hostname(host);
+    platform.set_device_kind("cpu");
+    absl::StatusOr<int64_t> id = PlatformStore(db_.get()).UpsertSync(platform);
+    EXPECT_TRUE(id.ok()) << id.status();
+    return id.ok() ? *id : 0;
+  }
+
+  void Connect(const std::string& worker, int64_t platform_id, const std::string& harness) {
+    workers_->Connected(worker, "cpu", "host", platform_id, harness, kNow);
+    Flush(*db_);
+  }
+
+  // Runs every pending job as `worker` on `platform_id`, each measured with
+  // `steps` samples; returns the leases that ran (not the reused ones).
+  std::vector<Lease> RunAll(const std::string& worker, int64_t platform_id, int steps = 4) {
+    std::vector<Lease> ran;
+    for (;;) {
+      absl::StatusOr<std::optional<Lease>> lease =
+          jobs_->LeaseNextSync("cpu", worker, kNow + 10, kNow + 60'000);
+      EXPECT_TRUE(lease.ok()) << lease.status();
+      if (!lease.ok() || !HasJob(*lease)) break;
+      v1::Measurement m = OkMeasurement(steps);
+      *m.mutable_config() = (*lease)->config;
+      EXPECT_TRUE(
+          results_
+              ->StoreSync((*lease)->job_id, (*lease)->attempt_id, worker, platform_id, m, kNow + 20)
+              .ok());
+      ran.push_back(**lease);
+    }
+    return ran;
+  }
+
+  // A sweep of `jobs`, with `settings` merged into every job's.
+  int64_t Submit(const std::string& name, std::vector<NewJob> jobs,
+                 const v1::RunSettings& settings = {}) {
+    for (NewJob& job : jobs) job.settings.MergeFrom(settings);
+    absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec(name), std::move(jobs), kNow);
+    EXPECT_TRUE(id.ok()) << id.status();
+    return id.ok() ? *id : 0;
+  }
+
+  int64_t Count(const std::string& sql) {
+    absl::StatusOr<int64_t> n = ScalarInt(*db_, sql.c_str());
+    EXPECT_TRUE(n.ok()) << n.status() << " " << sql;
+    return n.ok() ? *n : -1;
+  }
+
+  std::unique_ptr<SweepStore> sweeps_;
+  std::unique_ptr<JobStore> jobs_;
+  std::unique_ptr<ResultStore> results_;
+  std::unique_ptr<WorkerStore> workers_;
+  int64_t platform_a_ = 0;
+  int64_t platform_b_ = 0;
+};
+
+TEST_F(ResultReuseTest, ALaterSweepTakesTheResultsItsWorkerCouldReuseAndRunsTheRest) {
+  const int64_t first = Submit("first", Jobs(3));
+  ASSERT_EQ(RunAll("measurer", platform_a_).size(), 3u);
+  // The second sweep has the first's three configurations and two more.
+  const int64_t second = Submit("second", Jobs(5));
+  Connect("reuser", platform_a_, kHarness);
+  const std::vector<Lease> ran = RunAll("reuser", platform_a_, /*steps=*/6);
+  ASSERT_EQ(ran.size(), 2u);  // only the two new configurations ran
+  for (const Lease& lease : ran) EXPECT_GE(lease.config.params().at("index"), 3);
+
+  absl::StatusOr<v1::SweepStatus> status = sweeps_->Get(second, kNow + 100);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->state(), v1::SWEEP_DONE);
+  EXPECT_EQ(status->ok_results(), 5);
+  EXPECT_EQ(status->reused_results(), 3);
+
+  absl::StatusOr<std::vector<v1::ResultRow>> rows = results_->Query(second, true);
+  ASSERT_TRUE(rows.ok());
+  absl::StatusOr<std::vector<v1::ResultRow>> originals = results_->Query(first, true);
+  ASSERT_TRUE(originals.ok());
+  for (const v1::ResultRow& row : *rows) {
+    const int64_t index = row.config().params().at("index");
+    if (index >= 3) {
+      EXPECT_EQ(row.reused_from_job_id(), 0);
+      EXPECT_EQ(row.worker_id(), "reuser");
+      EXPECT_EQ(row.measurement().step_seconds_size(), 6);
+      continue;
+    }
+    // A copy of the first sweep's result: its job, who measured it, where,
+    // with what harness, its samples.
+    const v1::ResultRow& original = (*originals)[static_cast<size_t>(index)];
+    EXPECT_EQ(row.reused_from_job_id(), original.job_id());
+    EXPECT_EQ(row.worker_id(), "measurer");
+    EXPECT_EQ(row.platform_fingerprint(), "fp-a");
+    EXPECT_EQ(row.harness(), kHarness);
+    EXPECT_EQ(row.measurement().step_seconds_size(), 4);
+    EXPECT_EQ(row.measurement().examples_per_sec(), original.measurement().examples_per_sec());
+  }
+  // A reused attempt did no work: fleet activity leaves it out.
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM attempts WHERE outcome = 'reused'"), 3);
+  absl::StatusOr<FleetActivity> activity =
+      ReadFleetActivity(*db_, second, /*window_seconds=*/3600, kNow + 100);
+  ASSERT_TRUE(activity.ok()) << activity.status();
+  EXPECT_EQ(activity->attempts.size(), 2u);
+}
+
+TEST_F(ResultReuseTest, OnlyTheSameFingerprintAndHarnessReuse) {
+  Submit("first", Jobs(2));
+  ASSERT_EQ(RunAll("measurer", platform_a_).size(), 2u);
+
+  Submit("other platform", Jobs(2));
+  Connect("elsewhere", platform_b_, kHarness);
+  EXPECT_EQ(RunAll("elsewhere", platform_b_).size(), 2u);
+
+  Submit("other harness", Jobs(2));
+  Connect("jax", platform_a_, "jax/timing-1");
+  EXPECT_EQ(RunAll("jax", platform_a_).size(), 2u);
+
+  Submit("older worker", Jobs(2));
+  Connect("old", platform_a_, "");  // no harness: never reuses
+  EXPECT_EQ(RunAll("old", platform_a_).size(), 2u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results WHERE reused_from_job_id IS NOT NULL"), 0);
+}
+
+TEST_F(ResultReuseTest, FreshOrOtherMeasurementSettingsMeasureAgain) {
+  Submit("first", Jobs(2));
+  ASSERT_EQ(RunAll("measurer", platform_a_).size(), 2u);
+
+  v1::RunSettings fresh;
+  fresh.set_fresh(true);
+  Submit("fresh", Jobs(2), fresh);
+  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 2u);
+
+  v1::RunSettings other_ci;
+  other_ci.set_ci(0.005);
+  Submit("tighter ci", Jobs(2), other_ci);
+  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 2u);
+
+  // What only schedules a job (its timeout, a budget) does not matter.
+  v1::RunSettings scheduling;
+  scheduling.set_timeout_seconds(900);
+  Submit("longer timeout", Jobs(2), scheduling);
+  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 0u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results WHERE reused_from_job_id IS NOT NULL"), 2);
+}
+
+TEST_F(ResultReuseTest, SuspectAndFailedResultsAreNotReused) {
+  Submit("first", Jobs(2));
+  for (int k = 0; k < 2; ++k) {
+    absl::StatusOr<std::optional<Lease>> lease =
+        jobs_->LeaseNextSync("cpu", "measurer", kNow, kNow + 60'000);
+    ASSERT_TRUE(lease.ok() && HasJob(*lease));
+    v1::Measurement m = OkMeasurement(3, k == 0 ? v1::OK : v1::OOM);
+    if (k == 0) m.add_suspect("another process used 80 % of a core");
+    ASSERT_TRUE(results_
+                    ->StoreSync((*lease)->job_id, (*lease)->attempt_id, "measurer", platform_a_, m,
+                                kNow + 5)
+                    .ok());
+  }
+  Submit("second", Jobs(2));
+  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 2u);
+}
+
+TEST_F(ResultReuseTest, ABudgetedSweepReleasesWhatItCanReuseBeforeItsDesign) {
+  Submit("first", Jobs(3));
+  ASSERT_EQ(RunAll("measurer", platform_a_).size(), 3u);
+  v1::RunSettings budget;  // a budgeted sweep's jobs are created held
+  budget.set_budget_seconds(60);
+  const int64_t budgeted = Submit("budgeted", Jobs(6), budget);
+  BudgetStore budgets(db_.get());
+  absl::StatusOr<std::optional<int64_t>> released = budgets.ReleaseReusableSync(budgeted, kNow);
+  ASSERT_TRUE(released.ok()) << released.status();
+  ASSERT_TRUE(released->has_value());
+  EXPECT_EQ(**released, 3);
+  // The released three take their results at the next lease; nothing runs.
+  EXPECT_TRUE(RunAll("measurer", platform_a_).empty());
+  absl::StatusOr<v1::SweepStatus> status = sweeps_->Get(budgeted, kNow + 100);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->reused_results(), 3);
+  EXPECT_EQ(status->held_jobs(), 3);
+
+  // No connected worker with a harness: nothing to match against yet.
+  workers_->Disconnected("measurer", kNow + 200);
+  Flush(*db_);
+  released = budgets.ReleaseReusableSync(budgeted, kNow + 300);
+  ASSERT_TRUE(released.ok());
+  EXPECT_FALSE(released->has_value());
+}
+
+TEST(SameMeasurementSettings, IgnoresOnlyWhatSchedulesAJob) {
+  v1::RunSettings a;
+  a.set_ci(0.02);
+  a.set_min_steps(5);
+  v1::RunSettings b = a;
+  b.set_budget_seconds(60);
+  b.set_timeout_seconds(30);
+  b.set_fresh(true);
+  b.set_seed(7);  // every sweep without one draws its own
+  EXPECT_TRUE(internal::SameMeasurementSettings(a, b));
+  b.set_min_steps(6);
+  EXPECT_FALSE(internal::SameMeasurementSettings(a, b));
+}
+
+}  // namespace
+}  // namespace paradnn::db
