@@ -1,10 +1,17 @@
 #include "server/budget_planner.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <iterator>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -78,8 +85,26 @@ std::vector<int64_t> AcquiredJobs(const SweepPredictor& predictor,
   return jobs;
 }
 
+// The planner thread's nice value (setpriority).
+constexpr int kPlannerNice = 10;
+
 // How often EstimateTimesLeft refits every running sweep.
 constexpr int64_t kEstimateEveryMs = 5000;
+
+// What a plan depends on besides the clock: every job's state and the
+// workers; `released` counted as pending already. Equal signatures: the
+// same plan, so the refit (a quarter of a second at 2,000 configurations)
+// is skipped.
+size_t PlanSignature(const std::vector<v1::ResultRow>& rows, int workers,
+                     const std::vector<int64_t>& released = {}) {
+  std::string text = absl::StrCat(workers, ";");
+  for (const v1::ResultRow& row : rows) {
+    const bool now_pending =
+        std::find(released.begin(), released.end(), row.job_id()) != released.end();
+    absl::StrAppend(&text, row.job_id(), ":", now_pending ? v1::JOB_PENDING : row.state(), ",");
+  }
+  return std::hash<std::string>()(text);
+}
 
 }  // namespace
 
@@ -107,6 +132,12 @@ BudgetPlanner::~BudgetPlanner() { Stop(); }
 
 void BudgetPlanner::Start() {
   thread_ = std::thread([this] {
+    // Below the runners it plans for: on a host that also measures (paradnn
+    // local, a 2-core worker), a refit must not take CPU from a timed step.
+    // Linux lets one thread be niced; elsewhere this is a no-op.
+    if (setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kPlannerNice) != 0) {
+      spdlog::debug("budget planner: could not lower its priority");
+    }
     std::unique_lock<std::mutex> lock(mu_);
     while (!stopping_) {
       wake_.wait_for(lock, std::chrono::seconds(1), [this] { return kicked_ || stopping_; });
@@ -147,6 +178,22 @@ std::optional<double> BudgetPlanner::SecondsLeft(int64_t sweep_id) const {
   return std::max(0.0, it->second.first - since);
 }
 
+void BudgetPlanner::RecordSecondsLeft(int64_t sweep_id, const SweepPredictor& predictor,
+                                      const db::BudgetedSweep& sweep, double budget_left,
+                                      int64_t now_unix_ms) {
+  const int workers = options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1;
+  const bool budgeted = sweep.spec.run().budget_seconds() > 0;
+  std::optional<double> left =
+      ModelSecondsLeft(predictor, sweep.spec.run().max_seconds(), workers, /*held_too=*/budgeted);
+  std::lock_guard<std::mutex> lock(estimates_mu_);
+  if (!left) {
+    seconds_left_.erase(sweep_id);
+    return;
+  }
+  if (budgeted) left = std::min(*left, std::max(0.0, budget_left));
+  seconds_left_[sweep_id] = {*left, now_unix_ms};
+}
+
 void BudgetPlanner::EstimateTimesLeft() {
   const int64_t now = clock_->NowUnixMs();
   estimated_unix_ms_ = now;
@@ -155,28 +202,35 @@ void BudgetPlanner::EstimateTimesLeft() {
     spdlog::warn("estimating sweeps' time left: {}", sweeps.status().ToString());
     return;
   }
-  std::map<int64_t, std::pair<double, int64_t>> estimates;
+  std::set<int64_t> running;
   for (const db::BudgetedSweep& sweep : *sweeps) {
+    running.insert(sweep.sweep_id);
+    // A budgeted sweep's plan records its estimate (StepSweep).
+    if (sweep.spec.run().budget_seconds() > 0 && planned_signature_.count(sweep.sweep_id) != 0) {
+      continue;
+    }
     absl::StatusOr<std::vector<v1::ResultRow>> rows =
         db::ResultStore(database_).Query(sweep.sweep_id, /*include_samples=*/false);
     if (!rows.ok()) continue;
-    absl::StatusOr<SweepPredictor> predictor = SweepPredictor::Of(*database_, *std::move(rows));
-    if (!predictor.ok()) continue;
     const int workers = options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1;
-    const double budget = sweep.spec.run().budget_seconds();
-    std::optional<double> left = ModelSecondsLeft(*predictor, sweep.spec.run().max_seconds(),
-                                                  workers, /*held_too=*/budget > 0);
-    if (!left) continue;
-    if (budget > 0) {
+    const size_t signature = PlanSignature(*rows, workers);
+    auto seen = estimated_signature_.find(sweep.sweep_id);
+    if (seen != estimated_signature_.end() && seen->second == signature) continue;  // counts down
+    absl::StatusOr<SweepPredictor> predictor =
+        SweepPredictor::Of(*database_, *std::move(rows), /*calibrate_intervals=*/false);
+    if (!predictor.ok()) continue;
+    estimated_signature_[sweep.sweep_id] = signature;
+    double budget_left = sweep.spec.run().budget_seconds();
+    if (budget_left > 0) {
       absl::StatusOr<int64_t> first = budgets_.FirstStartUnixMs(sweep.sweep_id);
-      const double budget_left =
-          first.ok() && *first > 0 ? budget - static_cast<double>(now - *first) / 1000.0 : budget;
-      left = std::min(*left, std::max(0.0, budget_left));
+      if (first.ok() && *first > 0) budget_left -= static_cast<double>(now - *first) / 1000.0;
     }
-    estimates[sweep.sweep_id] = {*left, now};
+    RecordSecondsLeft(sweep.sweep_id, *predictor, sweep, budget_left, now);
   }
   std::lock_guard<std::mutex> lock(estimates_mu_);
-  seconds_left_ = std::move(estimates);
+  for (auto it = seconds_left_.begin(); it != seconds_left_.end();) {
+    it = running.count(it->first) != 0 ? std::next(it) : seconds_left_.erase(it);
+  }
 }
 
 uint64_t BudgetPlanner::DesignSeed(const db::BudgetedSweep& sweep) const {
@@ -228,7 +282,17 @@ absl::Status BudgetPlanner::StepSweep(const db::BudgetedSweep& sweep, int64_t no
   absl::StatusOr<std::vector<v1::ResultRow>> rows =
       db::ResultStore(database_).Query(sweep.sweep_id, /*include_samples=*/false);
   if (!rows.ok()) return rows.status();
-  absl::StatusOr<SweepPredictor> predictor = SweepPredictor::Of(*database_, *std::move(rows));
+  const int workers = options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1;
+  if (!over) {
+    auto planned = planned_signature_.find(sweep.sweep_id);
+    if (planned != planned_signature_.end() && planned->second == PlanSignature(*rows, workers)) {
+      return absl::OkStatus();  // nothing changed since the last plan
+    }
+  }
+  // Planning ranks by variance and sums medians: only the predictions
+  // stored at the end need calibrated intervals.
+  absl::StatusOr<SweepPredictor> predictor =
+      SweepPredictor::Of(*database_, *std::move(rows), /*calibrate_intervals=*/over);
   if (!predictor.ok()) return predictor.status();
 
   std::vector<int64_t> release;
@@ -241,6 +305,8 @@ absl::Status BudgetPlanner::StepSweep(const db::BudgetedSweep& sweep, int64_t no
     const double seconds_left = *first_start > 0 ? (*first_start + budget_ms - now_unix_ms) / 1000.0
                                                  : sweep.spec.run().budget_seconds();
     release = NextReleases(sweep, *predictor, seconds_left);
+    planned_signature_[sweep.sweep_id] = PlanSignature(predictor->rows(), workers, release);
+    RecordSecondsLeft(sweep.sweep_id, *predictor, sweep, seconds_left, now_unix_ms);
   }
   if (!release.empty()) {
     absl::StatusOr<int64_t> moved = budgets_.ReleaseSync(release, now_unix_ms);
@@ -258,7 +324,7 @@ std::vector<int64_t> BudgetPlanner::NextReleases(const db::BudgetedSweep& sweep,
     pending += row.state() == v1::JOB_PENDING ? 1 : 0;
   }
   const int workers = options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1;
-  const size_t target = static_cast<size_t>(std::max(1, workers));
+  const size_t target = static_cast<size_t>(std::max(1, workers) + std::max(0, options_.lookahead));
   if (pending >= target) return {};
   const size_t want = target - pending;
   std::vector<int64_t> release;

@@ -57,7 +57,8 @@ double Distance(const std::vector<double>& a, const std::vector<double>& b) {
 }  // namespace
 
 absl::StatusOr<SweepPredictor> SweepPredictor::Of(const db::Database& database,
-                                                  std::vector<v1::ResultRow> rows) {
+                                                  std::vector<v1::ResultRow> rows,
+                                                  bool calibrate_intervals) {
   SweepPredictor out;
   out.rows_ = std::move(rows);
   std::map<std::string, size_t> index_of;
@@ -103,7 +104,9 @@ absl::StatusOr<SweepPredictor> SweepPredictor::Of(const db::Database& database,
     if (!fixed.empty()) group.fixed_seconds = 1.0 + Median(fixed);
     group.timed_steps = Median(steps);
     if (data.size() >= kMinMeasurementsToPredict) {
-      absl::StatusOr<pr::StepTimeModel> model = pr::StepTimeModel::Fit(data);
+      pr::FitOptions options;
+      options.calibrate = calibrate_intervals;
+      absl::StatusOr<pr::StepTimeModel> model = pr::StepTimeModel::Fit(data, options);
       if (!model.ok()) return model.status();
       group.model = *std::move(model);
     }

@@ -45,9 +45,14 @@ class SweepPredictor {
   };
 
   // Groups and fits `rows` (ResultStore::Query of one sweep); a platform
-  // that cannot be read is an error.
+  // that cannot be read is an error. `calibrate_intervals` false skips the
+  // cross-validation that widens the intervals (five more fits, most of the
+  // cost): it scales every predictive sd alike, so what acquisition ranks
+  // and the predicted medians do not change; predictions that are stored
+  // or shown need it.
   static absl::StatusOr<SweepPredictor> Of(const db::Database& database,
-                                           std::vector<v1::ResultRow> rows);
+                                           std::vector<v1::ResultRow> rows,
+                                           bool calibrate_intervals = true);
 
   const std::vector<v1::ResultRow>& rows() const { return rows_; }
   const std::vector<Group>& groups() const { return groups_; }

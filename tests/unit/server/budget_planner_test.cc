@@ -117,9 +117,12 @@ class BudgetPlannerTest : public DbTest {
     return step.ok() ? *step : BudgetStepSummary{};
   }
 
+  // One worker, and one job pending at a time (no lookahead), as the
+  // tests count releases.
   BudgetPlannerOptions OneWorker() {
     BudgetPlannerOptions options;
     options.workers_of = [](const std::string& device) { return device == "cpu" ? 1 : 0; };
+    options.lookahead = 0;
     return options;
   }
 
@@ -200,6 +203,20 @@ TEST_F(BudgetPlannerTest, PendingJobsAtTheEndAreHeldAgainAndTooFewMeasurementsBu
   EXPECT_EQ(Count("SELECT state FROM sweeps WHERE id = " + std::to_string(sweep)), v1::SWEEP_DONE);
 }
 
+TEST_F(BudgetPlannerTest, KeepsOneJobMoreThanWorkersPendingSoThatNoneWaitsForTheRefit) {
+  CreateSweep(kBudgetSeconds);
+  BudgetPlannerOptions options = OneWorker();
+  options.lookahead = 1;
+  BudgetPlanner planner(db_.get(), &clock_, options);
+  EXPECT_EQ(MustStep(planner).released, 8);  // the design, whatever the lookahead
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(MeasureOne());
+  EXPECT_EQ(MustStep(planner).released, 2) << "one for the worker, one waiting";
+  EXPECT_EQ(InState(v1::JOB_PENDING), 2);
+  ASSERT_TRUE(MeasureOne());
+  EXPECT_EQ(MustStep(planner).released, 1);
+  EXPECT_EQ(InState(v1::JOB_PENDING), 2);
+}
+
 TEST_F(BudgetPlannerTest, AnUnbudgetedSweepIsLeftAlone) {
   v1::SweepSpec spec = db::testing::Spec("plain");
   ASSERT_TRUE(db::SweepStore(db_.get()).CreateSync(spec, db::testing::Jobs(4), kNow).ok());
@@ -238,9 +255,9 @@ TEST_F(BudgetPlannerTest, EstimatesTheTimeLeftFromTheModelWithinTheBudget) {
   EXPECT_EQ(*ModelSecondsLeft(*predictor, 0, 1, /*held_too=*/false), 0) << "nothing pending";
 
   // A budgeted sweep ends with its budget: 60 s from the first lease, of
-  // which the 8 measurements took 40.
+  // which the 8 measurements took 40. Its plan (each step) records it.
   ASSERT_GT(truth, 20);
-  planner.EstimateTimesLeft();
+  MustStep(planner);
   ASSERT_TRUE(planner.SecondsLeft(sweep).has_value());
   EXPECT_NEAR(*planner.SecondsLeft(sweep), kBudgetSeconds - 8 * kJobMs / 1000.0, 1e-6);
   clock_.Advance(5000);
