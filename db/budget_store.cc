@@ -179,13 +179,9 @@ absl::StatusOr<int64_t> BudgetStore::HoldPendingSync(int64_t sweep_id, int64_t n
 absl::StatusOr<int64_t> BudgetStore::FirstStartUnixMs(int64_t sweep_id) const {
   int64_t first = 0;
   absl::Status status = db_->Read([&](sqlite3* db) -> absl::Status {
-    Statement query(db,
-                    "SELECT COALESCE(MIN(a.started_unix_ms), 0) FROM attempts a "
-                    "JOIN jobs j ON j.id = a.job_id WHERE j.sweep_id = ?");
-    query.Bind(1, sweep_id);
-    absl::StatusOr<bool> row = query.Step();
-    if (!row.ok()) return row.status();
-    if (*row) first = query.ColumnInt(0);
+    absl::StatusOr<int64_t> started = internal::FirstAttemptStartUnixMs(db, sweep_id);
+    if (!started.ok()) return started.status();
+    first = *started;
     return absl::OkStatus();
   });
   if (!status.ok()) return status;

@@ -108,14 +108,9 @@ absl::Status GrantAttempt(sqlite3* db, const std::string& worker_id, int64_t now
 // When a budgeted sweep's budget, counted from its first attempt, ends; 0
 // before its first attempt.
 absl::StatusOr<int64_t> BudgetEnd(sqlite3* db, int64_t sweep_id, double budget_seconds) {
-  Statement first(db,
-                  "SELECT COALESCE(MIN(a.started_unix_ms), 0) FROM attempts a "
-                  "JOIN jobs j ON j.id = a.job_id WHERE j.sweep_id = ?");
-  first.Bind(1, sweep_id);
-  absl::StatusOr<bool> row = first.Step();
-  if (!row.ok()) return row.status();
-  const int64_t started = *row ? first.ColumnInt(0) : 0;
-  return started > 0 ? started + static_cast<int64_t>(budget_seconds * 1000) : int64_t{0};
+  absl::StatusOr<int64_t> started = FirstAttemptStartUnixMs(db, sweep_id);
+  if (!started.ok()) return started.status();
+  return *started > 0 ? *started + static_cast<int64_t>(budget_seconds * 1000) : int64_t{0};
 }
 
 // At most this many jobs take earlier results in one lease, so that one

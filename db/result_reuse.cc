@@ -88,16 +88,7 @@ absl::Status StoreReusedResult(sqlite3* db, int64_t job_id, int64_t attempt_id,
     harness = read.ColumnText(2);
     platform_id = read.ColumnInt(3);
   }
-  {
-    Statement samples(db, "SELECT seconds FROM samples WHERE result_id = ? ORDER BY step");
-    samples.Bind(1, source.result_id);
-    for (;;) {
-      absl::StatusOr<bool> row = samples.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      measurement.add_step_seconds(samples.ColumnDouble(0));
-    }
-  }
+  if (absl::Status s = AppendSamples(db, source.result_id, &measurement); !s.ok()) return s;
   absl::StatusOr<StoreOutcome> stored = StoreResultInTransaction(
       db, job_id, attempt_id, worker_id, platform_id, measurement, now_unix_ms);
   if (!stored.ok()) return stored.status();

@@ -335,13 +335,9 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
       row.set_reused_from_job_id(query.ColumnInt(12));
       row.set_harness(query.ColumnText(13));
       if (!include_samples) continue;
-      Statement samples(db, "SELECT seconds FROM samples WHERE result_id = ? ORDER BY step");
-      samples.Bind(1, result_id);
-      for (;;) {
-        absl::StatusOr<bool> sample = samples.Step();
-        if (!sample.ok()) return sample.status();
-        if (!*sample) break;
-        row.mutable_measurement()->add_step_seconds(samples.ColumnDouble(0));
+      if (absl::Status s = internal::AppendSamples(db, result_id, row.mutable_measurement());
+          !s.ok()) {
+        return s;
       }
     }
   });

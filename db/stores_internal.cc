@@ -52,6 +52,27 @@ absl::StatusOr<int64_t> ReadCount(const Database* database, const char* sql,
   return count->empty() ? 0 : count->front();
 }
 
+absl::Status AppendSamples(sqlite3* db, int64_t result_id, v1::Measurement* m) {
+  Statement samples(db, "SELECT seconds FROM samples WHERE result_id = ? ORDER BY step");
+  samples.Bind(1, result_id);
+  for (;;) {
+    absl::StatusOr<bool> sample = samples.Step();
+    if (!sample.ok()) return sample.status();
+    if (!*sample) return absl::OkStatus();
+    m->add_step_seconds(samples.ColumnDouble(0));
+  }
+}
+
+absl::StatusOr<int64_t> FirstAttemptStartUnixMs(sqlite3* db, int64_t sweep_id) {
+  Statement first(db,
+                  "SELECT COALESCE(MIN(a.started_unix_ms), 0) FROM attempts a "
+                  "JOIN jobs j ON j.id = a.job_id WHERE j.sweep_id = ?");
+  first.Bind(1, sweep_id);
+  absl::StatusOr<bool> row = first.Step();
+  if (!row.ok()) return row.status();
+  return *row ? first.ColumnInt(0) : int64_t{0};
+}
+
 absl::Status FinishSweepIfDone(sqlite3* db, int64_t sweep_id, int64_t now_unix_ms) {
   Statement stmt(db,
                  "UPDATE sweeps SET state = ?1, finished_unix_ms = ?2 "

@@ -88,6 +88,14 @@ absl::StatusOr<int64_t> ReadCount(const Database* database, const char* sql,
 // Called by every write that can finish a sweep's last job.
 absl::Status FinishSweepIfDone(sqlite3* db, int64_t sweep_id, int64_t now_unix_ms);
 
+// Appends result `result_id`'s samples (table samples, in step order) to
+// `m`'s step_seconds.
+absl::Status AppendSamples(sqlite3* db, int64_t result_id, v1::Measurement* m);
+
+// When the sweep's first attempt started (a budgeted sweep's budget counts
+// from then); 0 before any.
+absl::StatusOr<int64_t> FirstAttemptStartUnixMs(sqlite3* db, int64_t sweep_id);
+
 // JobStore::LeaseNext's work inside a write function, for writes that lease
 // as one step of something larger (a result stored, then the reporting
 // worker's next job).

@@ -34,15 +34,10 @@ constexpr const char kSelectAllSweeps[] = PARADNN_SELECT_SWEEP " WHERE state != 
 absl::Status FillBudgetEnd(sqlite3* db, v1::SweepStatus* status) {
   const double budget_seconds = status->spec().run().budget_seconds();
   if (!(budget_seconds > 0)) return absl::OkStatus();
-  Statement first(db,
-                  "SELECT COALESCE(MIN(a.started_unix_ms), 0) FROM attempts a "
-                  "JOIN jobs j ON j.id = a.job_id WHERE j.sweep_id = ?");
-  first.Bind(1, status->sweep_id());
-  absl::StatusOr<bool> started = first.Step();
-  if (!started.ok()) return started.status();
-  const int64_t first_start = *started ? first.ColumnInt(0) : 0;
-  if (first_start > 0) {
-    status->set_budget_ends_unix_ms(first_start + static_cast<int64_t>(budget_seconds * 1000));
+  absl::StatusOr<int64_t> first_start = internal::FirstAttemptStartUnixMs(db, status->sweep_id());
+  if (!first_start.ok()) return first_start.status();
+  if (*first_start > 0) {
+    status->set_budget_ends_unix_ms(*first_start + static_cast<int64_t>(budget_seconds * 1000));
   }
   return absl::OkStatus();
 }
