@@ -23,6 +23,9 @@ packages=(
   # worker/jax_runner: the JAX runner's protobuf modules (JAX itself comes from pip on
   # GPU/TPU hosts, docs/backends.md).
   python3-protobuf
+  # python/: the paradnn package (generated gRPC modules, pandas DataFrames),
+  # installed with pip into a venv that sees these, and its pytest tests.
+  python3-grpcio python3-pandas python3-pytest python3-pip python3-venv python3-setuptools
   # scripts/fuzz.sh: clang with libFuzzer, ASan and UBSan. libclang-rt-dev
   # (libclang_rt.fuzzer and the sanitizer runtimes) is only a Recommends of
   # clang, which --no-install-recommends skips.
@@ -88,3 +91,15 @@ if [ -f "$(dirname "$0")/../$k8s_tools/package-lock.json" ]; then
     fi
   )
 fi
+
+# dashboard/: Vega, Vega-Lite and vega-embed (their prebuilt builds are
+# embedded into the coordinator at build time) and playwright-core for the
+# browser test, pinned by dashboard/package-lock.json.
+(
+  cd "$(dirname "$0")/../dashboard"
+  if [ ! -f node_modules/vega-embed/build/vega-embed.min.js ] || [ ! -d node_modules/playwright-core ] \
+     || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    echo "install-deps: npm install in dashboard"
+    npm install --no-audit --no-fund --loglevel=error
+  fi
+)

@@ -1,0 +1,88 @@
+"""Analysis requests from keywords, and responses as DataFrames, without a coordinator."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import paradnn
+from paradnn.v1 import analysis_pb2
+
+
+def test_heatmap_request_fields() -> None:
+    request = paradnn.build_request("heatmap", 4, metric="gflops", x="node", y="batch",
+                                    panel="precision", where={"layer": 4, "precision": "float32"},
+                                    include_predicted=True)
+    heatmap = request.heatmap
+    assert request.WhichOneof("analysis") == "heatmap"
+    assert (heatmap.metric, heatmap.x, heatmap.y, heatmap.panel) == ("gflops", "node", "batch",
+                                                                      "precision")
+    assert list(heatmap.selection.sweep_ids) == [4]
+    assert dict(heatmap.selection.where) == {"layer": "4", "precision": "float32"}
+    assert heatmap.selection.include_predicted
+
+
+def test_cli_flag_names_and_lists() -> None:
+    sensitivity = paradnn.build_request("sensitivity", [1, 2], metric="gflops", log2=True,
+                                        features="node, batch").sensitivity
+    assert sensitivity.log2_features and list(sensitivity.features) == ["node", "batch"]
+    assert list(sensitivity.selection.sweep_ids) == [1, 2]
+    boxplot = paradnn.build_request("boxplot", 1, metric="mfu", group_by=["family"]).boxplot
+    assert list(boxplot.group_by) == ["family"]
+    assert paradnn.build_request("roofline", 1, ops=True).roofline.include_ops
+    # Every field defaulted is still a request for that analysis.
+    assert paradnn.build_request("scaling", 1).WhichOneof("analysis") == "scaling"
+
+
+def test_every_kind_of_the_proto_is_offered() -> None:
+    fields = analysis_pb2.AnalyzeRequest.DESCRIPTOR.oneofs_by_name["analysis"].fields
+    assert paradnn.KINDS == tuple(f.name for f in fields)
+    assert "speedup" in paradnn.KINDS and "scaling" in paradnn.KINDS
+
+
+@pytest.mark.parametrize("kind, fields, message", [
+    ("heat", {}, "'heat' is not an analysis; one of heatmap, sensitivity, roofline"),
+    ("heatmap", {"colour": "x"}, "analyze heatmap: 'colour' is not a field; allowed: metric, x"),
+    ("heatmap", {"selection": None}, "'selection' is not a field"),
+    ("heatmap", {"x": 3}, "analyze heatmap: x takes text, not 3"),
+    ("sensitivity", {"log2": "yes"}, "log2_features takes True or False"),
+    ("boxplot", {"group_by": [1]}, "group_by takes a list of text"),
+    ("heatmap", {"where": "layer=4"}, "where: a dict of field -> value"),
+])
+def test_bad_arguments_name_the_field_and_what_is_allowed(kind, fields, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        paradnn.build_request(kind, 1, **fields)
+
+
+@pytest.mark.parametrize("sweep_ids", [0, -1, [], ["1"], True, 1.5])
+def test_bad_sweep_ids(sweep_ids) -> None:
+    with pytest.raises(ValueError, match="sweep_ids"):
+        paradnn.build_request("roofline", sweep_ids)
+
+
+def test_heatmap_frame_has_a_row_per_cell_with_its_panel() -> None:
+    response = analysis_pb2.AnalyzeResponse(results=3)
+    response.heatmap.metric, response.heatmap.unit = "gflops", "GFLOP/s"
+    panel = response.heatmap.panels.add(panel_value="float32")
+    panel.cells.add(x="32", y="16", value=1.5, ok_results=1)
+    panel.cells.add(x="64", y="16", oom_results=1)  # no value: NaN, not 0
+    cells = paradnn.frame(response)
+    assert list(cells["panel"]) == ["float32", "float32"]
+    assert cells.loc[0, "value"] == 1.5 and math.isnan(cells.loc[1, "value"])
+    assert list(cells["oom_results"]) == [0, 1]
+    assert cells.attrs["unit"] == "GFLOP/s" and cells.attrs["results"] == 3
+
+
+def test_other_frames_take_their_rows() -> None:
+    response = analysis_pb2.AnalyzeResponse()
+    response.boxplot.groups.add(name="fc", count=4, p50=2.0, outliers=[9.0, 10.0])
+    groups = paradnn.frame(response)
+    assert list(groups["name"]) == ["fc"] and list(groups.loc[0, "outliers"]) == [9.0, 10.0]
+    response = analysis_pb2.AnalyzeResponse()
+    response.scaling.summary.add(value="2", median_speedup=1.8)
+    response.scaling.levels.extend(["1", "2"])
+    levels = paradnn.frame(response)
+    assert list(levels["value"]) == ["2"] and list(levels.attrs["levels"]) == ["1", "2"]
+    with pytest.raises(ValueError, match="no analysis"):
+        paradnn.frame(analysis_pb2.AnalyzeResponse())
