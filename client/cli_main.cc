@@ -68,6 +68,7 @@ struct Flags {
   bool fresh = false;                  // submit, local: --fresh
   std::vector<int64_t> result_sweeps;  // results SWEEP...
   bool wide = false;                   // results, local: --wide
+  std::string dashboard_listen;        // local: --dashboard[=HOST:PORT]
   client::AnalyzeFlags analyze;        // analyze KIND and report
   std::string out_dir = "paradnn-report";
   // predict
@@ -216,6 +217,9 @@ void AddSweepCommands(CLI::App& app, Flags* flags, Commands* commands) {
   local->add_option("--workers", flags->workers, "Local workers to start")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  local->add_flag("--dashboard{127.0.0.1:0}", flags->dashboard_listen,
+                  "Serve the web dashboard while the sweep runs (docs/dashboard.md), on "
+                  "127.0.0.1 and a free port, or --dashboard=HOST:PORT; the address is printed");
   AddFormat(local, flags);
   AddWide(local, flags);
   AddMaxJobs(local, flags);
@@ -391,6 +395,7 @@ client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
   options.fresh = flags.fresh;
   options.db_path = flags.db_path;
   options.workers = flags.workers;
+  options.dashboard_listen = flags.dashboard_listen;
   options.resume = flags.resume;
   options.wide = flags.wide;
   options.format = format;

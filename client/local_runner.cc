@@ -209,6 +209,11 @@ absl::StatusOr<std::unique_ptr<PrivateCoordinator>> PrivateCoordinator::Start(
                                    "--db",           options.db_path, "--address-file",
                                    address_file,     "--log-level",   options.log_level};
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
+  const std::string metrics_file = *temp_dir + "/metrics-address";
+  if (!options.metrics_listen.empty()) {
+    argv.insert(argv.end(), {"--metrics-listen", options.metrics_listen, "--metrics-address-file",
+                             metrics_file});
+  }
   absl::StatusOr<std::unique_ptr<ChildProcess>> child =
       ChildProcess::Start("paradnn-coordinator", argv, *temp_dir + "/coordinator.log");
   if (!child.ok()) return child.status();
@@ -220,7 +225,12 @@ absl::StatusOr<std::unique_ptr<PrivateCoordinator>> PrivateCoordinator::Start(
       return absl::CancelledError("interrupted");
     }
     coordinator->address_ = ReadTrimmed(address_file);
-    if (!coordinator->address_.empty()) break;
+    // The HTTP listener starts after gRPC's: wait for both.
+    if (!options.metrics_listen.empty()) coordinator->metrics_address_ = ReadTrimmed(metrics_file);
+    if (!coordinator->address_.empty() &&
+        (options.metrics_listen.empty() || !coordinator->metrics_address_.empty())) {
+      break;
+    }
     if (!coordinator->process_->Running()) {
       return ChildFailure(*coordinator->process_, "stopped before it listened");
     }
@@ -286,6 +296,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalOpt
   coordinator_options.startup_timeout = options.startup_timeout;
   coordinator_options.stop_grace = options.stop_grace;
   coordinator_options.needed_by = "paradnn local";
+  coordinator_options.metrics_listen = options.dashboard_listen;
   if (options.max_jobs > 0) {
     coordinator_options.extra_args = {"--max-jobs", absl::StrCat(options.max_jobs)};
   }
@@ -459,6 +470,11 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(
       options, run_spec.device().empty() ? "cpu" : run_spec.device(), ctx.interrupts);
   if (!cluster.ok()) return ReportError(ctx, cluster.status());
+  if (!(*cluster)->dashboard_address().empty()) {
+    *ctx.err << "paradnn: dashboard on http://" << (*cluster)->dashboard_address()
+             << "/ while this runs (docs/dashboard.md)\n"
+             << std::flush;
+  }
 
   int code = kExitInterrupted;
   int64_t sweep_id = resumed->has_value() ? (*resumed)->sweep_id() : 0;

@@ -83,6 +83,9 @@ struct LocalOptions {
   double budget_seconds = 0;       // --budget (0: the file's)
   bool fresh = false;              // --fresh (false: the file's)
   std::string db_path = "paradnn.db";
+  // --dashboard: the private coordinator also serves the dashboard (and
+  // /metrics) on this HOST:PORT; "" = not.
+  std::string dashboard_listen;
   bool resume = false;  // --resume: continue the newest interrupted sweep
   bool wide = false;    // --wide: every column of the results table
   int workers = 1;
@@ -97,6 +100,7 @@ struct LocalOptions {
 struct PrivateCoordinatorOptions {
   std::string db_path;
   std::vector<std::string> extra_args;  // more paradnn-coordinator flags
+  std::string metrics_listen;           // --metrics-listen (the dashboard); "" = off
   std::string log_level = "warn";
   std::string bin_dir;    // empty: ExecutableDir()
   std::string needed_by;  // the command, for the missing-binary message
@@ -120,6 +124,9 @@ class PrivateCoordinator {
 
   // "unix:/tmp/paradnn-local-XXXXXX/coordinator.sock".
   const std::string& address() const { return address_; }
+  // Its HTTP address (HOST:PORT, the port resolved); "" without
+  // metrics_listen.
+  const std::string& metrics_address() const { return metrics_address_; }
   const std::string& temp_dir() const { return temp_dir_; }
 
   // OK while it runs; else Unavailable with the tail of its log.
@@ -134,6 +141,7 @@ class PrivateCoordinator {
   std::string temp_dir_;
   std::chrono::seconds stop_grace_;
   std::string address_;
+  std::string metrics_address_;
   std::unique_ptr<ChildProcess> process_;
   bool failure_reported_ = false;
   bool stopped_ = false;
@@ -155,6 +163,8 @@ class LocalCluster {
 
   // The coordinator's address ("unix:/tmp/paradnn-local-XXXXXX/coordinator.sock").
   const std::string& address() const { return coordinator_->address(); }
+  // The dashboard's HOST:PORT; "" without LocalOptions.dashboard_listen.
+  const std::string& dashboard_address() const { return coordinator_->metrics_address(); }
 
   // OK while every child runs; else Unavailable naming the first child that
   // exited, with the tail of its log.

@@ -88,9 +88,11 @@ void AddFlags(CLI::App& app, CoordinatorServerOptions* options) {
                "Allow listening beyond loopback without tokens or TLS (logs a warning); "
                "without it such a --listen is refused");
   app.add_option("--metrics-listen", options->metrics_listen,
-                 "Serve /metrics (Prometheus), /healthz and /readyz over plain HTTP on HOST:PORT, "
-                 "e.g. 127.0.0.1:9464 (port 0 picks one); off when empty. The pages carry no "
-                 "secrets but no token either: keep it on loopback or a private network "
+                 "Serve /metrics (Prometheus), /healthz, /readyz and the dashboard (/, with its "
+                 "JSON API under /api/v1/, docs/dashboard.md) over plain HTTP on HOST:PORT, e.g. "
+                 "127.0.0.1:9464 (port 0 picks one); off when empty. The API asks for a client "
+                 "token whenever the coordinator requires tokens, and beyond loopback serves "
+                 "only then (or with --insecure): keep it on loopback or a private network "
                  "(docs/observability.md)");
   app.add_option("--metrics-address-file", options->metrics_address_file,
                  "After the metrics endpoint listens, write its HOST:PORT to this file");

@@ -29,6 +29,7 @@
 #include "server/call_authorizer.h"
 #include "server/coordinator_metrics.h"
 #include "server/coordinator_service.h"
+#include "server/dashboard_api.h"
 #include "server/fleet_goodput.h"
 #include "server/listener_restart.h"
 #include "server/metrics_http.h"
@@ -204,6 +205,7 @@ struct CoordinatorServer::Parts {
   std::unique_ptr<BudgetPlanner> planner;  // not in a read-only coordinator
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<MetricsHttpServer> metrics_http;
+  std::unique_ptr<DashboardApi> dashboard;  // answers metrics_http's other paths
   std::string address;
   std::string metrics_address;
 
@@ -331,13 +333,31 @@ absl::Status CoordinatorServer::Parts::ServeMetrics() {
   MetricsHttpHandlers handlers;
   handlers.metrics = [this] { return metrics->Render(); };
   handlers.not_ready_reason = [this] { return NotReadyReason(); };
+  // The dashboard's API is a client of the Coordinator service like any
+  // other, through the in-process channel, under the same tokens.
+  grpc::ChannelArguments channel_arguments;
+  channel_arguments.SetMaxReceiveMessageSize(-1);
+  DashboardApiOptions dashboard_options;
+  dashboard_options.api_allowed = common::IsLoopbackAddress(options.metrics_listen) ||
+                                  authorizer.requires_tokens() || options.insecure;
+  dashboard = std::make_unique<DashboardApi>(server->InProcessChannel(channel_arguments),
+                                             dashboard_options);
+  handlers.other = [api = dashboard.get()](HttpRequest request, HttpResponder respond) {
+    api->Handle(std::move(request), std::move(respond));
+  };
   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> started =
       MetricsHttpServer::Start(options.metrics_listen, std::move(handlers));
   if (!started.ok()) return started.status();
   metrics_http = *std::move(started);
   metrics_address = options.metrics_listen.substr(0, options.metrics_listen.rfind(':') + 1) +
                     std::to_string(metrics_http->port());
-  spdlog::info("metrics on http://{}/metrics", metrics_address);
+  spdlog::info("dashboard on http://{}/ (metrics on /metrics)", metrics_address);
+  if (!dashboard_options.api_allowed) {
+    spdlog::warn(
+        "--metrics-listen {} is beyond loopback and no client token is required: the dashboard's "
+        "API refuses every call (give --client-token-file, or --insecure)",
+        options.metrics_listen);
+  }
   if (!options.metrics_address_file.empty()) {
     return WriteAtomically(options.metrics_address_file, metrics_address, "--metrics-address-file");
   }
@@ -429,6 +449,10 @@ void CoordinatorServer::Parts::Stop() {
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
     server->Wait();
   }
+  // The HTTP thread stops first; the dashboard's calls still queued then
+  // answer into the stopped server, which must outlive them.
+  if (metrics_http) metrics_http->Stop();
+  dashboard.reset();
   metrics_http.reset();
   metrics.reset();
   planner.reset();  // it offers jobs through the scheduler

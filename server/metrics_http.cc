@@ -58,36 +58,61 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
  private:
   void OnRead(beast::error_code ec) {
     if (ec) return;  // timeout, closed, malformed: nothing to answer
-    response_.version(request_.version());
-    response_.keep_alive(false);
-    response_.set(http::field::server, "paradnn-coordinator");
     const std::string target(request_.target());
-    const std::string path = target.substr(0, target.find('?'));
-    std::string body;
+    const size_t question = target.find('?');
+    const std::string path = target.substr(0, question);
+    const bool builtin = path == "/metrics" || path == "/healthz" || path == "/readyz";
+    if (!builtin && handlers_->other) {
+      HttpRequest request{std::string(request_.method_string()), path,
+                          question == std::string::npos ? "" : target.substr(question + 1),
+                          std::move(request_.body()),
+                          std::string(request_[http::field::authorization])};
+      // The answer may take a while (an analysis); the write has its own
+      // timeout.
+      stream_.expires_never();
+      handlers_->other(std::move(request), [self = shared_from_this()](HttpResponse response) {
+        asio::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
+          self->Answer(std::move(response));
+        });
+      });
+      return;
+    }
+    Answer(BuiltinResponse(path));
+  }
+
+  HttpResponse BuiltinResponse(const std::string& path) const {
+    HttpResponse response;
     if (request_.method() != http::verb::get && request_.method() != http::verb::head) {
-      response_.result(http::status::method_not_allowed);
-      response_.set(http::field::allow, "GET, HEAD");
-      body = "only GET and HEAD\n";
+      response.status = static_cast<int>(http::status::method_not_allowed);
+      response.headers.emplace_back("Allow", "GET, HEAD");
+      response.body = "only GET and HEAD\n";
     } else if (path == "/metrics") {
-      response_.result(http::status::ok);
-      response_.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-      body = handlers_->metrics ? handlers_->metrics() : "";
+      response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      response.body = handlers_->metrics ? handlers_->metrics() : "";
     } else if (path == "/healthz") {
-      response_.result(http::status::ok);
-      body = "ok\n";
+      response.body = "ok\n";
     } else if (path == "/readyz") {
       const std::string reason = handlers_->not_ready_reason ? handlers_->not_ready_reason() : "";
-      response_.result(reason.empty() ? http::status::ok : http::status::service_unavailable);
-      body = reason.empty() ? "ready\n" : reason + "\n";
+      response.status =
+          static_cast<int>(reason.empty() ? http::status::ok : http::status::service_unavailable);
+      response.body = reason.empty() ? "ready\n" : reason + "\n";
     } else {
-      response_.result(http::status::not_found);
-      body = "not found: try /metrics, /healthz or /readyz\n";
+      response.status = static_cast<int>(http::status::not_found);
+      response.body = "not found: try /metrics, /healthz or /readyz\n";
     }
-    if (response_.find(http::field::content_type) == response_.end()) {
-      response_.set(http::field::content_type, "text/plain; charset=utf-8");
-    }
-    response_.content_length(body.size());
-    if (request_.method() != http::verb::head) response_.body() = std::move(body);
+    return response;
+  }
+
+  void Answer(HttpResponse answer) {
+    response_.version(request_.version());
+    response_.keep_alive(false);
+    response_.result(static_cast<unsigned>(answer.status));
+    response_.set(http::field::server, "paradnn-coordinator");
+    response_.set(http::field::content_type, answer.content_type);
+    for (const auto& [name, value] : answer.headers) response_.set(name, value);
+    response_.content_length(answer.body.size());
+    if (request_.method() != http::verb::head) response_.body() = std::move(answer.body);
+    stream_.expires_after(std::chrono::seconds(10));
     http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code, size_t) {
       beast::error_code ignored;
       self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);

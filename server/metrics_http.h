@@ -4,24 +4,52 @@
 //   GET /metrics  Prometheus text exposition (text/plain; version=0.0.4)
 //   GET /healthz  200 "ok" while the process serves HTTP at all
 //   GET /readyz   200 "ready", or 503 with the reason (draining, database)
-// Anything else is 404 (405 for a method other than GET/HEAD). One request
-// per connection; a connection idle for 10 s is closed.
+// Any other path goes to the `other` handler when there is one (the
+// dashboard and its JSON API, server/dashboard_api.h), else is 404 (405 for
+// a method other than GET/HEAD). One request per connection; a connection
+// idle for 10 s is closed.
 #ifndef PARADNN_SERVER_METRICS_HTTP_H_
 #define PARADNN_SERVER_METRICS_HTTP_H_
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
 namespace paradnn::server {
+
+// A request for the `other` handler.
+struct HttpRequest {
+  std::string method;  // "GET", "HEAD", "POST", ...
+  std::string path;    // the target up to '?'
+  std::string query;   // after '?', not decoded
+  std::string body;
+  std::string authorization;  // the Authorization header; "" if none
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // more fields
+};
+
+// Answers one request, exactly once, from any thread.
+using HttpResponder = std::function<void(HttpResponse)>;
 
 struct MetricsHttpHandlers {
   // The /metrics body. Called on the server's thread.
   std::function<std::string()> metrics;
   // "" when ready, else why not (the 503 body).
   std::function<std::string()> not_ready_reason;
+  // Every other path, any method. Called on the server's thread, so it must
+  // not block: slow work answers later through the responder. A responder
+  // called after Stop() answers nobody; every responder must have been
+  // called or dropped before the server is destroyed.
+  std::function<void(HttpRequest, HttpResponder)> other;
 };
 
 // "" while fewer than `share` of this process's file descriptors

@@ -1,0 +1,232 @@
+// The dashboard in a real browser: a coordinator and one worker on loopback
+// with a fresh SQLite file, the quick sweep (examples/quick.yaml) submitted
+// with the CLI, then Debian's Chromium (driven by playwright-core) opens the
+// sweep's page, waits for live progress to reach done, and checks the heat
+// map (one cell per configuration, hover tooltip, click opens the job), the
+// results table (one row per job, sort, filter), every analysis drawn, the
+// workers page (fingerprint, roofs, stack doctor), fleet goodput, and the
+// JSON API's errors. Screenshots go to $DASHBOARD_TEST_OUT.
+//
+//   node dashboard_test.cjs BIN_DIR SOURCE_DIR OUT_DIR
+'use strict';
+
+const { spawn, execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const assert = require('assert');
+const { chromium } = require('playwright-core');
+
+const [binDir, sourceDir, outDir] = process.argv.slice(2);
+if (!binDir || !sourceDir || !outDir) {
+  console.error('usage: node dashboard_test.cjs BIN_DIR SOURCE_DIR OUT_DIR');
+  process.exit(2);
+}
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'paradnn-dashboard-'));
+const children = [];
+
+function start(name, args) {
+  const log = fs.openSync(path.join(outDir, `${name}.log`), 'w');
+  const child = spawn(path.join(binDir, name), args, { stdio: ['ignore', log, log] });
+  children.push(child);
+  return child;
+}
+
+async function waitForFile(file, seconds) {
+  for (let i = 0; i < seconds * 10; i++) {
+    if (fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim()) return fs.readFileSync(file, 'utf8').trim();
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${file} did not appear within ${seconds} s`);
+}
+
+function cli(address, ...args) {
+  return execFileSync(path.join(binDir, 'paradnn'), ['--coordinator', address, ...args], { encoding: 'utf8' });
+}
+
+async function checkApiErrors(base) {
+  const bad = await fetch(`${base}/api/v1/sweeps/abc`);
+  assert.strictEqual(bad.status, 400);
+  const badJson = await bad.json();
+  assert.strictEqual(badJson.error.code, 'INVALID_ARGUMENT');
+  assert.match(badJson.error.message, /sweep 'abc' is not a sweep id/);
+  const missing = await fetch(`${base}/api/v1/sweeps/999999`);
+  assert.strictEqual(missing.status, 404);
+  const body = await fetch(`${base}/api/v1/analyze`, { method: 'POST', body: '{"heatmap": {"nope": 1}}' });
+  assert.strictEqual(body.status, 400);
+  assert.match((await body.json()).error.message, /nope/);
+  const query = await fetch(`${base}/api/v1/fleet?sweeps=1`);
+  assert.strictEqual(query.status, 400);
+  assert.match((await query.json()).error.message, /'sweeps' is not one of: sweep, window_seconds/);
+  const method = await fetch(`${base}/api/v1/sweeps`, { method: 'POST', body: '{}' });
+  assert.strictEqual(method.status, 405);
+}
+
+// The sweep page, opened while the sweep ran: its progress moved on its own.
+async function watchProgress(page, base, sweepId) {
+  await page.goto(`${base}/#/sweep/${sweepId}`);
+  await page.waitForSelector('dd[data-key="done"]', { timeout: 30000 });
+  await page.evaluate(() => {
+    window.seenProgress = new Set();
+    setInterval(() => {
+      const done = document.querySelector('dd[data-key="done"]');
+      if (done) window.seenProgress.add(done.textContent);
+    }, 100);
+  });
+  await page.waitForSelector('dl.facts[data-state="done"]', { timeout: 600000 });
+  const seen = await page.evaluate(() => [...window.seenProgress]);
+  assert.ok(seen.length >= 2, `progress updated without a reload (seen: ${seen})`);
+  assert.ok(seen.includes('12/12'), `progress reached 12/12 (seen: ${seen})`);
+  return seen;
+}
+
+async function checkSweepPage(page, sweepId, rows) {
+  const configurations = new Set(rows.map((r) => `${r.config.params.node}x${r.config.params.batch}`));
+  await page.waitForSelector('#heatmap-chart svg .cells_marks path', { timeout: 60000 });
+  const cells = await page.locator('#heatmap-chart svg .cells_marks path').count();
+  assert.strictEqual(cells, configurations.size, 'one heat-map cell per configuration');
+  assert.strictEqual(await page.locator('#results tbody tr').count(), rows.length, 'one table row per job');
+  // Hover: the tooltip names the cell's configuration and its statistics.
+  const cell = page.locator('#heatmap-chart svg .cells_marks path').first();
+  await cell.hover();
+  const tooltip = page.locator('#vg-tooltip-element.visible');
+  await tooltip.waitFor({ timeout: 10000 });
+  const tip = await tooltip.innerText();
+  assert.match(tip, /node=\d+ batch=\d+/);
+  assert.match(tip, /1 ok, 0 OOM/);
+  assert.match(tip, /examples\/s|ex\/s/);
+  fs.writeFileSync(path.join(outDir, 'tooltip.txt'), tip);
+  await page.screenshot({ path: path.join(outDir, 'dashboard-sweep.png'), fullPage: true });
+  // Every analysis drew a chart (or said why it could not).
+  for (const id of ['sensitivity', 'roofline', 'boxplot']) {
+    await page.waitForSelector(`#${id}-chart svg, #${id}-chart .error`, { timeout: 60000 });
+    assert.strictEqual(await page.locator(`#${id}-chart .error`).count(), 0, `${id} drew without an error`);
+  }
+  // Sort by examples/s, descending, then filter to one batch size.
+  const header = page.locator('#results th[data-column="examples_per_sec"]');
+  await header.click();
+  await header.click();
+  const column = await page.locator('#results th').evaluateAll((ths) => ths.findIndex((t) => t.dataset.column === 'examples_per_sec'));
+  const values = await page.locator(`#results tbody tr td:nth-child(${column + 1})`).allInnerTexts();
+  assert.strictEqual(values.length, rows.length);
+  const expected = rows.map((r) => r.measurement.examples_per_sec).sort((a, b) => b - a);
+  assert.strictEqual(values[0], fmtCount(expected[0]), 'sorted descending by ex/s');
+  await page.fill('#results-filter', 'batch=64');
+  assert.strictEqual(await page.locator('#results tbody tr').count(), rows.filter((r) => r.config.params.batch === '64').length);
+  // Click a cell: its job opens.
+  await cell.click();
+  await page.waitForSelector('text=Measurement', { timeout: 10000 });
+  assert.match(page.url(), /#\/sweep\/\d+\/job\/\d+$/);
+  await page.waitForSelector('#steps-chart svg', { timeout: 10000 });
+}
+
+// The CLI's HumanCount, to compare a cell with the API's number.
+function fmtCount(value) {
+  const suffix = ['', 'k', 'M', 'G'];
+  let unit = 0;
+  while (Math.abs(value) >= 999.5 && unit + 1 < suffix.length) { value /= 1000; unit += 1; }
+  const a = Math.abs(value);
+  const s = a >= 99.95 ? value.toFixed(0) : a >= 9.995 ? value.toFixed(1) : a >= 0.9995 ? value.toFixed(2) : value.toFixed(3);
+  return unit === 0 && value === Math.floor(value) ? value.toFixed(0) : s + suffix[unit];
+}
+
+async function checkWorkersAndFleet(page, base) {
+  await page.goto(`${base}/#/workers`);
+  await page.waitForSelector('#workers tbody tr', { timeout: 20000 });
+  assert.ok(await page.locator('.platform[data-fingerprint]').count() >= 1, 'a platform card');
+  const platform = await page.locator('.platform').first().innerText();
+  assert.match(platform, /fingerprint/);
+  assert.match(platform, /Roofs \(calibrated\)/);
+  assert.match(platform, /matmul\s+float32/);
+  assert.match(platform, /Stack doctor/);
+  await page.screenshot({ path: path.join(outDir, 'dashboard-workers.png'), fullPage: true });
+  await page.goto(`${base}/#/fleet`);
+  await page.waitForSelector('#fleet tbody tr', { timeout: 20000 });
+  assert.match(await page.locator('#fleet').innerText(), /total/);
+  await page.goto(`${base}/#/`);
+  await page.waitForSelector('#sweeps tbody tr[data-state="done"]', { timeout: 20000 });
+}
+
+// `paradnn local --dashboard` prints its private coordinator's dashboard,
+// which serves the sweep while it runs.
+async function checkLocalDashboard() {
+  const sweep = path.join(work, 'tiny.yaml');
+  fs.writeFileSync(sweep, 'name: tiny\nfamily: fc\ndevice: cpu\nparams: {layer: 1, node: {values: [32, 64]}, ' +
+    'input: 64, output: 8, batch: 8}\nrun: {max_seconds: 0.5, warmup_steps: 1}\n');
+  const local = spawn(path.join(binDir, 'paradnn'), ['local', '--dashboard', '--db', path.join(work, 'local.db'), sweep],
+    { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(local);
+  let stderr = '';
+  const url = await new Promise((resolve, reject) => {
+    local.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      const m = stderr.match(/dashboard on (http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (m) resolve(m[1]);
+    });
+    local.on('exit', () => reject(new Error(`paradnn local ended without a dashboard line:\n${stderr}`)));
+  });
+  // The dashboard is up before the CLI submits: the sweep appears shortly.
+  let sweeps = [];
+  for (let i = 0; i < 300 && sweeps.length === 0; i++) {
+    ({ sweeps } = await (await fetch(`${url}api/v1/sweeps`)).json());
+    if (sweeps.length === 0) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.strictEqual(sweeps.length, 1);
+  assert.strictEqual(sweeps[0].name, 'tiny');
+  const code = await new Promise((resolve) => (local.exitCode !== null ? resolve(local.exitCode) : local.on('exit', resolve)));
+  assert.strictEqual(code, 0, stderr);
+}
+
+async function main() {
+  fs.mkdirSync(outDir, { recursive: true });
+  const addressFile = path.join(work, 'address');
+  const httpFile = path.join(work, 'http');
+  start('paradnn-coordinator', ['--db', path.join(work, 'dashboard.db'), '--listen', '127.0.0.1:0',
+    '--address-file', addressFile, '--metrics-listen', '127.0.0.1:0', '--metrics-address-file', httpFile]);
+  const address = await waitForFile(addressFile, 30);
+  const base = 'http://' + (await waitForFile(httpFile, 30));
+  start('paradnn-worker', ['--coordinator', address, '--worker-id', 'dashboard-worker',
+    '--calibrate', 'auto', '--state-dir', path.join(outDir, 'state')]);
+  const sweepId = cli(address, 'submit', path.join(sourceDir, 'examples/quick.yaml'), '-q').trim();
+  assert.match(sweepId, /^\d+$/);
+  await checkApiErrors(base);
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    const seen = await watchProgress(page, base, sweepId);
+    console.log(`progress seen on the page: ${seen.join(', ')}`);
+    const { rows } = await (await fetch(`${base}/api/v1/sweeps/${sweepId}/results`)).json();
+    assert.strictEqual(rows.length, 12, 'the quick sweep has 12 jobs');
+    assert.ok(rows.every((r) => r.measurement && r.measurement.outcome === 'OK'), 'every job measured OK');
+    await checkSweepPage(page, sweepId, rows);
+    await checkWorkersAndFleet(page, base);
+    assert.deepStrictEqual(errors, [], 'no script errors on any page');
+  } finally {
+    await browser.close();
+  }
+  await checkLocalDashboard();
+  console.log(`dashboard test passed; screenshots in ${outDir}`);
+}
+
+main().then(() => cleanup(0), (error) => {
+  console.error(error);
+  cleanup(1);
+});
+
+function cleanup(code) {
+  for (const child of children.reverse()) child.kill('SIGTERM');
+  setTimeout(() => {
+    for (const child of children) child.kill('SIGKILL');
+    fs.rmSync(work, { recursive: true, force: true });
+    process.exit(code);
+  }, 3000).unref();
+  Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r() : c.on('exit', r))))).then(() => {
+    fs.rmSync(work, { recursive: true, force: true });
+    process.exit(code);
+  });
+}
