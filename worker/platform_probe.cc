@@ -84,16 +84,27 @@ uint64_t Fnv1a64(const std::string& text) {
 
 namespace {
 
-// Runs `runner_path mode --framed` and parses the one Platform frame it
-// writes (QueryRunnerPlatform's contract, for either mode).
+std::vector<std::string> RunnerFrameArgv(const std::string& runner_path, const std::string& mode,
+                                         const std::string& device) {
+  std::vector<std::string> argv = {runner_path, mode, "--framed"};
+  if (absl::StartsWith(device, "cuda")) argv.insert(argv.end(), {"--device", device});
+  return argv;
+}
+
+// Runs `runner_path mode --framed [--device D]` and parses the one Platform
+// frame it writes (QueryRunnerPlatform's contract, for either mode). Only a
+// CUDA device is named: the CPU is the runner's default, and other runners
+// (JAX) take no --device.
 absl::StatusOr<v1::Platform> QueryRunnerFrame(const std::string& runner_path,
                                               const std::string& mode,
-                                              std::chrono::milliseconds timeout) {
+                                              std::chrono::milliseconds timeout,
+                                              const std::string& device = "cpu") {
   IgnoreSigpipe();
-  absl::StatusOr<SpawnedChild> child = SpawnChild({runner_path, mode, "--framed"});
+  const std::vector<std::string> argv = RunnerFrameArgv(runner_path, mode, device);
+  absl::StatusOr<SpawnedChild> child = SpawnChild(argv);
   if (!child.ok()) return child.status();
   child->stdin_fd.Reset();
-  const std::string command = absl::StrCat("'", runner_path, " ", mode, " --framed'");
+  const std::string command = absl::StrCat("'", absl::StrJoin(argv, " "), "'");
   const Clock::time_point deadline = Clock::now() + timeout;
   const auto timed_out = [&]() {
     KillAndReap(child->pid);
@@ -173,13 +184,15 @@ absl::StatusOr<v1::Platform> QueryRunnerFrame(const std::string& runner_path,
 }  // namespace
 
 absl::StatusOr<v1::Platform> QueryRunnerPlatform(const std::string& runner_path,
-                                                 std::chrono::milliseconds timeout) {
-  return QueryRunnerFrame(runner_path, "--platform", timeout);
+                                                 std::chrono::milliseconds timeout,
+                                                 const std::string& device) {
+  return QueryRunnerFrame(runner_path, "--platform", timeout, device);
 }
 
 absl::StatusOr<v1::Platform> QueryRunnerCalibration(const std::string& runner_path,
-                                                    std::chrono::milliseconds timeout) {
-  return QueryRunnerFrame(runner_path, "--calibrate", timeout);
+                                                    std::chrono::milliseconds timeout,
+                                                    const std::string& device) {
+  return QueryRunnerFrame(runner_path, "--calibrate", timeout, device);
 }
 
 v1::Platform FallbackPlatform(const std::string& device_kind, const std::string& why) {
@@ -266,8 +279,8 @@ v1::Platform FallbackPlatform(const std::string& device_kind, const std::string&
 }
 
 v1::Platform ProbePlatform(const std::string& runner_path, const std::string& device_kind,
-                           std::chrono::milliseconds timeout) {
-  absl::StatusOr<v1::Platform> platform = QueryRunnerPlatform(runner_path, timeout);
+                           std::chrono::milliseconds timeout, const std::string& device) {
+  absl::StatusOr<v1::Platform> platform = QueryRunnerPlatform(runner_path, timeout, device);
   if (platform.ok()) {
     spdlog::info(
         "platform: {} ({}), {} cores / {} logical CPUs, LibTorch {}, BLAS {}, fingerprint {}",
@@ -403,7 +416,7 @@ void LogRoofs(const v1::Platform& platform, const std::string& source) {
 
 std::string AddCalibration(v1::Platform* platform, const std::string& runner_path,
                            CalibrateMode mode, const std::string& state_dir,
-                           std::chrono::milliseconds timeout) {
+                           std::chrono::milliseconds timeout, const std::string& device) {
   if (mode == CalibrateMode::kNever) return "none";
   if (absl::StartsWith(platform->fingerprint(), "fallback-")) {
     spdlog::warn("not calibrating: the runner could not report the platform");
@@ -423,7 +436,7 @@ std::string AddCalibration(v1::Platform* platform, const std::string& runner_pat
     }
   }
   spdlog::info("calibrating: '{} --calibrate' (matmul roofs and memory bandwidth)", runner_path);
-  absl::StatusOr<v1::Platform> calibrated = QueryRunnerCalibration(runner_path, timeout);
+  absl::StatusOr<v1::Platform> calibrated = QueryRunnerCalibration(runner_path, timeout, device);
   if (!calibrated.ok()) {
     spdlog::warn("calibration failed, the hello carries no roofs: {}",
                  std::string(calibrated.status().message()));

@@ -22,8 +22,11 @@ namespace paradnn::worker {
 // group). Returns an error naming the cause (cannot execute, exit status or
 // signal with the stderr tail, no frame, unparsable frame, timeout).
 // Thread-safe.
+// `device` ("cpu", "cuda", "cuda:N", ...): a CUDA device is passed on as
+// --device, so the runner describes the GPU (worker/runner/cuda_calibration.h).
 absl::StatusOr<v1::Platform> QueryRunnerPlatform(const std::string& runner_path,
-                                                 std::chrono::milliseconds timeout);
+                                                 std::chrono::milliseconds timeout,
+                                                 const std::string& device = "cpu");
 
 // A Platform from /proc/cpuinfo, /proc/meminfo, uname and gethostname for
 // `device_kind`: CPU model (as device_name for "cpu"), sockets, physical
@@ -36,12 +39,13 @@ v1::Platform FallbackPlatform(const std::string& device_kind, const std::string&
 
 // QueryRunnerPlatform, else FallbackPlatform with a logged warning.
 v1::Platform ProbePlatform(const std::string& runner_path, const std::string& device_kind,
-                           std::chrono::milliseconds timeout);
+                           std::chrono::milliseconds timeout, const std::string& device = "cpu");
 
 // As QueryRunnerPlatform, for `runner_path --calibrate --framed`: the
 // Platform with matmul_roofs, bandwidth and calibrated_unix_ms filled.
 absl::StatusOr<v1::Platform> QueryRunnerCalibration(const std::string& runner_path,
-                                                    std::chrono::milliseconds timeout);
+                                                    std::chrono::milliseconds timeout,
+                                                    const std::string& device = "cpu");
 
 // When the worker calibrates (--calibrate): kAuto unless a cached
 // calibration of the same fingerprint exists, kAlways at every start,
@@ -80,7 +84,7 @@ absl::Status WriteCachedCalibration(const std::string& state_dir, const v1::Plat
 // Returns where the roofs came from: "cache", "runner" or "none".
 std::string AddCalibration(v1::Platform* platform, const std::string& runner_path,
                            CalibrateMode mode, const std::string& state_dir,
-                           std::chrono::milliseconds timeout);
+                           std::chrono::milliseconds timeout, const std::string& device = "cpu");
 
 // Datasheet peaks from --datasheet-peak DTYPE=FLOPS flags (e.g.
 // "bfloat16=3.2e12"): dtype -> FLOP/s. InvalidArgument naming the flag and

@@ -265,11 +265,11 @@ paradnn::v1::Platform DescribePlatform(const Flags& flags, const CheckedFlags& c
                                        const paradnn::worker::StackSetup& stack,
                                        int64_t memory_limit_bytes) {
   paradnn::v1::Platform platform = paradnn::worker::ProbePlatform(
-      flags.runner, paradnn::worker::DeviceKind(flags.device), kPlatformProbeTimeout);
+      flags.runner, paradnn::worker::DeviceKind(flags.device), kPlatformProbeTimeout, flags.device);
   // Keyed by the runner's own fingerprint, before a memory cap amends it:
   // the cap changes nothing the roofs measure.
   paradnn::worker::AddCalibration(&platform, flags.runner, checked.calibrate_mode, flags.state_dir,
-                                  kCalibrationTimeout);
+                                  kCalibrationTimeout, flags.device);
   paradnn::worker::AddDatasheetPeaks(checked.datasheet_peaks, &platform);
   for (const paradnn::v1::StackFinding& finding : stack.findings) {
     *platform.add_stack_findings() = finding;

@@ -18,6 +18,7 @@
 #include "common/stack_findings.h"
 #include "common/version.h"
 #include "model/family.h"
+#include "worker/runner/cuda_driver.h"
 
 namespace paradnn::runner {
 
@@ -67,6 +68,8 @@ struct RunnerFlags {
   CLI::Option* blas_core_opt = nullptr;
   CLI::Option* aten_capability_opt = nullptr;
   CLI::Option* framed_opt = nullptr;
+  std::string device = "cpu";
+  CLI::Option* device_opt = nullptr;
   // The model: one flag per hyper-parameter name of any family (--layer,
   // --block_fn, ...), named as in sweep files.
   std::string family, precision, optimizer;
@@ -124,6 +127,9 @@ void RunnerFlags::AddModeFlags(CLI::App& app) {
       "--aten-capability", aten_capability,
       "ATen CPU kernels: auto (the fastest that computes correctly, found once per host and "
       "cached), as-installed, default, avx2 or avx512");
+  device_opt = app.add_option(
+      "--device", device,
+      "With --platform, --calibrate or a model: cpu (default), cuda (the first GPU) or cuda:N");
   framed_opt = app.add_flag("--framed", framed,
                             "With --platform, --calibrate or --stack-doctor: one frame, not "
                             "JSON");
@@ -220,6 +226,17 @@ absl::StatusOr<bool> RunnerFlags::ModeCommand(RunnerCommand* cmd) const {
   }
   cmd->blas_core = blas_core;
   cmd->aten_capability = aten_capability;
+  if (device != "cpu" && !CudaDeviceIndex(device).ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device: '", device, "' is not cpu, cuda or cuda:N"));
+  }
+  if (device_opt->count() > 0 && (job_stdin || trial || stack_doctor)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--device: not used with ", job_stdin ? "--job-stdin (the job names its device)"
+                                    : trial   ? trial_flag
+                                              : "--stack-doctor (a CPU stack's)"));
+  }
+  cmd->device = device;
   if ((trial || stack_doctor) && any_model_flag) {
     return absl::InvalidArgumentError(absl::StrCat(
         first_model_flag != nullptr ? first_model_flag->get_name() : std::string("--json"),
@@ -327,7 +344,7 @@ absl::StatusOr<RunnerCommand> RunnerFlags::ModelCommand(const CLI::App& app,
   absl::StatusOr<v1::RunSettings> settings = Settings(app);
   if (!settings.ok()) return settings.status();
   *cmd.job.mutable_settings() = *settings;
-  cmd.job.set_device("cpu");
+  cmd.job.set_device(device);
   cmd.mode = describe ? RunnerMode::kDescribe : RunnerMode::kMeasure;
   return cmd;
 }

@@ -42,6 +42,10 @@ struct RunnerCommand {
   // --aten-capability: the same for ATen's CPU kernels (ATEN_CPU_CAPABILITY:
   // default, avx2, avx512).
   std::string aten_capability = "auto";
+  // --device: the device kPlatform and kCalibrate describe and kMeasure
+  // trains on: cpu, cuda (the first GPU) or cuda:N. kJobStdin takes the
+  // job's.
+  std::string device = "cpu";
   std::string text;  // kHelp
 };
 

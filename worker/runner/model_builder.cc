@@ -1,6 +1,7 @@
 #include "worker/runner/model_builder.h"
 
 #include <ATen/autocast_mode.h>
+#include <torch/version.h>
 
 #include <stdexcept>
 
@@ -42,26 +43,50 @@ const BuilderEntry kBuilders[] = {
 // drops the cached weight casts on exit, as Python's `torch.autocast` does
 // when the outermost region ends: the cache must not outlive the optimizer
 // step that changes the weights.
+//
+// LibTorch 2.4 gave autocast one API per device type and deprecated the
+// per-device functions 1.13 has (deprecations are errors here): both are
+// spelled out, one source for Debian's 1.13 and a GPU host's 2.x.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+bool AutocastEnabled(bool cuda) {
+  return at::autocast::is_autocast_enabled(cuda ? at::kCUDA : at::kCPU);
+}
+void SetAutocast(bool cuda, bool enabled) {
+  at::autocast::set_autocast_enabled(cuda ? at::kCUDA : at::kCPU, enabled);
+}
+void SetAutocastDtype(bool cuda, at::ScalarType dtype) {
+  at::autocast::set_autocast_dtype(cuda ? at::kCUDA : at::kCPU, dtype);
+}
+#else
+bool AutocastEnabled(bool cuda) {
+  return cuda ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+}
+void SetAutocast(bool cuda, bool enabled) {
+  if (cuda) {
+    at::autocast::set_enabled(enabled);
+  } else {
+    at::autocast::set_cpu_enabled(enabled);
+  }
+}
+void SetAutocastDtype(bool cuda, at::ScalarType dtype) {
+  if (cuda) {
+    at::autocast::set_autocast_gpu_dtype(dtype);
+  } else {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+  }
+}
+#endif
+
 class AutocastRegion {
  public:
-  AutocastRegion(bool cuda, at::ScalarType dtype)
-      : cuda_(cuda), previous_(cuda ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled()) {
-    if (cuda_) {
-      at::autocast::set_autocast_gpu_dtype(dtype);
-      at::autocast::set_enabled(true);
-    } else {
-      at::autocast::set_autocast_cpu_dtype(dtype);
-      at::autocast::set_cpu_enabled(true);
-    }
+  AutocastRegion(bool cuda, at::ScalarType dtype) : cuda_(cuda), previous_(AutocastEnabled(cuda)) {
+    SetAutocastDtype(cuda_, dtype);
+    SetAutocast(cuda_, true);
     at::autocast::increment_nesting();
   }
   ~AutocastRegion() {
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    if (cuda_) {
-      at::autocast::set_enabled(previous_);
-    } else {
-      at::autocast::set_cpu_enabled(previous_);
-    }
+    SetAutocast(cuda_, previous_);
   }
   AutocastRegion(const AutocastRegion&) = delete;
   AutocastRegion& operator=(const AutocastRegion&) = delete;

@@ -22,6 +22,8 @@
 #include "worker/runner/allocator_settings.h"
 #include "worker/runner/calibration.h"
 #include "worker/runner/cli.h"
+#include "worker/runner/cuda_calibration.h"
+#include "worker/runner/cuda_driver.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/platform_torch.h"
 #include "worker/runner/report.h"
@@ -136,7 +138,19 @@ int WritePlatform(const v1::Platform& platform, bool framed) {
   return WriteStdout(*json + "\n") ? 0 : 1;
 }
 
-int RunPlatform(bool framed) { return WritePlatform(CollectPlatform(), framed); }
+// A CUDA device's record, or why there is none (logged; exit 1).
+int WriteCudaPlatform(const absl::StatusOr<v1::Platform>& platform, bool framed) {
+  if (!platform.ok()) {
+    spdlog::error("{}", std::string(platform.status().message()));
+    return 1;
+  }
+  return WritePlatform(*platform, framed);
+}
+
+int RunPlatform(const RunnerCommand& cmd) {
+  if (cmd.device == "cpu") return WritePlatform(CollectPlatform(), cmd.framed);
+  return WriteCudaPlatform(CollectCudaPlatform(*CudaDeviceIndex(cmd.device)), cmd.framed);
+}
 
 std::string SelfPath() {
   char self[PATH_MAX];
@@ -289,8 +303,13 @@ int RunStackDoctorMode(bool framed) {
   return WritePlatform(report, framed);
 }
 
-int RunCalibrate(bool framed) {
-  return WritePlatform(CalibratedPlatform(CalibrationOptions{}), framed);
+int RunCalibrate(const RunnerCommand& cmd) {
+  if (cmd.device == "cpu") {
+    return WritePlatform(CalibratedPlatform(CalibrationOptions{}), cmd.framed);
+  }
+  CudaCalibrationOptions options;
+  options.device_index = *CudaDeviceIndex(cmd.device);
+  return WriteCudaPlatform(CalibratedCudaPlatform(options), cmd.framed);
 }
 
 int RunMeasure(const RunnerCommand& cmd) {
@@ -354,9 +373,9 @@ int Main(int argc, char** argv) {
     case RunnerMode::kStackDoctor:
       return RunStackDoctorMode(cmd->framed);
     case RunnerMode::kPlatform:
-      return RunPlatform(cmd->framed);
+      return RunPlatform(*cmd);
     case RunnerMode::kCalibrate:
-      return RunCalibrate(cmd->framed);
+      return RunCalibrate(*cmd);
     case RunnerMode::kDescribe:
       return WriteStdout(DescribeJson(cmd->job.config(), CountWork(cmd->spec))) ? 0 : 1;
     case RunnerMode::kMeasure:

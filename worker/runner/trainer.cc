@@ -237,11 +237,10 @@ void ResetDevicePeak(const torch::Device& device) {
 }
 int64_t DevicePeakBytes(const torch::Device& device) {
   if (!device.is_cuda()) return 0;
-  const c10::cuda::CUDACachingAllocator::DeviceStats stats =
-      c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-  return stats
-      .allocated_bytes[static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)]
-      .peak;
+  // The stats' type moved namespaces in LibTorch 2.5 (c10::CachingDeviceAllocator);
+  // index 0 is StatType::AGGREGATE in 1.13 and 2.x alike.
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+  return stats.allocated_bytes[0].peak;
 }
 #else
 void ResetDevicePeak(const torch::Device&) {}

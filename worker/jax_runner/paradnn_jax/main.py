@@ -83,6 +83,10 @@ def main(argv):
                       help="measure matmul roofs and memory bandwidth with JAX")
     parser.add_argument("--framed", action="store_true",
                         help="with --platform/--calibrate: one length-prefixed frame, not JSON")
+    # The worker names a CUDA device as it does to paradnn-runner; JAX
+    # describes and measures its default backend's first device.
+    parser.add_argument("--device", default="cpu",
+                        help="with --platform/--calibrate: cpu, cuda or cuda:N (the worker's)")
     args = parser.parse_args(argv)
     if args.job_stdin:
         return job_stdin(sys.stdin.buffer, sys.stdout.buffer)

@@ -259,6 +259,27 @@ TEST(RunnerBinaryTest, UsageErrorsExitTwoAndNameTheFlag) {
   EXPECT_TRUE(absl::StrContains(r.err, "--batch")) << r.err;
 }
 
+// A CUDA device's record needs the NVIDIA driver and a CUDA LibTorch; this
+// host has neither, and the runner says which is missing instead of
+// describing the CPU.
+TEST(RunnerBinaryTest, CudaPlatformSaysWhatIsMissing) {
+  for (const char* mode : {"--platform", "--calibrate"}) {
+    const ProcessResult r = RunRunner({mode, "--device", "cuda:0"});
+    EXPECT_EQ(r.exit_code, 1) << mode << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << mode;
+    EXPECT_TRUE(absl::StrContains(r.err, "no NVIDIA driver") ||
+                absl::StrContains(r.err, "has no CUDA"))
+        << mode << ": " << r.err;
+  }
+  const ProcessResult bad = RunRunner({"--platform", "--device", "gpu0"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(bad.err, "--device: 'gpu0' is not cpu, cuda or cuda:N")) << bad.err;
+  const ProcessResult stdin_device = RunRunner({"--job-stdin", "--device", "cuda"});
+  EXPECT_EQ(stdin_device.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(stdin_device.err, "--device: not used with --job-stdin"))
+      << stdin_device.err;
+}
+
 TEST(RunnerBinaryTest, PlatformJsonAndFrameAgree) {
   const ProcessResult json_run = RunRunner({"--platform"});
   ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
