@@ -64,6 +64,7 @@ elif $measure_cpu; then
   for sweep in scripts/device-sweeps/cpu-*.yaml; do
     build/bin/paradnn local --db "$out/cpu.db" "$sweep" --format csv > /dev/null
   done
+  rm -f "$out/cpu.db.lock"
 fi
 du -sh "$out"
 size=$(du -sm "$out" | cut -f1)

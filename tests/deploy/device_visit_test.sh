@@ -50,6 +50,7 @@ PARADNN_VISIT_SECONDS=400 "$source_dir/scripts/device-visit.sh" "$work/out" --cp
 for f in paradnn.db results.csv platforms.json summary.txt visit.log logs.txt; do
   [ -s "$work/out/$f" ] || { cat "$work/visit.out"; fail "OUT has no $f"; }
 done
+[ -e "$work/out/paradnn.db.lock" ] && fail "OUT kept the coordinator's lock file"
 files=$(ls "$work/out" | wc -l)
 ((files <= 8)) || fail "OUT holds $files files; the device tool brings back 8"
 # CSV fields may hold line breaks (quoted): count rows with a CSV reader.
