@@ -83,6 +83,7 @@ HttpResponse JsonResponse(std::string body) {
   response.content_type = "application/json; charset=utf-8";
   response.body = std::move(body);
   response.headers.emplace_back("Cache-Control", "no-store");
+  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
   return response;
 }
 
