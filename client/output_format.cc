@@ -45,6 +45,8 @@ struct RowView {
   }
 };
 
+constexpr double kMiB = 1024.0 * 1024.0;
+
 // The job a reused result was measured for; blank for the job's own.
 Cell ReusedFrom(const RowView& r) {
   const int64_t job = r.row.reused_from_job_id();
@@ -126,6 +128,19 @@ const std::vector<MeasurementColumn>& MeasurementColumns() {
       {{"params", "#params", ColumnUnit::kCount},
        [](const RowView& r) {
          return r.m.counts().params() > 0 ? Cell{r.m.counts().params()} : Cell{};
+       }},
+      // The runner's peak resident memory, and on a CUDA device the caching
+      // allocator's peak of the job; blank where not measured.
+      {{"peak_rss_mib", "RSS MiB", ColumnUnit::kRate},
+       [](const RowView& r) {
+         return r.m.peak_rss_bytes() > 0 ? Cell{static_cast<double>(r.m.peak_rss_bytes()) / kMiB}
+                                         : Cell{};
+       }},
+      {{"peak_device_mib", "device MiB", ColumnUnit::kRate},
+       [](const RowView& r) {
+         return r.m.peak_device_memory_bytes() > 0
+                    ? Cell{static_cast<double>(r.m.peak_device_memory_bytes()) / kMiB}
+                    : Cell{};
        }},
       {{"outcome", "outcome", ColumnUnit::kText},
        [](const RowView& r) -> Cell {
@@ -509,6 +524,8 @@ std::string FormatNarrowTable(const ResultTable& table) {
                                                   "hfu_pct",
                                                   "intra_op_threads",
                                                   "params",
+                                                  "peak_rss_mib",
+                                                  "peak_device_mib",
                                                   "worker",
                                                   "reused_from_job",
                                                   "error",

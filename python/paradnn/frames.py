@@ -107,6 +107,8 @@ def _outcome(r: _RowView) -> str:
 
 
 # The columns after the configuration, in the CLI's order: name, kind, cell.
+_MIB = 1024.0 * 1024.0
+
 MEASUREMENT_COLUMNS: list[tuple[str, str, Callable[[_RowView], Any]]] = [
     ("source", TEXT, _source),
     ("examples_per_sec", FLOAT,
@@ -133,6 +135,10 @@ MEASUREMENT_COLUMNS: list[tuple[str, str, Callable[[_RowView], Any]]] = [
     ("silicon_mfu_pct", FLOAT, lambda r: r.percent(r.m.silicon_mfu)),
     ("intra_op_threads", INT, lambda r: r.m.intra_op_threads if r.timed else None),
     ("params", INT, lambda r: r.m.counts.params if r.m.counts.params > 0 else None),
+    # The runner's peak RSS and, on CUDA, the caching allocator's peak of the job.
+    ("peak_rss_mib", FLOAT, lambda r: r.m.peak_rss_bytes / _MIB if r.m.peak_rss_bytes > 0 else None),
+    ("peak_device_mib", FLOAT,
+     lambda r: r.m.peak_device_memory_bytes / _MIB if r.m.peak_device_memory_bytes > 0 else None),
     ("outcome", TEXT, _outcome),
     ("worker", TEXT, lambda r: _text(r.row.worker_id)),
     ("reused_from_job", INT, lambda r: r.row.reused_from_job_id or None),

@@ -103,7 +103,7 @@ TEST(OutputFormatTest, ColumnsAreJobParamsThenMeasurements) {
             "step_median_ms predicted_low_ms predicted_high_ms predicted_from step_ci95_pct "
             "step_p10_ms step_p90_ms step_cv steps stop_reason model_gflops_per_sec "
             "executed_gflops_per_sec mfu_pct hfu_pct silicon_mfu_pct intra_op_threads params "
-            "outcome worker reused_from_job error");
+            "peak_rss_mib peak_device_mib outcome worker reused_from_job error");
   ASSERT_EQ(table.rows.size(), 3u);
   const std::string human = FormatHumanTable(table);
   EXPECT_THAT(human, HasSubstr("16.8%"));  // MFU of the OK row
