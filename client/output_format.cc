@@ -62,6 +62,7 @@ struct MeasurementColumn {
 
 // The fixed columns that follow the hyper-parameters, in order: one table,
 // so a column's header and its value cannot drift apart.
+// NOLINTNEXTLINE(readability-function-size): a table of every column, one entry each
 const std::vector<MeasurementColumn>& MeasurementColumns() {
   static const std::vector<MeasurementColumn>* const kColumns = new std::vector<MeasurementColumn>{
       // measured | predicted (docs/prediction.md); blank while neither.
