@@ -3,13 +3,13 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -26,26 +26,9 @@ constexpr absl::string_view kRoutes =
     "GET /api/v1/sweeps, /api/v1/sweeps/ID, /api/v1/sweeps/ID/results, /api/v1/workers, "
     "/api/v1/fleet; POST /api/v1/analyze, /api/v1/predict (docs/dashboard.md)";
 
+// gRPC's codes are absl's, number for number (as worker/worker_agent.cc uses).
 std::string StatusCodeName(grpc::StatusCode code) {
-  static constexpr std::array<const char*, 17> kNames = {"OK",
-                                                         "CANCELLED",
-                                                         "UNKNOWN",
-                                                         "INVALID_ARGUMENT",
-                                                         "DEADLINE_EXCEEDED",
-                                                         "NOT_FOUND",
-                                                         "ALREADY_EXISTS",
-                                                         "PERMISSION_DENIED",
-                                                         "RESOURCE_EXHAUSTED",
-                                                         "FAILED_PRECONDITION",
-                                                         "ABORTED",
-                                                         "OUT_OF_RANGE",
-                                                         "UNIMPLEMENTED",
-                                                         "INTERNAL",
-                                                         "UNAVAILABLE",
-                                                         "DATA_LOSS",
-                                                         "UNAUTHENTICATED"};
-  const auto index = static_cast<size_t>(code);
-  return index < kNames.size() ? kNames[index] : absl::StrCat("CODE_", index);
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
 }
 
 int HttpStatusOf(grpc::StatusCode code) {

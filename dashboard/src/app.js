@@ -293,11 +293,18 @@ function varyingParams(sweep, rows) {
 // The heat map's cells, each with the jobs it holds and their statistics
 // for the tooltip.
 function heatmapCells(heatmap, rows) {
+  // The jobs of each (x, y, panel), grouped in one pass over the rows.
+  const key = (x, y, panel) => JSON.stringify([x, y, heatmap.panel ? panel : '']);
+  const byCell = new Map();
+  for (const r of rows) {
+    const k = key(fieldValue(r, heatmap.x), fieldValue(r, heatmap.y), fieldValue(r, heatmap.panel));
+    if (byCell.has(k)) byCell.get(k).push(r);
+    else byCell.set(k, [r]);
+  }
   const cells = [];
   for (const panel of heatmap.panels || []) {
     for (const c of panel.cells || []) {
-      const jobs = rows.filter((r) => fieldValue(r, heatmap.x) === c.x && fieldValue(r, heatmap.y) === c.y &&
-        (!heatmap.panel || fieldValue(r, heatmap.panel) === panel.panel_value));
+      const jobs = byCell.get(key(c.x, c.y, panel.panel_value)) || [];
       const value = c.value === undefined ? null : c.value;
       const one = jobs.length === 1 && jobs[0].measurement && jobs[0].measurement.outcome === 'OK' ? jobs[0] : null;
       const st = one ? one.measurement.stats : null;

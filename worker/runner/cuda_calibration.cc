@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/clock.h"
 #include "common/silicon_peak.h"
 #include "worker/runner/cuda_driver.h"
 #include "worker/runner/platform.h"
@@ -111,12 +112,6 @@ v1::BandwidthPoint MeasureCudaCopy(int index, int64_t working_set_bytes) {
   return point;
 }
 
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 absl::StatusOr<v1::Platform> CollectCudaPlatform(int index, const std::string& driver_library) {
@@ -167,7 +162,7 @@ absl::StatusOr<v1::Platform> CalibratedCudaPlatform(const CudaCalibrationOptions
     *platform->add_bandwidth() = MeasureCudaCopy(options.device_index, bytes);
   }
   common::ReconcilePeaksWithRoofs(&*platform);
-  platform->set_calibrated_unix_ms(NowUnixMs());
+  platform->set_calibrated_unix_ms(common::SystemClock().NowUnixMs());
   return platform;
 }
 
