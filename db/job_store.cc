@@ -1,6 +1,7 @@
 // JobStore: the lease queue and attempts.
 #include "db/job_store.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,7 +45,29 @@ struct PendingJob {
 // LeaseNextInTransaction); absent: every pending job may be.
 using ChangedSince = std::map<int64_t, int64_t>;
 
+// The GPUs `worker_id`'s platform lends one job's data-parallel replicas
+// (Platform.cuda_device_count), at least 1.
+absl::StatusOr<int64_t> WorkerDeviceCount(sqlite3* db, const std::string& worker_id) {
+  Statement find(db,
+                 "SELECT p.id, p.details FROM workers w JOIN platforms p ON p.id = w.platform_id "
+                 "WHERE w.id = ?");
+  find.Bind(1, worker_id);
+  absl::StatusOr<bool> found = find.Step();
+  if (!found.ok()) return found.status();
+  if (!*found) return int64_t{1};
+  v1::Platform platform;
+  if (absl::Status s = ParseBlob(find.ColumnBlob(1), &platform, "platforms", find.ColumnInt(0));
+      !s.ok()) {
+    return s;
+  }
+  return std::max<int64_t>(1, platform.cuda_device_count());
+}
+
+// The first pending job of the running sweeps, in run order, for a worker
+// of `device` kind with `worker_devices` GPUs: a job of more replicas
+// (params.devices) waits for a larger host.
 absl::StatusOr<std::optional<PendingJob>> NextPendingJob(sqlite3* db, const std::string& device,
+                                                         int64_t worker_devices,
                                                          const std::vector<int64_t>& running,
                                                          const ChangedSince& changed_since) {
   for (int64_t sweep_id : running) {
@@ -54,9 +77,12 @@ absl::StatusOr<std::optional<PendingJob>> NextPendingJob(sqlite3* db, const std:
                    "j.model_flops, j.peak_memory_estimate_bytes, COALESCE(j.config_id, 0), "
                    "j.precision, j.optimizer, j.repeat, j.updated_unix_ms FROM jobs j "
                    "WHERE j.state = ?1 AND j.device = ?2 AND j.sweep_id = ?3 "
-                   "AND j.updated_unix_ms >= ?4 ORDER BY j.ordinal LIMIT 1");
+                   "AND j.updated_unix_ms >= ?4 AND NOT EXISTS (SELECT 1 FROM job_params d "
+                   "WHERE d.job_id = j.id AND d.key = 'devices' AND d.int_value > ?5) "
+                   "ORDER BY j.ordinal LIMIT 1");
     next.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device).Bind(3, sweep_id);
     next.Bind(4, floor == changed_since.end() ? int64_t{0} : floor->second);
+    next.Bind(5, worker_devices);
     absl::StatusOr<bool> found = next.Step();
     if (!found.ok()) return found.status();
     if (!*found) continue;
@@ -127,6 +153,8 @@ absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const s
   if (!running.ok()) return running.status();
   absl::StatusOr<std::optional<ReuseKey>> reuse_key = ReuseKeyOfWorker(db, worker_id);
   if (!reuse_key.ok()) return reuse_key.status();
+  absl::StatusOr<int64_t> worker_devices = WorkerDeviceCount(db, worker_id);
+  if (!worker_devices.ok()) return worker_devices.status();
   int reused = 0;
   // A budgeted sweep whose budget has ended leases only the jobs its
   // planner released since (the measurements a model still needs): one
@@ -135,7 +163,8 @@ absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const s
   ChangedSince changed_since;
   for (;;) {
     absl::StatusOr<std::optional<PendingJob>> next = std::optional<PendingJob>();
-    if (reused < kMaxReusedPerLease) next = NextPendingJob(db, device, *running, changed_since);
+    if (reused < kMaxReusedPerLease)
+      next = NextPendingJob(db, device, *worker_devices, *running, changed_since);
     if (!next.ok()) return next.status();
     if (!next->has_value()) {
       if (reused == 0) return std::optional<Lease>();

@@ -107,6 +107,11 @@ bool IsThreadParam(absl::string_view name) {
   return name == kIntraOpThreadsRule.name || name == kInterOpThreadsRule.name;
 }
 
+int64_t DataParallelDevices(const v1::ModelConfig& config) {
+  const auto it = config.params().find(kDevicesRule.name);
+  return it == config.params().end() ? 1 : it->second;
+}
+
 std::string AllowedFamilies() {
   std::vector<std::string> names;
   for (const FamilyDef* def : kFamilies) names.push_back(def->name);

@@ -71,8 +71,8 @@ inline constexpr const char* kConvRoof = "conv";      // convolutional networks
 struct FamilyDef {
   const char* name;
   const char* summary;  // one line for --help and docs
-  // Sorted by name; every family lists kInterOpThreadsRule and
-  // kIntraOpThreadsRule among them.
+  // Sorted by name; every family lists kDevicesRule, kInterOpThreadsRule
+  // and kIntraOpThreadsRule among them.
   absl::Span<const ParamRule> params;
   absl::Span<const OptionRule> options;  // sorted by name
   const char* roof_kernel;               // kMatmulRoof or kConvRoof
@@ -109,6 +109,15 @@ inline constexpr ParamRule kInterOpThreadsRule = {
 inline constexpr ParamRule kIntraOpThreadsRule = {
     "intra_op_threads", 1, 1024, false,
     "LibTorch intra-op threads of the job (default: run.intra_op_threads)"};
+// Data-parallel replicas, one per CUDA device of one host: every replica
+// trains `batch` examples per step and their gradients are averaged
+// (all-reduce over NCCL) before each optimizer step. Absent = 1. Counts
+// and FLOP rates stay per device; examples_per_sec is the whole job's.
+inline constexpr ParamRule kDevicesRule = {
+    "devices", 1, 16, false,
+    "data-parallel replicas, one per CUDA device (cuda sweeps; batch is per device; default 1)"};
+// Where the job's replica count lives (ModelConfig.params), 1 when absent.
+int64_t DataParallelDevices(const v1::ModelConfig& config);
 
 // OK when `value` obeys `rule` (in range and, when `on_grid`, a multiple of
 // rule.multiple_of), else InvalidArgument "<field>: <value> is out of range;

@@ -210,6 +210,26 @@ std::string AllowedOptimizers() { return JoinNames(kOptimizers, "|"); }
 
 namespace {
 
+// Replicas beyond one need CUDA devices: the LibTorch runner runs one per
+// GPU (worker/runner/data_parallel.h). params.devices itself passed its rule.
+absl::Status CheckDataParallelDevice(const v1::SweepSpec& spec) {
+  const auto it = spec.params().find(kDevicesRule.name);
+  if (it == spec.params().end()) return absl::OkStatus();
+  absl::StatusOr<std::vector<int64_t>> values =
+      ParamValues(it->second, kDevicesRule, "params.devices");
+  if (!values.ok()) return values.status();
+  const int64_t most = *std::max_element(values->begin(), values->end());
+  const std::string device = spec.device().empty() ? kDefaultDevice : spec.device();
+  if (most > 1 && device != "cuda") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("params.devices: ", most,
+                     " replicas need device cuda (one replica per GPU, "
+                     "gradients all-reduced over NCCL); this sweep's device is ",
+                     device, "; allowed here: 1"));
+  }
+  return absl::OkStatus();
+}
+
 // The family's params: each known and valid, the required ones given.
 // Returns the configurations they span.
 absl::StatusOr<int64_t> CheckParams(const v1::SweepSpec& spec, const FamilyDef& family) {
@@ -236,6 +256,7 @@ absl::StatusOr<int64_t> CheckParams(const v1::SweepSpec& spec, const FamilyDef& 
                                                      ParamNames(family, true)));
     }
   }
+  if (absl::Status s = CheckDataParallelDevice(spec); !s.ok()) return s;
   // A thread count in both places would leave the record ambiguous about
   // which one a job ran with.
   const std::pair<const char*, int64_t> run_threads[] = {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "db/platform_store.h"
 #include "db/result_store.h"
+#include "model/family.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
 #include "server/prediction/prediction_inputs.h"
@@ -134,7 +135,9 @@ v1::PredictedStep SweepPredictor::ToPredictedStep(const Group& group, const v1::
   step.set_platform_fingerprint(group.fingerprint);
   auto batch = config.params().find("batch");
   if (batch != config.params().end() && p.seconds > 0) {
-    step.set_examples_per_sec(static_cast<double>(batch->second) / p.seconds);
+    // batch is per replica; the job's throughput counts every replica.
+    step.set_examples_per_sec(
+        static_cast<double>(batch->second * model::DataParallelDevices(config)) / p.seconds);
   }
   if (absl::StatusOr<model::ModelSpec> spec =
           model::ParseModelSpec(config, model::FieldStyle::kProto);

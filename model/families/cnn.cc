@@ -102,6 +102,7 @@ constexpr ParamRule kCnnParams[] = {
     {"batch", 1, kMaxBatch, true, "examples per training step"},
     {"block", 1, kMaxBlocksPerGroup, true,
      "blocks in each of the four groups (option blocks overrides it per group)"},
+    kDevicesRule,
     {"filter", 1, 4096, true, "channels of the stem and the first group (then 2x, 4x, 8x)"},
     {"image", kCnnMinImage, 4096, true, "height and width of the input images", 0, 0,
      "the 7x7 average pool needs a final map of at least 7 (image >= 193)"},

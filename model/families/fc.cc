@@ -68,6 +68,7 @@ namespace {
 
 constexpr ParamRule kFcParams[] = {
     {"batch", 1, kMaxBatch, true, "examples per training step"},
+    kDevicesRule,
     {"input", 1, kMaxWidth, true, "input features per example"},
     kInterOpThreadsRule,
     kIntraOpThreadsRule,

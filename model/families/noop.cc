@@ -11,6 +11,7 @@ namespace {
 // hold many (docs/operations.md, the load bench).
 constexpr ParamRule kNoopParams[] = {
     {"batch", 1, kMaxBatch, true, "unused (nothing runs); every family takes it"},
+    kDevicesRule,
     {"index", 0, int64_t{1} << 40, true, "any number; tells otherwise identical jobs apart"},
     kInterOpThreadsRule,
     kIntraOpThreadsRule,

@@ -73,6 +73,7 @@ namespace {
 
 constexpr ParamRule kRetinaNetParams[] = {
     {"batch", 1, kMaxModelBatch, true, "images per training step"},
+    kDevicesRule,
     {"image", 64, 4096, false, "height and width of the input images", 512, 32,
      "the FPN adds upsampled maps to the backbone's stride-8, -16 and -32 maps, which line "
      "up only when image is a multiple of 32"},

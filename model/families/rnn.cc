@@ -113,6 +113,7 @@ namespace {
 
 constexpr ParamRule kRnnParams[] = {
     {"batch", 1, kMaxBatch, true, "examples (sequences) per training step"},
+    kDevicesRule,
     {"embed", 1, 65536, true, "embedding width = hidden size of every cell"},
     kInterOpThreadsRule,
     kIntraOpThreadsRule,

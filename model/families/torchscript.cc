@@ -24,6 +24,7 @@ namespace {
 
 constexpr ParamRule kTorchScriptParams[] = {
     {"batch", 1, kMaxBatch, true, "examples per training step (the -1 of the input shapes)"},
+    kDevicesRule,
     kInterOpThreadsRule,
     kIntraOpThreadsRule,
 };

@@ -60,6 +60,7 @@ namespace {
 
 constexpr ParamRule kTransformerParams[] = {
     {"batch", 1, kMaxModelBatch, true, "sentence pairs per training step"},
+    kDevicesRule,
     kInterOpThreadsRule,
     kIntraOpThreadsRule,
     {"length", 1, 65536, false, "source and target sequence length", 128},

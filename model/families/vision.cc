@@ -89,6 +89,7 @@ namespace {
 // least 32.
 constexpr ParamRule kVisionParams[] = {
     {"batch", 1, kMaxModelBatch, true, "examples per training step"},
+    kDevicesRule,
     {"image", 32, 4096, false, "height and width of the input images", 224},
     kInterOpThreadsRule,
     kIntraOpThreadsRule,

@@ -312,7 +312,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"unknown device", Replace("device: cpu", "device: gpu"),
                 "t.yaml:3: device: 'gpu' is not one of cpu|cuda|tpu"},
         BadFile{"unknown parameter", Replace("  input: 2000", "  inputs: 2000"),
-                "t.yaml:7: params.inputs: unknown parameter of family fc; allowed: batch, input, "
+                "t.yaml:7: params.inputs: unknown parameter of family fc; allowed: batch, devices, "
+                "input, "
                 "inter_op_threads, intra_op_threads, layer, node, output"},
         BadFile{"missing parameter", Replace("  output: 200\n", ""),
                 "t.yaml:4: params.output: missing; family fc requires"},

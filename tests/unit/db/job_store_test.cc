@@ -10,7 +10,9 @@
 #include <thread>
 #include <vector>
 
+#include "db/platform_store.h"
 #include "db/sweep_store.h"
+#include "db/worker_store.h"
 #include "tests/unit/db/test_db.h"
 
 namespace paradnn::db {
@@ -116,6 +118,38 @@ TEST_F(JobStoreTest, LeasesOnlyJobsForTheWorkersDevice) {
   Lease lease = MustLease("cuda", "gpu-worker", kNow + 1);
   EXPECT_EQ(lease.device, "cuda");
   EXPECT_EQ(*jobs_->PendingCount("cuda"), 1);
+}
+
+// A job of N data-parallel replicas (params.devices) goes only to a worker
+// whose platform lends it N GPUs (Platform.cuda_device_count); smaller
+// hosts pass it by for the jobs they can run.
+TEST_F(JobStoreTest, AJobOfSeveralDevicesWaitsForAWorkerWithThatManyGpus) {
+  std::vector<NewJob> jobs = Jobs(3, "cuda");
+  (*jobs[0].config.mutable_params())["devices"] = 2;
+  (*jobs[1].config.mutable_params())["devices"] = 1;
+  ASSERT_TRUE(sweeps_->CreateSync(Spec("ddp", "cuda"), jobs, kNow).ok());
+  WorkerStore workers(db_.get());
+  auto connect = [&](const std::string& worker, int gpus) {
+    v1::Platform platform;
+    platform.set_fingerprint("fp-" + worker);
+    platform.set_device_kind("cuda");
+    platform.set_cuda_device_count(gpus);
+    absl::StatusOr<int64_t> id = PlatformStore(db_.get()).UpsertSync(platform);
+    ASSERT_TRUE(id.ok()) << id.status();
+    workers.Connected(worker, "cuda", "host", *id, "libtorch/test", kNow);
+    Flush(*db_);
+  };
+  connect("one-gpu", 1);
+  connect("two-gpus", 2);
+
+  // The one-GPU worker takes jobs 1 (devices 1) and 2 (no devices: 1), never job 0.
+  EXPECT_EQ(MustLease("cuda", "one-gpu", kNow + 1).config.params().at("index"), 1);
+  EXPECT_EQ(MustLease("cuda", "one-gpu", kNow + 1).config.params().at("index"), 2);
+  EXPECT_FALSE(jobs_->LeaseNextSync("cuda", "one-gpu", kNow, kNow + 1)->has_value());
+  EXPECT_EQ(*jobs_->PendingCount("cuda"), 1);
+  Lease wide = MustLease("cuda", "two-gpus", kNow + 1);
+  EXPECT_EQ(wide.config.params().at("index"), 0);
+  EXPECT_EQ(wide.config.params().at("devices"), 2);
 }
 
 TEST_F(JobStoreTest, ALeaseRecordsAnOpenAttempt) {

@@ -280,7 +280,7 @@ TEST(FamilySweepTest, TransformerDefaults) {
   EXPECT_EQ(configs->front().params().at("length"), 128);
   (*spec.mutable_params())["image"] = Param("value: 224");
   EXPECT_EQ(Error(spec),
-            "params.image: unknown parameter of family transformer; allowed: batch, "
+            "params.image: unknown parameter of family transformer; allowed: batch, devices, "
             "inter_op_threads, intra_op_threads, length, vocab");
 }
 

@@ -148,6 +148,38 @@ TEST(SweepValidationTest, StackSettingsNameTheFieldAndWhatIsAllowed) {
   }
 }
 
+// params.devices: data-parallel replicas, an axis like any parameter, but
+// beyond one only on CUDA (one replica per GPU).
+TEST(SweepValidationTest, DevicesIsASweepVariableOfCudaSweeps) {
+  v1::SweepSpec spec = Issue();
+  spec.set_device("cuda");
+  (*spec.mutable_params())["devices"].mutable_values()->add_values(1);
+  for (int64_t n : {2, 4, 8}) (*spec.mutable_params())["devices"].mutable_values()->add_values(n);
+  ASSERT_TRUE(ValidateSweep(spec, kDefaultMaxJobs).ok()) << ValidateSweep(spec, kDefaultMaxJobs);
+  absl::StatusOr<std::vector<v1::ModelConfig>> configs = ExpandSweep(spec, kDefaultMaxJobs);
+  ASSERT_TRUE(configs.ok()) << configs.status();
+  ASSERT_EQ(configs->size(), 40u);
+  std::vector<int64_t> seen;
+  for (const v1::ModelConfig& c : *configs) seen.push_back(DataParallelDevices(c));
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 8), 10);
+  EXPECT_EQ(DataParallelDevices(v1::ModelConfig()), 1);  // absent: one device
+
+  spec.set_device("cpu");
+  absl::Status on_cpu = ValidateSweep(spec, kDefaultMaxJobs);
+  EXPECT_EQ(on_cpu.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(on_cpu.message(),
+            "params.devices: 8 replicas need device cuda (one replica per GPU, gradients "
+            "all-reduced over NCCL); this sweep's device is cpu; allowed here: 1");
+  (*spec.mutable_params())["devices"].clear_values();
+  (*spec.mutable_params())["devices"].set_value(1);
+  EXPECT_TRUE(ValidateSweep(spec, kDefaultMaxJobs).ok());  // one replica is any device's
+
+  spec.set_device("cuda");
+  (*spec.mutable_params())["devices"].set_value(17);
+  EXPECT_THAT(std::string(ValidateSweep(spec, kDefaultMaxJobs).message()),
+              StartsWith("params.devices: 17 is out of range; allowed 1..16"));
+}
+
 TEST(SweepValidationTest, EmptyPrecisionAndOptimizerGetDefaults) {
   v1::SweepSpec spec = Issue();
   spec.clear_precision();
@@ -264,7 +296,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown device", R"pb(name: "n" device: "gpu")pb",
                 "device: 'gpu' is not one of cpu|cuda|tpu"},
         BadCase{"unknown key", R"pb(name: "n" params { key: "nodes" value { value: 3 } })pb",
-                "params.nodes: unknown parameter of family fc; allowed: batch, input, "
+                "params.nodes: unknown parameter of family fc; allowed: batch, devices, input, "
                 "inter_op_threads, intra_op_threads, layer, node, output"},
         BadCase{"zero size", R"pb(name: "n" params { key: "layer" value { value: 0 } })pb",
                 "params.layer: 0 is out of range; allowed 1..4096"},
@@ -459,7 +491,7 @@ TEST(SweepValidationTest, SchemaTable) {
   const FamilyDef* fc = FindFamily("fc");
   ASSERT_NE(fc, nullptr);
   EXPECT_EQ(FindFamily("FC"), nullptr);
-  EXPECT_EQ(fc->params.size(), 7u);
+  EXPECT_EQ(fc->params.size(), 8u);
   EXPECT_TRUE(fc->options.empty());
   EXPECT_EQ(FindParam(*fc, "layer")->max_value, 4096);
   EXPECT_EQ(FindParam(*fc, "batch")->max_value, int64_t{1} << 22);
@@ -487,7 +519,7 @@ TEST(SweepValidationTest, SchemaTable) {
   const FamilyDef* transformer = FindFamily("transformer");
   EXPECT_EQ(FindParam(*transformer, "length")->default_value, 128);
   EXPECT_EQ(FindParam(*transformer, "vocab")->default_value, 32000);
-  EXPECT_EQ(FindFamily("torchscript")->params.size(), 3u);
+  EXPECT_EQ(FindFamily("torchscript")->params.size(), 4u);
 }
 
 // ---- every family -----------------------------------------------------------
@@ -502,6 +534,7 @@ TEST(SweepValidationTest, EveryConfigurationTheSweepAcceptsTheJobParserAccepts) 
     v1::SweepSpec spec;
     spec.set_name("extremes");
     spec.set_family(family->name);
+    spec.set_device("cuda");  // params.devices above 1 is a CUDA sweep's
     for (const ParamRule& p : family->params) {
       const int64_t step = std::max<int64_t>(1, p.multiple_of);
       const int64_t low = (p.min_value + step - 1) / step * step;

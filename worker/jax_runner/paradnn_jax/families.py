@@ -11,6 +11,7 @@ FAMILIES = {
         "params": (
             ("batch", 1, 4194304, True, None, 0),
             ("block", 1, 64, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
             ("filter", 1, 4096, True, None, 0),
             ("image", 193, 4096, True, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
@@ -27,6 +28,7 @@ FAMILIES = {
         "summary": "DenseNet-121 (growth 32, blocks 6-12-24-16), image x image RGB",
         "params": (
             ("batch", 1, 1048576, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
             ("image", 32, 4096, False, 224, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
@@ -40,6 +42,7 @@ FAMILIES = {
         "summary": "fully connected: input -> [Linear(node) + ReLU] x layer -> Linear(output)",
         "params": (
             ("batch", 1, 4194304, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
             ("input", 1, 1048576, True, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
@@ -54,6 +57,7 @@ FAMILIES = {
         "summary": "MobileNet v1 (width 1.0, depthwise-separable convs), image x image RGB",
         "params": (
             ("batch", 1, 1048576, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
             ("image", 32, 4096, False, 224, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
@@ -67,6 +71,7 @@ FAMILIES = {
         "summary": "harness: an OK result at once; no model is built, nothing is timed",
         "params": (
             ("batch", 1, 4194304, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
             ("index", 0, 1099511627776, True, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
@@ -78,6 +83,7 @@ FAMILIES = {
         "summary": "ResNet-50 (torchvision v1.5: stride on the 3x3 conv), image x image RGB",
         "params": (
             ("batch", 1, 1048576, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
             ("image", 32, 4096, False, 224, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
@@ -91,6 +97,7 @@ FAMILIES = {
         "summary": "RetinaNet: ResNet-50 v1.5 + FPN P3-P7 + class/box subnets, focal + smooth-L1 losses",
         "params": (
             ("batch", 1, 1048576, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
             ("image", 64, 4096, False, 512, 32),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
@@ -104,6 +111,7 @@ FAMILIES = {
         "summary": "language model: Embedding -> layer x RNN/LSTM/GRU (hidden = embed) -> Linear(vocab) per step",
         "params": (
             ("batch", 1, 4194304, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
             ("embed", 1, 65536, True, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
@@ -119,6 +127,7 @@ FAMILIES = {
         "summary": "SqueezeNet 1.0 (fire modules, conv classifier), image x image RGB",
         "params": (
             ("batch", 1, 1048576, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
             ("image", 32, 4096, False, 224, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
@@ -132,6 +141,7 @@ FAMILIES = {
         "summary": "your own TorchScript model, uploaded with its sweep (inputs and loss declared)",
         "params": (
             ("batch", 1, 4194304, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
         ),
@@ -142,6 +152,7 @@ FAMILIES = {
         "summary": "Transformer base (Vaswani 2017): 6+6 layers, d 512, 8 heads, d_ff 2048, tied embeddings",
         "params": (
             ("batch", 1, 1048576, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
             ("length", 1, 65536, False, 128, 0),

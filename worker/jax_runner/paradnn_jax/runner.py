@@ -66,6 +66,10 @@ def run_job(job, on_step, on_log, import_jax=None):
         m.peak_rss_bytes = peak_rss_bytes()
         on_log("noop: no model built, no steps timed")
         return m
+    if spec.params.get("devices", 1) > 1:
+        return _fail(m, mp.UNSUPPORTED,
+                     "devices %d: the JAX runner measures one device; data-parallel replicas "
+                     "run on the LibTorch runner (docs/backends.md)" % spec.params["devices"])
     settings = config_lib.with_run_defaults(job.settings)
     if "intra_op_threads" in spec.params:
         settings.intra_op_threads = spec.params["intra_op_threads"]

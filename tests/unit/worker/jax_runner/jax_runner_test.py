@@ -234,6 +234,15 @@ class NoJaxJobTest(unittest.TestCase):
         self.assertEqual(out.stdout, b"")
         self.assertIn(b"JAX is not installed", out.stderr)
 
+    def test_data_parallel_replicas_are_the_libtorch_runners(self):
+        job = metrics_pb2.RunnerJob(device="cuda")
+        job.config.CopyFrom(make_config("fc", layer=1, node=8, input=8, output=2, batch=4,
+                                        devices=2))
+        m = self.run_runner(job)
+        self.assertEqual(m.outcome, metrics_pb2.UNSUPPORTED)
+        self.assertIn("devices 2: the JAX runner measures one device", m.error)
+        self.assertEqual(m.config.params["devices"], 2)
+
     def test_config_errors_and_other_families_need_no_jax(self):
         job = metrics_pb2.RunnerJob()
         job.config.CopyFrom(make_config("fc", layer=0, node=8, input=8, output=2, batch=1))
