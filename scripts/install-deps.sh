@@ -17,6 +17,8 @@ packages=(
   chromium
   openssl
   libtorch-dev libopenblas0-pthread
+  # worker/runner/data_parallel.cc: c10d's ProcessGroupGloo header includes Gloo's.
+  libgloo-dev
   python3-torch
   # bench/vision_fidelity.py: torchvision's ResNet-50, DenseNet-121 and SqueezeNet in Python.
   python3-torchvision

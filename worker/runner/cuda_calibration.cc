@@ -114,8 +114,11 @@ v1::BandwidthPoint MeasureCudaCopy(int index, int64_t working_set_bytes) {
 
 }  // namespace
 
-absl::StatusOr<v1::Platform> CollectCudaPlatform(int index, const std::string& driver_library) {
-  absl::StatusOr<CudaDeviceFacts> facts = QueryCudaDevice(index, driver_library);
+absl::StatusOr<v1::Platform> CollectCudaPlatform(const std::string& device,
+                                                 const std::string& driver_library) {
+  absl::StatusOr<int> index = CudaDeviceIndex(device);
+  if (!index.ok()) return index.status();
+  absl::StatusOr<CudaDeviceFacts> facts = QueryCudaDevice(*index, driver_library);
   if (!facts.ok()) return facts.status();
   if (!torch::cuda::is_available()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -137,6 +140,7 @@ absl::StatusOr<v1::Platform> CollectCudaPlatform(int index, const std::string& d
   platform.set_cuda_runtime_version(versions.cuda_runtime);
   platform.set_cudnn_version(versions.cudnn);
   platform.set_theoretical_memory_bytes_per_sec(TheoreticalMemoryBandwidth(*facts));
+  platform.set_cuda_device_count(DataParallelDeviceCount(device, facts->device_count));
   platform.clear_silicon_peaks();
   for (const v1::SiliconPeak& peak : common::CudaSiliconPeaks(
            {facts->major, facts->minor, facts->sm_count, facts->max_clock_hz, facts->name})) {
@@ -148,18 +152,19 @@ absl::StatusOr<v1::Platform> CollectCudaPlatform(int index, const std::string& d
 
 absl::StatusOr<v1::Platform> CalibratedCudaPlatform(const CudaCalibrationOptions& options) {
   absl::StatusOr<v1::Platform> platform =
-      CollectCudaPlatform(options.device_index, options.driver_library);
+      CollectCudaPlatform(options.device, options.driver_library);
   if (!platform.ok()) return platform;
+  const int device_index = *CudaDeviceIndex(options.device);
   torch::NoGradGuard no_grad;
   for (const DtypeCase& dtype : kCudaDtypes) {
     *platform->add_matmul_roofs() =
-        MeasureCudaMatmulRoof(options.device_index, dtype, options.matmul_seconds_per_dtype);
+        MeasureCudaMatmulRoof(device_index, dtype, options.matmul_seconds_per_dtype);
   }
   std::vector<int64_t> sizes = options.bandwidth_bytes;
   if (sizes.empty())
     sizes = {int64_t{64} << 20, int64_t{256} << 20, int64_t{1} << 30, int64_t{4} << 30};
   for (const int64_t bytes : sizes) {
-    *platform->add_bandwidth() = MeasureCudaCopy(options.device_index, bytes);
+    *platform->add_bandwidth() = MeasureCudaCopy(device_index, bytes);
   }
   common::ReconcilePeaksWithRoofs(&*platform);
   platform->set_calibrated_unix_ms(common::SystemClock().NowUnixMs());

@@ -18,7 +18,7 @@
 namespace paradnn::runner {
 
 struct CudaCalibrationOptions {
-  int device_index = 0;
+  std::string device = "cuda";  // cuda or cuda:N
   std::string driver_library = "libcuda.so.1";
   // Time budget of the shape sweep of one dtype (the first shape is always
   // measured).
@@ -27,13 +27,15 @@ struct CudaCalibrationOptions {
   std::vector<int64_t> bandwidth_bytes;
 };
 
-// The platform of GPU `index`: the host's facts (CollectPlatform's) with
-// device_kind "cuda", the GPU's name, memory, clock, SMs, compute
-// capability, versions, silicon peaks and fingerprint. FailedPrecondition
+// The platform of `device` ("cuda" = GPU 0, or "cuda:N"): the host's facts
+// (CollectPlatform's) with device_kind "cuda", the GPU's name, memory,
+// clock, SMs, compute capability, versions, silicon peaks, the GPUs its
+// data-parallel jobs may use (every visible one for "cuda", one for
+// "cuda:N": DataParallelDeviceCount) and fingerprint. FailedPrecondition
 // when this runner's LibTorch has no CUDA or there is no driver;
 // Unavailable when the driver cannot give the device.
 absl::StatusOr<v1::Platform> CollectCudaPlatform(
-    int index, const std::string& driver_library = "libcuda.so.1");
+    const std::string& device, const std::string& driver_library = "libcuda.so.1");
 
 // CollectCudaPlatform with the roofs measured and calibrated_unix_ms set.
 absl::StatusOr<v1::Platform> CalibratedCudaPlatform(const CudaCalibrationOptions& options);

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 
 #include "absl/strings/ascii.h"
@@ -169,6 +170,10 @@ absl::StatusOr<int> CudaDeviceIndex(const std::string& device) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat("device '", device, "' is not cuda or cuda:N (N the GPU's index, from 0)"));
+}
+
+int DataParallelDeviceCount(const std::string& device, int visible) {
+  return device == "cuda" ? std::max(visible, 1) : 1;
 }
 
 namespace {

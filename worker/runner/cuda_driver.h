@@ -47,6 +47,11 @@ double TheoreticalMemoryBandwidth(const CudaDeviceFacts& facts);
 // "cuda" -> 0, "cuda:3" -> 3; InvalidArgument for anything else.
 absl::StatusOr<int> CudaDeviceIndex(const std::string& device);
 
+// The GPUs a worker of `device` lends its data-parallel jobs (replica r on
+// GPU r): every one the driver sees (`visible`) for "cuda", only its own for
+// "cuda:N" (workers pinned one per GPU must not share).
+int DataParallelDeviceCount(const std::string& device, int visible);
+
 // The CUDA runtime and cuDNN versions in at::show_config()'s text ("  -
 // CUDA Runtime 12.4", "  - CuDNN 90.1"); "" where it names none (a CPU
 // build).

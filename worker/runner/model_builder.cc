@@ -222,6 +222,7 @@ torch::Tensor Trainer::Step() {
     loss = problem_.forward_loss();
   }
   loss.backward();
+  if (gradient_hook_) gradient_hook_(problem_.parameters);
   optimizer_->Step();
   return loss.detach();
 }

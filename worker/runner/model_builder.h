@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/model_spec.h"
@@ -104,6 +105,12 @@ class Trainer {
   const std::vector<torch::Tensor>& parameters() const { return problem_.parameters; }
   // Whether the optimizer update runs fused (fused_optimizer.h).
   bool optimizer_fused() const { return optimizer_->fused(); }
+  // Called in every Step() between backward and the optimizer update, with
+  // the parameters (their gradients set): data parallelism averages the
+  // gradients there (data_parallel.h).
+  void set_gradient_hook(std::function<void(const std::vector<torch::Tensor>&)> hook) {
+    gradient_hook_ = std::move(hook);
+  }
 
  private:
   ModelSpec spec_;
@@ -111,6 +118,7 @@ class Trainer {
   std::unique_ptr<TrainingOptimizer> optimizer_;
   bool autocast_ = false;
   bool cuda_ = false;  // the problem lives on a CUDA device
+  std::function<void(const std::vector<torch::Tensor>&)> gradient_hook_;
 };
 
 }  // namespace paradnn::runner

@@ -149,7 +149,7 @@ int WriteCudaPlatform(const absl::StatusOr<v1::Platform>& platform, bool framed)
 
 int RunPlatform(const RunnerCommand& cmd) {
   if (cmd.device == "cpu") return WritePlatform(CollectPlatform(), cmd.framed);
-  return WriteCudaPlatform(CollectCudaPlatform(*CudaDeviceIndex(cmd.device)), cmd.framed);
+  return WriteCudaPlatform(CollectCudaPlatform(cmd.device), cmd.framed);
 }
 
 std::string SelfPath() {
@@ -308,7 +308,7 @@ int RunCalibrate(const RunnerCommand& cmd) {
     return WritePlatform(CalibratedPlatform(CalibrationOptions{}), cmd.framed);
   }
   CudaCalibrationOptions options;
-  options.device_index = *CudaDeviceIndex(cmd.device);
+  options.device = cmd.device;
   return WriteCudaPlatform(CalibratedCudaPlatform(options), cmd.framed);
 }
 

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <new>
@@ -32,6 +34,7 @@
 #include "model/family.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
+#include "worker/runner/data_parallel.h"
 #include "worker/runner/host_probe.h"
 #include "worker/runner/model_builder.h"
 #include "worker/runner/op_profiler.h"
@@ -225,6 +228,70 @@ absl::StatusOr<torch::Device> JobDevice(const std::string& name) {
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
+// Set to 1, lets a job's data-parallel replicas run on the CPU, joined over
+// Gloo: how CI, which has no GPU, runs the data-parallel code. Otherwise
+// refused: threads of one process share its cores and BLAS pool, so their
+// times say nothing of a multi-socket host's.
+constexpr const char* kCpuReplicasForTestsEnv = "PARADNN_TEST_CPU_REPLICAS";
+
+bool CpuReplicasForTests() {
+  const char* value = std::getenv(kCpuReplicasForTestsEnv);
+  return value != nullptr && std::string(value) == "1";
+}
+
+// The device of each of the job's `replicas` (params.devices): `first`
+// alone, or GPUs 0..replicas-1 for a worker of device "cuda".
+// InvalidArgument (the UNSUPPORTED outcome) saying why this runner cannot.
+absl::StatusOr<std::vector<torch::Device>> ReplicaDevices(const std::string& job_device,
+                                                          const torch::Device& first,
+                                                          int64_t replicas) {
+  if (replicas <= 1) return std::vector<torch::Device>{first};
+  const std::string what = absl::StrCat("devices ", replicas, ": ");
+  if (first.is_cpu() && !CpuReplicasForTests()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, "data-parallel replicas run one per CUDA device; this job is on cpu"));
+  }
+  if (first.is_cuda() && job_device != "cuda") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, "this worker is pinned to one GPU (", job_device,
+        "); a worker started with --device cuda lends every visible GPU to a job's replicas"));
+  }
+  if (first.is_cuda()) {
+    const auto visible = static_cast<int64_t>(torch::cuda::device_count());
+    if (replicas > visible) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, "only ", visible, " CUDA device(s) visible to this runner"));
+    }
+  }
+  if (absl::StatusOr<std::string> backend = CollectiveBackendFor(first.type()); !backend.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, backend.status().message()));
+  }
+  std::vector<torch::Device> devices;
+  for (int64_t r = 0; r < replicas; ++r) {
+    devices.push_back(
+        first.is_cpu() ? first : torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(r)));
+  }
+  return devices;
+}
+
+// The devices of the job's replicas (one without params.devices), or why
+// this runner cannot (the UNSUPPORTED outcome). CPU replicas, run only for
+// tests, are flagged suspect on `m`.
+absl::StatusOr<std::vector<torch::Device>> JobDevices(const std::string& job_device,
+                                                      const ModelSpec& spec, v1::Measurement* m) {
+  absl::StatusOr<torch::Device> first = JobDevice(job_device);
+  if (!first.ok()) return first.status();
+  const int64_t replicas =
+      spec.params.count(model::kDevicesRule.name) != 0 ? spec.Param(model::kDevicesRule.name) : 1;
+  absl::StatusOr<std::vector<torch::Device>> devices = ReplicaDevices(job_device, *first, replicas);
+  if (devices.ok() && replicas > 1 && first->is_cpu()) {
+    m->add_suspect(absl::StrCat("CPU replicas (", kCpuReplicasForTestsEnv,
+                                "=1): threads of one process sharing its cores and BLAS pool; a "
+                                "test of the data-parallel code, not a measurement"));
+  }
+  return devices;
+}
+
 // Waits for the device's queued work: a step's time is the time to finish it.
 void SynchronizeDevice(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
@@ -267,13 +334,17 @@ double SubnormalFraction(const std::vector<torch::Tensor>& parameters) {
   return total > 0 ? subnormal / total : 0;
 }
 
+// One training step of the job (every replica's, under data parallelism);
+// returns the loss.
+using StepFn = std::function<torch::Tensor()>;
+
 // Warm-up steps until `warmup` is satisfied; `step` counts them.
-void RunWarmup(Trainer* trainer, const torch::Device& device, bool stream, JobObserver* observer,
-               WarmupRule* warmup, int* step, v1::Measurement* m) {
+void RunWarmup(const StepFn& train_step, const torch::Device& device, bool stream,
+               JobObserver* observer, WarmupRule* warmup, int* step, v1::Measurement* m) {
   const auto warmup_start = SteadyClock::now();
   for (bool done = false; !done;) {
     const auto t0 = SteadyClock::now();
-    torch::Tensor loss = trainer->Step();
+    torch::Tensor loss = train_step();
     SynchronizeDevice(device);
     const double loss_value = loss.item<double>();
     const double seconds = SecondsSince(t0);
@@ -287,12 +358,12 @@ void RunWarmup(Trainer* trainer, const torch::Device& device, bool stream, JobOb
 }
 
 // The operator breakdown of a few more steps under LibTorch's profiler.
-void RecordProfile(Trainer* trainer, const v1::RunSettings& settings, JobObserver* observer,
+void RecordProfile(const StepFn& train_step, const v1::RunSettings& settings, JobObserver* observer,
                    v1::Measurement* m) {
   const int steps = settings.profile_steps() > 0 ? settings.profile_steps() : kDefaultProfileSteps;
   double profiled_step_seconds = 0;
   std::vector<v1::OpProfile> ops =
-      ProfileSteps([&] { (void)trainer->Step().item<double>(); }, steps, &profiled_step_seconds);
+      ProfileSteps([&] { (void)train_step().item<double>(); }, steps, &profiled_step_seconds);
   m->set_profiled_steps(steps);
   for (v1::OpProfile& op : ops) *m->add_op_profile() = std::move(op);
   Log(observer, absl::StrFormat("profile: %d steps, %.3f ms per step under the profiler, "
@@ -300,25 +371,69 @@ void RecordProfile(Trainer* trainer, const v1::RunSettings& settings, JobObserve
                                 steps, profiled_step_seconds * 1e3, m->op_profile_size()));
 }
 
-// Throughput and FLOP rates at the median step time.
-void FillRates(const ModelSpec& spec, double median_seconds, v1::Measurement* m) {
+// Throughput (every replica's examples) and FLOP rates (one device's) at
+// the median step time.
+void FillRates(const ModelSpec& spec, int replicas, double median_seconds, v1::Measurement* m) {
   if (!(median_seconds > 0)) return;
-  m->set_examples_per_sec(static_cast<double>(spec.batch()) / median_seconds);
+  m->set_examples_per_sec(static_cast<double>(spec.batch() * replicas) / median_seconds);
   m->set_model_flops_per_sec(m->counts().model_flops() / median_seconds);
   m->set_executed_flops_per_sec(m->counts().executed_flops() / median_seconds);
+}
+
+// The job's model, built once per replica: one Trainer, or with several
+// devices a ReplicaGroup whose replica 0 the timing loop steps.
+struct JobTrainers {
+  std::unique_ptr<Trainer> single;
+  std::unique_ptr<ReplicaGroup> replicas;
+  Trainer* leader = nullptr;
+  StepFn step;
+};
+
+// Builds the job's model on `devices` (replica r on devices[r], seeded
+// seed + r; replica 0's weights broadcast to the others). Throws what the
+// model or the replica group throws.
+JobTrainers BuildTrainers(const ModelSpec& spec, const v1::RunSettings& settings,
+                          const std::string* torchscript_content,
+                          const std::vector<torch::Device>& devices, JobObserver* observer) {
+  BuildContext context = ContextForPrecision(spec.precision);
+  context.torchscript_content = torchscript_content;
+  context.device = devices.front();
+  JobTrainers built;
+  if (devices.size() == 1) {
+    built.single = std::make_unique<Trainer>(spec, settings.seed(), context);
+    built.leader = built.single.get();
+    built.step = [t = built.leader] { return t->Step(); };
+    return built;
+  }
+  const std::string backend = CollectiveBackendFor(devices.front().type()).value();
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(common::JobDeadlineSeconds(settings) * 1000));
+  built.replicas = std::make_unique<ReplicaGroup>(
+      devices, backend,
+      [&](int rank, const torch::Device& device) {
+        BuildContext on_device = context;
+        on_device.device = device;
+        return std::make_unique<Trainer>(spec, settings.seed() + rank, on_device);
+      },
+      timeout);
+  built.leader = &built.replicas->leader();
+  built.step = [group = built.replicas.get()] { return group->Step(); };
+  Log(observer, absl::StrFormat("data parallel: %d replicas on %s, joined over %s; each step's "
+                                "gradients all-reduced after backward and averaged",
+                                built.replicas->size(), built.replicas->DeviceList(), backend));
+  return built;
 }
 
 // Warm-up and timed steps; fills the timing fields of `m`. Throws what the
 // model throws.
 void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool stream,
-                  const std::string* torchscript_content, const torch::Device& device,
+                  const std::string* torchscript_content, const std::vector<torch::Device>& devices,
                   JobObserver* observer, v1::Measurement* m) {
   const auto build_start = SteadyClock::now();
-  BuildContext context = ContextForPrecision(spec.precision);
-  context.torchscript_content = torchscript_content;
-  context.device = device;
+  const torch::Device& device = devices.front();
   ResetDevicePeak(device);
-  auto trainer = std::make_unique<Trainer>(spec, settings.seed(), context);
+  JobTrainers built = BuildTrainers(spec, settings, torchscript_content, devices, observer);
+  Trainer* trainer = built.leader;
   m->set_build_seconds(SecondsSince(build_start));
   if (m->counts().params() == 0) {
     FillCountsFromBuiltModel(spec, trainer->parameters(), m, observer);
@@ -333,7 +448,7 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   }
   int step = 0;
   WarmupRule warmup(settings.warmup_steps(), settings.max_seconds());
-  RunWarmup(trainer.get(), device, stream, observer, &warmup, &step, m);
+  RunWarmup(built.step, device, stream, observer, &warmup, &step, m);
 
   // Short steps are timed in blocks: one clock read and one loss read (the
   // device sync) per block, so neither dominates what is measured.
@@ -357,7 +472,7 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   for (bool done = false; !done;) {
     const auto t0 = SteadyClock::now();
     torch::Tensor loss;
-    for (int i = 0; i < block; ++i) loss = trainer->Step();
+    for (int i = 0; i < block; ++i) loss = built.step();
     // Waiting for the device (and reading the loss, which waits too)
     // belongs inside the timing.
     SynchronizeDevice(device);
@@ -376,7 +491,7 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
                                          ? SubnormalFraction(trainer->parameters())
                                          : -1);
 
-  if (settings.profile()) RecordProfile(trainer.get(), settings, observer, m);
+  if (settings.profile()) RecordProfile(built.step, settings, observer, m);
 
   if (static_cast<int>(seconds_per_step.size()) < settings.min_steps()) {
     m->add_suspect(absl::StrFormat(
@@ -390,7 +505,7 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   stats.set_block_steps(block);
   *m->mutable_stats() = stats;
   for (double s : seconds_per_step) m->add_step_seconds(s);
-  FillRates(spec, stats.median_s(), m);
+  FillRates(spec, static_cast<int>(devices.size()), stats.median_s(), m);
 }
 
 // The job's run settings with defaults filled in; thread counts swept as
@@ -454,8 +569,9 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   if (auto format = spec->options.find("memory_format"); format != spec->options.end()) {
     m.set_memory_format(format->second);
   }
-  absl::StatusOr<torch::Device> device = JobDevice(job.device());
-  if (!device.ok()) return Fail(m, v1::UNSUPPORTED, std::string(device.status().message()));
+  absl::StatusOr<std::vector<torch::Device>> devices = JobDevices(job.device(), *spec, &m);
+  if (!devices.ok()) return Fail(m, v1::UNSUPPORTED, std::string(devices.status().message()));
+  const torch::Device* device = &devices->front();
   // A CUDA job's memory is the device's (the coordinator checks it against
   // the worker's platform); the host check is for CPU jobs.
   if (device->is_cpu()) {
@@ -473,8 +589,8 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
     probe_facts.probe_ratio_before = ProbeHostMatmulFlops() / job.reference_probe_flops_per_sec();
   const std::optional<double> load_at_start = HostLoadAverage1();
   try {
-    TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), *device, observer,
-                 &m);
+    TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), *devices,
+                 observer, &m);
   } catch (const c10::Error& e) {
     const std::string message = e.what_without_backtrace();
     const v1::Outcome outcome = ClassifyModelError(message);

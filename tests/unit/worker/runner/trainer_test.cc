@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -229,6 +230,41 @@ TEST(TrainerTest, DevicesThisLibTorchCannotUseAreUnsupported) {
     EXPECT_TRUE(absl::StrContains(m.error(), "docs/backends.md")) << m.error();
     EXPECT_EQ(m.device(), device);
   }
+}
+
+// params.devices: one replica per CUDA device. A CPU job of several is
+// refused, except under PARADNN_TEST_CPU_REPLICAS=1, where the replicas run
+// on Gloo so that this host tests the code the GPU hosts run over NCCL.
+TEST(TrainerTest, DataParallelReplicasOnTheCpuOnlyForTests) {
+  v1::RunnerJob job = TinyJob();
+  (*job.mutable_config()->mutable_params())["devices"] = 2;
+  unsetenv("PARADNN_TEST_CPU_REPLICAS");
+  v1::Measurement refused = RunJob(job, nullptr);
+  EXPECT_EQ(refused.outcome(), v1::UNSUPPORTED);
+  EXPECT_EQ(refused.error(),
+            "devices 2: data-parallel replicas run one per CUDA device; this job is on cpu");
+
+  setenv("PARADNN_TEST_CPU_REPLICAS", "1", 1);
+  RecordingObserver observer;
+  const v1::Measurement m = RunJob(job, &observer);
+  unsetenv("PARADNN_TEST_CPU_REPLICAS");
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_EQ(m.config().params().at("devices"), 2);
+  // Counts and FLOP rates are one replica's; throughput is both replicas'.
+  EXPECT_EQ(m.counts().params(), 33 * 16 + 17 * 16 + 17 * 4);
+  EXPECT_NEAR(m.examples_per_sec(), 2 * 8 / m.stats().median_s(), 1e-6 * m.examples_per_sec());
+  EXPECT_NEAR(m.model_flops_per_sec(), m.counts().model_flops() / m.stats().median_s(),
+              1e-6 * m.model_flops_per_sec());
+  bool logged = false;
+  for (const std::string& line : observer.logs) {
+    logged |= absl::StrContains(line, "data parallel: 2 replicas on cpu, cpu, joined over gloo");
+  }
+  EXPECT_TRUE(logged);
+  bool flagged = false;
+  for (const std::string& condition : m.suspect()) {
+    flagged |= absl::StartsWith(condition, "CPU replicas (PARADNN_TEST_CPU_REPLICAS=1)");
+  }
+  EXPECT_TRUE(flagged) << "a CPU replica result is a test, flagged as such";
 }
 
 TEST(TrainerTest, ModelsBeyondHostMemoryArePredictedOom) {

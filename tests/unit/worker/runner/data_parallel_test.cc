@@ -1,0 +1,124 @@
+// Data-parallel replicas (worker/runner/data_parallel.h) on the CPU over
+// Gloo: the same code that joins CUDA replicas over NCCL, less the backend.
+#include "worker/runner/data_parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/model_spec.h"
+
+namespace paradnn::runner {
+namespace {
+
+using std::chrono::milliseconds;
+
+model::ModelSpec TinyFc() {
+  v1::ModelConfig config;
+  config.set_family("fc");
+  (*config.mutable_params())["layer"] = 2;
+  (*config.mutable_params())["node"] = 16;
+  (*config.mutable_params())["input"] = 32;
+  (*config.mutable_params())["output"] = 4;
+  (*config.mutable_params())["batch"] = 8;
+  config.set_precision("float32");
+  return *model::ParseModelSpec(config, model::FieldStyle::kProto);
+}
+
+ReplicaGroup::MakeTrainer SeededBy(uint64_t seed) {
+  return [seed](int rank, const torch::Device& device) {
+    BuildContext context;
+    context.device = device;
+    return std::make_unique<Trainer>(TinyFc(), seed + rank, context);
+  };
+}
+
+bool SameWeights(Trainer& a, Trainer& b) {
+  if (a.parameters().size() != b.parameters().size()) return false;
+  for (size_t i = 0; i < a.parameters().size(); ++i) {
+    if (!torch::equal(a.parameters()[i], b.parameters()[i])) return false;
+  }
+  return true;
+}
+
+TEST(DataParallelTest, ThisBuildJoinsCpuReplicasOverGloo) {
+  absl::StatusOr<std::string> backend = CollectiveBackendFor(torch::kCPU);
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  EXPECT_EQ(*backend, "gloo");
+  // Debian's LibTorch has no CUDA: no NCCL, and the reason says what to do.
+  absl::StatusOr<std::string> cuda = CollectiveBackendFor(torch::kCUDA);
+  if (!cuda.ok()) {
+    EXPECT_NE(cuda.status().message().find("NCCL"), std::string::npos) << cuda.status();
+  }
+}
+
+TEST(DataParallelTest, AveragedGradientsAreTheMeanOverReplicas) {
+  const std::shared_ptr<void> store = MakeReplicaStore();
+  std::vector<torch::Tensor> grads(2);
+  std::vector<std::thread> replicas;
+  for (int rank = 0; rank < 2; ++rank) {
+    replicas.emplace_back([&, rank] {
+      auto collectives = JoinReplicaGroup("gloo", store, rank, 2, milliseconds(20'000));
+      torch::Tensor weight = torch::zeros({3}, torch::requires_grad());
+      weight.mutable_grad() = torch::full({3}, static_cast<float>(rank + 1));
+      AverageGradients(*collectives, 2, {weight});
+      grads[rank] = weight.grad().clone();
+    });
+  }
+  for (std::thread& t : replicas) t.join();
+  for (const torch::Tensor& g : grads) {
+    EXPECT_TRUE(torch::allclose(g, torch::full({3}, 1.5F))) << g;
+  }
+}
+
+TEST(DataParallelTest, ReplicasStartFromReplicaZerosWeightsAndTrainInStep) {
+  ReplicaGroup group({torch::kCPU, torch::kCPU}, "gloo", SeededBy(7), milliseconds(20'000));
+  ASSERT_EQ(group.size(), 2);
+  EXPECT_EQ(group.DeviceList(), "cpu, cpu");
+  // Seeded 7 and 8, then replica 0's weights broadcast: equal.
+  EXPECT_TRUE(SameWeights(group.replica(0), group.replica(1)));
+  Trainer alone(TinyFc(), 7, BuildContext{});
+  ASSERT_TRUE(SameWeights(group.replica(0), alone));
+
+  for (int step = 0; step < 5; ++step) {
+    const torch::Tensor loss = group.Step();
+    ASSERT_TRUE(std::isfinite(loss.item<double>()));
+    (void)alone.Step();
+  }
+  group.WaitForFollowers();
+  // The replicas saw different batches but applied the same averaged
+  // gradients; replica 0 alone, on its own batch, went elsewhere.
+  EXPECT_TRUE(SameWeights(group.replica(0), group.replica(1)));
+  EXPECT_FALSE(SameWeights(group.replica(0), alone));
+}
+
+TEST(DataParallelTest, AFollowersFailureIsWhatTheStepThrows) {
+  ReplicaGroup group({torch::kCPU, torch::kCPU}, "gloo", SeededBy(1), milliseconds(2'000));
+  (void)group.Step();
+  group.replica(1).set_gradient_hook([](const std::vector<torch::Tensor>&) {
+    throw std::runtime_error("replica 1 ran out of device memory (injected)");
+  });
+  // Replica 0's all-reduce fails (replica 1 left the group, or the group's
+  // timeout passed); the step reports replica 1's failure, not that.
+  try {
+    (void)group.Step();
+    ADD_FAILURE() << "the step should have thrown";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "replica 1 ran out of device memory (injected)");
+  }
+  EXPECT_EQ(group.FailureSite(), "replica 1 on cpu");
+  EXPECT_THROW((void)group.Step(), std::runtime_error);  // and every step after
+}
+
+TEST(DataParallelTest, ABackendThisBuildLacksIsRefused) {
+  EXPECT_THROW(JoinReplicaGroup("mpi", MakeReplicaStore(), 0, 1, milliseconds(1'000)),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace paradnn::runner

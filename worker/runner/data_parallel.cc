@@ -1,0 +1,286 @@
+#include "worker/runner/data_parallel.h"
+
+// A LibTorch install without c10d's headers still builds the runner: it
+// then refuses replicas (CollectiveBackendFor).
+#if __has_include(<torch/csrc/distributed/c10d/HashStore.hpp>)
+#define PARADNN_HAVE_C10D 1
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#else
+#undef PARADNN_WITH_GLOO
+#undef PARADNN_WITH_NCCL
+#endif
+#ifdef PARADNN_WITH_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#ifdef PARADNN_WITH_NCCL
+#include <c10/cuda/CUDAGuard.h>
+
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+#include <torch/version.h>
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace paradnn::runner {
+namespace {
+
+#ifdef PARADNN_HAVE_C10D
+using StorePtr = c10::intrusive_ptr<c10d::Store>;
+#endif
+
+// One replica's side of a c10d process group (ProcessGroupGloo or
+// ProcessGroupNCCL: c10d::ProcessGroup in LibTorch 1.13, c10d::Backend in
+// 2.x, with the same collective calls).
+template <typename Group>
+class C10dCollectives final : public ReplicaCollectives {
+ public:
+  explicit C10dCollectives(c10::intrusive_ptr<Group> group) : group_(std::move(group)) {}
+
+  void AllReduceSum(const std::vector<torch::Tensor>& tensors) override {
+    // Every collective is started before the first wait, so that the
+    // backend may run them back to back.
+    std::vector<std::vector<at::Tensor>> one_each;
+    one_each.reserve(tensors.size());
+    for (const torch::Tensor& t : tensors) one_each.push_back({t});
+    std::vector<decltype(group_->allreduce(one_each.front()))> works;
+    works.reserve(one_each.size());
+    for (std::vector<at::Tensor>& one : one_each) works.push_back(group_->allreduce(one));
+    for (auto& work : works) work->wait();
+  }
+
+  void BroadcastFromFirst(const std::vector<torch::Tensor>& tensors) override {
+    for (const torch::Tensor& t : tensors) {
+      std::vector<at::Tensor> one = {t};
+      group_->broadcast(one)->wait();  // BroadcastOptions: root rank 0
+    }
+  }
+
+ private:
+  c10::intrusive_ptr<Group> group_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> CollectiveBackendFor(torch::DeviceType device_type) {
+  if (device_type == torch::kCUDA) {
+#ifdef PARADNN_WITH_NCCL
+    return std::string("nccl");
+#else
+    return absl::UnimplementedError(absl::StrCat(
+        "this paradnn-runner was built without NCCL (LibTorch ", TORCH_VERSION,
+        "; no c10_cuda library or no nccl.h found at configure time), so it cannot join "
+        "replicas on CUDA devices: configure with -DPARADNN_NCCL_INCLUDE_DIR=DIR "
+        "(docs/backends.md)"));
+#endif
+  }
+  if (device_type == torch::kCPU) {
+#ifdef PARADNN_WITH_GLOO
+    return std::string("gloo");
+#else
+    return absl::UnimplementedError(
+        "this paradnn-runner was built without Gloo's headers (Debian: libgloo-dev), so it "
+        "cannot join CPU replicas");
+#endif
+  }
+  return absl::UnimplementedError("data-parallel replicas run on cuda (or, for tests, cpu)");
+}
+
+std::shared_ptr<void> MakeReplicaStore() {
+#ifdef PARADNN_HAVE_C10D
+  return std::make_shared<StorePtr>(c10::make_intrusive<c10d::HashStore>());
+#else
+  return nullptr;
+#endif
+}
+
+std::unique_ptr<ReplicaCollectives> JoinReplicaGroup(const std::string& backend,
+                                                     const std::shared_ptr<void>& store, int rank,
+                                                     int world, std::chrono::milliseconds timeout) {
+#ifdef PARADNN_WITH_GLOO
+  const StorePtr& shared = *static_cast<const StorePtr*>(store.get());
+  if (backend == "gloo") {
+    auto options = c10d::ProcessGroupGloo::Options::create();
+    options->timeout = timeout;
+    // Replicas are threads of this process: loopback is the whole network.
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    return std::make_unique<C10dCollectives<c10d::ProcessGroupGloo>>(
+        c10::make_intrusive<c10d::ProcessGroupGloo>(shared, rank, world, options));
+  }
+#endif
+#ifdef PARADNN_WITH_NCCL
+#ifndef PARADNN_WITH_GLOO
+  const StorePtr& shared = *static_cast<const StorePtr*>(store.get());
+#endif
+  if (backend == "nccl") {
+    auto options = c10d::ProcessGroupNCCL::Options::create();
+    options->timeout = timeout;
+    return std::make_unique<C10dCollectives<c10d::ProcessGroupNCCL>>(
+        c10::make_intrusive<c10d::ProcessGroupNCCL>(shared, rank, world, options));
+  }
+#endif
+  (void)store;
+  (void)rank;
+  (void)world;
+  (void)timeout;
+  throw std::invalid_argument("replica group backend '" + backend +
+                              "' is not built into this paradnn-runner");
+}
+
+void AverageGradients(ReplicaCollectives& collectives, int world,
+                      const std::vector<torch::Tensor>& parameters) {
+  std::vector<torch::Tensor> gradients;
+  gradients.reserve(parameters.size());
+  for (const torch::Tensor& p : parameters) {
+    if (p.grad().defined()) gradients.push_back(p.grad());
+  }
+  collectives.AllReduceSum(gradients);
+  torch::NoGradGuard no_grad;
+  for (torch::Tensor& g : gradients) g.div_(world);
+}
+
+ReplicaGroup::ReplicaGroup(const std::vector<torch::Device>& devices, const std::string& backend,
+                           const MakeTrainer& make, std::chrono::milliseconds timeout)
+    : devices_(devices) {
+  if (devices_.size() < 2) throw std::invalid_argument("a replica group needs 2 or more devices");
+  for (size_t r = 0; r < devices_.size(); ++r) {
+    trainers_.push_back(make(static_cast<int>(r), devices_[r]));
+  }
+  const std::shared_ptr<void> store = MakeReplicaStore();
+  const int world = size();
+  for (int rank = 1; rank < world; ++rank) {
+    followers_.emplace_back([this, rank, backend, store, world, timeout] {
+      // Outlives the failure's record: closing the group makes replica 0's
+      // collective fail at once, and by then the cause must be there to find.
+      std::unique_ptr<ReplicaCollectives> collectives;
+      try {
+#ifdef PARADNN_WITH_NCCL
+        std::optional<c10::cuda::CUDAGuard> on_device;
+        if (devices_[rank].is_cuda()) on_device.emplace(devices_[rank]);
+#endif
+        collectives = JoinReplicaGroup(backend, store, rank, world, timeout);
+        Trainer& trainer = *trainers_[rank];
+        collectives->BroadcastFromFirst(trainer.parameters());
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          ++ready_followers_;
+        }
+        released_cv_.notify_all();
+        trainer.set_gradient_hook([&collectives, world](const std::vector<torch::Tensor>& p) {
+          AverageGradients(*collectives, world, p);
+        });
+        Follow(rank);
+        trainer.set_gradient_hook(nullptr);
+      } catch (...) {
+        trainers_[rank]->set_gradient_hook(nullptr);
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!follower_failure_) {
+          follower_failure_ = std::current_exception();
+          follower_failure_where_ = absl::StrCat("replica ", rank, " on ", devices_[rank].str());
+        }
+        released_cv_.notify_all();
+      }
+    });
+  }
+  try {
+    leader_collectives_ = JoinReplicaGroup(backend, store, 0, world, timeout);
+    leader_collectives_->BroadcastFromFirst(leader().parameters());
+    // Every replica holds replica 0's weights before the first step.
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      released_cv_.wait(lock, [&] { return ready_followers_ == world - 1 || follower_failure_; });
+    }
+    RethrowFollowerFailure();
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    released_cv_.notify_all();
+    for (std::thread& t : followers_) t.join();
+    RethrowFollowerFailure();
+    throw;
+  }
+  ReplicaCollectives* collectives = leader_collectives_.get();
+  leader().set_gradient_hook([collectives, world](const std::vector<torch::Tensor>& p) {
+    AverageGradients(*collectives, world, p);
+  });
+}
+
+ReplicaGroup::~ReplicaGroup() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  released_cv_.notify_all();
+  for (std::thread& t : followers_) t.join();
+  leader().set_gradient_hook(nullptr);
+}
+
+void ReplicaGroup::Follow(int rank) {
+  Trainer& trainer = *trainers_[rank];
+  int64_t done = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      released_cv_.wait(lock, [&] { return stopping_ || released_steps_ > done; });
+      if (released_steps_ == done) return;  // stopping, every released step taken
+    }
+    (void)trainer.Step();
+    ++done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++finished_follower_steps_;
+    }
+    finished_cv_.notify_all();
+  }
+}
+
+void ReplicaGroup::WaitForFollowers() {
+  std::unique_lock<std::mutex> lock(mu_);
+  finished_cv_.wait(lock, [&] {
+    return finished_follower_steps_ == released_steps_ * (size() - 1) || follower_failure_;
+  });
+}
+
+void ReplicaGroup::RethrowFollowerFailure() {
+  std::exception_ptr failure;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failure = follower_failure_;
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+torch::Tensor ReplicaGroup::Step() {
+  RethrowFollowerFailure();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++released_steps_;
+  }
+  released_cv_.notify_all();
+  try {
+    return leader().Step();
+  } catch (...) {
+    RethrowFollowerFailure();
+    throw;
+  }
+}
+
+std::string ReplicaGroup::DeviceList() const {
+  std::vector<std::string> names;
+  names.reserve(devices_.size());
+  for (const torch::Device& d : devices_) names.push_back(d.str());
+  return absl::StrJoin(names, ", ");
+}
+
+std::string ReplicaGroup::FailureSite() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return follower_failure_where_;
+}
+
+}  // namespace paradnn::runner
