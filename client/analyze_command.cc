@@ -41,6 +41,7 @@ struct FamilyPlan {
   std::map<std::string, int64_t> param_values;  // most values seen per varying parameter
   std::set<std::string> precisions;
   bool threads_vary = false;
+  bool devices_vary = false;  // params.devices: data-parallel replicas
 };
 
 v1::ResultSelection Selection(const std::vector<int64_t>& sweep_ids,
@@ -62,6 +63,20 @@ std::vector<std::string> RankedParams(const FamilyPlan& plan) {
   names.reserve(ranked.size());
   for (const auto& entry : ranked) names.push_back(entry.second);
   return names;
+}
+
+// Examples/s scaling with `field` over the family's sweeps.
+PlannedAnalysis ScalingAnalysis(const FamilyPlan& plan,
+                                const std::map<std::string, std::string>& where_family,
+                                const std::string& field, std::string title, std::string caption) {
+  PlannedAnalysis analysis;
+  analysis.title = std::move(title);
+  analysis.caption = std::move(caption);
+  v1::ScalingRequest* scaling = analysis.request.mutable_scaling();
+  *scaling->mutable_selection() = Selection(plan.sweep_ids, where_family);
+  scaling->set_metric("examples_per_sec");
+  scaling->set_field(field);
+  return analysis;
 }
 
 void PlanFamily(const std::string& family, const FamilyPlan& plan,
@@ -130,16 +145,18 @@ void PlanFamily(const std::string& family, const FamilyPlan& plan,
     out->push_back(std::move(analysis));
   }
   if (plan.threads_vary) {
-    PlannedAnalysis analysis;
-    analysis.title = absl::StrCat(family, ": scaling with intra-op threads");
-    analysis.caption =
+    out->push_back(ScalingAnalysis(
+        plan, where_family, "intra_op_threads",
+        absl::StrCat(family, ": scaling with intra-op threads"),
         "Examples/s at each thread count over the smallest, per configuration (paper Fig. 4's "
-        "multi-chip overhead, on CPU threads); efficiency 100 % is perfect scaling.";
-    v1::ScalingRequest* scaling = analysis.request.mutable_scaling();
-    *scaling->mutable_selection() = Selection(plan.sweep_ids, where_family);
-    scaling->set_metric("examples_per_sec");
-    scaling->set_field("intra_op_threads");
-    out->push_back(std::move(analysis));
+        "multi-chip overhead, on CPU threads); efficiency 100 % is perfect scaling."));
+  }
+  if (plan.devices_vary) {
+    out->push_back(ScalingAnalysis(
+        plan, where_family, "devices", absl::StrCat(family, ": scaling with data-parallel devices"),
+        "Examples/s (every replica's) at each device count over the smallest, per "
+        "configuration (paper Fig. 4's multi-chip overhead); efficiency 100 % is perfect "
+        "scaling."));
   }
 }
 
@@ -240,6 +257,7 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
       int64_t& seen = plan.param_values[name];
       seen = std::max(seen, count);
       if (name == "intra_op_threads") plan.threads_vary = true;
+      if (name == "devices") plan.devices_vary = true;
     }
     if (spec.precision().empty()) plan.precisions.insert("float32");
     for (const std::string& precision : spec.precision()) plan.precisions.insert(precision);

@@ -22,6 +22,8 @@
 #include "client/local_resume.h"
 #include "client/sweep_file.h"
 #include "common/subprocess.h"
+#include "model/family.h"
+#include "model/param_values.h"
 
 namespace paradnn::client {
 namespace {
@@ -383,15 +385,58 @@ absl::StatusOr<v1::SweepStatus> ContinueOrSubmit(const CommandContext& ctx,
   return status;
 }
 
+// The most data-parallel replicas (params.devices) any job of `spec` needs.
+int64_t MostReplicas(const v1::SweepSpec& spec) {
+  const auto devices = spec.params().find(model::kDevicesRule.name);
+  if (devices == spec.params().end()) return 1;
+  absl::StatusOr<std::vector<int64_t>> values =
+      model::ParamValues(devices->second, model::kDevicesRule, "params.devices");
+  return values.ok() && !values->empty() ? *std::max_element(values->begin(), values->end()) : 1;
+}
+
+// Once every local worker is connected: FailedPrecondition when the sweep's
+// jobs of `most_replicas` devices exceed the GPUs each worker lends
+// (Platform.cuda_device_count), since the coordinator would hold them for a
+// larger host that never comes. Sets *settled once it could tell.
+absl::Status CheckLocalWorkersLendEnoughGpus(CoordinatorClient& client, int workers,
+                                             int64_t most_replicas, bool* settled) {
+  absl::StatusOr<std::vector<v1::WorkerInfo>> listed = client.ListWorkers();
+  if (!listed.ok()) return absl::OkStatus();  // the watch reports a lost coordinator
+  int connected = 0;
+  int64_t lent = 0;
+  for (const v1::WorkerInfo& w : *listed) {
+    if (!w.connected()) continue;
+    ++connected;
+    lent = std::max<int64_t>(lent, std::max(1, w.platform().cuda_device_count()));
+  }
+  if (connected < workers) return absl::OkStatus();
+  *settled = true;
+  if (most_replicas <= lent) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "params.devices: jobs of ", most_replicas, " data-parallel replicas need ", most_replicas,
+      " GPUs on one worker; the local worker", workers == 1 ? " lends " : "s lend at most ", lent,
+      " (a worker of --device cuda lends every visible GPU); they would wait for a larger host. "
+      "Submit this sweep to a coordinator with such a host, or drop those values"));
+}
+
 // Watches the sweep to its end and prints its results. A worker starts by
 // probing the host and, the first time for its platform, calibrating it: say
 // so rather than sit at 0 running.
 int WatchLocalSweep(const CommandContext& ctx, const LocalOptions& options,
-                    CoordinatorClient& client, LocalCluster& cluster, int64_t sweep_id) {
+                    CoordinatorClient& client, LocalCluster& cluster, int64_t sweep_id,
+                    int64_t most_replicas) {
   const SteadyClock::time_point watch_start = SteadyClock::now();
   bool asked = false;
+  bool devices_settled = most_replicas <= 1;
   auto health = [&]() -> absl::Status {
     if (absl::Status alive = cluster.CheckAlive(); !alive.ok()) return alive;
+    if (!devices_settled) {
+      if (absl::Status enough = CheckLocalWorkersLendEnoughGpus(client, options.workers,
+                                                                most_replicas, &devices_settled);
+          !enough.ok()) {
+        return enough;
+      }
+    }
     if (asked || SteadyClock::now() - watch_start < kWorkerStartNotice) return absl::OkStatus();
     asked = true;
     absl::StatusOr<std::vector<v1::WorkerInfo>> workers = client.ListWorkers();
@@ -486,7 +531,7 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
       code = ReportError(ctx, sweep.status());
     } else {
       sweep_id = sweep->sweep_id();
-      code = WatchLocalSweep(ctx, options, client, **cluster, sweep_id);
+      code = WatchLocalSweep(ctx, options, client, **cluster, sweep_id, MostReplicas(run_spec));
     }
   }
   if (absl::Status stopped = (*cluster)->Stop(); !stopped.ok()) {

@@ -5,7 +5,9 @@
 # with the carried coordinator, worker and CLI (scripts/device-pack.sh):
 # calibrates the GPU (matmul roofs of float32/tf32/bfloat16/float16, HBM
 # bandwidth, fingerprint, theoretical peaks), measures the FC, CNN and LSTM
-# sweeps of scripts/device-sweeps/ on LibTorch, then FC and CNN on JAX, and
+# sweeps of scripts/device-sweeps/ on LibTorch, checks data parallelism
+# (params.devices: 1 runs, more than the host's GPUs is refused or held),
+# then FC and CNN on JAX, and
 # compares with the CPU results measured here (the pack's cpu.db). Without
 # a GPU (or with --cpu) it runs the same path on the CPU with the cpu-*
 # sweeps: what CI and a session without a device check.
@@ -105,15 +107,30 @@ export LD_LIBRARY_PATH="$pack/lib:$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH
 # ---- paradnn-runner against this host's LibTorch -------------------------------
 if [ -z "$runner" ]; then
   fits 240 "building paradnn-runner" || exit 1
-  log "building paradnn-runner (runner-only, -j$(nproc))"
+  # ProcessGroupNCCL's header needs nccl.h: the wheel's nvidia-nccl package has it.
+  nccl_include=""
+  if [ -n "$torch_prefix" ]; then
+    nccl_h=$(find "$torch_prefix/../../../nvidia" -name nccl.h 2>/dev/null | head -1)
+    [ -n "$nccl_h" ] && nccl_include=$(dirname "$nccl_h")
+  fi
+  log "building paradnn-runner (runner-only, -j$(nproc)); nccl.h in '${nccl_include:-none found}'"
   if ! cmake -S "$root" -B "$work/runner-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DPARADNN_RUNNER_ONLY=ON -DPARADNN_WERROR=OFF \
+      -DPARADNN_RUNNER_ONLY=ON -DPARADNN_WERROR=OFF ${nccl_include:+-DPARADNN_NCCL_INCLUDE_DIR="$nccl_include"} \
       -DCMAKE_PREFIX_PATH="$prefix/usr;$multiarch/cmake;${torch_prefix}" \
       -DProtobuf_PROTOC_EXECUTABLE="$prefix/usr/bin/protoc" > "$work/runner-build.log" 2>&1 ||
      ! cmake --build "$work/runner-build" -j "$(nproc)" --target paradnn-runner \
       >> "$work/runner-build.log" 2>&1; then
-    log "FAILED: the runner build; its log ends:"; tail -n 40 "$work/runner-build.log" >&2
-    exit 1
+    # The NCCL replica group is the part least certain to compile against
+    # this LibTorch: without it the runner still measures one GPU per job.
+    log "the runner build failed; again without NCCL replicas. Its log ends:"
+    tail -n 40 "$work/runner-build.log" >&2
+    cp "$work/runner-build.log" "$work/runner-build-nccl.log"
+    if ! cmake "$work/runner-build" -DPARADNN_NCCL=OFF >> "$work/runner-build.log" 2>&1 ||
+       ! cmake --build "$work/runner-build" -j "$(nproc)" --target paradnn-runner \
+        >> "$work/runner-build.log" 2>&1; then
+      log "FAILED: the runner build; its log ends:"; tail -n 40 "$work/runner-build.log" >&2
+      exit 1
+    fi
   fi
   runner=$work/runner-build/bin/paradnn-runner
 fi
@@ -166,11 +183,33 @@ measure() {
   done
 }
 
+# data_parallel: params.devices on this host's GPUs. The runner refuses more
+# replicas than visible GPUs; the coordinator holds a job of more devices
+# than the worker lends (Platform.cuda_device_count) and runs the rest.
+data_parallel() {
+  local gpus id
+  gpus=$(grep -c '^GPU' "$work/gpus.txt")
+  "$bin/paradnn-runner" --family fc --layer 4 --node 4096 --input 2000 --output 1000 \
+    --batch 4096 --precision bfloat16 --devices $((gpus + 1)) --device cuda --max-seconds 1 \
+    > "$work/ddp-runner.log" 2>&1
+  log "runner, devices $((gpus + 1)) on $gpus GPU(s): $(grep -m1 -E 'outcome|error' "$work/ddp-runner.log" | tr -s ' ') / $(grep -m1 -i 'devices' "$work/ddp-runner.log")"
+  id=$(cli submit "$sweeps/gpu-ddp.yaml" -q) || { log "FAILED: submit gpu-ddp.yaml"; return; }
+  sweep_ids+=("$id")
+  for _ in $(seq 90); do
+    [ "$(cli results "$id" --format csv | grep -c ',OK,')" -ge 1 ] && break
+    sleep 1
+  done
+  sleep 3  # the worker asks again: the devices=2 job must stay pending
+  log "sweep $id (gpu-ddp.yaml, devices [1, 2] on a worker lending $gpus GPU(s)): $(cli status "$id" --format csv | tail -1)"
+  cli cancel "$id" > /dev/null 2>&1
+}
+
 kind=$([ "$device" = cuda ] && echo gpu || echo cpu)
 if fits 120 "the LibTorch worker (calibration and sweeps)" &&
    start_worker "$kind-libtorch" --runner "$bin/paradnn-runner" --calibrate always; then
   log "calibrated: $(grep -m1 'calibrated roofs' "$work/$kind-libtorch.log" | sed 's/.*calibrated roofs/roofs/')"
   measure "$sweeps/$kind-fc.yaml" "$sweeps/$kind-cnn.yaml" "$sweeps/$kind-lstm.yaml"
+  if [ "$device" = cuda ] && fits 100 "data parallelism (gpu-ddp.yaml)"; then data_parallel; fi
   kill "$worker_pid" 2>/dev/null; wait "$worker_pid" 2>/dev/null
 fi
 if "$python" -c 'import jax' 2> /dev/null; then

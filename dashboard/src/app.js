@@ -558,6 +558,7 @@ function platformCard(p) {
       ['allocator', p.allocator], ['calibrated', when(p.calibrated_unix_ms)],
       // A CUDA device's facts (empty on a CPU platform, and then not shown).
       ['compute capability', p.compute_capability], ['SMs', num(p.sm_count) || ''],
+      ['GPUs lent to a job (params.devices)', num(p.cuda_device_count) || ''],
       ['max clock', num(p.max_clock_hz) > 0 ? Fmt.count(p.max_clock_hz) + 'Hz' : ''],
       ['CUDA driver / runtime', [p.cuda_driver_version, p.cuda_runtime_version].filter(Boolean).join(' / ')],
       ['cuDNN', p.cudnn_version],
