@@ -22,8 +22,7 @@
 #include "client/local_resume.h"
 #include "client/sweep_file.h"
 #include "common/subprocess.h"
-#include "model/family.h"
-#include "model/param_values.h"
+#include "model/sweep.h"
 
 namespace paradnn::client {
 namespace {
@@ -385,15 +384,6 @@ absl::StatusOr<v1::SweepStatus> ContinueOrSubmit(const CommandContext& ctx,
   return status;
 }
 
-// The most data-parallel replicas (params.devices) any job of `spec` needs.
-int64_t MostReplicas(const v1::SweepSpec& spec) {
-  const auto devices = spec.params().find(model::kDevicesRule.name);
-  if (devices == spec.params().end()) return 1;
-  absl::StatusOr<std::vector<int64_t>> values =
-      model::ParamValues(devices->second, model::kDevicesRule, "params.devices");
-  return values.ok() && !values->empty() ? *std::max_element(values->begin(), values->end()) : 1;
-}
-
 // Once every local worker is connected: FailedPrecondition when the sweep's
 // jobs of `most_replicas` devices exceed the GPUs each worker lends
 // (Platform.cuda_device_count), since the coordinator would hold them for a
@@ -531,7 +521,8 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
       code = ReportError(ctx, sweep.status());
     } else {
       sweep_id = sweep->sweep_id();
-      code = WatchLocalSweep(ctx, options, client, **cluster, sweep_id, MostReplicas(run_spec));
+      code = WatchLocalSweep(ctx, options, client, **cluster, sweep_id,
+                             model::MostDataParallelDevices(run_spec).value_or(1));
     }
   }
   if (absl::Status stopped = (*cluster)->Stop(); !stopped.ok()) {

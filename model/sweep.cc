@@ -208,17 +208,23 @@ std::string AllowedDevices() { return JoinNames(kDevices, "|"); }
 std::string AllowedPrecisions() { return JoinNames(kPrecisions, "|"); }
 std::string AllowedOptimizers() { return JoinNames(kOptimizers, "|"); }
 
+absl::StatusOr<int64_t> MostDataParallelDevices(const v1::SweepSpec& spec) {
+  const auto it = spec.params().find(kDevicesRule.name);
+  if (it == spec.params().end()) return int64_t{1};
+  absl::StatusOr<std::vector<int64_t>> values =
+      ParamValues(it->second, kDevicesRule, "params.devices");
+  if (!values.ok()) return values.status();
+  return values->empty() ? int64_t{1} : *std::max_element(values->begin(), values->end());
+}
+
 namespace {
 
 // Replicas beyond one need CUDA devices: the LibTorch runner runs one per
 // GPU (worker/runner/data_parallel.h). params.devices itself passed its rule.
 absl::Status CheckDataParallelDevice(const v1::SweepSpec& spec) {
-  const auto it = spec.params().find(kDevicesRule.name);
-  if (it == spec.params().end()) return absl::OkStatus();
-  absl::StatusOr<std::vector<int64_t>> values =
-      ParamValues(it->second, kDevicesRule, "params.devices");
-  if (!values.ok()) return values.status();
-  const int64_t most = *std::max_element(values->begin(), values->end());
+  absl::StatusOr<int64_t> most_devices = MostDataParallelDevices(spec);
+  if (!most_devices.ok()) return most_devices.status();
+  const int64_t most = *most_devices;
   const std::string device = spec.device().empty() ? kDefaultDevice : spec.device();
   if (most > 1 && device != "cuda") {
     return absl::InvalidArgumentError(

@@ -277,12 +277,12 @@ absl::StatusOr<std::vector<torch::Device>> ReplicaDevices(const std::string& job
 // The devices of the job's replicas (one without params.devices), or why
 // this runner cannot (the UNSUPPORTED outcome). CPU replicas, run only for
 // tests, are flagged suspect on `m`.
-absl::StatusOr<std::vector<torch::Device>> JobDevices(const std::string& job_device,
-                                                      const ModelSpec& spec, v1::Measurement* m) {
+absl::StatusOr<std::vector<torch::Device>> JobDevices(const v1::RunnerJob& job,
+                                                      v1::Measurement* m) {
+  const std::string& job_device = job.device();
   absl::StatusOr<torch::Device> first = JobDevice(job_device);
   if (!first.ok()) return first.status();
-  const int64_t replicas =
-      spec.params.count(model::kDevicesRule.name) != 0 ? spec.Param(model::kDevicesRule.name) : 1;
+  const int64_t replicas = model::DataParallelDevices(job.config());
   absl::StatusOr<std::vector<torch::Device>> devices = ReplicaDevices(job_device, *first, replicas);
   if (devices.ok() && replicas > 1 && first->is_cpu()) {
     m->add_suspect(absl::StrCat("CPU replicas (", kCpuReplicasForTestsEnv,
@@ -569,7 +569,7 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   if (auto format = spec->options.find("memory_format"); format != spec->options.end()) {
     m.set_memory_format(format->second);
   }
-  absl::StatusOr<std::vector<torch::Device>> devices = JobDevices(job.device(), *spec, &m);
+  absl::StatusOr<std::vector<torch::Device>> devices = JobDevices(job, &m);
   if (!devices.ok()) return Fail(m, v1::UNSUPPORTED, std::string(devices.status().message()));
   const torch::Device* device = &devices->front();
   // A CUDA job's memory is the device's (the coordinator checks it against
