@@ -1,6 +1,6 @@
 // WorkPool runs blocking work — a sweep's planning, an analysis, a model
 // read from SQLite — on threads of its own, so that gRPC reactions and the
-// database writer, which must never block (STYLE.md), only hand it over.
+// database writer, which must never block (docs/style.md), only hand it over.
 //
 // A fixed number of threads take tasks in submission order. TryRun refuses
 // a task when no thread is free (callers that would rather answer "busy"

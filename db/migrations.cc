@@ -10,7 +10,7 @@
 namespace paradnn::db {
 namespace {
 
-// Version 1: the data model of DESIGN.md.
+// Version 1: the data model of docs/design.md.
 //
 // Enums (sweeps.state, jobs.state, results.outcome) are stored as their
 // proto numbers so that SQL can filter on them; messages that are only ever

@@ -311,7 +311,7 @@ struct Creation {
   std::shared_ptr<const v1::SweepSpec> spec;
   std::shared_ptr<const std::vector<NewJob>> jobs;
   // Indexes into `jobs` by ordinal: jobs are inserted in the order they
-  // run, so the ones leased together share pages (DESIGN.md).
+  // run, so the ones leased together share pages (docs/design.md).
   std::vector<size_t> run_order;
   int64_t now_unix_ms;
   Callback<int64_t> done;

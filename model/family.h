@@ -79,7 +79,7 @@ struct FamilyDef {
   // Rules across fields (e.g. CNN image >= 193), after every param and option
   // passed its own rule and defaults were filled. May be null.
   absl::Status (*check)(const ModelSpec& spec, FieldStyle style);
-  // Analytic work and memory of one training step (PARADNN_MODELS.md
+  // Analytic work and memory of one training step (docs/models.md
   // "Counting work"); spec is valid.
   WorkCounts (*count)(const ModelSpec& spec);
   // Sweep fields only this family reads (family torchscript: its model),

@@ -3,7 +3,7 @@
 // models, transformer, retinanet), so one op is counted one way. The
 // caller walks its network in forward order with the real shapes and
 // reports every op once; the ledger applies the conventions of
-// PARADNN_MODELS.md "Counting work" and the byte method
+// docs/models.md "Counting work" and the byte method
 // "layerwise-traffic-v3" (model_counts.h), whose closed form for FC is
 // spelled out in model/families/fc.cc:
 //

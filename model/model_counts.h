@@ -1,4 +1,4 @@
-// Analytic work and memory of one training step, per PARADNN_MODELS.md
+// Analytic work and memory of one training step, per docs/models.md
 // "Counting work". Torch-free: the coordinator-side tools and --describe use
 // the same numbers the runner reports.
 //

@@ -1,4 +1,4 @@
-// The CNN family (PARADNN_MODELS.md "CNN"): ResNet v1 with residual or
+// The CNN family (docs/models.md "CNN"): ResNet v1 with residual or
 // bottleneck blocks; its hyper-parameters, validation and analytic counts,
 // walked through the LayerLedger (model/layer_ledger.h), whose op costs are
 // the ones below.

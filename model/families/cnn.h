@@ -1,5 +1,5 @@
 // The CNN family's typed shape (torch-free): ResNet v1 with residual or
-// bottleneck blocks, PARADNN_MODELS.md "CNN".
+// bottleneck blocks, docs/models.md "CNN".
 #ifndef PARADNN_MODEL_FAMILIES_CNN_H_
 #define PARADNN_MODEL_FAMILIES_CNN_H_
 

@@ -1,4 +1,4 @@
-// The FC family (PARADNN_MODELS.md "FC"): its hyper-parameters and analytic
+// The FC family (docs/models.md "FC"): its hyper-parameters and analytic
 // counts, walked through the LayerLedger (model/layer_ledger.h), which
 // applies exactly the closed forms below (checked equal, every count, on 720
 // FC configurations of every precision when the closed-form code was

@@ -1,4 +1,4 @@
-// The RNN family (PARADNN_MODELS.md "RNN"): its hyper-parameters and
+// The RNN family (docs/models.md "RNN"): its hyper-parameters and
 // analytic counts.
 //
 // L layers, E embed (= hidden), T length, V vocab, B batch, g gates per cell

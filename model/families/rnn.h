@@ -1,5 +1,5 @@
 // The RNN family's typed shape (torch-free): RNN (tanh), LSTM or GRU
-// language model per PARADNN_MODELS.md "RNN".
+// language model per docs/models.md "RNN".
 #ifndef PARADNN_MODEL_FAMILIES_RNN_H_
 #define PARADNN_MODEL_FAMILIES_RNN_H_
 

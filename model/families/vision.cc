@@ -1,4 +1,4 @@
-// The real-world image classifiers (PARADNN_MODELS.md "Real-world models"):
+// The real-world image classifiers (docs/models.md "Real-world models"):
 // their layer lists and analytic counts.
 //
 // Counts walk VisionLayers(arch, image, output) through the LayerLedger

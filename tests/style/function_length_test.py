@@ -1,4 +1,4 @@
-"""No function over 80 lines without a reason (issue 18, STYLE.md): every
+"""No function over 80 lines without a reason (issue 18, docs/style.md): every
 C++ function definition in the project's sources whose body runs past 80
 lines carries, on the line above its signature,
 

@@ -1,6 +1,6 @@
 """A forbidden include fails to build: every source folder's targets compile
 with an include view (CMakeLists.txt, paradnn_include_view) that holds only
-the folders DESIGN.md's arrows let it use. For each folder this takes the
+the folders docs/design.md's arrows let it use. For each folder this takes the
 real compile command of one of its files (compile_commands.json) and
 preprocesses a probe that includes one header of every project folder: the
 allowed ones must be found, the forbidden ones must fail with "No such file".

@@ -1,4 +1,4 @@
-"""The source layout's one-way dependencies (shared/DESIGN.md "Source
+"""The source layout's one-way dependencies (docs/design.md "Source
 layout") hold in the code: every #include of a project header from a source
 folder names a folder that folder may use. Prints each forbidden include with
 what is allowed; exits 1 if there is any.

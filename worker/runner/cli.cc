@@ -145,7 +145,7 @@ void RunnerFlags::AddModelFlags(CLI::App& app) {
       if (IsThreadParam(rule.name)) continue;
       if (param_values.count(rule.name)) continue;
       std::string names = absl::StrCat("--", rule.name);
-      // DESIGN.md writes --layers/--nodes; accept both.
+      // docs/design.md writes --layers/--nodes; accept both.
       if (std::string(rule.name) == "layer" || std::string(rule.name) == "node") {
         absl::StrAppend(&names, ",--", rule.name, "s");
       }

@@ -14,7 +14,7 @@ namespace paradnn::runner {
 using model::OptimizerKind;
 namespace {
 
-// The suite's hyper-parameters (PARADNN_MODELS.md, docs/measurement.md).
+// The suite's hyper-parameters (docs/models.md, docs/measurement.md).
 constexpr double kLearningRate = 0.1;
 constexpr double kRmsPropAlpha = 0.9;
 constexpr double kRmsPropEps = 1.0;

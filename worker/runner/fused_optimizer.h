@@ -1,4 +1,4 @@
-// The suite's optimizers (PARADNN_MODELS.md): RMSprop (alpha 0.9, momentum
+// The suite's optimizers (docs/models.md): RMSprop (alpha 0.9, momentum
 // 0.9, eps 1.0), SGD and SGD with momentum 0.9, all at lr 0.1.
 //
 // On the CPU each parameter's whole update is one pass over its elements

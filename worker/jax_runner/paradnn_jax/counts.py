@@ -1,7 +1,7 @@
 """Analytic counts of one training step: params, macs_per_example,
 model_flops (6 x forward MACs x batch) and executed_flops, computed exactly
 as paradnn-runner's torch-free core does (worker/runner/fc_family.cc,
-cnn_family.cc, rnn_family.cc; PARADNN_MODELS.md "Counting work"), with the
+cnn_family.cc, rnn_family.cc; docs/models.md "Counting work"), with the
 same floating-point operations in the same order so the doubles agree bit
 for bit. tests/unit/worker/jax_runner checks them against
 `paradnn-runner --describe`.

@@ -1,7 +1,7 @@
-// The CNN family in LibTorch (PARADNN_MODELS.md "CNN"): ResNet v1 with
+// The CNN family in LibTorch (docs/models.md "CNN"): ResNet v1 with
 // residual or bottleneck blocks, trained with softmax cross-entropy on one
 // synthetic batch. Tensors are contiguous NCHW (the original ParaDnn used
-// NHWC; PARADNN_MODELS.md allows any memory format).
+// NHWC; docs/models.md allows any memory format).
 // LibTorch translation unit: include only where LibTorch is needed.
 #ifndef PARADNN_WORKER_RUNNER_MODELS_CNN_H_
 #define PARADNN_WORKER_RUNNER_MODELS_CNN_H_

@@ -1,4 +1,4 @@
-// The FC family in LibTorch (PARADNN_MODELS.md "FC"):
+// The FC family in LibTorch (docs/models.md "FC"):
 //   input -> [Linear(node) + ReLU] x layer -> Linear(output), biases on,
 // trained with softmax cross-entropy on one synthetic batch.
 // LibTorch translation unit: include only where LibTorch is needed.

@@ -1,4 +1,4 @@
-// The RNN family in LibTorch (PARADNN_MODELS.md "RNN"): a next-token
+// The RNN family in LibTorch (docs/models.md "RNN"): a next-token
 // language model
 //   Embedding[vocab, embed] -> `layer` x RNN(tanh)/LSTM/GRU (hidden = embed,
 //   LibTorch's fused multi-layer module) -> Linear(embed -> vocab) at every

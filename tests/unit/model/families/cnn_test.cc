@@ -16,7 +16,7 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Parameters by the closed form of PARADNN_MODELS.md "CNN".
+// Parameters by the closed form of docs/models.md "CNN".
 int64_t HandParams(const CnnShape& s) {
   const int64_t f = s.filter;
   const bool bottleneck = s.block_fn == CnnBlockFn::kBottleneck;

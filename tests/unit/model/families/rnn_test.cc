@@ -23,7 +23,7 @@ v1::ModelConfig RnnConfig(const std::string& cell) {
   return config;
 }
 
-// The PARADNN_MODELS.md formula, written out independently of model/families/rnn.cc.
+// The docs/models.md formula, written out independently of model/families/rnn.cc.
 int64_t FormulaParams(int64_t gates, int64_t layer, int64_t embed, int64_t vocab) {
   return vocab * embed + layer * gates * (2 * embed * embed + 2 * embed) + embed * vocab + vocab;
 }

@@ -125,7 +125,7 @@ class ConfigTest(unittest.TestCase):
 
 class CountsTest(unittest.TestCase):
     def test_formulas_of_paradnn_models(self):
-        # PARADNN_MODELS.md: (I+1)N + (L-1)(N+1)N + (N+1)O; V*E + L*g*(2E^2+2E) + E*V + V.
+        # docs/models.md: (I+1)N + (L-1)(N+1)N + (N+1)O; V*E + L*g*(2E^2+2E) + E*V + V.
         fc = counts.count_model(config.parse_model_spec(CONFIGS[0]))
         self.assertEqual(fc["params"], 2001 * 1024 + 3 * 1025 * 1024 + 1025 * 200)
         self.assertEqual(fc["model_flops"], 6.0 * fc["macs_per_example"] * 256)
