@@ -24,7 +24,7 @@ constexpr const char* kTopLevelKeys[] = {"name",        "family",  "device",
                                          "stack"};
 constexpr const char* kParamMapKeys[] = {"min", "max", "mul", "add", "values"};
 
-std::string Quote(absl::string_view text) {
+std::string EchoValue(absl::string_view text) {
   constexpr size_t kMaxEcho = 64;
   if (text.size() > kMaxEcho) {
     return absl::StrCat("'", absl::CHexEscape(text.substr(0, kMaxEcho)), "...'");
@@ -104,11 +104,12 @@ absl::Status SweepYamlReader::ReadInt(const YAML::Node& node, const std::string&
   }
   const std::string& text = node.Scalar();
   if (IsQuoted(node)) {
-    return Error(line, path,
-                 absl::StrCat(Quote(text), " is quoted text, not an integer; write it unquoted"));
+    return Error(
+        line, path,
+        absl::StrCat(EchoValue(text), " is quoted text, not an integer; write it unquoted"));
   }
   if (!absl::SimpleAtoi(text, out)) {
-    return Error(line, path, absl::StrCat(Quote(text), " is not an integer"));
+    return Error(line, path, absl::StrCat(EchoValue(text), " is not an integer"));
   }
   return absl::OkStatus();
 }
@@ -131,7 +132,7 @@ absl::Status SweepYamlReader::ReadUint64(const YAML::Node& node, const std::stri
   }
   const std::string& text = node.Scalar();
   if (IsQuoted(node) || text.empty() || text.front() == '-' || !absl::SimpleAtoi(text, out)) {
-    return Error(line, path, absl::StrCat(Quote(text), " is not a non-negative integer"));
+    return Error(line, path, absl::StrCat(EchoValue(text), " is not a non-negative integer"));
   }
   return absl::OkStatus();
 }
@@ -144,10 +145,10 @@ absl::Status SweepYamlReader::ReadDouble(const YAML::Node& node, const std::stri
   const std::string& text = node.Scalar();
   if (IsQuoted(node)) {
     return Error(line, path,
-                 absl::StrCat(Quote(text), " is quoted text, not a number; write it unquoted"));
+                 absl::StrCat(EchoValue(text), " is quoted text, not a number; write it unquoted"));
   }
   if (!absl::SimpleAtod(text, out) || !std::isfinite(*out)) {
-    return Error(line, path, absl::StrCat(Quote(text), " is not a number"));
+    return Error(line, path, absl::StrCat(EchoValue(text), " is not a number"));
   }
   return absl::OkStatus();
 }
@@ -284,7 +285,7 @@ absl::Status SweepYamlReader::ReadBool(const YAML::Node& node, const std::string
   } else if (!IsQuoted(node) && (text == "false" || text == "False" || text == "FALSE")) {
     *out = false;
   } else {
-    return Error(line, path, absl::StrCat(Quote(text), " is not true or false"));
+    return Error(line, path, absl::StrCat(EchoValue(text), " is not true or false"));
   }
   return absl::OkStatus();
 }

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -36,11 +37,6 @@ constexpr const char* kOptimizers[] = {"rmsprop", "sgd", "momentum"};
 constexpr size_t kMaxSourceTextBytes = 1 << 20;
 
 constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
-
-template <size_t N>
-bool Contains(const char* const (&names)[N], absl::string_view name) {
-  return std::find(std::begin(names), std::end(names), name) != std::end(names);
-}
 
 template <size_t N>
 std::string JoinNames(const char* const (&names)[N], const char* separator) {
@@ -111,7 +107,7 @@ absl::Status CheckNameList(const char* field,
                            const google::protobuf::RepeatedPtrField<std::string>& list,
                            const char* const (&allowed)[N]) {
   for (int i = 0; i < list.size(); ++i) {
-    if (!Contains(allowed, list[i])) {
+    if (!absl::c_linear_search(allowed, absl::string_view(list[i]))) {
       return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: ", Quote(list[i]),
                                                      " is not one of ", JoinNames(allowed, "|")));
     }
@@ -322,7 +318,8 @@ absl::StatusOr<const FamilyDef*> CheckFamilyAndDevice(const v1::SweepSpec& spec)
     return absl::InvalidArgumentError(absl::StrCat(
         "family: ", Quote(spec.family()), " is not a known family; one of ", AllowedFamilies()));
   }
-  if (!spec.device().empty() && !Contains(kDevices, spec.device())) {
+  if (!spec.device().empty() &&
+      !absl::c_linear_search(kDevices, absl::string_view(spec.device()))) {
     return absl::InvalidArgumentError(
         absl::StrCat("device: ", Quote(spec.device()), " is not one of ", AllowedDevices()));
   }

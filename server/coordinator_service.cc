@@ -10,15 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/sweep.h"
+#include "server/grpc_status.h"
 #include "server/sweep_predictor.h"
 
 namespace paradnn::server {
 namespace {
-
-grpc::Status ToGrpc(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
 
 // A write the database refused (read-only file, full disk, I/O error):
 // INTERNAL with the database's own words, never UNAVAILABLE, which clients

@@ -10,13 +10,10 @@
 
 #include "common/auth.h"
 #include "common/work_pool.h"
+#include "server/grpc_status.h"
 
 namespace paradnn::server {
 namespace {
-
-grpc::Status ToGrpc(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
 
 // Lives from Connect until OnDone. Reads one message at a time; writes are
 // queued and sent one at a time (the callback API allows one outstanding

@@ -76,6 +76,7 @@ WorkerAgent::WorkerAgent(boost::asio::io_context& io, WorkerAgentOptions options
       flush_timer_(io),
       close_timer_(io) {}
 
+// NOLINTNEXTLINE(bugprone-exception-escape): worker_agent.h says why
 WorkerAgent::~WorkerAgent() {
   alive_.reset();  // queued handlers and callbacks now do nothing
   if (supervisor_) supervisor_->Cancel("worker agent destroyed");

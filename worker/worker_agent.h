@@ -93,7 +93,9 @@ class WorkerAgent {
   WorkerAgent(const WorkerAgent&) = delete;
   WorkerAgent& operator=(const WorkerAgent&) = delete;
   // Cancels a running job and the stream; no callback runs afterwards.
-  ~WorkerAgent();
+  // An exception from what it calls (out of memory, a failed signal) is a
+  // broken invariant: the process terminates, loudly, as it should.
+  ~WorkerAgent();  // NOLINT(bugprone-exception-escape): as said above
 
   // Starts connecting. Keeps the io_context busy until stopped; `on_stopped`
   // runs on the io_context thread once Shutdown has completed.

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <string>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "model/family.h"
@@ -35,11 +36,6 @@ constexpr size_t kMaxTensorNameBytes = 128;
 constexpr int kMaxTensorRank = 8;
 constexpr int kMaxTorchScriptInputs = 64;
 constexpr int64_t kMaxTensorDim = int64_t{1} << 31;
-
-template <size_t N>
-bool Contains(const char* const (&names)[N], absl::string_view name) {
-  return std::find(std::begin(names), std::end(names), name) != std::end(names);
-}
 
 // One input or target: a name of bounded length, 1..kMaxTensorRank
 // dimensions that are positive or -1 (the batch, at most once), dtype
@@ -72,7 +68,8 @@ absl::Status CheckTensorSpec(const v1::TensorSpec& tensor, const std::string& pa
     return absl::InvalidArgumentError(
         absl::StrCat(path, ".shape: ", batch_dims, " dimensions are -1; only the batch is"));
   }
-  if (!tensor.dtype().empty() && !Contains(kTensorDtypes, tensor.dtype())) {
+  if (!tensor.dtype().empty() &&
+      !absl::c_linear_search(kTensorDtypes, absl::string_view(tensor.dtype()))) {
     return absl::InvalidArgumentError(absl::StrCat(path, ".dtype: ", Quote(tensor.dtype()),
                                                    " is not one of ", AllowedTensorDtypes()));
   }
@@ -164,7 +161,7 @@ absl::Status CheckTorchScriptModel(const v1::TorchScriptModel& model, const std:
         ".inputs: no shape has a -1; mark the batch dimension of at least one input with -1 (the "
         "sweep's batch fills it)"));
   }
-  if (!Contains(kTorchScriptLosses, model.loss())) {
+  if (!absl::c_linear_search(kTorchScriptLosses, absl::string_view(model.loss()))) {
     return absl::InvalidArgumentError(absl::StrCat(path, ".loss: ", Quote(model.loss()),
                                                    " is not one of ", AllowedTorchScriptLosses()));
   }
