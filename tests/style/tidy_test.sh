@@ -7,28 +7,92 @@
 # CI well under its budget; bench/ and tests/ are left out as well (gtest's
 # macros are findings of their own).
 #
-#   tidy_test.sh SOURCE_DIR BUILD_DIR
+# Four fifths of clang-tidy's time on a file is its checks walking every
+# declaration of the gRPC, protobuf and Abseil headers the file includes
+# (clang-tidy 14 cannot skip system headers; 22 does). So the files of one
+# target (same compile command) are checked together, as unity translation
+# units of up to kUnitFiles files that include them, and the headers are
+# walked once per unit instead of once per file. Findings are reported in
+# the file and line they are in, as before. Two files of one target
+# therefore may not define the same internal name (a second ToGrpc in an
+# anonymous namespace): clang-tidy then reports the redefinition; share the
+# one or name them apart.
+#
+# SHARD and SHARDS split the units: this run takes every SHARDS-th unit
+# from the SHARD-th (0-based), one clang-tidy at a time, so that ctest runs
+# the shards beside other tests (tests/style/CMakeLists.txt). Without them,
+# every unit, as many at once as there are CPUs.
+#
+#   tidy_test.sh SOURCE_DIR BUILD_DIR [SHARD SHARDS]
 set -euo pipefail
 source_dir=$1
 build_dir=$2
+shard=${3:-0}
+shards=${4:-1}
+parallel=1
+((shards > 1)) || parallel=$(nproc)
 if [[ ! -f "$build_dir/compile_commands.json" ]]; then
   echo "no $build_dir/compile_commands.json (CMakeLists.txt turns CMAKE_EXPORT_COMPILE_COMMANDS on)"
   exit 1
 fi
 cd "$source_dir"
 mapfile -t files < <(git ls-files -- 'client/*.cc' 'common/*.cc' 'db/*.cc' 'model/*.cc' \
-  'server/*.cc' 'worker/*.cc' | while read -r f; do
+  'server/*.cc' 'worker/*.cc' | sort | while read -r f; do
     grep -qE '#include [<"](torch/|ATen/|c10/)|"worker/runner/(model_builder|trainer|models/)' "$f" \
       || echo "$f"
   done)
-echo "clang-tidy over ${#files[@]} files"
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-# One clang-tidy per file, as many at once as there are CPUs; a file's
-# findings make its clang-tidy exit non-zero (WarningsAsErrors).
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The units and their compile commands: the build's command of the group
+# less its precompiled header (CMake's "-include .../cmake_pch.hxx"; clang
+# would take g++'s .gch beside it for its own and stop).
+mapfile -t units < <(python3 - "$build_dir/compile_commands.json" "$work" "$source_dir" \
+  "$shard" "$shards" "${files[@]}" <<'PY'
+import json, os, re, sys
+database, work, source_dir, shard, shards = sys.argv[1:6]
+wanted = {os.path.join(source_dir, f) for f in sys.argv[6:]}
+kUnitFiles = 64
+groups = {}
+for entry in json.load(open(database)):
+    path = os.path.normpath(os.path.join(entry["directory"], entry["file"]))
+    if path not in wanted:
+        continue
+    command = re.sub(r" -Winvalid-pch| -include \S*/cmake_pch\.hxx", "", entry["command"])
+    key = re.sub(r" -o \S+| -c \S+", "", command)
+    groups.setdefault((entry["directory"], key), []).append(path)
+missing = wanted - {p for paths in groups.values() for p in paths}
+if missing:
+    sys.exit("tidy_test: not in the build's compile commands: " + " ".join(sorted(missing)))
+units = []
+for (directory, key), paths in sorted(groups.items(), key=lambda g: sorted(g[1])[0]):
+    paths.sort()
+    for start in range(0, len(paths), kUnitFiles):
+        units.append((directory, key, paths[start:start + kUnitFiles]))
+commands = []
+for index, (directory, key, paths) in enumerate(units):
+    if index % int(shards) != int(shard):
+        continue
+    unit = os.path.join(work, f"unit{index}.cc")
+    with open(unit, "w") as out:
+        for path in paths:
+            out.write(f'#include "{path}"  // NOLINT(bugprone-suspicious-include)\n')
+    commands.append({"directory": directory, "file": unit, "command": f"{key} -c {unit}"})
+    print(unit, " ".join(os.path.relpath(p, source_dir) for p in paths), file=sys.stderr)
+    print(unit)
+json.dump(commands, open(os.path.join(work, "compile_commands.json"), "w"))
+PY
+)
+echo "clang-tidy over ${#files[@]} files in ${#units[@]} units (shard $shard of $shards)"
+log=$work/tidy.log
+# One clang-tidy per unit; a unit's findings make its clang-tidy exit
+# non-zero (WarningsAsErrors). The units live outside the tree, where no
+# .clang-tidy would be found: the configuration is named. The included .cc
+# files count as headers, so the filter names them beside .clang-tidy's.
 status=0
-printf '%s\n' "${files[@]}" \
-  | xargs -P "$(nproc)" -n 1 clang-tidy -p "$build_dir" --quiet > "$log" 2>&1 || status=$?
+printf '%s\n' "${units[@]}" \
+  | xargs -r -P "$parallel" -n 1 clang-tidy -p "$work" --quiet --config-file="$source_dir/.clang-tidy" \
+      --header-filter='^.*/(bench|client|common|db|model|server|tests|worker)/.*\.(h|cc)$' \
+      > "$log" 2>&1 || status=$?
 # Only our findings: "file:line:col: error|warning: ... [check]".
 if grep -E '^[^ ]+:[0-9]+:[0-9]+: (error|warning): .*\[[a-z0-9.,-]+\]$' "$log"; then
   echo
