@@ -3,7 +3,7 @@
 # fault) with ctest, as many at once as there are CPUs
 # (PARADNN_TEST_JOBS=N to choose). Tests that must not share the CPU or a
 # resource say so in their ctest properties (PROCESSORS, RESOURCE_LOCK,
-# RUN_SERIAL; docs/extending.md "Tests"). Extra arguments go to ctest.
+# RUN_SERIAL; docs/extending.md "Tests, and the fast loop"). Extra arguments go to ctest.
 # Prints how long each phase took (bench/ci_time.sh reads these lines).
 set -euo pipefail
 cd "$(dirname "$0")/.."
