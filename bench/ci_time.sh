@@ -73,13 +73,14 @@ row() {  # row WHAT SECONDS [TARGET]
   fi
 }
 
+# (sed, not head: head's early exit would fail the pipeline under pipefail.)
 slowest_steps() {  # slowest_steps BUILD_DIR: the build's 10 longest steps
-  awk 'NR > 1 { printf "%8.1f s  %s\n", ($2 - $1) / 1000, $4 }' "$1/.ninja_log" | sort -rn | head -10
+  awk 'NR > 1 { printf "%8.1f s  %s\n", ($2 - $1) / 1000, $4 }' "$1/.ninja_log" | sort -rn | sed -n 1,10p
 }
 
 slowest_tests() {  # slowest_tests LOG: ctest's 10 longest tests
   grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: ' "$1" \
-    | sed -E 's/^.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn | head -10 \
+    | sed -E 's/^.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn | sed -n 1,10p \
     | awk '{ printf "%8.1f s  %s\n", $1, $2 }'
 }
 
