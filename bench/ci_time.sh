@@ -63,6 +63,10 @@ phase() {  # phase LOG SCRIPT KEY: a number from "SCRIPT: install-deps A s, buil
     | cut -d' ' -f"$3"
 }
 
+ctest_seconds() {  # ctest_seconds LOG: ctest's own "Total Test time (real)"
+  sed -n 's/^Total Test time (real) = *\([0-9.]*\) sec$/\1/p' "$1" | tail -1
+}
+
 row() {  # row WHAT SECONDS [TARGET]
   if [[ -n ${3:-} ]]; then
     local verdict=met
@@ -100,7 +104,7 @@ test_status=$status
 test_total=$elapsed
 test_deps=$(phase "$work/test.log" test.sh 1)
 test_build=$(phase "$work/test.log" test.sh 2)
-test_ctest=$(sed -n 's/^Total Test time (real) = *\([0-9.]*\) sec$/\1/p' "$work/test.log" | tail -1)
+test_ctest=$(ctest_seconds "$work/test.log")
 
 echo
 echo "scripts/quickstart.sh after a fresh clone (packages installed):"
@@ -123,7 +127,7 @@ if ((ci)); then
   echo ".ci/run alone on a fresh clone:"
   row "install-deps" "$(phase "$work/ci.log" test.sh 1)"
   row "build (everything)" "$(phase "$work/ci.log" test.sh 2)"
-  row "ctest -j$(nproc)" "$(sed -n 's/^Total Test time (real) = *\([0-9.]*\) sec$/\1/p' "$work/ci.log" | tail -1)"
+  row "ctest -j$(nproc)" "$(ctest_seconds "$work/ci.log")"
   row "total" "$elapsed" "$ci_target"
   grep -E '^[0-9]+% tests passed' "$work/ci.log" | sed 's/^/  /'
   echo "  slowest build steps (everything from nothing):"
