@@ -8,6 +8,12 @@
 
 namespace paradnn::common {
 
+// Seconds from `from` to `to` on the steady clock (timing, not dates).
+inline double SecondsBetween(std::chrono::steady_clock::time_point from,
+                             std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
 class Clock {
  public:
   virtual ~Clock() = default;

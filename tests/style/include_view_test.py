@@ -5,7 +5,6 @@ real compile command of one of its files (compile_commands.json) and
 preprocesses a probe that includes one header of every project folder: the
 allowed ones must be found, the forbidden ones must fail with "No such file".
 The arrows are layering_test.py's ALLOWED table."""
-import json
 import os
 import shlex
 import subprocess
@@ -13,6 +12,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compile_commands import source_entries  # noqa: E402
 from layering_test import ALLOWED, folder_of  # noqa: E402
 
 
@@ -76,8 +76,7 @@ def verdict(allowed, header, run):
 def main():
     root = os.path.abspath(sys.argv[1])
     build = os.path.abspath(sys.argv[2])
-    with open(os.path.join(build, "compile_commands.json"), encoding="utf-8") as f:
-        entries = json.load(f)
+    entries = source_entries(build)
     headers = tracked_headers(root)
     failures = []
     checked = 0

@@ -45,19 +45,24 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The units and their compile commands: the build's command of the group
 # less its precompiled header (CMake's "-include .../cmake_pch.hxx"; clang
-# would take g++'s .gch beside it for its own and stop).
-mapfile -t units < <(python3 - "$build_dir/compile_commands.json" "$work" "$source_dir" \
-  "$shard" "$shards" "${files[@]}" <<'PY'
+# would take g++'s .gch beside it for its own and stop) and g++'s
+# -Wno-subobject-linkage (clang does not know it). In a unity build the
+# build's units are taken apart into their files (compile_commands.py).
+mapfile -t units < <(python3 - "$(dirname "$(readlink -f "$0")")" "$build_dir" "$work" \
+  "$source_dir" "$shard" "$shards" "${files[@]}" <<'PY'
 import json, os, re, sys
-database, work, source_dir, shard, shards = sys.argv[1:6]
-wanted = {os.path.join(source_dir, f) for f in sys.argv[6:]}
+script_dir, build_dir, work, source_dir, shard, shards = sys.argv[1:7]
+sys.path.insert(0, script_dir)
+from compile_commands import source_entries
+wanted = {os.path.join(source_dir, f) for f in sys.argv[7:]}
 kUnitFiles = 64
 groups = {}
-for entry in json.load(open(database)):
-    path = os.path.normpath(os.path.join(entry["directory"], entry["file"]))
+for entry in source_entries(build_dir):
+    path = entry["file"]
     if path not in wanted:
         continue
-    command = re.sub(r" -Winvalid-pch| -include \S*/cmake_pch\.hxx", "", entry["command"])
+    command = re.sub(r" -Winvalid-pch| -Wno-subobject-linkage| -include \S*/cmake_pch\.hxx", "",
+                     entry["command"])
     key = re.sub(r" -o \S+| -c \S+", "", command)
     groups.setdefault((entry["directory"], key), []).append(path)
 missing = wanted - {p for paths in groups.values() for p in paths}

@@ -12,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/clock.h"
 #include "common/silicon_peak.h"
 #include "worker/runner/host_probe.h"
 #include "worker/runner/platform.h"
@@ -22,29 +23,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Shape {
+struct MatmulShape {
   int64_t m, n, k;
 };
 
 // Large square and rectangular (tall, wide, deep) shapes, cheapest first so
 // that the rate seen so far predicts whether the next one fits the budget.
-constexpr Shape kMatmulShapes[] = {
+constexpr MatmulShape kMatmulShapes[] = {
     {1024, 1024, 1024}, {2048, 1024, 1024}, {1024, 4096, 1024}, {2048, 2048, 2048},
     {4096, 1024, 4096}, {1024, 2048, 8192}, {3072, 3072, 3072}, {4096, 4096, 4096},
 };
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-double Seconds(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double>(to - from).count();
-}
-
 // Seconds of one call of `fn`.
 template <typename Fn>
 double TimeOnce(Fn&& fn) {
   const Clock::time_point start = Clock::now();
   fn();
-  return Seconds(start, Clock::now());
+  return common::SecondsBetween(start, Clock::now());
 }
 
 // The fastest of `reps` calls of `fn` after one warm-up call, with reps
@@ -82,9 +79,9 @@ v1::MatmulRoof MeasureMatmulRoof(torch::ScalarType dtype, const std::string& nam
   const auto options = torch::TensorOptions().dtype(dtype);
   double best_rate = 0;
   bool first = true;
-  for (const Shape& shape : kMatmulShapes) {
+  for (const MatmulShape& shape : kMatmulShapes) {
     const double flops = 2.0 * static_cast<double>(shape.m) * shape.n * shape.k;
-    const double left = Seconds(Clock::now(), deadline);
+    const double left = common::SecondsBetween(Clock::now(), deadline);
     // Warm-up plus at least two repetitions must fit what is left, at the
     // best rate seen so far.
     if (!first && (left <= 0 || 3.0 * flops / best_rate > left)) continue;
@@ -135,7 +132,7 @@ v1::MatmulRoof MeasureConvRoof(torch::ScalarType dtype, const std::string& name,
       // As the matmul sweep: after the first case, warm-up plus two
       // repetitions must fit what is left at the best rate seen so far (a
       // dtype oneDNN emulates slowly ends its sweep early).
-      const double left = Seconds(Clock::now(), deadline);
+      const double left = common::SecondsBetween(Clock::now(), deadline);
       if (!first &&
           (left <= 0 || !(roof.flops_per_sec() > 0) || 3.0 * flops / roof.flops_per_sec() > left)) {
         continue;

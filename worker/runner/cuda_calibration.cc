@@ -23,20 +23,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Shape {
+struct CudaMatmulShape {
   int64_t m, n, k;
 };
 // Square shapes, cheapest first: a large GPU reaches its roof only from
 // about 8192^3 (16384^3 is 8.8 TFLOP, about 11 ms at 800 TFLOP/s).
-constexpr Shape kCudaMatmulShapes[] = {{4096, 4096, 4096},
-                                       {8192, 8192, 8192},
-                                       {12288, 12288, 12288},
-                                       {16384, 16384, 16384},
-                                       {8192, 8192, 32768}};
-
-double Seconds(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double>(to - from).count();
-}
+constexpr CudaMatmulShape kCudaMatmulShapes[] = {{4096, 4096, 4096},
+                                                 {8192, 8192, 8192},
+                                                 {12288, 12288, 12288},
+                                                 {16384, 16384, 16384},
+                                                 {8192, 8192, 32768}};
 
 // Seconds per call of `fn`, the fastest of `reps` timed batches of `batch`
 // calls each, the device synchronized around every batch (one warm-up batch
@@ -49,7 +45,7 @@ double FastestPerCall(int index, Fn&& fn, int batch, int reps) {
     const Clock::time_point start = Clock::now();
     for (int i = 0; i < batch; ++i) fn();
     torch::cuda::synchronize(index);
-    if (rep >= 0) best = std::min(best, Seconds(start, Clock::now()) / batch);
+    if (rep >= 0) best = std::min(best, common::SecondsBetween(start, Clock::now()) / batch);
   }
   return best;
 }
@@ -72,10 +68,11 @@ v1::MatmulRoof MeasureCudaMatmulRoof(int index, const DtypeCase& dtype, double b
   const auto options =
       torch::TensorOptions().dtype(dtype.dtype).device(torch::Device(torch::kCUDA, index));
   const Clock::time_point start = Clock::now();
-  for (const Shape& shape : kCudaMatmulShapes) {
+  for (const CudaMatmulShape& shape : kCudaMatmulShapes) {
     const double flops = 2.0 * static_cast<double>(shape.m) * shape.n * shape.k;
     if (roof.flops_per_sec() > 0 &&
-        Seconds(start, Clock::now()) + 40 * flops / roof.flops_per_sec() > budget_s) {
+        common::SecondsBetween(start, Clock::now()) + 40 * flops / roof.flops_per_sec() >
+            budget_s) {
       break;  // warm-up plus 3 batches of 10 would overrun the budget
     }
     torch::Tensor a = torch::randn({shape.m, shape.k}, options);

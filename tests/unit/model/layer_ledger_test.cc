@@ -10,7 +10,7 @@ namespace paradnn::model {
 namespace {
 
 // A spec the ledger reads batch, precision and optimizer from.
-ModelSpec Spec(Precision precision, int64_t batch = 8) {
+ModelSpec LedgerSpec(Precision precision, int64_t batch = 8) {
   return MakeFcSpec(FcShape{1, 4, 4, 4, batch}, precision);
 }
 
@@ -31,9 +31,9 @@ TEST(LayerLedgerTest, RecurrentMatmulIsItsStepsOneByOne) {
   for (Precision precision : {Precision::kFloat32, Precision::kBFloat16, Precision::kMixedBf16}) {
     SCOPED_TRACE(PrecisionName(precision));
     const double steps = 7, e = 16, ge = 64;
-    LayerLedger at_once(Spec(precision));
+    LayerLedger at_once(LedgerSpec(precision));
     at_once.RecurrentMatmul(steps, e * ge, e, ge, ge * e, ge);
-    LayerLedger by_step(Spec(precision));
+    LayerLedger by_step(LedgerSpec(precision));
     for (int t = 0; t < steps; ++t) {
       by_step.Matmul(e * ge, e, ge, ge * e, ge, /*input_grad=*/t > 0, /*first_use=*/t == 0);
     }
@@ -42,9 +42,9 @@ TEST(LayerLedgerTest, RecurrentMatmulIsItsStepsOneByOne) {
 }
 
 TEST(LayerLedgerTest, ElementwiseOverStepsIsItsStepsOneByOne) {
-  LayerLedger at_once(Spec(Precision::kFloat32));
+  LayerLedger at_once(LedgerSpec(Precision::kFloat32));
   at_once.Elementwise(kDropoutCost, 100, 5);
-  LayerLedger by_step(Spec(Precision::kFloat32));
+  LayerLedger by_step(LedgerSpec(Precision::kFloat32));
   for (int t = 0; t < 5; ++t) by_step.Elementwise(kDropoutCost, 100);
   ExpectSameCounts(at_once.Finish(), by_step.Finish());
 }
@@ -52,19 +52,19 @@ TEST(LayerLedgerTest, ElementwiseOverStepsIsItsStepsOneByOne) {
 // Autocast copies only matmul weights: a norm's parameters add no cast bytes
 // in mixed precision, a Linear's do.
 TEST(LayerLedgerTest, NormParametersAreNeverAutocast) {
-  LayerLedger norm(Spec(Precision::kMixedBf16));
+  LayerLedger norm(LedgerSpec(Precision::kMixedBf16));
   norm.Norm(kBatchNormCost, 1000, 10);
   const WorkCounts n = norm.Finish();
   EXPECT_EQ(n.counts.params(), 20);
   EXPECT_DOUBLE_EQ(n.breakdown.weight_bytes, 20 * 4.0);    // read at float32
   EXPECT_DOUBLE_EQ(n.breakdown.gradient_bytes, 20 * 4.0);  // written at float32
-  LayerLedger linear(Spec(Precision::kMixedBf16));
+  LayerLedger linear(LedgerSpec(Precision::kMixedBf16));
   linear.Matmul(20, 2, 10, 20, 0, /*input_grad=*/false);
   EXPECT_DOUBLE_EQ(linear.Finish().breakdown.weight_bytes, 20 * (4.0 + 2 * 2.0));
 }
 
 TEST(LayerLedgerTest, MaxPoolComparesWindowMinusOneAndKeepsIndices) {
-  LayerLedger l(Spec(Precision::kFloat32, /*batch=*/2));
+  LayerLedger l(LedgerSpec(Precision::kFloat32, /*batch=*/2));
   l.MaxPool(/*in=*/400, /*out=*/100, /*window=*/9);
   const WorkCounts w = l.Finish();
   EXPECT_DOUBLE_EQ(w.breakdown.bias_relu_flops, 2 * 100 * (8 + 1));
@@ -75,9 +75,9 @@ TEST(LayerLedgerTest, MaxPoolComparesWindowMinusOneAndKeepsIndices) {
 
 // Peak memory adds the largest workspace, not their sum.
 TEST(LayerLedgerTest, WorkspaceAddsItsLargestToPeakMemory) {
-  LayerLedger without(Spec(Precision::kFloat32, /*batch=*/2));
+  LayerLedger without(LedgerSpec(Precision::kFloat32, /*batch=*/2));
   without.Elementwise(kReluCost, 10);
-  LayerLedger with(Spec(Precision::kFloat32, /*batch=*/2));
+  LayerLedger with(LedgerSpec(Precision::kFloat32, /*batch=*/2));
   with.Elementwise(kReluCost, 10);
   with.Workspace(300);
   with.Workspace(500);
@@ -90,7 +90,7 @@ TEST(LayerLedgerTest, WorkspaceAddsItsLargestToPeakMemory) {
 // An untied embedding reads only its looked-up rows, at the table's dtype
 // (autocast leaves embeddings alone), and zero-fills a table-sized gradient.
 TEST(LayerLedgerTest, EmbeddingReadsItsRowsAtTheTableDtype) {
-  LayerLedger l(Spec(Precision::kMixedBf16, /*batch=*/3));
+  LayerLedger l(LedgerSpec(Precision::kMixedBf16, /*batch=*/3));
   l.Embedding(/*rows=*/5, /*width=*/8, /*table_rows=*/1000, /*tied=*/false);
   const WorkCounts w = l.Finish();
   EXPECT_EQ(w.counts.params(), 8000);

@@ -27,7 +27,7 @@ namespace {
 
 namespace F = torch::nn::functional;
 
-torch::nn::Conv2d Conv(int64_t in, int64_t out, int64_t k, int64_t stride, bool bias) {
+torch::nn::Conv2d SamePaddedConv(int64_t in, int64_t out, int64_t k, int64_t stride, bool bias) {
   return torch::nn::Conv2d(
       torch::nn::Conv2dOptions(in, out, k).stride(stride).padding(k / 2).bias(bias));
 }
@@ -40,14 +40,14 @@ torch::nn::BatchNorm2d Bn(int64_t channels) {
 
 RetinaBottleneckImpl::RetinaBottleneckImpl(int64_t in, int64_t width, int64_t stride,
                                            bool project) {
-  conv1_ = register_module("conv1", Conv(in, width, 1, 1, false));
+  conv1_ = register_module("conv1", SamePaddedConv(in, width, 1, 1, false));
   bn1_ = register_module("bn1", Bn(width));
-  conv2_ = register_module("conv2", Conv(width, width, 3, stride, false));
+  conv2_ = register_module("conv2", SamePaddedConv(width, width, 3, stride, false));
   bn2_ = register_module("bn2", Bn(width));
-  conv3_ = register_module("conv3", Conv(width, 4 * width, 1, 1, false));
+  conv3_ = register_module("conv3", SamePaddedConv(width, 4 * width, 1, 1, false));
   bn3_ = register_module("bn3", Bn(4 * width));
   if (project) {
-    shortcut_ = register_module("shortcut", Conv(in, 4 * width, 1, stride, false));
+    shortcut_ = register_module("shortcut", SamePaddedConv(in, 4 * width, 1, stride, false));
     shortcut_bn_ = register_module("shortcut_bn", Bn(4 * width));
   }
 }
@@ -61,7 +61,7 @@ torch::Tensor RetinaBottleneckImpl::forward(const torch::Tensor& x) {
 }
 
 RetinaNetImpl::RetinaNetImpl(int64_t classes) : classes_(classes) {
-  stem_ = register_module("stem", Conv(3, 64, 7, 2, false));
+  stem_ = register_module("stem", SamePaddedConv(3, 64, 7, 2, false));
   stem_bn_ = register_module("stem_bn", Bn(64));
   int64_t in = 64;
   for (int stage = 0; stage < 4; ++stage) {
@@ -77,22 +77,24 @@ RetinaNetImpl::RetinaNetImpl(int64_t classes) : classes_(classes) {
     stages_.push_back(std::move(blocks));
   }
   const int64_t f = kRetinaNetFpnChannels;
-  lateral3_ = register_module("lateral3", Conv(512, f, 1, 1, true));
-  lateral4_ = register_module("lateral4", Conv(1024, f, 1, 1, true));
-  lateral5_ = register_module("lateral5", Conv(2048, f, 1, 1, true));
-  output3_ = register_module("output3", Conv(f, f, 3, 1, true));
-  output4_ = register_module("output4", Conv(f, f, 3, 1, true));
-  output5_ = register_module("output5", Conv(f, f, 3, 1, true));
-  p6_ = register_module("p6", Conv(2048, f, 3, 2, true));
-  p7_ = register_module("p7", Conv(f, f, 3, 2, true));
+  lateral3_ = register_module("lateral3", SamePaddedConv(512, f, 1, 1, true));
+  lateral4_ = register_module("lateral4", SamePaddedConv(1024, f, 1, 1, true));
+  lateral5_ = register_module("lateral5", SamePaddedConv(2048, f, 1, 1, true));
+  output3_ = register_module("output3", SamePaddedConv(f, f, 3, 1, true));
+  output4_ = register_module("output4", SamePaddedConv(f, f, 3, 1, true));
+  output5_ = register_module("output5", SamePaddedConv(f, f, 3, 1, true));
+  p6_ = register_module("p6", SamePaddedConv(2048, f, 3, 2, true));
+  p7_ = register_module("p7", SamePaddedConv(f, f, 3, 2, true));
   for (int64_t k = 0; k < kRetinaNetHeadConvs; ++k) {
     class_convs_.push_back(
-        register_module("class_conv" + std::to_string(k), Conv(f, f, 3, 1, true)));
-    box_convs_.push_back(register_module("box_conv" + std::to_string(k), Conv(f, f, 3, 1, true)));
+        register_module("class_conv" + std::to_string(k), SamePaddedConv(f, f, 3, 1, true)));
+    box_convs_.push_back(
+        register_module("box_conv" + std::to_string(k), SamePaddedConv(f, f, 3, 1, true)));
   }
   class_predict_ =
-      register_module("class_predict", Conv(f, kRetinaNetAnchors * classes, 3, 1, true));
-  box_predict_ = register_module("box_predict", Conv(f, kRetinaNetAnchors * 4, 3, 1, true));
+      register_module("class_predict", SamePaddedConv(f, kRetinaNetAnchors * classes, 3, 1, true));
+  box_predict_ =
+      register_module("box_predict", SamePaddedConv(f, kRetinaNetAnchors * 4, 3, 1, true));
   // Heads as the paper initializes them: N(0, 0.01) weights, zero biases,
   // class bias at the prior π (every anchor starts as ~1 % foreground).
   torch::NoGradGuard no_grad;
