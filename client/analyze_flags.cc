@@ -36,7 +36,7 @@ void AddAnalyzeCommon(CLI::App* command, AnalyzeFlags* flags, std::string* forma
   AddDbFile(command, &flags->db);
 }
 
-const AnalysisKind kAnalysisKinds[] = {
+constexpr AnalysisKind kAnalysisKinds[] = {
     {"heatmap",
      "A metric over two hyper-parameters (median over the others), optionally one "
      "panel per value of a third field; OOM cells shown as such (paper Fig. 2, 7)",

@@ -381,6 +381,7 @@ std::string CsvLine(const std::vector<std::string>& fields) {
 std::string FormatCsv(const ResultTable& table, bool samples) {
   std::string out;
   std::vector<std::string> fields;
+  fields.reserve(table.columns.size() + 1);
   for (const ResultColumn& c : table.columns) fields.push_back(CsvField(c.name));
   if (samples) fields.push_back("step_seconds");
   absl::StrAppend(&out, absl::StrJoin(fields, ","), "\n");

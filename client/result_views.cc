@@ -135,6 +135,7 @@ std::vector<Cell> RepeatsRow(const std::vector<const v1::ResultRow*>& group,
   AppendRateCells(repeats.rates, repeats.cis, &cells);
   cells.push_back(TextCell(absl::StrJoin(repeats.suspects, "; ")));
   std::vector<std::string> others;
+  others.reserve(repeats.other_outcomes.size());
   for (const auto& [outcome, count] : repeats.other_outcomes)
     others.push_back(absl::StrCat(outcome, " x", count));
   cells.push_back(TextCell(absl::StrJoin(others, ", ")));

@@ -247,6 +247,7 @@ std::string ScalingScript(const v1::ScalingResponse& scaling, Terminal terminal,
   out << "set xrange [" << Num(x_lo / 1.3) << ":" << Num(x_hi * 1.3) << "]\n";
   out << "set yrange [" << Num(y_lo / 1.3) << ":" << Num(y_hi * 1.3) << "]\n";
   std::vector<std::string> tics;
+  tics.reserve(labels.size());
   for (size_t i = 0; i < labels.size(); ++i) {
     tics.push_back(absl::StrCat(Quote(labels[i]), " ", Num(ideal_rows[i][0])));
   }

@@ -14,6 +14,7 @@ std::vector<size_t> NextToMeasure(const StepTimeModel& model,
   }
   if (open.size() > options.max_scored && options.max_scored > 0) {
     std::vector<size_t> strided;
+    strided.reserve(options.max_scored);
     const double stride =
         static_cast<double>(open.size()) / static_cast<double>(options.max_scored);
     for (size_t k = 0; k < options.max_scored; ++k) {

@@ -189,15 +189,19 @@ StackDecision DecideStackSetting(const StackSetting& setting, const StackTrial& 
     decision.findings.push_back(finding(trial, /*installed=*/false));
   }
   const v1::StackFinding& installed = decision.findings.front();
-  const v1::StackFinding* best = nullptr;
-  for (const v1::StackFinding& f : decision.findings) {
-    if (f.correct() && (best == nullptr || f.flops_per_sec() > best->flops_per_sec())) best = &f;
+  int best_index = -1;
+  for (size_t i = 0; i < decision.findings.size(); ++i) {
+    const v1::StackFinding& f = decision.findings[i];
+    if (f.correct() &&
+        (best_index < 0 || f.flops_per_sec() > decision.findings[best_index].flops_per_sec())) {
+      best_index = static_cast<int>(i);
+    }
   }
+  const v1::StackFinding* best = best_index < 0 ? nullptr : &decision.findings[best_index];
   int chosen_index = 0;
-  if (best != nullptr && best != &installed &&
-      (!installed.correct() ||
-       best->flops_per_sec() > kCoreSwitchFactor * installed.flops_per_sec())) {
-    chosen_index = static_cast<int>(best - decision.findings.data());
+  if (best_index > 0 && (!installed.correct() ||
+                         best->flops_per_sec() > kCoreSwitchFactor * installed.flops_per_sec())) {
+    chosen_index = best_index;
     decision.chosen = best->setting();
   }
   if (best != nullptr && installed.flops_per_sec() > 0) {
