@@ -115,7 +115,7 @@ row "total" "$quick_total" "$quickstart_target"
 echo "scripts/test.sh after it:"
 row "install-deps" "$test_deps"
 row "build (the rest: tests, benchmarks)" "$test_build"
-row "ctest -j$(nproc)" "${test_ctest:-0}"
+row "ctest (scripts/ctest-all.sh)" "${test_ctest:-0}"
 row "total" "$test_total" "$test_target"
 grep -E '^[0-9]+% tests passed' "$work/test.log" | sed 's/^/  /'
 grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|Subprocess|Exception)' "$work/test.log" | sed 's/^/  failed: /' || true
@@ -127,7 +127,7 @@ if ((ci)); then
   echo ".ci/run alone on a fresh clone:"
   row "install-deps" "$(phase "$work/ci.log" test.sh 1)"
   row "build (everything)" "$(phase "$work/ci.log" test.sh 2)"
-  row "ctest -j$(nproc)" "$(ctest_seconds "$work/ci.log")"
+  row "ctest (scripts/ctest-all.sh)" "$(ctest_seconds "$work/ci.log")"
   row "total" "$elapsed" "$ci_target"
   grep -E '^[0-9]+% tests passed' "$work/ci.log" | sed 's/^/  /'
   echo "  slowest build steps (everything from nothing):"
@@ -144,7 +144,7 @@ slowest_tests "$work/test.log" | sed 's/^/  /'
 failed_runs=0
 for ((run = 1; run <= suite_runs; run++)); do
   timed "$work/suite-$run.log" \
-    ctest --test-dir "$clone/build" --output-on-failure --timeout 900 -j "$(nproc)"
+    bash -c 'cd "$1/build" && ../scripts/ctest-all.sh' _ "$clone"
   ((status == 0)) || failed_runs=$((failed_runs + 1))
   printf '  suite run %d: %4.0f s  %s\n' "$run" "$elapsed" \
     "$(grep -E '^[0-9]+% tests passed' "$work/suite-$run.log")"
