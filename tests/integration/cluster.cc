@@ -25,6 +25,22 @@ int64_t QueryInt(const std::string& db_path, const std::string& sql) {
   return value;
 }
 
+std::optional<int64_t> TryQueryInt(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::optional<int64_t> value;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      value = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return value;
+}
+
 std::string QueryText(const std::string& db_path, const std::string& sql) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);

@@ -15,6 +15,9 @@ namespace paradnn::testing {
 
 // Runs one integer-valued query against the database file (read-only).
 int64_t QueryInt(const std::string& db_path, const std::string& sql);
+// The same without expectations, for polling a file that another process may
+// still be creating: nullopt while the file, its schema or the row is missing.
+std::optional<int64_t> TryQueryInt(const std::string& db_path, const std::string& sql);
 // The first column of the first row as text ("" for none or NULL).
 std::string QueryText(const std::string& db_path, const std::string& sql);
 
