@@ -4,9 +4,10 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
-#include <cmath>
 #include <cstdint>
 #include <utility>
+
+#include "worker/runner/fused_update_kernels.h"
 
 namespace paradnn::runner {
 
@@ -26,60 +27,15 @@ constexpr double kMomentum = 0.9;
 // from 32,768 elements).
 constexpr int64_t kGrainElements = 262144;
 
-// The update in float, as torch::optim computes it operation by operation
-// (each operation's float32 result feeds the next): constants are the
-// float32 values LibTorch's kernels use.
-struct UpdateConstants {
-  float lr_negated = static_cast<float>(-kLearningRate);
-  float alpha = static_cast<float>(kRmsPropAlpha);
-  float one_minus_alpha = static_cast<float>(1 - kRmsPropAlpha);
-  float eps = static_cast<float>(kRmsPropEps);
-  float momentum = static_cast<float>(kMomentum);
-};
-
-// One RMSprop (momentum) step over elements [begin, end):
-//   sq = alpha * sq + (1 - alpha) * g * g;  avg = sqrt(sq) + eps;
-//   buf = momentum * buf + g / avg;          p = p - lr * buf.
-// target_clones: the loop vectorizes for the host's widest ISA (the default
-// build targets baseline x86-64), chosen once at load time.
-template <typename T>
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
-RmsPropMomentumRange(T* __restrict param, const T* __restrict grad, T* __restrict square_avg,
-                     T* __restrict buffer, int64_t begin, int64_t end, UpdateConstants c) {
-  for (int64_t i = begin; i < end; ++i) {
-    const float g = static_cast<float>(grad[i]);
-    const float sq = static_cast<float>(square_avg[i]) * c.alpha + c.one_minus_alpha * g * g;
-    const float avg = std::sqrt(sq) + c.eps;
-    const float buf = static_cast<float>(buffer[i]) * c.momentum + g / avg;
-    square_avg[i] = static_cast<T>(sq);
-    buffer[i] = static_cast<T>(buf);
-    param[i] = static_cast<T>(static_cast<float>(param[i]) + c.lr_negated * buf);
-  }
-}
-
-// SGD with momentum over [begin, end): buf = momentum * buf + g (buf = g at
-// the first step, as torch::optim::SGD clones the first gradient);
-// p = p - lr * buf.
-template <typename T>
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void MomentumRange(
-    T* __restrict param, const T* __restrict grad, T* __restrict buffer, bool first_step,
-    int64_t begin, int64_t end, UpdateConstants c) {
-  for (int64_t i = begin; i < end; ++i) {
-    const float g = static_cast<float>(grad[i]);
-    const float buf = first_step ? g : static_cast<float>(buffer[i]) * c.momentum + g;
-    buffer[i] = static_cast<T>(buf);
-    param[i] = static_cast<T>(static_cast<float>(param[i]) + c.lr_negated * buf);
-  }
-}
-
-// Plain SGD over [begin, end): p = p - lr * g.
-template <typename T>
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void SgdRange(
-    T* __restrict param, const T* __restrict grad, int64_t begin, int64_t end, UpdateConstants c) {
-  for (int64_t i = begin; i < end; ++i) {
-    param[i] =
-        static_cast<T>(static_cast<float>(param[i]) + c.lr_negated * static_cast<float>(grad[i]));
-  }
+// The update's float32 constants, as LibTorch's kernels use them.
+UpdateConstants SuiteConstants() {
+  UpdateConstants c;
+  c.lr_negated = static_cast<float>(-kLearningRate);
+  c.alpha = static_cast<float>(kRmsPropAlpha);
+  c.one_minus_alpha = static_cast<float>(1 - kRmsPropAlpha);
+  c.eps = static_cast<float>(kRmsPropEps);
+  c.momentum = static_cast<float>(kMomentum);
+  return c;
 }
 
 // Whether the fused kernels can update `p`: on the CPU, a dtype they
@@ -152,7 +108,7 @@ class FusedCpuOptimizer final : public TrainingOptimizer {
   void Update(torch::Tensor& param, const torch::Tensor& grad, State& state) const {
     T* p = param.data_ptr<T>();
     const T* g = grad.data_ptr<T>();
-    const UpdateConstants c;
+    const UpdateConstants c = SuiteConstants();
     switch (kind_) {
       case OptimizerKind::kRmsProp: {
         T* sq = state.square_avg.data_ptr<T>();
