@@ -11,6 +11,8 @@
 // ranks like the fully measured one (Spearman >= 0.95).
 //
 // Usage: paradnn-bench-predict --db FILE [--sweep ID ...] [--seeds N]
+//        paradnn-bench-predict --cap-study N   (what FitOptions.max_points costs;
+//                                               bench/prediction_cap_study.h)
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -26,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "bench/prediction_cap_study.h"
 #include "db/database.h"
 #include "db/platform_store.h"
 #include "db/result_store.h"
@@ -373,7 +376,12 @@ int main(int argc, char** argv) {
   std::string repeat_db;
   std::vector<double> shares = {0.05, 0.10, 0.20, 0.40};
   CLI::App app{"Budgeted-sweep prediction error on fully measured sweeps"};
-  app.add_option("--db", db_path, "Database holding the fully measured sweeps")->required();
+  int cap_study = 0;
+  app.add_option("--db", db_path, "Database holding the fully measured sweeps");
+  app.add_option("--cap-study", cap_study,
+                 "Instead: fit this many measurements of a known world with each "
+                 "FitOptions.max_points and print what the cap costs")
+      ->check(CLI::Range(100, 1'000'000));
   app.add_option("--sweep", sweeps, "Sweeps to use (default: every sweep in the file)");
   app.add_option("--seeds", seeds, "Designs per share (errors pooled)")->capture_default_str();
   app.add_option("--shares", shares, "Measured shares of each grid")->capture_default_str();
@@ -381,6 +389,11 @@ int main(int argc, char** argv) {
                  "The same sweeps measured again: prints the re-measurement floor");
   app.add_option("--worst", worst, "Print this many worst held-out predictions of our model");
   CLI11_PARSE(app, argc, argv);
+  if (cap_study > 0) return RunCapStudy(cap_study, 1);
+  if (db_path.empty()) {
+    std::fprintf(stderr, "--db FILE is required (or --cap-study N)\n");
+    return 2;
+  }
 
   db::DatabaseOptions options;
   options.read_only = true;

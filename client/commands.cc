@@ -307,38 +307,6 @@ int ReportError(const CommandContext& ctx, const absl::Status& status) {
   return ExitCodeFor(status);
 }
 
-int WatchWithProgress(const CommandContext& ctx, CoordinatorClient& client, int64_t sweep_id,
-                      const std::function<absl::Status()>& health) {
-  ProgressPrinter printer(ctx.err, ctx.err_is_terminal);
-  const SteadyClock::time_point start = SteadyClock::now();
-  absl::StatusOr<v1::SweepStatus> final_status = client.Watch(
-      sweep_id, ctx.interrupts,
-      [&](const v1::SweepStatus& status, double elapsed) {
-        printer.Show(status, elapsed, SecondsSince(start));
-      },
-      health);
-  printer.Finish();
-  if (!final_status.ok()) return ReportError(ctx, final_status.status());
-  if (final_status->reused_results() > 0) {
-    *ctx.err << "paradnn: " << final_status->reused_results() << " of "
-             << final_status->total_jobs()
-             << " jobs took results measured by earlier sweeps on this platform (same "
-                "fingerprint, harness and settings); --fresh measures them again\n"
-             << std::flush;
-  }
-  const int code = ExitCodeForSweep(*final_status);
-  if (code != kExitOk) {
-    const v1::SweepStatus& s = *final_status;
-    *ctx.err << "paradnn: sweep " << s.sweep_id() << " (" << s.name() << ") is "
-             << common::SweepStateName(s.state()) << "; "
-             << s.total_jobs() - s.done_jobs() - s.predicted_jobs() << " of " << s.total_jobs()
-             << " jobs have no result (" << s.failed_jobs() << " failed, " << s.cancelled_jobs()
-             << " cancelled)\n"
-             << std::flush;
-  }
-  return code;
-}
-
 void PrintResults(const CommandContext& ctx, const std::vector<v1::ResultRow>& rows,
                   OutputFormat format, const ResultsView& view) {
   ResultTable table;

@@ -76,6 +76,9 @@ std::string FormatPrediction(int64_t sweep_id, const v1::PredictResponse& respon
   if (!response.description().empty()) {
     absl::StrAppend(&out, "learned: ", EscapeForTerminal(response.description()), "\n");
   }
+  for (const std::string& warning : response.warnings()) {
+    absl::StrAppend(&out, "warning: ", EscapeForTerminal(warning), "\n");
+  }
   if (response.nearest_size() > 0) {
     absl::StrAppend(&out, "nearest measured (closest first):\n");
     const std::vector<v1::ResultRow> rows(response.nearest().begin(), response.nearest().end());

@@ -1,7 +1,14 @@
 #include "common/address.h"
 
-#include <cstdlib>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
+#include <cstdlib>
+#include <memory>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -43,11 +50,70 @@ absl::StatusOr<std::string> ResolveCoordinatorAddress(const std::string& flag_va
   return address;
 }
 
+namespace {
+
+// The host of HOST[:PORT] or [V6][:PORT], without the brackets; an
+// unbracketed IPv6 literal (several colons) is all host.
+std::string HostOf(std::string_view text) {
+  if (!text.empty() && text.front() == '[') {
+    const size_t close = text.find(']');
+    return close == std::string_view::npos ? "" : std::string(text.substr(1, close - 1));
+  }
+  const size_t colon = text.find(':');
+  if (colon != std::string_view::npos && text.find(':', colon + 1) != std::string_view::npos) {
+    return std::string(text);
+  }
+  return std::string(text.substr(0, colon));
+}
+
+bool IsLoopbackIp(const in6_addr& v6) {
+  return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+}
+
+// 1: a loopback IP literal, 0: another IP literal, -1: not an IP literal.
+int LoopbackLiteral(const std::string& host) {
+  in_addr v4{};
+  in6_addr v6{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127 ? 1 : 0;
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) return IsLoopbackIp(v6) ? 1 : 0;
+  return -1;
+}
+
+// True when `name` resolves, and only to loopback addresses.
+bool ResolvesToLoopbackOnly(const std::string& name) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(name.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) return false;
+  const std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, &freeaddrinfo);
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      const auto* v4 = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+      if ((ntohl(v4->sin_addr.s_addr) >> 24) != 127) return false;
+    } else if (a->ai_family == AF_INET6) {
+      if (!IsLoopbackIp(reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool IsLoopbackAddress(const std::string& address) {
   if (absl::StartsWith(address, "unix:")) return true;
-  const size_t colon = address.rfind(':');
-  const std::string host = colon == std::string::npos ? address : address.substr(0, colon);
-  return host == "localhost" || host == "[::1]" || absl::StartsWith(host, "127.");
+  const std::string host = HostOf(address);
+  if (host.empty()) return false;  // ":PORT": every interface
+  const int literal = LoopbackLiteral(host);
+  if (literal >= 0) return literal == 1;
+  return ResolvesToLoopbackOnly(host);
+}
+
+bool IsLoopbackHostHeader(std::string_view host) {
+  const std::string name = absl::AsciiStrToLower(HostOf(host));
+  return name == "localhost" || name == "localhost." || LoopbackLiteral(name) == 1;
 }
 
 }  // namespace paradnn::common

@@ -4,6 +4,7 @@
 #define PARADNN_COMMON_ADDRESS_H_
 
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 
@@ -20,8 +21,17 @@ absl::StatusOr<std::string> ResolveCoordinatorAddress(const std::string& flag_va
 // Validates a listen/target address ("HOST:PORT", "[V6]:PORT", "unix:PATH").
 absl::Status ValidateAddress(const std::string& address, const std::string& field);
 
-// True when `address` listens only on this host (loopback or a unix socket).
+// True when `address` listens only on this host: a unix socket, a loopback
+// IP literal (127.0.0.0/8, ::1, ::ffff:127.x.x.x), or a name that resolves
+// (getaddrinfo) to loopback addresses only. Text that merely begins like one
+// ("127.invalid:80") is not.
 bool IsLoopbackAddress(const std::string& address);
+
+// True when `host` (an HTTP Host header: HOST[:PORT] or [V6][:PORT]) names
+// this host without a lookup: a loopback IP literal or "localhost". A name
+// that resolves to loopback is not: DNS rebinding points a web page's own
+// name at 127.0.0.1 to reach a loopback server from the page.
+bool IsLoopbackHostHeader(std::string_view host);
 
 }  // namespace paradnn::common
 

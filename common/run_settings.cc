@@ -26,9 +26,10 @@ absl::Status ValidateRunSettings(const v1::RunSettings& s) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ": ", value, " is out of range; allowed ", allowed));
   };
-  if (s.ci() < 0 || s.ci() >= 1)
+  // !(x >= 0) rather than x < 0: NaN is out of range too.
+  if (!(s.ci() >= 0) || s.ci() >= 1)
     return bad("run.ci", s.ci(), "0 < ci < 1 (relative half-width, 0.02 = ±2 %)");
-  if (s.max_seconds() < 0 || s.max_seconds() > 86400)
+  if (!(s.max_seconds() >= 0) || s.max_seconds() > 86400)
     return bad("run.max_seconds", s.max_seconds(), "0 < seconds <= 86400");
   if (s.warmup_steps() < 0 || s.warmup_steps() > 100000)
     return bad("run.warmup_steps", s.warmup_steps(), "1..100000");
@@ -49,10 +50,13 @@ absl::Status ValidateRunSettings(const v1::RunSettings& s) {
     return bad("run.inter_op_threads", s.inter_op_threads(), "1..1024");
   if (s.profile_steps() < 0 || s.profile_steps() > 1000)
     return bad("run.profile_steps", s.profile_steps(), "1..1000");
-  if (s.timeout_seconds() < 0 || s.timeout_seconds() > 7 * 86400)
+  if (!(s.timeout_seconds() >= 0) || s.timeout_seconds() > 7 * 86400)
     return bad("run.timeout_seconds", s.timeout_seconds(), "0 < seconds <= 604800");
-  if (!(s.budget_seconds() >= 0) || s.budget_seconds() > 365 * 86400)
-    return bad("run.budget", s.budget_seconds(), "0 < seconds <= 31536000 (a year)");
+  // Under a second no job fits (1e-300 was accepted and planned nothing).
+  if (!(s.budget_seconds() >= 0) || (s.budget_seconds() > 0 && s.budget_seconds() < 1) ||
+      s.budget_seconds() > 365 * 86400) {
+    return bad("run.budget", s.budget_seconds(), "1 <= seconds <= 31536000 (a year), or none");
+  }
   return absl::OkStatus();
 }
 

@@ -5,20 +5,24 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <future>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "db/migrations.h"
+#include "db/statement.h"
 #include "db/statement_cache.h"
 #include "spdlog/spdlog.h"
 
@@ -29,6 +33,9 @@ namespace {
 struct Connection {
   sqlite3* db = nullptr;
   std::unique_ptr<internal::StatementCache> cache;
+  // A reader's statements stop past this (the progress handler below); the
+  // handler reads it on the reader's own thread.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 
   ~Connection() {
     if (db == nullptr) return;
@@ -44,6 +51,49 @@ struct Connection {
 };
 
 enum class Role { kWriter, kReader };
+
+// SQLite virtual-machine steps between two checks of a reader's deadline
+// (a check is a clock read: well under 1 % of the steps' time).
+constexpr int kProgressSteps = 10000;
+
+// Our schema is tables and indexes only (db/migrations.cc). A view or a
+// trigger in a file handed to us (`--db` of a colleague's copy) runs its
+// query whenever we read the name it shadows: an endless recursive view
+// named `results` hung every reader. Refused, naming it.
+absl::Status CheckOnlyTablesAndIndexes(sqlite3* db, const std::string& path) {
+  Statement other(db,
+                  "SELECT type, name FROM sqlite_master WHERE type NOT IN ('table', 'index') "
+                  "ORDER BY name LIMIT 5");
+  std::vector<std::string> found;
+  while (true) {
+    absl::StatusOr<bool> row = other.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    found.push_back(absl::StrCat(other.ColumnText(0), " '",
+                                 absl::CHexEscape(other.ColumnText(1).substr(0, 64)), "'"));
+  }
+  if (found.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "open ", path, ": holds ", absl::StrJoin(found, ", "),
+      "; a paradnn database holds only tables and indexes, and a view or trigger would run its "
+      "own query whenever paradnn reads (refused; copy the tables into a fresh file)"));
+}
+
+// A reader refuses writes (see the flags in OpenConnection) and stops a
+// statement past its Read's deadline.
+absl::Status MakeReader(Connection* conn) {
+  if (absl::Status s = Exec(conn->db, "PRAGMA query_only=ON"); !s.ok()) return s;
+  // Every few thousand virtual-machine steps: is the Read past its time?
+  sqlite3_progress_handler(
+      conn->db, kProgressSteps,
+      [](void* connection) -> int {
+        return std::chrono::steady_clock::now() > static_cast<Connection*>(connection)->deadline
+                   ? 1
+                   : 0;
+      },
+      conn);
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& path, Role role,
                                                            const DatabaseOptions& options) {
@@ -74,6 +124,11 @@ absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& pa
     }
     return version.status();
   }
+  // A file is data, not code: functions in its schema run only where they
+  // are harmless, and nothing may write the schema itself.
+  sqlite3_db_config(conn->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(conn->db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  if (absl::Status s = CheckOnlyTablesAndIndexes(conn->db, path); !s.ok()) return s;
 
   if (role == Role::kWriter) {
     // journal_mode is persistent in the file, so setting it once on the
@@ -116,8 +171,7 @@ absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& pa
     }
   }
   if (role == Role::kReader) {
-    // See the flags above.
-    if (absl::Status s = Exec(conn->db, "PRAGMA query_only=ON"); !s.ok()) return s;
+    if (absl::Status s = MakeReader(conn.get()); !s.ok()) return s;
   }
   conn->cache = std::make_unique<internal::StatementCache>(conn->db);
   return conn;
@@ -218,7 +272,13 @@ size_t Database::Impl::RunTransaction(std::vector<PendingWrite>& batch, size_t b
     absl::Status status = Exec(db, "SAVEPOINT paradnn_write");
     bool broken = !status.ok();
     if (!broken) {
-      status = batch[i].fn(db);
+      // Out of memory in one write fails that write (rolled back to its
+      // savepoint), not the writer thread and with it the process.
+      try {
+        status = batch[i].fn(db);
+      } catch (const std::bad_alloc&) {
+        status = absl::ResourceExhaustedError("out of memory in a write function");
+      }
       // A function that ran COMMIT/ROLLBACK, or an error after which SQLite
       // rolled the whole transaction back (disk full, I/O error), leaves no
       // transaction: the earlier functions' changes are gone with it.
@@ -369,13 +429,14 @@ Database::~Database() {
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path,
                                                          DatabaseOptions options) {
   if (options.max_batch < 1 || options.read_connections < 1 || options.busy_timeout_ms < 0 ||
-      options.mmap_bytes < 0 || options.writer_cache_kib < 1 || options.wal_checkpoint_pages < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("DatabaseOptions: max_batch (", options.max_batch, "), read_connections (",
-                     options.read_connections, "), writer_cache_kib (", options.writer_cache_kib,
-                     ") and wal_checkpoint_pages (", options.wal_checkpoint_pages,
-                     ") must be >= 1, busy_timeout_ms (", options.busy_timeout_ms,
-                     ") and mmap_bytes (", options.mmap_bytes, ") >= 0"));
+      options.mmap_bytes < 0 || options.writer_cache_kib < 1 || options.wal_checkpoint_pages < 1 ||
+      options.read_time_limit_ms < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DatabaseOptions: max_batch (", options.max_batch, "), read_connections (",
+        options.read_connections, "), writer_cache_kib (", options.writer_cache_kib,
+        ") and wal_checkpoint_pages (", options.wal_checkpoint_pages,
+        ") must be >= 1, busy_timeout_ms (", options.busy_timeout_ms, "), mmap_bytes (",
+        options.mmap_bytes, ") and read_time_limit_ms (", options.read_time_limit_ms, ") >= 0"));
   }
   auto impl = std::make_unique<Impl>();
   impl->path = path;
@@ -471,6 +532,10 @@ absl::Status Database::Read(const ReadFn& fn) const {
   absl::Status status;
   {
     internal::ScopedStatementCache scope(conn->cache.get());
+    const int64_t limit_ms = impl_->options.read_time_limit_ms;
+    const auto start = std::chrono::steady_clock::now();
+    conn->deadline = limit_ms > 0 ? start + std::chrono::milliseconds(limit_ms)
+                                  : std::chrono::steady_clock::time_point::max();
     // One read transaction per Read: every query of `fn` sees the same
     // snapshot, so counts computed by several statements agree.
     status = Exec(conn->db, "BEGIN");
@@ -479,7 +544,14 @@ absl::Status Database::Read(const ReadFn& fn) const {
       absl::Status end = Exec(conn->db, status.ok() ? "COMMIT" : "ROLLBACK");
       if (status.ok()) status = end;
     }
+    const bool timed_out = limit_ms > 0 && std::chrono::steady_clock::now() > conn->deadline;
+    conn->deadline = std::chrono::steady_clock::time_point::max();  // the ROLLBACK must run
     if (sqlite3_get_autocommit(conn->db) == 0) Exec(conn->db, "ROLLBACK").IgnoreError();
+    if (!status.ok() && timed_out) {
+      status = absl::DeadlineExceededError(
+          absl::StrCat("reading ", impl_->path, ": stopped after the ", limit_ms / 1000.0,
+                       " s a read may take (", status.message(), ")"));
+    }
   }
   {
     std::lock_guard<std::mutex> lock(impl_->read_mu);

@@ -60,6 +60,11 @@ struct DatabaseOptions {
   // with FailedPrecondition. Another process may write the file meanwhile.
   // For analyses of a database file without its coordinator.
   bool read_only = false;
+  // How long one Read() may run its statements, in ms (0: no limit): past
+  // it SQLite interrupts the statement and Read returns DeadlineExceeded.
+  // A file handed to us may hold queries that never end; our own reads of
+  // a million results take seconds.
+  int64_t read_time_limit_ms = 300'000;
 };
 
 // Refuses a database the coordinator cannot keep: FailedPrecondition when
@@ -122,7 +127,8 @@ class Database {
   absl::Status ReadHealth() const;
   // Runs `fn` on a read connection, inside one read transaction (a single
   // snapshot). Waits while every pooled connection is borrowed; the
-  // connection refuses writes (query_only).
+  // connection refuses writes (query_only). DeadlineExceeded when `fn` runs
+  // past options.read_time_limit_ms.
   absl::Status Read(const ReadFn& fn) const;
 
   const std::string& path() const;

@@ -22,7 +22,9 @@ absl::Status ReadWindow(sqlite3* db, int64_t sweep_id, double window_seconds, in
     if (!sweep.ColumnIsNull(2)) activity->to_unix_ms = sweep.ColumnInt(2);
     return absl::OkStatus();
   }
-  if (window_seconds > 0) {
+  // A window reaching back before the epoch is all history (and would
+  // overflow int64 milliseconds).
+  if (window_seconds > 0 && window_seconds * 1000 < static_cast<double>(now_unix_ms)) {
     activity->from_unix_ms = now_unix_ms - static_cast<int64_t>(window_seconds * 1000);
     return absl::OkStatus();
   }

@@ -31,11 +31,11 @@ bool InFlight(const v1::ResultRow& row) {
   return row.state() == v1::JOB_PENDING || row.state() == v1::JOB_LEASED;
 }
 
-// max(2(d+1), share of the grid), at most the grid.
-size_t DesignSize(const SweepPredictor::Group& group, double share) {
+// max(2(d+1), share of the grid at most max_design), at most the grid.
+size_t DesignSize(const SweepPredictor::Group& group, double share, size_t max_design) {
   const size_t by_dimension = 2 * (group.space.size() + 1);
-  const auto by_share =
-      static_cast<size_t>(std::ceil(share * static_cast<double>(group.rows.size())));
+  const auto by_share = std::min(
+      max_design, static_cast<size_t>(std::ceil(share * static_cast<double>(group.rows.size()))));
   return std::min(group.rows.size(), std::max(by_dimension, by_share));
 }
 
@@ -77,7 +77,7 @@ std::vector<int64_t> AcquiredJobs(const SweepPredictor& predictor,
   // Asks for more than `count`, as some may not fit in what is left.
   for (size_t k : pr::NextToMeasure(model, group.inputs, taken, count * 4, options)) {
     if (jobs.size() == count) break;
-    double timed = group.timed_steps * group.model->Predict(group.inputs[k]).seconds;
+    double timed = group.timed_steps * group.model->PredictSeconds(group.inputs[k]);
     if (max_timed_seconds > 0) timed = std::min(timed, max_timed_seconds);
     if (group.fixed_seconds + timed > seconds_left) continue;
     jobs.push_back(predictor.rows()[group.rows[k]].job_id());
@@ -116,7 +116,7 @@ std::optional<double> ModelSecondsLeft(const SweepPredictor& predictor, double m
       const v1::ResultRow& row = predictor.rows()[group.rows[k]];
       if (!InFlight(row) && !(held_too && Held(row))) continue;
       if (!group.model) return std::nullopt;
-      double timed = group.timed_steps * group.model->Predict(group.inputs[k]).seconds;
+      double timed = group.timed_steps * group.model->PredictSeconds(group.inputs[k]);
       if (max_timed_seconds > 0) timed = std::min(timed, max_timed_seconds);
       total += group.fixed_seconds + timed;
     }
@@ -144,13 +144,26 @@ void BudgetPlanner::Start() {
       if (stopping_) break;
       kicked_ = false;
       lock.unlock();
-      if (absl::StatusOr<BudgetStepSummary> step = Step(); !step.ok()) {
-        spdlog::warn("budget planner: {}", step.status().ToString());
-      }
-      if (clock_->NowUnixMs() - estimated_unix_ms_ >= kEstimateEveryMs) EstimateTimesLeft();
+      RunGuarded();
       lock.lock();
     }
   });
+}
+
+void BudgetPlanner::RunGuarded() {
+  // The planner's models are bounded (FitOptions), but a sweep's rows are
+  // not: out of memory here ends this pass, not the coordinator, which
+  // keeps assigning what is already pending.
+  try {
+    if (absl::StatusOr<BudgetStepSummary> step = Step(); !step.ok()) {
+      spdlog::warn("budget planner: {}", step.status().ToString());
+    }
+    if (clock_->NowUnixMs() - estimated_unix_ms_ >= kEstimateEveryMs) EstimateTimesLeft();
+  } catch (const std::bad_alloc&) {
+    spdlog::error("budget planner: out of memory in this pass; it tries again in a second");
+  } catch (const std::exception& e) {
+    spdlog::error("budget planner: {}; it tries again in a second", e.what());
+  }
 }
 
 void BudgetPlanner::Kick() {
@@ -212,6 +225,14 @@ void BudgetPlanner::EstimateTimesLeft() {
     absl::StatusOr<std::vector<v1::ResultRow>> rows =
         db::ResultStore(database_).Query(sweep.sweep_id, /*include_samples=*/false);
     if (!rows.ok()) continue;
+    // Nothing left to estimate (every job ended): no model is fitted.
+    const bool budgeted = sweep.spec.run().budget_seconds() > 0;
+    if (std::none_of(rows->begin(), rows->end(), [&](const v1::ResultRow& row) {
+          return InFlight(row) || (budgeted && Held(row));
+        })) {
+      running.erase(sweep.sweep_id);
+      continue;
+    }
     const int workers = options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1;
     const size_t signature = PlanSignature(*rows, workers);
     auto seen = estimated_signature_.find(sweep.sweep_id);
@@ -316,15 +337,44 @@ absl::Status BudgetPlanner::StepSweep(const db::BudgetedSweep& sweep, int64_t no
   return absl::OkStatus();
 }
 
+size_t BudgetPlanner::AdaptLookahead(int64_t sweep_id, size_t pending, size_t workers) {
+  const auto floor = static_cast<size_t>(std::max(0, options_.lookahead));
+  const auto ceiling = std::max(floor, static_cast<size_t>(std::max(0, options_.max_lookahead)));
+  auto [it, first_plan] = lookahead_.emplace(sweep_id, floor);
+  size_t& lookahead = it->second;
+  if (floor == 0 || first_plan) return lookahead;  // 0: exactly one pending job per worker
+  // The workers took every job the last plan left pending before this one
+  // began: they waited for it. Twice as many next time. Most of them still
+  // waiting: a quarter fewer, down to the configured lookahead.
+  if (pending == 0) {
+    lookahead = std::min(ceiling, 2 * lookahead);
+  } else if (pending > workers + lookahead / 2) {
+    lookahead = std::max(floor, lookahead - lookahead / 4);
+  }
+  return lookahead;
+}
+
 std::vector<int64_t> BudgetPlanner::NextReleases(const db::BudgetedSweep& sweep,
                                                  const SweepPredictor& predictor,
-                                                 double seconds_left) const {
+                                                 double seconds_left) {
   size_t pending = 0;
   for (const v1::ResultRow& row : predictor.rows()) {
     pending += row.state() == v1::JOB_PENDING ? 1 : 0;
   }
-  const int workers = options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1;
-  const size_t target = static_cast<size_t>(std::max(1, workers) + std::max(0, options_.lookahead));
+  const int workers =
+      std::max(1, options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1);
+  // While a group is still in its design, nothing is learned of the pace.
+  bool designing = false;
+  for (const SweepPredictor::Group& group : predictor.groups()) {
+    const auto taken =
+        static_cast<size_t>(std::count_if(group.rows.begin(), group.rows.end(),
+                                          [&](size_t i) { return !Held(predictor.rows()[i]); }));
+    designing = designing || taken < DesignSize(group, options_.design_share, options_.max_design);
+  }
+  const size_t lookahead =
+      designing ? static_cast<size_t>(std::max(0, options_.lookahead))
+                : AdaptLookahead(sweep.sweep_id, pending, static_cast<size_t>(workers));
+  const size_t target = static_cast<size_t>(workers) + lookahead;
   if (pending >= target) return {};
   const size_t want = target - pending;
   std::vector<int64_t> release;
@@ -334,7 +384,7 @@ std::vector<int64_t> BudgetPlanner::NextReleases(const db::BudgetedSweep& sweep,
       taken += Held(predictor.rows()[i]) ? 0 : 1;
       in_flight += InFlight(predictor.rows()[i]) ? 1 : 0;
     }
-    const size_t design = DesignSize(group, options_.design_share);
+    const size_t design = DesignSize(group, options_.design_share, options_.max_design);
     std::vector<int64_t> jobs;
     if (taken < design) {
       jobs = DesignJobs(predictor, group, design - taken, DesignSeed(sweep));

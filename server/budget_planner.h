@@ -38,8 +38,11 @@
 namespace paradnn::server {
 
 struct BudgetPlannerOptions {
-  // The design's share of each group's grid (at least 2(d+1) points).
+  // The design's share of each group's grid (at least 2(d+1) points, at
+  // most max_design: past a few hundred, the model chooses better than a
+  // design, and a 5 % design of a 100,000-point grid was 5,000 blind jobs).
   double design_share = 0.05;
+  size_t max_design = 256;
   uint64_t design_seed = 1;
   // Workers of a device kind connected now (the jobs kept pending per
   // sweep); at least 1 is assumed.
@@ -47,8 +50,13 @@ struct BudgetPlannerOptions {
   // Jobs kept pending beyond one per worker, so that a worker that finishes
   // one leases the next at once instead of waiting for the refit its result
   // starts (at 2,100 configurations and 400 measurements about 0.6 s of
-  // every job, a third of a 1-worker budget, went to that wait).
+  // every job, a third of a 1-worker budget, went to that wait). At least
+  // this many; when the workers took every pending job before the next
+  // plan began (a plan slower than the jobs: 100,000 configurations, short
+  // jobs), twice as many, up to max_lookahead, and back down by a quarter
+  // when most are left (AdaptLookahead). 0: exactly one job per worker.
   int lookahead = 1;
+  int max_lookahead = 256;
   // Called after jobs were released (offer them to idle workers) or a sweep
   // changed (predictions stored).
   std::function<void()> released;
@@ -107,12 +115,19 @@ class BudgetPlanner {
   uint64_t DesignSeed(const db::BudgetedSweep& sweep) const;
   // Before the deadline: the held jobs to measure next.
   std::vector<int64_t> NextReleases(const db::BudgetedSweep& sweep, const SweepPredictor& predictor,
-                                    double seconds_left) const;
+                                    double seconds_left);
+  // The jobs to keep pending beyond one per worker for `sweep_id`'s next
+  // plan, given the `pending` ones left since its last and the workers.
+  size_t AdaptLookahead(int64_t sweep_id, size_t pending, size_t workers);
   // At the deadline: stores a prediction for every held job of a group with
   // a model; returns the jobs a group without one still has to measure.
   absl::StatusOr<std::vector<int64_t>> PredictHeld(const db::BudgetedSweep& sweep,
                                                    const SweepPredictor& predictor,
                                                    int64_t now_unix_ms, BudgetStepSummary* summary);
+
+  // One pass of Step or EstimateTimesLeft, with std::bad_alloc and other
+  // exceptions logged instead of ending the process (the thread's body).
+  void RunGuarded();
 
   db::Database* database_;
   db::BudgetStore budgets_;
@@ -128,6 +143,8 @@ class BudgetPlanner {
   // (budget_planner.cc): what has not changed is not refitted.
   std::map<int64_t, size_t> planned_signature_;
   std::map<int64_t, size_t> estimated_signature_;
+  // Per sweep, the lookahead of its last plan (AdaptLookahead).
+  std::map<int64_t, size_t> lookahead_;
 
   // Per sweep: the seconds left when estimated, and when.
   mutable std::mutex estimates_mu_;

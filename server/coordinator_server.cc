@@ -174,7 +174,6 @@ void SetChannelLimits(const CoordinatorServerOptions& options, grpc::ServerBuild
 struct CoordinatorServer::Parts {
   explicit Parts(CoordinatorServerOptions options_in)
       : options(std::move(options_in)),
-        signals(io, SIGTERM, SIGINT),
         lease_timer(io),
         listener_timer(io),
         metrics_timer(io),
@@ -211,7 +210,12 @@ struct CoordinatorServer::Parts {
 
   // Asio carries signals and timers; gRPC owns its own threads.
   boost::asio::io_context io;
-  boost::asio::signal_set signals;
+  // From the end of Start: until the coordinator serves, SIGTERM and SIGINT
+  // keep their default action and end it at once. A CLI's private
+  // coordinator stuck opening a file it was handed (PR_SET_PDEATHSIG
+  // SIGTERM) then dies with the CLI instead of outliving it; there is
+  // nothing to drain yet, and the file is safe (WAL, a flock).
+  std::optional<boost::asio::signal_set> signals;
   boost::asio::steady_timer lease_timer;
   boost::asio::steady_timer listener_timer;
   boost::asio::steady_timer metrics_timer;
@@ -399,7 +403,7 @@ void CoordinatorServer::Parts::WatchListener() {
         "itself, so the coordinator restarts in place once drained",
         address, failure);
     restart_in_place = true;
-    signals.cancel();
+    if (signals) signals->cancel();
     BeginDrain("listener failed");
   });
 }
@@ -486,6 +490,7 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   if (absl::Status s = p.Open(); !s.ok()) return s;
   if (absl::Status s = p.Listen(*credentials); !s.ok()) return s;
   if (absl::Status s = p.ServeMetrics(); !s.ok()) return s;
+  p.signals.emplace(p.io, SIGTERM, SIGINT);
   return server;
 }
 
@@ -498,7 +503,7 @@ CoordinatorServer::Ending CoordinatorServer::Run() {
   if (!p.options.read_only) p.ScheduleLeaseCheck();
   if (p.planner) p.planner->Start();
   p.ScheduleMetricsTick();
-  p.signals.async_wait([&p](const boost::system::error_code& ec, int signal_number) {
+  p.signals->async_wait([&p](const boost::system::error_code& ec, int signal_number) {
     if (ec) return;
     p.listener_timer.cancel();
     p.BeginDrain("signal " + std::to_string(signal_number));

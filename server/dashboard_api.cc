@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -175,6 +176,22 @@ HttpResponse AssetResponse(const DashboardAsset& asset) {
   return response;
 }
 
+// True when a browser's `origin` is the dashboard's own: the scheme and the
+// Host the request was sent to. A page elsewhere (another port too, or
+// "null" from a sandbox or a file) is not.
+bool IsOwnOrigin(const std::string& origin, const std::string& host) {
+  const std::string lower = absl::AsciiStrToLower(origin);
+  const std::string own = absl::AsciiStrToLower(host);
+  return !own.empty() &&
+         (lower == absl::StrCat("http://", own) || lower == absl::StrCat("https://", own));
+}
+
+// "application/json" of "Application/JSON; charset=utf-8".
+std::string MediaType(const std::string& content_type) {
+  return absl::AsciiStrToLower(
+      absl::StripAsciiWhitespace(content_type.substr(0, content_type.find(';'))));
+}
+
 HttpResponse MethodNotAllowed(const std::string& allow) {
   HttpResponse response = ErrorResponse(
       {grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("this route takes ", allow, " only")});
@@ -226,6 +243,17 @@ void DashboardApi::Handle(HttpRequest request, HttpResponder respond) {
         {grpc::StatusCode::PERMISSION_DENIED,
          "the JSON API serves results only on loopback unless the coordinator requires client "
          "tokens (--client-token-file) or runs with --insecure (docs/dashboard.md)"}));
+    return;
+  }
+  // A web page elsewhere may send a request here (a form, a simple POST)
+  // though it cannot read the answer: refused before anything runs.
+  if (!request.origin.empty() && !IsOwnOrigin(request.origin, request.host)) {
+    respond(ErrorResponse(
+        {grpc::StatusCode::PERMISSION_DENIED,
+         absl::StrCat("Origin '", absl::CHexEscape(request.origin.substr(0, 256)),
+                      "' is not this dashboard's (http://", absl::CHexEscape(request.host),
+                      "): the API answers the dashboard's own pages and clients that send no "
+                      "Origin")}));
     return;
   }
   if (!IsSendableHeader(request.authorization)) {
@@ -299,6 +327,16 @@ HttpResponse DashboardApi::CallApi(const HttpRequest& request) const {
   const bool get = request.method == "GET" || request.method == "HEAD";
   if (takes_post != (request.method == "POST") || (!takes_post && !get)) {
     return MethodNotAllowed(takes_post ? "POST" : "GET");
+  }
+  // Only JSON: a form or text/plain POST is what another site's page can
+  // send without asking (no CORS preflight).
+  if (takes_post && MediaType(request.content_type) != "application/json") {
+    HttpResponse response =
+        ErrorResponse({grpc::StatusCode::INVALID_ARGUMENT,
+                       absl::StrCat("POST takes Content-Type: application/json, not '",
+                                    absl::CHexEscape(request.content_type.substr(0, 256)), "'")});
+    response.status = 415;
+    return response;
   }
   if (takes_post) return PostRoute(request, route);
   if (is_sweep || is_results) {

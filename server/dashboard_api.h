@@ -11,6 +11,11 @@
 //   GET  /api/v1/fleet                    FleetGoodput (?sweep=ID, ?window_seconds=S)
 //   POST /api/v1/analyze                  Analyze (body: an AnalyzeRequest)
 //   POST /api/v1/predict                  Predict (body: a PredictRequest)
+// A POST must say Content-Type: application/json (else 415), and a request
+// whose Origin is not the dashboard's own (http://HOST) is refused (403):
+// another site's page may send simple POSTs and forms here, and must not
+// run an analysis with them. (On loopback, MetricsHttpServer already
+// refuses a Host that is not loopback, against DNS rebinding.)
 //
 // Every API route is the Coordinator gRPC method it names, called through
 // the server's in-process channel with the request's bearer token, so the

@@ -1,6 +1,7 @@
 #include "server/fleet_goodput.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -174,8 +175,11 @@ absl::StatusOr<v1::FleetGoodputResponse> ReadFleetGoodput(const db::Database& da
                                                           const ConnectionLedger* ledger,
                                                           const v1::FleetGoodputRequest& request,
                                                           int64_t now_unix_ms) {
-  if (request.window_seconds() < 0) {
-    return absl::InvalidArgumentError("window_seconds: must be >= 0 (0 = all history)");
+  if (!std::isfinite(request.window_seconds()) || request.window_seconds() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("window_seconds: must be a finite number of seconds >= 0 (0 = all history), "
+                     "not ",
+                     request.window_seconds()));
   }
   if (request.sweep_id() < 0) {
     return absl::InvalidArgumentError("sweep_id: must be >= 0 (0 = the whole fleet)");

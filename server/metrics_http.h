@@ -7,7 +7,10 @@
 // Any other path goes to the `other` handler when there is one (the
 // dashboard and its JSON API, server/dashboard_api.h), else is 404 (405 for
 // a method other than GET/HEAD). One request per connection; a connection
-// idle for 10 s is closed.
+// idle for 10 s is closed. Listening on loopback, it answers only requests
+// addressed to loopback (Host 127.x.x.x, [::1] or localhost, any port): a
+// web page that reaches it through a name of its own (DNS rebinding) gets
+// 403 (common::IsLoopbackHostHeader).
 #ifndef PARADNN_SERVER_METRICS_HTTP_H_
 #define PARADNN_SERVER_METRICS_HTTP_H_
 
@@ -28,6 +31,9 @@ struct HttpRequest {
   std::string query;   // after '?', not decoded
   std::string body;
   std::string authorization;  // the Authorization header; "" if none
+  std::string host;           // the Host header; "" if none
+  std::string origin;         // the Origin header (browsers send it); "" if none
+  std::string content_type;   // the Content-Type header; "" if none
 };
 
 struct HttpResponse {

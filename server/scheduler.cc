@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/human_units.h"
+#include "common/worker_identity.h"
 #include "server/result_validation.h"
 
 namespace paradnn::server {
@@ -72,16 +73,13 @@ void Scheduler::NotifyChange() {
 
 namespace {
 
+constexpr size_t kMaxHelloPlatformBytes = 64 * 1024;
+
 // Ids and kinds are printed in tables and logs: printable characters only.
 absl::Status ValidateHello(const v1::WorkerHello& hello) {
-  auto printable = [](const std::string& text) {
-    return std::none_of(text.begin(), text.end(),
-                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-  };
-  if (hello.worker_id().empty() || hello.worker_id().size() > 256 ||
-      !printable(hello.worker_id())) {
-    return absl::InvalidArgumentError(
-        "hello.worker_id: must be 1..256 characters, none of them control characters");
+  const auto printable = [](const std::string& text) { return common::IsPrintableText(text); };
+  if (!common::IsValidWorkerId(hello.worker_id())) {
+    return absl::InvalidArgumentError(absl::StrCat("hello.worker_id: ", common::kWorkerIdRule));
   }
   if (hello.device_kind().empty() || hello.device_kind().size() > 64 ||
       !printable(hello.device_kind())) {
@@ -92,6 +90,17 @@ absl::Status ValidateHello(const v1::WorkerHello& hello) {
     return absl::InvalidArgumentError(
         "hello.harness: must be at most 64 characters (\"<backend>/<version>\"), none of them "
         "control characters");
+  }
+  // Stored with every platform row and result: a real host's (CPU flags,
+  // BLAS and library strings, calibration) is a few KB.
+  if (const size_t bytes = hello.platform().ByteSizeLong(); bytes > kMaxHelloPlatformBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("hello.platform: ", bytes, " bytes; at most ",
+                                                   kMaxHelloPlatformBytes,
+                                                   " (a real host's is a few KB)"));
+  }
+  if (hello.version().size() > 256 || !printable(hello.version())) {
+    return absl::InvalidArgumentError(
+        "hello.version: must be at most 256 characters, none of them control characters");
   }
   return absl::OkStatus();
 }

@@ -130,7 +130,7 @@ v1::PredictedStep SweepPredictor::ToPredictedStep(const Group& group, const v1::
   step.set_step_seconds_low(p.low);
   step.set_step_seconds_high(p.high);
   step.set_interval(pr::FitOptions{}.interval);
-  step.set_measurements(static_cast<int32_t>(group.model->measurements()));
+  step.set_measurements(static_cast<int32_t>(group.model->measurements_given()));
   step.set_model(kPredictionModelVersion);
   step.set_platform_fingerprint(group.fingerprint);
   auto batch = config.params().find("batch");
@@ -238,6 +238,32 @@ absl::StatusOr<v1::ModelConfig> CompletedConfig(const std::vector<v1::ResultRow>
   return config;
 }
 
+// A line for every hyper-parameter of `config` outside the range `rows`
+// (of `config`'s group) measured it over.
+std::vector<std::string> ExtrapolationWarnings(const std::vector<v1::ResultRow>& rows,
+                                               const v1::ModelConfig& config) {
+  std::map<std::string, std::pair<int64_t, int64_t>> measured;
+  for (const v1::ResultRow& row : rows) {
+    if (!MeasuredOk(row)) continue;
+    for (const auto& [key, value] : row.config().params()) {
+      auto [it, added] = measured.emplace(key, std::make_pair(value, value));
+      if (!added) {
+        it->second.first = std::min(it->second.first, value);
+        it->second.second = std::max(it->second.second, value);
+      }
+    }
+  }
+  std::vector<std::string> warnings;
+  for (const auto& [key, value] : config.params()) {
+    auto it = measured.find(key);
+    if (it == measured.end() || (value >= it->second.first && value <= it->second.second)) continue;
+    warnings.push_back(absl::StrCat(key, " ", value, " is outside the measured ", it->second.first,
+                                    "..", it->second.second,
+                                    ": an extrapolation, which the interval does not cover"));
+  }
+  return warnings;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::PredictResponse> PredictFromSweep(db::Database* database,
@@ -251,6 +277,13 @@ absl::StatusOr<v1::PredictResponse> PredictFromSweep(db::Database* database,
   }
   absl::StatusOr<v1::ModelConfig> config = CompletedConfig(*rows, request.config());
   if (!config.ok()) return config.status();
+  // Only the configuration's own group is fitted.
+  const std::string key = GroupKeyOf(*config);
+  rows->erase(
+      std::remove_if(rows->begin(), rows->end(),
+                     [&](const v1::ResultRow& row) { return GroupKeyOf(row.config()) != key; }),
+      rows->end());
+  const std::vector<std::string> warnings = ExtrapolationWarnings(*rows, *config);
   absl::StatusOr<SweepPredictor> predictor = SweepPredictor::Of(*database, *std::move(rows));
   if (!predictor.ok()) return predictor.status();
   absl::StatusOr<v1::PredictedStep> step = predictor->Predict(*config);
@@ -263,6 +296,7 @@ absl::StatusOr<v1::PredictResponse> PredictFromSweep(db::Database* database,
     *response.add_nearest() = std::move(row);
   }
   response.set_description(predictor->Describe(*config));
+  for (const std::string& warning : warnings) response.add_warnings(warning);
   return response;
 }
 

@@ -172,6 +172,17 @@ void WorkerAgent::OnClosed(uint64_t generation, const grpc::Status& status) {
     Stopped();
     return;
   }
+  if (!was_connected && status.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
+      absl::StartsWith(status.error_message(), "hello.")) {
+    // The coordinator refuses what this worker says of itself (its id, its
+    // platform): the same hello would be refused forever.
+    fatal_error_ = absl::StrCat("the coordinator at ", options_.coordinator_address,
+                                " refuses this worker's hello: ", StatusText(status));
+    spdlog::critical("{}", fatal_error_);
+    if (supervisor_) supervisor_->Cancel("the worker stops: its hello is refused");
+    Stopped();
+    return;
+  }
   if (status.error_code() == grpc::StatusCode::ALREADY_EXISTS) {
     // Another live worker uses our id. Our own dead stream can look alive to
     // the coordinator for a couple of heartbeats; past that it is not ours.

@@ -28,6 +28,7 @@
 #include "common/stack_findings.h"
 #include "common/subprocess.h"
 #include "common/version.h"
+#include "common/worker_identity.h"
 #include "worker/device_spec.h"
 #include "worker/platform_probe.h"
 #include "worker/runner_zygote.h"
@@ -45,7 +46,7 @@ struct Flags {
   std::string log_format = "text";
   int64_t max_backoff_ms = 5000;
   double drain_seconds = 30;
-  int64_t memory_limit_mb = 0;
+  int64_t memory_limit_mb = -1;
   std::string calibrate = "auto";
   std::string state_dir;
   std::vector<std::string> datasheet_peaks;
@@ -148,8 +149,10 @@ void AddProcessFlags(CLI::App& app, Flags* flags) {
   app.add_option("--memory-limit-mb", flags->memory_limit_mb,
                  "Cap each runner's virtual memory (RLIMIT_AS) at this many MiB; a model that "
                  "does not fit ends with outcome OOM, and the coordinator's memory check uses "
-                 "this figure instead of the host's memory. 0 = no cap")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+                 "this figure instead of the host's memory. 0 = no cap; -1 = the host's memory "
+                 "on a CPU device and no cap on a GPU (CUDA reserves address space far beyond "
+                 "memory)")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 30))
       ->capture_default_str();
 }
 
@@ -256,6 +259,11 @@ absl::StatusOr<CheckedFlags> CheckFlags(Flags* flags) {
                      "it)"));
   }
   if (flags->worker_id.empty()) flags->worker_id = DefaultWorkerId(flags->device);
+  // The coordinator's rule, said here rather than as a refused hello.
+  if (!paradnn::common::IsValidWorkerId(flags->worker_id)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--worker-id: ", flags->worker_id.size(), " characters; ", paradnn::common::kWorkerIdRule));
+  }
   return checked;
 }
 
@@ -299,7 +307,7 @@ paradnn::worker::WorkerAgentOptions AgentOptions(const Flags& flags, CheckedFlag
   options.initial_backoff = std::min(kInitialBackoff, options.max_backoff);
   options.drain_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.drain_seconds * 1000));
-  options.runner.memory_limit_bytes = flags.memory_limit_mb << 20;
+  options.runner.memory_limit_bytes = flags.memory_limit_mb > 0 ? flags.memory_limit_mb << 20 : 0;
   // Before the platform probe: the settings chosen are part of the
   // fingerprint.
   const paradnn::worker::StackSetup stack = paradnn::worker::SetUpStack(
@@ -310,6 +318,12 @@ paradnn::worker::WorkerAgentOptions AgentOptions(const Flags& flags, CheckedFlag
   for (const std::string& summary : stack.summaries) spdlog::info("stack: {}", summary);
   options.runner.stack_choices = stack.choices;
   options.platform = DescribePlatform(flags, checked, stack, options.runner.memory_limit_bytes);
+  // By default a CPU runner may take the host's memory and no more: a model
+  // that would take more (a small upload that inflates) ends OOM in its
+  // own process, not by the kernel's OOM killer choosing among the host's.
+  if (flags.memory_limit_mb < 0 && paradnn::worker::DeviceKind(flags.device) == "cpu") {
+    options.runner.memory_limit_bytes = options.platform.memory_bytes();
+  }
   if (flags.runner_zygote) {
     absl::StatusOr<std::unique_ptr<paradnn::worker::RunnerZygote>> zygote =
         paradnn::worker::RunnerZygote::Start(flags.runner, kZygoteReadyTimeout);

@@ -36,6 +36,11 @@ constexpr size_t kMaxTensorNameBytes = 128;
 constexpr int kMaxTensorRank = 8;
 constexpr int kMaxTorchScriptInputs = 64;
 constexpr int64_t kMaxTensorDim = int64_t{1} << 31;
+// Elements of one example of a tensor (the product of its dimensions but
+// the batch): 2^28 is 1 GiB of float32, more than any model we time takes
+// per example. Each dimension alone may be large ([-1, 2^31, 2^31] was
+// accepted and every job then failed to allocate).
+constexpr int64_t kMaxTensorElementsPerExample = int64_t{1} << 28;
 
 // One input or target: a name of bounded length, 1..kMaxTensorRank
 // dimensions that are positive or -1 (the batch, at most once), dtype
@@ -67,6 +72,18 @@ absl::Status CheckTensorSpec(const v1::TensorSpec& tensor, const std::string& pa
   if (batch_dims > 1) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ".shape: ", batch_dims, " dimensions are -1; only the batch is"));
+  }
+  int64_t elements = 1;
+  for (const int64_t dim : tensor.shape()) {
+    if (dim == -1) continue;
+    // Dimensions are <= 2^31 and the product so far <= 2^28: no overflow.
+    elements *= dim;
+    if (elements > kMaxTensorElementsPerExample) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ".shape: [", absl::StrJoin(tensor.shape(), ", "), "] holds over ",
+                       kMaxTensorElementsPerExample, " elements per example; allowed at most ",
+                       kMaxTensorElementsPerExample, " (1 GiB of float32)"));
+    }
   }
   if (!tensor.dtype().empty() &&
       !absl::c_linear_search(kTensorDtypes, absl::string_view(tensor.dtype()))) {

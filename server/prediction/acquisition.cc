@@ -23,25 +23,31 @@ std::vector<size_t> NextToMeasure(const StepTimeModel& model,
     open = std::move(strided);
   }
   const bool cost_aware = options.fixed_seconds > 0 || options.timed_steps > 0;
+  std::vector<PredictorInput> inputs;
+  inputs.reserve(open.size());
+  for (size_t index : open) inputs.push_back(candidates[index]);
+  // Each pick conditions the rest on it (StepTimeModel::Batch: what
+  // WithPending(picked) gives, updated in O(n) per candidate).
+  StepTimeModel::Batch batch = model.Candidates(inputs, count);
+  std::vector<bool> taken(open.size(), false);
   std::vector<size_t> picked;
-  std::vector<PredictorInput> pending;
-  StepTimeModel conditioned = model;
-  while (picked.size() < count && !open.empty()) {
-    size_t best = 0;
+  while (picked.size() < count && picked.size() < open.size()) {
+    size_t best = open.size();
     double best_score = -1;
     for (size_t k = 0; k < open.size(); ++k) {
-      const StepTimePrediction p = conditioned.Predict(candidates[open[k]]);
-      double score = p.log_sd * p.log_sd;
-      if (cost_aware) score /= options.fixed_seconds + options.timed_steps * p.seconds;
+      if (taken[k]) continue;
+      const double sd = batch.log_sd(k);
+      double score = sd * sd;
+      if (cost_aware) score /= options.fixed_seconds + options.timed_steps * batch.seconds(k);
       if (score > best_score) {
         best_score = score;
         best = k;
       }
     }
+    if (best == open.size()) break;
+    taken[best] = true;
     picked.push_back(open[best]);
-    pending.push_back(candidates[open[best]]);
-    open.erase(open.begin() + static_cast<std::ptrdiff_t>(best));
-    if (picked.size() < count) conditioned = model.WithPending(pending);
+    if (picked.size() < count) batch.Add(best);
   }
   return picked;
 }

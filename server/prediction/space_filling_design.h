@@ -3,9 +3,9 @@
 // axes, FeatureSpace) puts one target in each of n strata of every axis;
 // each target takes the nearest grid configuration not yet taken, so the
 // design works on any grid (constraints, PREDICTED_OOM cuts). Of several
-// seeded hypercubes the one whose closest pair of chosen points is farthest
-// apart (maximin) is kept. Deterministic for a seed on every platform (its
-// own generator, no std:: distributions).
+// seeded hypercubes (kDesignHypercubes, fewer on large grids) the one whose
+// closest pair of chosen points is farthest apart (maximin) is kept. Deterministic for a seed on
+// every platform (its own generator, no std:: distributions).
 #ifndef PARADNN_SERVER_PREDICTION_SPACE_FILLING_DESIGN_H_
 #define PARADNN_SERVER_PREDICTION_SPACE_FILLING_DESIGN_H_
 
@@ -28,6 +28,9 @@ class SeededRandom {
 };
 
 inline constexpr int kDesignHypercubes = 16;
+// Distance evaluations one design may spend (about a second); a large grid
+// tries fewer hypercubes (SpaceFillingDesign).
+inline constexpr double kDesignWork = 2e8;
 
 // Indices into `points` (each a coordinate vector of equal size) of `count`
 // new points (fewer when fewer are left), none of them in `already` (points

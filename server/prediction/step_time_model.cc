@@ -108,6 +108,20 @@ double StepTimeModel::Kernel(const Eigen::VectorXd& a, const Eigen::VectorXd& b)
   return scales_.signal_sd * scales_.signal_sd * std::exp(-0.5 * sum) + trend;
 }
 
+Eigen::VectorXd StepTimeModel::CrossKernel(const Eigen::VectorXd& z) const {
+  Eigen::VectorXd inverse_length(z.size());
+  for (Eigen::Index d = 0; d < z.size(); ++d) {
+    inverse_length(d) = 1 / scales_.length[static_cast<size_t>(d)];
+  }
+  const Eigen::RowVectorXd scaled_z = z.cwiseProduct(inverse_length).transpose();
+  const Eigen::VectorXd squared =
+      ((inputs_ * inverse_length.asDiagonal()).rowwise() - scaled_z).rowwise().squaredNorm();
+  // The trend's part: kInterceptSd² + kSlopeSd² z·x, as Kernel computes it.
+  const Eigen::VectorXd trend =
+      (kSlopeSd * kSlopeSd * (inputs_ * z)).array() + kInterceptSd * kInterceptSd;
+  return scales_.signal_sd * scales_.signal_sd * (-0.5 * squared.array()).exp().matrix() + trend;
+}
+
 namespace {
 
 // The covariance of the observations under `scales` (kernel + trend + noise).
@@ -132,12 +146,14 @@ Eigen::MatrixXd Covariance(const Eigen::MatrixXd& inputs, const KernelScales& sc
 
 }  // namespace
 
-double StepTimeModel::NegativeLogLikelihood(const KernelScales& scales) const {
-  Eigen::LLT<Eigen::MatrixXd> factor(Covariance(inputs_, scales));
+double StepTimeModel::NegativeLogLikelihood(const KernelScales& scales,
+                                            const Eigen::MatrixXd& inputs,
+                                            const Eigen::VectorXd& targets) {
+  Eigen::LLT<Eigen::MatrixXd> factor(Covariance(inputs, scales));
   if (factor.info() != Eigen::Success) return kInfinity;
-  const Eigen::VectorXd alpha = factor.solve(targets_);
-  const double log_det = 2 * factor.matrixL().toDenseMatrix().diagonal().array().log().sum();
-  const double value = 0.5 * targets_.dot(alpha) + 0.5 * log_det;
+  const Eigen::VectorXd alpha = factor.solve(targets);
+  const double log_det = 2 * factor.matrixLLT().diagonal().array().log().sum();
+  const double value = 0.5 * targets.dot(alpha) + 0.5 * log_det;
   return std::isfinite(value) ? value : kInfinity;
 }
 
@@ -186,10 +202,89 @@ double StepTimeModel::CrossValidatedScale(const std::vector<Observation>& data,
   return std::max(1.0, q / z);
 }
 
+void StepTimeModel::SearchScales(const Eigen::MatrixXd& inputs, const Eigen::VectorXd& targets,
+                                 int rounds, KernelScales* s) {
+  double best = NegativeLogLikelihood(*s, inputs, targets);
+  // Coordinate search on log scales, steps shrinking each round: every
+  // candidate is evaluated in a fixed order, so a fit is deterministic.
+  auto try_value = [&](double* value, double factor, double low, double high) {
+    const double old = *value;
+    const double candidate = std::clamp(old * factor, low, high);
+    if (candidate == old) return;
+    *value = candidate;
+    const double score = NegativeLogLikelihood(*s, inputs, targets);
+    if (score < best) {
+      best = score;
+    } else {
+      *value = old;
+    }
+  };
+  double step = 2.0;
+  for (int round = 0; round < rounds; ++round) {
+    for (double factor : {step, 1 / step}) {
+      for (double& length : s->length) try_value(&length, factor, kMinLength, kMaxLength);
+      try_value(&s->signal_sd, factor, kMinSignal, kMaxSignal);
+      try_value(&s->noise_sd, factor, kMinNoise, kMaxNoise);
+    }
+    step = std::sqrt(step);
+  }
+}
+
+std::vector<size_t> SpreadSubset(const Eigen::MatrixXd& points, size_t count) {
+  const auto rows = static_cast<size_t>(points.rows());
+  count = std::min(count, rows);
+  std::vector<size_t> chosen;
+  if (count == 0) return chosen;
+  chosen.reserve(count);
+  // Written out rather than with Eigen's minCoeff/maxCoeff, whose tie order
+  // is not documented.
+  // The first: the point nearest the mean. Then `nearest` holds each
+  // point's squared distance to the nearest chosen one (-1 once chosen).
+  const Eigen::RowVectorXd mean = points.colwise().mean();
+  Eigen::VectorXd nearest = (points.rowwise() - mean).rowwise().squaredNorm();
+  size_t next = 0;
+  for (size_t i = 1; i < rows; ++i) {
+    if (nearest(static_cast<Eigen::Index>(i)) < nearest(static_cast<Eigen::Index>(next))) next = i;
+  }
+  nearest.setConstant(std::numeric_limits<double>::infinity());
+  for (;;) {
+    chosen.push_back(next);
+    const auto row = static_cast<Eigen::Index>(next);
+    nearest(row) = -1;
+    if (chosen.size() == count) break;
+    const Eigen::RowVectorXd at = points.row(row);
+    next = rows;
+    for (Eigen::Index i = 0; i < points.rows(); ++i) {
+      if (nearest(i) < 0) continue;
+      nearest(i) = std::min(nearest(i), (points.row(i) - at).squaredNorm());
+      // The farthest from every chosen point; ties to the lower index.
+      if (next == rows || nearest(i) > nearest(static_cast<Eigen::Index>(next))) {
+        next = static_cast<size_t>(i);
+      }
+    }
+  }
+  return chosen;
+}
+
+namespace {
+
+// 0, 1, ..., count - 1.
+std::vector<size_t> FirstIndices(size_t count) {
+  std::vector<size_t> all(count);
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
+
+}  // namespace
+
 absl::StatusOr<StepTimeModel> StepTimeModel::Fit(const std::vector<Observation>& data,
                                                  const FitOptions& options) {
   if (absl::Status ok = CheckData(data); !ok.ok()) return ok;
+  if (options.max_points < 1 || options.max_search_points < 1) {
+    return absl::InvalidArgumentError("max_points and max_search_points must be >= 1");
+  }
   StepTimeModel model;
+  model.given_ = data.size();
   model.interval_z_ = CentralIntervalZ(options.interval);
   model.has_prior_ = std::all_of(data.begin(), data.end(),
                                  [](const Observation& o) { return o.input.prior_seconds > 0; });
@@ -198,16 +293,40 @@ absl::StatusOr<StepTimeModel> StepTimeModel::Fit(const std::vector<Observation>&
     for (const Observation& o : data) sum += std::log10(o.input.prior_seconds);
     model.prior_log_offset_ = sum / static_cast<double>(data.size());
   }
-  const Eigen::Index n = static_cast<Eigen::Index>(data.size());
   const Eigen::Index dims =
       static_cast<Eigen::Index>(data.front().input.coordinates.size()) + (model.has_prior_ ? 1 : 0);
+  Eigen::MatrixXd features(static_cast<Eigen::Index>(data.size()), dims);
+  for (size_t i = 0; i < data.size(); ++i) {
+    features.row(static_cast<Eigen::Index>(i)) = model.Features(data[i].input).transpose();
+  }
+  // Up to max_points measurements spread over the data (all of them, in
+  // their order, when there are no more).
+  const std::vector<size_t> kept = data.size() > options.max_points
+                                       ? SpreadSubset(features, options.max_points)
+                                       : FirstIndices(data.size());
+  const auto n = static_cast<Eigen::Index>(kept.size());
   model.inputs_.resize(n, dims);
   model.targets_.resize(n);
+  std::vector<Observation> kept_data;
+  kept_data.reserve(kept.size());
   for (Eigen::Index i = 0; i < n; ++i) {
-    const Observation& o = data[static_cast<size_t>(i)];
-    model.inputs_.row(i) = model.Features(o.input).transpose();
+    const Observation& o = data[kept[static_cast<size_t>(i)]];
+    model.inputs_.row(i) = features.row(static_cast<Eigen::Index>(kept[static_cast<size_t>(i)]));
     const double prior = model.has_prior_ ? o.input.prior_seconds : 1;
     model.targets_(i) = std::log(o.seconds / prior);
+    kept_data.push_back(o);
+  }
+  // The scales are searched on a spread subset of those.
+  const std::vector<size_t> searched = kept.size() > options.max_search_points
+                                           ? SpreadSubset(model.inputs_, options.max_search_points)
+                                           : FirstIndices(kept.size());
+  Eigen::MatrixXd search_inputs(static_cast<Eigen::Index>(searched.size()), dims);
+  Eigen::VectorXd search_targets(static_cast<Eigen::Index>(searched.size()));
+  for (size_t i = 0; i < searched.size(); ++i) {
+    search_inputs.row(static_cast<Eigen::Index>(i)) =
+        model.inputs_.row(static_cast<Eigen::Index>(searched[i]));
+    search_targets(static_cast<Eigen::Index>(i)) =
+        model.targets_(static_cast<Eigen::Index>(searched[i]));
   }
   const double mean = model.targets_.mean();
   const double spread =
@@ -217,36 +336,13 @@ absl::StatusOr<StepTimeModel> StepTimeModel::Fit(const std::vector<Observation>&
   s.length.assign(static_cast<size_t>(dims), 0.5);
   s.signal_sd = std::clamp(spread, 0.1, kMaxSignal);
   s.noise_sd = 0.05;
-  double best = model.NegativeLogLikelihood(s);
-  // Coordinate search on log scales, steps shrinking each round: every
-  // candidate is evaluated in a fixed order, so a fit is deterministic.
-  auto try_value = [&](double* value, double factor, double low, double high) {
-    const double old = *value;
-    const double candidate = std::clamp(old * factor, low, high);
-    if (candidate == old) return;
-    *value = candidate;
-    const double score = model.NegativeLogLikelihood(s);
-    if (score < best) {
-      best = score;
-    } else {
-      *value = old;
-    }
-  };
-  double step = 2.0;
-  for (int round = 0; round < options.search_rounds; ++round) {
-    for (double factor : {step, 1 / step}) {
-      for (double& length : s.length) try_value(&length, factor, kMinLength, kMaxLength);
-      try_value(&s.signal_sd, factor, kMinSignal, kMaxSignal);
-      try_value(&s.noise_sd, factor, kMinNoise, kMaxNoise);
-    }
-    step = std::sqrt(step);
-  }
+  SearchScales(search_inputs, search_targets, options.search_rounds, &s);
   model.Solve();
   if (model.k_factor_.info() != Eigen::Success) {
     return absl::InternalError("the fitted covariance is not positive definite");
   }
-  if (options.calibrate && data.size() >= kMinCalibrationPoints) {
-    s.interval_scale = CrossValidatedScale(data, options, model.interval_z_);
+  if (options.calibrate && kept_data.size() >= kMinCalibrationPoints) {
+    s.interval_scale = CrossValidatedScale(kept_data, options, model.interval_z_);
   }
   return model;
 }
@@ -279,9 +375,7 @@ StepTimePrediction StepTimeModel::Predict(const PredictorInput& input) const {
   PredictorInput effective = input;
   if (has_prior_) effective.prior_seconds = std::exp(LogPrior(input));
   const Eigen::VectorXd z = Features(effective);
-  const Eigen::Index n = inputs_.rows();
-  Eigen::VectorXd cross(n);
-  for (Eigen::Index i = 0; i < n; ++i) cross(i) = Kernel(z, inputs_.row(i).transpose());
+  const Eigen::VectorXd cross = CrossKernel(z);
   const double mean = cross.dot(alpha_);
   const Eigen::VectorXd v = k_factor_.matrixL().solve(cross);
   const double variance =
@@ -289,10 +383,84 @@ StepTimePrediction StepTimeModel::Predict(const PredictorInput& input) const {
   return FromLog(LogPrior(input) + mean, scales_.interval_scale * std::sqrt(variance), interval_z_);
 }
 
+double StepTimeModel::PredictSeconds(const PredictorInput& input) const {
+  PredictorInput effective = input;
+  if (has_prior_) effective.prior_seconds = std::exp(LogPrior(input));
+  return std::exp(LogPrior(input) + CrossKernel(Features(effective)).dot(alpha_));
+}
+
+StepTimeModel::Batch StepTimeModel::Candidates(const std::vector<PredictorInput>& candidates,
+                                               size_t max_added) const {
+  Batch batch;
+  batch.model_ = this;
+  const Eigen::Index n = inputs_.rows();
+  const auto count = static_cast<Eigen::Index>(candidates.size());
+  batch.features_.resize(count, inputs_.cols());
+  Eigen::MatrixXd cross(n, count);
+  batch.latent_variance_.resize(count);
+  batch.seconds_.resize(candidates.size());
+  for (Eigen::Index c = 0; c < count; ++c) {
+    const PredictorInput& input = candidates[static_cast<size_t>(c)];
+    PredictorInput effective = input;
+    if (has_prior_) effective.prior_seconds = std::exp(LogPrior(input));
+    const Eigen::VectorXd z = Features(effective);
+    batch.features_.row(c) = z.transpose();
+    cross.col(c) = CrossKernel(z);
+    batch.seconds_[static_cast<size_t>(c)] = std::exp(LogPrior(input) + cross.col(c).dot(alpha_));
+    batch.latent_variance_(c) = Kernel(z, z);
+  }
+  batch.solved_.resize(n + static_cast<Eigen::Index>(max_added), count);
+  // One blocked triangular solve for every candidate (BLAS-3), not one each.
+  batch.solved_.topRows(n) = k_factor_.matrixL().solve(cross);
+  batch.latent_variance_ -= batch.solved_.topRows(n).colwise().squaredNorm().transpose();
+  batch.rows_ = n;
+  return batch;
+}
+
+double StepTimeModel::Batch::log_sd(size_t i) const {
+  const double noise = model_->scales_.noise_sd;
+  const double variance =
+      std::max(latent_variance_(static_cast<Eigen::Index>(i)), 0.0) + noise * noise;
+  return model_->scales_.interval_scale * std::sqrt(variance);
+}
+
+void StepTimeModel::Batch::Add(size_t i) {
+  if (rows_ >= solved_.rows()) return;  // past max_added: nothing more is conditioned on
+  const auto j = static_cast<Eigen::Index>(i);
+  const double noise = model_->scales_.noise_sd;
+  // The Cholesky factor extended by the pending point j: its diagonal is the
+  // sd of a measurement there given everything before it.
+  const double pivot = std::sqrt(std::max(latent_variance_(j), 0.0) + noise * noise);
+  const Eigen::VectorXd z = features_.row(j).transpose();
+  // k(c, j) for every candidate c, as Kernel computes it.
+  Eigen::VectorXd inverse_length(z.size());
+  for (Eigen::Index d = 0; d < z.size(); ++d) {
+    inverse_length(d) = 1 / model_->scales_.length[static_cast<size_t>(d)];
+  }
+  const Eigen::VectorXd squared = ((features_ * inverse_length.asDiagonal()).rowwise() -
+                                   z.cwiseProduct(inverse_length).transpose())
+                                      .rowwise()
+                                      .squaredNorm();
+  const double signal = model_->scales_.signal_sd * model_->scales_.signal_sd;
+  const Eigen::VectorXd kernel =
+      signal * (-0.5 * squared.array()).exp().matrix() +
+      ((kSlopeSd * kSlopeSd * (features_ * z)).array() + kInterceptSd * kInterceptSd).matrix();
+  const Eigen::VectorXd row =
+      (kernel - solved_.topRows(rows_).transpose() * solved_.col(j).head(rows_)) / pivot;
+  solved_.row(rows_) = row.transpose();
+  ++rows_;
+  latent_variance_ -= row.cwiseAbs2();
+}
+
 std::string StepTimeModel::Describe(const std::vector<std::string>& coordinate_names) const {
-  std::string text =
-      absl::StrFormat("%s x learned correction, %d measurements; length scales",
-                      has_prior_ ? "roofline prior" : "no prior", static_cast<int>(measurements()));
+  std::string text = absl::StrFormat("%s x learned correction, %d measurements",
+                                     has_prior_ ? "roofline prior" : "no prior",
+                                     static_cast<int>(std::max(given_, measurements())));
+  if (given_ > measurements()) {
+    absl::StrAppend(&text, absl::StrFormat(" (the correction conditions on %d spread over them)",
+                                           static_cast<int>(measurements())));
+  }
+  absl::StrAppend(&text, "; length scales");
   for (size_t d = 0; d < scales_.length.size(); ++d) {
     const std::string name = d < coordinate_names.size() ? coordinate_names[d]
                              : has_prior_                ? "log10 prior"

@@ -66,6 +66,15 @@ struct FitOptions {
   // Widen the intervals to what cross-validation shows (KernelScales::
   // interval_scale); the fold models themselves are not calibrated.
   bool calibrate = true;
+  // What bounds a fit's cost, whatever the sweep's size: the correction
+  // conditions on at most `max_points` measurements (a space-filling subset,
+  // SpreadSubset, when there are more; O(n³) time and O(n²) memory), and its
+  // scales are searched on the first `max_search_points` of that subset
+  // (each of ~100 likelihood evaluations is a factorization). A 12,000-row
+  // sweep otherwise took 3.1 GB and minutes. bench/predict_bench.cc prints
+  // what the cap costs in accuracy.
+  size_t max_points = 512;
+  size_t max_search_points = 256;
 };
 
 // The fitted hyper-parameters, for Describe() and tests.
@@ -83,6 +92,12 @@ struct KernelScales {
 inline constexpr size_t kMinCalibrationPoints = 8;
 inline constexpr size_t kCalibrationFolds = 5;
 
+// Indices of up to `count` of `points` (rows) spread over their extent:
+// greedy farthest-point order from the point nearest their mean, so any
+// prefix of the answer is itself spread out. Deterministic (ties to the
+// lower index); O(rows x count x columns) time, O(rows) memory.
+std::vector<size_t> SpreadSubset(const Eigen::MatrixXd& points, size_t count);
+
 class StepTimeModel {
  public:
   // InvalidArgument when `data` is empty, has a non-positive time, or its
@@ -91,6 +106,35 @@ class StepTimeModel {
                                            const FitOptions& options = {});
 
   StepTimePrediction Predict(const PredictorInput& input) const;
+  // Predict(input).seconds alone: O(n) rather than Predict's O(n²).
+  double PredictSeconds(const PredictorInput& input) const;
+
+  // Candidates for a batch of measurements (acquisition.cc): each one's
+  // prediction given the data and every candidate Add()ed so far as a
+  // pending measurement at its predicted time, exactly as WithPending would
+  // give it. Adding one costs O(candidates x (n + added)) instead of a
+  // refactorization per choice. Valid while the model lives.
+  class Batch {
+   public:
+    size_t size() const { return static_cast<size_t>(latent_variance_.size()); }
+    // Predict(candidate i).seconds: pending points do not move the mean.
+    double seconds(size_t i) const { return seconds_[i]; }
+    // Predict(candidate i).log_sd given the candidates added so far.
+    double log_sd(size_t i) const;
+    // Conditions every candidate on candidate i measured (at most
+    // `max_added` of Candidates' times).
+    void Add(size_t i);
+
+   private:
+    friend class StepTimeModel;
+    const StepTimeModel* model_ = nullptr;
+    Eigen::MatrixXd features_;         // C x d: rows z of the candidates
+    Eigen::MatrixXd solved_;           // (n + max_added) x C: L⁻¹ k(conditioning points, c)
+    Eigen::VectorXd latent_variance_;  // of g at each candidate, given the above
+    std::vector<double> seconds_;
+    Eigen::Index rows_ = 0;  // rows of solved_ in use: n + added
+  };
+  Batch Candidates(const std::vector<PredictorInput>& candidates, size_t max_added) const;
 
   // This model with `pending` added as if measured at their predicted
   // times (the mean is unchanged; the variance is exact, as a GP's variance
@@ -98,7 +142,10 @@ class StepTimeModel {
   // results arrive. Keeps the fitted scales.
   StepTimeModel WithPending(const std::vector<PredictorInput>& pending) const;
 
+  // Measurements the correction conditions on (at most FitOptions.max_points)
+  // and measurements it was given.
   size_t measurements() const { return static_cast<size_t>(targets_.size()); }
+  size_t measurements_given() const { return given_; }
   const KernelScales& scales() const { return scales_; }
   // One line a performance engineer can read: what the correction learned.
   std::string Describe(const std::vector<std::string>& coordinate_names) const;
@@ -110,9 +157,17 @@ class StepTimeModel {
   // Log of the prior (or of 1) that targets are measured against.
   double LogPrior(const PredictorInput& input) const;
   double Kernel(const Eigen::VectorXd& a, const Eigen::VectorXd& b) const;
-  // Negative log marginal likelihood (restricted: the trend integrated
-  // out) of `scales` on the data; +inf when not positive definite.
-  double NegativeLogLikelihood(const KernelScales& scales) const;
+  // Kernel(z, every row of inputs_), without a per-row allocation.
+  Eigen::VectorXd CrossKernel(const Eigen::VectorXd& z) const;
+  // Negative log marginal likelihood (the trend integrated out) of
+  // `scales` on `inputs` (rows z) and their `targets`; +inf when not
+  // positive definite.
+  static double NegativeLogLikelihood(const KernelScales& scales, const Eigen::MatrixXd& inputs,
+                                      const Eigen::VectorXd& targets);
+  // The scales maximizing the likelihood of `targets` at `inputs`, by a
+  // coordinate search of `rounds` from `*scales`.
+  static void SearchScales(const Eigen::MatrixXd& inputs, const Eigen::VectorXd& targets,
+                           int rounds, KernelScales* scales);
   void Solve();  // fills the factorizations for scales_
   static double CrossValidatedScale(const std::vector<Observation>& data, const FitOptions& options,
                                     double z);
@@ -121,6 +176,7 @@ class StepTimeModel {
   double prior_log_offset_ = 0;  // mean log10 prior of the data (z's last coordinate is centred)
   double interval_z_ = 1.6448536269514722;
   KernelScales scales_;
+  size_t given_ = 0;         // measurements given to Fit
   Eigen::MatrixXd inputs_;   // n x d (rows z)
   Eigen::VectorXd targets_;  // log t - log prior
   // Solved state.

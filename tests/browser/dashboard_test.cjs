@@ -52,9 +52,13 @@ async function checkApiErrors(base) {
   assert.match(badJson.error.message, /sweep 'abc' is not a sweep id/);
   const missing = await fetch(`${base}/api/v1/sweeps/999999`);
   assert.strictEqual(missing.status, 404);
-  const body = await fetch(`${base}/api/v1/analyze`, { method: 'POST', body: '{"heatmap": {"nope": 1}}' });
+  const body = await fetch(`${base}/api/v1/analyze`,
+    { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"heatmap": {"nope": 1}}' });
   assert.strictEqual(body.status, 400);
   assert.match((await body.json()).error.message, /nope/);
+  // What another site's page can send without asking (text/plain) runs nothing.
+  const plain = await fetch(`${base}/api/v1/analyze`, { method: 'POST', body: '{"heatmap": {"nope": 1}}' });
+  assert.strictEqual(plain.status, 415);
   const query = await fetch(`${base}/api/v1/fleet?sweeps=1`);
   assert.strictEqual(query.status, 400);
   assert.match((await query.json()).error.message, /'sweeps' is not one of: sweep, window_seconds/);

@@ -305,7 +305,13 @@ TEST_F(ChaosTest, CoordinatorKilledThreeTimesDuringWorkerChaosLosesNothing) {
   const std::vector<std::string> flags = {"--max-attempts", "100"};
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(flags));
   for (size_t slot = 0; slot < 4; ++slot) StartWorker(cluster, slot);
-  ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, kJobs));
+  std::string sweep_id;
+  ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, kJobs, "{}", &sweep_id));
+  // `paradnn watch` rides through the coordinator's deaths, as workers do.
+  ChildProcess watch;
+  watch.Start({BinDir() + "/paradnn", "--coordinator", cluster.address(), "watch", sweep_id},
+              dir.File("watch.log"));
+  ASSERT_TRUE(WaitFor([&] { return !ReadFile(dir.File("watch.log")).empty(); }, seconds(30)));
 
   std::vector<int64_t> coordinator_kill_at = {50, 100, 150};
   const auto give_up = std::chrono::steady_clock::now() + seconds(400);
@@ -330,6 +336,12 @@ TEST_F(ChaosTest, CoordinatorKilledThreeTimesDuringWorkerChaosLosesNothing) {
       << cluster.Logs();
   EXPECT_EQ(coordinator_kills_, 3);
   ExpectExactlyOneResultPerJob(cluster, kJobs);
+  std::optional<int> watched = watch.Wait(seconds(60));
+  const std::string watch_log = ReadFile(dir.File("watch.log"));
+  ASSERT_TRUE(watched.has_value()) << "paradnn watch did not end with the sweep\n" << watch_log;
+  EXPECT_TRUE(WIFEXITED(*watched) && WEXITSTATUS(*watched) == 0) << watch_log;
+  EXPECT_GE(CountLines(watch_log, "lost the coordinator"), 1) << watch_log;
+  EXPECT_GE(CountLines(watch_log, "is back; watching sweep"), 1) << watch_log;
   // The sweep is still known and finished after the restarts.
   CommandResult status = cluster.Cli({"status"});
   EXPECT_EQ(status.exit_code, 0) << status.err;

@@ -90,6 +90,44 @@ TEST(ConnectionFloodTest, RunningOutOfDescriptorsIsReportedAndSurvived) {
       << ReadFile(dir.File("coordinator.log"));
 }
 
+// Idle connections to the HTTP port (the dashboard's and /metrics') that
+// never send a request: the coordinator keeps at most 256 of them and closes
+// the one waiting longest for each new connection, so that /metrics and
+// /readyz answer at once even with more idle connections than descriptors.
+TEST(ConnectionFloodTest, IdleHttpConnectionsAreEvictedSoThatMetricsAnswer) {
+  TempDir dir;
+  ChildProcess coordinator;
+  const StartedCoordinator started = StartCoordinatorWithMetrics(
+      &coordinator, dir, "idle.db", {"/usr/bin/prlimit", "--nofile=512:512"});
+  ASSERT_FALSE(started.address.empty()) << ReadFile(dir.File("coordinator.log"));
+  const std::string metrics_address = "127.0.0.1:" + std::to_string(started.metrics_port);
+  // More than the 512 descriptors the process may hold in all.
+  std::vector<int> idle = Flood(metrics_address, 700);
+  ASSERT_EQ(idle.size(), 700u);
+  // Answered while every idle connection is still open on our side (the
+  // server's own idle timeout, 10 s, would otherwise be what frees them).
+  std::string body;
+  EXPECT_EQ(HttpStatus(started.metrics_port, "/metrics", &body), 200) << body;
+  EXPECT_NE(body.find("paradnn_"), std::string::npos);
+  std::string ready;
+  EXPECT_EQ(HttpStatus(started.metrics_port, "/readyz", &ready), 200) << ready;
+  // Every idle connection came before the /metrics one; all but the 256
+  // newest were closed to make room (and say so), before their own timeout.
+  const std::string evicted_line = "\nparadnn_http_idle_connections_closed_total ";
+  const size_t at = body.find(evicted_line);
+  ASSERT_NE(at, std::string::npos) << "no eviction counter in /metrics";
+  EXPECT_GE(std::stoll(body.substr(at + evicted_line.size())), 700 + 1 - 256) << body.substr(at);
+  char byte = 0;
+  EXPECT_EQ(recv(idle[0], &byte, 1, MSG_DONTWAIT), 0) << "the oldest idle connection is still open";
+  for (int fd : idle) close(fd);
+  EXPECT_TRUE(coordinator.running()) << ReadFile(dir.File("coordinator.log"));
+  coordinator.Signal(SIGTERM);
+  std::optional<int> status = coordinator.Wait(std::chrono::milliseconds(20000));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+      << ReadFile(dir.File("coordinator.log"));
+}
+
 TEST(ConnectionFloodTest, PastTheLimitTheCoordinatorRestartsInPlace) {
   TempDir dir;
   ChildProcess coordinator;

@@ -88,6 +88,43 @@ TEST(DatabaseFileTest, ADamagedFileIsRefusedAtStart) {
   EXPECT_NE(said.find("restore it from a backup"), std::string::npos) << said;
 }
 
+// A file whose `results` is an endless recursive view (issue 36: it hung
+// every reader, and the private coordinator of `analyze --db` outlived the
+// killed CLI) is refused at open, naming the view, before any query.
+TEST(DatabaseFileTest, AViewOrTriggerInTheFileIsRefusedAtOpen) {
+  TempDir dir;
+  const std::string db_path = dir.File("sweeps.db");  // the Cluster's file
+  {
+    Cluster cluster(dir);
+    ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
+    ASSERT_NO_FATAL_FAILURE(cluster.Stop());
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+    char* error = nullptr;
+    const int rc = sqlite3_exec(db,
+                                "DROP TABLE results; CREATE VIEW results AS WITH RECURSIVE "
+                                "c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c;",
+                                nullptr, nullptr, &error);
+    EXPECT_EQ(rc, SQLITE_OK) << (error != nullptr ? error : "");
+    sqlite3_free(error);
+    sqlite3_close(db);
+  }
+  const CommandResult start = StartSecondCoordinator(db_path, dir);
+  EXPECT_EQ(start.exit_code, 1) << start.out << start.err;
+  const std::string said = start.out + start.err;
+  EXPECT_NE(said.find("holds view 'results'"), std::string::npos) << said;
+  EXPECT_NE(said.find("only tables and indexes"), std::string::npos) << said;
+  // The read-only path (a colleague's copy, `analyze --db`) refuses it too.
+  db::DatabaseOptions options;
+  options.read_only = true;
+  absl::StatusOr<std::unique_ptr<db::Database>> opened = db::Database::Open(db_path, options);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.status().message().find("holds view 'results'"), std::string::npos)
+      << opened.status();
+}
+
 // Writes that fail while the coordinator runs (here: another process holds
 // the database's write lock past the busy timeout) are reported for what
 // they are: /readyz is not ready, naming the cause, and a submit answers

@@ -253,6 +253,30 @@ TEST_F(HostileWorkerTest, ResultsThatAreNotNumbersAreStoredAsErrorsNamingTheFiel
   EXPECT_NE(status.out.find("state       done"), std::string::npos) << status.out << status.err;
 }
 
+// A hello carrying megabytes of "CPU flags" is refused, naming the field,
+// and nothing of it is stored (issue 36: a 50 MB cpu_flags was kept whole).
+TEST_F(HostileWorkerTest, AnOversizedPlatformIsRefusedAtHello) {
+  auto channel = grpc::CreateChannel(cluster_->address(), grpc::InsecureChannelCredentials());
+  auto stub = v1::WorkerGateway::NewStub(channel);
+  grpc::ClientContext context;
+  auto stream = stub->Connect(&context);
+  v1::WorkerMessage hello;
+  hello.mutable_hello()->set_worker_id("bloated-1");
+  hello.mutable_hello()->set_device_kind("cpu");
+  hello.mutable_hello()->mutable_platform()->set_cpu_flags(std::string(3 << 20, 'f'));
+  ASSERT_TRUE(stream->Write(hello));
+  stream->WritesDone();
+  v1::CoordinatorMessage ignored;
+  while (stream->Read(&ignored)) {
+  }
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("hello.platform"), std::string::npos)
+      << status.error_message();
+  EXPECT_EQ(Query("SELECT count(*) FROM workers WHERE id = 'bloated-1'"), 0);
+  EXPECT_EQ(Query("SELECT count(*) FROM platforms WHERE length(details) > 65536"), 0);
+}
+
 TEST_F(HostileWorkerTest, NoPeerTextMovesTheTerminal) {
   // An id with control characters is refused at hello, naming the field.
   {

@@ -233,6 +233,11 @@ TEST_F(BudgetTest, MeasuresSomePredictsTheRestAndEndsOnTime) {
   ASSERT_EQ(predict.exit_code, 0) << predict.err;
   EXPECT_NE(predict.out.find("predicted step time"), std::string::npos) << predict.out;
   EXPECT_NE(predict.out.find("nearest measured"), std::string::npos) << predict.out;
+  // Far beyond what was measured: answered, and said to be an extrapolation.
+  CommandResult beyond = cluster.Cli({"predict", id, "--config", "layer=3,node=4096,batch=16"});
+  ASSERT_EQ(beyond.exit_code, 0) << beyond.err;
+  EXPECT_NE(beyond.out.find("warning: node 4096 is outside the measured "), std::string::npos)
+      << beyond.out;
   CommandResult missing = cluster.Cli({"predict", id, "--config", "layer=3"});
   EXPECT_EQ(missing.exit_code, 2) << missing.out;
   EXPECT_NE(missing.err.find("missing 'batch'"), std::string::npos) << missing.err;

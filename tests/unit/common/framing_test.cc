@@ -77,6 +77,34 @@ TEST(AddressTest, AcceptsHostPortAndUnix) {
   EXPECT_FALSE(IsLoopbackAddress("0.0.0.0:7070"));
 }
 
+// Loopback is what an address is, not how it begins: names are resolved,
+// literals parsed (issue 36: "127.invalid" counted as loopback).
+TEST(AddressTest, LoopbackIsResolvedNotMatchedAsText) {
+  EXPECT_TRUE(IsLoopbackAddress("127.0.0.1:1"));
+  EXPECT_TRUE(IsLoopbackAddress("127.45.6.7:1"));
+  EXPECT_TRUE(IsLoopbackAddress("[::1]:1"));
+  EXPECT_TRUE(IsLoopbackAddress("[::ffff:127.0.0.1]:1"));
+  EXPECT_TRUE(IsLoopbackAddress("localhost:1"));     // /etc/hosts: loopback only
+  EXPECT_FALSE(IsLoopbackAddress("127.invalid:1"));  // a name (that resolves to nothing)
+  EXPECT_FALSE(IsLoopbackAddress("[::]:1"));
+  EXPECT_FALSE(IsLoopbackAddress("[::ffff:10.0.0.1]:1"));
+  EXPECT_FALSE(IsLoopbackAddress("10.1.2.3:1"));
+  EXPECT_FALSE(IsLoopbackAddress(":7070"));
+}
+
+// A Host header is never resolved: a web page's own name pointed at
+// 127.0.0.1 (DNS rebinding) must not pass.
+TEST(AddressTest, LoopbackHostHeaderIsALiteralOrLocalhost) {
+  for (const char* host : {"127.0.0.1", "127.0.0.1:9464", "[::1]:9464", "[::1]", "localhost",
+                           "LocalHost:80", "127.1.2.3:8080"}) {
+    EXPECT_TRUE(IsLoopbackHostHeader(host)) << host;
+  }
+  for (const char* host : {"evil.example", "evil.example:9464", "127.invalid:9464", "",
+                           "10.0.0.1:9464", "localhost.evil.example", "[::2]:1", "0.0.0.0"}) {
+    EXPECT_FALSE(IsLoopbackHostHeader(host)) << host;
+  }
+}
+
 TEST(AddressTest, FlagBeatsEnvironmentBeatsDefault) {
   unsetenv(kCoordinatorEnv);
   EXPECT_EQ(*ResolveCoordinatorAddress(""), kDefaultCoordinatorAddress);

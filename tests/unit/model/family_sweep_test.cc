@@ -350,6 +350,14 @@ TEST(FamilySweepTest, TorchScriptModelIsChecked) {
        "torchscript.inputs[0].shape: 2 dimensions are -1; only the batch is"},
       {[](auto* m) { m->mutable_inputs(0)->set_shape(0, 4); },
        "torchscript.inputs: no shape has a -1"},
+      {[](auto* m) {
+         m->mutable_inputs(0)->clear_shape();
+         for (int64_t dim : {int64_t{-1}, int64_t{1} << 31, int64_t{1} << 31}) {
+           m->mutable_inputs(0)->add_shape(dim);
+         }
+       },
+       "torchscript.inputs[0].shape: [-1, 2147483648, 2147483648] holds over 268435456 elements "
+       "per example"},
       {[](auto* m) { m->mutable_inputs(0)->set_dtype("float64"); },
        "torchscript.inputs[0].dtype: 'float64' is not one of float32|int64"},
       {[](auto* m) { m->mutable_inputs(0)->set_dtype("int64"); },

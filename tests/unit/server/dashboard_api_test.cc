@@ -15,6 +15,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/auth.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
@@ -32,9 +34,12 @@ struct Answer {
   nlohmann::json json() const { return nlohmann::json::parse(body, nullptr, false); }
 };
 
-// One HTTP request to 127.0.0.1:port.
+using Headers = std::vector<std::pair<http::field, std::string>>;
+
+// One HTTP request to 127.0.0.1:port, with Host 127.0.0.1 and, for a POST,
+// Content-Type application/json unless `headers` say otherwise.
 Answer Fetch(int port, http::verb method, const std::string& target, const std::string& body = "",
-             const std::string& authorization = "") {
+             const std::string& authorization = "", const Headers& headers = {}) {
   boost::asio::io_context io;
   boost::beast::tcp_stream stream(io);
   stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
@@ -42,6 +47,8 @@ Answer Fetch(int port, http::verb method, const std::string& target, const std::
   http::request<http::string_body> request(method, target, 11);
   request.set(http::field::host, "127.0.0.1");
   if (!authorization.empty()) request.set(http::field::authorization, authorization);
+  if (method == http::verb::post) request.set(http::field::content_type, "application/json");
+  for (const auto& [field, value] : headers) request.set(field, value);
   request.body() = body;
   request.prepare_payload();
   http::write(stream, request);
@@ -169,6 +176,10 @@ TEST_F(DashboardApiTest, RoutesAnswerWhatGrpcAnswers) {
   EXPECT_EQ(heatmap.json()["error"]["code"], "INVALID_ARGUMENT") << heatmap.body;
   EXPECT_EQ(Fetch(port_, http::verb::get, "/api/v1/workers").json()["workers"].size(), 0u);
   EXPECT_EQ(Fetch(port_, http::verb::get, "/api/v1/fleet?sweep=" + id).status, 200);
+  // A window longer than all history is all history, not a negative time.
+  const Answer ages = Fetch(port_, http::verb::get, "/api/v1/fleet?window_seconds=1e300");
+  ASSERT_EQ(ages.status, 200) << ages.body;
+  EXPECT_GT(std::stoll(ages.json()["from_unix_ms"].get<std::string>()), 0) << ages.body;
 }
 
 TEST_F(DashboardApiTest, BadRequestsNameWhatIsWrong) {
@@ -193,6 +204,9 @@ TEST_F(DashboardApiTest, BadRequestsNameWhatIsWrong) {
        "query parameter 'x' is not one of: (none)"},
       {http::verb::get, "/api/v1/fleet?window_seconds=-3", "", 400, "INVALID_ARGUMENT",
        "window_seconds '-3'"},
+      // Infinity once overflowed the window's start to a negative time.
+      {http::verb::get, "/api/v1/fleet?window_seconds=inf", "", 400, "INVALID_ARGUMENT",
+       "must be a finite number of seconds"},
       {http::verb::get, "/api/v1/sweeps/1/results?include_samples=maybe", "", 400,
        "INVALID_ARGUMENT", "include_samples='maybe' is not a boolean"},
       {http::verb::post, "/api/v1/analyze", R"({"heatmap": {"colour": 1}})", 400,
@@ -231,6 +245,73 @@ TEST_F(DashboardApiTest, TheApiWantsAClientTokenWhenTheCoordinatorDoes) {
   const Answer control =
       Fetch(port_, http::verb::get, "/api/v1/sweeps", "", std::string("Bearer caf\xc3\xa9"));
   EXPECT_EQ(control.status, 401);
+}
+
+// Another site's page can send simple POSTs and forms to a coordinator on
+// loopback (it cannot read the answers): none of them runs anything.
+TEST_F(DashboardApiTest, PagesElsewhereCannotDriveTheApi) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  const std::string analysis = R"({"boxplot": {"metric": "examples_per_second"}})";
+  for (const char* type :
+       {"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=b", ""}) {
+    const Answer answer = Fetch(port_, http::verb::post, "/api/v1/analyze", analysis, "",
+                                {{http::field::content_type, type}});
+    EXPECT_EQ(answer.status, 415) << type << ": " << answer.body;
+    EXPECT_NE(answer.body.find("Content-Type: application/json"), std::string::npos) << type;
+  }
+  // JSON in any spelling is what the dashboard sends: the analysis' own answer.
+  const Answer json = Fetch(port_, http::verb::post, "/api/v1/analyze", analysis, "",
+                            {{http::field::content_type, "Application/JSON; charset=utf-8"}});
+  EXPECT_NE(json.status, 415) << json.body;
+  const std::string own = "127.0.0.1:" + std::to_string(port_);
+  for (const char* origin : {"http://evil.example", "null", "http://127.0.0.1:1", "file://"}) {
+    for (http::verb method : {http::verb::get, http::verb::post}) {
+      const Answer answer =
+          Fetch(port_, method, method == http::verb::get ? "/api/v1/sweeps" : "/api/v1/analyze",
+                analysis, "", {{http::field::host, own}, {http::field::origin, origin}});
+      EXPECT_EQ(answer.status, 403) << origin << ": " << answer.body;
+      EXPECT_EQ(answer.json()["error"]["code"], "PERMISSION_DENIED") << origin;
+      EXPECT_NE(answer.body.find("is not this dashboard's"), std::string::npos) << answer.body;
+    }
+  }
+  // The dashboard's own page sends its own origin.
+  const Answer mine = Fetch(port_, http::verb::get, "/api/v1/sweeps", "", "",
+                            {{http::field::host, own}, {http::field::origin, "http://" + own}});
+  EXPECT_EQ(mine.status, 200) << mine.body;
+}
+
+// DNS rebinding: a page's own name pointed at 127.0.0.1 reaches a loopback
+// coordinator with that name in Host. Only loopback names are answered, on
+// every path.
+TEST_F(DashboardApiTest, OnLoopbackOnlyLoopbackHostsAreAnswered) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  const std::string port = std::to_string(port_);
+  for (const std::string& host :
+       {"evil.example:" + port, "127.invalid:" + port, std::string("attacker.example")}) {
+    for (const char* target : {"/api/v1/sweeps", "/metrics", "/", "/healthz"}) {
+      const Answer answer =
+          Fetch(port_, http::verb::get, target, "", "", {{http::field::host, host}});
+      EXPECT_EQ(answer.status, 403) << host << target;
+      EXPECT_NE(answer.body.find("is not a loopback address"), std::string::npos) << answer.body;
+    }
+  }
+  for (const std::string& host : {"localhost:" + port, "127.0.0.1:" + port, "[::1]:" + port}) {
+    EXPECT_EQ(
+        Fetch(port_, http::verb::get, "/api/v1/sweeps", "", "", {{http::field::host, host}}).status,
+        200)
+        << host;
+  }
+}
+
+// Oversized headers get their status (they used to get a reset).
+TEST_F(DashboardApiTest, OversizedHeadersAreAnswered431) {
+  ASSERT_NO_FATAL_FAILURE(Start());
+  const Answer answer = Fetch(port_, http::verb::get, "/api/v1/sweeps", "", "",
+                              {{http::field::user_agent, std::string(16 << 10, 'a')}});
+  EXPECT_EQ(answer.status, 431);
+  EXPECT_NE(answer.body.find("header fields too large"), std::string::npos) << answer.body;
+  EXPECT_EQ(Fetch(port_, http::verb::get, "/healthz").status, 200);  // and serves on
 }
 
 TEST_F(DashboardApiTest, BeyondLoopbackWithoutTokensTheApiServesNothing) {

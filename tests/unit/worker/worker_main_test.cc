@@ -127,6 +127,18 @@ TEST(WorkerMainTest, RejectsARunnerThatIsNotExecutable) {
   EXPECT_NE(worker.err().find("--runner"), std::string::npos) << worker.err();
 }
 
+// A 300-character id once retried forever with a message about the
+// coordinator; the coordinator's rule is said up front.
+TEST(WorkerMainTest, RejectsAWorkerIdTheCoordinatorWouldRefuse) {
+  WorkerProcess worker({"--runner", PARADNN_FAKE_RUNNER, "--worker-id", std::string(300, 'w')});
+  std::optional<int> status = worker.Wait(kWait);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(worker.err().find("--worker-id: 300 characters; must be 1..256 characters"),
+            std::string::npos)
+      << worker.err();
+}
+
 TEST(WorkerMainTest, RunsAJobAndExitsCleanlyOnSigterm) {
   GatewayServer gateway;
   gateway.Start(0);

@@ -155,6 +155,103 @@ TEST(StepTimeModelTest, BadDataIsRefusedNamingTheMeasurement) {
   EXPECT_THAT(sizes.message(), HasSubstr("measurement 1: 2 coordinates, not 1"));
 }
 
+TEST(SpreadSubsetTest, APrefixIsSpreadOverTheWholeExtent) {
+  // A 21 x 21 grid on [0, 1]²: the first pick is its centre, the next four
+  // its corners, and 25 picks leave no point farther than a cell diagonal
+  // or two from one of them.
+  Eigen::MatrixXd points(21 * 21, 2);
+  for (int i = 0; i < 21; ++i) {
+    for (int j = 0; j < 21; ++j) points.row(i * 21 + j) << i / 20.0, j / 20.0;
+  }
+  const std::vector<size_t> chosen = SpreadSubset(points, 25);
+  ASSERT_EQ(chosen.size(), 25u);
+  EXPECT_EQ(chosen[0], 10u * 21 + 10);
+  std::vector<size_t> corners(chosen.begin() + 1, chosen.begin() + 5);
+  std::sort(corners.begin(), corners.end());
+  EXPECT_EQ(corners, (std::vector<size_t>{0, 20, 20 * 21, 21 * 21 - 1}));
+  std::vector<size_t> sorted = chosen;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::unique(sorted.begin(), sorted.end()), sorted.end()) << "a point chosen twice";
+  double farthest = 0;
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    double nearest = 1e9;
+    for (size_t c : chosen) {
+      nearest =
+          std::min(nearest, (points.row(i) - points.row(static_cast<Eigen::Index>(c))).norm());
+    }
+    farthest = std::max(farthest, nearest);
+  }
+  EXPECT_LT(farthest, 0.2);
+  // More than there are: every point, once.
+  EXPECT_EQ(SpreadSubset(points.topRows(3), 10).size(), 3u);
+  EXPECT_EQ(SpreadSubset(points, 25), chosen) << "not deterministic";
+}
+
+// 12,000 noisy measurements (the size that took 3.1 GB and aborted the
+// coordinator): the fit conditions on max_points of them, says so, and
+// still predicts the world within its noise.
+TEST(StepTimeModelTest, AFitOfManyMeasurementsIsBoundedAndStillAccurate) {
+  World world;
+  world.efficiency_dip = 1;
+  std::vector<World::Point> grid;
+  for (int i = 0; i < 12000; ++i) {
+    const int l = i % 5, n = 5 + (i / 5) % 7, b = 4 + (i / 35) % 7;
+    grid.push_back(world.At(l, n, b));
+  }
+  std::vector<size_t> all(grid.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  FitOptions options;
+  options.max_points = 300;
+  options.max_search_points = 120;
+  absl::StatusOr<StepTimeModel> model = StepTimeModel::Fit(Measure(grid, all, 0.05, 8), options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->measurements(), 300u);
+  EXPECT_EQ(model->measurements_given(), 12000u);
+  EXPECT_THAT(model->Describe({"layer", "node", "batch"}),
+              HasSubstr("12000 measurements (the correction conditions on 300 spread over them)"));
+  std::vector<double> errors;
+  for (const World::Point& p : world.Grid()) {
+    errors.push_back(std::fabs(std::log(model->Predict(p.input).seconds / p.truth)));
+  }
+  std::sort(errors.begin(), errors.end());
+  EXPECT_LT(errors[errors.size() / 2], 0.05);
+  EXPECT_LT(errors[errors.size() * 9 / 10], 0.10);
+  FitOptions none;
+  none.max_points = 0;
+  EXPECT_EQ(StepTimeModel::Fit(Measure(grid, all, 0.05, 8), none).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// The batch machinery of acquisition gives exactly what WithPending gives.
+TEST(StepTimeModelTest, ABatchConditionsAsWithPendingDoes) {
+  World world;
+  world.efficiency_dip = 1;
+  const std::vector<World::Point> grid = world.Grid();
+  const std::vector<size_t> design = SpaceFillingDesign(Coordinates(grid), 30, 6);
+  absl::StatusOr<StepTimeModel> model = StepTimeModel::Fit(Measure(grid, design, 0.05, 7));
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<PredictorInput> candidates;
+  for (const World::Point& p : grid) candidates.push_back(p.input);
+  StepTimeModel::Batch batch = model->Candidates(candidates, 3);
+  std::vector<PredictorInput> pending;
+  for (size_t added : {7u, 100u, 201u}) {
+    batch.Add(added);
+    pending.push_back(candidates[added]);
+    const StepTimeModel conditioned = model->WithPending(pending);
+    for (size_t i = 0; i < candidates.size(); i += 17) {
+      const StepTimePrediction expected = conditioned.Predict(candidates[i]);
+      EXPECT_NEAR(batch.log_sd(i), expected.log_sd, 1e-9 * expected.log_sd) << i;
+      EXPECT_NEAR(batch.seconds(i) / expected.seconds, 1, 1e-9) << i;
+      EXPECT_NEAR(model->PredictSeconds(candidates[i]) / model->Predict(candidates[i]).seconds, 1,
+                  1e-12);
+    }
+  }
+  // Past max_added nothing more is conditioned on.
+  const double before = batch.log_sd(5);
+  batch.Add(5);
+  EXPECT_EQ(batch.log_sd(5), before);
+}
+
 TEST(AcquisitionTest, ItPicksTheMostUncertainPoint) {
   const World world;
   const std::vector<World::Point> grid = world.Grid();
