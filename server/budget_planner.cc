@@ -363,13 +363,23 @@ std::vector<int64_t> BudgetPlanner::NextReleases(const db::BudgetedSweep& sweep,
   }
   const int workers =
       std::max(1, options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1);
-  // While a group is still in its design, nothing is learned of the pace.
-  bool designing = false;
+  // Each group's progress, counted once.
+  struct Progress {
+    size_t taken = 0;      // measured, running or failed: not held
+    size_t in_flight = 0;  // pending or leased
+    size_t design = 0;     // DesignSize
+  };
+  std::vector<Progress> progress;
+  progress.reserve(predictor.groups().size());
+  bool designing = false;  // while a group is in its design, nothing is learned of the pace
   for (const SweepPredictor::Group& group : predictor.groups()) {
-    const auto taken =
-        static_cast<size_t>(std::count_if(group.rows.begin(), group.rows.end(),
-                                          [&](size_t i) { return !Held(predictor.rows()[i]); }));
-    designing = designing || taken < DesignSize(group, options_.design_share, options_.max_design);
+    Progress& p = progress.emplace_back();
+    for (size_t i : group.rows) {
+      p.taken += Held(predictor.rows()[i]) ? 0 : 1;
+      p.in_flight += InFlight(predictor.rows()[i]) ? 1 : 0;
+    }
+    p.design = DesignSize(group, options_.design_share, options_.max_design);
+    designing = designing || p.taken < p.design;
   }
   const size_t lookahead =
       designing ? static_cast<size_t>(std::max(0, options_.lookahead))
@@ -378,20 +388,16 @@ std::vector<int64_t> BudgetPlanner::NextReleases(const db::BudgetedSweep& sweep,
   if (pending >= target) return {};
   const size_t want = target - pending;
   std::vector<int64_t> release;
-  for (const SweepPredictor::Group& group : predictor.groups()) {
-    size_t taken = 0, in_flight = 0;
-    for (size_t i : group.rows) {
-      taken += Held(predictor.rows()[i]) ? 0 : 1;
-      in_flight += InFlight(predictor.rows()[i]) ? 1 : 0;
-    }
-    const size_t design = DesignSize(group, options_.design_share, options_.max_design);
+  for (size_t g = 0; g < predictor.groups().size(); ++g) {
+    const SweepPredictor::Group& group = predictor.groups()[g];
+    const Progress& p = progress[g];
     std::vector<int64_t> jobs;
-    if (taken < design) {
-      jobs = DesignJobs(predictor, group, design - taken, DesignSeed(sweep));
+    if (p.taken < p.design) {
+      jobs = DesignJobs(predictor, group, p.design - p.taken, DesignSeed(sweep));
     } else if (group.model) {
       const size_t share = (want + predictor.groups().size() - 1) / predictor.groups().size();
       jobs = AcquiredJobs(predictor, group, share, seconds_left, sweep.spec.run().max_seconds());
-    } else if (in_flight == 0) {
+    } else if (p.in_flight == 0) {
       // The design's results failed or are on another platform: widen it.
       jobs = DesignJobs(predictor, group, want, DesignSeed(sweep));
     }

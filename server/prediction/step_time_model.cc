@@ -108,17 +108,18 @@ double StepTimeModel::Kernel(const Eigen::VectorXd& a, const Eigen::VectorXd& b)
   return scales_.signal_sd * scales_.signal_sd * std::exp(-0.5 * sum) + trend;
 }
 
-Eigen::VectorXd StepTimeModel::CrossKernel(const Eigen::VectorXd& z) const {
+Eigen::VectorXd StepTimeModel::KernelRows(const Eigen::MatrixXd& rows,
+                                          const Eigen::VectorXd& z) const {
   Eigen::VectorXd inverse_length(z.size());
   for (Eigen::Index d = 0; d < z.size(); ++d) {
     inverse_length(d) = 1 / scales_.length[static_cast<size_t>(d)];
   }
   const Eigen::RowVectorXd scaled_z = z.cwiseProduct(inverse_length).transpose();
   const Eigen::VectorXd squared =
-      ((inputs_ * inverse_length.asDiagonal()).rowwise() - scaled_z).rowwise().squaredNorm();
+      ((rows * inverse_length.asDiagonal()).rowwise() - scaled_z).rowwise().squaredNorm();
   // The trend's part: kInterceptSd² + kSlopeSd² z·x, as Kernel computes it.
   const Eigen::VectorXd trend =
-      (kSlopeSd * kSlopeSd * (inputs_ * z)).array() + kInterceptSd * kInterceptSd;
+      (kSlopeSd * kSlopeSd * (rows * z)).array() + kInterceptSd * kInterceptSd;
   return scales_.signal_sd * scales_.signal_sd * (-0.5 * squared.array()).exp().matrix() + trend;
 }
 
@@ -375,7 +376,7 @@ StepTimePrediction StepTimeModel::Predict(const PredictorInput& input) const {
   PredictorInput effective = input;
   if (has_prior_) effective.prior_seconds = std::exp(LogPrior(input));
   const Eigen::VectorXd z = Features(effective);
-  const Eigen::VectorXd cross = CrossKernel(z);
+  const Eigen::VectorXd cross = KernelRows(inputs_, z);
   const double mean = cross.dot(alpha_);
   const Eigen::VectorXd v = k_factor_.matrixL().solve(cross);
   const double variance =
@@ -386,7 +387,7 @@ StepTimePrediction StepTimeModel::Predict(const PredictorInput& input) const {
 double StepTimeModel::PredictSeconds(const PredictorInput& input) const {
   PredictorInput effective = input;
   if (has_prior_) effective.prior_seconds = std::exp(LogPrior(input));
-  return std::exp(LogPrior(input) + CrossKernel(Features(effective)).dot(alpha_));
+  return std::exp(LogPrior(input) + KernelRows(inputs_, Features(effective)).dot(alpha_));
 }
 
 StepTimeModel::Batch StepTimeModel::Candidates(const std::vector<PredictorInput>& candidates,
@@ -405,7 +406,7 @@ StepTimeModel::Batch StepTimeModel::Candidates(const std::vector<PredictorInput>
     if (has_prior_) effective.prior_seconds = std::exp(LogPrior(input));
     const Eigen::VectorXd z = Features(effective);
     batch.features_.row(c) = z.transpose();
-    cross.col(c) = CrossKernel(z);
+    cross.col(c) = KernelRows(inputs_, z);
     batch.seconds_[static_cast<size_t>(c)] = std::exp(LogPrior(input) + cross.col(c).dot(alpha_));
     batch.latent_variance_(c) = Kernel(z, z);
   }
@@ -431,20 +432,8 @@ void StepTimeModel::Batch::Add(size_t i) {
   // The Cholesky factor extended by the pending point j: its diagonal is the
   // sd of a measurement there given everything before it.
   const double pivot = std::sqrt(std::max(latent_variance_(j), 0.0) + noise * noise);
-  const Eigen::VectorXd z = features_.row(j).transpose();
   // k(c, j) for every candidate c, as Kernel computes it.
-  Eigen::VectorXd inverse_length(z.size());
-  for (Eigen::Index d = 0; d < z.size(); ++d) {
-    inverse_length(d) = 1 / model_->scales_.length[static_cast<size_t>(d)];
-  }
-  const Eigen::VectorXd squared = ((features_ * inverse_length.asDiagonal()).rowwise() -
-                                   z.cwiseProduct(inverse_length).transpose())
-                                      .rowwise()
-                                      .squaredNorm();
-  const double signal = model_->scales_.signal_sd * model_->scales_.signal_sd;
-  const Eigen::VectorXd kernel =
-      signal * (-0.5 * squared.array()).exp().matrix() +
-      ((kSlopeSd * kSlopeSd * (features_ * z)).array() + kInterceptSd * kInterceptSd).matrix();
+  const Eigen::VectorXd kernel = model_->KernelRows(features_, features_.row(j).transpose());
   const Eigen::VectorXd row =
       (kernel - solved_.topRows(rows_).transpose() * solved_.col(j).head(rows_)) / pivot;
   solved_.row(rows_) = row.transpose();

@@ -157,8 +157,8 @@ class StepTimeModel {
   // Log of the prior (or of 1) that targets are measured against.
   double LogPrior(const PredictorInput& input) const;
   double Kernel(const Eigen::VectorXd& a, const Eigen::VectorXd& b) const;
-  // Kernel(z, every row of inputs_), without a per-row allocation.
-  Eigen::VectorXd CrossKernel(const Eigen::VectorXd& z) const;
+  // Kernel(z, every row of `rows`), without a per-row allocation.
+  Eigen::VectorXd KernelRows(const Eigen::MatrixXd& rows, const Eigen::VectorXd& z) const;
   // Negative log marginal likelihood (the trend integrated out) of
   // `scales` on `inputs` (rows z) and their `targets`; +inf when not
   // positive definite.

@@ -156,6 +156,23 @@ class HostileWorkerTest : public ::testing::Test {
 
   int64_t Query(const std::string& sql) { return QueryInt(cluster_->db_path(), sql); }
 
+  // Says `hello` on a stream of its own, then half-closes it: how the
+  // coordinator ended the stream.
+  grpc::Status HelloAlone(const v1::WorkerHello& hello) {
+    auto channel = grpc::CreateChannel(cluster_->address(), grpc::InsecureChannelCredentials());
+    auto gateway = v1::WorkerGateway::NewStub(channel);
+    grpc::ClientContext context;
+    auto stream = gateway->Connect(&context);
+    v1::WorkerMessage message;
+    *message.mutable_hello() = hello;
+    if (!stream->Write(message)) return grpc::Status(grpc::StatusCode::UNKNOWN, "hello not sent");
+    stream->WritesDone();
+    v1::CoordinatorMessage ignored;
+    while (stream->Read(&ignored)) {
+    }
+    return stream->Finish();
+  }
+
   TempDir dir_;
   std::unique_ptr<Cluster> cluster_;
 };
@@ -256,20 +273,11 @@ TEST_F(HostileWorkerTest, ResultsThatAreNotNumbersAreStoredAsErrorsNamingTheFiel
 // A hello carrying megabytes of "CPU flags" is refused, naming the field,
 // and nothing of it is stored (issue 36: a 50 MB cpu_flags was kept whole).
 TEST_F(HostileWorkerTest, AnOversizedPlatformIsRefusedAtHello) {
-  auto channel = grpc::CreateChannel(cluster_->address(), grpc::InsecureChannelCredentials());
-  auto stub = v1::WorkerGateway::NewStub(channel);
-  grpc::ClientContext context;
-  auto stream = stub->Connect(&context);
-  v1::WorkerMessage hello;
-  hello.mutable_hello()->set_worker_id("bloated-1");
-  hello.mutable_hello()->set_device_kind("cpu");
-  hello.mutable_hello()->mutable_platform()->set_cpu_flags(std::string(3 << 20, 'f'));
-  ASSERT_TRUE(stream->Write(hello));
-  stream->WritesDone();
-  v1::CoordinatorMessage ignored;
-  while (stream->Read(&ignored)) {
-  }
-  const grpc::Status status = stream->Finish();
+  v1::WorkerHello hello;
+  hello.set_worker_id("bloated-1");
+  hello.set_device_kind("cpu");
+  hello.mutable_platform()->set_cpu_flags(std::string(3 << 20, 'f'));
+  const grpc::Status status = HelloAlone(hello);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(status.error_message().find("hello.platform"), std::string::npos)
       << status.error_message();
@@ -280,19 +288,10 @@ TEST_F(HostileWorkerTest, AnOversizedPlatformIsRefusedAtHello) {
 TEST_F(HostileWorkerTest, NoPeerTextMovesTheTerminal) {
   // An id with control characters is refused at hello, naming the field.
   {
-    auto channel = grpc::CreateChannel(cluster_->address(), grpc::InsecureChannelCredentials());
-    auto stub = v1::WorkerGateway::NewStub(channel);
-    grpc::ClientContext context;
-    auto stream = stub->Connect(&context);
-    v1::WorkerMessage hello;
-    hello.mutable_hello()->set_worker_id("evil\x1b]0;pwned\x07");
-    hello.mutable_hello()->set_device_kind("cpu");
-    ASSERT_TRUE(stream->Write(hello));
-    stream->WritesDone();
-    v1::CoordinatorMessage ignored;
-    while (stream->Read(&ignored)) {
-    }
-    const grpc::Status status = stream->Finish();
+    v1::WorkerHello hello;
+    hello.set_worker_id("evil\x1b]0;pwned\x07");
+    hello.set_device_kind("cpu");
+    const grpc::Status status = HelloAlone(hello);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_NE(status.error_message().find("hello.worker_id"), std::string::npos);
   }

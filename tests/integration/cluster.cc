@@ -6,54 +6,62 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <functional>
 
 namespace paradnn::testing {
 
 using std::chrono::seconds;
 
-int64_t QueryInt(const std::string& db_path, const std::string& sql) {
+namespace {
+
+// Opens `db_path` read-only and steps `sql` once; `read` gets the first row
+// when there is one. False, with `error`, when the file or the statement
+// fails.
+bool ReadFirstRow(const std::string& db_path, const std::string& sql, std::string* error,
+                  const std::function<void(sqlite3_stmt*)>& read) {
   sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_busy_timeout(db, 5000);
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
-      << sqlite3_errmsg(db);
-  int64_t value = -1;
-  if (sqlite3_step(stmt) == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
-  sqlite3_finalize(stmt);
+  bool ok = sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK;
+  if (ok) {
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt* stmt = nullptr;
+    ok = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK;
+    if (ok && sqlite3_step(stmt) == SQLITE_ROW) read(stmt);
+    sqlite3_finalize(stmt);
+  }
+  if (!ok) *error = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
   sqlite3_close(db);
+  return ok;
+}
+
+}  // namespace
+
+int64_t QueryInt(const std::string& db_path, const std::string& sql) {
+  int64_t value = -1;
+  std::string error;
+  EXPECT_TRUE(ReadFirstRow(db_path, sql, &error,
+                           [&](sqlite3_stmt* stmt) { value = sqlite3_column_int64(stmt, 0); }))
+      << sql << ": " << error;
   return value;
 }
 
 std::optional<int64_t> TryQueryInt(const std::string& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
   std::optional<int64_t> value;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_busy_timeout(db, 5000);
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
-        sqlite3_step(stmt) == SQLITE_ROW) {
-      value = sqlite3_column_int64(stmt, 0);
-    }
-    sqlite3_finalize(stmt);
-  }
-  sqlite3_close(db);
+  std::string error;
+  ReadFirstRow(db_path, sql, &error,
+               [&](sqlite3_stmt* stmt) { value = sqlite3_column_int64(stmt, 0); });
   return value;
 }
 
 std::string QueryText(const std::string& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_busy_timeout(db, 5000);
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
-      << sqlite3_errmsg(db);
   std::string value;
-  if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
-    value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
+  std::string error;
+  EXPECT_TRUE(ReadFirstRow(db_path, sql, &error,
+                           [&](sqlite3_stmt* stmt) {
+                             if (sqlite3_column_text(stmt, 0) != nullptr) {
+                               value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+                             }
+                           }))
+      << sql << ": " << error;
   return value;
 }
 

@@ -1,9 +1,11 @@
 // Database opened with DatabaseOptions::read_only: what `paradnn analyze
 // --db` reads a colleague's file through. Reads work beside a writer, writes
 // fail without touching the file, and a file this binary cannot read as it
-// is (missing, another schema) is refused naming why.
+// is (missing, another schema) is refused naming why; and any read that
+// runs past its time limit is stopped.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -88,6 +90,34 @@ TEST(DatabaseReadOnlyTest, RefusesAnotherSchemaSayingWhatToDo) {
               std::string::npos)
         << reader.status();
   }
+}
+
+// A query that never ends (a file's recursive view did this to every
+// reader) is stopped at the read time limit; the connection stays usable.
+TEST(DatabaseReadTest, AReadPastItsTimeLimitIsStopped) {
+  TempDbFile file;
+  DatabaseOptions options;
+  options.read_time_limit_ms = 200;
+  options.read_connections = 1;
+  absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(file.path(), options);
+  ASSERT_TRUE(db.ok()) << db.status();
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status endless = (*db)->Read([](sqlite3* conn) {
+    Statement forever(conn,
+                      "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) "
+                      "SELECT count(*) FROM r");
+    return forever.Step().status();
+  });
+  EXPECT_EQ(endless.code(), absl::StatusCode::kDeadlineExceeded) << endless;
+  EXPECT_NE(endless.message().find("0.2 s a read may take"), std::string::npos) << endless;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+  // The same (only) connection answers the next read.
+  absl::StatusOr<int64_t> one = ScalarInt(**db, "SELECT 1");
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(*one, 1);
+  options.read_time_limit_ms = -1;
+  EXPECT_EQ(Database::Open(file.path(), options).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
