@@ -28,9 +28,10 @@
 // and, after the run (no result in flight, coordinator stopped), that the
 // database holds exactly as many results as were acknowledged.
 //
-// --budget S instead submits one budgeted noop sweep of --sweep-jobs
-// configurations (run.budget_seconds S): the budget planner chooses every
-// job. Targets there: p99 gap between a worker's result (or hello) and its
+// --budget S instead submits one budgeted FC sweep of about --sweep-jobs
+// configurations (run.budget_seconds S), whose results carry a synthetic
+// step time (SyntheticStepSeconds): the budget planner fits its models and
+// chooses every job. Targets there: p99 gap between a worker's result (or hello) and its
 // next assignment <= 1 s, from the first assignment on, and coordinator
 // RSS <= 500 MB (100,000 configurations).
 #include <fcntl.h>
@@ -98,9 +99,35 @@ absl::StatusOr<int64_t> CountRows(const std::string& db_path, const char* sql) {
   return count;
 }
 
-v1::SweepSpec NoopSweep(int index, int64_t jobs, double budget_seconds) {
+// --budget: an FC grid of about `jobs` configurations (layer 1..L, node
+// 64..6,400 by 64, batch 1..B), the shape of the paper's FC sweeps.
+v1::SweepSpec BudgetedFcSweep(int64_t jobs, double budget_seconds) {
   v1::SweepSpec spec;
-  if (budget_seconds > 0) spec.mutable_run()->set_budget_seconds(budget_seconds);
+  spec.mutable_run()->set_budget_seconds(budget_seconds);
+  spec.set_name("load-budgeted-fc");
+  spec.set_family("fc");
+  spec.set_device("cpu");
+  constexpr int64_t kNodes = 100;
+  const int64_t layers = std::clamp<int64_t>(jobs / kNodes, 1, 50);
+  const int64_t batches = std::max<int64_t>(1, jobs / (kNodes * layers));
+  auto& params = *spec.mutable_params();
+  const auto set_range = [&](const char* name, int64_t min, int64_t max, int64_t add) {
+    v1::IntRange* range = params[name].mutable_range();
+    range->set_min(min);
+    range->set_max(max);
+    range->set_add(add);
+  };
+  set_range("layer", 1, layers, 1);
+  set_range("node", 64, 64 * kNodes, 64);
+  set_range("batch", 1, batches, 1);
+  params["input"].set_value(1000);
+  params["output"].set_value(100);
+  return spec;
+}
+
+v1::SweepSpec NoopSweep(int index, int64_t jobs, double budget_seconds) {
+  if (budget_seconds > 0) return BudgetedFcSweep(jobs, budget_seconds);
+  v1::SweepSpec spec;
   spec.set_name(absl::StrCat("load-", index));
   spec.set_family(model::kNoopFamilyName);
   spec.set_device("cpu");
@@ -169,7 +196,7 @@ void AddFlags(CLI::App& app, LoadOptions* o) {
       ->check(CLI::Range(0, 3'600'000))
       ->capture_default_str();
   app.add_option("--budget", o->budget,
-                 "Submit one budgeted noop sweep of --sweep-jobs configurations with this "
+                 "Submit one budgeted FC sweep of about --sweep-jobs configurations with this "
                  "budget (s) instead of keeping sweeps pending: the budget planner under load")
       ->check(CLI::Range(1.0, 31'536'000.0));
   app.add_option("--db", o->db_path, "SQLite file (default: a fresh one under /tmp)");
@@ -287,8 +314,8 @@ bool LoadRun::StartCoordinator() {
   coordinator_stub_ =
       v1::Coordinator::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
   if (!Submit()) return false;
-  std::cerr << absl::StrFormat("first sweep of %d noop jobs submitted in %.2f s\n", o_.sweep_jobs,
-                               max_submit_seconds_.load());
+  std::cerr << absl::StrFormat("first sweep of %d %s jobs submitted in %.2f s\n", o_.sweep_jobs,
+                               o_.budget > 0 ? "fc" : "noop", max_submit_seconds_.load());
   return true;
 }
 
@@ -324,6 +351,7 @@ void LoadRun::StartFleet() {
     stubs_.push_back(v1::WorkerGateway::NewStub(worker_channels_.back()));
   }
   fleet_.job_ms = o_.job_ms;
+  fleet_.timed_results = o_.budget > 0;
   timer_thread_ = std::thread([this] {
     timer_.Run([this](SimWorker* worker, const v1::JobAssignment& assignment) {
       if (!fleet_.draining.load()) worker->SendResult(assignment);
@@ -490,13 +518,14 @@ int LoadRun::Report() const {
   std::cout << absl::StrFormat(
       "\n%d simulated workers on %d channels, results %s, %.0f s (steady: the last %.0f s after a "
       "%.0f s "
-      "warm-up), %d noop sweeps of %d jobs%s\nhost: %d CPUs, load average %.2f over the steady "
+      "warm-up), %d %s sweeps of %d jobs%s\nhost: %d CPUs, load average %.2f over the steady "
       "part (this bench and the coordinator share them)\n\n",
       o_.workers, o_.channels,
       o_.job_ms > 0 ? absl::StrCat(o_.job_ms, " ms after each assignment") : std::string("at once"),
       SecondsBetween(start_, end_), SecondsBetween(warmup_at_, end_),
-      o_.seconds * o_.warmup_fraction, sweeps_.load(), o_.sweep_jobs,
-      o_.budget > 0 ? absl::StrFormat(", budgeted (%.0f s)", o_.budget) : std::string(),
+      o_.seconds * o_.warmup_fraction, sweeps_.load(), o_.budget > 0 ? "fc" : "noop", o_.sweep_jobs,
+      o_.budget > 0 ? absl::StrFormat(", budgeted (%.0f s), synthetic step times", o_.budget)
+                    : std::string(),
       static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), f.load_mean);
   // The targets of the fleet size asked for: 1,000 workers (issue 6) or
   // 5,000 (issue 17). Saturated, the latency is the queue (workers ÷

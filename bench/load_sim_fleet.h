@@ -90,7 +90,18 @@ struct Fleet {
   // --job-ms: how long a worker "runs" each job before its result; 0 = the
   // result goes out at once, from the reactor.
   int job_ms = 0;
+  // --budget: each result a synthetic timed measurement of its FC job
+  // (SyntheticStepSeconds) instead of a noop one, so that the planner fits
+  // and chooses as on a real sweep (a noop result has no step time: no
+  // model is ever fitted from it).
+  bool timed_results = false;
 };
+
+// The step time a simulated worker reports for `config` with
+// Fleet.timed_results: its model FLOPs at 20 GFLOP/s plus 0.2 ms a layer,
+// times a deterministic +-3 % by `job_id` (a smooth world with noise, as the
+// planner meets on a host). 0 for a configuration that does not parse.
+double SyntheticStepSeconds(const v1::ModelConfig& config, int64_t job_id);
 
 class SimWorker;
 

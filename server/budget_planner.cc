@@ -304,10 +304,19 @@ absl::Status BudgetPlanner::StepSweep(const db::BudgetedSweep& sweep, int64_t no
       db::ResultStore(database_).Query(sweep.sweep_id, /*include_samples=*/false);
   if (!rows.ok()) return rows.status();
   const int workers = options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1;
+  const auto pending =
+      static_cast<size_t>(std::count_if(rows->begin(), rows->end(), [](const v1::ResultRow& row) {
+        return row.state() == v1::JOB_PENDING;
+      }));
+  const size_t target =
+      static_cast<size_t>(std::max(1, workers)) + Lookahead(sweep.sweep_id, pending, now_unix_ms);
   if (!over) {
+    // Once the design is out (the first plan), enough jobs pending is
+    // nothing to plan for: the fit is the planner's cost.
     auto planned = planned_signature_.find(sweep.sweep_id);
-    if (planned != planned_signature_.end() && planned->second == PlanSignature(*rows, workers)) {
-      return absl::OkStatus();  // nothing changed since the last plan
+    if (planned != planned_signature_.end() &&
+        (pending >= target || planned->second == PlanSignature(*rows, workers))) {
+      return absl::OkStatus();
     }
   }
   // Planning ranks by variance and sums medians: only the predictions
@@ -325,9 +334,16 @@ absl::Status BudgetPlanner::StepSweep(const db::BudgetedSweep& sweep, int64_t no
   } else {
     const double seconds_left = *first_start > 0 ? (*first_start + budget_ms - now_unix_ms) / 1000.0
                                                  : sweep.spec.run().budget_seconds();
-    release = NextReleases(sweep, *predictor, seconds_left);
+    release = NextReleases(sweep, *predictor, seconds_left, target);
     planned_signature_[sweep.sweep_id] = PlanSignature(predictor->rows(), workers, release);
     RecordSecondsLeft(sweep.sweep_id, *predictor, sweep, seconds_left, now_unix_ms);
+    Pace& pace = pace_[sweep.sweep_id];
+    pace.pending_after = pending + release.size();
+    const double plan_seconds = static_cast<double>(clock_->NowUnixMs() - now_unix_ms) / 1000.0;
+    pace.plan_seconds = std::max(plan_seconds, 0.9 * pace.plan_seconds);
+    spdlog::debug(
+        "sweep {}: planned in {:.3f} s: {} pending of {} wanted, {} released, {:.1f} leased/s",
+        sweep.sweep_id, plan_seconds, pending, target, release.size(), pace.leases_per_second);
   }
   if (!release.empty()) {
     absl::StatusOr<int64_t> moved = budgets_.ReleaseSync(release, now_unix_ms);
@@ -337,32 +353,36 @@ absl::Status BudgetPlanner::StepSweep(const db::BudgetedSweep& sweep, int64_t no
   return absl::OkStatus();
 }
 
-size_t BudgetPlanner::AdaptLookahead(int64_t sweep_id, size_t pending, size_t workers) {
+size_t BudgetPlanner::Lookahead(int64_t sweep_id, size_t pending, int64_t now_unix_ms) {
   const auto floor = static_cast<size_t>(std::max(0, options_.lookahead));
   const auto ceiling = std::max(floor, static_cast<size_t>(std::max(0, options_.max_lookahead)));
-  auto [it, first_plan] = lookahead_.emplace(sweep_id, floor);
-  size_t& lookahead = it->second;
-  if (floor == 0 || first_plan) return lookahead;  // 0: exactly one pending job per worker
-  // The workers took every job the last plan left pending before this one
-  // began: they waited for it. Twice as many next time. Most of them still
-  // waiting: a quarter fewer, down to the configured lookahead.
-  if (pending == 0) {
-    lookahead = std::min(ceiling, 2 * lookahead);
-  } else if (pending > workers + lookahead / 2) {
-    lookahead = std::max(floor, lookahead - lookahead / 4);
+  Pace& pace = pace_[sweep_id];
+  if (floor == 0) return 0;  // exactly one pending job per worker
+  if (pace.last_plan_unix_ms > 0 && now_unix_ms > pace.last_plan_unix_ms) {
+    const double seconds = static_cast<double>(now_unix_ms - pace.last_plan_unix_ms) / 1000.0;
+    const double leased =
+        pace.pending_after > pending ? static_cast<double>(pace.pending_after - pending) : 0.0;
+    // Run dry, the workers may have wanted more than they got: probe up.
+    const double rate =
+        pending == 0 ? std::max(leased / seconds, 2 * pace.leases_per_second) : leased / seconds;
+    pace.leases_per_second =
+        pace.leases_per_second == 0 ? rate : 0.7 * pace.leases_per_second + 0.3 * rate;
   }
-  return lookahead;
+  pace.last_plan_unix_ms = now_unix_ms;
+  pace.pending_after = pending;
+  // One plan to notice that the pending jobs ran low, one to replace them.
+  const double wanted = std::ceil(2 * pace.leases_per_second * pace.plan_seconds);
+  if (!(wanted > static_cast<double>(floor))) return floor;
+  return std::min(ceiling, static_cast<size_t>(wanted));
 }
 
 std::vector<int64_t> BudgetPlanner::NextReleases(const db::BudgetedSweep& sweep,
                                                  const SweepPredictor& predictor,
-                                                 double seconds_left) {
+                                                 double seconds_left, size_t target) {
   size_t pending = 0;
   for (const v1::ResultRow& row : predictor.rows()) {
     pending += row.state() == v1::JOB_PENDING ? 1 : 0;
   }
-  const int workers =
-      std::max(1, options_.workers_of ? options_.workers_of(sweep.spec.device()) : 1);
   // Each group's progress, counted once.
   struct Progress {
     size_t taken = 0;      // measured, running or failed: not held
@@ -371,7 +391,7 @@ std::vector<int64_t> BudgetPlanner::NextReleases(const db::BudgetedSweep& sweep,
   };
   std::vector<Progress> progress;
   progress.reserve(predictor.groups().size());
-  bool designing = false;  // while a group is in its design, nothing is learned of the pace
+  bool designing = false;  // a group's design is released whole
   for (const SweepPredictor::Group& group : predictor.groups()) {
     Progress& p = progress.emplace_back();
     for (size_t i : group.rows) {
@@ -381,12 +401,8 @@ std::vector<int64_t> BudgetPlanner::NextReleases(const db::BudgetedSweep& sweep,
     p.design = DesignSize(group, options_.design_share, options_.max_design);
     designing = designing || p.taken < p.design;
   }
-  const size_t lookahead =
-      designing ? static_cast<size_t>(std::max(0, options_.lookahead))
-                : AdaptLookahead(sweep.sweep_id, pending, static_cast<size_t>(workers));
-  const size_t target = static_cast<size_t>(workers) + lookahead;
-  if (pending >= target) return {};
-  const size_t want = target - pending;
+  if (pending >= target && !designing) return {};
+  const size_t want = target > pending ? target - pending : 0;
   std::vector<int64_t> release;
   for (size_t g = 0; g < predictor.groups().size(); ++g) {
     const SweepPredictor::Group& group = predictor.groups()[g];

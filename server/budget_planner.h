@@ -48,13 +48,14 @@ struct BudgetPlannerOptions {
   // sweep); at least 1 is assumed.
   std::function<int(const std::string& device)> workers_of;
   // Jobs kept pending beyond one per worker, so that a worker that finishes
-  // one leases the next at once instead of waiting for the refit its result
+  // one leases the next at once instead of waiting for the plan its result
   // starts (at 2,100 configurations and 400 measurements about 0.6 s of
   // every job, a third of a 1-worker budget, went to that wait). At least
-  // this many; when the workers took every pending job before the next
-  // plan began (a plan slower than the jobs: 100,000 configurations, short
-  // jobs), twice as many, up to max_lookahead, and back down by a quarter
-  // when most are left (AdaptLookahead). 0: exactly one job per worker.
+  // this many; beyond it, what the workers take while two plans run (the
+  // pace measured per sweep: jobs leased per second times the longest
+  // recent plan, Lookahead), up to max_lookahead. A fixed lookahead that
+  // only grew when workers ran dry left them idle half the time at 100,000
+  // configurations and 20 jobs/s. 0: exactly one job per worker.
   int lookahead = 1;
   int max_lookahead = 256;
   // Called after jobs were released (offer them to idle workers) or a sweep
@@ -113,12 +114,21 @@ class BudgetPlanner {
 
   // The design's seed: the sweep's run.seed, else options_.design_seed.
   uint64_t DesignSeed(const db::BudgetedSweep& sweep) const;
-  // Before the deadline: the held jobs to measure next.
+  // Before the deadline: the held jobs to measure next, up to `target`
+  // pending.
   std::vector<int64_t> NextReleases(const db::BudgetedSweep& sweep, const SweepPredictor& predictor,
-                                    double seconds_left);
-  // The jobs to keep pending beyond one per worker for `sweep_id`'s next
-  // plan, given the `pending` ones left since its last and the workers.
-  size_t AdaptLookahead(int64_t sweep_id, size_t pending, size_t workers);
+                                    double seconds_left, size_t target);
+  // What a sweep's lookahead is sized from (Lookahead).
+  struct Pace {
+    int64_t last_plan_unix_ms = 0;  // when the last plan began (0: none yet)
+    size_t pending_after = 0;       // jobs pending once its release was made
+    double leases_per_second = 0;   // smoothed
+    double plan_seconds = 0;        // the longest recent plan, decaying
+  };
+  // Counts the jobs leased since `sweep_id`'s last plan (`pending` are left)
+  // into its pace and returns the jobs to keep pending beyond one per
+  // worker.
+  size_t Lookahead(int64_t sweep_id, size_t pending, int64_t now_unix_ms);
   // At the deadline: stores a prediction for every held job of a group with
   // a model; returns the jobs a group without one still has to measure.
   absl::StatusOr<std::vector<int64_t>> PredictHeld(const db::BudgetedSweep& sweep,
@@ -143,8 +153,7 @@ class BudgetPlanner {
   // (budget_planner.cc): what has not changed is not refitted.
   std::map<int64_t, size_t> planned_signature_;
   std::map<int64_t, size_t> estimated_signature_;
-  // Per sweep, the lookahead of its last plan (AdaptLookahead).
-  std::map<int64_t, size_t> lookahead_;
+  std::map<int64_t, Pace> pace_;
 
   // Per sweep: the seconds left when estimated, and when.
   mutable std::mutex estimates_mu_;

@@ -70,9 +70,9 @@ absl::StatusOr<SweepPredictor> SweepPredictor::Of(const db::Database& database,
     out.groups_[it->second].rows.push_back(i);
   }
   for (Group& group : out.groups_) {
-    std::vector<v1::ModelConfig> grid;
+    std::vector<const v1::ModelConfig*> grid;
     grid.reserve(group.rows.size());
-    for (size_t i : group.rows) grid.push_back(out.rows_[i].config());
+    for (size_t i : group.rows) grid.push_back(&out.rows_[i].config());
     group.space = pr::FeatureSpace::Of(grid);
     group.fingerprint = MajorityFingerprint(out.rows_, group.rows);
     if (!group.fingerprint.empty()) {

@@ -22,9 +22,17 @@ std::string CategoryOf(const v1::ModelConfig& config, const std::string& key) {
 }  // namespace
 
 FeatureSpace FeatureSpace::Of(const std::vector<v1::ModelConfig>& grid) {
+  std::vector<const v1::ModelConfig*> configs;
+  configs.reserve(grid.size());
+  for (const v1::ModelConfig& config : grid) configs.push_back(&config);
+  return Of(configs);
+}
+
+FeatureSpace FeatureSpace::Of(const std::vector<const v1::ModelConfig*>& grid) {
   std::map<std::string, std::set<int64_t>> numeric;
   std::map<std::string, std::set<std::string>> categories;
-  for (const v1::ModelConfig& config : grid) {
+  for (const v1::ModelConfig* config_pointer : grid) {
+    const v1::ModelConfig& config = *config_pointer;
     for (const auto& [key, value] : config.params()) numeric[key].insert(value);
     for (const auto& [key, value] : config.options()) categories[key].insert(value);
     categories["optimizer"].insert(config.optimizer());

@@ -89,12 +89,12 @@ class BudgetPlannerTest : public DbTest {
 
   // Leases the next pending job, lets kJobMs pass and stores its true time;
   // false when nothing is pending.
-  bool MeasureOne() {
+  bool MeasureOne(int64_t job_ms = kJobMs) {
     absl::StatusOr<std::optional<db::Lease>> lease = db::JobStore(db_.get()).LeaseNextSync(
         "cpu", "w", clock_.NowUnixMs(), clock_.NowUnixMs() + 600'000);
     EXPECT_TRUE(lease.ok()) << lease.status();
     if (!lease.ok() || !lease->has_value()) return false;
-    clock_.Advance(kJobMs);
+    clock_.Advance(job_ms);
     const double t = TrueSeconds((*lease)->config);
     v1::Measurement m;
     m.set_outcome(v1::OK);
@@ -215,6 +215,52 @@ TEST_F(BudgetPlannerTest, KeepsOneJobMoreThanWorkersPendingSoThatNoneWaitsForThe
   ASSERT_TRUE(MeasureOne());
   EXPECT_EQ(MustStep(planner).released, 1);
   EXPECT_EQ(InState(v1::JOB_PENDING), 2);
+}
+
+// The planner's clock: every read is `plan_ms` later, so that a plan (two
+// reads: its start and its end) takes that long.
+class PlanTakesTime : public common::Clock {
+ public:
+  PlanTakesTime(common::FakeClock* clock, int64_t plan_ms) : clock_(clock), plan_ms_(plan_ms) {}
+  int64_t NowUnixMs() const override {
+    clock_->Advance(plan_ms_);
+    return clock_->NowUnixMs();
+  }
+
+ private:
+  common::FakeClock* clock_;
+  int64_t plan_ms_;
+};
+
+// Four workers take the 8-job design in 0.4 s while a plan takes 0.25 s
+// (0.9 s from plan to plan: 8.9 jobs/s).
+TEST_F(BudgetPlannerTest, KeepsPendingWhatTheWorkersTakeWhileTwoPlansRun) {
+  CreateSweep(kBudgetSeconds);
+  BudgetPlannerOptions options;
+  options.workers_of = [](const std::string&) { return 4; };
+  options.lookahead = 1;
+  options.max_lookahead = 256;
+  PlanTakesTime plan_clock(&clock_, 250);
+  BudgetPlanner planner(db_.get(), &plan_clock, options);
+  EXPECT_EQ(MustStep(planner).released, 8);  // the design
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(MeasureOne(/*job_ms=*/50));
+  // One per worker, and what they take during two plans: 2 x 8.9/s x 0.25 s
+  // = 5, not the configured 1.
+  EXPECT_EQ(MustStep(planner).released, 4 + 5);
+  EXPECT_EQ(MustStep(planner).released, 0) << "nothing taken: nothing to plan";
+}
+
+TEST_F(BudgetPlannerTest, TheLookaheadStopsAtItsCeiling) {
+  CreateSweep(kBudgetSeconds);
+  BudgetPlannerOptions options;
+  options.workers_of = [](const std::string&) { return 4; };
+  options.lookahead = 1;
+  options.max_lookahead = 2;
+  PlanTakesTime plan_clock(&clock_, 250);
+  BudgetPlanner planner(db_.get(), &plan_clock, options);
+  EXPECT_EQ(MustStep(planner).released, 8);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(MeasureOne(/*job_ms=*/50));
+  EXPECT_EQ(MustStep(planner).released, 4 + 2);
 }
 
 // A design is a share of the grid up to max_design: on a 100,000-point grid
