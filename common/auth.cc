@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -14,6 +15,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace paradnn::common {
@@ -180,6 +182,12 @@ bool WorkerIdAllowed(const std::vector<std::string>& patterns, absl::string_view
     if (GlobMatches(pattern, worker_id)) return true;
   }
   return false;
+}
+
+std::string TrustDomainOf(std::vector<std::string> patterns) {
+  std::sort(patterns.begin(), patterns.end());
+  patterns.erase(std::unique(patterns.begin(), patterns.end()), patterns.end());
+  return absl::StrJoin(patterns, ",");
 }
 
 bool ConstantTimeEquals(absl::string_view given, absl::string_view expected) {

@@ -56,6 +56,12 @@ absl::StatusOr<std::vector<WorkerToken>> ReadWorkerTokenFile(const std::string& 
 // list matches every id).
 bool WorkerIdAllowed(const std::vector<std::string>& patterns, absl::string_view worker_id);
 
+// The trust domain of a worker whose token allows `patterns`
+// (docs/security.md, "Whose results are reused"): the patterns, sorted and
+// joined by ','; "" for an unrestricted token or none (the operator's own
+// fleet). Results are reused, and platform rows shared, only within one.
+std::string TrustDomainOf(std::vector<std::string> patterns);
+
 // Equal contents, in a time that does not depend on where they differ (it
 // depends on the length of `expected` only).
 bool ConstantTimeEquals(absl::string_view given, absl::string_view expected);

@@ -43,7 +43,7 @@ absl::StatusOr<std::vector<internal::ReuseKey>> ConnectedReuseKeys(sqlite3* db,
                                                                    const std::string& device) {
   std::vector<internal::ReuseKey> keys;
   Statement find(db,
-                 "SELECT DISTINCT p.fingerprint, w.harness FROM workers w "
+                 "SELECT DISTINCT p.fingerprint, w.harness, w.trust_domain FROM workers w "
                  "JOIN platforms p ON p.id = w.platform_id "
                  "WHERE w.connected = 1 AND w.device_kind = ? AND w.harness != '' "
                  "AND p.fingerprint != ''");
@@ -52,7 +52,7 @@ absl::StatusOr<std::vector<internal::ReuseKey>> ConnectedReuseKeys(sqlite3* db,
     absl::StatusOr<bool> row = find.Step();
     if (!row.ok()) return row.status();
     if (!*row) return keys;
-    keys.push_back({find.ColumnText(0), find.ColumnText(1)});
+    keys.push_back({find.ColumnText(0), find.ColumnText(1), find.ColumnText(2)});
   }
 }
 

@@ -430,13 +430,14 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
                                                          DatabaseOptions options) {
   if (options.max_batch < 1 || options.read_connections < 1 || options.busy_timeout_ms < 0 ||
       options.mmap_bytes < 0 || options.writer_cache_kib < 1 || options.wal_checkpoint_pages < 1 ||
-      options.read_time_limit_ms < 0) {
+      options.read_time_limit_ms < 0 || options.reuse_spot_check_every < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "DatabaseOptions: max_batch (", options.max_batch, "), read_connections (",
         options.read_connections, "), writer_cache_kib (", options.writer_cache_kib,
         ") and wal_checkpoint_pages (", options.wal_checkpoint_pages,
         ") must be >= 1, busy_timeout_ms (", options.busy_timeout_ms, "), mmap_bytes (",
-        options.mmap_bytes, ") and read_time_limit_ms (", options.read_time_limit_ms, ") >= 0"));
+        options.mmap_bytes, "), read_time_limit_ms (", options.read_time_limit_ms,
+        ") and reuse_spot_check_every (", options.reuse_spot_check_every, ") >= 0"));
   }
   auto impl = std::make_unique<Impl>();
   impl->path = path;
@@ -566,6 +567,8 @@ const std::string& Database::path() const { return impl_->path; }
 bool Database::OnWriterThread() const {
   return impl_->writer_id.load() == std::this_thread::get_id();
 }
+
+const DatabaseOptions& Database::options() const { return impl_->options; }
 
 Database::WriterStats Database::writer_stats() const {
   WriterStats stats;

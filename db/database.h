@@ -65,6 +65,10 @@ struct DatabaseOptions {
   // A file handed to us may hold queries that never end; our own reads of
   // a million results take seconds.
   int64_t read_time_limit_ms = 300'000;
+  // One in this many results handed to a job by reuse (db/result_reuse.h)
+  // is measured again instead, and the source refused if the two disagree
+  // (1: every one; 0: none).
+  int reuse_spot_check_every = 20;
 };
 
 // Refuses a database the coordinator cannot keep: FailedPrecondition when
@@ -143,6 +147,7 @@ class Database {
     int64_t writes = 0;        // write functions run
   };
   WriterStats writer_stats() const;
+  const DatabaseOptions& options() const;
 
  private:
   struct Impl;

@@ -148,7 +148,8 @@ constexpr int kMaxReusedPerLease = 256;
 absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const std::string& device,
                                                             const std::string& worker_id,
                                                             int64_t now_unix_ms,
-                                                            int64_t lease_deadline_unix_ms) {
+                                                            int64_t lease_deadline_unix_ms,
+                                                            int spot_check_every) {
   absl::StatusOr<std::vector<int64_t>> running = RunningSweeps(db);
   if (!running.ok()) return running.status();
   absl::StatusOr<std::optional<ReuseKey>> reuse_key = ReuseKeyOfWorker(db, worker_id);
@@ -190,6 +191,14 @@ absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const s
       if (!found.ok()) return found.status();
       reusable = *found;
     }
+    if (reusable && SpotCheckDue(lease.job_id, spot_check_every)) {
+      // Measured again instead: the result reuse would have handed out is
+      // judged against it when it arrives (JudgeSpotCheck).
+      if (absl::Status s = RecordSpotCheck(db, lease.job_id, *reusable, now_unix_ms); !s.ok()) {
+        return s;
+      }
+      reusable.reset();
+    }
     if (absl::Status s = GrantAttempt(db, worker_id, now_unix_ms, lease_deadline_unix_ms, &lease);
         !s.ok()) {
       return s;
@@ -222,10 +231,11 @@ void JobStore::LeaseNext(const std::string& device, const std::string& worker_id
                          Callback<std::optional<Lease>> done) {
   internal::WriteValue<std::optional<Lease>>(
       db_,
-      [device, worker_id, now_unix_ms,
-       lease_deadline_unix_ms](sqlite3* db) -> absl::StatusOr<std::optional<Lease>> {
+      [device, worker_id, now_unix_ms, lease_deadline_unix_ms,
+       every = db_->options().reuse_spot_check_every](
+          sqlite3* db) -> absl::StatusOr<std::optional<Lease>> {
         return internal::LeaseNextInTransaction(db, device, worker_id, now_unix_ms,
-                                                lease_deadline_unix_ms);
+                                                lease_deadline_unix_ms, every);
       },
       std::move(done));
 }

@@ -282,6 +282,27 @@ ALTER TABLE results ADD COLUMN reused_from_job_id INTEGER;
 CREATE INDEX jobs_reuse ON jobs(config_id, precision, optimizer, repeat);
 )sql";
 
+// Version 14: the trust policy of result reuse (docs/prediction.md,
+// "Whose results are reused"). A worker's trust domain (the worker-id
+// patterns of its token; '' without tokens or with an unrestricted one) is
+// kept with it and with each result it measured: results are reused only
+// within their domain, and a platform row belongs to a domain ('' for every
+// row stored before: those were the fleet's). A worker whose reused result
+// a re-measurement contradicted is refused as a source (reuse_refused says
+// why); spot_checks holds each re-measured reuse and its verdict.
+constexpr const char kSchemaV14[] = R"sql(
+ALTER TABLE workers ADD COLUMN trust_domain TEXT NOT NULL DEFAULT '';
+ALTER TABLE workers ADD COLUMN reuse_refused TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN trust_domain TEXT NOT NULL DEFAULT '';
+UPDATE platforms SET owner = '';
+CREATE TABLE spot_checks (
+  job_id           INTEGER PRIMARY KEY REFERENCES jobs(id),
+  source_result_id INTEGER NOT NULL REFERENCES results(id),
+  verdict          TEXT    NOT NULL DEFAULT '',
+  created_unix_ms  INTEGER NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -300,6 +321,7 @@ const std::vector<Migration>& Migrations() {
       {11, "jobs: expansion_index (jobs inserted in run order)", kSchemaV11},
       {12, "predictions: budgeted sweeps' predicted step times", kSchemaV12},
       {13, "workers, results: harness; results: reused_from_job_id", kSchemaV13},
+      {14, "workers, results: trust_domain; spot_checks: re-measured reuses", kSchemaV14},
   };
   return *kMigrations;
 }

@@ -2,11 +2,13 @@
 #include "db/platform_store.h"
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "db/stores_internal.h"
 #include "spdlog/spdlog.h"
 
@@ -56,6 +58,11 @@ constexpr int64_t kMaxClockSkewMs = int64_t{24} * 3600 * 1000;
 absl::Status CheckReport(const v1::Platform& platform, int64_t now_unix_ms) {
   if (platform.fingerprint().empty()) {
     return absl::InvalidArgumentError("platform.fingerprint is empty");
+  }
+  if (platform.fingerprint().find_first_of("@~") != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "platform.fingerprint: '", platform.fingerprint().substr(0, 80),
+        "' holds '@' or '~', which name a trust domain's or a kept-apart report's row"));
   }
   if (platform.calibrated_unix_ms() > now_unix_ms + kMaxClockSkewMs) {
     return absl::InvalidArgumentError(
@@ -118,19 +125,13 @@ absl::StatusOr<StoredPlatform> FindStored(sqlite3* db, const std::string& finger
   return row;
 }
 
-// Claims an unowned row for `owner` and stores a newer calibration, where
-// `owner` may.
+// Stores a newer calibration of the row, when `trust_domain` owns it.
 absl::Status RefreshIfOwned(sqlite3* db, const v1::Platform& platform,
-                            const std::string& fingerprint, const std::string& owner,
+                            const std::string& fingerprint, const std::string& trust_domain,
                             const StoredPlatform& row) {
-  // Only the platform's owner replaces its roofs with a newer calibration
-  // (rows from before owners are claimed by the next).
-  if (!row.owner.empty() && row.owner != owner) return absl::OkStatus();
-  if (row.owner.empty() && !owner.empty()) {
-    Statement claim(db, "UPDATE platforms SET owner = ? WHERE id = ?");
-    claim.Bind(1, owner).Bind(2, row.id);
-    if (absl::Status s = claim.Run(); !s.ok()) return s;
-  }
+  // Every worker of the row's trust domain may recalibrate it (the fleet's
+  // hosts of one stack share a row); no other domain's may.
+  if (row.owner != trust_domain) return absl::OkStatus();
   if (platform.calibrated_unix_ms() > row.details.calibrated_unix_ms()) {
     v1::Platform stored = platform;
     stored.set_fingerprint(fingerprint);
@@ -141,12 +142,80 @@ absl::Status RefreshIfOwned(sqlite3* db, const v1::Platform& platform,
   return absl::OkStatus();
 }
 
+// The row of `fingerprint` if there is one.
+absl::StatusOr<std::optional<StoredPlatform>> FindIfStored(sqlite3* db,
+                                                           const std::string& fingerprint) {
+  Statement exists(db, "SELECT 1 FROM platforms WHERE fingerprint = ?");
+  exists.Bind(1, fingerprint);
+  absl::StatusOr<bool> found = exists.Step();
+  if (!found.ok()) return found.status();
+  if (!*found) return std::optional<StoredPlatform>();
+  absl::StatusOr<StoredPlatform> row = FindStored(db, fingerprint);
+  if (!row.ok()) return row.status();
+  return std::optional<StoredPlatform>(*std::move(row));
+}
+
+// How far apart (either way) a report's calibrated roof may be from the
+// stored one of the same fingerprint and facts. Shared hosts drift 10-50 %
+// over minutes and a calibration under contention can read half the
+// silicon; a roof 4x off is another machine, or a made-up one.
+constexpr double kMaxRoofRatio = 4;
+
+// InvalidArgument naming the roof when `report` claims `stored`'s
+// fingerprint (same facts) with a calibration more than kMaxRoofRatio from
+// it: a claim the calibration it comes with contradicts.
+absl::Status CheckRoofsAgree(const v1::Platform& report, const StoredPlatform& stored) {
+  auto far = [](double a, double b) {
+    return a > 0 && b > 0 && (a > kMaxRoofRatio * b || b > kMaxRoofRatio * a);
+  };
+  for (const v1::MatmulRoof& claimed : report.matmul_roofs()) {
+    for (const v1::MatmulRoof& known : stored.details.matmul_roofs()) {
+      if (claimed.dtype() != known.dtype() ||
+          !far(claimed.flops_per_sec(), known.flops_per_sec())) {
+        continue;
+      }
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "platform.matmul_roofs[%s].flops_per_sec: %.4g contradicts the %.4g calibrated for "
+          "fingerprint '%s' (more than %gx apart): a host of that fingerprint cannot be this "
+          "far from it; recalibrate it, or check what it fingerprints",
+          claimed.dtype(), claimed.flops_per_sec(), known.flops_per_sec(),
+          stored.details.fingerprint(), kMaxRoofRatio));
+    }
+  }
+  for (const v1::BandwidthPoint& claimed : report.bandwidth()) {
+    for (const v1::BandwidthPoint& known : stored.details.bandwidth()) {
+      if (claimed.kernel() != known.kernel() || claimed.bytes() != known.bytes() ||
+          !far(claimed.bytes_per_sec(), known.bytes_per_sec())) {
+        continue;
+      }
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "platform.bandwidth[%s, %d bytes].bytes_per_sec: %.4g contradicts the %.4g calibrated "
+          "for fingerprint '%s' (more than %gx apart); recalibrate it, or check what it "
+          "fingerprints",
+          claimed.kernel(), claimed.bytes(), claimed.bytes_per_sec(), known.bytes_per_sec(),
+          stored.details.fingerprint(), kMaxRoofRatio));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Upsert's write function: the id of the row `platform` is stored under.
 absl::StatusOr<int64_t> UpsertPlatform(sqlite3* db, const v1::Platform& platform,
-                                       const std::string& owner, int64_t now_unix_ms) {
+                                       const PlatformReporter& reporter, int64_t now_unix_ms) {
   if (absl::Status s = CheckReport(platform, now_unix_ms); !s.ok()) return s;
-  std::string fingerprint = platform.fingerprint();
-  if (absl::Status s = InsertUnlessKnown(db, platform, fingerprint, owner, now_unix_ms); !s.ok()) {
+  // A claim of a known fingerprint (the fleet's row, or the domain's own)
+  // with the same facts must come with a calibration near its own.
+  const std::string domain_fingerprint = PlatformFingerprintOf(platform.fingerprint(), reporter);
+  for (const std::string& known : {platform.fingerprint(), domain_fingerprint}) {
+    absl::StatusOr<std::optional<StoredPlatform>> stored = FindIfStored(db, known);
+    if (!stored.ok()) return stored.status();
+    if (*stored && FirstDifference((*stored)->details, platform).empty()) {
+      if (absl::Status s = CheckRoofsAgree(platform, **stored); !s.ok()) return s;
+    }
+  }
+  std::string fingerprint = domain_fingerprint;
+  const std::string& domain = reporter.trust_domain;
+  if (absl::Status s = InsertUnlessKnown(db, platform, fingerprint, domain, now_unix_ms); !s.ok()) {
     return s;
   }
   absl::StatusOr<StoredPlatform> row = FindStored(db, fingerprint);
@@ -154,25 +223,33 @@ absl::StatusOr<int64_t> UpsertPlatform(sqlite3* db, const v1::Platform& platform
   if (const std::string differs = FirstDifference(row->details, platform); !differs.empty()) {
     // One fingerprint, other facts: a buggy or hostile worker. Its report is
     // kept apart under a fingerprint of its own and never replaces the first.
-    fingerprint = absl::StrCat(platform.fingerprint(), "~", owner.empty() ? "?" : owner);
-    spdlog::warn("platform {}: {} reports other facts than {} did ({}); kept apart as {}",
-                 platform.fingerprint(), owner.empty() ? "a caller" : owner,
-                 row->owner.empty() ? "its first reporter" : row->owner, differs, fingerprint);
-    if (absl::Status s = InsertUnlessKnown(db, platform, fingerprint, owner, now_unix_ms);
+    const std::string& who = reporter.worker_id;
+    fingerprint = absl::StrCat(fingerprint, "~", who.empty() ? "?" : who);
+    spdlog::warn(
+        "platform {}: {} reports other facts than its first reporter did ({}); kept "
+        "apart as {}",
+        row->details.fingerprint(), who.empty() ? "a caller" : who, differs, fingerprint);
+    if (absl::Status s = InsertUnlessKnown(db, platform, fingerprint, domain, now_unix_ms);
         !s.ok()) {
       return s;
     }
     row = FindStored(db, fingerprint);
     if (!row.ok()) return row.status();
   }
-  if (absl::Status s = RefreshIfOwned(db, platform, fingerprint, owner, *row); !s.ok()) return s;
+  if (absl::Status s = RefreshIfOwned(db, platform, fingerprint, domain, *row); !s.ok()) return s;
   return row->id;
 }
 
 }  // namespace
 
+std::string PlatformFingerprintOf(const std::string& fingerprint,
+                                  const PlatformReporter& reporter) {
+  if (reporter.trust_domain.empty()) return fingerprint;
+  return absl::StrCat(fingerprint, "@", reporter.trust_domain);
+}
+
 void PlatformStore::Upsert(const v1::Platform& platform, Callback<int64_t> done,
-                           const std::string& owner) {
+                           const PlatformReporter& reporter) {
   // Upsert takes no clock; created_unix_ms is informational (when the
   // coordinator first met this stack) and nothing schedules on it.
   const int64_t now_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -180,16 +257,16 @@ void PlatformStore::Upsert(const v1::Platform& platform, Callback<int64_t> done,
                                   .count();
   internal::WriteValue<int64_t>(
       db_,
-      [platform, owner, now_unix_ms](sqlite3* db) -> absl::StatusOr<int64_t> {
-        return UpsertPlatform(db, platform, owner, now_unix_ms);
+      [platform, reporter, now_unix_ms](sqlite3* db) -> absl::StatusOr<int64_t> {
+        return UpsertPlatform(db, platform, reporter, now_unix_ms);
       },
       std::move(done));
 }
 
 absl::StatusOr<int64_t> PlatformStore::UpsertSync(const v1::Platform& platform,
-                                                  const std::string& owner) {
+                                                  const PlatformReporter& reporter) {
   return internal::Await<int64_t>(
-      db_, [&](Callback<int64_t> done) { Upsert(platform, std::move(done), owner); });
+      db_, [&](Callback<int64_t> done) { Upsert(platform, std::move(done), reporter); });
 }
 
 absl::StatusOr<v1::Platform> ReadPlatform(const Database& database, int64_t platform_id) {

@@ -23,19 +23,35 @@ absl::StatusOr<v1::Platform> ReadPlatform(const Database& database, int64_t plat
 absl::StatusOr<v1::Platform> ReadPlatformByFingerprint(const Database& database,
                                                        const std::string& fingerprint);
 
+// Who reports a platform: a worker and its trust domain
+// (common::TrustDomainOf; "" = the operator's own fleet).
+struct PlatformReporter {
+  std::string worker_id;
+  std::string trust_domain;
+};
+
+// The fingerprint a report is stored under: its own for the fleet's domain,
+// "<fingerprint>@<trust domain>" for another, so that which domain reports
+// first changes nothing (docs/security.md, "Whose results are reused").
+std::string PlatformFingerprintOf(const std::string& fingerprint, const PlatformReporter& reporter);
+
 class PlatformStore {
  public:
   explicit PlatformStore(Database* db) : db_(db) {}
-  // Inserts the platform if its fingerprint is new; returns its id either way
-  // (the first report's facts are kept). The first reporter (`owner`, a
-  // worker id) owns the row: only it replaces the roofs with a newer
-  // calibration. A report whose facts (device, cores, libraries, ISA, stack
-  // settings) differ from the stored ones under the same fingerprint is kept
-  // apart, under "<fingerprint>~<owner>", and never replaces the first.
-  // InvalidArgument for an empty fingerprint or a calibration time more than
-  // a day ahead of the coordinator's clock.
-  void Upsert(const v1::Platform& platform, Callback<int64_t> done, const std::string& owner = "");
-  absl::StatusOr<int64_t> UpsertSync(const v1::Platform& platform, const std::string& owner = "");
+  // Inserts the platform under PlatformFingerprintOf if that is new; returns
+  // its id either way (the first report's facts are kept). The reporter's
+  // trust domain owns the row: any of its workers, and no other, replaces
+  // the roofs with a newer calibration. A report whose facts (device, cores,
+  // libraries, ISA, stack settings) differ from the stored ones under the
+  // same fingerprint is kept apart, under "<fingerprint>~<worker id>", and
+  // never replaces the first. InvalidArgument for an empty fingerprint, a
+  // calibration time more than a day ahead of the coordinator's clock, or a
+  // report with the facts of a stored fingerprint (the fleet's or its
+  // domain's) whose calibrated roof is more than 4x from the stored one.
+  void Upsert(const v1::Platform& platform, Callback<int64_t> done,
+              const PlatformReporter& reporter = {});
+  absl::StatusOr<int64_t> UpsertSync(const v1::Platform& platform,
+                                     const PlatformReporter& reporter = {});
   // NotFound for an unknown id.
   absl::StatusOr<v1::Platform> Get(int64_t platform_id) const {
     return ReadPlatform(*db_, platform_id);

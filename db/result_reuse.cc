@@ -1,23 +1,27 @@
 #include "db/result_reuse.h"
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "db/stores_internal.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "spdlog/spdlog.h"
 
 namespace paradnn::db::internal {
 
 absl::StatusOr<std::optional<ReuseKey>> ReuseKeyOfWorker(sqlite3* db,
                                                          const std::string& worker_id) {
   Statement find(db,
-                 "SELECT w.harness, COALESCE(p.fingerprint, '') FROM workers w "
+                 "SELECT w.harness, COALESCE(p.fingerprint, ''), w.trust_domain FROM workers w "
                  "LEFT JOIN platforms p ON p.id = w.platform_id WHERE w.id = ?");
   find.Bind(1, worker_id);
   absl::StatusOr<bool> found = find.Step();
   if (!found.ok()) return found.status();
   if (!*found) return std::optional<ReuseKey>();
-  ReuseKey key{find.ColumnText(1), find.ColumnText(0)};
+  ReuseKey key{find.ColumnText(1), find.ColumnText(0), find.ColumnText(2)};
   if (key.fingerprint.empty() || key.harness.empty()) return std::optional<ReuseKey>();
   return std::optional<ReuseKey>(std::move(key));
 }
@@ -39,8 +43,9 @@ bool SameMeasurementSettings(const v1::RunSettings& a, const v1::RunSettings& b)
 absl::StatusOr<std::optional<ReusableResult>> FindReusableResult(sqlite3* db,
                                                                  const JobIdentity& job,
                                                                  const ReuseKey& key) {
-  // A result flagged suspect (other load, reference BLAS, ...) is not worth
-  // copying: the job measures afresh.
+  // A result flagged suspect (other load, reference BLAS, a failed spot
+  // check, ...) is not worth copying: the job measures afresh. Neither is
+  // one of another trust domain, or of a worker a spot check refused.
   Statement find(db,
                  "SELECT r.id, COALESCE(r.reused_from_job_id, r.job_id), js.settings "
                  "FROM jobs js JOIN results r ON r.job_id = js.id "
@@ -48,10 +53,12 @@ absl::StatusOr<std::optional<ReusableResult>> FindReusableResult(sqlite3* db,
                  "WHERE js.config_id = ?1 AND js.precision = ?2 AND js.optimizer = ?3 "
                  "AND js.repeat = ?4 AND js.sweep_id != ?5 AND r.outcome = ?6 "
                  "AND r.harness = ?7 AND p.fingerprint = ?8 AND COALESCE(r.suspect, '') = '' "
+                 "AND r.trust_domain = ?9 AND NOT EXISTS (SELECT 1 FROM workers w "
+                 "WHERE w.id = r.worker_id AND w.reuse_refused != '') "
                  "ORDER BY r.id DESC LIMIT 16");
   find.Bind(1, job.config_id).Bind(2, job.precision).Bind(3, job.optimizer).Bind(4, job.repeat);
   find.Bind(5, job.sweep_id).Bind(6, static_cast<int>(v1::OK)).Bind(7, key.harness);
-  find.Bind(8, key.fingerprint);
+  find.Bind(8, key.fingerprint).Bind(9, key.trust_domain);
   for (;;) {
     absl::StatusOr<bool> row = find.Step();
     if (!row.ok()) return row.status();
@@ -100,6 +107,103 @@ absl::Status StoreReusedResult(sqlite3* db, int64_t job_id, int64_t attempt_id,
   Statement attempt(db, "UPDATE attempts SET outcome = 'reused' WHERE id = ?");
   attempt.Bind(1, attempt_id);
   return attempt.Run();
+}
+
+namespace {
+
+// A key drawn once per process: which reuses are checked cannot be read off
+// job ids.
+uint64_t SpotCheckKey() {
+  static const uint64_t key = [] {
+    std::random_device device;
+    return (static_cast<uint64_t>(device()) << 32) ^ device();
+  }();
+  return key;
+}
+
+}  // namespace
+
+bool SpotCheckDue(int64_t job_id, int every) {
+  if (every <= 0) return false;
+  if (every == 1) return true;
+  // splitmix64's finalizer over the keyed id: well spread for any ids.
+  uint64_t z = static_cast<uint64_t>(job_id) ^ SpotCheckKey();
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return z % static_cast<uint64_t>(every) == 0;
+}
+
+absl::Status RecordSpotCheck(sqlite3* db, int64_t job_id, const ReusableResult& source,
+                             int64_t now_unix_ms) {
+  Statement insert(db,
+                   "INSERT INTO spot_checks (job_id, source_result_id, created_unix_ms) "
+                   "VALUES (?1, ?2, ?3) ON CONFLICT (job_id) DO UPDATE SET "
+                   "source_result_id = excluded.source_result_id, verdict = ''");
+  insert.Bind(1, job_id).Bind(2, source.result_id).Bind(3, now_unix_ms);
+  return insert.Run();
+}
+
+bool SpotCheckAgrees(const SpotCheckFigures& source, const SpotCheckFigures& fresh) {
+  const double allowed = std::max(
+      kSpotCheckMinRatio, 1 + 3 * (std::max(0.0, source.ci95_rel) + std::max(0.0, fresh.ci95_rel)));
+  const auto within = [allowed](double a, double b) {
+    if (!(a > 0) && !(b > 0)) return true;  // neither claims one
+    if (!(a > 0) || !(b > 0)) return false;
+    const double ratio = b / a;
+    return ratio <= allowed && ratio >= 1 / allowed;
+  };
+  if (source.median_s > 0 || fresh.median_s > 0) return within(source.median_s, fresh.median_s);
+  return within(source.examples_per_sec, fresh.examples_per_sec);
+}
+
+absl::Status JudgeSpotCheck(sqlite3* db, int64_t job_id, const v1::Measurement& fresh,
+                            int64_t now_unix_ms) {
+  if (fresh.outcome() != v1::OK)
+    return absl::OkStatus();  // nothing to compare; checked again later
+  Statement find(db,
+                 "SELECT s.source_result_id, COALESCE(r.step_median_s, 0), "
+                 "COALESCE(r.ci95_rel, 0), r.worker_id, COALESCE(r.examples_per_sec, 0) "
+                 "FROM spot_checks s JOIN results r ON r.id = s.source_result_id "
+                 "WHERE s.job_id = ? AND s.verdict = ''");
+  find.Bind(1, job_id);
+  absl::StatusOr<bool> found = find.Step();
+  if (!found.ok()) return found.status();
+  if (!*found) return absl::OkStatus();
+  const int64_t source_id = find.ColumnInt(0);
+  const SpotCheckFigures source{find.ColumnDouble(1), find.ColumnDouble(2), find.ColumnDouble(4)};
+  const std::string measured_by = find.ColumnText(3);
+  const double source_s = source.median_s;
+  const double fresh_s = fresh.stats().median_s();
+  const bool agrees = SpotCheckAgrees(
+      source, SpotCheckFigures{fresh_s, fresh.stats().ci95_rel(), fresh.examples_per_sec()});
+  const std::string verdict = absl::StrFormat(
+      "%s: %.6g s (%.6g ex/s) re-measured against %.6g s (%.6g ex/s) of result %d (worker %s)",
+      agrees ? "agrees" : "disagrees", fresh_s, fresh.examples_per_sec(), source_s,
+      source.examples_per_sec, source_id, measured_by);
+  Statement record(db, "UPDATE spot_checks SET verdict = ? WHERE job_id = ?");
+  record.Bind(1, verdict).Bind(2, job_id);
+  if (absl::Status s = record.Run(); !s.ok()) return s;
+  if (agrees) return absl::OkStatus();
+  const std::string why = absl::StrFormat(
+      "spot check: job %d re-measured result %d at %.6g s, %.6g ex/s against %.6g s, %.6g ex/s "
+      "(beyond %gx)",
+      job_id, source_id, fresh_s, fresh.examples_per_sec(), source_s, source.examples_per_sec,
+      kSpotCheckMinRatio);
+  spdlog::warn(
+      "{}; worker {} is no longer a source of reused results, and its results are "
+      "marked suspect",
+      why, measured_by);
+  // Caught once, none of its numbers is taken on trust: every result it
+  // measured (copies of them included) shows as suspect in analyses.
+  Statement suspect(db,
+                    "UPDATE results SET suspect = CASE WHEN COALESCE(suspect, '') = '' THEN ?1 "
+                    "ELSE suspect || '; ' || ?1 END WHERE worker_id = ?2 AND outcome = ?3");
+  suspect.Bind(1, why).Bind(2, measured_by).Bind(3, static_cast<int>(v1::OK));
+  if (absl::Status s = suspect.Run(); !s.ok()) return s;
+  Statement refuse(db, "UPDATE workers SET reuse_refused = ? WHERE id = ? AND reuse_refused = ''");
+  refuse.Bind(1, absl::StrCat(why, " (", now_unix_ms, ")")).Bind(2, measured_by);
+  return refuse.Run();
 }
 
 }  // namespace paradnn::db::internal

@@ -16,15 +16,18 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "paradnn/v1/metrics.pb.h"
 #include "paradnn/v1/sweep.pb.h"
 
 namespace paradnn::db::internal {
 
 // What a worker's results are matched on: its platform's fingerprint (which
-// names its stack) and its harness. Both non-empty, or no reuse.
+// names its stack) and its harness, both non-empty, or no reuse; and its
+// trust domain (common::TrustDomainOf): only results measured in it.
 struct ReuseKey {
   std::string fingerprint;
   std::string harness;
+  std::string trust_domain;
 };
 
 // The key of `worker_id` as its hello recorded it; nullopt when it has no
@@ -56,7 +59,9 @@ bool SameMeasurementSettings(const v1::RunSettings& a, const v1::RunSettings& b)
 
 // The newest OK result of another sweep's job with `job`'s identity and
 // measurement settings, measured on a platform with key.fingerprint by a
-// harness equal to key.harness; nullopt when there is none.
+// harness equal to key.harness, by a worker of key.trust_domain that no
+// spot check refused (JudgeSpotCheck), not suspect; nullopt when there is
+// none.
 absl::StatusOr<std::optional<ReusableResult>> FindReusableResult(sqlite3* db,
                                                                  const JobIdentity& job,
                                                                  const ReuseKey& key);
@@ -68,6 +73,41 @@ absl::StatusOr<std::optional<ReusableResult>> FindReusableResult(sqlite3* db,
 absl::Status StoreReusedResult(sqlite3* db, int64_t job_id, int64_t attempt_id,
                                const std::string& worker_id, const ReusableResult& source,
                                int64_t now_unix_ms);
+
+// Whether the reuse of a result by `job_id` is measured again instead
+// (DatabaseOptions.reuse_spot_check_every: one in `every`, drawn by a
+// keyed hash of the job id that a worker cannot predict; 1 = all, 0 = none).
+bool SpotCheckDue(int64_t job_id, int every);
+
+// Notes that `job_id`, which could have taken `source`, is measured again
+// to check it.
+absl::Status RecordSpotCheck(sqlite3* db, int64_t job_id, const ReusableResult& source,
+                             int64_t now_unix_ms);
+
+// What a spot check compares of a result.
+struct SpotCheckFigures {
+  double median_s = 0;  // the step time; 0 = not measured (a harness family)
+  double ci95_rel = 0;
+  double examples_per_sec = 0;
+};
+
+// Whether a re-measurement agrees with the result it checks: their step
+// times (or, where neither has one, their throughputs) within a factor of
+// 1.5 either way, or of 1 + three times their 95 % intervals added,
+// whichever is wider. Today's intervals cover a re-run on the same host
+// about a third of the time, and shared hosts drift 10-50 % over minutes; a
+// made-up result is off by far more. A figure one has and the other lacks
+// disagrees; neither having any agrees (nothing was claimed).
+inline constexpr double kSpotCheckMinRatio = 1.5;
+bool SpotCheckAgrees(const SpotCheckFigures& source, const SpotCheckFigures& fresh);
+
+// When `job_id` was a spot check (RecordSpotCheck) and `fresh`, its OK
+// result, was just stored: records the verdict and, when the two disagree,
+// marks every OK result of the worker that measured the checked one
+// suspect and refuses it as a source of reused results from now on
+// (workers.reuse_refused says why). No-op otherwise.
+absl::Status JudgeSpotCheck(sqlite3* db, int64_t job_id, const v1::Measurement& fresh,
+                            int64_t now_unix_ms);
 
 }  // namespace paradnn::db::internal
 

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "db/result_reuse.h"
 #include "db/stores_internal.h"
 
 namespace paradnn::db {
@@ -106,12 +107,14 @@ absl::StatusOr<int64_t> InsertResult(sqlite3* db, int64_t job_id, int64_t attemp
         "model_flops, executed_flops, bytes_per_step, model_flops_per_sec, "
         "executed_flops_per_sec, intra_op_threads, inter_op_threads, peak_rss_bytes, "
         "build_seconds, timed_seconds, measurement, created_unix_ms, mfu, hfu, suspect, "
-        "silicon_mfu, silicon_hfu, blas_core, aten_capability, harness) VALUES ("
+        "silicon_mfu, silicon_hfu, blas_core, aten_capability, harness, trust_domain) VALUES ("
         "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
         "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, NULLIF(?32, 0), "
         "NULLIF(?33, 0), ?34, NULLIF(?35, 0), NULLIF(?36, 0), ?37, ?38, "
-        // The harness of the worker that measured it, as its hello said.
-        "COALESCE((SELECT harness FROM workers WHERE id = ?3), ''))");
+        // The harness and trust domain of the worker that measured it, as
+        // its hello said.
+        "COALESCE((SELECT harness FROM workers WHERE id = ?3), ''), "
+        "COALESCE((SELECT trust_domain FROM workers WHERE id = ?3), ''))");
     insert.Bind(1, job_id).Bind(2, attempt_id).Bind(3, worker_id);
     internal::BindOptionalId(insert, 4, platform_id);
     insert.Bind(5, static_cast<int>(m.outcome()))
@@ -213,6 +216,7 @@ absl::StatusOr<StoreOutcome> StoreResultInTransaction(sqlite3* db, int64_t job_i
   absl::StatusOr<int64_t> result_id =
       InsertResult(db, job_id, attempt_id, worker_id, platform_id, m, now_unix_ms);
   if (!result_id.ok()) return result_id.status();
+  if (absl::Status s = JudgeSpotCheck(db, job_id, m, now_unix_ms); !s.ok()) return s;
   // An attempt released earlier (lease expired) keeps its release reason.
   if (absl::Status s = CloseAttempt(db, attempt_id, v1::Outcome_Name(m.outcome()), now_unix_ms);
       !s.ok()) {
@@ -249,7 +253,8 @@ void ResultStore::StoreThenLease(int64_t job_id, int64_t attempt_id, const std::
   internal::WriteValue<StoredThenLeased>(
       db_,
       [job_id, attempt_id, worker_id, platform_id, shared, now_unix_ms, device,
-       lease_deadline_unix_ms](sqlite3* db) -> absl::StatusOr<StoredThenLeased> {
+       lease_deadline_unix_ms, every = db_->options().reuse_spot_check_every](
+          sqlite3* db) -> absl::StatusOr<StoredThenLeased> {
         absl::StatusOr<StoreOutcome> stored = internal::StoreResultInTransaction(
             db, job_id, attempt_id, worker_id, platform_id, *shared, now_unix_ms);
         if (!stored.ok()) return stored.status();
@@ -259,7 +264,7 @@ void ResultStore::StoreThenLease(int64_t job_id, int64_t attempt_id, const std::
         // leaves the stored result alone.
         if (absl::Status s = Exec(db, "SAVEPOINT paradnn_lease_next"); !s.ok()) return s;
         out.next = internal::LeaseNextInTransaction(db, device, worker_id, now_unix_ms,
-                                                    lease_deadline_unix_ms);
+                                                    lease_deadline_unix_ms, every);
         if (!out.next.ok()) {
           if (absl::Status s = Exec(db, "ROLLBACK TO paradnn_lease_next"); !s.ok()) return s;
         }

@@ -16,24 +16,26 @@ namespace paradnn::db {
 
 void WorkerStore::Connected(const std::string& worker_id, const std::string& device_kind,
                             const std::string& hostname, int64_t platform_id,
-                            const std::string& harness, int64_t now_unix_ms) {
+                            const std::string& harness, const std::string& trust_domain,
+                            int64_t now_unix_ms) {
   db_->Write(
-      [worker_id, device_kind, hostname, platform_id, harness,
+      [worker_id, device_kind, hostname, platform_id, harness, trust_domain,
        now_unix_ms](sqlite3* db) -> absl::Status {
         // An unknown platform id links no platform rather than losing the
         // worker's row: nobody waits on this write to hear about the error.
-        Statement upsert(db,
-                         "INSERT INTO workers (id, device_kind, hostname, platform_id, connected, "
-                         "connected_unix_ms, last_seen_unix_ms, harness) VALUES (?1, ?2, ?3, "
-                         "(SELECT id FROM platforms WHERE id = ?4), 1, ?5, ?5, ?6) "
-                         "ON CONFLICT (id) DO UPDATE SET device_kind = excluded.device_kind, "
-                         "hostname = excluded.hostname, platform_id = excluded.platform_id, "
-                         "connected = 1, connected_unix_ms = excluded.connected_unix_ms, "
-                         "last_seen_unix_ms = excluded.last_seen_unix_ms, "
-                         "harness = excluded.harness");
+        Statement upsert(
+            db,
+            "INSERT INTO workers (id, device_kind, hostname, platform_id, connected, "
+            "connected_unix_ms, last_seen_unix_ms, harness, trust_domain) VALUES "
+            "(?1, ?2, ?3, (SELECT id FROM platforms WHERE id = ?4), 1, ?5, ?5, ?6, ?7) "
+            "ON CONFLICT (id) DO UPDATE SET device_kind = excluded.device_kind, "
+            "hostname = excluded.hostname, platform_id = excluded.platform_id, "
+            "connected = 1, connected_unix_ms = excluded.connected_unix_ms, "
+            "last_seen_unix_ms = excluded.last_seen_unix_ms, "
+            "harness = excluded.harness, trust_domain = excluded.trust_domain");
         upsert.Bind(1, worker_id).Bind(2, device_kind).Bind(3, hostname);
         internal::BindOptionalId(upsert, 4, platform_id);
-        upsert.Bind(5, now_unix_ms).Bind(6, harness);
+        upsert.Bind(5, now_unix_ms).Bind(6, harness).Bind(7, trust_domain);
         return upsert.Run();
       },
       internal::LogIfFailed(absl::StrCat("record worker ", worker_id, " connected")));

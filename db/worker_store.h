@@ -20,13 +20,13 @@ namespace paradnn::db {
 class WorkerStore {
  public:
   explicit WorkerStore(Database* db) : db_(db) {}
-  // Records a (re)connected worker and its timing harness (results it
-  // measures carry it). platform_id <= 0, or one that is not stored, records
-  // no platform. These three writes are fire-and-forget: failures are
-  // logged.
+  // Records a (re)connected worker, its timing harness and its trust domain
+  // (common::TrustDomainOf; results it measures carry both). platform_id <=
+  // 0, or one that is not stored, records no platform. These three writes
+  // are fire-and-forget: failures are logged.
   void Connected(const std::string& worker_id, const std::string& device_kind,
                  const std::string& hostname, int64_t platform_id, const std::string& harness,
-                 int64_t now_unix_ms);
+                 const std::string& trust_domain, int64_t now_unix_ms);
   void Disconnected(const std::string& worker_id, int64_t now_unix_ms);
   void Seen(const std::string& worker_id, int64_t now_unix_ms);
   // Every worker ever seen, with its platform and jobs_done (count of results).

@@ -64,6 +64,12 @@ void AddFlags(CLI::App& app, CoordinatorServerOptions* options) {
                  "Largest TorchScript model file (family torchscript) a sweep may upload")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
+  app.add_option("--reuse-spot-check-every", options->reuse_spot_check_every,
+                 "Measure again one in this many results that reuse would hand a job, and "
+                 "refuse the worker that measured it as a source if the two disagree "
+                 "(docs/security.md; 1 = every one, 0 = none)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   app.add_flag("--reflection", options->reflection, "Enable gRPC server reflection");
   app.add_option("--worker-token-file", options->worker_token_file,
                  "Require a token on every call: workers' tokens, one per line (# comments), "

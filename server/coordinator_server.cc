@@ -229,6 +229,7 @@ struct CoordinatorServer::Parts {
 absl::Status CoordinatorServer::Parts::Open() {
   db::DatabaseOptions database_options;
   database_options.read_only = options.read_only;
+  database_options.reuse_spot_check_every = options.reuse_spot_check_every;
   if (!options.read_only) {
     absl::StatusOr<db::DatabaseFileLock> lock = db::DatabaseFileLock::Acquire(options.db_path);
     if (!lock.ok()) return lock.status();

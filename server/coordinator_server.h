@@ -40,6 +40,8 @@ struct CoordinatorServerOptions {
   int max_attempts = 3;
   int64_t max_message_bytes = 64 << 20;
   int64_t max_model_bytes = int64_t{256} << 20;
+  // db::DatabaseOptions.reuse_spot_check_every.
+  int reuse_spot_check_every = 20;
   double shutdown_grace_seconds = 5;
   bool reflection = false;
   std::string worker_token_file;

@@ -123,7 +123,8 @@ absl::Status Scheduler::OnHello(const std::shared_ptr<WorkerSession>& session,
                hello.unacked_results());
   v1::Platform platform = hello.platform();
   if (platform.device_kind().empty()) platform.set_device_kind(hello.device_kind());
-  StorePlatformThenAck(worker_id, session->stream_serial(), platform, hello.harness());
+  StorePlatformThenAck(worker_id, session->stream_serial(), platform, hello.harness(),
+                       session->trust_domain());
   return absl::OkStatus();
 }
 
@@ -177,10 +178,11 @@ absl::Status Scheduler::AdoptStream(const std::shared_ptr<WorkerSession>& sessio
 }
 
 void Scheduler::StorePlatformThenAck(const std::string& worker_id, uint64_t serial,
-                                     const v1::Platform& platform, const std::string& harness) {
+                                     const v1::Platform& platform, const std::string& harness,
+                                     const std::string& trust_domain) {
   platforms_.Upsert(
       platform,
-      [this, worker_id, serial, platform, harness](absl::StatusOr<int64_t> id) {
+      [this, worker_id, serial, platform, harness, trust_domain](absl::StatusOr<int64_t> id) {
         if (!id.ok()) {
           spdlog::error("storing platform of worker {}: {}", worker_id, id.status().ToString());
         }
@@ -204,7 +206,7 @@ void Scheduler::StorePlatformThenAck(const std::string& worker_id, uint64_t seri
           current = worker.session;
         }
         workers_store_.Connected(worker_id, platform.device_kind(), platform.hostname(),
-                                 id.ok() ? *id : 0, harness, clock_->NowUnixMs());
+                                 id.ok() ? *id : 0, harness, trust_domain, clock_->NowUnixMs());
         v1::CoordinatorMessage ack;
         ack.mutable_hello_ack()->set_heartbeat_interval_ms(options_.heartbeat_interval_ms);
         ack.mutable_hello_ack()->set_lease_timeout_ms(options_.lease_timeout_ms);
@@ -213,7 +215,7 @@ void Scheduler::StorePlatformThenAck(const std::string& worker_id, uint64_t seri
         auto it = workers_.find(worker_id);
         if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
       },
-      /*owner=*/worker_id);
+      db::PlatformReporter{worker_id, trust_domain});
 }
 
 void Scheduler::OnWorkerMessage(const std::shared_ptr<WorkerSession>& session,
@@ -351,6 +353,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
   // in the result's own write: one commit from result to assignment.
   bool lease_next = false;
   std::optional<v1::Platform> raised_platform;
+  std::string trust_domain;
   std::string device;
   uint64_t stream_serial = 0;
   {
@@ -366,6 +369,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
     platform_id = worker.platform_id;
     if (worker.roofs.Fill(&measurement)) {
       raised_platform = worker.roofs.platform();
+      if (worker.session) trust_domain = worker.session->trust_domain();
       // Stored as the platform's latest roofs (PlatformStore keeps the
       // newest calibrated_unix_ms).
       raised_platform->set_calibrated_unix_ms(
@@ -373,7 +377,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
       worker.roofs = UtilizationRoofs(*raised_platform);
     }
   }
-  if (raised_platform) StoreRaisedRoofs(worker_id, job_id, *raised_platform);
+  if (raised_platform) StoreRaisedRoofs(worker_id, trust_domain, job_id, *raised_platform);
   spdlog::info("worker {} finished job {} (attempt {}): {}", worker_id, job_id, attempt_id,
                v1::Outcome_Name(measurement.outcome()));
   auto settle = [this, worker_id, job_id,
@@ -407,8 +411,8 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
                           });
 }
 
-void Scheduler::StoreRaisedRoofs(const std::string& worker_id, int64_t job_id,
-                                 const v1::Platform& platform) {
+void Scheduler::StoreRaisedRoofs(const std::string& worker_id, const std::string& trust_domain,
+                                 int64_t job_id, const v1::Platform& platform) {
   spdlog::warn("worker {}: job {} ran faster than its platform's roof; the roof is raised",
                worker_id, job_id);
   platforms_.Upsert(
@@ -418,7 +422,7 @@ void Scheduler::StoreRaisedRoofs(const std::string& worker_id, int64_t job_id,
           spdlog::error("storing raised roofs of {}: {}", worker_id, id.status().ToString());
         }
       },
-      /*owner=*/worker_id);
+      db::PlatformReporter{worker_id, trust_domain});
 }
 
 void Scheduler::SettleStored(const std::string& worker_id, int64_t job_id, int64_t attempt_id,

@@ -156,7 +156,8 @@ class Scheduler {
   // acknowledges the hello on stream `serial` (if it is still the worker's)
   // and offers it a job.
   void StorePlatformThenAck(const std::string& worker_id, uint64_t serial,
-                            const v1::Platform& platform, const std::string& harness);
+                            const v1::Platform& platform, const std::string& harness,
+                            const std::string& trust_domain);
   void TryAssignLocked(const std::string& worker_id, WorkerState& worker);
   void OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
                       absl::StatusOr<std::optional<db::Lease>> lease);
@@ -182,7 +183,8 @@ class Scheduler {
   // usual way (`clear_leasing`: the store had claimed its lease slot).
   void OfferNext(const std::string& worker_id, bool clear_leasing);
   // Stores roofs a job beat as the platform's latest (logged).
-  void StoreRaisedRoofs(const std::string& worker_id, int64_t job_id, const v1::Platform& platform);
+  void StoreRaisedRoofs(const std::string& worker_id, const std::string& trust_domain,
+                        int64_t job_id, const v1::Platform& platform);
   // Stores the PREDICTED_OOM result of `lease` (already counted in the
   // worker's open_attempts and results_in_flight) and offers the next job.
   void SkipPredictedOom(const std::string& worker_id, int64_t platform_id, int64_t memory_bytes,

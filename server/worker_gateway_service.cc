@@ -30,7 +30,8 @@ class WorkerStream final
         allowed_ids_(std::move(allowed_ids)) {
     session_ = std::make_shared<WorkerSession>(
         serial, [this](const v1::CoordinatorMessage& message) { Enqueue(message); },
-        [this](const absl::Status& reason) { Finishing(ToGrpc(reason)); });
+        [this](const absl::Status& reason) { Finishing(ToGrpc(reason)); },
+        common::TrustDomainOf(allowed_ids_));
     StartRead(&incoming_);
   }
 

@@ -26,8 +26,13 @@ class WorkerSession {
   // Ends the stream with a status; same rules as SendFn.
   using EndFn = std::function<void(const absl::Status&)>;
 
-  WorkerSession(uint64_t stream_serial, SendFn send, EndFn end = nullptr)
-      : stream_serial_(stream_serial), send_(std::move(send)), end_(std::move(end)) {}
+  // `trust_domain`: common::TrustDomainOf the stream's worker token.
+  WorkerSession(uint64_t stream_serial, SendFn send, EndFn end = nullptr,
+                std::string trust_domain = "")
+      : stream_serial_(stream_serial),
+        trust_domain_(std::move(trust_domain)),
+        send_(std::move(send)),
+        end_(std::move(end)) {}
 
   // Sends unless the stream has closed. Returns false if it had.
   bool Send(const v1::CoordinatorMessage& message);
@@ -39,9 +44,11 @@ class WorkerSession {
   bool closed() const;
 
   uint64_t stream_serial() const { return stream_serial_; }
+  const std::string& trust_domain() const { return trust_domain_; }
 
  private:
   const uint64_t stream_serial_;
+  const std::string trust_domain_;
   mutable std::mutex mu_;
   SendFn send_;  // cleared when closed
   EndFn end_;

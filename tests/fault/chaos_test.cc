@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <memory>
@@ -25,10 +26,12 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/test_processes.h"
 #include "tests/support/health_check.h"
+#include "tests/support/peer_worker.h"
 
 namespace paradnn::testing {
 namespace {
@@ -103,10 +106,11 @@ void ExpectExactlyOneResultPerJob(const Cluster& cluster, int jobs) {
 // attempt, read from the database: what a stolen worker token can try.
 class Forger {
  public:
-  Forger(const std::string& address, const std::string& db_path)
+  Forger(const std::string& address, const std::string& db_path, const std::string& token)
       : channel_(grpc::CreateChannel(address, grpc::InsecureChannelCredentials())),
         stub_(v1::WorkerGateway::NewStub(channel_)),
-        stream_(stub_->Connect(&context_)),
+        stream_(
+            (context_.AddMetadata("authorization", "Bearer " + token), stub_->Connect(&context_))),
         db_path_(db_path) {
     v1::WorkerMessage hello;
     hello.mutable_hello()->set_worker_id("forger");
@@ -166,6 +170,62 @@ class Forger {
   std::thread writer_;
 };
 
+// A worker with a valid token of its own (bound to `evil-*`) that claims
+// the honest workers' platform (their stored record, fingerprint and all)
+// and harness, and answers every job it gets at once with a made-up step
+// time: results later sweeps would reuse, were reuse not bound to the trust
+// domain that measured them.
+class Liar {
+ public:
+  Liar(const std::string& address, const std::string& db_path, const std::string& token)
+      : peer_(address, "evil-1", token) {
+    const std::string details = absl::HexStringToBytes(
+        QueryText(db_path, "SELECT hex(details) FROM platforms ORDER BY id LIMIT 1"));
+    v1::Platform platform;
+    EXPECT_TRUE(platform.ParseFromString(details));
+    // As the fleet's workers say it (the row's name adds their domain).
+    platform.set_fingerprint(platform.fingerprint().substr(0, platform.fingerprint().find('@')));
+    harness_ = QueryText(db_path, "SELECT harness FROM workers WHERE harness != '' LIMIT 1");
+    thread_ = std::thread([this, platform] { Lie(platform); });
+  }
+  ~Liar() {
+    peer_.Cancel();
+    thread_.join();
+  }
+  int lies() const { return lies_.load(); }
+
+ private:
+  void Lie(const v1::Platform& platform) {
+    v1::WorkerMessage hello;
+    hello.mutable_hello()->set_worker_id("evil-1");
+    hello.mutable_hello()->set_device_kind(platform.device_kind());
+    hello.mutable_hello()->set_harness(harness_);
+    *hello.mutable_hello()->mutable_platform() = platform;
+    if (!peer_.Write(hello)) return;
+    peer_.Heartbeat();
+    while (std::optional<v1::JobAssignment> job = peer_.NextAssignment()) {
+      // As long as an honest job takes (FAKE_RUNNER_DELAY_MS), so that it
+      // gets its share of the sweep, not all of it.
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      v1::Measurement m;
+      m.set_outcome(v1::OK);
+      m.set_device(platform.device_kind());
+      *m.mutable_config() = job->job().config();
+      for (int i = 0; i < 3; ++i) m.add_step_seconds(1e-9);
+      m.mutable_stats()->set_steps(3);
+      m.mutable_stats()->set_median_s(1e-9);
+      m.set_examples_per_sec(1e9);
+      peer_.Send(job->job_id(), job->attempt_id(), m);
+      ++lies_;
+    }
+  }
+
+  PeerWorker peer_;
+  std::string harness_;
+  std::atomic<int> lies_{0};
+  std::thread thread_;
+};
+
 class ChaosTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -177,13 +237,15 @@ class ChaosTest : public ::testing::Test {
   void TearDown() override {
     unsetenv("FAKE_RUNNER_DELAY_MS");
     unsetenv("FAKE_RUNNER_BEHAVIOR_BY_NODE");
+    unsetenv("PARADNN_TOKEN");
   }
   static std::vector<std::string> FakeRunner() { return {"--runner", PARADNN_FAKE_RUNNER}; }
 
-  // Starts worker slot `slot` ("w<slot>") and remembers its process index.
+  // Starts worker slot `slot` ("w<slot>", with worker_flags_) and
+  // remembers its process index.
   void StartWorker(Cluster& cluster, size_t slot) {
     if (live_.size() <= slot) live_.resize(slot + 1);
-    cluster.StartWorker("w" + std::to_string(slot), FakeRunner());
+    cluster.StartWorker("w" + std::to_string(slot), worker_flags_);
     live_[slot] = started_++;
   }
 
@@ -200,6 +262,7 @@ class ChaosTest : public ::testing::Test {
         milliseconds(std::uniform_int_distribution<int>(min_ms, max_ms)(rng_)));
   }
 
+  std::vector<std::string> worker_flags_ = FakeRunner();
   unsigned seed_ = 0;
   std::mt19937 rng_;
   std::vector<size_t> live_;  // per slot, the worker's index in start order
@@ -247,11 +310,72 @@ TEST_F(ChaosTest, WorkersKilledAndRestartedAtRandomStoreEveryJobOnce) {
   RecordProperty("duplicates", static_cast<int>(duplicates));
 }
 
-TEST_F(ChaosTest, AForgerAndATwinAlongsideHonestWorkersChangeNoResult) {
+// Writes `text` to `path`, readable by its owner only (as token files must
+// be); returns the path.
+std::string WriteSecret(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  return path;
+}
+
+// The same grid again with the honest workers only (after the liar's
+// test): it reuses the fleet's results and none of evil-1's, and each
+// domain's platform row is its own.
+void ExpectTheSameGridAgainReusesNoneOfTheLiars(Cluster& cluster, const TempDir& dir, int jobs) {
+  std::string again;
+  ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, jobs, "{}", &again));
+  const std::string of_again =
+      " FROM results r JOIN jobs j ON j.id = r.job_id WHERE j.sweep_id = " + again;
+  ASSERT_TRUE(
+      WaitFor([&] { return QueryInt(cluster.db_path(), "SELECT count(*)" + of_again) >= jobs; },
+              seconds(120)))
+      << cluster.Logs();
+  EXPECT_EQ(
+      QueryInt(cluster.db_path(), "SELECT count(*)" + of_again + " AND r.worker_id = 'evil-1'"), 0)
+      << "no reused result comes from the liar";
+  EXPECT_GT(QueryInt(cluster.db_path(),
+                     "SELECT count(*)" + of_again + " AND r.reused_from_job_id IS NOT NULL"),
+            0)
+      << "the fleet's results are reused";
+  // Each domain's platform row is its own, named by the domain, whoever
+  // said hello first: the liar's claim never touched the fleet's.
+  const auto platform_of = [&](const std::string& worker) {
+    return QueryText(cluster.db_path(),
+                     "SELECT p.fingerprint FROM workers w JOIN platforms p ON p.id = "
+                     "w.platform_id WHERE w.id = '" +
+                         worker + "'");
+  };
+  const std::string fleet_fingerprint = platform_of("w0");
+  const std::string fingerprint = fleet_fingerprint.substr(0, fleet_fingerprint.find('@'));
+  EXPECT_EQ(fleet_fingerprint, fingerprint + "@forger,w*");
+  EXPECT_EQ(platform_of("evil-1"), fingerprint + "@evil-*");
+  EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM workers WHERE reuse_refused != ''"),
+            0)
+      << "no honest worker refused";
+}
+
+// Beside the honest workers, with tokens: a forger (a stolen fleet token:
+// results for others' attempts), a twin (a second process with w1's id)
+// and a liar (a token of its own, bound to `evil-*`: made-up results on the
+// fleet's platform). A second sweep of the same grid reuses the fleet's
+// results and none of the liar's, and the fleet's platform row stays the
+// fleet's.
+TEST_F(ChaosTest, AForgerATwinAndALiarAlongsideHonestWorkersChangeNoResult) {
   constexpr int kJobs = 120;
   TempDir dir;
   Cluster cluster(dir);
-  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator({"--max-attempts", "100"}));
+  const std::string fleet_token = "fleet-token-5d1c", evil_token = "evil-token-9a7e";
+  const std::string worker_tokens = WriteSecret(
+      dir.File("worker-tokens"), fleet_token + " w* forger\n" + evil_token + " evil-*\n");
+  const std::string client_tokens = WriteSecret(dir.File("client-tokens"), "client-token-3b8f\n");
+  const std::string fleet_token_file = WriteSecret(dir.File("fleet.token"), fleet_token + "\n");
+  setenv("PARADNN_TOKEN", "client-token-3b8f", 1);  // the CLI's
+  worker_flags_ = FakeRunner();
+  worker_flags_.insert(worker_flags_.end(), {"--token-file", fleet_token_file});
+  ASSERT_NO_FATAL_FAILURE(
+      cluster.StartCoordinator({"--max-attempts", "100", "--worker-token-file", worker_tokens,
+                                "--client-token-file", client_tokens}));
   for (size_t slot = 0; slot < 3; ++slot) StartWorker(cluster, slot);
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -260,12 +384,14 @@ TEST_F(ChaosTest, AForgerAndATwinAlongsideHonestWorkersChangeNoResult) {
       seconds(30)));
   // A second process with w1's id: refused while w1 is connected, it
   // stops on its own (exit status 3).
-  cluster.StartWorker("w1", FakeRunner());
+  cluster.StartWorker("w1", worker_flags_);
   const size_t twin = started_++;
   ASSERT_NO_FATAL_FAILURE(Submit(cluster, dir, kJobs));
   int64_t forged = 0, forged_acks = 0;
+  int lies = 0;
   {
-    Forger forger(cluster.address(), cluster.db_path());
+    Forger forger(cluster.address(), cluster.db_path(), fleet_token);
+    Liar liar(cluster.address(), cluster.db_path(), evil_token);
     const auto give_up = std::chrono::steady_clock::now() + seconds(300);
     while (ResultCount(cluster) < kJobs && std::chrono::steady_clock::now() < give_up) {
       Pause(300, 900);
@@ -279,6 +405,7 @@ TEST_F(ChaosTest, AForgerAndATwinAlongsideHonestWorkersChangeNoResult) {
     }
     forged = forger.sent();
     forged_acks = forger.acks();
+    lies = liar.lies();
   }
   ASSERT_TRUE(WaitFor([&] { return ResultCount(cluster) >= kJobs; }, seconds(120)))
       << "results " << ResultCount(cluster) << "\n"
@@ -293,9 +420,14 @@ TEST_F(ChaosTest, AForgerAndATwinAlongsideHonestWorkersChangeNoResult) {
   std::optional<int> twin_status = cluster.WaitWorker(twin, seconds(60));
   ASSERT_TRUE(twin_status.has_value()) << cluster.WorkerLog(twin);
   EXPECT_TRUE(WIFEXITED(*twin_status) && WEXITSTATUS(*twin_status) == 3) << cluster.WorkerLog(twin);
+  ASSERT_GT(lies, 0) << "the liar measured some of the sweep";
+
+  ASSERT_NO_FATAL_FAILURE(ExpectTheSameGridAgainReusesNoneOfTheLiars(cluster, dir, kJobs));
   ASSERT_NO_FATAL_FAILURE(cluster.Stop());
-  std::printf("forger: %lld forged reports, %lld acked and refused; twin exited 3; %d kills\n",
-              static_cast<long long>(forged), static_cast<long long>(forged_acks), worker_kills_);
+  std::printf(
+      "forger: %lld forged reports, %lld acked and refused; twin exited 3; liar: %d made-up "
+      "results, none reused; %d kills\n",
+      static_cast<long long>(forged), static_cast<long long>(forged_acks), lies, worker_kills_);
 }
 
 TEST_F(ChaosTest, CoordinatorKilledThreeTimesDuringWorkerChaosLosesNothing) {

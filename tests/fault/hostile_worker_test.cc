@@ -24,103 +24,12 @@
 #include "paradnn/v1/coordinator.grpc.pb.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/test_processes.h"
+#include "tests/support/peer_worker.h"
 
 namespace paradnn::testing {
 namespace {
 
 using std::chrono::seconds;
-
-// One worker stream spoken by hand.
-class PeerWorker {
- public:
-  PeerWorker(const std::string& address, const std::string& worker_id,
-             const std::string& token = "")
-      : channel_(grpc::CreateChannel(address, grpc::InsecureChannelCredentials())),
-        stub_(v1::WorkerGateway::NewStub(channel_)),
-        worker_id_(worker_id) {
-    if (!token.empty()) context_.AddMetadata("authorization", "Bearer " + token);
-    stream_ = stub_->Connect(&context_);
-  }
-
-  ~PeerWorker() {
-    context_.TryCancel();
-    if (!finished_) (void)Ended();
-  }
-
-  // Hello (a CPU platform of its own unless given), hello_ack, then an idle
-  // heartbeat so that the coordinator offers work.
-  void Join(std::optional<v1::Platform> platform = std::nullopt) {
-    SayHello(platform);
-    std::optional<v1::CoordinatorMessage> ack = Next();
-    ASSERT_TRUE(ack.has_value() && ack->has_hello_ack()) << worker_id_;
-    Heartbeat();
-  }
-  void SayHello(std::optional<v1::Platform> platform = std::nullopt) {
-    v1::WorkerMessage hello;
-    hello.mutable_hello()->set_worker_id(worker_id_);
-    hello.mutable_hello()->set_device_kind("cpu");
-    if (platform) {
-      *hello.mutable_hello()->mutable_platform() = *platform;
-    } else {
-      hello.mutable_hello()->mutable_platform()->set_fingerprint("peer-" + worker_id_);
-      hello.mutable_hello()->mutable_platform()->set_device_kind("cpu");
-      hello.mutable_hello()->mutable_platform()->set_memory_bytes(int64_t{8} << 30);
-    }
-    ASSERT_TRUE(stream_->Write(hello));
-  }
-  // Reads to the end of the stream; its status.
-  grpc::Status Ended() {
-    v1::CoordinatorMessage ignored;
-    while (stream_->Read(&ignored)) {
-    }
-    finished_ = true;
-    return stream_->Finish();
-  }
-
-  void Heartbeat(int64_t job_id = 0, int64_t attempt_id = 0) {
-    v1::WorkerMessage beat;
-    beat.mutable_heartbeat()->set_running_job_id(job_id);
-    beat.mutable_heartbeat()->set_running_attempt_id(attempt_id);
-    ASSERT_TRUE(stream_->Write(beat));
-  }
-
-  // The next message of the kind asked for (others are skipped).
-  std::optional<v1::CoordinatorMessage> Next() {
-    v1::CoordinatorMessage message;
-    if (!stream_->Read(&message)) return std::nullopt;
-    return message;
-  }
-  std::optional<v1::JobAssignment> NextAssignment() {
-    for (std::optional<v1::CoordinatorMessage> m = Next(); m; m = Next()) {
-      if (m->has_assignment()) return m->assignment();
-    }
-    return std::nullopt;
-  }
-  std::optional<v1::ResultAck> NextAck() {
-    for (std::optional<v1::CoordinatorMessage> m = Next(); m; m = Next()) {
-      if (m->has_ack()) return m->ack();
-    }
-    return std::nullopt;
-  }
-
-  void Send(int64_t job_id, int64_t attempt_id, const v1::Measurement& m,
-            bool handed_back = false) {
-    v1::WorkerMessage message;
-    message.mutable_result()->set_job_id(job_id);
-    message.mutable_result()->set_attempt_id(attempt_id);
-    *message.mutable_result()->mutable_measurement() = m;
-    message.mutable_result()->set_handed_back(handed_back);
-    ASSERT_TRUE(stream_->Write(message));
-  }
-
- private:
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::WorkerGateway::Stub> stub_;
-  grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<v1::WorkerMessage, v1::CoordinatorMessage>> stream_;
-  std::string worker_id_;
-  bool finished_ = false;
-};
 
 v1::Measurement Honest(double examples_per_sec) {
   v1::Measurement m;
@@ -285,6 +194,40 @@ TEST_F(HostileWorkerTest, AnOversizedPlatformIsRefusedAtHello) {
   EXPECT_EQ(Query("SELECT count(*) FROM platforms WHERE length(details) > 65536"), 0);
 }
 
+// A hello that claims a stored fingerprint (same facts) with a calibration
+// 1,000x the stored one is refused, naming the roof: a claim the
+// calibration it comes with contradicts. The stored row keeps its roofs.
+TEST_F(HostileWorkerTest, AFingerprintClaimItsCalibrationContradictsIsRefused) {
+  v1::Platform platform;
+  platform.set_fingerprint("fleet-fp");
+  platform.set_device_kind("cpu");
+  platform.set_memory_bytes(int64_t{8} << 30);
+  platform.set_calibrated_unix_ms(1000);
+  v1::MatmulRoof* roof = platform.add_matmul_roofs();
+  roof->set_dtype("float32");
+  roof->set_flops_per_sec(2e11);
+  PeerWorker honest(cluster_->address(), "honest-1");
+  ASSERT_NO_FATAL_FAILURE(honest.Join(platform));
+
+  v1::Platform claimed = platform;
+  claimed.set_calibrated_unix_ms(2000);
+  claimed.mutable_matmul_roofs(0)->set_flops_per_sec(2e14);
+  PeerWorker claimer(cluster_->address(), "claimer-1");
+  ASSERT_NO_FATAL_FAILURE(claimer.SayHello(claimed));
+  const grpc::Status status = claimer.Ended();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_NE(status.error_message().find("platform.matmul_roofs[float32].flops_per_sec"),
+            std::string::npos)
+      << status.error_message();
+  EXPECT_EQ(Query("SELECT count(*) FROM platforms"), 1);
+  EXPECT_EQ(QueryText(cluster_->db_path(), "SELECT fingerprint FROM platforms"), "fleet-fp");
+  // Within 4x of it (a loaded host's calibration): taken, and newer.
+  claimed.mutable_matmul_roofs(0)->set_flops_per_sec(1.5e11);
+  PeerWorker second(cluster_->address(), "honest-2");
+  ASSERT_NO_FATAL_FAILURE(second.Join(claimed));
+  EXPECT_EQ(Query("SELECT count(*) FROM workers WHERE id = 'claimer-1'"), 0);
+}
+
 TEST_F(HostileWorkerTest, NoPeerTextMovesTheTerminal) {
   // An id with control characters is refused at hello, naming the field.
   {
@@ -357,9 +300,11 @@ TEST_F(HostileWorkerTest, APlatformIsDescribedByItsFirstReporterOnly) {
   PeerWorker first(cluster_->address(), "first");
   ASSERT_NO_FATAL_FAILURE(first.Join(Described("Real CPU", 100e9, now - 1000)));
   // Same facts, a newer calibration with absurd roofs, from another worker:
-  // the first's roofs stay.
+  // refused (AFingerprintClaimItsCalibrationContradictsIsRefused); the
+  // first's roofs stay.
   PeerWorker same(cluster_->address(), "same-facts");
-  ASSERT_NO_FATAL_FAILURE(same.Join(Described("Real CPU", 1e15, now)));
+  ASSERT_NO_FATAL_FAILURE(same.SayHello(Described("Real CPU", 1e15, now)));
+  EXPECT_EQ(same.Ended().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   // Other facts under the same fingerprint: kept apart.
   PeerWorker other(cluster_->address(), "other-facts");
   ASSERT_NO_FATAL_FAILURE(other.Join(Described("Fake CPU", 1e15, now)));
@@ -370,8 +315,8 @@ TEST_F(HostileWorkerTest, APlatformIsDescribedByItsFirstReporterOnly) {
   EXPECT_EQ(stored.matmul_roofs(0).flops_per_sec(), 100e9);
   EXPECT_EQ(StoredPlatform(cluster_->db_path(), "shared-stack~other-facts").device_name(),
             "Fake CPU");
-  EXPECT_NE(cluster_->Logs().find("other-facts reports other facts than first did (device_name: "
-                                  "'Real CPU' vs 'Fake CPU')"),
+  EXPECT_NE(cluster_->Logs().find("other-facts reports other facts than its first reporter did "
+                                  "(device_name: 'Real CPU' vs 'Fake CPU')"),
             std::string::npos);
   // A calibration time that cannot be true ends the stream, naming the field.
   PeerWorker liar(cluster_->address(), "liar");

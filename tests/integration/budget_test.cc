@@ -176,7 +176,9 @@ class BudgetTest : public ::testing::Test {
 TEST_F(BudgetTest, MeasuresSomePredictsTheRestAndEndsOnTime) {
   TempDir dir;
   Cluster cluster(dir);
-  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
+  // No spot checks: the reuse below is counted exactly (a spot check would
+  // measure one in 20 again; tests/unit/db/result_reuse_test.cc has them).
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator({"--reuse-spot-check-every", "0"}));
   ASSERT_NO_FATAL_FAILURE(cluster.StartWorker("b1", {"--runner", PARADNN_FAKE_RUNNER}));
   const std::string sweep = dir.File("budget.yaml");
   std::ofstream(sweep) << "name: budget\nfamily: fc\nparams:\n"

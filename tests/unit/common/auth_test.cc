@@ -86,6 +86,12 @@ TEST_F(AuthFilesTest, WorkerTokenFileNamesTheIdsEachTokenMayUse) {
   EXPECT_THAT(std::string(bad.status().message()), Not(HasSubstr("alpha")));
 }
 
+TEST(TrustDomainOfTest, ThePatternsSortedAndJoinedAndEmptyForAnyId) {
+  EXPECT_EQ(TrustDomainOf({}), "");
+  EXPECT_EQ(TrustDomainOf({"evil-*"}), "evil-*");
+  EXPECT_EQ(TrustDomainOf({"host-b-*", "host-a-*", "host-b-*"}), "host-a-*,host-b-*");
+}
+
 TEST(WorkerIdAllowedTest, StarMatchesAnyRun) {
   EXPECT_TRUE(WorkerIdAllowed({}, "anything"));
   EXPECT_TRUE(WorkerIdAllowed({"host-a-*"}, "host-a-cpu"));

@@ -136,7 +136,7 @@ TEST_F(JobStoreTest, AJobOfSeveralDevicesWaitsForAWorkerWithThatManyGpus) {
     platform.set_cuda_device_count(gpus);
     absl::StatusOr<int64_t> id = PlatformStore(db_.get()).UpsertSync(platform);
     ASSERT_TRUE(id.ok()) << id.status();
-    workers.Connected(worker, "cuda", "host", *id, "libtorch/test", kNow);
+    workers.Connected(worker, "cuda", "host", *id, "libtorch/test", "", kNow);
     Flush(*db_);
   };
   connect("one-gpu", 1);

@@ -55,14 +55,17 @@ class ResultReuseTest : public DbTest {
     return id.ok() ? *id : 0;
   }
 
-  void Connect(const std::string& worker, int64_t platform_id, const std::string& harness) {
-    workers_->Connected(worker, "cpu", "host", platform_id, harness, kNow);
+  void Connect(const std::string& worker, int64_t platform_id, const std::string& harness,
+               const std::string& trust_domain = "") {
+    workers_->Connected(worker, "cpu", "host", platform_id, harness, trust_domain, kNow);
     Flush(*db_);
   }
 
   // Runs every pending job as `worker` on `platform_id`, each measured with
-  // `steps` samples; returns the leases that ran (not the reused ones).
-  std::vector<Lease> RunAll(const std::string& worker, int64_t platform_id, int steps = 4) {
+  // `steps` samples (median `median_s`); returns the leases that ran (not
+  // the reused ones).
+  std::vector<Lease> RunAll(const std::string& worker, int64_t platform_id, int steps = 4,
+                            double median_s = 0.01) {
     std::vector<Lease> ran;
     for (;;) {
       absl::StatusOr<std::optional<Lease>> lease =
@@ -70,6 +73,8 @@ class ResultReuseTest : public DbTest {
       EXPECT_TRUE(lease.ok()) << lease.status();
       if (!lease.ok() || !HasJob(*lease)) break;
       v1::Measurement m = OkMeasurement(steps);
+      m.mutable_stats()->set_median_s(median_s);
+      m.mutable_stats()->set_ci95_rel(0.02);
       *m.mutable_config() = (*lease)->config;
       EXPECT_TRUE(
           results_
@@ -230,6 +235,125 @@ TEST_F(ResultReuseTest, ABudgetedSweepReleasesWhatItCanReuseBeforeItsDesign) {
   released = budgets.ReleaseReusableSync(budgeted, kNow + 300);
   ASSERT_TRUE(released.ok());
   EXPECT_FALSE(released->has_value());
+}
+
+// A worker of another trust domain (a token bound to `evil-*`) measured
+// the configurations first, on the fleet's fingerprint: the fleet measures
+// them itself, and the other domain takes nothing of the fleet's either.
+TEST_F(ResultReuseTest, ResultsAreReusedOnlyWithinTheirTrustDomain) {
+  Connect("evil-1", platform_a_, kHarness, "evil-*");
+  Submit("poisoned", Jobs(3));
+  ASSERT_EQ(RunAll("evil-1", platform_a_, 4, /*median_s=*/1e-9).size(), 3u);
+  Submit("fleet's", Jobs(3));
+  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 3u) << "nothing of evil-1's reused";
+  Submit("evil again", Jobs(3));
+  EXPECT_EQ(RunAll("evil-1", platform_a_).size(), 0u) << "its own domain's results, reused";
+  Submit("fleet again", Jobs(3));
+  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 0u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results WHERE trust_domain = 'evil-*'"), 6);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results r JOIN jobs j ON j.id = r.job_id "
+                  "JOIN sweeps s ON s.id = j.sweep_id WHERE s.name = 'fleet again' "
+                  "AND r.worker_id = 'measurer' AND r.reused_from_job_id IS NOT NULL"),
+            3);
+}
+
+// Spot checks on every reuse (DatabaseOptions.reuse_spot_check_every 1).
+class SpotCheckTest : public ResultReuseTest {
+ protected:
+  DatabaseOptions Options() const override {
+    DatabaseOptions options;
+    options.reuse_spot_check_every = every_;
+    return options;
+  }
+  // Opens the file again with spot checks on one in `every` reuses.
+  void Reopen(int every) {
+    results_.reset();
+    jobs_.reset();
+    sweeps_.reset();
+    workers_.reset();
+    db_.reset();
+    every_ = every;
+    absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(file_.path(), Options());
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_ = *std::move(db);
+    sweeps_ = std::make_unique<SweepStore>(db_.get());
+    jobs_ = std::make_unique<JobStore>(db_.get());
+    results_ = std::make_unique<ResultStore>(db_.get());
+    workers_ = std::make_unique<WorkerStore>(db_.get());
+  }
+  int every_ = 1;
+};
+
+// A worker of the fleet's own domain made its results up (1e-9 s a step):
+// the re-measurement of what reuse would hand out disagrees, so all its
+// results are marked suspect and it is refused as a source; the honest
+// measurements are reused later instead.
+TEST_F(SpotCheckTest, ASourceThatAReMeasurementContradictsIsRefused) {
+  Connect("liar", platform_a_, kHarness);
+  Submit("made up", Jobs(3));
+  ASSERT_EQ(RunAll("liar", platform_a_, 4, /*median_s=*/1e-9).size(), 3u);
+  Submit("checked", Jobs(3));
+  // The first reuse is measured again and disagrees; from then on the liar
+  // is no source, so the other two are measured as new.
+  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 3u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM spot_checks WHERE verdict LIKE 'disagrees%'"), 1);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results WHERE worker_id = 'liar' "
+                  "AND suspect LIKE '%spot check%'"),
+            3);
+  EXPECT_NE(ScalarText(*db_, "SELECT reuse_refused FROM workers WHERE id = 'liar'").value_or(""),
+            "");
+  EXPECT_EQ(
+      ScalarText(*db_, "SELECT reuse_refused FROM workers WHERE id = 'measurer'").value_or("?"),
+      "");
+
+  ASSERT_NO_FATAL_FAILURE(Reopen(/*every=*/0));
+  Submit("later", Jobs(3));
+  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 0u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results r JOIN jobs j ON j.id = r.job_id "
+                  "JOIN sweeps s ON s.id = j.sweep_id WHERE s.name = 'later' "
+                  "AND r.worker_id = 'measurer' AND r.reused_from_job_id IS NOT NULL"),
+            3)
+      << "the honest re-measurements are what is reused";
+}
+
+TEST_F(SpotCheckTest, AReMeasurementThatAgreesKeepsTheSource) {
+  Submit("first", Jobs(2));
+  ASSERT_EQ(RunAll("measurer", platform_a_, 4, /*median_s=*/0.010).size(), 2u);
+  Submit("checked", Jobs(2));
+  Connect("other", platform_a_, kHarness);
+  EXPECT_EQ(RunAll("other", platform_a_, 4, /*median_s=*/0.012).size(), 2u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM spot_checks WHERE verdict LIKE 'agrees%'"), 2);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE reuse_refused != ''"), 0);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM results WHERE COALESCE(suspect, '') != ''"), 0);
+}
+
+TEST(SpotCheckDue, DrawsOneInEveryOfAnyRunOfIds) {
+  int drawn = 0;
+  constexpr int kIds = 200'000;
+  for (int64_t id = 1; id <= kIds; ++id) drawn += internal::SpotCheckDue(id, 20) ? 1 : 0;
+  // Binomial(200,000, 1/20): mean 10,000, sd 97.5; 5 sd either way.
+  EXPECT_NEAR(drawn, kIds / 20, 500);
+  EXPECT_TRUE(internal::SpotCheckDue(7, 1));
+  EXPECT_FALSE(internal::SpotCheckDue(7, 0));
+}
+
+TEST(SpotCheckAgrees, WithinOneAndAHalfOrThreeIntervals) {
+  using internal::SpotCheckAgrees;
+  using F = internal::SpotCheckFigures;
+  EXPECT_TRUE(SpotCheckAgrees(F{1.0, 0.01, 0}, F{1.4, 0.01, 0}));
+  EXPECT_TRUE(SpotCheckAgrees(F{1.4, 0.01, 0}, F{1.0, 0.01, 0}));
+  EXPECT_FALSE(SpotCheckAgrees(F{1.0, 0.01, 0}, F{1.6, 0.01, 0}));
+  EXPECT_FALSE(SpotCheckAgrees(F{1.6, 0.01, 0}, F{1.0, 0.01, 0}));
+  // Wide intervals (0.2 + 0.2): up to 1 + 3 x 0.4 = 2.2x.
+  EXPECT_TRUE(SpotCheckAgrees(F{1.0, 0.2, 0}, F{2.1, 0.2, 0}));
+  EXPECT_FALSE(SpotCheckAgrees(F{1.0, 0.2, 0}, F{2.3, 0.2, 0}));
+  EXPECT_FALSE(SpotCheckAgrees(F{1e-9, 0.01, 1e9}, F{0.01, 0.01, 100}));
+  // A step time one has and the other lacks: made up.
+  EXPECT_FALSE(SpotCheckAgrees(F{1e-9, 0, 1e9}, F{0, 0, 123}));
+  // No step time on either side (a harness family): the throughputs.
+  EXPECT_TRUE(SpotCheckAgrees(F{0, 0, 123}, F{0, 0, 130}));
+  EXPECT_FALSE(SpotCheckAgrees(F{0, 0, 1e9}, F{0, 0, 123}));
+  EXPECT_TRUE(SpotCheckAgrees(F{}, F{})) << "nothing claimed, nothing to contradict";
 }
 
 TEST(SameMeasurementSettings, IgnoresOnlyWhatSchedulesAJob) {

@@ -96,28 +96,55 @@ TEST_F(WorkerStoreTest, PlatformKeepsTheNewestCalibration) {
   EXPECT_EQ(platforms_->Get(*id)->calibrated_unix_ms(), 2000);
 }
 
-TEST_F(WorkerStoreTest, OnlyThePlatformsOwnerReplacesItsRoofs) {
+// Rows belong to a trust domain (docs/security.md): any worker of it, and
+// no other domain's, recalibrates a row, and which domain reports a
+// fingerprint first changes no row's name.
+TEST_F(WorkerStoreTest, APlatformRowBelongsToATrustDomain) {
+  const PlatformReporter fleet_a{"worker-a", ""}, fleet_b{"worker-b", ""};
+  const PlatformReporter evil{"evil-1", "evil-*"};
   v1::Platform first = MakePlatform("fp-a", "host-1");
   first.set_calibrated_unix_ms(1000);
-  first.add_matmul_roofs()->set_flops_per_sec(2e11);
-  absl::StatusOr<int64_t> id = platforms_->UpsertSync(first, "worker-a");
-  ASSERT_TRUE(id.ok()) << id.status();
-  // Another worker's newer calibration of the same facts: kept out.
+  first.add_matmul_roofs()->set_dtype("float32");
+  first.mutable_matmul_roofs(0)->set_flops_per_sec(2e11);
+
+  // Another domain reports the fingerprint first: a row of its own.
   v1::Platform claimed = first;
   claimed.set_calibrated_unix_ms(5000);
-  claimed.mutable_matmul_roofs(0)->set_flops_per_sec(9e15);
-  EXPECT_EQ(*platforms_->UpsertSync(claimed, "worker-b"), *id);
+  claimed.mutable_matmul_roofs(0)->set_flops_per_sec(3e11);
+  absl::StatusOr<int64_t> evil_row = platforms_->UpsertSync(claimed, evil);
+  ASSERT_TRUE(evil_row.ok()) << evil_row.status();
+  EXPECT_EQ(platforms_->Get(*evil_row)->fingerprint(), "fp-a@evil-*");
+  absl::StatusOr<int64_t> id = platforms_->UpsertSync(first, fleet_a);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_NE(*id, *evil_row);
+  EXPECT_EQ(platforms_->Get(*id)->fingerprint(), "fp-a") << "the fleet's name, whoever came first";
+  // The other domain's newer calibration stays in its own row.
+  claimed.set_calibrated_unix_ms(7000);
+  EXPECT_EQ(*platforms_->UpsertSync(claimed, evil), *evil_row);
   EXPECT_EQ(platforms_->Get(*id)->matmul_roofs(0).flops_per_sec(), 2e11);
-  // The owner's own newer calibration replaces them.
+  // Any worker of the fleet recalibrates the fleet's row.
   v1::Platform recalibrated = first;
   recalibrated.set_calibrated_unix_ms(6000);
   recalibrated.mutable_matmul_roofs(0)->set_flops_per_sec(2.2e11);
-  EXPECT_EQ(*platforms_->UpsertSync(recalibrated, "worker-a"), *id);
+  EXPECT_EQ(*platforms_->UpsertSync(recalibrated, fleet_b), *id);
   EXPECT_EQ(platforms_->Get(*id)->matmul_roofs(0).flops_per_sec(), 2.2e11);
-  // Other facts under the fingerprint: a platform of their own.
+  // A claim of the fingerprint whose calibration contradicts it (9e15 FLOP/s
+  // against 2.2e11): refused, naming the roof, in any domain.
+  v1::Platform contradicting = first;
+  contradicting.set_calibrated_unix_ms(8000);
+  contradicting.mutable_matmul_roofs(0)->set_flops_per_sec(9e15);
+  for (const PlatformReporter& reporter : {fleet_b, evil}) {
+    const absl::Status refused = platforms_->UpsertSync(contradicting, reporter).status();
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << reporter.worker_id;
+    EXPECT_NE(refused.message().find("platform.matmul_roofs[float32].flops_per_sec"),
+              absl::string_view::npos)
+        << refused;
+  }
+  EXPECT_EQ(platforms_->Get(*id)->matmul_roofs(0).flops_per_sec(), 2.2e11);
+  // Other facts under the fingerprint: a platform of their own, per worker.
   v1::Platform other = first;
   other.set_device_name("Not a Xeon");
-  absl::StatusOr<int64_t> apart = platforms_->UpsertSync(other, "worker-b");
+  absl::StatusOr<int64_t> apart = platforms_->UpsertSync(other, fleet_b);
   ASSERT_TRUE(apart.ok()) << apart.status();
   EXPECT_NE(*apart, *id);
   EXPECT_EQ(platforms_->Get(*apart)->fingerprint(), "fp-a~worker-b");
@@ -125,7 +152,7 @@ TEST_F(WorkerStoreTest, OnlyThePlatformsOwnerReplacesItsRoofs) {
   // A calibration from the future is refused, naming the field.
   v1::Platform future = first;
   future.set_calibrated_unix_ms(std::numeric_limits<int64_t>::max());
-  const absl::Status refused = platforms_->UpsertSync(future, "worker-a").status();
+  const absl::Status refused = platforms_->UpsertSync(future, fleet_a).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(refused.message().find("platform.calibrated_unix_ms"), absl::string_view::npos);
 }
@@ -133,8 +160,8 @@ TEST_F(WorkerStoreTest, OnlyThePlatformsOwnerReplacesItsRoofs) {
 TEST_F(WorkerStoreTest, ListShowsConnectionStatePlatformAndJobsDone) {
   absl::StatusOr<int64_t> platform = platforms_->UpsertSync(MakePlatform("fp-a", "host-1"));
   ASSERT_TRUE(platform.ok());
-  workers_->Connected("host-1-cpu", "cpu", "host-1", *platform, "", kNow);
-  workers_->Connected("host-2-cpu", "cpu", "host-2", 0, "", kNow + 1);
+  workers_->Connected("host-1-cpu", "cpu", "host-1", *platform, "", "", kNow);
+  workers_->Connected("host-2-cpu", "cpu", "host-2", 0, "", "", kNow + 1);
   workers_->Seen("host-1-cpu", kNow + 500);
   workers_->Disconnected("host-2-cpu", kNow + 600);
 
@@ -177,9 +204,9 @@ TEST_F(WorkerStoreTest, ListShowsConnectionStatePlatformAndJobsDone) {
 }
 
 TEST_F(WorkerStoreTest, ReconnectingUpdatesTheSameRow) {
-  workers_->Connected("w", "cpu", "old-host", 0, "", kNow);
+  workers_->Connected("w", "cpu", "old-host", 0, "", "", kNow);
   workers_->Disconnected("w", kNow + 10);
-  workers_->Connected("w", "cpu", "new-host", 0, "", kNow + 20);
+  workers_->Connected("w", "cpu", "new-host", 0, "", "", kNow + 20);
   Flush(*db_);
   absl::StatusOr<std::vector<v1::WorkerInfo>> list = workers_->List();
   ASSERT_TRUE(list.ok());
@@ -190,8 +217,8 @@ TEST_F(WorkerStoreTest, ReconnectingUpdatesTheSameRow) {
 }
 
 TEST_F(WorkerStoreTest, MarkAllDisconnectedKeepsLastSeen) {
-  workers_->Connected("a", "cpu", "h1", 0, "", kNow);
-  workers_->Connected("b", "cuda", "h2", 0, "", kNow + 5);
+  workers_->Connected("a", "cpu", "h1", 0, "", "", kNow);
+  workers_->Connected("b", "cuda", "h2", 0, "", "", kNow + 5);
   Flush(*db_);
   ASSERT_TRUE(workers_->MarkAllDisconnectedSync(kNow + 1000).ok());
   absl::StatusOr<std::vector<v1::WorkerInfo>> list = workers_->List();
@@ -206,7 +233,7 @@ TEST_F(WorkerStoreTest, MarkAllDisconnectedKeepsLastSeen) {
 }
 
 TEST_F(WorkerStoreTest, AnUnknownPlatformIdStillRecordsTheWorker) {
-  workers_->Connected("w", "cpu", "h", 4242, "", kNow);
+  workers_->Connected("w", "cpu", "h", 4242, "", "", kNow);
   Flush(*db_);
   absl::StatusOr<std::vector<v1::WorkerInfo>> list = workers_->List();
   ASSERT_TRUE(list.ok());
