@@ -7,6 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libsqlite3-dev sqlite3
+  # server/torchscript_archive.cc: uploaded TorchScript archives checked at submit.
+  libzip-dev
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-dev libboost-system-dev
   libgtest-dev libgmock-dev

@@ -12,6 +12,7 @@
 #include "model/sweep.h"
 #include "server/grpc_status.h"
 #include "server/sweep_predictor.h"
+#include "server/torchscript_archive.h"
 
 namespace paradnn::server {
 namespace {
@@ -57,6 +58,9 @@ absl::StatusOr<std::string> TakeTorchScriptContent(v1::SweepSpec* spec, int64_t 
                                                    "models of at most ",
                                                    max_model_bytes, " bytes (--max-model-bytes)"));
   }
+  // What every runner would load: a TorchScript archive, bounded once
+  // inflated by the same limit as the upload.
+  if (absl::Status s = CheckTorchScriptArchive(content, max_model_bytes); !s.ok()) return s;
   const std::string sha256 = db::Sha256Hex(content);
   if (!model->sha256().empty() && model->sha256() != sha256) {
     return absl::InvalidArgumentError(absl::StrCat("torchscript.sha256: ", model->sha256(),

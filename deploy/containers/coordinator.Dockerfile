@@ -5,7 +5,7 @@ FROM debian:bookworm AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev \
-      libsqlite3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev \
+      libsqlite3-dev libzip-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev \
       libboost-dev libboost-system-dev libeigen3-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -28,7 +28,7 @@ RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
 FROM debian:bookworm-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libre2-9 libc-ares2 libssl3 \
-      libsqlite3-0 libspdlog1.10 libfmt9 libyaml-cpp0.7 ca-certificates \
+      libsqlite3-0 libzip4 libspdlog1.10 libfmt9 libyaml-cpp0.7 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd -g 65532 paradnn && useradd -u 65532 -g paradnn -d /var/lib/paradnn -M paradnn \
     && install -d -o paradnn -g paradnn -m 0750 /var/lib/paradnn

@@ -5,7 +5,7 @@ FROM debian:bookworm AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev \
-      libsqlite3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev \
+      libsqlite3-dev libzip-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev \
       libboost-dev libboost-system-dev libeigen3-dev libtorch-dev libgloo-dev libopenblas0-pthread \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

@@ -16,7 +16,7 @@ ARG TORCH_VERSION
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config python3 python3-pip \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev \
-      libsqlite3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev \
+      libsqlite3-dev libzip-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev \
       libboost-dev libboost-system-dev libeigen3-dev \
     && rm -rf /var/lib/apt/lists/* \
     && pip3 install --no-cache-dir --break-system-packages --index-url "${TORCH_INDEX}" "torch==${TORCH_VERSION}"

@@ -1,5 +1,6 @@
 // The coordinator's size limits against a real process: a TorchScript model
-// over --max-model-bytes is refused naming the flag, and a message over the
+// over --max-model-bytes is refused naming the flag, as are a random file
+// and a small zip that inflates past it (a zip bomb), and a message over the
 // gRPC limit (--max-message-bytes, plus room for a model) is refused by
 // gRPC before it is parsed; nothing already stored changes, and a normal
 // sweep is accepted afterwards.
@@ -8,6 +9,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
+#include <random>
 #include <string>
 
 #include "paradnn/v1/coordinator.grpc.pb.h"
@@ -64,6 +67,48 @@ TEST_F(LimitsTest, ModelOverMaxModelBytesIsRefusedNamingTheFlag) {
   EXPECT_NE(submit.err.find("torchscript.content: 4097 bytes"), std::string::npos) << submit.err;
   EXPECT_NE(submit.err.find("at most 4096 bytes (--max-model-bytes)"), std::string::npos)
       << submit.err;
+  EXPECT_EQ(Sweeps(), 1);
+  EXPECT_EQ(QueryInt(cluster_->db_path(), "SELECT count(*) FROM models"), 0);
+}
+
+// Uploads `model` as big.pt: the CLI's exit status and stderr.
+CommandResult SubmitModel(Cluster& cluster, const TempDir& dir, const std::string& model) {
+  std::ofstream(dir.File("big.pt"), std::ios::binary) << model;
+  std::ofstream(dir.File("big.yaml")) << kModelSweep;
+  return cluster.Cli({"submit", dir.File("big.yaml")});
+}
+
+TEST_F(LimitsTest, ARandomFileAndAZipBombAreRefusedAsModels) {
+  std::mt19937 random(11);
+  std::string noise(4000, '\0');
+  for (char& c : noise) c = static_cast<char>(random());
+  CommandResult refused = SubmitModel(*cluster_, dir_, noise);
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("torchscript.content: not a TorchScript archive"), std::string::npos)
+      << refused.err;
+
+  // Python's zipfile (not the coordinator's libzip): a well-formed archive
+  // of under 4 KiB whose constants.pkl inflates to 1 MiB.
+  const std::string bomb = dir_.File("bomb.pt");
+  CommandResult made =
+      RunCommand({"/usr/bin/python3", "-c",
+                  "import sys, zipfile\n"
+                  "with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n"
+                  "  z.writestr('m/data.pkl', 'p'); z.writestr('m/version', '3');\n"
+                  "  z.writestr('m/code/__torch__.py', 'pass'); z.writestr('m/constants.pkl', "
+                  "bytes(1 << 20))\n",
+                  bomb},
+                 seconds(60));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  std::ifstream in(bomb, std::ios::binary);
+  const std::string zipped((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_LT(zipped.size(), static_cast<size_t>(kMaxModelBytes));
+  CommandResult inflated = SubmitModel(*cluster_, dir_, zipped);
+  EXPECT_EQ(inflated.exit_code, 2) << inflated.out << inflated.err;
+  EXPECT_NE(inflated.err.find("torchscript.content: inflates to more than 4096 bytes (entry "
+                              "'m/constants.pkl' alone is 1048576 bytes)"),
+            std::string::npos)
+      << inflated.err;
   EXPECT_EQ(Sweeps(), 1);
   EXPECT_EQ(QueryInt(cluster_->db_path(), "SELECT count(*) FROM models"), 0);
 }
