@@ -4,8 +4,9 @@
 // sweep's page, waits for live progress to reach done, and checks the heat
 // map (one cell per configuration, hover tooltip, click opens the job), the
 // results table (one row per job, sort, filter), every analysis drawn, the
-// workers page (fingerprint, roofs, stack doctor), fleet goodput, and the
-// JSON API's errors. Screenshots go to $DASHBOARD_TEST_OUT.
+// workers page (fingerprint, roofs, stack doctor), fleet goodput, the JSON
+// API's errors, and that another site's page (or a DNS-rebound name) can
+// neither drive the API nor read it. Screenshots go to $DASHBOARD_TEST_OUT.
 //
 //   node dashboard_test.cjs BIN_DIR SOURCE_DIR OUT_DIR
 'use strict';
@@ -64,6 +65,79 @@ async function checkApiErrors(base) {
   assert.match((await query.json()).error.message, /'sweeps' is not one of: sweep, window_seconds/);
   const method = await fetch(`${base}/api/v1/sweeps`, { method: 'POST', body: '{}' });
   assert.strictEqual(method.status, 405);
+}
+
+// Another site's page in the same browser, and the dashboard reached
+// through a name of another site's that resolves to loopback (DNS
+// rebinding, played by --host-resolver-rules): nothing it sends runs and
+// nothing it asks for can be read.
+async function checkForeignPages(browser, base) {
+  const http = require('http');
+  const form = '<form id="f" method="POST" enctype="text/plain" target="sink">' +
+    '<input name=\'{"boxplot": {"x": "node", "metric": "step_time", "ignore": "\' value=\'"}}\'></form>' +
+    '<iframe name="sink"></iframe>';
+  const elsewhere = http.createServer((request, response) => {
+    response.writeHead(200, { 'Content-Type': 'text/html' });
+    response.end(`<!doctype html><title>elsewhere</title>${form}`);
+  });
+  await new Promise((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    const seen = [];
+    page.on('response', (r) => {
+      if (r.url().startsWith(base)) seen.push({ method: r.request().method(), path: new URL(r.url()).pathname, status: r.status() });
+    });
+    await page.goto(`http://127.0.0.1:${elsewhere.address().port}/`);
+    const outcome = await page.evaluate(async (base) => {
+      const tried = {};
+      const attempt = async (name, request) => {
+        try {
+          const response = await request();
+          tried[name] = response.type === 'opaque' ? 'opaque' : `read ${response.status}`;
+        } catch (e) {
+          tried[name] = 'blocked';
+        }
+      };
+      const analysis = '{"boxplot": {"x": "node", "metric": "step_time"}}';
+      await attempt('simple', () => fetch(`${base}/api/v1/analyze`, { method: 'POST', mode: 'no-cors', body: analysis }));
+      await attempt('json', () => fetch(`${base}/api/v1/analyze`,
+        { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: analysis }));
+      await attempt('read', () => fetch(`${base}/api/v1/sweeps`));
+      return tried;
+    }, base);
+    const formPosted = page.waitForResponse((r) => r.url() === `${base}/api/v1/analyze` && r.request().method() === 'POST' &&
+      (r.request().headers()['content-type'] || '').startsWith('text/plain') && r.frame() !== page.mainFrame());
+    await page.evaluate((base) => {
+      const f = document.getElementById('f');
+      f.action = `${base}/api/v1/analyze`;
+      f.submit();
+    }, base);
+    await formPosted;
+    console.log(`another site's page: ${JSON.stringify(outcome)}; the coordinator answered ` +
+      seen.map((s) => `${s.method} ${s.path} ${s.status}`).join(', '));
+    assert.strictEqual(outcome.json, 'blocked', 'a JSON POST needs a preflight the API does not grant');
+    assert.strictEqual(outcome.read, 'blocked', 'no CORS header lets another origin read');
+    const posts = seen.filter((s) => s.method === 'POST');
+    assert.ok(posts.length >= 2, `the simple POST and the form reached the coordinator: ${JSON.stringify(seen)}`);
+    for (const s of seen) assert.ok(s.status === 403 || s.status === 405 || s.status === 415, `${s.method} ${s.path}: ${s.status}`);
+    // What the browser sent for the read, with its Origin (a failed CORS
+    // read shows the page no answer): refused by the coordinator too.
+    const read = await fetch(`${base}/api/v1/sweeps`, { headers: { Origin: `http://127.0.0.1:${elsewhere.address().port}` } });
+    assert.strictEqual(read.status, 403, 'the read is refused by its Origin, not only by the browser');
+
+    // DNS rebinding: rebind.test resolves to the coordinator's loopback
+    // address, so its pages would be same-origin with the API.
+    const port = new URL(base).port;
+    for (const target of ['/', '/api/v1/sweeps']) {
+      const response = await page.goto(`http://rebind.test:${port}${target}`);
+      assert.strictEqual(response.status(), 403, target);
+      assert.match(await response.text(), /Host 'rebind\.test:\d+' is not a loopback address/);
+    }
+  } finally {
+    await context.close();
+    elsewhere.close();
+  }
 }
 
 // The sweep page, opened while the sweep ran: its progress moved on its own.
@@ -199,7 +273,8 @@ async function main() {
   await checkApiErrors(base);
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--host-resolver-rules=MAP rebind.test 127.0.0.1'],
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -213,6 +288,7 @@ async function main() {
     await checkSweepPage(page, sweepId, rows);
     await checkWorkersAndFleet(page, base);
     assert.deepStrictEqual(errors, [], 'no script errors on any page');
+    await checkForeignPages(browser, base);
   } finally {
     await browser.close();
   }
