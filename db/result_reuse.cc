@@ -159,8 +159,8 @@ bool SpotCheckAgrees(const SpotCheckFigures& source, const SpotCheckFigures& fre
 
 absl::Status JudgeSpotCheck(sqlite3* db, int64_t job_id, const v1::Measurement& fresh,
                             int64_t now_unix_ms) {
-  if (fresh.outcome() != v1::OK)
-    return absl::OkStatus();  // nothing to compare; checked again later
+  // Nothing to compare yet: the job's next OK result is judged.
+  if (fresh.outcome() != v1::OK) return absl::OkStatus();
   Statement find(db,
                  "SELECT s.source_result_id, COALESCE(r.step_median_s, 0), "
                  "COALESCE(r.ci95_rel, 0), r.worker_id, COALESCE(r.examples_per_sec, 0) "

@@ -560,8 +560,15 @@ grpc::ServerUnaryReactor* CoordinatorService::Predict(grpc::CallbackServerContex
     reactor->Finish(auth);
     return reactor;
   }
-  // A fit reads the sweep's results and solves its model: off the callback thread.
-  queries_->Run([this, reactor, request, response] {
+  // A fit reads the sweep's results and solves its model: off the callback
+  // thread. Its cost is bounded (one group, FitOptions' caps); a call whose
+  // client gave up (its deadline passed while it waited) is not fitted.
+  queries_->Run([this, context, reactor, request, response] {
+    if (context->IsCancelled()) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                                   "the call ended (its deadline passed) before the fit began"));
+      return;
+    }
     absl::StatusOr<v1::PredictResponse> answer = PredictFromSweep(database_, *request);
     const absl::Status status = answer.status();
     if (answer.ok()) *response = *std::move(answer);

@@ -234,33 +234,38 @@ class PlanTakesTime : public common::Clock {
 
 // Four workers take the 8-job design in 0.4 s while a plan takes 0.25 s
 // (0.9 s from plan to plan: 8.9 jobs/s).
-TEST_F(BudgetPlannerTest, KeepsPendingWhatTheWorkersTakeWhileTwoPlansRun) {
-  CreateSweep(kBudgetSeconds);
-  BudgetPlannerOptions options;
-  options.workers_of = [](const std::string&) { return 4; };
-  options.lookahead = 1;
-  options.max_lookahead = 256;
-  PlanTakesTime plan_clock(&clock_, 250);
-  BudgetPlanner planner(db_.get(), &plan_clock, options);
-  EXPECT_EQ(MustStep(planner).released, 8);  // the design
-  for (int i = 0; i < 8; ++i) ASSERT_TRUE(MeasureOne(/*job_ms=*/50));
+class PacedBudgetPlannerTest : public BudgetPlannerTest {
+ protected:
+  // What the plan after the design releases, with a lookahead of at least 1
+  // and at most `max_lookahead`; `then` runs one more plan.
+  void DesignThenPlan(int max_lookahead, int64_t* released, int64_t* then) {
+    CreateSweep(kBudgetSeconds);
+    BudgetPlannerOptions options;
+    options.workers_of = [](const std::string&) { return 4; };
+    options.lookahead = 1;
+    options.max_lookahead = max_lookahead;
+    PlanTakesTime plan_clock(&clock_, 250);
+    BudgetPlanner planner(db_.get(), &plan_clock, options);
+    EXPECT_EQ(MustStep(planner).released, 8);  // the design
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(MeasureOne(/*job_ms=*/50));
+    *released = MustStep(planner).released;
+    *then = MustStep(planner).released;
+  }
+};
+
+TEST_F(PacedBudgetPlannerTest, KeepsPendingWhatTheWorkersTakeWhileTwoPlansRun) {
+  int64_t released = 0, then = 0;
+  ASSERT_NO_FATAL_FAILURE(DesignThenPlan(/*max_lookahead=*/256, &released, &then));
   // One per worker, and what they take during two plans: 2 x 8.9/s x 0.25 s
   // = 5, not the configured 1.
-  EXPECT_EQ(MustStep(planner).released, 4 + 5);
-  EXPECT_EQ(MustStep(planner).released, 0) << "nothing taken: nothing to plan";
+  EXPECT_EQ(released, 4 + 5);
+  EXPECT_EQ(then, 0) << "nothing taken: nothing to plan";
 }
 
-TEST_F(BudgetPlannerTest, TheLookaheadStopsAtItsCeiling) {
-  CreateSweep(kBudgetSeconds);
-  BudgetPlannerOptions options;
-  options.workers_of = [](const std::string&) { return 4; };
-  options.lookahead = 1;
-  options.max_lookahead = 2;
-  PlanTakesTime plan_clock(&clock_, 250);
-  BudgetPlanner planner(db_.get(), &plan_clock, options);
-  EXPECT_EQ(MustStep(planner).released, 8);
-  for (int i = 0; i < 8; ++i) ASSERT_TRUE(MeasureOne(/*job_ms=*/50));
-  EXPECT_EQ(MustStep(planner).released, 4 + 2);
+TEST_F(PacedBudgetPlannerTest, TheLookaheadStopsAtItsCeiling) {
+  int64_t released = 0, then = 0;
+  ASSERT_NO_FATAL_FAILURE(DesignThenPlan(/*max_lookahead=*/2, &released, &then));
+  EXPECT_EQ(released, 4 + 2);
 }
 
 // A design is a share of the grid up to max_design: on a 100,000-point grid

@@ -3,11 +3,11 @@
 #include "server/torchscript_archive.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 #include <fstream>
 #include <iterator>
 #include <random>
