@@ -191,7 +191,9 @@ absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const s
       if (!found.ok()) return found.status();
       reusable = *found;
     }
-    if (reusable && SpotCheckDue(lease.job_id, spot_check_every)) {
+    // A worker measuring its own result again checks nothing.
+    if (reusable && reusable->measured_by != worker_id &&
+        SpotCheckDue(lease.job_id, spot_check_every)) {
       // Measured again instead: the result reuse would have handed out is
       // judged against it when it arrives (JudgeSpotCheck).
       if (absl::Status s = RecordSpotCheck(db, lease.job_id, *reusable, now_unix_ms); !s.ok()) {

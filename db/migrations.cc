@@ -287,9 +287,10 @@ CREATE INDEX jobs_reuse ON jobs(config_id, precision, optimizer, repeat);
 // patterns of its token; '' without tokens or with an unrestricted one) is
 // kept with it and with each result it measured: results are reused only
 // within their domain, and a platform row belongs to a domain ('' for every
-// row stored before: those were the fleet's). A worker whose reused result
-// a re-measurement contradicted is refused as a source (reuse_refused says
-// why); spot_checks holds each re-measured reuse and its verdict.
+// row stored before: those were the fleet's). spot_checks holds each reuse
+// measured again instead, who measured the result (source_worker) and who
+// measured it again (checker), and the verdict; a worker contradicted by
+// two others is refused as a source (reuse_refused says why).
 constexpr const char kSchemaV14[] = R"sql(
 ALTER TABLE workers ADD COLUMN trust_domain TEXT NOT NULL DEFAULT '';
 ALTER TABLE workers ADD COLUMN reuse_refused TEXT NOT NULL DEFAULT '';
@@ -298,6 +299,8 @@ UPDATE platforms SET owner = '';
 CREATE TABLE spot_checks (
   job_id           INTEGER PRIMARY KEY REFERENCES jobs(id),
   source_result_id INTEGER NOT NULL REFERENCES results(id),
+  source_worker    TEXT    NOT NULL,
+  checker          TEXT    NOT NULL DEFAULT '',
   verdict          TEXT    NOT NULL DEFAULT '',
   created_unix_ms  INTEGER NOT NULL
 );

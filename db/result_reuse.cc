@@ -47,7 +47,7 @@ absl::StatusOr<std::optional<ReusableResult>> FindReusableResult(sqlite3* db,
   // check, ...) is not worth copying: the job measures afresh. Neither is
   // one of another trust domain, or of a worker a spot check refused.
   Statement find(db,
-                 "SELECT r.id, COALESCE(r.reused_from_job_id, r.job_id), js.settings "
+                 "SELECT r.id, COALESCE(r.reused_from_job_id, r.job_id), js.settings, r.worker_id "
                  "FROM jobs js JOIN results r ON r.job_id = js.id "
                  "JOIN platforms p ON p.id = r.platform_id "
                  "WHERE js.config_id = ?1 AND js.precision = ?2 AND js.optimizer = ?3 "
@@ -66,7 +66,8 @@ absl::StatusOr<std::optional<ReusableResult>> FindReusableResult(sqlite3* db,
     v1::RunSettings settings;
     if (!settings.ParseFromString(find.ColumnBlob(2))) continue;  // unreadable: not a match
     if (!SameMeasurementSettings(settings, job.settings)) continue;
-    return std::optional<ReusableResult>(ReusableResult{find.ColumnInt(0), find.ColumnInt(1)});
+    return std::optional<ReusableResult>(
+        ReusableResult{find.ColumnInt(0), find.ColumnInt(1), find.ColumnText(3)});
   }
 }
 
@@ -137,10 +138,12 @@ bool SpotCheckDue(int64_t job_id, int every) {
 absl::Status RecordSpotCheck(sqlite3* db, int64_t job_id, const ReusableResult& source,
                              int64_t now_unix_ms) {
   Statement insert(db,
-                   "INSERT INTO spot_checks (job_id, source_result_id, created_unix_ms) "
-                   "VALUES (?1, ?2, ?3) ON CONFLICT (job_id) DO UPDATE SET "
-                   "source_result_id = excluded.source_result_id, verdict = ''");
-  insert.Bind(1, job_id).Bind(2, source.result_id).Bind(3, now_unix_ms);
+                   "INSERT INTO spot_checks (job_id, source_result_id, source_worker, "
+                   "created_unix_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (job_id) DO UPDATE SET "
+                   "source_result_id = excluded.source_result_id, "
+                   "source_worker = excluded.source_worker, checker = '', verdict = ''");
+  insert.Bind(1, job_id).Bind(2, source.result_id).Bind(3, source.measured_by);
+  insert.Bind(4, now_unix_ms);
   return insert.Run();
 }
 
@@ -157,13 +160,63 @@ bool SpotCheckAgrees(const SpotCheckFigures& source, const SpotCheckFigures& fre
   return within(source.examples_per_sec, fresh.examples_per_sec);
 }
 
-absl::Status JudgeSpotCheck(sqlite3* db, int64_t job_id, const v1::Measurement& fresh,
-                            int64_t now_unix_ms) {
+namespace {
+
+// How a disputed result's suspect column starts; the verdict and ')' follow.
+constexpr char kDisputedPrefix[] = "disputed by a spot check (";
+
+// The workers `worker` disagreed with in spot checks, either side.
+absl::StatusOr<int64_t> DisagreeingCounterparts(sqlite3* db, const std::string& worker) {
+  Statement count(db,
+                  "SELECT COUNT(DISTINCT CASE WHEN source_worker = ?1 THEN checker "
+                  "ELSE source_worker END) FROM spot_checks WHERE verdict LIKE 'disagrees%' "
+                  "AND (source_worker = ?1 OR checker = ?1)");
+  count.Bind(1, worker);
+  absl::StatusOr<bool> row = count.Step();
+  if (!row.ok()) return row.status();
+  return *row ? count.ColumnInt(0) : 0;
+}
+
+// Refuses `worker` as a source of reused results and marks every OK result
+// it measured (copies included) suspect, once.
+absl::Status RefuseSource(sqlite3* db, const std::string& worker, const std::string& why,
+                          int64_t now_unix_ms) {
+  Statement refuse(db, "UPDATE workers SET reuse_refused = ? WHERE id = ? AND reuse_refused = ''");
+  refuse.Bind(1, absl::StrCat(why, " (", now_unix_ms, ")")).Bind(2, worker);
+  if (absl::Status s = refuse.Run(); !s.ok()) return s;
+  if (sqlite3_changes(db) == 0) return absl::OkStatus();  // refused before
+  spdlog::warn(
+      "worker {}: {}; it is no longer a source of reused results, and its results are "
+      "marked suspect",
+      worker, why);
+  Statement suspect(db,
+                    "UPDATE results SET suspect = CASE WHEN COALESCE(suspect, '') = '' THEN ?1 "
+                    "ELSE suspect || '; ' || ?1 END WHERE worker_id = ?2 AND outcome = ?3");
+  suspect.Bind(1, why).Bind(2, worker).Bind(3, static_cast<int>(v1::OK));
+  if (absl::Status s = suspect.Run(); !s.ok()) return s;
+  // The results it disputed on the other side of its spot checks were
+  // right: the dispute (when it is all they are suspect of) is lifted.
+  Statement lift(
+      db,
+      "UPDATE results SET suspect = '' WHERE id IN (SELECT CASE WHEN s.checker = ?1 "
+      "THEN s.source_result_id ELSE (SELECT r.id FROM results r WHERE r.job_id = "
+      "s.job_id) END FROM spot_checks s WHERE s.verdict LIKE 'disagrees%' AND "
+      "(s.checker = ?1 OR s.source_worker = ?1)) AND worker_id != ?1 AND suspect = "
+      "(SELECT ?2 || s.verdict || ')' FROM spot_checks s WHERE s.verdict LIKE "
+      "'disagrees%' AND (s.job_id = results.job_id OR s.source_result_id = results.id))");
+  lift.Bind(1, worker).Bind(2, kDisputedPrefix);
+  return lift.Run();
+}
+
+}  // namespace
+
+absl::Status JudgeSpotCheck(sqlite3* db, int64_t job_id, const std::string& checker,
+                            const v1::Measurement& fresh, int64_t now_unix_ms) {
   // Nothing to compare yet: the job's next OK result is judged.
   if (fresh.outcome() != v1::OK) return absl::OkStatus();
   Statement find(db,
                  "SELECT s.source_result_id, COALESCE(r.step_median_s, 0), "
-                 "COALESCE(r.ci95_rel, 0), r.worker_id, COALESCE(r.examples_per_sec, 0) "
+                 "COALESCE(r.ci95_rel, 0), s.source_worker, COALESCE(r.examples_per_sec, 0) "
                  "FROM spot_checks s JOIN results r ON r.id = s.source_result_id "
                  "WHERE s.job_id = ? AND s.verdict = ''");
   find.Bind(1, job_id);
@@ -172,38 +225,44 @@ absl::Status JudgeSpotCheck(sqlite3* db, int64_t job_id, const v1::Measurement& 
   if (!*found) return absl::OkStatus();
   const int64_t source_id = find.ColumnInt(0);
   const SpotCheckFigures source{find.ColumnDouble(1), find.ColumnDouble(2), find.ColumnDouble(4)};
-  const std::string measured_by = find.ColumnText(3);
-  const double source_s = source.median_s;
+  const std::string source_worker = find.ColumnText(3);
   const double fresh_s = fresh.stats().median_s();
   const bool agrees = SpotCheckAgrees(
       source, SpotCheckFigures{fresh_s, fresh.stats().ci95_rel(), fresh.examples_per_sec()});
   const std::string verdict = absl::StrFormat(
-      "%s: %.6g s (%.6g ex/s) re-measured against %.6g s (%.6g ex/s) of result %d (worker %s)",
-      agrees ? "agrees" : "disagrees", fresh_s, fresh.examples_per_sec(), source_s,
-      source.examples_per_sec, source_id, measured_by);
-  Statement record(db, "UPDATE spot_checks SET verdict = ? WHERE job_id = ?");
-  record.Bind(1, verdict).Bind(2, job_id);
+      "%s: job %d measured again by %s at %.6g s (%.6g ex/s) against result %d of %s, %.6g s "
+      "(%.6g ex/s)",
+      agrees ? "agrees" : "disagrees", job_id, checker, fresh_s, fresh.examples_per_sec(),
+      source_id, source_worker, source.median_s, source.examples_per_sec);
+  Statement record(db, "UPDATE spot_checks SET verdict = ?, checker = ? WHERE job_id = ?");
+  record.Bind(1, verdict).Bind(2, checker).Bind(3, job_id);
   if (absl::Status s = record.Run(); !s.ok()) return s;
   if (agrees) return absl::OkStatus();
-  const std::string why = absl::StrFormat(
-      "spot check: job %d re-measured result %d at %.6g s, %.6g ex/s against %.6g s, %.6g ex/s "
-      "(beyond %gx)",
-      job_id, source_id, fresh_s, fresh.examples_per_sec(), source_s, source.examples_per_sec,
-      kSpotCheckMinRatio);
-  spdlog::warn(
-      "{}; worker {} is no longer a source of reused results, and its results are "
-      "marked suspect",
-      why, measured_by);
-  // Caught once, none of its numbers is taken on trust: every result it
-  // measured (copies of them included) shows as suspect in analyses.
-  Statement suspect(db,
-                    "UPDATE results SET suspect = CASE WHEN COALESCE(suspect, '') = '' THEN ?1 "
-                    "ELSE suspect || '; ' || ?1 END WHERE worker_id = ?2 AND outcome = ?3");
-  suspect.Bind(1, why).Bind(2, measured_by).Bind(3, static_cast<int>(v1::OK));
-  if (absl::Status s = suspect.Run(); !s.ok()) return s;
-  Statement refuse(db, "UPDATE workers SET reuse_refused = ? WHERE id = ? AND reuse_refused = ''");
-  refuse.Bind(1, absl::StrCat(why, " (", now_unix_ms, ")")).Bind(2, measured_by);
-  return refuse.Run();
+  // Two measurements disagree and either may be the lie: neither is reused
+  // (the checked result, and the new one, are disputed).
+  spdlog::warn("spot check {}", verdict);
+  Statement disputed(db,
+                     "UPDATE results SET suspect = CASE WHEN COALESCE(suspect, '') = '' THEN ?1 "
+                     "ELSE suspect || '; ' || ?1 END WHERE id = ?2 OR job_id = ?3");
+  disputed.Bind(1, absl::StrCat(kDisputedPrefix, verdict, ")"));
+  disputed.Bind(2, source_id).Bind(3, job_id);
+  if (absl::Status s = disputed.Run(); !s.ok()) return s;
+  // A worker contradicted by two others is the liar: one liar alone can
+  // contradict an honest worker only once.
+  for (const std::string& worker : {source_worker, checker}) {
+    absl::StatusOr<int64_t> counterparts = DisagreeingCounterparts(db, worker);
+    if (!counterparts.ok()) return counterparts.status();
+    if (*counterparts < kSpotCheckRefusals) continue;
+    if (absl::Status s = RefuseSource(
+            db, worker,
+            absl::StrCat("spot checks: its results and ", *counterparts,
+                         " other workers' disagree (beyond ", kSpotCheckMinRatio, "x)"),
+            now_unix_ms);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace paradnn::db::internal

@@ -50,6 +50,7 @@ struct JobIdentity {
 struct ReusableResult {
   int64_t result_id = 0;
   int64_t origin_job_id = 0;  // the job that was measured (a reused result's own origin)
+  std::string measured_by;    // the worker that measured it
 };
 
 // Whether two jobs' settings measure alike: everything but what only
@@ -101,13 +102,21 @@ struct SpotCheckFigures {
 inline constexpr double kSpotCheckMinRatio = 1.5;
 bool SpotCheckAgrees(const SpotCheckFigures& source, const SpotCheckFigures& fresh);
 
+// A worker whose results disagree with those of this many other workers
+// in spot checks is refused as a source.
+inline constexpr int64_t kSpotCheckRefusals = 2;
+
 // When `job_id` was a spot check (RecordSpotCheck) and `fresh`, its OK
-// result, was just stored: records the verdict and, when the two disagree,
-// marks every OK result of the worker that measured the checked one
-// suspect and refuses it as a source of reused results from now on
-// (workers.reuse_refused says why). No-op otherwise.
-absl::Status JudgeSpotCheck(sqlite3* db, int64_t job_id, const v1::Measurement& fresh,
-                            int64_t now_unix_ms);
+// result measured by `checker`, was just stored: records the verdict. When
+// the two disagree, both results are marked suspect (disputed: neither is
+// reused), and a worker (either side) whose results now disagree with
+// those of kSpotCheckRefusals other workers is refused as a source of
+// reused results (workers.reuse_refused says why), every OK result it
+// measured is marked suspect, and the disputes it raised on other workers'
+// results are lifted: a lone liar cannot get an honest worker refused,
+// having only itself to disagree with. No-op otherwise.
+absl::Status JudgeSpotCheck(sqlite3* db, int64_t job_id, const std::string& checker,
+                            const v1::Measurement& fresh, int64_t now_unix_ms);
 
 }  // namespace paradnn::db::internal
 

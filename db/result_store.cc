@@ -216,7 +216,7 @@ absl::StatusOr<StoreOutcome> StoreResultInTransaction(sqlite3* db, int64_t job_i
   absl::StatusOr<int64_t> result_id =
       InsertResult(db, job_id, attempt_id, worker_id, platform_id, m, now_unix_ms);
   if (!result_id.ok()) return result_id.status();
-  if (absl::Status s = JudgeSpotCheck(db, job_id, m, now_unix_ms); !s.ok()) return s;
+  if (absl::Status s = JudgeSpotCheck(db, job_id, worker_id, m, now_unix_ms); !s.ok()) return s;
   // An attempt released earlier (lease expired) keeps its release reason.
   if (absl::Status s = CloseAttempt(db, attempt_id, v1::Outcome_Name(m.outcome()), now_unix_ms);
       !s.ok()) {

@@ -284,36 +284,51 @@ class SpotCheckTest : public ResultReuseTest {
   int every_ = 1;
 };
 
-// A worker of the fleet's own domain made its results up (1e-9 s a step):
-// the re-measurement of what reuse would hand out disagrees, so all its
-// results are marked suspect and it is refused as a source; the honest
-// measurements are reused later instead.
-TEST_F(SpotCheckTest, ASourceThatAReMeasurementContradictsIsRefused) {
+// A worker of the fleet's own domain made its results up (1e-9 s a step).
+// Each re-measurement of one disputes it (neither side is reused); once two
+// honest workers have contradicted it, it is refused as a source and all
+// its results are marked suspect, and the honest measurements are what
+// later sweeps reuse.
+TEST_F(SpotCheckTest, ASourceTwoOthersContradictIsRefused) {
   Connect("liar", platform_a_, kHarness);
   Submit("made up", Jobs(3));
   ASSERT_EQ(RunAll("liar", platform_a_, 4, /*median_s=*/1e-9).size(), 3u);
-  Submit("checked", Jobs(3));
-  // The first reuse is measured again and disagrees; from then on the liar
-  // is no source, so the other two are measured as new.
-  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 3u);
-  EXPECT_EQ(Count("SELECT COUNT(*) FROM spot_checks WHERE verdict LIKE 'disagrees%'"), 1);
+  Submit("checked once", Jobs(1));
+  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 1u) << "measured again, not reused";
+  Connect("other", platform_a_, kHarness);
+  Submit("checked twice", Jobs(2));
+  // Job 0's two results are disputed (none to reuse); job 1 reuses the
+  // liar's, measured again: the second honest worker to disagree.
+  EXPECT_EQ(RunAll("other", platform_a_).size(), 2u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM spot_checks WHERE verdict LIKE 'disagrees%'"), 2);
   EXPECT_EQ(Count("SELECT COUNT(*) FROM results WHERE worker_id = 'liar' "
-                  "AND suspect LIKE '%spot check%'"),
+                  "AND suspect LIKE '%spot checks: its results and 2 other workers%'"),
             3);
   EXPECT_NE(ScalarText(*db_, "SELECT reuse_refused FROM workers WHERE id = 'liar'").value_or(""),
             "");
-  EXPECT_EQ(
-      ScalarText(*db_, "SELECT reuse_refused FROM workers WHERE id = 'measurer'").value_or("?"),
-      "");
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE reuse_refused != ''"), 1)
+      << "the honest workers stay sources";
 
   ASSERT_NO_FATAL_FAILURE(Reopen(/*every=*/0));
   Submit("later", Jobs(3));
-  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 0u);
+  EXPECT_EQ(RunAll("measurer", platform_a_).size(), 1u) << "job 0's results are disputed";
   EXPECT_EQ(Count("SELECT COUNT(*) FROM results r JOIN jobs j ON j.id = r.job_id "
                   "JOIN sweeps s ON s.id = j.sweep_id WHERE s.name = 'later' "
-                  "AND r.worker_id = 'measurer' AND r.reused_from_job_id IS NOT NULL"),
-            3)
+                  "AND r.worker_id = 'other' AND r.reused_from_job_id IS NOT NULL"),
+            2)
       << "the honest re-measurements are what is reused";
+}
+
+// The other way round: a liar measuring honest results again disputes them,
+// but one liar is one counterpart: no honest worker is refused.
+TEST_F(SpotCheckTest, ALiarAloneCannotGetAnHonestWorkerRefused) {
+  Submit("honest", Jobs(3));
+  ASSERT_EQ(RunAll("measurer", platform_a_).size(), 3u);
+  Connect("liar", platform_a_, kHarness);
+  Submit("lies", Jobs(3));
+  EXPECT_EQ(RunAll("liar", platform_a_, 4, /*median_s=*/1e-9).size(), 3u);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM spot_checks WHERE verdict LIKE 'disagrees%'"), 3);
+  EXPECT_EQ(Count("SELECT COUNT(*) FROM workers WHERE reuse_refused != ''"), 0);
 }
 
 TEST_F(SpotCheckTest, AReMeasurementThatAgreesKeepsTheSource) {
