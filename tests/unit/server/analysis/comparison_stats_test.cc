@@ -1,0 +1,194 @@
+// The statistics of a comparison (server/analysis/comparison_stats.h)
+// against known values and by simulation: intervals that cover the true
+// ratio 95 % of the time when the host drifts between rounds, false
+// discoveries held at the rate asked for, real differences found.
+#include "server/analysis/comparison_stats.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+namespace paradnn::server::analysis {
+namespace {
+
+// The fifteen p-values of Benjamini and Hochberg (1995), section 4.
+const std::vector<double> kPaperPValues = {0.0001, 0.0004, 0.0019, 0.0095, 0.0201,
+                                           0.0278, 0.0298, 0.0344, 0.0459, 0.3240,
+                                           0.4262, 0.5719, 0.6528, 0.7590, 1.000};
+
+TEST(BenjaminiHochbergTest, ThePapersExampleHasFourDiscoveriesAtFivePercent) {
+  const std::vector<double> adjusted = BenjaminiHochberg(kPaperPValues);
+  // R: p.adjust(p, "BH").
+  const std::vector<double> expected = {0.0015,   0.003,    0.0095,   0.035625, 0.0603,
+                                        0.063857, 0.063857, 0.0645,   0.0765,   0.486,
+                                        0.581182, 0.714875, 0.753231, 0.813214, 1.0};
+  ASSERT_EQ(adjusted.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(adjusted[i], expected[i], 1e-6) << i;
+  EXPECT_EQ(std::count_if(adjusted.begin(), adjusted.end(), [](double q) { return q <= 0.05; }), 4);
+}
+
+TEST(BenjaminiHochbergTest, KeepsTheInputOrder) {
+  std::vector<double> shuffled = kPaperPValues;
+  std::reverse(shuffled.begin(), shuffled.end());
+  const std::vector<double> adjusted = BenjaminiHochberg(shuffled);
+  EXPECT_NEAR(adjusted.back(), 0.0015, 1e-9);
+  EXPECT_NEAR(adjusted.front(), 1.0, 1e-9);
+  EXPECT_TRUE(BenjaminiHochberg({}).empty());
+}
+
+// A simulated host: each round slows or speeds both sides alike by a
+// log-normal factor (sd `drift` in log terms: the 10-50 % these hosts
+// drift by over minutes), and each run adds its own noise (sd `noise`).
+struct Host {
+  double drift = 0.25;
+  double noise = 0.03;
+};
+
+std::vector<ComparisonRound> Simulate(std::mt19937_64& random, const Host& host, double ratio,
+                                      int rounds, bool paired) {
+  std::normal_distribution<double> drift(0, host.drift), noise(0, host.noise);
+  std::vector<ComparisonRound> out;
+  for (int r = 0; r < rounds; ++r) {
+    const double speed = std::exp(drift(random));
+    ComparisonRound& round = out.emplace_back();
+    if (paired || r % 2 == 0) round.a.push_back(0.010 * speed * std::exp(noise(random)));
+    if (paired || r % 2 == 1) round.b.push_back(0.010 * ratio * speed * std::exp(noise(random)));
+  }
+  return out;
+}
+
+// A percentile bootstrap of the per-round log ratios (blocks), for the
+// comparison the header makes: what EstimateRatio does not use, and why.
+bool BootstrapCovers(const std::vector<ComparisonRound>& rounds, double truth,
+                     std::mt19937_64& random) {
+  std::vector<double> d;
+  for (const ComparisonRound& round : rounds) d.push_back(std::log(round.b[0] / round.a[0]));
+  std::uniform_int_distribution<size_t> pick(0, d.size() - 1);
+  std::vector<double> means;
+  for (int b = 0; b < 400; ++b) {
+    double sum = 0;
+    for (size_t k = 0; k < d.size(); ++k) sum += d[pick(random)];
+    means.push_back(sum / static_cast<double>(d.size()));
+  }
+  std::sort(means.begin(), means.end());
+  const double low = means[static_cast<size_t>(0.025 * 400)],
+               high = means[static_cast<size_t>(0.975 * 400) - 1];
+  return low <= std::log(truth) && std::log(truth) <= high;
+}
+
+// 2,000 configurations, 4 rounds each on a host drifting 25 % between
+// rounds: the paired interval covers the true 1.25x ratio 95 % of the time
+// (binomial sd 0.5 %), where a percentile bootstrap of the same 4 rounds
+// covers far less.
+TEST(EstimateRatioTest, PairedRoundsCoverTheTrueRatioOnADriftingHost) {
+  std::mt19937_64 random(37);
+  constexpr int kTrials = 2000;
+  int covered = 0, bootstrap_covered = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const std::vector<ComparisonRound> rounds = Simulate(random, Host{}, 1.25, 4, true);
+    const RatioEstimate estimate = EstimateRatio(rounds, 0);
+    ASSERT_EQ(estimate.basis, "paired rounds");
+    ASSERT_EQ(estimate.paired_rounds, 4u);
+    covered += estimate.low <= 1.25 && 1.25 <= estimate.high ? 1 : 0;
+    bootstrap_covered += BootstrapCovers(rounds, 1.25, random) ? 1 : 0;
+  }
+  const double coverage = static_cast<double>(covered) / kTrials;
+  const double bootstrap = static_cast<double>(bootstrap_covered) / kTrials;
+  std::printf(
+      "4 paired rounds, 25 %% drift: t interval covers %.1f %%, percentile bootstrap %.1f %%\n",
+      100 * coverage, 100 * bootstrap);
+  EXPECT_GE(coverage, 0.93);
+  EXPECT_LE(coverage, 0.97);
+  EXPECT_LT(bootstrap, coverage - 0.05);
+}
+
+// Without pairs (each round measured one side): Welch's interval, which
+// sees the drift as spread, still covers; and it is wider than the paired
+// one, which the drift cancels out of.
+TEST(EstimateRatioTest, UnpairedRunsCoverWithTheDriftAsSpread) {
+  std::mt19937_64 random(41);
+  constexpr int kTrials = 2000;
+  int covered = 0;
+  double unpaired_width = 0, paired_width = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const RatioEstimate estimate = EstimateRatio(Simulate(random, Host{}, 0.8, 8, false), 0);
+    ASSERT_EQ(estimate.basis, "unpaired runs");
+    covered += estimate.low <= 0.8 && 0.8 <= estimate.high ? 1 : 0;
+    unpaired_width += std::log(estimate.high / estimate.low);
+    const RatioEstimate paired = EstimateRatio(Simulate(random, Host{}, 0.8, 8, true), 0);
+    paired_width += std::log(paired.high / paired.low);
+  }
+  const double coverage = static_cast<double>(covered) / kTrials;
+  EXPECT_GE(coverage, 0.93);
+  EXPECT_LE(coverage, 0.975);
+  EXPECT_GT(unpaired_width, 3 * paired_width);
+}
+
+TEST(EstimateRatioTest, OneRunASideUsesTheHostsReRunSpreadOrSaysThereIsNotEnough) {
+  const std::vector<ComparisonRound> one = {{{1.0}, {1.2}}};
+  const RatioEstimate modelled = EstimateRatio(one, /*rerun_rel_sd=*/0.1);
+  EXPECT_EQ(modelled.basis, "re-run model");
+  EXPECT_NEAR(modelled.ratio, 1.2, 1e-12);
+  // log 1.2 +- 1.96 x sqrt(2) x sqrt(log(1 + 0.1^2)), as computed apart.
+  EXPECT_NEAR(modelled.low, 0.9101280, 1e-6);
+  EXPECT_NEAR(modelled.high, 1.5821950, 1e-6);
+  EXPECT_NEAR(modelled.p_value, 0.1962111, 1e-6);
+
+  const RatioEstimate bare = EstimateRatio(one, /*rerun_rel_sd=*/0);
+  EXPECT_EQ(bare.basis, "");
+  EXPECT_NEAR(bare.ratio, 1.2, 1e-12);
+  EXPECT_EQ(Judge(bare, 0.0), Verdict::kNotEnoughData);
+  EXPECT_EQ(EstimateRatio({}, 0.1).basis, "") << "nothing measured";
+  EXPECT_EQ(EstimateRatio({{{-1.0, 0.0}, {1.0}}}, 0.1).basis, "") << "no positive step time of A";
+}
+
+// 200 configurations on a drifting host, 4 paired rounds each, judged
+// together at a 5 % false discovery rate. A/A (no difference anywhere):
+// "different" on at most 5 %. A/B (B 1.3x slower everywhere): found on at
+// least 95 %.
+TEST(JudgeTest, AAHoldsItsFalseDiscoveriesAndABFindsTheDifference) {
+  std::mt19937_64 random(43);
+  for (const double truth : {1.0, 1.3}) {
+    std::vector<RatioEstimate> estimates;
+    std::vector<double> p_values;
+    for (int config = 0; config < 200; ++config) {
+      estimates.push_back(EstimateRatio(Simulate(random, Host{}, truth, 4, true), 0));
+      p_values.push_back(estimates.back().p_value);
+    }
+    const std::vector<double> adjusted = BenjaminiHochberg(p_values);
+    int slower = 0, faster = 0;
+    for (size_t i = 0; i < estimates.size(); ++i) {
+      const Verdict verdict = Judge(estimates[i], adjusted[i]);
+      slower += verdict == Verdict::kSlower ? 1 : 0;
+      faster += verdict == Verdict::kFaster ? 1 : 0;
+    }
+    std::printf("truth %.1fx: %d slower, %d faster of 200\n", truth, slower, faster);
+    if (truth == 1.0) {
+      EXPECT_LE(slower + faster, 10);
+    } else {
+      EXPECT_GE(slower, 190);
+      EXPECT_EQ(faster, 0);
+    }
+  }
+}
+
+TEST(JudgeTest, ADifferenceNeedsBothTheAdjustedPValueAndTheInterval) {
+  RatioEstimate estimate;
+  estimate.basis = "paired rounds";
+  estimate.ratio = 0.8;
+  estimate.low = 0.7;
+  estimate.high = 0.9;
+  EXPECT_EQ(Judge(estimate, 0.01), Verdict::kFaster);
+  EXPECT_EQ(Judge(estimate, 0.2), Verdict::kNoDifference)
+      << "not a discovery across configurations";
+  estimate.high = 1.1;
+  EXPECT_EQ(Judge(estimate, 0.01), Verdict::kNoDifference);
+  EXPECT_STREQ(VerdictName(Verdict::kNoDifference), "no difference detected");
+}
+
+}  // namespace
+}  // namespace paradnn::server::analysis
