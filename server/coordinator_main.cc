@@ -65,9 +65,9 @@ void AddFlags(CLI::App& app, CoordinatorServerOptions* options) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
   app.add_option("--reuse-spot-check-every", options->reuse_spot_check_every,
-                 "Measure again one in this many results that reuse would hand a job, and "
-                 "refuse the worker that measured it as a source if the two disagree "
-                 "(docs/security.md; 1 = every one, 0 = none)")
+                 "Measure again one in this many results that reuse would hand a job: two "
+                 "results that disagree are both disputed, and a worker two others contradict "
+                 "is refused as a source (docs/security.md; 1 = every one, 0 = none)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_flag("--reflection", options->reflection, "Enable gRPC server reflection");
