@@ -1,5 +1,6 @@
 #include "bench/load_sim_fleet.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -226,6 +227,50 @@ void SimWorker::StartCall() {
     }
   }
   grpc::ClientBidiReactor<v1::WorkerMessage, v1::CoordinatorMessage>::StartCall();
+}
+
+namespace {
+
+// --budget: an FC grid of about `jobs` configurations (layer 1..L, node
+// 64..6,400 by 64, batch 1..B), the shape of the paper's FC sweeps.
+v1::SweepSpec BudgetedFcSweep(int64_t jobs, double budget_seconds) {
+  v1::SweepSpec spec;
+  spec.mutable_run()->set_budget_seconds(budget_seconds);
+  spec.set_name("load-budgeted-fc");
+  spec.set_family("fc");
+  spec.set_device("cpu");
+  constexpr int64_t kNodes = 100;
+  const int64_t layers = std::clamp<int64_t>(jobs / kNodes, 1, 50);
+  const int64_t batches = std::max<int64_t>(1, jobs / (kNodes * layers));
+  auto& params = *spec.mutable_params();
+  const auto set_range = [&](const char* name, int64_t min, int64_t max, int64_t add) {
+    v1::IntRange* range = params[name].mutable_range();
+    range->set_min(min);
+    range->set_max(max);
+    range->set_add(add);
+  };
+  set_range("layer", 1, layers, 1);
+  set_range("node", 64, 64 * kNodes, 64);
+  set_range("batch", 1, batches, 1);
+  params["input"].set_value(1000);
+  params["output"].set_value(100);
+  return spec;
+}
+
+}  // namespace
+
+v1::SweepSpec LoadSweep(int index, int64_t jobs, double budget_seconds) {
+  if (budget_seconds > 0) return BudgetedFcSweep(jobs, budget_seconds);
+  v1::SweepSpec spec;
+  spec.set_name(absl::StrCat("load-", index));
+  spec.set_family(model::kNoopFamilyName);
+  spec.set_device("cpu");
+  (*spec.mutable_params())["batch"].set_value(1);
+  v1::IntRange* range = (*spec.mutable_params())["index"].mutable_range();
+  range->set_min(static_cast<int64_t>(index) * jobs);
+  range->set_max(static_cast<int64_t>(index + 1) * jobs - 1);
+  range->set_add(1);
+  return spec;
 }
 
 }  // namespace paradnn::bench

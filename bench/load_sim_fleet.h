@@ -103,6 +103,11 @@ struct Fleet {
 // planner meets on a host). 0 for a configuration that does not parse.
 double SyntheticStepSeconds(const v1::ModelConfig& config, int64_t job_id);
 
+// The `index`-th sweep the bench submits: `jobs` noop jobs (index values of
+// their own), or with `budget_seconds` > 0 a budgeted FC grid of about
+// `jobs` configurations whose results Fleet.timed_results makes timed.
+v1::SweepSpec LoadSweep(int index, int64_t jobs, double budget_seconds);
+
 class SimWorker;
 
 // Results due later (--job-ms > 0), sent by one thread in due order.

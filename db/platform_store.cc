@@ -107,13 +107,14 @@ struct StoredPlatform {
   v1::Platform details;
 };
 
-// The row of `fingerprint`, which InsertUnlessKnown has just made sure of.
-absl::StatusOr<StoredPlatform> FindStored(sqlite3* db, const std::string& fingerprint) {
+// The row of `fingerprint` if there is one.
+absl::StatusOr<std::optional<StoredPlatform>> FindIfStored(sqlite3* db,
+                                                           const std::string& fingerprint) {
   Statement statement(db, "SELECT id, details, owner FROM platforms WHERE fingerprint = ?");
   statement.Bind(1, fingerprint);
   absl::StatusOr<bool> found = statement.Step();
   if (!found.ok()) return found.status();
-  if (!*found) return absl::InternalError("platform vanished right after its insert");
+  if (!*found) return std::optional<StoredPlatform>();
   StoredPlatform row;
   row.id = statement.ColumnInt(0);
   row.owner = statement.ColumnText(2);
@@ -122,7 +123,15 @@ absl::StatusOr<StoredPlatform> FindStored(sqlite3* db, const std::string& finger
       !s.ok()) {
     return s;
   }
-  return row;
+  return std::optional<StoredPlatform>(std::move(row));
+}
+
+// The row of `fingerprint`, which InsertUnlessKnown has just made sure of.
+absl::StatusOr<StoredPlatform> FindStored(sqlite3* db, const std::string& fingerprint) {
+  absl::StatusOr<std::optional<StoredPlatform>> row = FindIfStored(db, fingerprint);
+  if (!row.ok()) return row.status();
+  if (!row->has_value()) return absl::InternalError("platform vanished right after its insert");
+  return **std::move(row);
 }
 
 // Stores a newer calibration of the row, when `trust_domain` owns it.
@@ -140,19 +149,6 @@ absl::Status RefreshIfOwned(sqlite3* db, const v1::Platform& platform,
     if (absl::Status s = update.Run(); !s.ok()) return s;
   }
   return absl::OkStatus();
-}
-
-// The row of `fingerprint` if there is one.
-absl::StatusOr<std::optional<StoredPlatform>> FindIfStored(sqlite3* db,
-                                                           const std::string& fingerprint) {
-  Statement exists(db, "SELECT 1 FROM platforms WHERE fingerprint = ?");
-  exists.Bind(1, fingerprint);
-  absl::StatusOr<bool> found = exists.Step();
-  if (!found.ok()) return found.status();
-  if (!*found) return std::optional<StoredPlatform>();
-  absl::StatusOr<StoredPlatform> row = FindStored(db, fingerprint);
-  if (!row.ok()) return row.status();
-  return std::optional<StoredPlatform>(*std::move(row));
 }
 
 // How far apart (either way) a report's calibrated roof may be from the

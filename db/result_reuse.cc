@@ -162,6 +162,12 @@ bool SpotCheckAgrees(const SpotCheckFigures& source, const SpotCheckFigures& fre
 
 namespace {
 
+// Adds ?1 to the suspect conditions of the results the WHERE that follows
+// names.
+constexpr char kAppendSuspect[] =
+    "UPDATE results SET suspect = CASE WHEN COALESCE(suspect, '') = '' THEN ?1 "
+    "ELSE suspect || '; ' || ?1 END WHERE ";
+
 // How a disputed result's suspect column starts; the verdict and ')' follow.
 constexpr char kDisputedPrefix[] = "disputed by a spot check (";
 
@@ -189,9 +195,8 @@ absl::Status RefuseSource(sqlite3* db, const std::string& worker, const std::str
       "worker {}: {}; it is no longer a source of reused results, and its results are "
       "marked suspect",
       worker, why);
-  Statement suspect(db,
-                    "UPDATE results SET suspect = CASE WHEN COALESCE(suspect, '') = '' THEN ?1 "
-                    "ELSE suspect || '; ' || ?1 END WHERE worker_id = ?2 AND outcome = ?3");
+  const std::string append = absl::StrCat(kAppendSuspect, "worker_id = ?2 AND outcome = ?3");
+  Statement suspect(db, append.c_str());
   suspect.Bind(1, why).Bind(2, worker).Bind(3, static_cast<int>(v1::OK));
   if (absl::Status s = suspect.Run(); !s.ok()) return s;
   // The results it disputed on the other side of its spot checks were
@@ -241,9 +246,8 @@ absl::Status JudgeSpotCheck(sqlite3* db, int64_t job_id, const std::string& chec
   // Two measurements disagree and either may be the lie: neither is reused
   // (the checked result, and the new one, are disputed).
   spdlog::warn("spot check {}", verdict);
-  Statement disputed(db,
-                     "UPDATE results SET suspect = CASE WHEN COALESCE(suspect, '') = '' THEN ?1 "
-                     "ELSE suspect || '; ' || ?1 END WHERE id = ?2 OR job_id = ?3");
+  const std::string append = absl::StrCat(kAppendSuspect, "id = ?2 OR job_id = ?3");
+  Statement disputed(db, append.c_str());
   disputed.Bind(1, absl::StrCat(kDisputedPrefix, verdict, ")"));
   disputed.Bind(2, source_id).Bind(3, job_id);
   if (absl::Status s = disputed.Run(); !s.ok()) return s;

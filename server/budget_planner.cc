@@ -334,7 +334,7 @@ absl::Status BudgetPlanner::StepSweep(const db::BudgetedSweep& sweep, int64_t no
   } else {
     const double seconds_left = *first_start > 0 ? (*first_start + budget_ms - now_unix_ms) / 1000.0
                                                  : sweep.spec.run().budget_seconds();
-    release = NextReleases(sweep, *predictor, seconds_left, target);
+    release = NextReleases(sweep, *predictor, seconds_left, pending, target);
     planned_signature_[sweep.sweep_id] = PlanSignature(predictor->rows(), workers, release);
     RecordSecondsLeft(sweep.sweep_id, *predictor, sweep, seconds_left, now_unix_ms);
     Pace& pace = pace_[sweep.sweep_id];
@@ -378,11 +378,8 @@ size_t BudgetPlanner::Lookahead(int64_t sweep_id, size_t pending, int64_t now_un
 
 std::vector<int64_t> BudgetPlanner::NextReleases(const db::BudgetedSweep& sweep,
                                                  const SweepPredictor& predictor,
-                                                 double seconds_left, size_t target) {
-  size_t pending = 0;
-  for (const v1::ResultRow& row : predictor.rows()) {
-    pending += row.state() == v1::JOB_PENDING ? 1 : 0;
-  }
+                                                 double seconds_left, size_t pending,
+                                                 size_t target) {
   // Each group's progress, counted once.
   struct Progress {
     size_t taken = 0;      // measured, running or failed: not held

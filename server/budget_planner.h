@@ -115,9 +115,9 @@ class BudgetPlanner {
   // The design's seed: the sweep's run.seed, else options_.design_seed.
   uint64_t DesignSeed(const db::BudgetedSweep& sweep) const;
   // Before the deadline: the held jobs to measure next, up to `target`
-  // pending.
+  // pending (`pending` are now).
   std::vector<int64_t> NextReleases(const db::BudgetedSweep& sweep, const SweepPredictor& predictor,
-                                    double seconds_left, size_t target);
+                                    double seconds_left, size_t pending, size_t target);
   // What a sweep's lookahead is sized from (Lookahead).
   struct Pace {
     int64_t last_plan_unix_ms = 0;  // when the last plan began (0: none yet)
