@@ -327,22 +327,48 @@ std::string BoxplotCsv(const v1::BoxplotResponse& b) {
 
 // ---- Speedup --------------------------------------------------------------------
 
+// "1.52x [1.41x, 1.63x]", or the bare speedup when there is no interval.
+std::string SpeedupWithInterval(double speedup, double low, double high) {
+  if (!(low > 0) || !(high > 0)) return Times(speedup);
+  return absl::StrCat(Times(speedup), " [", Times(low), ", ", Times(high), "]");
+}
+
+// The verdict counts and what they hold: "3 faster, 1 slower, 8 no
+// difference detected (false discovery rate 5 %)".
+std::string VerdictSummary(const v1::SpeedupResponse& s) {
+  std::vector<std::string> parts;
+  auto add = [&parts](int64_t count, const char* what) {
+    if (count > 0) parts.push_back(absl::StrCat(count, " ", what));
+  };
+  add(s.faster(), "faster");
+  add(s.slower(), "slower");
+  add(s.no_difference(), "no difference detected");
+  add(s.not_enough_data(), "not enough data");
+  if (parts.empty()) return "";
+  return absl::StrFormat("verdicts: %s (false discovery rate %g %%, Benjamini-Hochberg)\n",
+                         absl::StrJoin(parts, ", "), s.fdr() * 100);
+}
+
 std::string SpeedupTable(const v1::SpeedupResponse& s) {
   std::string out = absl::StrFormat(
       "speedup of %s over %s (%s, %s): geomean %s, min %s, max %s over %d configurations; "
       "%d only on %s, %d only on %s\n",
-      s.candidate(), s.baseline(), s.field(), s.metric(), Times(s.geomean_speedup()),
+      s.candidate(), s.baseline(), s.field(), s.metric(),
+      SpeedupWithInterval(s.geomean_speedup(), s.geomean_low(), s.geomean_high()),
       Times(s.min_speedup()), Times(s.max_speedup()), s.points_size(), s.baseline_only(),
       s.baseline(), s.candidate_only(), s.candidate());
+  absl::StrAppend(&out, VerdictSummary(s));
   const bool colored = !s.color_by().empty();
   const std::string unit = UnitOfMetric(s.metric());
   std::vector<std::string> header = {"config"};
   if (colored) header.push_back(s.color_by());
   header.insert(header.end(), {"params", s.baseline().empty() ? "baseline" : s.baseline(),
-                               s.candidate().empty() ? "candidate" : s.candidate(), "speedup"});
+                               s.candidate().empty() ? "candidate" : s.candidate(),
+                               "speedup [95 %]", "runs", "verdict", "basis"});
   std::vector<bool> right(header.size(), true);
   right[0] = false;
   if (colored) right[1] = false;
+  right[right.size() - 1] = right[right.size() - 2] = false;
   Rows rows;
   for (const v1::SpeedupPoint& p : s.points()) {
     std::vector<std::string> row = {p.config()};
@@ -352,7 +378,9 @@ std::string SpeedupTable(const v1::SpeedupResponse& s) {
                                         HumanValue(p.baseline_value(), unit)),
                            absl::StrCat(p.candidate_predicted() ? kPredictedMark : "",
                                         HumanValue(p.candidate_value(), unit)),
-                           Times(p.speedup())});
+                           SpeedupWithInterval(p.speedup(), p.speedup_low(), p.speedup_high()),
+                           absl::StrCat(p.baseline_runs(), "+", p.candidate_runs()), p.verdict(),
+                           p.interval_basis()});
     rows.push_back(std::move(row));
   }
   absl::StrAppend(&out, "\n", AlignColumns(header, rows, right));
@@ -367,13 +395,19 @@ std::string SpeedupTable(const v1::SpeedupResponse& s) {
 }
 
 std::string SpeedupCsv(const v1::SpeedupResponse& s) {
-  std::string out = CsvLine({"config", "params", "color_value", "baseline_value", "candidate_value",
-                             "speedup", "baseline_predicted", "candidate_predicted"});
+  std::string out =
+      CsvLine({"config", "params", "color_value", "baseline_value", "candidate_value", "speedup",
+               "speedup_low", "speedup_high", "p_value", "q_value", "verdict", "interval_basis",
+               "baseline_runs", "candidate_runs", "baseline_predicted", "candidate_predicted"});
   for (const v1::SpeedupPoint& p : s.points()) {
     absl::StrAppend(
         &out, CsvLine({p.config(), absl::StrCat(p.params()), p.color_value(),
                        ShortestDouble(p.baseline_value()), ShortestDouble(p.candidate_value()),
-                       ShortestDouble(p.speedup()), p.baseline_predicted() ? "true" : "false",
+                       ShortestDouble(p.speedup()), ShortestDouble(p.speedup_low()),
+                       ShortestDouble(p.speedup_high()), ShortestDouble(p.p_value()),
+                       ShortestDouble(p.q_value()), p.verdict(), p.interval_basis(),
+                       absl::StrCat(p.baseline_runs()), absl::StrCat(p.candidate_runs()),
+                       p.baseline_predicted() ? "true" : "false",
                        p.candidate_predicted() ? "true" : "false"}));
   }
   return out;

@@ -18,6 +18,7 @@
 #include "client/analysis_plots.h"
 #include "client/analysis_report.h"
 #include "client/analysis_views.h"
+#include "client/coordinator_source.h"
 #include "client/local_runner.h"
 #include "model/sweep.h"
 
@@ -182,50 +183,9 @@ absl::StatusOr<v1::ResultSelection> ParseSelection(const std::vector<int64_t>& s
   return selection;
 }
 
-namespace {
-
-// Where analyses are asked: the coordinator the CLI is pointed at, or with
-// --db FILE a private read-only coordinator on that file (no lock, so the
-// file's own coordinator may be running).
-class AnalysisSource {
- public:
-  static absl::StatusOr<std::unique_ptr<AnalysisSource>> Open(const CommandContext& ctx,
-                                                              const std::string& db_path) {
-    auto source = std::make_unique<AnalysisSource>();
-    if (db_path.empty()) {
-      source->client_ = std::make_unique<CoordinatorClient>(ctx.address, ctx.timeout_seconds);
-      return source;
-    }
-    if (access(db_path.c_str(), R_OK) != 0) {
-      return absl::NotFoundError(
-          absl::StrCat("--db ", db_path, ": ", std::strerror(errno), " (a paradnn SQLite file)"));
-    }
-    PrivateCoordinatorOptions options;
-    options.db_path = db_path;
-    options.extra_args = {"--read-only"};
-    options.needed_by = "--db";
-    absl::StatusOr<std::unique_ptr<PrivateCoordinator>> reader =
-        PrivateCoordinator::Start(options, ctx.interrupts);
-    if (!reader.ok()) return reader.status();
-    source->reader_ = *std::move(reader);
-    // The private coordinator needs no token or TLS, whatever the CLI was given.
-    source->client_ = std::make_unique<CoordinatorClient>(
-        source->reader_->address(), ctx.timeout_seconds, common::ClientSecurity());
-    return source;
-  }
-
-  CoordinatorClient& client() { return *client_; }
-
- private:
-  std::unique_ptr<PrivateCoordinator> reader_;  // outlives client_
-  std::unique_ptr<CoordinatorClient> client_;
-};
-
-}  // namespace
-
 int RunAnalyze(const CommandContext& ctx, const v1::AnalyzeRequest& request, OutputFormat format,
                const std::string& plot_path, const std::string& db_path) {
-  absl::StatusOr<std::unique_ptr<AnalysisSource>> source = AnalysisSource::Open(ctx, db_path);
+  absl::StatusOr<std::unique_ptr<CoordinatorSource>> source = CoordinatorSource::Open(ctx, db_path);
   if (!source.ok()) return ReportError(ctx, source.status());
   CoordinatorClient& client = (*source)->client();
   absl::StatusOr<v1::AnalyzeResponse> response = client.Analyze(request);
@@ -334,7 +294,7 @@ v1::ResultSelection* MutableSelection(v1::AnalyzeRequest* request) {
 
 int RunReport(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
               const std::string& out_dir, const std::string& db_path, bool include_predicted) {
-  absl::StatusOr<std::unique_ptr<AnalysisSource>> source = AnalysisSource::Open(ctx, db_path);
+  absl::StatusOr<std::unique_ptr<CoordinatorSource>> source = CoordinatorSource::Open(ctx, db_path);
   if (!source.ok()) return ReportError(ctx, source.status());
   CoordinatorClient& client = (*source)->client();
   ReportInput input;

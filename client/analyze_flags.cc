@@ -121,6 +121,11 @@ constexpr AnalysisKind kAnalysisKinds[] = {
                            "Its value on the baseline side (default: the first of exactly two)");
        command->add_option("--candidate", flags->candidate, "Its value on the other side");
        command->add_option("--color-by", flags->color_by, "Hyper-parameter to colour points by");
+       command
+           ->add_option("--fdr", flags->fdr,
+                        "False discovery rate of the verdicts across configurations "
+                        "(default 0.05)")
+           ->check(CLI::Range(0.0, 1.0));
      },
      [](const AnalyzeFlags& flags, const v1::ResultSelection& selection,
         v1::AnalyzeRequest* request) {
@@ -131,6 +136,7 @@ constexpr AnalysisKind kAnalysisKinds[] = {
        speedup->set_baseline(flags.baseline);
        speedup->set_candidate(flags.candidate);
        speedup->set_color_by(flags.color_by);
+       speedup->set_fdr(flags.fdr);
      }},
     {"scaling",
      "Throughput at 1 vs N threads for the same configurations (paper Fig. 4 on CPU threads)",

@@ -15,6 +15,7 @@
 #include "client/analyze_command.h"
 #include "client/analyze_flags.h"
 #include "client/commands.h"
+#include "client/compare_command.h"
 #include "client/did_you_mean.h"
 #include "client/interrupt.h"
 #include "client/local_runner.h"
@@ -68,8 +69,10 @@ struct Flags {
   bool fresh = false;                  // submit, local: --fresh
   std::vector<int64_t> result_sweeps;  // results SWEEP...
   bool wide = false;                   // results, local: --wide
+  std::string results_db;              // results --db FILE
   std::string dashboard_listen;        // local: --dashboard[=HOST:PORT]
   client::AnalyzeFlags analyze;        // analyze KIND and report
+  client::CompareFlags compare;
   std::string out_dir = "paradnn-report";
   // predict
   std::string predict_config;
@@ -143,6 +146,7 @@ struct Commands {
   CLI::App* families;
   CLI::App* analyze;
   CLI::App* report;
+  CLI::App* compare;
   CLI::App* predict;
 
   // Commands that need no coordinator address or client credentials
@@ -251,6 +255,7 @@ void AddListingCommands(CLI::App& app, Flags* flags, Commands* commands) {
   results->add_option("--top", flags->top_ops, "With --ops: operators per job (0 = all)")
       ->capture_default_str();
   AddWide(results, flags);
+  client::AddDbFile(results, &flags->results_db);
 
   commands->workers = app.add_subcommand(
       "workers",
@@ -306,6 +311,7 @@ void AddAnalysisCommands(CLI::App& app, Flags* flags, Commands* commands) {
                              "Also the predicted results of budgeted sweeps: hatched heat-map "
                              "cells with their interval on hover, counted in every figure");
   client::AddDbFile(commands->report, &flags->analyze.db);
+  commands->compare = client::AddCompareCommand(app, &flags->compare, &flags->format);
 
   CLI::App* predict = commands->predict = app.add_subcommand(
       "predict",
@@ -432,11 +438,19 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
     view.samples = flags.samples;
     view.top_ops = flags.top_ops;
     view.wide = flags.wide;
-    return client::RunResults(ctx, flags.result_sweeps, format, view);
+    return client::RunResults(ctx, flags.result_sweeps, format, view, flags.results_db);
   }
   if (commands.workers->parsed()) return client::RunWorkers(ctx, format);
   if (commands.fleet->parsed()) {
     return client::RunFleet(ctx, flags.fleet_sweep, flags.fleet_window, flags.fleet_format);
+  }
+  if (commands.compare->parsed()) {
+    absl::StatusOr<v1::AnalyzeRequest> request = client::BuildCompareRequest(flags.compare);
+    if (!request.ok()) {
+      std::cerr << "paradnn: " << request.status().message() << "\n";
+      return client::kExitUsage;
+    }
+    return client::RunAnalyze(ctx, *request, format, /*plot_path=*/"", flags.compare.db);
   }
   for (CLI::App* kind : commands.analyze->get_subcommands()) {
     absl::StatusOr<v1::AnalyzeRequest> request =

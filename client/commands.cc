@@ -7,6 +7,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/coordinator_source.h"
 #include "client/listing_format.h"
 #include "client/presets.h"
 #include "client/progress.h"
@@ -455,8 +457,10 @@ int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id, Output
 }
 
 int RunResults(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
-               OutputFormat format, const ResultsView& view) {
-  CoordinatorClient client(ctx.address, ctx.timeout_seconds);
+               OutputFormat format, const ResultsView& view, const std::string& db_path) {
+  absl::StatusOr<std::unique_ptr<CoordinatorSource>> source = CoordinatorSource::Open(ctx, db_path);
+  if (!source.ok()) return ReportError(ctx, source.status());
+  CoordinatorClient& client = (*source)->client();
   std::vector<v1::ResultRow> all;
   for (int64_t sweep_id : sweep_ids) {
     absl::StatusOr<std::vector<v1::ResultRow>> rows =

@@ -171,10 +171,11 @@ int RunStatus(const CommandContext& ctx, std::optional<int64_t> sweep_id,
 std::string NoWorkerForDevice(const std::string& device,
                               const std::vector<v1::WorkerInfo>& workers);
 
-// `paradnn results SWEEP... [--format F] [--samples] [--jobs | --ops [--top N]]`:
-// the rows of every sweep given, in one table.
+// `paradnn results SWEEP... [--format F] [--samples] [--jobs | --ops [--top N]]
+// [--db FILE]`: the rows of every sweep given, in one table, from the
+// coordinator or (`db_path` non-empty) the SQLite file read-only.
 int RunResults(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
-               OutputFormat format, const ResultsView& view);
+               OutputFormat format, const ResultsView& view, const std::string& db_path = "");
 // `paradnn workers`.
 int RunWorkers(const CommandContext& ctx, OutputFormat format = OutputFormat::kTable);
 // `paradnn fleet [--sweep ID] [--window S] [--format table|json]`: fleet

@@ -99,6 +99,23 @@ const std::vector<MeasurementColumn>& MeasurementColumns() {
        }},
       {{"step_ci95_pct", "±ci95", ColumnUnit::kPercent},
        [](const RowView& r) { return r.IfTimed(r.stats.ci95_rel() * 100); }},
+      // Where a re-run is expected on this platform (95 %), and what the
+      // coordinator's re-run model rests on (server/analysis/rerun_model.h).
+      {{"rerun_pct", "±re-run", ColumnUnit::kPercent},
+       [](const RowView& r) {
+         return r.row.has_rerun() ? Cell{r.row.rerun().half_width_rel() * 100} : Cell{};
+       }},
+      {{"rerun_basis", "re-run basis", ColumnUnit::kText},
+       [](const RowView& r) { return r.row.has_rerun() ? Text(r.row.rerun().basis()) : Cell{}; }},
+      // The host-speed sentinel's matmul before and after the job, against
+      // the worker's calibration.
+      {{"host_speed_pct", "host", ColumnUnit::kPercent},
+       [](const RowView& r) {
+         const v1::HostSentinel& s = r.m.sentinel();
+         return s.compute_before() > 0 && s.compute_after() > 0
+                    ? Cell{std::sqrt(s.compute_before() * s.compute_after()) * 100}
+                    : Cell{};
+       }},
       {{"step_p10_ms", "p10", ColumnUnit::kMillis},
        [](const RowView& r) { return r.IfTimed(r.stats.p10_s() * 1e3); }},
       {{"step_p90_ms", "p90", ColumnUnit::kMillis},
@@ -516,8 +533,32 @@ std::string Wrapped(const std::string& text, size_t width, const std::string& fi
 
 }  // namespace
 
+// What the two intervals of a narrow table mean, and what the re-run
+// intervals of its rows rest on; "" without re-run intervals.
+std::string RerunNote(const ResultTable& table) {
+  size_t basis_column = table.columns.size();
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    if (table.columns[c].name == "rerun_basis") basis_column = c;
+  }
+  if (basis_column == table.columns.size()) return "";
+  std::set<std::string> bases;
+  for (const auto& row : table.rows) {
+    const std::string basis = RawCell(row[basis_column]);
+    if (!basis.empty()) bases.insert(basis);
+  }
+  if (bases.empty()) return "";
+  return absl::StrCat(
+      "±ci95: the run's own 95 % interval; ±re-run: where a re-run's median is expected (95 %)\n"
+      "  on the same platform, from: ",
+      absl::StrJoin(bases, ", "),
+      "\n  (re-runs: configurations measured there more than once; sentinel: the host-speed\n"
+      "  sentinel's spread, no re-runs yet; prior: a shared host's typical spread, neither yet)\n");
+}
+
 std::string FormatNarrowTable(const ResultTable& table) {
   static const std::set<std::string> kWideOnly = {"step_p10_ms",
+                                                  "host_speed_pct",
+                                                  "rerun_basis",
                                                   "step_p90_ms",
                                                   "step_cv",
                                                   "steps",
@@ -588,6 +629,7 @@ std::string FormatNarrowTable(const ResultTable& table) {
     absl::StrAppend(&out, "!: the measurement may be off, for the reason given:\n");
     for (const std::string& note : notes) absl::StrAppend(&out, Wrapped(note, 118, "  ", "      "));
   }
+  absl::StrAppend(&out, RerunNote(table));
   absl::StrAppend(&out, "(--wide: every column; --format csv|json: every field)\n");
   return out;
 }

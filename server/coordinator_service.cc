@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/sweep.h"
+#include "server/analysis/rerun_intervals.h"
 #include "server/grpc_status.h"
 #include "server/sweep_predictor.h"
 #include "server/torchscript_archive.h"
@@ -469,8 +470,15 @@ grpc::ServerWriteReactor<v1::ResultRow>* CoordinatorService::QueryResults(
   queries_->Run(
       [this, writer, sweep_id = request->sweep_id(), include_samples = request->include_samples()] {
         absl::StatusOr<v1::SweepStatus> sweep = sweeps_.Get(sweep_id, clock_->NowUnixMs());
-        writer->Start(sweep.ok() ? results_.Query(sweep_id, include_samples)
-                                 : absl::StatusOr<std::vector<v1::ResultRow>>(sweep.status()));
+        absl::StatusOr<std::vector<v1::ResultRow>> rows =
+            sweep.ok() ? results_.Query(sweep_id, include_samples)
+                       : absl::StatusOr<std::vector<v1::ResultRow>>(sweep.status());
+        if (rows.ok()) {
+          if (absl::Status s = analysis::FillRerunIntervals(*database_, &*rows); !s.ok()) {
+            rows = s;
+          }
+        }
+        writer->Start(std::move(rows));
       });
   return writer;
 }

@@ -331,9 +331,10 @@ absl::StatusOr<v1::Platform> ReadCachedCalibration(const std::string& state_dir,
   if (cached.matmul_roofs_size() == 0) {
     return absl::DataLossError(absl::StrCat(path, " holds no matmul roof"));
   }
-  // Calibrations cached before the host-speed probe existed are redone.
-  if (!(cached.probe_flops_per_sec() > 0)) {
-    return absl::DataLossError(absl::StrCat(path, " holds no host-speed probe"));
+  // Calibrations cached before the host-speed probe (or its latency-bound
+  // half) existed are redone.
+  if (!(cached.probe_flops_per_sec() > 0) || !(cached.latency_probe_seconds() > 0)) {
+    return absl::DataLossError(absl::StrCat(path, " holds no host-speed sentinel"));
   }
   return cached;
 }

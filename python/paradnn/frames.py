@@ -109,6 +109,13 @@ def _outcome(r: _RowView) -> str:
 # The columns after the configuration, in the CLI's order: name, kind, cell.
 _MIB = 1024.0 * 1024.0
 
+def _host_speed_pct(sentinel) -> Any:
+    """The sentinel's matmul speed around the job against its calibration."""
+    if sentinel.compute_before > 0 and sentinel.compute_after > 0:
+        return math.sqrt(sentinel.compute_before * sentinel.compute_after) * 100
+    return None
+
+
 MEASUREMENT_COLUMNS: list[tuple[str, str, Callable[[_RowView], Any]]] = [
     ("source", TEXT, _source),
     ("examples_per_sec", FLOAT,
@@ -121,6 +128,11 @@ MEASUREMENT_COLUMNS: list[tuple[str, str, Callable[[_RowView], Any]]] = [
      lambda r: r.if_predicted(r.row.prediction.step_seconds_high * 1e3)),
     ("predicted_from", INT, lambda r: r.row.prediction.measurements if r.predicted else None),
     ("step_ci95_pct", FLOAT, lambda r: r.if_timed(r.stats.ci95_rel * 100)),
+    # Where a re-run is expected on the platform (the coordinator's re-run model).
+    ("rerun_pct", FLOAT,
+     lambda r: r.row.rerun.half_width_rel * 100 if r.row.HasField("rerun") else None),
+    ("rerun_basis", TEXT, lambda r: _text(r.row.rerun.basis) if r.row.HasField("rerun") else None),
+    ("host_speed_pct", FLOAT, lambda r: _host_speed_pct(r.m.sentinel)),
     ("step_p10_ms", FLOAT, lambda r: r.if_timed(r.stats.p10_s * 1e3)),
     ("step_p90_ms", FLOAT, lambda r: r.if_timed(r.stats.p90_s * 1e3)),
     ("step_cv", FLOAT, lambda r: r.if_timed(r.stats.cv)),

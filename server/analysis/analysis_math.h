@@ -109,14 +109,26 @@ v1::BoxplotGroup SummarizeBox(const std::string& name, std::vector<double> value
 
 // ---- Speedup --------------------------------------------------------------
 
-// One OK result as the speedup join sees it.
+// One measured run of a configuration on one side, for the verdict: the
+// repeat round it belongs to (runs of both sides in one round were measured
+// close in time) and its metric.
+struct SpeedupRun {
+  std::string round;
+  double value = 0;
+};
+
+// One configuration on one side as the speedup join sees it.
 struct SpeedupRow {
   std::string side;    // the compared field's value (e.g. "bfloat16")
   std::string config;  // the configuration without the compared field
   int64_t params = 0;
   std::string color_value;
-  double metric = 0;
+  double metric = 0;       // the median over its runs
   bool predicted = false;  // the metric is (or includes) a prediction
+  std::vector<SpeedupRun> runs = {};
+  // The re-run spread of one run on its platform (rerun_model.h), for a
+  // side measured once; 0 = unknown.
+  double rerun_rel_sd = 0;
 };
 
 // Joins `rows` config by config between `baseline` and `candidate` (the

@@ -27,7 +27,9 @@
 #include "nlohmann/json.hpp"
 #include "server/analysis/analysis_math.h"
 #include "server/analysis/analysis_scope.h"
+#include "server/analysis/rerun_intervals.h"
 #include "server/analysis/result_selection.h"
+#include "server/analysis/speedup_verdicts.h"
 
 namespace paradnn::server::analysis {
 namespace {
@@ -393,6 +395,7 @@ struct ConfigGroup {
   const Record* record;  // one of the group's records
   double median;
   bool predicted;  // one of its records is a prediction
+  std::vector<std::pair<const Record*, double>> members;
 };
 
 // Groups `measured` by (value of `field`, configuration without it) on
@@ -409,6 +412,7 @@ std::vector<ConfigGroup> GroupByConfig(
     const Record* first = nullptr;
     std::vector<double> values;
     bool predicted = false;
+    std::vector<std::pair<const Record*, double>> members;
   };
   absl::flat_hash_map<Key, Members> groups;
   for (const auto& [record, value] : measured) {
@@ -419,12 +423,14 @@ std::vector<ConfigGroup> GroupByConfig(
     if (group.first == nullptr) group.first = record;
     group.values.push_back(value);
     group.predicted = group.predicted || record->predicted;
+    group.members.emplace_back(record, value);
   }
   std::vector<ConfigGroup> out;
   out.reserve(groups.size());
   for (auto& [key, group] : groups) {
     out.push_back({selected.dictionary[key[0]], ConfigLabel(selected, *group.first, field),
-                   group.first, Median(std::move(group.values)), group.predicted});
+                   group.first, Median(std::move(group.values)), group.predicted,
+                   std::move(group.members)});
   }
   // Hash order is not stable across runs; the label order is.
   std::sort(out.begin(), out.end(), [](const ConfigGroup& a, const ConfigGroup& b) {
@@ -482,11 +488,55 @@ absl::StatusOr<SpeedupSides> ChooseSpeedupSides(
   return sides;
 }
 
+// The re-run spread of one run on each platform (fingerprint) at each
+// record's step time, for sides measured once.
+class RerunSpreads {
+ public:
+  RerunSpreads(const db::Database* database, const Selected& selected,
+               const std::vector<std::pair<const Record*, double>>& step_times)
+      : database_(database),
+        selected_(selected),
+        fingerprint_(FieldIndex(selected, "fingerprint")),
+        step_times_(step_times.begin(), step_times.end()) {}
+
+  // 0 when the record has no step time or its platform's model is unreadable.
+  double Of(const Record& record) {
+    auto step = step_times_.find(&record);
+    if (step == step_times_.end()) return 0;
+    const std::string& fingerprint = selected_.dictionary[ValueId(selected_, record, fingerprint_)];
+    auto it = models_.find(fingerprint);
+    if (it == models_.end()) {
+      absl::StatusOr<RerunModel> model = LoadRerunModel(*database_, fingerprint);
+      it = models_
+               .emplace(fingerprint,
+                        model.ok() ? std::optional<RerunModel>(*std::move(model)) : std::nullopt)
+               .first;
+    }
+    return it->second.has_value() ? it->second->SpreadAt(step->second, 0).rel_sd : 0;
+  }
+
+ private:
+  const db::Database* database_;
+  const Selected& selected_;
+  int fingerprint_;
+  absl::flat_hash_map<const Record*, double> step_times_;
+  std::map<std::string, std::optional<RerunModel>> models_;
+};
+
+// The round a run belongs to: its sweep and repeat (runs of both sides in
+// one round ran close in time), or only its repeat when the sweeps are what
+// is compared.
+std::string RoundOf(const Selected& selected, const Record& record, const std::string& field) {
+  const std::string repeat = FieldValue(selected, record, "repeat");
+  return field == "sweep" ? repeat
+                          : absl::StrCat(FieldValue(selected, record, "sweep"), "/", repeat);
+}
+
 // One row per (side, configuration) for JoinSpeedup; `config_record` gets
 // one record of each configuration label, for the sensitivity after it.
 std::vector<SpeedupRow> SpeedupRows(const Selected& selected,
                                     const std::vector<std::pair<const Record*, double>>& measured,
-                                    const v1::SpeedupRequest& request,
+                                    const v1::SpeedupRequest& request, RerunSpreads* spreads,
                                     std::map<std::string, const Record*>* config_record) {
   std::vector<SpeedupRow> rows;
   for (const ConfigGroup& group : GroupByConfig(selected, measured, request.field())) {
@@ -499,6 +549,11 @@ std::vector<SpeedupRow> SpeedupRows(const Selected& selected,
     }
     row.metric = group.median;
     row.predicted = group.predicted;
+    for (const auto& [record, value] : group.members) {
+      if (record->predicted) continue;
+      row.runs.push_back({RoundOf(selected, *record, request.field()), value});
+      row.rerun_rel_sd = std::max(row.rerun_rel_sd, spreads->Of(*record));
+    }
     config_record->emplace(row.config, group.record);
     rows.push_back(std::move(row));
   }
@@ -540,8 +595,12 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
   LoadPlan plan;
   plan.fields = {request.field()};
   if (!request.color_by().empty()) plan.fields.push_back(request.color_by());
+  // What the verdicts need: each run's round and platform, and step time.
+  for (const char* field : {"sweep", "repeat", "fingerprint"}) {
+    if (field != request.field()) plan.fields.emplace_back(field);
+  }
   plan.all_hyper = true;
-  plan.metrics = {(*metric)->name};
+  plan.metrics = {(*metric)->name, "step_time"};
   plan.config_without = ConfigWithout(request.field());
   PlanScope(&plan);
   absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
@@ -560,11 +619,20 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
   absl::StatusOr<SpeedupSides> sides = ChooseSpeedupSides(*selected, *measured, request);
   if (!sides.ok()) return sides.status();
 
+  absl::StatusOr<const MetricInfo*> step_time = FindMetric("step_time", "step_time");
+  if (!step_time.ok()) return step_time.status();
+  absl::StatusOr<std::vector<std::pair<const Record*, double>>> step_times =
+      MeasuredRecords(*selected, **step_time);
+  if (!step_times.ok()) return step_times.status();
+  RerunSpreads spreads(database, *selected, *step_times);
   std::map<std::string, const Record*> config_record;
-  const std::vector<SpeedupRow> rows = SpeedupRows(*selected, *measured, request, &config_record);
+  const std::vector<SpeedupRow> rows =
+      SpeedupRows(*selected, *measured, request, &spreads, &config_record);
   absl::StatusOr<v1::SpeedupResponse> response = JoinSpeedup(
       rows, request.field(), sides->baseline, sides->candidate, (*metric)->lower_is_better);
   if (!response.ok()) return response.status();
+  AddSpeedupVerdicts(rows, (*metric)->lower_is_better,
+                     request.fdr() > 0 ? request.fdr() : kDefaultFdr, &*response);
   response->set_metric((*metric)->name);
   response->set_color_by(request.color_by());
   FitSpeedupSensitivity(*selected, config_record, request.field(), &*response);

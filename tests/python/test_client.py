@@ -164,6 +164,11 @@ def test_open_db_gives_the_client_frames(client: paradnn.Client, cluster: Cluste
     online = client.results(cluster.sweep_id, include_samples=True)
     assert list(offline.columns) == list(online.columns)
     samples = offline.pop("step_seconds"), online.pop("step_seconds")
+    # The re-run interval is the coordinator's model: open_db leaves it empty.
+    model_only = ["rerun_pct", "rerun_basis"]
+    assert offline[model_only].isna().all().all()
+    assert online["rerun_basis"].notna().any()
+    offline, online = offline.drop(columns=model_only), online.drop(columns=model_only)
     pd.testing.assert_frame_equal(offline, online, check_exact=True)
     assert all((a == b).all() for a, b in zip(*samples))
     # model_seconds_left (0 once done) is the only field a running coordinator adds.

@@ -313,6 +313,9 @@ StackTrial MeasureAtenTrial() {
 
 v1::Platform CalibratedPlatform(const CalibrationOptions& options) {
   v1::Platform platform = CollectPlatform();
+  // Before the matmuls, whose roofs are then checked against peaks at the
+  // clock the cores really run at (inside a VM the OS reports a nominal one).
+  RecordMeasuredClock(MeasureCoreClock(), &platform);
   const Calibration calibration = Calibrate(options);
   for (const v1::MatmulRoof& roof : calibration.matmul_roofs) *platform.add_matmul_roofs() = roof;
   for (const v1::BandwidthPoint& point : calibration.bandwidth) *platform.add_bandwidth() = point;
@@ -320,6 +323,7 @@ v1::Platform CalibratedPlatform(const CalibrationOptions& options) {
   // Calibrate() left LibTorch and the BLAS at calibration.threads.
   platform.set_probe_flops_per_sec(ProbeHostMatmulFlops());
   platform.set_probe_threads(calibration.threads);
+  platform.set_latency_probe_seconds(ProbeHostLatencySeconds());
   platform.set_calibrated_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                       std::chrono::system_clock::now().time_since_epoch())
                                       .count());

@@ -29,4 +29,36 @@ double ProbeHostMatmulFlops() {
   return median > 0 ? 2.0 * kSize * kSize * kSize / median : 0;
 }
 
+double ProbeHostLatencySeconds() {
+  constexpr int kWarmup = 5;
+  constexpr int kTimed = 31;
+  const torch::Tensor x = torch::full({64, 256}, 0.01);
+  torch::Tensor w = torch::full({256, 256}, 0.01).requires_grad_(true);
+  auto step = [&] {
+    torch::relu(torch::mm(x, w)).sum().backward();
+    torch::NoGradGuard no_grad;
+    w.sub_(w.grad(), 1e-3);
+    w.mutable_grad().zero_();
+  };
+  for (int i = 0; i < kWarmup; ++i) step();
+  std::vector<double> seconds;
+  for (int i = 0; i < kTimed; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    step();
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(seconds.begin(), seconds.begin() + kTimed / 2, seconds.end());
+  return seconds[kTimed / 2];
+}
+
+SentinelReading ReadSentinel(double reference_flops_per_sec) {
+  const auto start = std::chrono::steady_clock::now();
+  SentinelReading reading;
+  reading.compute_ratio = ProbeHostMatmulFlops() / reference_flops_per_sec;
+  reading.latency_s = ProbeHostLatencySeconds();
+  reading.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return reading;
+}
+
 }  // namespace paradnn::runner

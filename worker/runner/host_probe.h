@@ -14,6 +14,25 @@ namespace paradnn::runner {
 // 2-core host).
 double ProbeHostMatmulFlops();
 
+// The latency-bound half of the host-speed sentinel: the median seconds of
+// one tiny FC training step (forward, backward and an SGD update of a
+// 256x256 float32 layer on a batch of 64; about 0.1 ms) over 31 steps after
+// 5 warm-up steps, with LibTorch's current thread settings. Big enough for
+// the BLAS to use its threads, small enough that waking them is much of its
+// time: it moves with scheduling delays that a large matmul hides.
+double ProbeHostLatencySeconds();
+
+// One reading of both sentinel workloads.
+struct SentinelReading {
+  double compute_ratio = 0;  // ProbeHostMatmulFlops() / the calibrated figure
+  double latency_s = 0;      // ProbeHostLatencySeconds()
+  double seconds = 0;        // wall time the reading took
+};
+
+// Reads the sentinel against the calibration's matmul probe
+// (`reference_flops_per_sec` > 0).
+SentinelReading ReadSentinel(double reference_flops_per_sec);
+
 }  // namespace paradnn::runner
 
 #endif  // PARADNN_WORKER_RUNNER_HOST_PROBE_H_

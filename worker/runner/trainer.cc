@@ -534,6 +534,32 @@ std::optional<std::string> HostMemoryShortfall(const v1::ModelCounts& counts) {
                          static_cast<double>(host_memory) / (1 << 30));
 }
 
+// The host-speed sentinel just before timing, into m.sentinel and `facts`.
+void ReadSentinelBefore(double reference_flops_per_sec, v1::Measurement* m, SuspectFacts* facts) {
+  const SentinelReading before = ReadSentinel(reference_flops_per_sec);
+  facts->probe_ratio_before = before.compute_ratio;
+  v1::HostSentinel& sentinel = *m->mutable_sentinel();
+  sentinel.set_compute_before(before.compute_ratio);
+  sentinel.set_latency_before_s(before.latency_s);
+  sentinel.set_seconds(before.seconds);
+}
+
+// The sentinel just after timing, added to the reading before; logged.
+void ReadSentinelAfter(double reference_flops_per_sec, v1::Measurement* m, SuspectFacts* facts,
+                       JobObserver* observer) {
+  const SentinelReading after = ReadSentinel(reference_flops_per_sec);
+  facts->probe_ratio_after = after.compute_ratio;
+  v1::HostSentinel& sentinel = *m->mutable_sentinel();
+  sentinel.set_compute_after(after.compute_ratio);
+  sentinel.set_latency_after_s(after.latency_s);
+  sentinel.set_seconds(sentinel.seconds() + after.seconds);
+  Log(observer,
+      absl::StrFormat("host-speed sentinel: matmul at %.0f %% of its calibrated speed "
+                      "before timing, %.0f %% after; tiny step %.3f ms, %.3f ms",
+                      sentinel.compute_before() * 100, sentinel.compute_after() * 100,
+                      sentinel.latency_before_s() * 1e3, sentinel.latency_after_s() * 1e3));
+}
+
 }  // namespace
 
 v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
@@ -580,13 +606,12 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
     }
   }
 
-  // The host-speed probe, comparable only with a calibration that used the
-  // same number of threads.
+  // The host-speed sentinel, comparable only with a calibration that used
+  // the same number of threads.
   const bool probe = device->is_cpu() && job.reference_probe_flops_per_sec() > 0 &&
                      job.reference_probe_threads() == m.intra_op_threads();
   SuspectFacts probe_facts;
-  if (probe)
-    probe_facts.probe_ratio_before = ProbeHostMatmulFlops() / job.reference_probe_flops_per_sec();
+  if (probe) ReadSentinelBefore(job.reference_probe_flops_per_sec(), &m, &probe_facts);
   const std::optional<double> load_at_start = HostLoadAverage1();
   try {
     TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), *devices,
@@ -606,13 +631,7 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   }
   m.set_outcome(v1::OK);
   m.set_peak_rss_bytes(PeakRssBytes());
-  if (probe) {
-    probe_facts.probe_ratio_after = ProbeHostMatmulFlops() / job.reference_probe_flops_per_sec();
-    Log(observer, absl::StrFormat("host-speed probe: %.0f %% of its calibrated speed before "
-                                  "timing, %.0f %% after",
-                                  *probe_facts.probe_ratio_before * 100,
-                                  *probe_facts.probe_ratio_after * 100));
-  }
+  if (probe) ReadSentinelAfter(job.reference_probe_flops_per_sec(), &m, &probe_facts, observer);
   FlagSuspectConditions(load_at_start, &m, observer, std::move(probe_facts));
   return m;
 }

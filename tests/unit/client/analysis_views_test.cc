@@ -399,7 +399,20 @@ v1::AnalyzeResponse Speedup() {
     p.set_candidate_value(100 * (i + 1));
     p.set_speedup(i + 1);
     p.set_color_value("256");
+    p.set_speedup_low(i + 0.9);
+    p.set_speedup_high(i + 1.1);
+    p.set_p_value(i == 0 ? 0.5 : 0.001);
+    p.set_q_value(i == 0 ? 0.5 : 0.0015);
+    p.set_verdict(i == 0 ? "no difference detected" : "faster");
+    p.set_interval_basis("paired rounds");
+    p.set_baseline_runs(4);
+    p.set_candidate_runs(4);
   }
+  s.set_fdr(0.05);
+  s.set_faster(2);
+  s.set_no_difference(1);
+  s.set_geomean_low(1.2);
+  s.set_geomean_high(2.7);
   s.set_geomean_speedup(1.817);
   s.set_min_speedup(1);
   s.set_max_speedup(3);
@@ -419,8 +432,14 @@ TEST(AnalysisViewsTest, SpeedupTableSummarizesThenListsThenSensitivity) {
   const std::string text = FormatAnalysis(Speedup(), OutputFormat::kTable);
   EXPECT_THAT(Lines(text)[0],
               ::testing::StartsWith("speedup of cuda over cpu (device_kind, examples_per_sec): "
-                                    "geomean 1.82×, min 1.00×, max 3.00× over 3 configurations; "
-                                    "2 only on cpu, 1 only on cuda"));
+                                    "geomean 1.82× [1.20×, 2.70×], min 1.00×, max 3.00× over 3 "
+                                    "configurations; 2 only on cpu, 1 only on cuda"));
+  EXPECT_EQ(Lines(text)[1],
+            "verdicts: 2 faster, 1 no difference detected (false discovery rate 5 %, "
+            "Benjamini-Hochberg)");
+  EXPECT_THAT(LineWith(text, "layer=4, node=32"),
+              HasSubstr("1.00× [0.900×, 1.10×]   4+4  no difference detected  paired rounds"));
+  EXPECT_THAT(LineWith(text, "speedup [95 %]"), HasSubstr("verdict"));
   EXPECT_THAT(LineWith(text, "config"), HasSubstr("cpu"));
   EXPECT_THAT(LineWith(text, "layer=4, node=32"), HasSubstr("2.36M"));
   EXPECT_THAT(LineWith(text, "layer=4, node=32"), HasSubstr("1.00×"));
@@ -438,12 +457,16 @@ TEST(AnalysisViewsTest, SpeedupCsv) {
   const std::string text = FormatAnalysis(Speedup(), OutputFormat::kCsv);
   EXPECT_EQ(Lines(text).size(), 4u);
   const auto records = ParseCsv(text);
-  EXPECT_THAT(records[0],
-              ElementsAre("config", "params", "color_value", "baseline_value", "candidate_value",
-                          "speedup", "baseline_predicted", "candidate_predicted"));
+  EXPECT_THAT(
+      records[0],
+      ElementsAre("config", "params", "color_value", "baseline_value", "candidate_value", "speedup",
+                  "speedup_low", "speedup_high", "p_value", "q_value", "verdict", "interval_basis",
+                  "baseline_runs", "candidate_runs", "baseline_predicted", "candidate_predicted"));
   EXPECT_THAT(records[1], ElementsAre("layer=4, node=32", "2360000", "256", "100", "100", "1",
-                                      "false", "false"));
-  EXPECT_THAT(records[3], ElementsAre("layer=8 node=64", "2360000", "256", "100", "300", "3",
+                                      "0.9", "1.1", "0.5", "0.5", "no difference detected",
+                                      "paired rounds", "4", "4", "false", "false"));
+  EXPECT_THAT(records[3], ElementsAre("layer=8 node=64", "2360000", "256", "100", "300", "3", "2.9",
+                                      "3.1", "0.001", "0.0015", "faster", "paired rounds", "4", "4",
                                       "false", "false"));
 }
 

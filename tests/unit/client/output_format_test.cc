@@ -58,6 +58,10 @@ v1::ResultRow OkRow() {
   m.add_step_seconds(0.0052);
   m.add_suspect("host busy: load average 3.10 on 2 CPUs");
   m.add_suspect("noisy steps: CV 14 %");
+  m.mutable_sentinel()->set_compute_before(0.81);
+  m.mutable_sentinel()->set_compute_after(1.0);
+  row.mutable_rerun()->set_half_width_rel(0.25);
+  row.mutable_rerun()->set_basis("re-runs");
   return row;
 }
 
@@ -101,7 +105,8 @@ TEST(OutputFormatTest, ColumnsAreJobParamsThenMeasurements) {
   EXPECT_EQ(absl::StrJoin(names, " "),
             "job_id batch layer node precision optimizer source examples_per_sec suspect "
             "step_median_ms predicted_low_ms predicted_high_ms predicted_from step_ci95_pct "
-            "step_p10_ms step_p90_ms step_cv steps stop_reason model_gflops_per_sec "
+            "rerun_pct rerun_basis host_speed_pct step_p10_ms step_p90_ms step_cv steps "
+            "stop_reason model_gflops_per_sec "
             "executed_gflops_per_sec mfu_pct hfu_pct silicon_mfu_pct intra_op_threads params "
             "peak_rss_mib peak_device_mib outcome worker reused_from_job error");
   ASSERT_EQ(table.rows.size(), 3u);
@@ -122,6 +127,10 @@ TEST(OutputFormatTest, CsvParsesBackWithQuotedFields) {
   EXPECT_EQ(records[1][col("job_id")], "3");
   EXPECT_EQ(records[1][col("node")], "512");
   EXPECT_EQ(records[1][col("examples_per_sec")], "12345.678");
+  EXPECT_EQ(records[1][col("rerun_pct")], "25");
+  EXPECT_EQ(records[1][col("rerun_basis")], "re-runs");
+  EXPECT_EQ(records[1][col("host_speed_pct")], "90");  // sqrt(0.81 x 1.0)
+  EXPECT_EQ(records[2][col("rerun_pct")], "");
   EXPECT_EQ(records[1][col("suspect")],
             "host busy: load average 3.10 on 2 CPUs; noisy steps: CV 14 %");
   EXPECT_EQ(records[2][col("suspect")], "");
@@ -267,6 +276,9 @@ TEST(OutputFormatTest, NarrowTableFitsATerminalAndExplainsEveryMark) {
   EXPECT_THAT(lines[0], Not(HasSubstr("p10")));
   // Each ! is explained under the table, with its job; so is each error.
   EXPECT_THAT(text, HasSubstr("!: the measurement may be off"));
+  // The re-run interval is explained with what it rests on.
+  EXPECT_THAT(text, HasSubstr("±re-run: where a re-run's median is expected"));
+  EXPECT_THAT(text, HasSubstr("on the same platform, from: re-runs\n"));
   EXPECT_THAT(text, HasSubstr("! job 3: host busy: load average 3.10 on 2 CPUs; noisy steps"));
   EXPECT_THAT(text, HasSubstr("error job 4: "));
   EXPECT_THAT(text, HasSubstr("--wide"));

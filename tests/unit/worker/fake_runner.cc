@@ -138,6 +138,7 @@ int Calibrate() {
   platform.set_calibrated_unix_ms(1'700'000'000'000);
   platform.set_probe_flops_per_sec(5e10);
   platform.set_probe_threads(4);
+  platform.set_latency_probe_seconds(1e-4);
   return WriteFrame(STDOUT_FILENO, platform).ok() ? 0 : 1;
 }
 

@@ -109,15 +109,24 @@ TEST(TrainerTest, HostSpeedProbeIsComparedWithTheCalibratedOne) {
   EXPECT_TRUE(HasCondition(slow, "host slower than at calibration: matmul probe at 0 %"));
   bool logged = false;
   for (const std::string& line : observer.logs)
-    logged |= absl::StartsWith(line, "host-speed probe:");
+    logged |= absl::StartsWith(line, "host-speed sentinel:");
   EXPECT_TRUE(logged);
+  // The sentinel around the job is stored with it: both halves, both sides.
+  EXPECT_GT(slow.sentinel().compute_before(), 0);
+  EXPECT_LT(slow.sentinel().compute_before(), 1e-3);
+  EXPECT_GT(slow.sentinel().compute_after(), 0);
+  EXPECT_GT(slow.sentinel().latency_before_s(), 0);
+  EXPECT_GT(slow.sentinel().latency_after_s(), 0);
+  EXPECT_GT(slow.sentinel().seconds(), 0);
   // One far below: never flagged.
   job.set_reference_probe_flops_per_sec(1);
   EXPECT_FALSE(HasCondition(RunJob(job, nullptr), "host slower"));
   // Calibrated with another thread count: not comparable, not probed.
   job.set_reference_probe_flops_per_sec(1e18);
   job.set_reference_probe_threads(64);
-  EXPECT_FALSE(HasCondition(RunJob(job, nullptr), "host slower"));
+  const v1::Measurement unprobed = RunJob(job, nullptr);
+  EXPECT_FALSE(HasCondition(unprobed, "host slower"));
+  EXPECT_FALSE(unprobed.has_sentinel());
 }
 
 TEST(TrainerTest, ProfileOfAnFcStepNamesTheMatmulsFirst) {
