@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "client/analysis_plots.h"
 #include "client/analysis_views.h"
+#include "common/silicon_peak.h"
 #include "common/state_names.h"
 
 namespace paradnn::client {
@@ -109,6 +110,7 @@ mustache::data PlatformRows(const std::vector<v1::WorkerInfo>& workers) {
         {"libtorch", platform.libtorch_version()},
         {"onednn", platform.onednn_version()},
         {"isa_paths", platform.isa_paths()},
+        {"clock", common::PlatformClockText(platform)},
         {"roofs", roofs.empty() ? "not calibrated" : absl::StrJoin(roofs, "; ")},
         {"fingerprint", platform.fingerprint().substr(0, 12)}});
   }

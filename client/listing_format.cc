@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/output_format.h"
+#include "common/silicon_peak.h"
 #include "common/state_names.h"
 
 namespace paradnn::client {
@@ -170,14 +171,17 @@ std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t no
   std::vector<std::vector<std::string>> rows;
   rows.reserve(workers.size());
   for (const v1::WorkerInfo& w : workers) {
+    // The clock the OS reports beside the one measured at calibration: the
+    // silicon peaks behind the roofs' "(peak ...)" rest on the measured one.
     rows.push_back({w.worker_id(), Dash(w.device_kind()), Dash(w.state()), Dash(w.hostname()),
                     absl::StrCat(w.jobs_done()), Dash(w.platform().blas_backend()),
-                    Dash(w.platform().libtorch_version()), Dash(FormatRoofs(w.platform())),
+                    Dash(w.platform().libtorch_version()),
+                    Dash(common::PlatformClockText(w.platform())), Dash(FormatRoofs(w.platform())),
                     HumanAge(w.last_seen_unix_ms(), now_unix_ms)});
   }
-  return AlignColumns({"id", "device", "state", "host", "jobs done", "BLAS", "LibTorch",
+  return AlignColumns({"id", "device", "state", "host", "jobs done", "BLAS", "LibTorch", "clock",
                        "matmul roofs", "last seen"},
-                      rows, {false, false, false, false, true, false, false, false, false});
+                      rows, {false, false, false, false, true, false, false, false, false, false});
 }
 
 namespace {

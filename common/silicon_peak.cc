@@ -6,10 +6,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace paradnn::common {
 namespace {
 
+// Two FMA units per core holds for the CPUs this project runs on, checked
+// against the vendors' optimization manuals: Intel since Haswell (ports 0
+// and 1; on AVX-512 Xeons ports 0+1 fuse into one 512-bit unit and port 5
+// adds the second, except on Xeon Bronze/Silver, some Gold 5xxx and client
+// Ice Lake, which have one: --fma-units 1), and AMD Zen 1 to 5 (of Zen 3's
+// four FP pipes two do FMA and two only add; a matmul is FMAs, so the adders
+// do not count: Zen 3 is 2 x 8 float32 lanes x 2 = 32 FLOP/cycle).
 constexpr int kDefaultFmaUnits = 2;
 // AMX: each core's TMUL does 1024 bfloat16 (or float16, with amx_fp16)
 // multiply-adds per cycle (Intel's optimization manual, "Intel AMX").
@@ -48,23 +56,53 @@ v1::SiliconPeak Peak(const std::string& dtype, double flops_per_sec, const std::
 
 int FmaDatapathBits(const CpuPeakFacts& facts) {
   const std::set<std::string> flags(facts.flags.begin(), facts.flags.end());
+  const bool amd = facts.vendor == "AuthenticAMD";
   if (flags.count("avx512f") > 0) {
     // Zen 4 (family 0x19) executes a 512-bit instruction in two passes of
-    // its 256-bit units; Zen 5 (0x1a) and Intel's AVX-512 cores in one.
-    if (facts.vendor == "AuthenticAMD" && facts.family == 0x19) return 256;
+    // its 256-bit units, so its AVX-512 peak is its AVX2 peak; Zen 5 (0x1a)
+    // desktop and server parts and Intel's AVX-512 cores take one pass (Zen
+    // 5 mobile parts take two, not told apart here: --fma-units 1).
+    if (amd && facts.family == 0x19) return 256;
     return 512;
   }
+  // Zen 1 and Zen+ (family 0x17 below model 0x30) split a 256-bit AVX
+  // instruction into two 128-bit passes; Zen 2 (0x17, model 0x30 on) does not.
+  if (amd && facts.family == 0x17 && facts.model < 0x30) return 128;
   if (flags.count("avx") > 0) return 256;
   return 128;
 }
 
+double PeakClockHz(const CpuPeakFacts& facts) {
+  if (facts.measured_clock_hz > 0) return facts.measured_clock_hz;
+  return facts.max_clock_hz > 0 ? facts.max_clock_hz : facts.base_clock_hz;
+}
+
+namespace {
+
+// The clock of the basis text: "3.50 GHz (max clock)", "2.10 GHz (base
+// clock)", or the measured one beside what the OS reports, "3.24 GHz
+// (measured under load; 2.45 GHz reported, cpu MHz of /proc/cpuinfo)".
+std::string PeakClockText(const CpuPeakFacts& facts) {
+  const std::string reported_label = facts.max_clock_hz > 0 ? "max clock" : facts.base_clock_label;
+  const double reported = facts.max_clock_hz > 0 ? facts.max_clock_hz : facts.base_clock_hz;
+  if (facts.measured_clock_hz <= 0) {
+    return absl::StrCat(GigaHertz(reported), " (", reported_label, ")");
+  }
+  return absl::StrCat(GigaHertz(facts.measured_clock_hz), " (measured under load; ",
+                      reported > 0
+                          ? absl::StrCat(GigaHertz(reported), " reported, ", reported_label)
+                          : "no clock reported",
+                      ")");
+}
+
+}  // namespace
+
 std::vector<v1::SiliconPeak> CpuSiliconPeaks(const CpuPeakFacts& facts) {
-  const double clock = facts.max_clock_hz > 0 ? facts.max_clock_hz : facts.base_clock_hz;
+  const double clock = PeakClockHz(facts);
   if (clock <= 0 || facts.cores <= 0) return {};
   const std::set<std::string> flags(facts.flags.begin(), facts.flags.end());
   auto has = [&](const char* flag) { return flags.count(flag) > 0; };
-  const std::string clock_text = absl::StrCat(
-      GigaHertz(clock), " (", facts.max_clock_hz > 0 ? "max clock" : facts.base_clock_label, ")");
+  const std::string clock_text = PeakClockText(facts);
   const std::string cores_text = absl::StrCat(facts.cores, facts.cores == 1 ? " core" : " cores");
   const int units = facts.fma_units > 0 ? facts.fma_units : kDefaultFmaUnits;
   const int bits = FmaDatapathBits(facts);
@@ -132,6 +170,20 @@ std::vector<v1::SiliconPeak> CpuSiliconPeaks(const CpuPeakFacts& facts) {
         via_float32("float16", has("f16c") ? "F16C converts to float32" : "converted to float32"));
   }
   return peaks;
+}
+
+std::string PlatformClockText(const v1::Platform& platform) {
+  std::vector<std::string> parts;
+  if (platform.base_clock_hz() > 0) {
+    parts.push_back(absl::StrCat(GigaHertz(platform.base_clock_hz()), " nominal"));
+  }
+  if (platform.max_clock_hz() > 0 && platform.max_clock_hz() != platform.base_clock_hz()) {
+    parts.push_back(absl::StrCat(GigaHertz(platform.max_clock_hz()), " max"));
+  }
+  if (platform.measured_clock_hz() > 0) {
+    parts.push_back(absl::StrCat(GigaHertz(platform.measured_clock_hz()), " measured"));
+  }
+  return absl::StrJoin(parts, ", ");
 }
 
 std::vector<v1::SiliconPeak> CudaSiliconPeaks(const CudaPeakFacts& facts) {

@@ -34,11 +34,22 @@ struct CpuPeakFacts {
   int fma_units = 0;
   // Where base_clock_hz came from, for the basis text.
   std::string base_clock_label = "base clock";
+  // The clock the cores ran at with all of them loaded, measured
+  // (worker/runner/core_clock.h); 0 if not measured.
+  double measured_clock_hz = 0;
 };
 
-// The peaks of float32, bfloat16 and float16 on a CPU. The clock is the max
-// clock where known (a roof must not sit below what the cores can reach),
-// else the base clock; none at all (or no cores) gives no peaks. Each dtype
+// The clock a CPU peak is computed at: the measured clock where there is
+// one (what the cores reach with all of them busy, as in a matmul; inside a
+// VM the OS reports only a nominal clock, and on bare metal the max clock is
+// a one-core boost), else the max clock (a roof must not sit below what the
+// cores can reach), else the base clock; 0 if none is known.
+double PeakClockHz(const CpuPeakFacts& facts);
+
+// The peaks of float32, bfloat16 and float16 on a CPU at PeakClockHz; no
+// clock at all (or no cores) gives no peaks. The basis names the clock and
+// where it came from, e.g. "3.24 GHz (measured under load; 2.45 GHz
+// reported, cpu MHz of /proc/cpuinfo)". Each dtype
 // takes its best instruction the flags offer: AMX tiles (2048 FLOP/cycle/core
 // for bfloat16, and for float16 with amx_fp16), AVX-512 BF16 dot products and
 // AVX-512 FP16 FMAs (2 FLOP per lane pair), AVX-512 / AVX2 FMA, AVX (separate
@@ -81,6 +92,11 @@ bool CheckPeakAgainstRoof(double calibrated_flops_per_sec, absl::string_view roo
 // dtype (CheckPeakAgainstRoof). Call after calibration and after any
 // datasheet override.
 void ReconcilePeaksWithRoofs(v1::Platform* platform);
+
+// A platform's clocks for people, the reported beside the measured, e.g.
+// "2.45 GHz nominal, 3.24 GHz measured" or "2.10 GHz nominal, 3.70 GHz
+// max"; "" when none is known.
+std::string PlatformClockText(const v1::Platform& platform);
 
 // "269 GFLOP/s", "8.60 TFLOP/s": three significant digits.
 std::string FlopRate(double flops_per_sec);

@@ -191,10 +191,12 @@ std::string PlatformFingerprint(const v1::Platform& platform) {
   std::string canonical;
   for (const auto* field : fields) {
     // The clocks are facts of the moment, not of the stack (cpu MHz, the
-    // base clock's last resort, moves on hosts without intel_pstate).
+    // base clock's last resort, moves on hosts without intel_pstate; a
+    // measured clock varies from run to run).
     if (field->name() == "hostname" || field->name() == "fingerprint" ||
         field->name() == "calibrated_unix_ms" || field->name() == "base_clock_hz" ||
-        field->name() == "max_clock_hz" || field->is_repeated()) {
+        field->name() == "max_clock_hz" || field->name() == "measured_clock_hz" ||
+        field->name() == "measured_clock_method" || field->is_repeated()) {
       continue;
     }
     absl::StrAppend(&canonical, field->name(), "=", FieldText(platform, field), "\n");
@@ -525,6 +527,38 @@ std::vector<std::string> HostCpuFlags() {
   return ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo")).flags;
 }
 
+common::CpuPeakFacts HostCpuPeakFacts(double measured_clock_hz) {
+  const CpuTopology topo = ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo"));
+  const CpuClocks clocks = ParseCpuClocks(
+      ReadFileOrEmpty("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency"),
+      ReadFileOrEmpty("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"), topo);
+  common::CpuPeakFacts facts;
+  facts.vendor = topo.vendor;
+  facts.family = topo.family;
+  facts.model = topo.model;
+  facts.flags = topo.flags;
+  // Per socket cores times sockets: ParseCpuInfo counts (socket, core) pairs.
+  facts.cores = topo.cores;
+  facts.base_clock_hz = clocks.base_hz;
+  facts.max_clock_hz = clocks.max_hz;
+  facts.base_clock_label = clocks.base_label;
+  facts.measured_clock_hz = measured_clock_hz;
+  facts.fma_units = ConfiguredFmaUnits();
+  return facts;
+}
+
+void RecordMeasuredClock(const CoreClock& clock, v1::Platform* platform) {
+  if (!(clock.hz > 0)) return;
+  platform->set_measured_clock_hz(clock.hz);
+  platform->set_measured_clock_method(clock.method);
+  // A CUDA platform's peaks are the GPU's; only the CPU's follow its clock.
+  if (platform->device_kind() != "cpu") return;
+  platform->clear_silicon_peaks();
+  for (v1::SiliconPeak& peak : common::CpuSiliconPeaks(HostCpuPeakFacts(clock.hz))) {
+    *platform->add_silicon_peaks() = std::move(peak);
+  }
+}
+
 void FillHostPlatform(v1::Platform* platform) {
   const CpuTopology topo = ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo"));
   platform->set_device_kind("cpu");
@@ -543,22 +577,11 @@ void FillHostPlatform(v1::Platform* platform) {
   platform->set_cpu_vendor(topo.vendor);
   platform->set_cpu_family(topo.family);
   platform->set_cpu_model(topo.model);
-  const CpuClocks clocks = ParseCpuClocks(
-      ReadFileOrEmpty("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency"),
-      ReadFileOrEmpty("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"), topo);
-  platform->set_base_clock_hz(clocks.base_hz);
-  platform->set_max_clock_hz(clocks.max_hz);
-  common::CpuPeakFacts facts;
-  facts.vendor = topo.vendor;
-  facts.family = topo.family;
-  facts.model = topo.model;
-  facts.flags = topo.flags;
-  // Per socket cores times sockets: ParseCpuInfo counts (socket, core) pairs.
-  facts.cores = topo.cores;
-  facts.base_clock_hz = clocks.base_hz;
-  facts.max_clock_hz = clocks.max_hz;
-  facts.base_clock_label = clocks.base_label;
-  facts.fma_units = ConfiguredFmaUnits();
+  // No measured clock here: measuring takes some 50 ms of every core, which
+  // calibration spends (RecordMeasuredClock) and a job must not.
+  const common::CpuPeakFacts facts = HostCpuPeakFacts(/*measured_clock_hz=*/0);
+  platform->set_base_clock_hz(facts.base_clock_hz);
+  platform->set_max_clock_hz(facts.max_clock_hz);
   for (v1::SiliconPeak& peak : common::CpuSiliconPeaks(facts)) {
     *platform->add_silicon_peaks() = std::move(peak);
   }

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "common/silicon_peak.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "worker/runner/core_clock.h"
 #include "worker/runner/cpu_caches.h"
 
 namespace paradnn::runner {
@@ -59,9 +61,10 @@ std::string RelevantCpuFlags(const std::vector<std::string>& flags);
 uint64_t Fnv1a64(absl::string_view data);
 
 // Hex FNV-1a over "name=value\n" for every Platform field except hostname,
-// fingerprint and the calibration (repeated roofs, calibrated_unix_ms), in
-// field-number order: stable across protobuf versions and
-// independent of serialization order.
+// fingerprint, the calibration (repeated roofs, calibrated_unix_ms) and the
+// clocks (reported and measured: facts of the moment), in field-number
+// order: stable across protobuf versions and independent of serialization
+// order.
 std::string PlatformFingerprint(const v1::Platform& platform);
 
 // The BLAS that float32 matmuls go to: the library that provides `sgemm_`
@@ -175,6 +178,18 @@ std::vector<std::string> HostCpuFlags();
 // FMA units per core for the float32 peak, from $PARADNN_FMA_UNITS (the
 // worker's --fma-units); 0 = the default assumption (common/silicon_peak.h).
 int ConfiguredFmaUnits();
+
+// The facts of this host's CPU silicon peaks (common::CpuSiliconPeaks) from
+// /proc/cpuinfo, cpufreq and $PARADNN_FMA_UNITS, with `measured_clock_hz`
+// (core_clock.h; 0 = not measured) beside the clocks the OS reports.
+common::CpuPeakFacts HostCpuPeakFacts(double measured_clock_hz);
+
+// Records `clock` in `platform`: measured_clock_hz and measured_clock_method
+// (both left unset when it was not measured) and, on a CPU platform, the
+// silicon peaks computed again with the measured clock. The fingerprint
+// stays as it is: PlatformFingerprint leaves the measured clock out, because
+// it varies from run to run.
+void RecordMeasuredClock(const CoreClock& clock, v1::Platform* platform);
 
 // Fills the host fields of `platform`: device_kind "cpu", device_name,
 // hostname, sockets, cores, logical_cpus, memory_bytes, os, blas_backend,

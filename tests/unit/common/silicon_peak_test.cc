@@ -116,6 +116,102 @@ TEST(CpuSiliconPeaksTest, NoClockOrNoCoresGivesNoPeaks) {
   EXPECT_TRUE(CpuSiliconPeaks(facts).empty());
 }
 
+// The 2-vCPU EPYC guest (Zen 3, no cpufreq): /proc/cpuinfo says 2445 MHz,
+// its cores run at 3.04-3.24 GHz under load, and its float32 matmul roof
+// (180 GFLOP/s) lies beyond the nominal peak (157 GFLOP/s) but within the
+// measured one (207 GFLOP/s at 3.24 GHz).
+CpuPeakFacts Zen3Guest(double measured_clock_hz) {
+  CpuPeakFacts facts{"AuthenticAMD", 25, 1, Flags({"fma", "avx", "avx2", "f16c"}), 2,
+                     2.445406e9,     0,  0};
+  facts.base_clock_label = "cpu MHz of /proc/cpuinfo";
+  facts.measured_clock_hz = measured_clock_hz;
+  return facts;
+}
+
+TEST(CpuSiliconPeaksTest, TheMeasuredClockWhereThereIsOne) {
+  const std::vector<v1::SiliconPeak> nominal = CpuSiliconPeaks(Zen3Guest(0));
+  EXPECT_NEAR(PeakOf(nominal, "float32"), 2 * 32 * 2.445406e9, 1e3);
+  EXPECT_EQ(FindSiliconPeak(nominal, "float32")->basis(),
+            "2 cores x 2 FMA units (assumed) x 8 float32 lanes x 2 FLOP (AVX2 FMA) x 2.45 GHz "
+            "(cpu MHz of /proc/cpuinfo) = 157 GFLOP/s");
+  const std::vector<v1::SiliconPeak> measured = CpuSiliconPeaks(Zen3Guest(3.24e9));
+  EXPECT_NEAR(PeakOf(measured, "float32"), 2 * 32 * 3.24e9, 1e3);
+  EXPECT_NEAR(PeakOf(measured, "bfloat16"), 2 * 32 * 3.24e9, 1e3);  // via float32
+  EXPECT_EQ(FindSiliconPeak(measured, "float32")->basis(),
+            "2 cores x 2 FMA units (assumed) x 8 float32 lanes x 2 FLOP (AVX2 FMA) x 3.24 GHz "
+            "(measured under load; 2.45 GHz reported, cpu MHz of /proc/cpuinfo) = 207 GFLOP/s");
+  // The measured clock wins over a max clock too (a one-core boost), and
+  // says so; with none reported it still gives peaks.
+  CpuPeakFacts bare_metal = KnownCpus()[4].facts;  // Zen 3, max 3.5 GHz
+  bare_metal.measured_clock_hz = 3.3e9;
+  EXPECT_DOUBLE_EQ(PeakClockHz(bare_metal), 3.3e9);
+  EXPECT_NE(FindSiliconPeak(CpuSiliconPeaks(bare_metal), "float32")
+                ->basis()
+                .find("3.30 GHz (measured under load; 3.50 GHz reported, max clock)"),
+            std::string::npos);
+  CpuPeakFacts unreported = Zen3Guest(3.24e9);
+  unreported.base_clock_hz = 0;
+  EXPECT_NE(FindSiliconPeak(CpuSiliconPeaks(unreported), "float32")
+                ->basis()
+                .find("3.24 GHz (measured under load; no clock reported)"),
+            std::string::npos);
+}
+
+TEST(CpuSiliconPeaksTest, PeakClockPrefersMeasuredThenMaxThenBase) {
+  CpuPeakFacts facts;
+  EXPECT_EQ(PeakClockHz(facts), 0);
+  facts.base_clock_hz = 2e9;
+  EXPECT_EQ(PeakClockHz(facts), 2e9);
+  facts.max_clock_hz = 3.5e9;
+  EXPECT_EQ(PeakClockHz(facts), 3.5e9);
+  facts.measured_clock_hz = 3.1e9;
+  EXPECT_EQ(PeakClockHz(facts), 3.1e9);
+}
+
+TEST(CpuSiliconPeaksTest, ZenOneSplitsAvxIntoTwoPasses) {
+  // Zen 1 (family 0x17 model 1): 2 FMA x 4 float32 lanes x 2 = 16 FLOP/cycle;
+  // Zen 2 (model 0x31) is 32.
+  CpuPeakFacts zen1{"AuthenticAMD", 0x17, 1, Flags({"fma", "avx", "avx2"}), 8, 2e9, 0, 0};
+  EXPECT_EQ(FmaDatapathBits(zen1), 128);
+  EXPECT_NEAR(PeakOf(CpuSiliconPeaks(zen1), "float32"), 8 * 16 * 2e9, 1e3);
+  CpuPeakFacts zen2 = zen1;
+  zen2.model = 0x31;
+  EXPECT_NEAR(PeakOf(CpuSiliconPeaks(zen2), "float32"), 8 * 32 * 2e9, 1e3);
+}
+
+// The case: a roof 1.15x the nominal peak marks that peak wrong;
+// the peak at the measured clock holds it.
+TEST(SiliconPeakTest, TheMeasuredClockReconcilesAGuestsRoof) {
+  for (const double measured : {0.0, 3.24e9}) {
+    SCOPED_TRACE(measured);
+    v1::Platform platform;
+    for (const v1::SiliconPeak& p : CpuSiliconPeaks(Zen3Guest(measured))) {
+      *platform.add_silicon_peaks() = p;
+    }
+    v1::MatmulRoof* roof = platform.add_matmul_roofs();
+    roof->set_dtype("float32");
+    roof->set_flops_per_sec(180e9);
+    ReconcilePeaksWithRoofs(&platform);
+    EXPECT_EQ(platform.silicon_peaks(0).inconsistency().empty(), measured > 0)
+        << platform.silicon_peaks(0).inconsistency();
+    EXPECT_EQ(roof->theoretical_flops_per_sec(), platform.silicon_peaks(0).flops_per_sec());
+  }
+}
+
+TEST(SiliconPeakTest, ClockTextShowsReportedBesideMeasured) {
+  v1::Platform platform;
+  EXPECT_EQ(PlatformClockText(platform), "");
+  platform.set_base_clock_hz(2.445406e9);
+  EXPECT_EQ(PlatformClockText(platform), "2.45 GHz nominal");
+  platform.set_measured_clock_hz(3.24e9);
+  EXPECT_EQ(PlatformClockText(platform), "2.45 GHz nominal, 3.24 GHz measured");
+  platform.set_max_clock_hz(3.5e9);
+  EXPECT_EQ(PlatformClockText(platform), "2.45 GHz nominal, 3.50 GHz max, 3.24 GHz measured");
+  v1::Platform gpu;
+  gpu.set_max_clock_hz(1.98e9);
+  EXPECT_EQ(PlatformClockText(gpu), "1.98 GHz max");
+}
+
 TEST(CudaSiliconPeaksTest, KnownGpus) {
   // H100/H200 SXM: 132 SMs, 1.98 GHz max SM clock.
   const std::vector<v1::SiliconPeak> hopper = CudaSiliconPeaks({9, 0, 132, 1.98e9, "H200"});
