@@ -48,12 +48,15 @@ std::string ScriptFor(const v1::AnalyzeResponse& response, Terminal terminal,
       return internal::SpeedupScript(response.speedup(), terminal, out_path);
     case v1::AnalyzeResponse::kScaling:
       return internal::ScalingScript(response.scaling(), terminal, out_path);
+    case v1::AnalyzeResponse::kHistory:
     case v1::AnalyzeResponse::ANALYSIS_NOT_SET:
       break;
   }
   std::ostringstream out;
   Prologue(out, terminal, Canvas{640, 360}, out_path);
-  MessageFigure(out, "", "no analysis in the response");
+  MessageFigure(out, "",
+                response.has_history() ? "history has no figure yet: see its table"
+                                       : "no analysis in the response");
   return Finish(out);
 }
 

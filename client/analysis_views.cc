@@ -413,6 +413,94 @@ std::string SpeedupCsv(const v1::SpeedupResponse& s) {
   return out;
 }
 
+// ---- History --------------------------------------------------------------------
+
+// "+12.0 % [8.1 %, 15.2 %]" for a ratio and its interval.
+std::string PercentChange(double ratio, double low, double high) {
+  auto pct = [](double r) { return absl::StrFormat("%+.1f %%", (r - 1) * 100); };
+  return absl::StrCat(pct(ratio), " [", pct(low), ", ", pct(high), "]");
+}
+
+// A fingerprint as people compare them: its first 12 characters.
+std::string ShortFingerprint(const std::string& fingerprint) { return fingerprint.substr(0, 12); }
+
+std::string HistoryTable(const v1::HistoryResponse& h) {
+  int changes = 0, searched = 0;
+  for (const v1::HistorySeries& s : h.series()) {
+    changes += s.changes_size();
+    searched += s.searched() ? 1 : 0;
+  }
+  std::string out = absl::StrFormat(
+      "history of %s: %d series (configuration x hardware), %d searched for change points "
+      "(>= %d runs a level, p <= %g per split), %d change(s)\n",
+      h.metric(), h.series_size(), searched, h.min_points_each_side(), h.significance(), changes);
+  Rows rows;
+  for (const v1::HistorySeries& s : h.series()) {
+    std::vector<double> values;
+    for (const v1::HistoryPoint& p : s.points()) values.push_back(p.value());
+    std::sort(values.begin(), values.end());
+    const std::string level = HumanValue(values[values.size() / 2], UnitOfMetric(h.metric()));
+    const std::string base = absl::StrCat(s.points_size(), " runs, ", s.fingerprints(),
+                                          s.fingerprints() == 1 ? " stack" : " stacks");
+    if (s.changes().empty()) {
+      rows.push_back({s.config(), s.hardware(), base, level,
+                      s.searched() ? "no change detected" : "too few runs to search"});
+      continue;
+    }
+    for (const v1::HistoryChange& c : s.changes()) {
+      std::string what =
+          absl::StrCat(h.metric(), " ", PercentChange(c.ratio(), c.low(), c.high()), " at run ",
+                       c.index() + 1, " (p ", ShortestDouble(c.p_value()), ")");
+      if (c.fingerprint_before() != c.fingerprint_after()) {
+        absl::StrAppend(&what, " between fingerprint ", ShortFingerprint(c.fingerprint_before()),
+                        " and ", ShortFingerprint(c.fingerprint_after()),
+                        c.at_fingerprint_change() ? "" : " (not where the stack changed)");
+        if (!c.stack_change().empty()) absl::StrAppend(&what, ": ", c.stack_change());
+      } else {
+        absl::StrAppend(&what, " on one stack (the host, not the software)");
+      }
+      rows.push_back({s.config(), s.hardware(), base, level, what});
+    }
+  }
+  absl::StrAppend(&out, "\n",
+                  AlignColumns({"config", "hardware", "runs", "median", "change points"}, rows,
+                               {false, false, false, true, false}));
+  return out;
+}
+
+std::string HistoryCsv(const v1::HistoryResponse& h) {
+  std::string out = CsvLine({"config", "hardware", "index", "sweep_id", "repeat", "job_id", "value",
+                             "fingerprint", "set_aside", "change_ratio", "change_low",
+                             "change_high", "change_p_value", "stack_change"});
+  for (const v1::HistorySeries& s : h.series()) {
+    for (int i = 0; i < s.points_size(); ++i) {
+      const v1::HistoryPoint& p = s.points(i);
+      std::vector<std::string> fields = {s.config(),
+                                         s.hardware(),
+                                         absl::StrCat(i),
+                                         absl::StrCat(p.sweep_id()),
+                                         absl::StrCat(p.repeat()),
+                                         absl::StrCat(p.job_id()),
+                                         ShortestDouble(p.value()),
+                                         p.fingerprint(),
+                                         p.set_aside() ? "true" : "false"};
+      const v1::HistoryChange* change = nullptr;
+      for (const v1::HistoryChange& c : s.changes()) {
+        if (c.index() == i) change = &c;
+      }
+      if (change != nullptr) {
+        fields.insert(fields.end(), {ShortestDouble(change->ratio()), ShortestDouble(change->low()),
+                                     ShortestDouble(change->high()),
+                                     ShortestDouble(change->p_value()), change->stack_change()});
+      } else {
+        fields.insert(fields.end(), {"", "", "", "", ""});
+      }
+      absl::StrAppend(&out, CsvLine(fields));
+    }
+  }
+  return out;
+}
+
 // ---- Scaling --------------------------------------------------------------------
 
 std::string ScalingTable(const v1::ScalingResponse& s) {
@@ -544,6 +632,8 @@ std::string FormatAnalysis(const v1::AnalyzeResponse& response, OutputFormat for
       return csv ? SpeedupCsv(response.speedup()) : SpeedupTable(response.speedup());
     case v1::AnalyzeResponse::kScaling:
       return csv ? ScalingCsv(response.scaling()) : ScalingTable(response.scaling());
+    case v1::AnalyzeResponse::kHistory:
+      return csv ? HistoryCsv(response.history()) : HistoryTable(response.history());
     case v1::AnalyzeResponse::ANALYSIS_NOT_SET:
       break;
   }

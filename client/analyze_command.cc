@@ -284,6 +284,8 @@ v1::ResultSelection* MutableSelection(v1::AnalyzeRequest* request) {
       return request->mutable_speedup()->mutable_selection();
     case v1::AnalyzeRequest::kScaling:
       return request->mutable_scaling()->mutable_selection();
+    case v1::AnalyzeRequest::kHistory:
+      return request->mutable_history()->mutable_selection();
     case v1::AnalyzeRequest::ANALYSIS_NOT_SET:
       break;
   }

@@ -17,6 +17,7 @@
 #include "client/commands.h"
 #include "client/compare_command.h"
 #include "client/did_you_mean.h"
+#include "client/history_command.h"
 #include "client/interrupt.h"
 #include "client/local_runner.h"
 #include "client/output_format.h"
@@ -73,6 +74,7 @@ struct Flags {
   std::string dashboard_listen;        // local: --dashboard[=HOST:PORT]
   client::AnalyzeFlags analyze;        // analyze KIND and report
   client::CompareFlags compare;
+  client::HistoryFlags history;
   std::string out_dir = "paradnn-report";
   // predict
   std::string predict_config;
@@ -147,6 +149,7 @@ struct Commands {
   CLI::App* analyze;
   CLI::App* report;
   CLI::App* compare;
+  CLI::App* history;
   CLI::App* predict;
 
   // Commands that need no coordinator address or client credentials
@@ -312,6 +315,7 @@ void AddAnalysisCommands(CLI::App& app, Flags* flags, Commands* commands) {
                              "cells with their interval on hover, counted in every figure");
   client::AddDbFile(commands->report, &flags->analyze.db);
   commands->compare = client::AddCompareCommand(app, &flags->compare, &flags->format);
+  commands->history = client::AddHistoryCommand(app, &flags->history, &flags->format);
 
   CLI::App* predict = commands->predict = app.add_subcommand(
       "predict",
@@ -444,6 +448,7 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
   if (commands.fleet->parsed()) {
     return client::RunFleet(ctx, flags.fleet_sweep, flags.fleet_window, flags.fleet_format);
   }
+  if (commands.history->parsed()) return client::RunHistory(ctx, flags.history, format);
   if (commands.compare->parsed()) {
     absl::StatusOr<v1::AnalyzeRequest> request = client::BuildCompareRequest(flags.compare);
     if (!request.ok()) {

@@ -18,7 +18,7 @@ absl::StatusOr<std::vector<StoredRun>> LoadStoredRuns(const Database& database,
         "SELECT j.config_id || '/' || j.precision || '/' || j.optimizer || '/' || "
         "COALESCE(r.intra_op_threads, 0) || '/' || COALESCE(r.inter_op_threads, 0) || '/' || "
         "r.blas_core || '/' || r.aten_capability || '/' || r.harness, "
-        "r.step_median_s, COALESCE(r.ci95_rel, 0), r.measurement, r.id "
+        "r.step_median_s, COALESCE(r.ci95_rel, 0), r.measurement, r.id, r.job_id "
         "FROM results r JOIN jobs j ON j.id = r.job_id JOIN platforms p ON p.id = r.platform_id "
         "WHERE p.fingerprint = ?1 AND r.outcome = ?2 AND r.reused_from_job_id IS NULL "
         "AND r.step_median_s > 0 ORDER BY r.id DESC LIMIT ?3");
@@ -32,6 +32,7 @@ absl::StatusOr<std::vector<StoredRun>> LoadStoredRuns(const Database& database,
       run.group = query.ColumnText(0);
       run.step_s = query.ColumnDouble(1);
       run.within_rel = query.ColumnDouble(2);
+      run.job_id = query.ColumnInt(5);
       v1::Measurement measurement;
       if (absl::Status s =
               internal::ParseBlob(query.ColumnBlob(3), &measurement, "results", query.ColumnInt(4));

@@ -5,6 +5,7 @@
 #define PARADNN_DB_RERUN_HISTORY_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct StoredRun {
   double step_s = 0;      // median step seconds
   double within_rel = 0;  // StepStats.ci95_rel
   double sentinel = 0;    // geometric mean of the sentinel's compute ratios; 0 = none
+  int64_t job_id = 0;
 };
 
 // The OK results measured on platform `fingerprint` (platforms.fingerprint,

@@ -395,10 +395,22 @@ class CalibrationLock {
   int fd_ = -1;
 };
 
+// What a calibration measured, onto the probed platform: the roofs, the
+// host-speed sentinel's reference figures (without them no job would be
+// compared with its calibration) and the measured core clock with the
+// silicon peaks computed from it.
 void CopyCalibration(const v1::Platform& from, v1::Platform* to) {
   *to->mutable_matmul_roofs() = from.matmul_roofs();
   *to->mutable_bandwidth() = from.bandwidth();
   to->set_calibrated_unix_ms(from.calibrated_unix_ms());
+  to->set_probe_flops_per_sec(from.probe_flops_per_sec());
+  to->set_probe_threads(from.probe_threads());
+  to->set_latency_probe_seconds(from.latency_probe_seconds());
+  if (from.measured_clock_hz() > 0) {
+    to->set_measured_clock_hz(from.measured_clock_hz());
+    to->set_measured_clock_method(from.measured_clock_method());
+    *to->mutable_silicon_peaks() = from.silicon_peaks();
+  }
   common::ReconcilePeaksWithRoofs(to);
   for (const v1::SiliconPeak& peak : to->silicon_peaks()) {
     if (!peak.inconsistency().empty()) spdlog::warn("theoretical peak: {}", peak.inconsistency());

@@ -437,7 +437,10 @@ function analyses(sweep, rows, sweeps) {
       baseline: bySweep ? f.other : f.baseline, candidate: bySweep ? String(sweepId) : f.candidate, color_by: f.color_by };
     const r = await api('analyze', { speedup: request });
     const s = r.speedup;
-    note.textContent = `geomean ${Fmt.significant3(num(s.geomean_speedup))}x (min ${Fmt.significant3(num(s.min_speedup))}x, max ${Fmt.significant3(num(s.max_speedup))}x) over ${(s.points || []).length} configurations; only in baseline ${num(s.baseline_only)}, only in candidate ${num(s.candidate_only)}; ${scopeText(r)}`;
+    const interval = num(s.geomean_low) > 0 ? ` [${Fmt.significant3(num(s.geomean_low))}x, ${Fmt.significant3(num(s.geomean_high))}x]` : '';
+    const verdicts = [['faster', s.faster], ['slower', s.slower], ['no difference detected', s.no_difference], ['not enough data', s.not_enough_data]]
+      .filter(([, n]) => num(n) > 0).map(([name, n]) => `${num(n)} ${name}`).join(', ');
+    note.textContent = `geomean ${Fmt.significant3(num(s.geomean_speedup))}x${interval} (95 %; min ${Fmt.significant3(num(s.min_speedup))}x, max ${Fmt.significant3(num(s.max_speedup))}x) over ${(s.points || []).length} configurations; verdicts: ${verdicts || 'none'} (false discovery rate ${num(s.fdr) * 100} %, bars: 95 % intervals); only in baseline ${num(s.baseline_only)}, only in candidate ${num(s.candidate_only)}; ${scopeText(r)}`;
     await embed(chart, Charts.speedup(s));
   });
   const scale = analysisPanel('scaling', 'Scaling', [
@@ -547,6 +550,16 @@ function simpleTable(id, head, rows) {
     el('tbody', {}, rows.map((r) => el('tr', {}, r.map((v) => el('td', { class: typeof v === 'number' ? 'n' : '' }, v === undefined ? '' : String(v)))))));
 }
 
+// The clocks the OS reports beside the one measured under load at
+// calibration (common/silicon_peak.h PlatformClockText): "2.45 GHz nominal,
+// 3.24 GHz measured"; a GPU's max SM clock.
+function clockText(p) {
+  const ghz = (hz) => (num(hz) / 1e9).toFixed(2) + ' GHz';
+  const base = num(p.base_clock_hz), max = num(p.max_clock_hz), measured = num(p.measured_clock_hz);
+  return [base > 0 ? ghz(base) + ' nominal' : '', max > 0 && max !== base ? ghz(max) + ' max' : '',
+    measured > 0 ? ghz(measured) + ' measured' : ''].filter(Boolean).join(', ');
+}
+
 function platformCard(p) {
   return el('div', { class: 'platform', 'data-fingerprint': p.fingerprint },
     facts([['fingerprint', p.fingerprint], ['device', `${p.device_kind}: ${p.device_name}`], ['host', p.hostname],
@@ -554,12 +567,12 @@ function platformCard(p) {
       ['caches', p.cache_sizes], ['os', p.os], ['LibTorch', p.libtorch_version], ['oneDNN', p.onednn_version], ['BLAS', p.blas_backend],
       ['BLAS core', p.blas_core ? `${p.blas_core} (${p.blas_core_choice})` : ''], ['ATen capability', p.aten_capability ? `${p.aten_capability} (${p.aten_capability_choice})` : ''],
       ['ISA paths', p.isa_paths], ['CPU flags', p.cpu_flags], ['threads', p.default_intra_op_threads], ['parallel', p.parallel_backend],
+      ['clock', clockText(p)],
       ['governor / boost', [p.frequency_governor, p.boost].filter(Boolean).join(' / ')], ['denormals flushed', p.flush_denormal],
       ['allocator', p.allocator], ['calibrated', when(p.calibrated_unix_ms)],
       // A CUDA device's facts (empty on a CPU platform, and then not shown).
       ['compute capability', p.compute_capability], ['SMs', num(p.sm_count) || ''],
       ['GPUs lent to a job (params.devices)', num(p.cuda_device_count) || ''],
-      ['max clock', num(p.max_clock_hz) > 0 ? Fmt.count(p.max_clock_hz) + 'Hz' : ''],
       ['CUDA driver / runtime', [p.cuda_driver_version, p.cuda_runtime_version].filter(Boolean).join(' / ')],
       ['cuDNN', p.cudnn_version],
       ['memory bandwidth (theoretical)', num(p.theoretical_memory_bytes_per_sec) > 0 ? Fmt.count(p.theoretical_memory_bytes_per_sec) + 'B/s' : '']]),

@@ -280,7 +280,10 @@ const Charts = (() => {
   function speedup(response) {
     const points = (response.points || []).map((p) => ({
       ...p, params: Number(p.params), predicted: p.baseline_predicted || p.candidate_predicted,
+      verdict: p.verdict || 'not enough data',
     }));
+    // Each point's 95 % interval as a bar (points without one have none).
+    const intervals = points.filter((p) => p.speedup_low > 0 && p.speedup_high > 0);
     const log = { type: 'log' };
     return {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
@@ -298,12 +301,28 @@ const Charts = (() => {
             },
             color: response.color_by ? { field: 'color_value', type: 'ordinal', title: response.color_by }
               : { value: '#1f77b4' },
-            shape: { field: 'predicted', type: 'nominal', title: 'predicted side' },
+            shape: { field: 'verdict', type: 'nominal', title: 'verdict',
+              scale: { domain: ['faster', 'slower', 'no difference detected', 'not enough data'],
+                range: ['triangle-up', 'triangle-down', 'circle', 'cross'] } },
             tooltip: [
               { field: 'config' }, { field: 'speedup', format: '.3~f' },
+              { field: 'speedup_low', format: '.3~f', title: '95 % low' },
+              { field: 'speedup_high', format: '.3~f', title: '95 % high' },
+              { field: 'verdict' }, { field: 'interval_basis', title: 'basis' },
+              { field: 'q_value', format: '.3~g', title: 'q (BH)' },
               { field: 'baseline_value', format: '.4~s', title: response.baseline },
               { field: 'candidate_value', format: '.4~s', title: response.candidate },
+              { field: 'predicted', title: 'predicted side' },
             ],
+          },
+        },
+        {
+          data: { values: intervals },
+          mark: { type: 'rule', opacity: 0.5 },
+          encoding: {
+            x: { field: 'params', type: 'quantitative', scale: log },
+            y: { field: 'speedup_low', type: 'quantitative', scale: log },
+            y2: { field: 'speedup_high' },
           },
         },
         {

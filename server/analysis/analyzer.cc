@@ -27,6 +27,7 @@
 #include "nlohmann/json.hpp"
 #include "server/analysis/analysis_math.h"
 #include "server/analysis/analysis_scope.h"
+#include "server/analysis/history_series.h"
 #include "server/analysis/rerun_intervals.h"
 #include "server/analysis/result_selection.h"
 #include "server/analysis/speedup_verdicts.h"
@@ -503,16 +504,19 @@ class RerunSpreads {
   double Of(const Record& record) {
     auto step = step_times_.find(&record);
     if (step == step_times_.end()) return 0;
-    const std::string& fingerprint = selected_.dictionary[ValueId(selected_, record, fingerprint_)];
+    // The field names a stack axis run as "<fingerprint>+<core>/<capability>";
+    // the platform's results are stored under the fingerprint alone.
+    const std::string& field = selected_.dictionary[ValueId(selected_, record, fingerprint_)];
+    const std::string fingerprint = field.substr(0, field.find('+'));
     auto it = models_.find(fingerprint);
     if (it == models_.end()) {
-      absl::StatusOr<RerunModel> model = LoadRerunModel(*database_, fingerprint);
-      it = models_
-               .emplace(fingerprint,
-                        model.ok() ? std::optional<RerunModel>(*std::move(model)) : std::nullopt)
-               .first;
+      absl::StatusOr<PlatformRerunModel> model = LoadRerunModel(*database_, fingerprint);
+      std::optional<PlatformRerunModel> loaded;
+      if (model.ok()) loaded = *std::move(model);
+      it = models_.emplace(fingerprint, std::move(loaded)).first;
     }
-    return it->second.has_value() ? it->second->SpreadAt(step->second, 0).rel_sd : 0;
+    if (!it->second.has_value()) return 0;
+    return it->second->model.SpreadAt(step->second, 0, it->second->GroupOf(record.job_id)).rel_sd;
   }
 
  private:
@@ -520,7 +524,7 @@ class RerunSpreads {
   const Selected& selected_;
   int fingerprint_;
   absl::flat_hash_map<const Record*, double> step_times_;
-  std::map<std::string, std::optional<RerunModel>> models_;
+  std::map<std::string, std::optional<PlatformRerunModel>> models_;
 };
 
 // The round a run belongs to: its sweep and repeat (runs of both sides in
@@ -684,6 +688,59 @@ absl::StatusOr<v1::AnalyzeResponse> Analyzer::Analyze(const v1::AnalyzeRequest& 
   }
 }
 
+// The stack settings a history change is named by.
+constexpr const char* kHistoryStackFields[] = {"libtorch_version", "blas_backend", "blas_core",
+                                               "aten_capability"};
+
+absl::StatusOr<v1::HistoryResponse> History(const db::Database* database,
+                                            const v1::HistoryRequest& request, Outline* outline) {
+  absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric(), "step_time");
+  if (!metric.ok()) return metric.status();
+  LoadPlan plan;
+  plan.fields = {"device_kind", "device_name", "fingerprint",
+                 "sweep",       "repeat",      "intra_op_threads"};
+  for (const char* field : kHistoryStackFields) plan.fields.emplace_back(field);
+  plan.all_hyper = true;
+  plan.metrics = {(*metric)->name};
+  plan.config_without = std::vector<std::string>{};
+  PlanScope(&plan);
+  absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
+  if (!selected.ok()) return selected.status();
+  CountSelected(*selected, outline);
+  std::vector<std::string> shown = ConfigFields(*selected, "fingerprint");
+  shown.insert(shown.end(), {"device_name", "sweep", "repeat", "intra_op_threads"});
+  outline->scope =
+      ScopeOf(*selected, request.selection(), shown, "every run, in sweep and repeat order");
+  absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
+      MeasuredRecords(*selected, **metric);
+  if (!measured.ok()) return measured.status();
+  std::vector<HistoryRun> runs;
+  for (const auto& [record, value] : *measured) {
+    if (record->predicted) continue;
+    HistoryRun& run = runs.emplace_back();
+    run.config = absl::StrCat(ConfigLabel(*selected, *record, "sweep"),
+                              " threads=", FieldValue(*selected, *record, "intra_op_threads"));
+    run.hardware = absl::StrCat(FieldValue(*selected, *record, "device_kind"), " ",
+                                FieldValue(*selected, *record, "device_name"));
+    run.fingerprint = FieldValue(*selected, *record, "fingerprint");
+    (void)absl::SimpleAtoi(FieldValue(*selected, *record, "sweep"), &run.sweep_id);
+    (void)absl::SimpleAtoi(FieldValue(*selected, *record, "repeat"), &run.repeat);
+    run.job_id = record->job_id;
+    run.value = value;
+    for (const char* field : kHistoryStackFields) {
+      run.stack[field] = FieldValue(*selected, *record, field);
+    }
+  }
+  ChangePointOptions options;
+  if (request.min_points_each_side() > 0) {
+    options.min_points_each_side = static_cast<size_t>(request.min_points_each_side());
+  }
+  if (request.significance() > 0) options.significance = request.significance();
+  v1::HistoryResponse response = BuildHistory(std::move(runs), options);
+  response.set_metric((*metric)->name);
+  return response;
+}
+
 absl::StatusOr<v1::AnalyzeResponse> Analyzer::AnalyzeUnguarded(
     const v1::AnalyzeRequest& request) const {
   v1::AnalyzeResponse response;
@@ -715,9 +772,13 @@ absl::StatusOr<v1::AnalyzeResponse> Analyzer::AnalyzeUnguarded(
     case v1::AnalyzeRequest::kScaling:
       status = run(Scaling, request.scaling(), response.mutable_scaling());
       break;
+    case v1::AnalyzeRequest::kHistory:
+      status = run(History, request.history(), response.mutable_history());
+      break;
     case v1::AnalyzeRequest::ANALYSIS_NOT_SET:
       return absl::InvalidArgumentError(
-          "analysis: set one of heatmap, sensitivity, roofline, boxplot, speedup, scaling");
+          "analysis: set one of heatmap, sensitivity, roofline, boxplot, speedup, scaling, "
+          "history");
   }
   if (!status.ok()) return status;
   response.set_results(outline.results);

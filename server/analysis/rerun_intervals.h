@@ -3,6 +3,8 @@
 #ifndef PARADNN_SERVER_ANALYSIS_RERUN_INTERVALS_H_
 #define PARADNN_SERVER_ANALYSIS_RERUN_INTERVALS_H_
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,12 +20,24 @@ namespace paradnn::server::analysis {
 // in milliseconds.
 inline constexpr size_t kRerunModelResults = 20000;
 
-// The re-run model of platform `fingerprint` from its stored results.
-absl::StatusOr<RerunModel> LoadRerunModel(const db::Database& database,
-                                          const std::string& fingerprint);
+// A platform's re-run model, and the group (what makes runs re-runs of
+// each other) of each job it learned from.
+struct PlatformRerunModel {
+  RerunModel model;
+  std::map<int64_t, std::string> group_of_job;
 
-// The interval of a run of median `step_s` and own interval `within_rel`.
-v1::RerunInterval RerunIntervalOf(const RerunModel& model, double step_s, double within_rel);
+  // The group of `job_id`; "" when the model did not read it.
+  const std::string& GroupOf(int64_t job_id) const;
+};
+
+// The re-run model of platform `fingerprint` from its stored results.
+absl::StatusOr<PlatformRerunModel> LoadRerunModel(const db::Database& database,
+                                                  const std::string& fingerprint);
+
+// The interval of a run of median `step_s`, own interval `within_rel` and
+// group `group` ("" = unknown).
+v1::RerunInterval RerunIntervalOf(const RerunModel& model, double step_s, double within_rel,
+                                  const std::string& group);
 
 // Sets `rerun` on every row with an OK measurement that has a step time,
 // one model per platform.

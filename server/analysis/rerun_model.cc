@@ -56,6 +56,7 @@ RerunModel RerunModel::Fit(const std::vector<RerunSample>& samples) {
     Band& band = model.bands_[BandOf(std::exp(mean))];
     band.sum_squares += squares;
     band.degrees += static_cast<double>(logs.size() - 1);
+    model.groups_[group] = {squares, static_cast<double>(logs.size() - 1)};
     total_squares += squares;
     total_degrees += static_cast<double>(logs.size() - 1);
     ++model.rerun_groups_;
@@ -72,19 +73,26 @@ RerunModel RerunModel::Fit(const std::vector<RerunSample>& samples) {
   return model;
 }
 
-RerunSpread RerunModel::SpreadAt(double step_s, double within_rel) const {
+RerunSpread RerunModel::SpreadAt(double step_s, double within_rel, const std::string& group) const {
   RerunSpread spread = overall_;
   if (overall_.basis == "re-runs") {
     // The band's own pooled variance, shrunk toward the overall one by
     // kShrinkDegrees pseudo-observations: a band with few re-runs borrows
-    // from the platform, one with many speaks for itself.
+    // from the platform, one with many speaks for itself. The same again
+    // for the run's own configuration against its band.
     const Band& band = bands_[BandOf(step_s)];
     const double overall_variance = overall_.rel_sd * overall_.rel_sd;
-    const double variance =
+    double variance =
         (band.sum_squares + kShrinkDegrees * overall_variance) / (band.degrees + kShrinkDegrees);
-    spread.rel_sd = std::sqrt(variance);
     spread.degrees_of_freedom =
         std::min(overall_.degrees_of_freedom, band.degrees + kShrinkDegrees);
+    if (auto own = groups_.find(group); !group.empty() && own != groups_.end()) {
+      variance = (own->second.sum_squares + kShrinkDegrees * variance) /
+                 (own->second.degrees + kShrinkDegrees);
+      spread.degrees_of_freedom =
+          std::min(spread.degrees_of_freedom, own->second.degrees + kShrinkDegrees);
+    }
+    spread.rel_sd = std::sqrt(variance);
   }
   // A run noisier than the platform's re-runs spreads at least as its own
   // steps do.
@@ -94,9 +102,9 @@ RerunSpread RerunModel::SpreadAt(double step_s, double within_rel) const {
 }
 
 RerunInterval PredictRerun(const RerunModel& model, double step_s, double within_rel,
-                           double level) {
+                           const std::string& group, double level) {
   RerunInterval interval;
-  interval.spread = model.SpreadAt(step_s, within_rel);
+  interval.spread = model.SpreadAt(step_s, within_rel, group);
   const double tail = (1 - level) / 2;
   double quantile = 0;
   if (interval.spread.degrees_of_freedom > 0) {

@@ -83,6 +83,7 @@ void AddSpeedupVerdicts(const std::vector<SpeedupRow>& rows, bool lower_is_bette
   for (const v1::SpeedupPoint& point : response->points()) {
     const ConfigRuns& runs = configs[point.config()];
     std::vector<ComparisonRound> rounds;
+    rounds.reserve(runs.rounds.size());
     for (const auto& [key, round] : runs.rounds) rounds.push_back(round);
     RatioEstimate estimate =
         runs.predicted ? RatioEstimate{} : EstimateRatio(rounds, runs.rerun_rel_sd);

@@ -470,6 +470,53 @@ TEST(AnalysisViewsTest, SpeedupCsv) {
                                       "false", "false"));
 }
 
+TEST(AnalysisViewsTest, HistoryTableSaysByHowMuchBetweenWhichStacks) {
+  v1::AnalyzeResponse response;
+  v1::HistoryResponse& h = *response.mutable_history();
+  h.set_metric("step_time");
+  h.set_min_points_each_side(5);
+  h.set_significance(0.01);
+  v1::HistorySeries& changed = *h.add_series();
+  changed.set_config("fc layer=4");
+  changed.set_hardware("cpu AMD EPYC");
+  changed.set_fingerprints(2);
+  changed.set_searched(true);
+  for (int i = 0; i < 12; ++i) {
+    v1::HistoryPoint& p = *changed.add_points();
+    p.set_value(i < 6 ? 0.010 : 0.0112);
+    p.set_fingerprint(i < 6 ? "aaaaaaaaaaaaaaaa" : "bbbbbbbbbbbbbbbb");
+    p.set_job_id(i);
+  }
+  v1::HistoryChange& c = *changed.add_changes();
+  c.set_index(6);
+  c.set_ratio(1.12);
+  c.set_low(1.08);
+  c.set_high(1.15);
+  c.set_p_value(0.002);
+  c.set_fingerprint_before("aaaaaaaaaaaaaaaa");
+  c.set_fingerprint_after("bbbbbbbbbbbbbbbb");
+  c.set_at_fingerprint_change(true);
+  c.set_stack_change("libtorch_version 1.13.1 -> 2.1.0");
+  v1::HistorySeries& flat = *h.add_series();
+  flat.set_config("fc layer=8");
+  flat.set_hardware("cpu AMD EPYC");
+  flat.set_fingerprints(1);
+  flat.add_points()->set_value(0.02);
+  const std::string text = FormatAnalysis(response, OutputFormat::kTable);
+  EXPECT_THAT(Lines(text)[0], ::testing::StartsWith("history of step_time: 2 series"));
+  EXPECT_THAT(LineWith(text, "layer=4"),
+              HasSubstr("step_time +12.0 % [+8.0 %, +15.0 %] at run 7 (p 0.002) between "
+                        "fingerprint aaaaaaaaaaaa and bbbbbbbbbbbb: libtorch_version 1.13.1 -> "
+                        "2.1.0"));
+  EXPECT_THAT(LineWith(text, "layer=8"), HasSubstr("too few runs to search"));
+  const auto records = ParseCsv(FormatAnalysis(response, OutputFormat::kCsv));
+  ASSERT_EQ(records.size(), 1u + 12 + 1);
+  EXPECT_EQ(records[7][2], "6");
+  EXPECT_EQ(records[7][9], "1.12");
+  EXPECT_EQ(records[7][13], "libtorch_version 1.13.1 -> 2.1.0");
+  EXPECT_EQ(records[6][9], "");
+}
+
 v1::AnalyzeResponse Scaling() {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   v1::AnalyzeResponse response;

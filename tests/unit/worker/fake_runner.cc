@@ -21,15 +21,20 @@
 // FAKE_RUNNER_DELAY_MS=N makes "ok" take N ms; FAKE_RUNNER_BEHAVIOR_BY_NODE=
 // "9=crash,10=hang" gives jobs with params.node 9 and 10 those behaviors;
 // FAKE_RUNNER_ROOFLINE=1 makes "ok" results' step times follow a known
-// roofline of the FC configuration (RooflineStepSeconds).
+// roofline of the FC configuration (RooflineStepSeconds); with it,
+// FAKE_RUNNER_DRIFT=FILE makes the host drift on a schedule (job n, counted
+// in FILE, runs HostFactor(n) times slower, and its sentinel says so) and
+// FAKE_RUNNER_EFFECT=X makes every step X times slower (a known change).
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -65,8 +70,26 @@ double RooflineStepSeconds(const v1::RunnerJob& job) {
   return 6 * macs * batch / 1e11 + 1e-4;
 }
 
+// The drift of job n: a slow swing of +-10 % with a faster ripple, as a
+// shared host wanders over minutes.
+double HostFactor(int n) { return std::exp(0.08 * std::sin(0.9 * n) + 0.04 * std::sin(2.7 * n)); }
+
+// The next job's number from the counter file `path` (0 first), advanced.
+int NextJobNumber(const char* path) {
+  int n = 0;
+  std::ifstream(path) >> n;
+  std::ofstream(path, std::ios::trunc) << n + 1;
+  return n;
+}
+
 void EmitRooflineOk(const v1::RunnerJob& job) {
-  const double t = RooflineStepSeconds(job);
+  double t = RooflineStepSeconds(job);
+  const char* drift = std::getenv("FAKE_RUNNER_DRIFT");
+  const double host = drift != nullptr ? HostFactor(NextJobNumber(drift)) : 1;
+  if (const char* effect = std::getenv("FAKE_RUNNER_EFFECT"); effect != nullptr) {
+    t *= std::atof(effect);
+  }
+  t *= host;
   v1::RunnerEvent event;
   v1::Measurement* m = event.mutable_result();
   m->set_outcome(v1::OK);
@@ -82,6 +105,10 @@ void EmitRooflineOk(const v1::RunnerJob& job) {
   stats->set_p90_s(t);
   m->set_timed_seconds(3 * t);
   m->set_build_seconds(0.01);
+  if (drift != nullptr) {
+    m->mutable_sentinel()->set_compute_before(1 / host);
+    m->mutable_sentinel()->set_compute_after(1 / host);
+  }
   Emit(event);
 }
 

@@ -89,6 +89,10 @@ TEST(PlatformProbeTest, CalibratesOnceThenUsesTheCacheOfTheSameFingerprint) {
   EXPECT_EQ(platform.matmul_roofs(0).flops_per_sec(), 1e11);
   EXPECT_EQ(platform.bandwidth_size(), 1);
   EXPECT_EQ(platform.calibrated_unix_ms(), 1'700'000'000'000);
+  // The sentinel's reference figures come along: jobs are compared with them.
+  EXPECT_EQ(platform.probe_flops_per_sec(), 5e10);
+  EXPECT_EQ(platform.probe_threads(), 4);
+  EXPECT_EQ(platform.latency_probe_seconds(), 1e-4);
 
   // A runner that cannot run proves the second start reads the cache.
   v1::Platform again = ProbePlatform(PARADNN_FAKE_RUNNER, "cpu", milliseconds(10'000));

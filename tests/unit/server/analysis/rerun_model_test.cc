@@ -92,6 +92,23 @@ TEST(RerunModelTest, FewRerunsInABandBorrowFromThePlatform) {
   EXPECT_EQ(large.degrees_of_freedom, 1 + RerunModel::kShrinkDegrees);
 }
 
+TEST(RerunModelTest, AConfigurationWithManyRerunsSpeaksForItself) {
+  std::mt19937 rng(9);
+  // One band, two kinds of configuration: most spread 20 %, one 3 %.
+  std::vector<RerunSample> samples = Simulate(&rng, "noisy", 0.02, 0.20, 20, 3);
+  const std::vector<RerunSample> steady = Simulate(&rng, "steady", 0.02, 0.03, 1, 30);
+  samples.insert(samples.end(), steady.begin(), steady.end());
+  const RerunModel model = RerunModel::Fit(samples);
+  const double band = model.SpreadAt(0.02, 0).rel_sd;
+  const RerunSpread own = model.SpreadAt(0.02, 0, "steady0");
+  EXPECT_GT(band, 0.12);  // the steady configuration is in the band too
+  EXPECT_LT(own.rel_sd, 0.5 * band);  // its 29 degrees of freedom outweigh the band's 4
+  EXPECT_GT(own.rel_sd, 0.03);        // ... but not all of it
+  EXPECT_EQ(own.degrees_of_freedom, 29 + RerunModel::kShrinkDegrees);
+  // A group the model never saw re-run gets the band's.
+  EXPECT_DOUBLE_EQ(model.SpreadAt(0.02, 0, "unknown").rel_sd, band);
+}
+
 // The interval's promise: learned from the platform's other configurations,
 // it holds a re-run of a new one 95 % of the time, not far more (padded) or
 // far less (the within-run interval's fate).

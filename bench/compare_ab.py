@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""A/B: does `paradnn compare` find a known change, and only where it is?
+
+One sweep through the whole system (`paradnn local`): FC configurations
+from tiny to large, each with 1 and 2 intra-op threads, `repeats: 3`
+(each round shuffled, so the two sides of a configuration run close in
+time). `paradnn compare --field intra_op_threads 1 2` gives each
+configuration's speedup with its 95 % interval and verdict. Two threads
+speed up large matmuls by up to 2x and tiny ones not at all (waking a
+thread costs more than it saves), so the sweep holds effects of every size.
+
+Printed: per configuration the speedup, its interval and verdict; the share
+of configurations with an effect of at least 1.3x (by the estimate) that
+were called different (target >= 95 %); and the smallest effect the
+default repeats detect with 80 % power, from the measured spread of the
+per-round log ratios: exp((t_{0.975,n-1} + t_{0.8,n-1}) x sd / sqrt(n)).
+
+usage: bench/compare_ab.py [--repeats 3] [--keep DIR]
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import common
+
+SWEEP = """name: compare-ab
+family: fc
+params:
+  layer: 4
+  node: {{values: [32, 128, 512, 1024, 2048, 4096]}}
+  input: 1000
+  output: 100
+  batch: {{values: [16, 256]}}
+  intra_op_threads: {{values: [1, 2]}}
+repeats: {repeats}
+run: {{max_seconds: 2}}
+"""
+
+# Student t quantiles for the power figure, by degrees of freedom (scipy is
+# not a dependency): t_{0.975} and t_{0.80}.
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+T80 = {1: 1.376, 2: 1.061, 3: 0.978, 4: 0.941, 5: 0.920, 6: 0.906, 7: 0.896, 8: 0.889, 9: 0.883}
+
+
+def paradnn(args):
+    done = subprocess.run([os.path.join(common.BIN, "paradnn")] + args, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"paradnn {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--keep", help="keep the database in this folder")
+    args = parser.parse_args()
+    tmp = args.keep or tempfile.mkdtemp(prefix="compare-ab-")
+    os.makedirs(tmp, exist_ok=True)
+    db = os.path.join(tmp, "ab.db")
+    sweep = os.path.join(tmp, "ab.yaml")
+    with open(sweep, "w") as f:
+        f.write(SWEEP.format(repeats=args.repeats))
+    paradnn(["local", sweep, "--db", db, "--fresh", "--format", "json"])
+    out = json.loads(paradnn(["compare", "--field", "intra_op_threads", "1", "2", "--sweep", "1",
+                              "--format", "json", "--db", db]))["speedup"]
+    points = out["points"]
+    print(f"A/B: intra-op threads 1 -> 2 on fp32 FC, {args.repeats} shuffled repeat rounds, "
+          f"{common.threads()} CPUs, {os.uname().nodename}")
+    rows = []
+    log_sds = []
+    for p in points:
+        rows.append([p["config"].replace(" precision=float32 optimizer=rmsprop", ""),
+                     f"{p['speedup']:.3f}x", f"[{p.get('speedup_low', 0):.3f}, "
+                     f"{p.get('speedup_high', 0):.3f}]", p.get("verdict", ""),
+                     p.get("interval_basis", "")])
+        low, high = p.get("speedup_low", 0), p.get("speedup_high", 0)
+        n = args.repeats
+        if low > 0 and high > 0 and n >= 2 and n - 1 in T975:
+            # Back from the interval to the sd of the per-round log ratios.
+            log_sds.append(math.log(high / low) / 2 / T975[n - 1] * math.sqrt(n))
+    common.print_table(["config", "speedup", "95 % interval", "verdict", "basis"], rows)
+    large = [p for p in points if max(p["speedup"], 1 / p["speedup"]) >= 1.3]
+    found = [p for p in large if p.get("verdict") in ("faster", "slower")]
+    print(f"\neffects >= 1.3x: {len(found)} of {len(large)} called different "
+          f"({(len(found) / len(large) * 100) if large else 0:.0f}%; target >= 95%)")
+    print(f"geomean {out['geomean_speedup']:.3f}x [{out.get('geomean_low', 0):.3f}, "
+          f"{out.get('geomean_high', 0):.3f}]; verdicts: {out.get('faster', 0)} faster, "
+          f"{out.get('slower', 0)} slower, {out.get('no_difference', 0)} no difference")
+    if log_sds:
+        sd = statistics.median(log_sds)
+        n = args.repeats
+        mde = math.exp((T975[n - 1] + T80[n - 1]) * sd / math.sqrt(n))
+        print(f"per-round log-ratio sd (median over configurations) {sd:.3f}: the smallest "
+              f"effect detected with 80 % power at {n} repeats is {mde:.2f}x "
+              f"(before the false-discovery correction)")
+
+
+if __name__ == "__main__":
+    main()
