@@ -101,7 +101,7 @@ TEST(RerunModelTest, AConfigurationWithManyRerunsSpeaksForItself) {
   const RerunModel model = RerunModel::Fit(samples);
   const double band = model.SpreadAt(0.02, 0).rel_sd;
   const RerunSpread own = model.SpreadAt(0.02, 0, "steady0");
-  EXPECT_GT(band, 0.12);  // the steady configuration is in the band too
+  EXPECT_GT(band, 0.12);              // the steady configuration is in the band too
   EXPECT_LT(own.rel_sd, 0.5 * band);  // its 29 degrees of freedom outweigh the band's 4
   EXPECT_GT(own.rel_sd, 0.03);        // ... but not all of it
   EXPECT_EQ(own.degrees_of_freedom, 29 + RerunModel::kShrinkDegrees);
