@@ -28,6 +28,7 @@
 namespace {
 
 using paradnn::common::CpuPeakFacts;
+using paradnn::runner::AffinityCpus;
 using paradnn::runner::CoreClock;
 using paradnn::runner::CoreClockOptions;
 using paradnn::runner::MeasureCoreClock;
@@ -43,17 +44,6 @@ std::string ReadText(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-std::vector<int> AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
 }
 
 void PrintHost(const CpuPeakFacts& facts) {
@@ -81,7 +71,7 @@ std::string PerCpu(const CoreClock& clock) {
 // median of the all-CPU figures.
 double MeasureClocks(int runs, const CoreClockOptions& base) {
   std::printf("\none CPU at a time (the others idle):\n");
-  for (int cpu : AllowedCpus()) {
+  for (int cpu : AffinityCpus()) {
     CoreClockOptions options = base;
     options.cpus = {cpu};
     const CoreClock clock = MeasureCoreClock(options);

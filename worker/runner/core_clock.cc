@@ -77,17 +77,6 @@ bool PinCallingThread(int cpu) {
   return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
 }
 
-std::vector<int> AffinityCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
-
 struct Rendezvous {
   std::atomic<int> threads{0};  // how many take part
   std::atomic<int> ready{0};
@@ -173,6 +162,17 @@ std::string WhyNotMeasurable(const CoreClockOptions& options, const std::vector<
 }
 
 }  // namespace
+
+std::vector<int> AffinityCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
 
 void SummarizeCpuClocks(CoreClock* clock) {
   std::vector<double> hz;

@@ -62,6 +62,9 @@ struct CoreClock {
 // process's affinity gives "not measured". Thread-safe; starts and joins its own threads.
 CoreClock MeasureCoreClock(const CoreClockOptions& options = {});
 
+// The logical CPUs of the process's affinity, ascending; empty if unreadable.
+std::vector<int> AffinityCpus();
+
 // Fills hz, min_hz and max_hz of `clock` from its per-CPU figures (median:
 // the mean of the middle two for an even count); 0 for none.
 void SummarizeCpuClocks(CoreClock* clock);

@@ -8,10 +8,10 @@
 
 namespace paradnn::runner {
 
-double ProbeHostMatmulFlops() {
+double ProbeHostMatmulFlops(int timed_calls) {
   constexpr int64_t kSize = 512;
   constexpr int kWarmup = 3;
-  constexpr int kTimed = 15;
+  const int kTimed = std::max(1, timed_calls);
   torch::NoGradGuard no_grad;
   const torch::Tensor a = torch::ones({kSize, kSize});
   const torch::Tensor b = torch::ones({kSize, kSize});
@@ -55,7 +55,7 @@ double ProbeHostLatencySeconds() {
 SentinelReading ReadSentinel(double reference_flops_per_sec) {
   const auto start = std::chrono::steady_clock::now();
   SentinelReading reading;
-  reading.compute_ratio = ProbeHostMatmulFlops() / reference_flops_per_sec;
+  reading.compute_ratio = ProbeHostMatmulFlops(kSentinelMatmulCalls) / reference_flops_per_sec;
   reading.latency_s = ProbeHostLatencySeconds();
   reading.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return reading;

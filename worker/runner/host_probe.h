@@ -10,9 +10,15 @@
 namespace paradnn::runner {
 
 // float32 mm of 512x512x512 with LibTorch's current thread settings: the
-// median FLOP/s of 15 timed calls after 3 warm-up calls (about 20 ms on a
-// 2-core host).
-double ProbeHostMatmulFlops();
+// median FLOP/s of `timed_calls` timed calls after 3 warm-up calls (15: the
+// calibration's figure, about 70 ms on a 2-core host).
+double ProbeHostMatmulFlops(int timed_calls = 15);
+
+// The timed calls of the sentinel's matmul: the median of 7 estimates the
+// same figure as the calibration's 15 at half the cost, and the sentinel
+// runs twice a job (its cost target: at most 3 % of worker time; with 15
+// it took 4.6 % of 4-second jobs).
+inline constexpr int kSentinelMatmulCalls = 7;
 
 // The latency-bound half of the host-speed sentinel: the median seconds of
 // one tiny FC training step (forward, backward and an SGD update of a

@@ -18,17 +18,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<int> AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
-
 // What any x86-64 core of this century can run at; and not far below the
 // clock the OS calls nominal (a loaded core runs at base or above it).
 void ExpectPhysical(double hz, double nominal_hz) {
@@ -42,7 +31,7 @@ void ExpectPhysical(double hz, double nominal_hz) {
 #if defined(__x86_64__)
 
 TEST(CoreClockTest, EveryCpuOfTheAffinityRunsAtAClockTheCpuAllows) {
-  const std::vector<int> allowed = AllowedCpus();
+  const std::vector<int> allowed = AffinityCpus();
   ASSERT_FALSE(allowed.empty());
   const double nominal = HostCpuPeakFacts(0).base_clock_hz;
   const CoreClock clock = MeasureCoreClock();
@@ -65,7 +54,7 @@ TEST(CoreClockTest, EveryCpuOfTheAffinityRunsAtAClockTheCpuAllows) {
 }
 
 TEST(CoreClockTest, OneCpuAlone) {
-  const std::vector<int> allowed = AllowedCpus();
+  const std::vector<int> allowed = AffinityCpus();
   ASSERT_FALSE(allowed.empty());
   CoreClockOptions options;
   options.cpus = {allowed.back()};
@@ -89,7 +78,7 @@ TEST(CoreClockTest, NotMeasuredOffX86) {
 #endif
 
 TEST(CoreClockTest, ACpuOutsideTheAffinityIsNotMeasured) {
-  const std::vector<int> allowed = AllowedCpus();
+  const std::vector<int> allowed = AffinityCpus();
   ASSERT_FALSE(allowed.empty());
   CoreClockOptions options;
   options.cpus = {allowed.back() + 1};
