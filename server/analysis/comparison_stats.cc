@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <utility>
 
 #include "boost/math/distributions/normal.hpp"
 #include "boost/math/distributions/students_t.hpp"
+#include "boost/math/special_functions/digamma.hpp"
+#include "boost/math/special_functions/polygamma.hpp"
+#include "boost/math/special_functions/trigamma.hpp"
 
 namespace paradnn::server::analysis {
 namespace {
@@ -59,25 +64,134 @@ void FillInterval(double mean, double standard_error, double degrees_of_freedom,
   out->high = std::exp(mean + quantile * standard_error);
 }
 
-}  // namespace
+// The y with trigamma(y) = x, by Newton's method from limma's
+// trigammaInverse (Smyth 2004): Boost.Math has trigamma but not its inverse.
+double TrigammaInverse(double x) {
+  if (x > 1e7) return 1 / std::sqrt(x);
+  if (x < 1e-6) return 1 / x;
+  double y = 0.5 + 1 / x;
+  for (int iteration = 0; iteration < 50; ++iteration) {
+    const double tri = boost::math::trigamma(y);
+    const double step = tri * (1 - tri / x) / boost::math::polygamma(2, y);
+    y += step;
+    if (-step / y < 1e-8) break;
+  }
+  return y;
+}
 
-RatioEstimate EstimateRatio(const std::vector<ComparisonRound>& rounds, double rerun_rel_sd,
-                            double level) {
-  RatioEstimate out;
-  std::vector<double> per_round, all_a, all_b;
+// The per-round log ratios of `rounds` and the logs of A's runs.
+void PerRoundLogRatios(const std::vector<ComparisonRound>& rounds, std::vector<double>* per_round,
+                       std::vector<double>* all_a, std::vector<double>* all_b) {
   for (const ComparisonRound& round : rounds) {
     const std::vector<double> a = Logs(round.a), b = Logs(round.b);
-    all_a.insert(all_a.end(), a.begin(), a.end());
-    all_b.insert(all_b.end(), b.begin(), b.end());
-    if (!a.empty() && !b.empty()) per_round.push_back(Mean(b) - Mean(a));
+    all_a->insert(all_a->end(), a.begin(), a.end());
+    all_b->insert(all_b->end(), b.begin(), b.end());
+    if (!a.empty() && !b.empty()) per_round->push_back(Mean(b) - Mean(a));
   }
+}
+
+// The least-squares line of `y` on `x`: {intercept, slope}.
+std::pair<double, double> FitLine(const std::vector<double>& x, const std::vector<double>& y) {
+  const double mx = Mean(x), my = Mean(y);
+  double sxy = 0, sxx = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+  }
+  const double slope = sxx > 0 ? sxy / sxx : 0;
+  return {my - slope * mx, slope};
+}
+
+}  // namespace
+
+double SpreadPrior::VarianceAt(double log_level) const {
+  return std::exp(intercept + slope * log_level);
+}
+
+RoundSpread PairedRoundSpread(const std::vector<ComparisonRound>& rounds) {
+  std::vector<double> per_round, all_a, all_b;
+  PerRoundLogRatios(rounds, &per_round, &all_a, &all_b);
+  RoundSpread spread;
+  if (per_round.size() < 2) return spread;
+  spread.variance = Variance(per_round);
+  spread.degrees_of_freedom = static_cast<double>(per_round.size() - 1);
+  spread.log_level = Mean(all_a);
+  return spread;
+}
+
+// limma's fitFDist: each log variance, less its expected log chi-square
+// offset, scatters around the prior's log variance (or its trend) by the
+// sampling noise (trigamma(d / 2)) plus the true variances' own spread; the
+// excess over the sampling noise is trigamma(d0 / 2).
+SpreadPrior FitSpreadPrior(const std::vector<RoundSpread>& spreads) {
+  std::vector<RoundSpread> used;
+  for (const RoundSpread& spread : spreads) {
+    if (spread.degrees_of_freedom > 0 && std::isfinite(spread.variance)) used.push_back(spread);
+  }
+  SpreadPrior prior;
+  if (used.size() < kMinSpreadsForPrior) return prior;
+  // As limma does: a zero variance (every round the same ratio) would be a
+  // log of minus infinity; it is floored at a small fraction of the median.
+  std::vector<double> variances;
+  variances.reserve(used.size());
+  for (const RoundSpread& spread : used) variances.push_back(std::max(spread.variance, 0.0));
+  std::nth_element(variances.begin(), variances.begin() + variances.size() / 2, variances.end());
+  const double median = variances[variances.size() / 2] > 0 ? variances[variances.size() / 2] : 1;
+  std::vector<double> e, levels;
+  double sampling_noise = 0;
+  for (const RoundSpread& spread : used) {
+    const double half_df = spread.degrees_of_freedom / 2;
+    e.push_back(std::log(std::max(spread.variance, 1e-5 * median)) - boost::math::digamma(half_df) +
+                std::log(half_df));
+    levels.push_back(spread.log_level);
+    sampling_noise += boost::math::trigamma(half_df);
+    prior.total_degrees_of_freedom += spread.degrees_of_freedom;
+  }
+  const size_t n = used.size();
+  sampling_noise /= static_cast<double>(n);
+  const auto [lowest, highest] = std::minmax_element(levels.begin(), levels.end());
+  const bool trend = n >= kMinSpreadsForTrend && *highest - *lowest >= std::log(2.0);
+  const auto [intercept, slope] = trend ? FitLine(levels, e) : std::make_pair(Mean(e), 0.0);
+  double squares = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double residual = e[i] - intercept - slope * levels[i];
+    squares += residual * residual;
+  }
+  const double excess = squares / static_cast<double>(n - (trend ? 2 : 1)) - sampling_noise;
+  prior.spreads = n;
+  prior.slope = slope;
+  if (excess > 0) {
+    prior.degrees_of_freedom = 2 * TrigammaInverse(excess);
+    const double half = prior.degrees_of_freedom / 2;
+    prior.intercept = intercept + boost::math::digamma(half) - std::log(half);
+  } else {
+    prior.degrees_of_freedom = std::numeric_limits<double>::infinity();
+    prior.intercept = intercept;
+  }
+  return prior;
+}
+
+RatioEstimate EstimateRatio(const std::vector<ComparisonRound>& rounds, double rerun_rel_sd,
+                            double level, const SpreadPrior& prior) {
+  RatioEstimate out;
+  std::vector<double> per_round, all_a, all_b;
+  PerRoundLogRatios(rounds, &per_round, &all_a, &all_b);
   out.runs_a = all_a.size();
   out.runs_b = all_b.size();
   out.paired_rounds = per_round.size();
   if (per_round.size() >= 2) {
     const double n = static_cast<double>(per_round.size());
+    double variance = Variance(per_round), df = n - 1;
     out.basis = "paired rounds";
-    FillInterval(Mean(per_round), std::sqrt(Variance(per_round) / n), n - 1, level, &out);
+    if (!prior.empty()) {
+      const double prior_variance = prior.VarianceAt(Mean(all_a));
+      const double d0 = prior.degrees_of_freedom;
+      variance =
+          std::isinf(d0) ? prior_variance : (d0 * prior_variance + df * variance) / (d0 + df);
+      df = std::max(df, std::min(d0 + df, prior.total_degrees_of_freedom));
+      out.basis = "paired rounds, pooled spread";
+    }
+    FillInterval(Mean(per_round), std::sqrt(variance / n), df, level, &out);
     return out;
   }
   if (all_a.size() >= 2 && all_b.size() >= 2) {

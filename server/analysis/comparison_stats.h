@@ -37,15 +37,64 @@ struct RatioEstimate {
   size_t paired_rounds = 0;
   size_t runs_a = 0;
   size_t runs_b = 0;
-  // How the interval was made: "paired rounds", "unpaired runs",
+  // How the interval was made: "paired rounds" (or "paired rounds, pooled
+  // spread", with a SpreadPrior), "unpaired runs",
   // "re-run model" (one run a side: the host's re-run spread stands in for
   // the missing repeats), or "" (not enough data).
   std::string basis;
 };
 
+// The spread of one configuration's per-round log ratios (each round's mean
+// log B minus mean log A): their sample variance and its degrees of freedom
+// (paired rounds - 1, 0 with fewer than 2), and the configuration's level
+// (the mean log step time of A), what the spread may depend on.
+struct RoundSpread {
+  double variance = 0;
+  double degrees_of_freedom = 0;
+  double log_level = 0;
+};
+
+RoundSpread PairedRoundSpread(const std::vector<ComparisonRound>& rounds);
+
+// What many configurations' spreads say about any one's: an empirical-Bayes
+// prior (Smyth 2004, "Linear models and empirical Bayes methods for
+// assessing differential expression", limma's eBayes with trend = TRUE).
+// The configurations' true variances are taken as scaled inverse chi-square
+// around a prior variance that may trend with the level; the prior's
+// degrees of freedom say how closely they agree. A sweep affords 3-5
+// rounds, so one configuration's own spread rests on 2-4 degrees of
+// freedom (a t quantile of 4.3 at 2) and a 1.3x change goes unseen half
+// the time; the moderated spread borrows the others' as far as they agree.
+struct SpreadPrior {
+  // The prior variance at a level: exp(intercept + slope x log_level).
+  double intercept = 0;
+  double slope = 0;
+  // 0: no prior (too few spreads); infinite: the spreads differ no more
+  // than their sampling noise, so they are pooled.
+  double degrees_of_freedom = 0;
+  // The spreads' degrees of freedom together: no configuration's
+  // moderated spread claims more.
+  double total_degrees_of_freedom = 0;
+  // How many spreads the prior was fitted from.
+  size_t spreads = 0;
+
+  bool empty() const { return degrees_of_freedom == 0; }
+  double VarianceAt(double log_level) const;
+};
+
+// The prior from `spreads` (those with degrees of freedom > 0 count): none
+// from fewer than kMinSpreadsForPrior; a trend in the level from at least
+// kMinSpreadsForTrend whose levels span a factor of 2 or more.
+inline constexpr size_t kMinSpreadsForPrior = 3;
+inline constexpr size_t kMinSpreadsForTrend = 8;
+SpreadPrior FitSpreadPrior(const std::vector<RoundSpread>& spreads);
+
 // The ratio from repeat rounds. With at least 2 rounds holding both sides:
 // a t interval on the per-round log ratios (each round's mean log B minus
-// mean log A), blocked by round so that drift cannot fake significance.
+// mean log A), blocked by round so that drift cannot fake significance;
+// with a non-empty `prior`, on the moderated spread, (d0 s0^2 + d s^2) /
+// (d0 + d) with d0 + d degrees of freedom (at most the prior's total), and
+// basis "paired rounds, pooled spread".
 // A t interval rather than a bootstrap: with the 3-5 rounds a sweep can
 // afford, a percentile bootstrap of so few blocks covers well under its
 // nominal 95 % (the simulation in comparison_stats_test.cc prints both),
@@ -57,7 +106,7 @@ struct RatioEstimate {
 // sqrt(2) x rerun_rel_sd in log terms. Otherwise basis "" and p-value 1.
 // Non-positive step times are ignored.
 RatioEstimate EstimateRatio(const std::vector<ComparisonRound>& rounds, double rerun_rel_sd,
-                            double level = 0.95);
+                            double level = 0.95, const SpreadPrior& prior = {});
 
 // Benjamini-Hochberg adjusted p-values (q-values) of `p_values`, same
 // order: a configuration is a discovery at false discovery rate q when its

@@ -78,15 +78,25 @@ void AddSpeedupVerdicts(const std::vector<SpeedupRow>& rows, bool lower_is_bette
                         v1::SpeedupResponse* response) {
   std::map<std::string, ConfigRuns> configs =
       CollectRuns(rows, response->baseline(), response->candidate(), lower_is_better);
-  std::vector<RatioEstimate> estimates;
-  std::vector<double> p_values;
+  std::vector<std::vector<ComparisonRound>> rounds_of_point;
+  std::vector<RoundSpread> spreads;
   for (const v1::SpeedupPoint& point : response->points()) {
     const ConfigRuns& runs = configs[point.config()];
-    std::vector<ComparisonRound> rounds;
+    std::vector<ComparisonRound>& rounds = rounds_of_point.emplace_back();
     rounds.reserve(runs.rounds.size());
     for (const auto& [key, round] : runs.rounds) rounds.push_back(round);
-    RatioEstimate estimate =
-        runs.predicted ? RatioEstimate{} : EstimateRatio(rounds, runs.rerun_rel_sd);
+    if (!runs.predicted) spreads.push_back(PairedRoundSpread(rounds));
+  }
+  // One configuration's 2-4 rounds say little about its spread; the
+  // others' say more (comparison_stats.h, SpreadPrior).
+  const SpreadPrior prior = FitSpreadPrior(spreads);
+  std::vector<RatioEstimate> estimates;
+  std::vector<double> p_values;
+  for (int i = 0; i < response->points_size(); ++i) {
+    const ConfigRuns& runs = configs[response->points(i).config()];
+    RatioEstimate estimate = runs.predicted ? RatioEstimate{}
+                                            : EstimateRatio(rounds_of_point[static_cast<size_t>(i)],
+                                                            runs.rerun_rel_sd, 0.95, prior);
     p_values.push_back(estimate.basis.empty() ? 1.0 : estimate.p_value);
     estimates.push_back(std::move(estimate));
   }

@@ -1,8 +1,9 @@
 // A verdict on every point of a speedup (issue "differences you can
 // trust"): each configuration's speedup with its 95 % interval and p-value
 // (comparison_stats.h: paired by repeat round where both sides were
-// measured in one, unpaired otherwise, the platforms' re-run model for a
-// side measured once), Benjamini-Hochberg across configurations, and the
+// measured in one, each configuration's spread moderated by the others'
+// (SpreadPrior); unpaired otherwise; the platforms' re-run model for a side
+// measured once), Benjamini-Hochberg across configurations, and the
 // geometric mean's interval. Pure; thread-compatible.
 #ifndef PARADNN_SERVER_ANALYSIS_SPEEDUP_VERDICTS_H_
 #define PARADNN_SERVER_ANALYSIS_SPEEDUP_VERDICTS_H_

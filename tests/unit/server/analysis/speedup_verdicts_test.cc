@@ -125,6 +125,7 @@ TEST(SpeedupVerdictsTest, SimulatedAAAndAB) {
   EXPECT_LT(aa.geomean_low(), 1);
   EXPECT_GT(aa.geomean_high(), 1);
   const v1::SpeedupResponse ab = simulate(1.3);
+  EXPECT_EQ(ab.points(0).interval_basis(), "paired rounds, pooled spread");
   EXPECT_GE(ab.slower(), 95);
   EXPECT_EQ(ab.faster(), 0);
   EXPECT_NEAR(ab.geomean_speedup(), 1 / 1.3, 0.02);
