@@ -144,7 +144,7 @@ def main():
 
 def coverage(rounds, first_only):
     inside_rerun = inside_within = pairs = 0
-    ratios, widths = [], []
+    ratios, widths, log_ratios = [], [], []
     for i, j in itertools.combinations(range(len(rounds)), 2):
         if first_only != (i == 0):
             continue
@@ -155,6 +155,7 @@ def coverage(rounds, first_only):
             pairs += 1
             ratio = b["step_median_ms"] / a["step_median_ms"]
             ratios.append(abs(ratio - 1))
+            log_ratios.append(abs(math.log(ratio)))
             half = a["rerun_pct"] / 100
             widths.append(half)
             # The interval is symmetric in logs: [m / (1 + h), m x (1 + h)].
@@ -163,8 +164,15 @@ def coverage(rounds, first_only):
             inside_within += 1 if abs(ratio - 1) <= within else 0
     if pairs == 0:
         return None
+    # The narrowest interval of one width for every result that would have
+    # held 95 % of these re-runs: what the host allows an interval that
+    # knows nothing of the configuration. Stated widths far above it are
+    # padded; far below it, they cannot cover.
+    log_ratios.sort()
+    oracle = math.expm1(log_ratios[min(len(log_ratios) - 1, int(0.95 * len(log_ratios)))])
     return {"pairs": pairs, "rerun": inside_rerun / pairs, "within": inside_within / pairs,
-            "width": statistics.median(widths), "spread": statistics.median(ratios)}
+            "width": statistics.median(widths), "spread": statistics.median(ratios),
+            "oracle": oracle}
 
 
 def report(args, rounds, db):
@@ -173,14 +181,15 @@ def report(args, rounds, db):
           f"{len(rounds[0]['rows']) if rounds else 0} configurations, "
           f"{common.threads()} threads, {os.uname().nodename}")
     header = ["pairs of rounds", "pairs", "re-run interval covers", "target",
-              "within-run covers", "median ±re-run", "median |re-run - 1|"]
+              "within-run covers", "median ±re-run", "narrowest one ± covering 95%",
+              "median |re-run - 1|"]
     table = []
     for name, first in (("later (i >= 2)", False), ("first (prior)", True)):
         c = coverage(rounds, first)
         if c:
             table.append([name, c["pairs"], f"{c['rerun'] * 100:.1f}%", "90-98%",
                           f"{c['within'] * 100:.1f}%", f"{c['width'] * 100:.1f}%",
-                          f"{c['spread'] * 100:.1f}%"])
+                          f"{c['oracle'] * 100:.1f}%", f"{c['spread'] * 100:.1f}%"])
     common.print_table(header, table)
 
     different = total = 0

@@ -49,6 +49,7 @@ std::string ScriptFor(const v1::AnalyzeResponse& response, Terminal terminal,
     case v1::AnalyzeResponse::kScaling:
       return internal::ScalingScript(response.scaling(), terminal, out_path);
     case v1::AnalyzeResponse::kHistory:
+    case v1::AnalyzeResponse::kBisect:
     case v1::AnalyzeResponse::ANALYSIS_NOT_SET:
       break;
   }

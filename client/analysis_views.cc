@@ -634,6 +634,8 @@ std::string FormatAnalysis(const v1::AnalyzeResponse& response, OutputFormat for
       return csv ? ScalingCsv(response.scaling()) : ScalingTable(response.scaling());
     case v1::AnalyzeResponse::kHistory:
       return csv ? HistoryCsv(response.history()) : HistoryTable(response.history());
+    case v1::AnalyzeResponse::kBisect:  // `paradnn bisect` prints it in full
+      return csv ? "" : absl::StrCat(response.bisect().summary(), "\n");
     case v1::AnalyzeResponse::ANALYSIS_NOT_SET:
       break;
   }

@@ -286,6 +286,7 @@ v1::ResultSelection* MutableSelection(v1::AnalyzeRequest* request) {
       return request->mutable_scaling()->mutable_selection();
     case v1::AnalyzeRequest::kHistory:
       return request->mutable_history()->mutable_selection();
+    case v1::AnalyzeRequest::kBisect:  // reads no results
     case v1::AnalyzeRequest::ANALYSIS_NOT_SET:
       break;
   }

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/analyze_command.h"
 #include "client/analyze_flags.h"
+#include "client/bisect_command.h"
 #include "client/commands.h"
 #include "client/compare_command.h"
 #include "client/did_you_mean.h"
@@ -67,6 +69,8 @@ struct Flags {
   bool resume = false;                 // local --resume
   std::string budget;                  // submit, local: --budget DURATION
   double budget_seconds = 0;           // parsed from `budget`
+  std::string target_interval;         // submit, local: --target-interval FRACTION
+  double target_fraction = 0;          // parsed from `target_interval`
   bool fresh = false;                  // submit, local: --fresh
   std::vector<int64_t> result_sweeps;  // results SWEEP...
   bool wide = false;                   // results, local: --wide
@@ -75,6 +79,7 @@ struct Flags {
   client::AnalyzeFlags analyze;        // analyze KIND and report
   client::CompareFlags compare;
   client::HistoryFlags history;
+  client::BisectFlags bisect;
   std::string out_dir = "paradnn-report";
   // predict
   std::string predict_config;
@@ -115,6 +120,11 @@ void AddSweepSource(CLI::App* command, Flags* flags) {
                       "a space-filling design, then the configurations the model is least sure "
                       "of; unmeasured ones get a predicted result with an interval "
                       "(docs/prediction.md)");
+  command->add_option("--target-interval", flags->target_interval,
+                      "Repeat each configuration, in shuffled rounds, until the 95 % interval of "
+                      "its mean step time is within +- this (3% or 0.03), at most `repeats` times "
+                      "(default 10); results say which configurations reached it "
+                      "(docs/sweep-files.md)");
   command->add_flag("--fresh", flags->fresh,
                     "Measure every configuration, even one an earlier sweep measured on a "
                     "platform of the same fingerprint with the same harness and settings "
@@ -150,6 +160,7 @@ struct Commands {
   CLI::App* report;
   CLI::App* compare;
   CLI::App* history;
+  CLI::App* bisect;
   CLI::App* predict;
 
   // Commands that need no coordinator address or client credentials
@@ -316,6 +327,7 @@ void AddAnalysisCommands(CLI::App& app, Flags* flags, Commands* commands) {
   client::AddDbFile(commands->report, &flags->analyze.db);
   commands->compare = client::AddCompareCommand(app, &flags->compare, &flags->format);
   commands->history = client::AddHistoryCommand(app, &flags->history, &flags->format);
+  commands->bisect = client::AddBisectCommand(app, &flags->bisect, &flags->format);
 
   CLI::App* predict = commands->predict = app.add_subcommand(
       "predict",
@@ -396,6 +408,20 @@ int ParseBudget(Flags* flags) {
   return client::kExitOk;
 }
 
+// --target-interval FRACTION into a fraction; kExitOk, or kExitUsage (the
+// message printed). Its range is checked with the sweep.
+int ParseTargetInterval(Flags* flags) {
+  if (flags->target_interval.empty()) return client::kExitOk;
+  absl::StatusOr<double> fraction = common::ParseFraction(flags->target_interval);
+  if (!fraction.ok() || !(*fraction > 0)) {
+    std::cerr << "paradnn: --target-interval: "
+              << (fraction.ok() ? "must be above 0" : fraction.status().message()) << "\n";
+    return client::kExitUsage;
+  }
+  flags->target_fraction = *fraction;
+  return client::kExitOk;
+}
+
 client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
   client::LocalOptions options;
   options.sweep_file = flags.file;
@@ -403,6 +429,7 @@ client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
   options.run_predicted_oom = flags.run_predicted_oom;
   options.budget_seconds = flags.budget_seconds;
   options.fresh = flags.fresh;
+  options.target_interval = flags.target_fraction;
   options.db_path = flags.db_path;
   options.workers = flags.workers;
   options.dashboard_listen = flags.dashboard_listen;
@@ -417,8 +444,8 @@ client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
 // Runs the parsed command.
 int Dispatch(const Flags& flags, const Commands& commands, const client::CommandContext& ctx,
              OutputFormat format) {
-  const client::SweepSource source{flags.file, flags.preset, flags.run_predicted_oom,
-                                   flags.budget_seconds, flags.fresh};
+  const client::SweepSource source{flags.file,           flags.preset, flags.run_predicted_oom,
+                                   flags.budget_seconds, flags.fresh,  flags.target_fraction};
   if (commands.presets->parsed()) return client::RunPresets(ctx);
   if (commands.families->parsed()) {
     std::cout << model::FamilyReferenceMarkdown() << std::flush;
@@ -449,6 +476,12 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
     return client::RunFleet(ctx, flags.fleet_sweep, flags.fleet_window, flags.fleet_format);
   }
   if (commands.history->parsed()) return client::RunHistory(ctx, flags.history, format);
+  if (commands.bisect->parsed()) {
+    // A coordinator named measures; without one, a private one and a local worker.
+    const bool named =
+        !flags.coordinator.empty() || std::getenv(common::kCoordinatorEnv) != nullptr;
+    return client::RunBisect(ctx, flags.bisect, named, format);
+  }
   if (commands.compare->parsed()) {
     absl::StatusOr<v1::AnalyzeRequest> request = client::BuildCompareRequest(flags.compare);
     if (!request.ok()) {
@@ -506,6 +539,7 @@ int Run(int argc, char** argv) {
     return refused;
   }
   if (int refused = ParseBudget(&flags); refused != client::kExitOk) return refused;
+  if (int refused = ParseTargetInterval(&flags); refused != client::kExitOk) return refused;
   return Dispatch(flags, commands, ctx, format);
 }
 

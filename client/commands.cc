@@ -350,8 +350,11 @@ absl::StatusOr<v1::SweepSpec> LoadSweep(const SweepSource& source, int64_t max_j
                                                              : LoadPreset(source.preset, max_jobs);
   if (spec.ok() && source.run_predicted_oom) spec->set_run_predicted_oom(true);
   if (spec.ok() && source.fresh) spec->mutable_run()->set_fresh(true);
-  if (spec.ok() && source.budget_seconds > 0) {
-    spec->mutable_run()->set_budget_seconds(source.budget_seconds);
+  if (spec.ok() && (source.budget_seconds > 0 || source.target_interval > 0)) {
+    if (source.budget_seconds > 0) spec->mutable_run()->set_budget_seconds(source.budget_seconds);
+    if (source.target_interval > 0) {
+      spec->mutable_run()->set_target_interval(source.target_interval);
+    }
     if (absl::Status s = model::ValidateSweep(*spec, max_jobs); !s.ok()) return s;
   }
   return spec;

@@ -143,6 +143,9 @@ struct SweepSource {
   // --fresh: measure every configuration even where an earlier sweep has a
   // reusable result (RunSettings.fresh); false keeps the file's.
   bool fresh = false;
+  // --target-interval: repeat until each configuration's mean is within
+  // +- this fraction (RunSettings.target_interval); 0 keeps the file's.
+  double target_interval = 0;
 };
 
 // Reads and validates the sweep `source` names (client/sweep_file.h,

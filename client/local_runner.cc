@@ -481,7 +481,7 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
   if (!resume_alone) {
     absl::StatusOr<v1::SweepSpec> loaded =
         LoadSweep({options.sweep_file, options.preset, options.run_predicted_oom,
-                   options.budget_seconds, options.fresh},
+                   options.budget_seconds, options.fresh, options.target_interval},
                   options.max_jobs);
     if (!loaded.ok()) return ReportError(ctx, loaded.status());
     spec = *std::move(loaded);

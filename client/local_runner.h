@@ -82,6 +82,7 @@ struct LocalOptions {
   bool run_predicted_oom = false;  // --run-predicted-oom
   double budget_seconds = 0;       // --budget (0: the file's)
   bool fresh = false;              // --fresh (false: the file's)
+  double target_interval = 0;      // --target-interval (0: the file's)
   std::string db_path = "paradnn.db";
   // --dashboard: the private coordinator also serves the dashboard (and
   // /metrics) on this HOST:PORT; "" = not.

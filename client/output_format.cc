@@ -555,6 +555,34 @@ std::string RerunNote(const ResultTable& table) {
       "  sentinel's spread, no re-runs yet; prior: a shared host's typical spread, neither yet)\n");
 }
 
+// How many configurations of a repeats table reached the sweep's target
+// interval, and where the others stand; "" without a target.
+std::string TargetNote(const ResultTable& table) {
+  size_t status_column = table.columns.size();
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    if (table.columns[c].name == "target_status") status_column = c;
+  }
+  if (status_column == table.columns.size()) return "";
+  std::map<std::string, int> count_of;
+  int with_status = 0;
+  for (const auto& row : table.rows) {
+    const std::string status = RawCell(row[status_column]);
+    if (status.empty()) continue;
+    ++count_of[status];
+    ++with_status;
+  }
+  if (with_status == 0) return "";
+  std::vector<std::string> others;
+  for (const auto& [status, count] : count_of) {
+    if (status != "reached") others.push_back(absl::StrCat(count, " ", status));
+  }
+  return absl::StrCat("target interval: ", count_of["reached"], " of ", with_status,
+                      " configurations reached it", others.empty() ? "" : "; ",
+                      absl::StrJoin(others, ", "),
+                      "\n  (±95 % of mean: where the configuration's mean step time lies, its "
+                      "spread moderated\n  by the other configurations'; docs/sweep-files.md)\n");
+}
+
 std::string FormatNarrowTable(const ResultTable& table) {
   static const std::set<std::string> kWideOnly = {"step_p10_ms",
                                                   "host_speed_pct",
@@ -630,6 +658,7 @@ std::string FormatNarrowTable(const ResultTable& table) {
     for (const std::string& note : notes) absl::StrAppend(&out, Wrapped(note, 118, "  ", "      "));
   }
   absl::StrAppend(&out, RerunNote(table));
+  absl::StrAppend(&out, TargetNote(table));
   absl::StrAppend(&out, "(--wide: every column; --format csv|json: every field)\n");
   return out;
 }

@@ -9,20 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/op_profile.h"
+#include "model/sweep.h"
 
 namespace paradnn::client {
 namespace {
-
-// Equal for equal configurations whatever the map order protobuf serializes.
-std::string ConfigKey(const v1::ModelConfig& config) {
-  std::string key = absl::StrCat(config.family(), "|", config.precision(), "|", config.optimizer(),
-                                 "|", config.torchscript().sha256());
-  std::map<std::string, int64_t> params(config.params().begin(), config.params().end());
-  std::map<std::string, std::string> options(config.options().begin(), config.options().end());
-  for (const auto& [name, value] : params) absl::StrAppend(&key, "|", name, "=", value);
-  for (const auto& [name, value] : options) absl::StrAppend(&key, "|", name, "=", value);
-  return key;
-}
 
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -37,7 +27,7 @@ std::vector<std::vector<const v1::ResultRow*>> GroupByConfig(
   std::vector<std::vector<const v1::ResultRow*>> groups;
   std::map<std::string, size_t> group_of;
   for (const v1::ResultRow& row : rows) {
-    const auto [it, inserted] = group_of.emplace(ConfigKey(row.config()), groups.size());
+    const auto [it, inserted] = group_of.emplace(model::ConfigKey(row.config()), groups.size());
     if (inserted) groups.emplace_back();
     groups[it->second].push_back(&row);
   }
@@ -56,6 +46,9 @@ void AppendRepeatsColumns(std::vector<ResultColumn>* columns) {
            {"spread_pct", "spread", ColumnUnit::kPercent},
            {"cv_pct", "cv", ColumnUnit::kPercent},
            {"step_ci95_pct_median", "±ci95 (median)", ColumnUnit::kPercent},
+           {"mean_ci95_pct", "±95 % of mean", ColumnUnit::kPercent},
+           {"target_pct", "target", ColumnUnit::kPercent},
+           {"target_status", "target status", ColumnUnit::kText},
            {"suspect", "!", ColumnUnit::kFlag},
            {"other_outcomes", "other outcomes", ColumnUnit::kText},
        }) {
@@ -133,6 +126,12 @@ std::vector<Cell> RepeatsRow(const std::vector<const v1::ResultRow*>& group,
   cells.emplace_back(static_cast<int64_t>(repeats.rates.size()));
   cells.emplace_back(static_cast<int64_t>(group.size()));
   AppendRateCells(repeats.rates, repeats.cis, &cells);
+  // The server's interval of the configuration's mean over its repeats
+  // (server/repeat_rounds.h), the same on each of its rows.
+  const v1::RepeatInterval& interval = group.front()->repeat_interval();
+  cells.push_back(interval.runs() >= 2 ? Cell{interval.half_width_rel() * 100} : Cell{});
+  cells.push_back(interval.target() > 0 ? Cell{interval.target() * 100} : Cell{});
+  cells.push_back(TextCell(interval.target_status()));
   cells.push_back(TextCell(absl::StrJoin(repeats.suspects, "; ")));
   std::vector<std::string> others;
   others.reserve(repeats.other_outcomes.size());

@@ -398,6 +398,19 @@ absl::Status SweepYamlReader::ReadRun(const YAML::Node& node, int line, v1::RunS
       return absl::OkStatus();
     };
   };
+  // A scalar a person writes with a unit (a duration, a percentage).
+  auto as_parsed = [&](absl::StatusOr<double> (*parse)(const std::string&),
+                       void (v1::RunSettings::*set)(double), const char* expected) -> Reader {
+    return [this, run, parse, set, expected](const YAML::Node& n, const std::string& path, int l) {
+      if (!n.IsScalar()) {
+        return Error(l, path, absl::StrCat("expected ", expected, ", got ", KindOf(n)));
+      }
+      absl::StatusOr<double> value = parse(n.Scalar());
+      if (!value.ok()) return Error(l, path, std::string(value.status().message()));
+      (run->*set)(*value);
+      return absl::OkStatus();
+    };
+  };
   const std::vector<std::pair<const char*, Reader>> readers = {
       {"ci", as_double(&v1::RunSettings::set_ci)},
       {"max_seconds", as_double(&v1::RunSettings::set_max_seconds)},
@@ -422,17 +435,10 @@ absl::Status SweepYamlReader::ReadRun(const YAML::Node& node, int line, v1::RunS
          run->set_fresh(v);
          return absl::OkStatus();
        }},
-      {"budget",
-       [this, run](const YAML::Node& n, const std::string& path, int l) {
-         if (!n.IsScalar()) {
-           return Error(l, path,
-                        absl::StrCat("expected a duration (90s, 30m, 1h), got ", KindOf(n)));
-         }
-         absl::StatusOr<double> seconds = common::ParseDurationSeconds(n.Scalar());
-         if (!seconds.ok()) return Error(l, path, std::string(seconds.status().message()));
-         run->set_budget_seconds(*seconds);
-         return absl::OkStatus();
-       }},
+      {"budget", as_parsed(&common::ParseDurationSeconds, &v1::RunSettings::set_budget_seconds,
+                           "a duration (90s, 30m, 1h)")},
+      {"target_interval", as_parsed(&common::ParseFraction, &v1::RunSettings::set_target_interval,
+                                    "a fraction (3% or 0.03)")},
       {"seed",
        [this, run](const YAML::Node& n, const std::string& path, int l) {
          uint64_t v = 0;

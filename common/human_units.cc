@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -65,6 +66,19 @@ absl::StatusOr<double> ParseDurationSeconds(const std::string& text) {
   }
   if (!any || !(total > 0) || !std::isfinite(total)) return bad();
   return total;
+}
+
+absl::StatusOr<double> ParseFraction(const std::string& text) {
+  const char* start = text.c_str();
+  char* end = nullptr;
+  double value = std::strtod(start, &end);
+  const bool percent = end != start && std::string_view(end) == "%";
+  if (end == start || (*end != '\0' && !percent) || !(value >= 0) || !std::isfinite(value)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", text, "' is not a fraction; expected a percentage or a number, e.g. 3% or 0.03"));
+  }
+  if (percent) value /= 100;
+  return value;
 }
 
 }  // namespace paradnn::common

@@ -16,6 +16,11 @@ std::string HumanBytes(double bytes);
 // anything else, a negative or a zero duration.
 absl::StatusOr<double> ParseDurationSeconds(const std::string& text);
 
+// A fraction as people write one: "3%" (0.03) or "0.03". InvalidArgument
+// (naming what is allowed) for anything else or a negative value; the
+// range is the caller's to check.
+absl::StatusOr<double> ParseFraction(const std::string& text);
+
 }  // namespace paradnn::common
 
 #endif  // PARADNN_COMMON_HUMAN_UNITS_H_

@@ -57,6 +57,12 @@ absl::Status ValidateRunSettings(const v1::RunSettings& s) {
       s.budget_seconds() > 365 * 86400) {
     return bad("run.budget", s.budget_seconds(), "1 <= seconds <= 31536000 (a year), or none");
   }
+  // Under 0.1 % no host here measures; 100 % and more is no target.
+  if (!(s.target_interval() >= 0) || (s.target_interval() > 0 && s.target_interval() < 0.001) ||
+      s.target_interval() >= 1) {
+    return bad("run.target_interval", s.target_interval(),
+               "a fraction 0.001 <= target < 1 (0.03 or 3% = +-3 %), or none");
+  }
   return absl::OkStatus();
 }
 

@@ -157,6 +157,31 @@ absl::StatusOr<int64_t> BudgetStore::StorePredictionsSync(
   });
 }
 
+absl::StatusOr<int64_t> BudgetStore::DropHeldSync(int64_t sweep_id,
+                                                  const std::vector<int64_t>& job_ids,
+                                                  int64_t now_unix_ms) {
+  return internal::Await<int64_t>(db_, [&](Callback<int64_t> done) {
+    internal::WriteValue<int64_t>(
+        db_,
+        [sweep_id, job_ids, now_unix_ms](sqlite3* db) -> absl::StatusOr<int64_t> {
+          int64_t dropped = 0;
+          for (int64_t job_id : job_ids) {
+            // job_params go with it (ON DELETE CASCADE); a held job has
+            // nothing else.
+            Statement drop(db, "DELETE FROM jobs WHERE id = ? AND sweep_id = ? AND state = ?");
+            drop.Bind(1, job_id).Bind(2, sweep_id).Bind(3, static_cast<int>(v1::JOB_HELD));
+            if (absl::Status s = drop.Run(); !s.ok()) return s;
+            dropped += sqlite3_changes(db);
+          }
+          if (absl::Status s = internal::FinishSweepIfDone(db, sweep_id, now_unix_ms); !s.ok()) {
+            return s;
+          }
+          return dropped;
+        },
+        std::move(done));
+  });
+}
+
 absl::StatusOr<int64_t> BudgetStore::HoldPendingSync(int64_t sweep_id, int64_t now_unix_ms) {
   return internal::Await<int64_t>(db_, [&](Callback<int64_t> done) {
     internal::WriteValue<int64_t>(

@@ -53,6 +53,13 @@ class BudgetStore {
   // of the device has a fingerprint and a harness yet (ask again later).
   absl::StatusOr<std::optional<int64_t>> ReleaseReusableSync(int64_t sweep_id, int64_t now_unix_ms);
 
+  // Deletes those of `job_ids` that are still held jobs of the sweep (a
+  // target interval's repeats their configuration did not need), then
+  // finishes the sweep when nothing of it is left to run. Returns how many
+  // were deleted.
+  absl::StatusOr<int64_t> DropHeldSync(int64_t sweep_id, const std::vector<int64_t>& job_ids,
+                                       int64_t now_unix_ms);
+
   // Moves the sweep's pending jobs back to held (its budget ended before a
   // worker took them); returns how many moved.
   absl::StatusOr<int64_t> HoldPendingSync(int64_t sweep_id, int64_t now_unix_ms);

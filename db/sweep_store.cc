@@ -167,6 +167,10 @@ absl::StatusOr<int64_t> InternConfig(sqlite3* db, const v1::ModelConfig& config)
 
 namespace {
 
+bool CreatedHeld(const NewJob& job) {
+  return job.held || (job.settings.budget_seconds() > 0 && !(job.settings.target_interval() > 0));
+}
+
 // Inserts one job and its hyper-parameters; returns the job id.
 absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::string& default_device,
                                   const NewJob& job, int64_t expansion_index, int64_t now_unix_ms) {
@@ -194,9 +198,7 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
     insert.Bind(1, sweep_id)
         .Bind(2, job.ordinal)
         .Bind(3, device)
-        // A budgeted sweep's jobs wait for its planner to choose them.
-        .Bind(4,
-              static_cast<int>(job.settings.budget_seconds() > 0 ? v1::JOB_HELD : v1::JOB_PENDING))
+        .Bind(4, static_cast<int>(CreatedHeld(job) ? v1::JOB_HELD : v1::JOB_PENDING))
         .BindBlob(5, config.SerializeAsString())
         .BindBlob(6, job.settings.SerializeAsString())
         .Bind(7, config.precision())

@@ -23,6 +23,10 @@ struct NewJob {
   std::string device;
   int32_t ordinal = 0;  // position in the sweep's (shuffled) run order
   int32_t repeat = 0;   // which of the sweep's repeats of this configuration
+  // Created held (JOB_HELD): a planner releases it when it is wanted. A job
+  // of a budgeted sweep (settings.budget_seconds > 0) without a target
+  // interval is held either way.
+  bool held = false;
   // The runner core's analytic estimates of one training step; 0 means
   // unknown and is stored as NULL.
   int64_t params = 0;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <random>
 #include <set>
@@ -19,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/run_settings.h"
+#include "common/stack_env.h"
 #include "common/stack_findings.h"
 #include "model/families/torchscript.h"
 #include "model/param_values.h"
@@ -162,14 +164,9 @@ std::vector<std::string> SortedStackKeys(const v1::SweepSpec& spec) {
 // values. Returns how many.
 absl::StatusOr<int64_t> CheckStack(const v1::SweepSpec& spec, const std::string& key) {
   const std::string path = absl::StrCat("stack.", EchoKey(key));
+  // blas_core, aten_capability, or env.NAME of an allowed variable.
+  if (absl::Status s = common::ValidateStackKey(key, path); !s.ok()) return s;
   const common::StackSettingInfo* info = common::FindStackSettingInfo(key);
-  if (info == nullptr) {
-    std::vector<std::string> names;
-    for (const common::StackSettingInfo& i : common::StackSettingInfos())
-      names.push_back(i.component);
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a stack setting; allowed: ", absl::StrJoin(names, ", ")));
-  }
   const std::string device = spec.device().empty() ? kDefaultDevice : spec.device();
   if (device != "cpu") {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -177,13 +174,17 @@ absl::StatusOr<int64_t> CheckStack(const v1::SweepSpec& spec, const std::string&
   }
   const v1::StringValues& list = spec.stack().at(key);
   if (list.values().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": empty list; give at least one of auto, as-installed or ", info->names_help));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": empty list; give at least one ",
+                     info != nullptr ? absl::StrCat("of auto, as-installed or ", info->names_help)
+                                     : std::string("value (\"\" unsets the variable)")));
   }
   std::set<std::string> seen;
   for (int i = 0; i < list.values_size(); ++i) {
     const std::string item = absl::StrCat(path, "[", i, "]");
-    if (absl::Status s = common::ValidateStackValue(*info, list.values(i), item); !s.ok()) return s;
+    if (absl::Status s = common::ValidateStackKeyValue(key, list.values(i), item); !s.ok()) {
+      return s;
+    }
     if (!seen.insert(list.values(i)).second) {
       return absl::InvalidArgumentError(
           absl::StrCat(item, ": '", list.values(i), "' is listed twice"));
@@ -343,7 +344,15 @@ absl::Status CheckRunFields(const v1::SweepSpec& spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("repeats: ", spec.repeats(), " is out of range; allowed 1..", kMaxRepeats));
   }
-  if (spec.run().budget_seconds() > 0 && spec.repeats() > 1) {
+  if (spec.run().target_interval() > 0 && spec.repeats() != 0 &&
+      spec.repeats() < kTargetFirstRounds) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "repeats: ", spec.repeats(),
+        " with run.target_interval is the most repeats a configuration may take; allowed ",
+        kTargetFirstRounds, "..", kMaxRepeats, " (default ", kDefaultTargetRepeats, ")"));
+  }
+  if (spec.run().budget_seconds() > 0 && spec.repeats() > 1 &&
+      !(spec.run().target_interval() > 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("repeats: ", spec.repeats(),
                      " with run.budget: a budgeted sweep measures each configuration at most "
@@ -370,15 +379,33 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
   int64_t configurations = SaturatingMultiply(*param_configurations, *option_configurations);
   configurations = SaturatingMultiply(configurations, std::max(1, spec.precision_size()));
   configurations = SaturatingMultiply(configurations, std::max(1, spec.optimizer_size()));
-  const int64_t jobs = SaturatingMultiply(configurations, std::max(1, spec.repeats()));
+  const int repeats = MaxRepeats(spec);
+  const int64_t jobs = SaturatingMultiply(configurations, repeats);
   if (jobs > max_jobs) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sweep expands to ", jobs == kSaturated ? "at least " : "", jobs,
-                     spec.repeats() > 1 ? absl::StrCat(" jobs (", spec.repeats(), " repeats)")
-                                        : " configurations",
-                     "; the limit is ", max_jobs, " (--max-jobs)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sweep expands to ", jobs == kSaturated ? "at least " : "", jobs,
+        repeats > 1 ? absl::StrCat(" jobs (", repeats, " repeats)") : " configurations",
+        "; the limit is ", max_jobs, " (--max-jobs)"));
   }
   return absl::OkStatus();
+}
+
+std::string ConfigKey(const v1::ModelConfig& config) {
+  std::string key = absl::StrCat(config.family(), "|", config.precision(), "|", config.optimizer(),
+                                 "|", config.torchscript().sha256());
+  const std::map<std::string, int64_t> params(config.params().begin(), config.params().end());
+  const std::map<std::string, std::string> options(config.options().begin(),
+                                                   config.options().end());
+  const std::map<std::string, std::string> stack(config.stack().begin(), config.stack().end());
+  for (const auto& [name, value] : params) absl::StrAppend(&key, "|", name, "=", value);
+  for (const auto& [name, value] : options) absl::StrAppend(&key, "|", name, "=", value);
+  for (const auto& [name, value] : stack) absl::StrAppend(&key, "|stack.", name, "=", value);
+  return key;
+}
+
+int MaxRepeats(const v1::SweepSpec& spec) {
+  if (spec.run().target_interval() > 0 && spec.repeats() <= 1) return kDefaultTargetRepeats;
+  return std::max(1, spec.repeats());
 }
 
 int64_t CountConfigurations(const v1::SweepSpec& spec) {

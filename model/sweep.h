@@ -65,6 +65,21 @@ absl::StatusOr<int64_t> MostDataParallelDevices(const v1::SweepSpec& spec);
 // Most times one sweep may measure each configuration (SweepSpec.repeats).
 inline constexpr int kMaxRepeats = 100;
 
+// With run.target_interval: the rounds every configuration runs before its
+// interval is judged (each one's spread then rests on 2 degrees of freedom,
+// and on the others' through the moderation), and the most repeats when the
+// sweep gives no `repeats`.
+inline constexpr int kTargetFirstRounds = 3;
+inline constexpr int kDefaultTargetRepeats = 10;
+
+// The most times `spec` measures each configuration: its repeats (at least
+// 1), or kDefaultTargetRepeats for a target interval without repeats.
+int MaxRepeats(const v1::SweepSpec& spec);
+
+// Equal for equal configurations (family, precision, optimizer, model,
+// parameters, options, stack) whatever the map order protobuf serializes.
+std::string ConfigKey(const v1::ModelConfig& config);
+
 // The number of configurations `spec` expands to, saturating at INT64_MAX.
 // Parameters and options that do not validate count as one value; call
 // ValidateSweep first when the answer matters.

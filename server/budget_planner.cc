@@ -19,6 +19,7 @@
 #include "db/result_store.h"
 #include "server/prediction/acquisition.h"
 #include "server/prediction/space_filling_design.h"
+#include "server/repeat_rounds.h"
 #include "server/sweep_predictor.h"
 
 namespace paradnn::server {
@@ -263,14 +264,48 @@ absl::StatusOr<BudgetStepSummary> BudgetPlanner::Step() {
   if (!sweeps.ok()) return sweeps.status();
   BudgetStepSummary summary;
   for (const db::BudgetedSweep& sweep : *sweeps) {
-    if (!(sweep.spec.run().budget_seconds() > 0)) continue;
-    if (absl::Status s = StepSweep(sweep, clock_->NowUnixMs(), &summary); !s.ok()) {
+    const bool target = sweep.spec.run().target_interval() > 0;
+    if (!target && !(sweep.spec.run().budget_seconds() > 0)) continue;
+    if (absl::Status s = target ? StepTargetSweep(sweep, clock_->NowUnixMs(), &summary)
+                                : StepSweep(sweep, clock_->NowUnixMs(), &summary);
+        !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("sweep ", sweep.sweep_id, ": ", s.message()));
     }
   }
   if (summary.released > 0 && options_.released) options_.released();
-  if ((summary.predicted > 0 || summary.reheld > 0) && options_.changed) options_.changed();
+  if ((summary.predicted > 0 || summary.reheld > 0 || summary.dropped > 0) && options_.changed) {
+    options_.changed();
+  }
   return summary;
+}
+
+absl::Status BudgetPlanner::StepTargetSweep(const db::BudgetedSweep& sweep, int64_t now_unix_ms,
+                                            BudgetStepSummary* summary) {
+  bool budget_over = false;
+  if (sweep.spec.run().budget_seconds() > 0) {
+    absl::StatusOr<int64_t> first_start = budgets_.FirstStartUnixMs(sweep.sweep_id);
+    if (!first_start.ok()) return first_start.status();
+    budget_over = *first_start > 0 &&
+                  now_unix_ms >= *first_start + sweep.spec.run().budget_seconds() * 1000.0;
+  }
+  absl::StatusOr<std::vector<v1::ResultRow>> rows =
+      db::ResultStore(database_).Query(sweep.sweep_id, /*include_samples=*/false);
+  if (!rows.ok()) return rows.status();
+  const TargetRound round = PlanTargetRound(sweep.spec, *rows, budget_over);
+  if (!round.release.empty()) {
+    absl::StatusOr<int64_t> released = budgets_.ReleaseSync(round.release, now_unix_ms);
+    if (!released.ok()) return released.status();
+    summary->released += *released;
+  }
+  if (!round.drop.empty()) {
+    absl::StatusOr<int64_t> dropped =
+        budgets_.DropHeldSync(sweep.sweep_id, round.drop, now_unix_ms);
+    if (!dropped.ok()) return dropped.status();
+    summary->dropped += *dropped;
+    spdlog::info("sweep {}: {} configuration repeat(s) not needed{}", sweep.sweep_id, *dropped,
+                 budget_over ? " (its budget ended)" : " (target interval reached or stopped)");
+  }
+  return absl::OkStatus();
 }
 
 absl::Status BudgetPlanner::StepSweep(const db::BudgetedSweep& sweep, int64_t now_unix_ms,

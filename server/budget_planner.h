@@ -1,4 +1,5 @@
-// The planner of budgeted sweeps (docs/prediction.md). A budgeted sweep's
+// The planner of budgeted sweeps (docs/prediction.md), and of sweeps
+// repeated to a target interval (server/repeat_rounds.h). A budgeted sweep's
 // jobs are created held; each Step, for every sweep still holding jobs:
 //
 //   - before any measurement, it releases a space-filling design over each
@@ -69,6 +70,7 @@ struct BudgetStepSummary {
   int64_t released = 0;   // jobs moved held -> pending
   int64_t predicted = 0;  // jobs given a prediction
   int64_t reheld = 0;     // pending jobs held again at the deadline
+  int64_t dropped = 0;    // a target sweep's held repeats not needed
 };
 
 // Seconds the unfinished jobs of `predictor`'s sweep (pending, running and,
@@ -107,6 +109,12 @@ class BudgetPlanner {
  private:
   absl::Status StepSweep(const db::BudgetedSweep& sweep, int64_t now_unix_ms,
                          BudgetStepSummary* summary);
+  // A sweep with run.target_interval (server/repeat_rounds.h): at a round
+  // boundary, the next repeats of the configurations above the target
+  // released, the rest dropped; every held repeat dropped once its budget
+  // (if any) has passed.
+  absl::Status StepTargetSweep(const db::BudgetedSweep& sweep, int64_t now_unix_ms,
+                               BudgetStepSummary* summary);
   // Stores `predictor`'s ModelSecondsLeft for the sweep (at most
   // `budget_left` for a budgeted one), or forgets it without a model.
   void RecordSecondsLeft(int64_t sweep_id, const SweepPredictor& predictor,

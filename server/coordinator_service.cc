@@ -12,6 +12,7 @@
 #include "model/sweep.h"
 #include "server/analysis/rerun_intervals.h"
 #include "server/grpc_status.h"
+#include "server/repeat_rounds.h"
 #include "server/sweep_predictor.h"
 #include "server/torchscript_archive.h"
 
@@ -476,6 +477,8 @@ grpc::ServerWriteReactor<v1::ResultRow>* CoordinatorService::QueryResults(
         if (rows.ok()) {
           if (absl::Status s = analysis::FillRerunIntervals(*database_, &*rows); !s.ok()) {
             rows = s;
+          } else {
+            FillRepeatIntervals(sweep->spec(), sweep->state() == v1::SWEEP_RUNNING, &*rows);
           }
         }
         writer->Start(std::move(rows));

@@ -36,7 +36,14 @@ absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jo
   v1::RunSettings settings = common::WithRunDefaults(spec.run());
   if (settings.seed() == 0) settings.set_seed(seed);
   const size_t n = configs->size();
-  const int repeats = std::max(1, spec.repeats());
+  const int repeats = model::MaxRepeats(spec);
+  // A budgeted sweep's jobs wait for its planner to choose them; a target
+  // interval's repeats past the first rounds wait until their
+  // configuration's interval says it needs them (BudgetPlanner).
+  const bool target = spec.run().target_interval() > 0;
+  auto held = [&](int repeat) {
+    return target ? repeat >= model::kTargetFirstRounds : spec.run().budget_seconds() > 0;
+  };
   PlannedSweep plan;
   plan.jobs.resize(n * static_cast<size_t>(repeats));
   for (size_t i = 0; i < n; ++i) {
@@ -62,6 +69,7 @@ absl::StatusOr<PlannedSweep> PlanSweep(const v1::SweepSpec& spec, int64_t max_jo
       job.settings = settings;
       job.device = spec.device().empty() ? "cpu" : spec.device();
       job.repeat = r;
+      job.held = held(r);
     }
   }
   // Repeats are interleaved: round r runs every configuration once, in its

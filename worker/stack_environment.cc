@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/stack_env.h"
 #include "common/stack_findings.h"
 
 extern char** environ;
@@ -29,12 +30,15 @@ absl::StatusOr<std::vector<std::string>> JobEnvironment(
   std::vector<std::string> entries = base;
   for (const auto& [component, value] : stack) {
     const std::string field = absl::StrCat("config.stack.", component);
+    // Checked again here: a worker runs what any coordinator sends it.
+    if (absl::Status s = common::ValidateStackKey(component, field); !s.ok()) return s;
+    if (absl::Status s = common::ValidateStackKeyValue(component, value, field); !s.ok()) return s;
     const common::StackSettingInfo* info = common::FindStackSettingInfo(component);
-    if (info == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ": not a stack setting; allowed: blas_core, aten_capability"));
+    if (info == nullptr) {  // env.NAME: the variable as given, "" unset
+      Replace(&entries, common::EnvStackVariable(component),
+              value.empty() ? std::nullopt : std::optional<std::string>(value));
+      continue;
     }
-    if (absl::Status s = common::ValidateStackValue(*info, value, field); !s.ok()) return s;
     std::optional<std::string> installed;
     if (auto it = choices.as_installed.find(component); it != choices.as_installed.end()) {
       installed = it->second;

@@ -30,7 +30,8 @@ struct StackChoices {
 // `base` (NAME=value entries, e.g. this process's environ) with each
 // setting of `stack` applied: its variable set, or unset for an installed
 // value that had none, and its choice variable (PARADNN_*_CHOICE) set to
-// as-installed, auto or forced. InvalidArgument naming
+// as-installed, auto or forced; env.NAME sets NAME to the value ("" unsets
+// it), for allowed names only (common/stack_env.h). InvalidArgument naming
 // "config.stack.<key>" and what is allowed for an unknown key or value.
 absl::StatusOr<std::vector<std::string>> JobEnvironment(
     const std::vector<std::string>& base, const StackChoices& choices,

@@ -52,6 +52,9 @@ def build_request(kind: str, sweep_ids: Union[int, Iterable[int]],
                   **fields: Any) -> analysis_pb2.AnalyzeRequest:
     """The AnalyzeRequest for `kind` over `sweep_ids`; ValueError naming a bad kind or field."""
     allowed = allowed_fields(kind)
+    if "selection" not in _request_descriptor(kind).fields_by_name:
+        raise ValueError(f"analyze {kind}: not an analysis of stored results (`paradnn {kind}` "
+                         "drives it)")
     request = analysis_pb2.AnalyzeRequest()
     inner = getattr(request, kind)
     inner.SetInParent()  # an analysis with every field defaulted is still that analysis

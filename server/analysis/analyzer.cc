@@ -27,6 +27,7 @@
 #include "nlohmann/json.hpp"
 #include "server/analysis/analysis_math.h"
 #include "server/analysis/analysis_scope.h"
+#include "server/analysis/bisect_step.h"
 #include "server/analysis/history_series.h"
 #include "server/analysis/rerun_intervals.h"
 #include "server/analysis/result_selection.h"
@@ -775,10 +776,16 @@ absl::StatusOr<v1::AnalyzeResponse> Analyzer::AnalyzeUnguarded(
     case v1::AnalyzeRequest::kHistory:
       status = run(History, request.history(), response.mutable_history());
       break;
+    case v1::AnalyzeRequest::kBisect: {  // reads no results: the request carries them
+      absl::StatusOr<v1::BisectResponse> step = BisectStep(request.bisect());
+      status = step.status();
+      if (step.ok()) *response.mutable_bisect() = *std::move(step);
+      break;
+    }
     case v1::AnalyzeRequest::ANALYSIS_NOT_SET:
       return absl::InvalidArgumentError(
           "analysis: set one of heatmap, sensitivity, roofline, boxplot, speedup, scaling, "
-          "history");
+          "history, bisect");
   }
   if (!status.ok()) return status;
   response.set_results(outline.results);

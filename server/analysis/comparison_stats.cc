@@ -171,6 +171,17 @@ SpreadPrior FitSpreadPrior(const std::vector<RoundSpread>& spreads) {
   return prior;
 }
 
+RoundSpread Moderate(const SpreadPrior& prior, const RoundSpread& spread) {
+  if (prior.empty() || !(spread.degrees_of_freedom > 0)) return spread;
+  RoundSpread out = spread;
+  const double prior_variance = prior.VarianceAt(spread.log_level);
+  const double d0 = prior.degrees_of_freedom, d = spread.degrees_of_freedom;
+  out.variance =
+      std::isinf(d0) ? prior_variance : (d0 * prior_variance + d * spread.variance) / (d0 + d);
+  out.degrees_of_freedom = std::max(d, std::min(d0 + d, prior.total_degrees_of_freedom));
+  return out;
+}
+
 RatioEstimate EstimateRatio(const std::vector<ComparisonRound>& rounds, double rerun_rel_sd,
                             double level, const SpreadPrior& prior) {
   RatioEstimate out;
@@ -181,17 +192,11 @@ RatioEstimate EstimateRatio(const std::vector<ComparisonRound>& rounds, double r
   out.paired_rounds = per_round.size();
   if (per_round.size() >= 2) {
     const double n = static_cast<double>(per_round.size());
-    double variance = Variance(per_round), df = n - 1;
-    out.basis = "paired rounds";
-    if (!prior.empty()) {
-      const double prior_variance = prior.VarianceAt(Mean(all_a));
-      const double d0 = prior.degrees_of_freedom;
-      variance =
-          std::isinf(d0) ? prior_variance : (d0 * prior_variance + df * variance) / (d0 + df);
-      df = std::max(df, std::min(d0 + df, prior.total_degrees_of_freedom));
-      out.basis = "paired rounds, pooled spread";
-    }
-    FillInterval(Mean(per_round), std::sqrt(variance / n), df, level, &out);
+    const RoundSpread spread =
+        Moderate(prior, RoundSpread{Variance(per_round), n - 1, Mean(all_a)});
+    out.basis = prior.empty() ? "paired rounds" : "paired rounds, pooled spread";
+    FillInterval(Mean(per_round), std::sqrt(spread.variance / n), spread.degrees_of_freedom, level,
+                 &out);
     return out;
   }
   if (all_a.size() >= 2 && all_b.size() >= 2) {

@@ -89,6 +89,12 @@ inline constexpr size_t kMinSpreadsForPrior = 3;
 inline constexpr size_t kMinSpreadsForTrend = 8;
 SpreadPrior FitSpreadPrior(const std::vector<RoundSpread>& spreads);
 
+// `spread` moderated by `prior`: variance (d0 s0^2 + d s^2) / (d0 + d) at
+// its level, on d0 + d degrees of freedom (at most the prior's total, never
+// fewer than its own); `spread` itself when the prior is empty or it has
+// no degrees of freedom.
+RoundSpread Moderate(const SpreadPrior& prior, const RoundSpread& spread);
+
 // The ratio from repeat rounds. With at least 2 rounds holding both sides:
 // a t interval on the per-round log ratios (each round's mean log B minus
 // mean log A), blocked by round so that drift cannot fake significance;

@@ -1,6 +1,7 @@
 // Differences you can trust, end to end on the real coordinator, workers and
 // CLI, with the fake runner's roofline world drifting on a schedule
-// (FAKE_RUNNER_DRIFT: +-10 % over jobs, as a shared host wanders) and a known
+// (FAKE_RUNNER_DRIFT: +-10 % over jobs, as a shared host wanders; each
+// sweep's job order seeded, so each run draws the same) and a known
 // change (FAKE_RUNNER_EFFECT=1.5): the re-run interval widens to the drift
 // while the within-run interval sees none of it, `paradnn compare` calls
 // every configuration of the changed sweep slower and none of the re-run
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -34,8 +36,13 @@ class VerdictsTest : public ::testing::Test {
   }
 
   // Runs the grid once more (measured afresh) on a new worker started with
-  // the environment as it is now; returns the sweep id.
-  std::string RunSweep(Cluster* cluster, const std::string& sweep, const std::string& worker) {
+  // the environment as it is now, in a job order of its own seed; returns
+  // the sweep id.
+  std::string RunSweep(Cluster* cluster, const std::string& grid, const std::string& worker) {
+    std::stringstream text;
+    text << std::ifstream(grid).rdbuf();
+    const std::string sweep = grid + "." + std::to_string(workers_started_) + ".yaml";
+    std::ofstream(sweep) << text.str() << "run: {seed: " << 11 + workers_started_ << "}\n";
     cluster->StartWorker(worker, {"--runner", PARADNN_FAKE_RUNNER});
     CommandResult submit = cluster->Cli({"submit", sweep, "--fresh", "-q"});
     EXPECT_EQ(submit.exit_code, 0) << submit.err;
@@ -103,10 +110,13 @@ TEST_F(VerdictsTest, DriftWidensTheIntervalsAndTheVerdictsStayRight) {
     // 3 rounds a configuration: each one's spread moderated by the others'.
     EXPECT_EQ(point["interval_basis"], "paired rounds, pooled spread");
   }
-  // The same stack measured again: nothing called different.
+  // The same stack measured again. At a 5 % FDR with nothing different, a
+  // comparison of 8 calls one or more different about 6 % of the time on
+  // this drift, two ~1 % (comparison_stats_test.cc); the seeded job orders
+  // make this run one fixed draw of it.
   const nlohmann::json aa =
       Json(cluster.Cli({"compare", before, again, "--format", "json"}))["speedup"];
-  EXPECT_EQ(Count(aa, "faster") + Count(aa, "slower"), 0) << aa.dump();
+  EXPECT_LE(Count(aa, "faster") + Count(aa, "slower"), 1) << aa.dump();
   EXPECT_LT(aa["geomean_low"].get<double>(), 1);
   EXPECT_GT(aa["geomean_high"].get<double>(), 1);
   // The table says it in words.

@@ -49,6 +49,7 @@ def test_every_kind_of_the_proto_is_offered() -> None:
     ("sensitivity", {"log2": "yes"}, "log2_features takes True or False"),
     ("boxplot", {"group_by": [1]}, "group_by takes a list of text"),
     ("heatmap", {"where": "layer=4"}, "where: a dict of field -> value"),
+    ("bisect", {}, "analyze bisect: not an analysis of stored results"),
 ])
 def test_bad_arguments_name_the_field_and_what_is_allowed(kind, fields, message) -> None:
     with pytest.raises(ValueError, match=message):

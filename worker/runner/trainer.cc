@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/run_settings.h"
+#include "common/stack_env.h"
 #include "common/stack_findings.h"
 #include "model/families/noop.h"
 #include "model/family.h"
@@ -120,9 +121,15 @@ void ApplyThreads(const v1::RunSettings& settings, v1::Measurement* m, JobObserv
 
 // Records the stack settings this process runs with (Measurement.stack)
 // and flags a job whose requested name did not take (a core this OpenBLAS
-// does not know falls back to its own pick).
+// does not know falls back to its own pick). An env.NAME setting is
+// recorded as this process found NAME ("" unset), so results pivot on it.
 void RecordStackInEffect(const v1::ModelConfig& config, v1::Measurement* m) {
   for (auto& [component, value] : StackInEffect()) (*m->mutable_stack())[component] = value;
+  for (const auto& [key, requested] : config.stack()) {
+    if (!common::IsEnvStackKey(key)) continue;
+    const char* value = std::getenv(common::EnvStackVariable(key).c_str());
+    (*m->mutable_stack())[key] = value == nullptr ? "" : value;
+  }
   for (const auto& [component, requested] : config.stack()) {
     if (requested == "auto" || requested == "as-installed") continue;
     const auto it = m->stack().find(component);
@@ -607,9 +614,12 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   }
 
   // The host-speed sentinel, comparable only with a calibration that used
-  // the same number of threads.
+  // the same number of threads and the worker's own stack: under a sweep's
+  // stack setting (blas_core: Prescott, an OpenMP variable) the probe's
+  // matmul measures that stack, and a slow BLAS core read as a slow host.
   const bool probe = device->is_cpu() && job.reference_probe_flops_per_sec() > 0 &&
-                     job.reference_probe_threads() == m.intra_op_threads();
+                     job.reference_probe_threads() == m.intra_op_threads() &&
+                     job.config().stack().empty();
   SuspectFacts probe_facts;
   if (probe) ReadSentinelBefore(job.reference_probe_flops_per_sec(), &m, &probe_facts);
   const std::optional<double> load_at_start = HostLoadAverage1();

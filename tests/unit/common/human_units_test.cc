@@ -25,5 +25,18 @@ TEST(ParseDurationSecondsTest, AnythingElseIsRefusedNamingTheForms) {
   }
 }
 
+TEST(ParseFractionTest, PercentagesAndPlainFractions) {
+  EXPECT_DOUBLE_EQ(*ParseFraction("3%"), 0.03);
+  EXPECT_DOUBLE_EQ(*ParseFraction("0.03"), 0.03);
+  EXPECT_DOUBLE_EQ(*ParseFraction("2.5%"), 0.025);
+  EXPECT_DOUBLE_EQ(*ParseFraction("0"), 0) << "the range is the caller's";
+  for (const char* bad : {"", "%", "3 %", "3%%", "x", "-1%", "nan", "inf", "3pct"}) {
+    absl::StatusOr<double> parsed = ParseFraction(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_NE(parsed.status().message().find("e.g. 3% or 0.03"), std::string::npos)
+        << parsed.status();
+  }
+}
+
 }  // namespace
 }  // namespace paradnn::common

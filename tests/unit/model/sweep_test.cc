@@ -278,6 +278,7 @@ TEST_P(BadSweepTest, IsInvalidArgumentNamingTheField) {
   if (overlay.precision_size() > 0) *spec.mutable_precision() = overlay.precision();
   if (overlay.optimizer_size() > 0) *spec.mutable_optimizer() = overlay.optimizer();
   if (overlay.has_run()) *spec.mutable_run() = overlay.run();
+  if (overlay.repeats() != 0) spec.set_repeats(overlay.repeats());
   absl::Status s = ValidateSweep(spec, GetParam().max_jobs);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << GetParam().what;
   EXPECT_THAT(std::string(s.message()), StartsWith(GetParam().expected)) << GetParam().what;
@@ -353,6 +354,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"NaN run setting", R"pb(name: "n" run { ci: nan })pb", "run.ci: nan"},
         BadCase{"budget nothing fits in", R"pb(name: "n" run { budget_seconds: 1e-300 })pb",
                 "run.budget: 1e-300 is out of range; allowed 1 <= seconds <= 31536000"},
+        BadCase{"target interval too wide", R"pb(name: "n" run { target_interval: 1.5 })pb",
+                "run.target_interval: 1.5 is out of range; allowed a fraction 0.001 <= target < 1"},
+        BadCase{"target interval with a cap below the first rounds",
+                R"pb(name: "n" repeats: 2 run { target_interval: 0.03 })pb",
+                "repeats: 2 with run.target_interval is the most repeats a configuration may "
+                "take; allowed 3..100 (default 10)"},
+        BadCase{"target interval's default cap counts against --max-jobs",
+                R"pb(name: "n" run { target_interval: 0.03 })pb",
+                "sweep expands to 100 jobs (10 repeats); the limit is 99 (--max-jobs)", 99},
         BadCase{"too many configurations", R"pb(name: "n")pb",
                 "sweep expands to 10 configurations; the limit is 9 (--max-jobs)", 9},
         BadCase{"option for a family without options",
@@ -377,6 +387,33 @@ TEST(SweepValidationTest, MissingRequiredParameter) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
             "params.output: missing; family fc requires batch, input, layer, node, output");
+}
+
+TEST(SweepValidationTest, ATargetIntervalMayHaveABudgetAndRepeatsAsItsCap) {
+  v1::SweepSpec spec = Issue();
+  spec.mutable_run()->set_target_interval(0.03);
+  EXPECT_EQ(MaxRepeats(spec), kDefaultTargetRepeats);
+  spec.set_repeats(6);
+  spec.mutable_run()->set_budget_seconds(600);
+  EXPECT_TRUE(ValidateSweep(spec, 0).ok()) << "the budget bounds the repeats' time";
+  EXPECT_EQ(MaxRepeats(spec), 6);
+  spec.mutable_run()->set_target_interval(0);
+  EXPECT_EQ(ValidateSweep(spec, 0).code(), absl::StatusCode::kInvalidArgument)
+      << "without a target, a budget still excludes repeats";
+}
+
+TEST(ConfigKeyTest, EqualForEqualConfigurationsStackIncluded) {
+  v1::ModelConfig a;
+  a.set_family("fc");
+  (*a.mutable_params())["node"] = 16;
+  (*a.mutable_params())["batch"] = 8;
+  v1::ModelConfig b;
+  b.set_family("fc");
+  (*b.mutable_params())["batch"] = 8;
+  (*b.mutable_params())["node"] = 16;
+  EXPECT_EQ(ConfigKey(a), ConfigKey(b));
+  (*b.mutable_stack())["blas_core"] = "Prescott";
+  EXPECT_NE(ConfigKey(a), ConfigKey(b));
 }
 
 TEST(SweepValidationTest, NameLength) {

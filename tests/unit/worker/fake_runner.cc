@@ -24,7 +24,13 @@
 // roofline of the FC configuration (RooflineStepSeconds); with it,
 // FAKE_RUNNER_DRIFT=FILE makes the host drift on a schedule (job n, counted
 // in FILE, runs HostFactor(n) times slower, and its sentinel says so) and
-// FAKE_RUNNER_EFFECT=X makes every step X times slower (a known change).
+// FAKE_RUNNER_EFFECT=X makes every step X times slower (a known change);
+// FAKE_RUNNER_GUILTY="SETTING=VALUE:FACTOR[;...]" makes the steps of a job
+// whose SETTING has VALUE FACTOR times slower (a guilty setting for
+// `paradnn bisect`): env.NAME is looked up in this process's environment
+// (as the worker set it), a stack setting (blas_core) in config.stack,
+// anything else in config.params (intra_op_threads=1). With it, results
+// record env.NAME settings in Measurement.stack as the real runner does.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -35,6 +41,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -82,8 +90,40 @@ int NextJobNumber(const char* path) {
   return n;
 }
 
+// SETTING's value for this job, as FAKE_RUNNER_GUILTY reads it; nullopt
+// when it has none.
+std::optional<std::string> SettingValue(const v1::RunnerJob& job, const std::string& setting) {
+  if (setting.rfind("env.", 0) == 0) {
+    const char* value = std::getenv(setting.substr(4).c_str());
+    return value == nullptr ? std::nullopt : std::optional<std::string>(value);
+  }
+  if (const auto it = job.config().stack().find(setting); it != job.config().stack().end()) {
+    return it->second;
+  }
+  if (const auto it = job.config().params().find(setting); it != job.config().params().end()) {
+    return std::to_string(it->second);
+  }
+  return std::nullopt;
+}
+
+// The product of the FAKE_RUNNER_GUILTY factors whose setting has its value.
+double GuiltyFactor(const v1::RunnerJob& job) {
+  const char* rules = std::getenv("FAKE_RUNNER_GUILTY");
+  if (rules == nullptr) return 1;
+  double factor = 1;
+  std::stringstream list(rules);
+  for (std::string rule; std::getline(list, rule, ';');) {
+    const size_t equals = rule.find('='), colon = rule.rfind(':');
+    if (equals == std::string::npos || colon == std::string::npos || colon < equals) continue;
+    if (SettingValue(job, rule.substr(0, equals)) == rule.substr(equals + 1, colon - equals - 1)) {
+      factor *= std::atof(rule.c_str() + colon + 1);
+    }
+  }
+  return factor;
+}
+
 void EmitRooflineOk(const v1::RunnerJob& job) {
-  double t = RooflineStepSeconds(job);
+  double t = RooflineStepSeconds(job) * GuiltyFactor(job);
   const char* drift = std::getenv("FAKE_RUNNER_DRIFT");
   const double host = drift != nullptr ? HostFactor(NextJobNumber(drift)) : 1;
   if (const char* effect = std::getenv("FAKE_RUNNER_EFFECT"); effect != nullptr) {
@@ -94,6 +134,9 @@ void EmitRooflineOk(const v1::RunnerJob& job) {
   v1::Measurement* m = event.mutable_result();
   m->set_outcome(v1::OK);
   *m->mutable_config() = job.config();
+  for (const auto& [key, requested] : job.config().stack()) {
+    if (key.rfind("env.", 0) == 0) (*m->mutable_stack())[key] = SettingValue(job, key).value_or("");
+  }
   m->set_device(job.device());
   for (int i = 0; i < 3; ++i) m->add_step_seconds(t);
   m->set_examples_per_sec(static_cast<double>(Param(job, "batch", 1)) / t);

@@ -79,11 +79,53 @@ TEST(JobEnvironmentTest, AutoIsTheDoctorsChoiceAndANameIsForced) {
 TEST(JobEnvironmentTest, UnknownSettingsAndValuesAreRefusedByName) {
   absl::StatusOr<std::vector<std::string>> env =
       JobEnvironment(kWorkerEnv, Choices(), Stack({{"omp_threads", "4"}}));
-  EXPECT_EQ(env.status().message(),
-            "config.stack.omp_threads: not a stack setting; allowed: blas_core, aten_capability");
+  EXPECT_EQ(env.status().message().substr(0, 94),
+            "config.stack.omp_threads: not a stack setting; allowed: blas_core, aten_capability or "
+            "env.NAME");
   env = JobEnvironment(kWorkerEnv, Choices(), Stack({{"blas_core", "x;rm -rf"}}));
   EXPECT_EQ(env.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(env.status().message().find("config.stack.blas_core: 'x;rm -rf' is not auto"),
+            absl::string_view::npos);
+}
+
+TEST(JobEnvironmentTest, EnvSettingsSetOrUnsetTheirVariableAndNothingElse) {
+  std::vector<std::string> worker_env = kWorkerEnv;
+  worker_env.insert(worker_env.end(), {"OMP_WAIT_POLICY=active", "MALLOC_ARENA_MAX=8"});
+  absl::StatusOr<std::vector<std::string>> env =
+      JobEnvironment(worker_env, Choices(),
+                     Stack({{"env.OMP_WAIT_POLICY", "passive"},
+                            {"env.MALLOC_ARENA_MAX", ""},
+                            {"env.KMP_AFFINITY", "granularity=fine,compact"}}));
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_TRUE(Has(*env, "OMP_WAIT_POLICY=passive"));
+  EXPECT_FALSE(Has(*env, "OMP_WAIT_POLICY=active"));
+  EXPECT_EQ(std::count_if(env->begin(), env->end(),
+                          [](const std::string& e) { return e.rfind("OMP_WAIT_POLICY=", 0) == 0; }),
+            1);
+  // "" unsets what the worker had.
+  EXPECT_FALSE(HasName(*env, "MALLOC_ARENA_MAX"));
+  EXPECT_TRUE(Has(*env, "KMP_AFFINITY=granularity=fine,compact"));
+  // The other settings' variables stay as the worker has them.
+  EXPECT_TRUE(Has(*env, "OPENBLAS_CORETYPE=Haswell"));
+  EXPECT_TRUE(Has(*env, "PARADNN_BLAS_CORE_CHOICE=auto"));
+  EXPECT_TRUE(Has(*env, "PATH=/usr/bin"));
+}
+
+TEST(JobEnvironmentTest, EnvSettingsOutsideTheAllowlistAreRefusedByTheWorkerToo) {
+  // A coordinator that did not check (or an older one) cannot make a
+  // worker preload a library or change its PATH.
+  absl::StatusOr<std::vector<std::string>> env =
+      JobEnvironment(kWorkerEnv, Choices(), Stack({{"env.LD_PRELOAD", "/tmp/evil.so"}}));
+  EXPECT_EQ(env.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(env.status().message().substr(0, 77),
+            "config.stack.env.LD_PRELOAD: LD_PRELOAD is not a performance variable a sweep");
+  env = JobEnvironment(kWorkerEnv, Choices(), Stack({{"env.PATH", "bin"}}));
+  EXPECT_EQ(env.status().code(), absl::StatusCode::kInvalidArgument);
+  env = JobEnvironment(kWorkerEnv, Choices(), Stack({{"env.OMP_TOOL_LIBRARIES", "libx.so"}}));
+  EXPECT_EQ(env.status().code(), absl::StatusCode::kInvalidArgument);
+  env = JobEnvironment(kWorkerEnv, Choices(), Stack({{"env.OMP_WAIT_POLICY", "passive; id"}}));
+  EXPECT_EQ(env.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(env.status().message().find("config.stack.env.OMP_WAIT_POLICY: 'passive; id'"),
             absl::string_view::npos);
 }
 
