@@ -127,8 +127,13 @@ std::vector<Cell> RepeatsRow(const std::vector<const v1::ResultRow*>& group,
   cells.emplace_back(static_cast<int64_t>(group.size()));
   AppendRateCells(repeats.rates, repeats.cis, &cells);
   // The server's interval of the configuration's mean over its repeats
-  // (server/repeat_rounds.h), the same on each of its rows.
-  const v1::RepeatInterval& interval = group.front()->repeat_interval();
+  // (server/repeat_rounds.h), the same on each of its rows of one sweep;
+  // none where the rows come from several sweeps (each has its own).
+  const bool one_sweep = std::all_of(group.begin(), group.end(), [&](const v1::ResultRow* row) {
+    return row->sweep_id() == group.front()->sweep_id();
+  });
+  const v1::RepeatInterval interval =
+      one_sweep ? group.front()->repeat_interval() : v1::RepeatInterval();
   cells.push_back(interval.runs() >= 2 ? Cell{interval.half_width_rel() * 100} : Cell{});
   cells.push_back(interval.target() > 0 ? Cell{interval.target() * 100} : Cell{});
   cells.push_back(TextCell(interval.target_status()));

@@ -79,6 +79,31 @@ TEST(ResultViewsTest, RepeatsTableShowsTheSpreadPerConfiguration) {
   EXPECT_THAT(FormatHumanTable(table), HasSubstr("20.0%"));
 }
 
+// The interval of a configuration's mean comes from the coordinator, one
+// per sweep: shown with its target, and left out where a configuration's
+// rows come from two sweeps.
+TEST(ResultViewsTest, RepeatsTableShowsTheMeansIntervalOfOneSweep) {
+  std::vector<v1::ResultRow> rows = {Row(1, 0, 64, 100), Row(2, 1, 64, 110), Row(3, 0, 512, 10),
+                                     Row(4, 1, 512, 11)};
+  for (v1::ResultRow& row : rows) {
+    row.set_sweep_id(7);
+    row.mutable_repeat_interval()->set_runs(2);
+    row.mutable_repeat_interval()->set_half_width_rel(0.025);
+    row.mutable_repeat_interval()->set_target(0.03);
+    row.mutable_repeat_interval()->set_target_status("reached");
+  }
+  rows[3].set_sweep_id(8);
+  const ResultTable table = BuildRepeatsTable(rows);
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(Number(table.rows[0][Column(table, "mean_ci95_pct")]), 2.5);
+  EXPECT_DOUBLE_EQ(Number(table.rows[0][Column(table, "target_pct")]), 3);
+  EXPECT_EQ(std::get<std::string>(table.rows[0][Column(table, "target_status")]), "reached");
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(table.rows[1][Column(table, "mean_ci95_pct")]))
+      << "two sweeps' rows: neither one's interval";
+  EXPECT_THAT(FormatNarrowTable(table),
+              HasSubstr("target interval: 1 of 1 configurations reached it"));
+}
+
 TEST(ResultViewsTest, OpsTableListsTheTopOperatorsOfProfiledJobs) {
   v1::ResultRow profiled = Row(1, 0, 64, 100);
   auto add = [&](const std::string& name, const std::string& shapes, double self, double flops) {
