@@ -422,14 +422,10 @@ int ParseTargetInterval(Flags* flags) {
   return client::kExitOk;
 }
 
-client::LocalOptions LocalOptionsOf(const Flags& flags, OutputFormat format) {
+client::LocalOptions LocalOptionsOf(const Flags& flags, const client::SweepSource& source,
+                                    OutputFormat format) {
   client::LocalOptions options;
-  options.sweep_file = flags.file;
-  options.preset = flags.preset;
-  options.run_predicted_oom = flags.run_predicted_oom;
-  options.budget_seconds = flags.budget_seconds;
-  options.fresh = flags.fresh;
-  options.target_interval = flags.target_fraction;
+  options.sweep = source;
   options.db_path = flags.db_path;
   options.workers = flags.workers;
   options.dashboard_listen = flags.dashboard_listen;
@@ -506,7 +502,7 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
   if (commands.predict->parsed()) {
     return client::RunPredict(ctx, flags.sweep_id, flags.predict_config, flags.neighbours, format);
   }
-  if (commands.local->parsed()) return client::RunLocal(ctx, LocalOptionsOf(flags, format));
+  if (commands.local->parsed()) return client::RunLocal(ctx, LocalOptionsOf(flags, source, format));
   return client::kExitUsage;
 }
 

@@ -476,13 +476,11 @@ void MarkAndSayInterrupted(const CommandContext& ctx, const std::string& db_path
 }  // namespace
 
 int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
-  const bool resume_alone = options.resume && options.sweep_file.empty() && options.preset.empty();
+  const bool resume_alone =
+      options.resume && options.sweep.file.empty() && options.sweep.preset.empty();
   std::optional<v1::SweepSpec> spec;
   if (!resume_alone) {
-    absl::StatusOr<v1::SweepSpec> loaded =
-        LoadSweep({options.sweep_file, options.preset, options.run_predicted_oom,
-                   options.budget_seconds, options.fresh, options.target_interval},
-                  options.max_jobs);
+    absl::StatusOr<v1::SweepSpec> loaded = LoadSweep(options.sweep, options.max_jobs);
     if (!loaded.ok()) return ReportError(ctx, loaded.status());
     spec = *std::move(loaded);
   }

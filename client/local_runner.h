@@ -77,12 +77,10 @@ class ChildProcess {
 };
 
 struct LocalOptions {
-  std::string sweep_file;
-  std::string preset;              // instead of sweep_file (client/presets.h)
-  bool run_predicted_oom = false;  // --run-predicted-oom
-  double budget_seconds = 0;       // --budget (0: the file's)
-  bool fresh = false;              // --fresh (false: the file's)
-  double target_interval = 0;      // --target-interval (0: the file's)
+  // The sweep file or preset and the flags that override it (--budget,
+  // --fresh, --target-interval, --run-predicted-oom); empty with --resume
+  // alone.
+  SweepSource sweep;
   std::string db_path = "paradnn.db";
   // --dashboard: the private coordinator also serves the dashboard (and
   // /metrics) on this HOST:PORT; "" = not.

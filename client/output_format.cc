@@ -533,19 +533,25 @@ std::string Wrapped(const std::string& text, size_t width, const std::string& fi
 
 }  // namespace
 
+// The non-empty values of column `name` of `table`, row by row; none
+// without such a column.
+std::vector<std::string> ColumnValues(const ResultTable& table, const std::string& name) {
+  std::vector<std::string> values;
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    if (table.columns[c].name != name) continue;
+    for (const auto& row : table.rows) {
+      std::string value = RawCell(row[c]);
+      if (!value.empty()) values.push_back(std::move(value));
+    }
+  }
+  return values;
+}
+
 // What the two intervals of a narrow table mean, and what the re-run
 // intervals of its rows rest on; "" without re-run intervals.
 std::string RerunNote(const ResultTable& table) {
-  size_t basis_column = table.columns.size();
-  for (size_t c = 0; c < table.columns.size(); ++c) {
-    if (table.columns[c].name == "rerun_basis") basis_column = c;
-  }
-  if (basis_column == table.columns.size()) return "";
-  std::set<std::string> bases;
-  for (const auto& row : table.rows) {
-    const std::string basis = RawCell(row[basis_column]);
-    if (!basis.empty()) bases.insert(basis);
-  }
+  const std::vector<std::string> values = ColumnValues(table, "rerun_basis");
+  const std::set<std::string> bases(values.begin(), values.end());
   if (bases.empty()) return "";
   return absl::StrCat(
       "±ci95: the run's own 95 % interval; ±re-run: where a re-run's median is expected (95 %)\n"
@@ -558,20 +564,11 @@ std::string RerunNote(const ResultTable& table) {
 // How many configurations of a repeats table reached the sweep's target
 // interval, and where the others stand; "" without a target.
 std::string TargetNote(const ResultTable& table) {
-  size_t status_column = table.columns.size();
-  for (size_t c = 0; c < table.columns.size(); ++c) {
-    if (table.columns[c].name == "target_status") status_column = c;
-  }
-  if (status_column == table.columns.size()) return "";
+  const std::vector<std::string> statuses = ColumnValues(table, "target_status");
+  if (statuses.empty()) return "";
   std::map<std::string, int> count_of;
-  int with_status = 0;
-  for (const auto& row : table.rows) {
-    const std::string status = RawCell(row[status_column]);
-    if (status.empty()) continue;
-    ++count_of[status];
-    ++with_status;
-  }
-  if (with_status == 0) return "";
+  for (const std::string& status : statuses) ++count_of[status];
+  const size_t with_status = statuses.size();
   std::vector<std::string> others;
   for (const auto& [status, count] : count_of) {
     if (status != "reached") others.push_back(absl::StrCat(count, " ", status));

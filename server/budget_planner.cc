@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "db/result_store.h"
+#include "db/sweep_store.h"
 #include "server/prediction/acquisition.h"
 #include "server/prediction/space_filling_design.h"
 #include "server/repeat_rounds.h"
@@ -287,6 +288,14 @@ absl::Status BudgetPlanner::StepTargetSweep(const db::BudgetedSweep& sweep, int6
     if (!first_start.ok()) return first_start.status();
     budget_over = *first_start > 0 &&
                   now_unix_ms >= *first_start + sweep.spec.run().budget_seconds() * 1000.0;
+  }
+  if (!budget_over) {
+    // Steps come every second and on every result; while a round runs
+    // nothing is decided, so its counts, not its rows, are read.
+    absl::StatusOr<v1::SweepStatus> status =
+        db::SweepStore(database_).Get(sweep.sweep_id, now_unix_ms);
+    if (!status.ok()) return status.status();
+    if (status->pending_jobs() + status->leased_jobs() > 0) return absl::OkStatus();
   }
   absl::StatusOr<std::vector<v1::ResultRow>> rows =
       db::ResultStore(database_).Query(sweep.sweep_id, /*include_samples=*/false);

@@ -72,19 +72,8 @@ std::string TargetStatus(const v1::SweepSpec& spec, bool sweep_running, const Re
 std::vector<v1::RepeatInterval> EstimateRepeatIntervals(
     const std::vector<std::vector<double>>& step_times, double level) {
   std::vector<analysis::RoundSpread> spreads;
-  std::vector<double> mean_logs;
   spreads.reserve(step_times.size());
-  mean_logs.reserve(step_times.size());
-  for (const std::vector<double>& steps : step_times) {
-    double sum = 0, squares = 0;
-    for (double s : steps) sum += std::log(s);
-    const double n = static_cast<double>(steps.size());
-    const double mean = steps.empty() ? 0 : sum / n;
-    for (double s : steps) squares += (std::log(s) - mean) * (std::log(s) - mean);
-    mean_logs.push_back(mean);
-    spreads.push_back(steps.size() >= 2 ? analysis::RoundSpread{squares / (n - 1), n - 1, mean}
-                                        : analysis::RoundSpread{0, 0, mean});
-  }
+  for (const std::vector<double>& steps : step_times) spreads.push_back(analysis::LogSpread(steps));
   // One configuration's 2-4 repeats say little about its spread; the
   // others' say more (comparison_stats.h).
   const analysis::SpreadPrior prior = analysis::FitSpreadPrior(spreads);
@@ -94,7 +83,7 @@ std::vector<v1::RepeatInterval> EstimateRepeatIntervals(
     v1::RepeatInterval& interval = intervals.emplace_back();
     interval.set_runs(static_cast<int32_t>(step_times[i].size()));
     if (step_times[i].empty()) continue;
-    interval.set_mean_step_s(std::exp(mean_logs[i]));
+    interval.set_mean_step_s(std::exp(spreads[i].log_level));
     if (step_times[i].size() < 2) continue;
     const analysis::RoundSpread moderated = analysis::Moderate(prior, spreads[i]);
     const boost::math::students_t t(moderated.degrees_of_freedom);

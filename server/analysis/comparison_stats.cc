@@ -119,6 +119,17 @@ RoundSpread PairedRoundSpread(const std::vector<ComparisonRound>& rounds) {
   return spread;
 }
 
+RoundSpread LogSpread(const std::vector<double>& values) {
+  const std::vector<double> logs = Logs(values);
+  RoundSpread spread;
+  if (logs.empty()) return spread;
+  spread.log_level = Mean(logs);
+  if (logs.size() < 2) return spread;
+  spread.variance = Variance(logs);
+  spread.degrees_of_freedom = static_cast<double>(logs.size() - 1);
+  return spread;
+}
+
 // limma's fitFDist: each log variance, less its expected log chi-square
 // offset, scatters around the prior's log variance (or its trend) by the
 // sampling noise (trigamma(d / 2)) plus the true variances' own spread; the

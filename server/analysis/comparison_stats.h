@@ -56,6 +56,11 @@ struct RoundSpread {
 
 RoundSpread PairedRoundSpread(const std::vector<ComparisonRound>& rounds);
 
+// The same of one sample, e.g. one configuration's repeats: the variance of
+// the logs of its positive values (n - 1 degrees of freedom, 0 with fewer
+// than 2) and their mean as the level (0 without any).
+RoundSpread LogSpread(const std::vector<double>& values);
+
 // What many configurations' spreads say about any one's: an empirical-Bayes
 // prior (Smyth 2004, "Linear models and empirical Bayes methods for
 // assessing differential expression", limma's eBayes with trend = TRUE).
