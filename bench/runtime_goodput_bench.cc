@@ -2,10 +2,13 @@
 // (a private coordinator, one worker, the real paradnn-runner), then reads
 // the sweep's goodput (server/fleet_goodput.h) from the database it kept and
 // prints where each job's wall time went beside the target (runtime goodput
-// >= 80 %). Usage: paradnn-bench-runtime-goodput [--sweep FILE] [--keep DB]
+// >= 80 %), and what the host-speed sentinel and the sweep's repeats cost
+// (target: the sentinel at most 3 % of job wall time).
+// Usage: paradnn-bench-runtime-goodput [--sweep FILE] [--keep DB]
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,12 +17,80 @@
 
 #include "absl/strings/str_format.h"
 #include "db/database.h"
+#include "db/statement.h"
+#include "paradnn/v1/metrics.pb.h"
 #include "server/fleet_goodput.h"
 
 namespace {
 
 std::string SelfDir() {
   return std::filesystem::read_symlink("/proc/self/exe").parent_path().string();
+}
+
+// What the sweep's results say about the sentinel and the repeats.
+struct SentinelCost {
+  double sentinel_s = 0;  // wall seconds spent reading it
+  int readings = 0;       // readings taken
+  int reused = 0;         // jobs that reused an earlier job's reading
+  int jobs = 0;           // results
+  int repeat_jobs = 0;    // results of repeats after the first
+  double repeat_wall_s = 0;
+};
+
+absl::StatusOr<SentinelCost> ReadSentinelCost(const paradnn::db::Database& database,
+                                              int64_t sweep_id) {
+  SentinelCost cost;
+  absl::Status status = database.Read([&](sqlite3* db) -> absl::Status {
+    paradnn::db::Statement query(
+        db,
+        "SELECT r.measurement, j.repeat, a.finished_unix_ms - a.started_unix_ms "
+        "FROM results r JOIN jobs j ON j.id = r.job_id JOIN attempts a ON a.id = r.attempt_id "
+        "WHERE j.sweep_id = ?1");
+    query.Bind(1, sweep_id);
+    for (;;) {
+      absl::StatusOr<bool> more = query.Step();
+      if (!more.ok()) return more.status();
+      if (!*more) return absl::OkStatus();
+      paradnn::v1::Measurement m;
+      if (!m.ParseFromString(query.ColumnBlob(0)))
+        return absl::DataLossError("a result does not parse");
+      const paradnn::v1::HostSentinel& sentinel = m.sentinel();
+      ++cost.jobs;
+      cost.sentinel_s += sentinel.seconds();
+      cost.readings += (sentinel.compute_before() > 0 && sentinel.before_age_s() == 0) +
+                       (sentinel.compute_after() > 0);
+      cost.reused += sentinel.before_age_s() > 0;
+      if (query.ColumnInt(1) > 0) {
+        ++cost.repeat_jobs;
+        cost.repeat_wall_s += static_cast<double>(query.ColumnInt(2)) / 1e3;
+      }
+    }
+  });
+  if (!status.ok()) return status;
+  return cost;
+}
+
+// The sentinel's and the repeats' lines; false (said on stderr) when the
+// results cannot be read.
+bool PrintSentinelCost(const paradnn::db::Database& database, const paradnn::v1::Goodput& g) {
+  absl::StatusOr<SentinelCost> cost = ReadSentinelCost(database, 1);
+  if (!cost.ok()) {
+    std::fprintf(stderr, "%s\n", cost.status().ToString().c_str());
+    return false;
+  }
+  const double jobs = static_cast<double>(std::max<int64_t>(1, g.jobs()));
+  auto line = [&](const char* what, double s) {
+    std::printf("%-44s %9.2f %9.3f %6.1f%%\n", what, s, s / jobs,
+                g.job_wall_seconds() > 0 ? 100 * s / g.job_wall_seconds() : 0);
+  };
+  line("  host-speed sentinel (in the rest)", cost->sentinel_s);
+  std::printf("    %d readings, %d of %d jobs reused one\n", cost->readings, cost->reused,
+              cost->jobs);
+  line("repeats after the first (their job wall)", cost->repeat_wall_s);
+  const double share = g.job_wall_seconds() > 0 ? cost->sentinel_s / g.job_wall_seconds() : 0;
+  std::printf("sentinel          %6.2f %%   target <= 3 %%    ratio %.2f\n", 100 * share,
+              share / 0.03);
+  return true;
 }
 
 }  // namespace
@@ -74,6 +145,7 @@ int main(int argc, char** argv) {
   line("  model + data build", g.build_seconds());
   line("  rest: runner start-up (LibTorch load),", other);
   std::printf("%-44s\n", "    warm-up, probes, result trip");
+  if (!PrintSentinelCost(**database, g)) return 1;
   std::printf("runtime goodput   %6.1f %%   target >= 80 %%   ratio %.2f\n", 100 * g.runtime(),
               g.runtime() / 0.80);
   std::printf("scheduling        %6.1f %%   program (HFU) %.1f %%   goodput %.2f %%\n",

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/host_sentinel.h"
 #include "common/stack_findings.h"
 #include "paradnn/v1/metrics.pb.h"
 
@@ -107,14 +108,12 @@ const std::vector<MeasurementColumn>& MeasurementColumns() {
        }},
       {{"rerun_basis", "re-run basis", ColumnUnit::kText},
        [](const RowView& r) { return r.row.has_rerun() ? Text(r.row.rerun().basis()) : Cell{}; }},
-      // The host-speed sentinel's matmul before and after the job, against
-      // the worker's calibration.
+      // The host-speed sentinel's matmul around the job, against the
+      // worker's calibration.
       {{"host_speed_pct", "host", ColumnUnit::kPercent},
        [](const RowView& r) {
-         const v1::HostSentinel& s = r.m.sentinel();
-         return s.compute_before() > 0 && s.compute_after() > 0
-                    ? Cell{std::sqrt(s.compute_before() * s.compute_after()) * 100}
-                    : Cell{};
+         const std::optional<double> speed = common::HostSpeedAround(r.m.sentinel());
+         return speed ? Cell{*speed * 100} : Cell{};
        }},
       {{"step_p10_ms", "p10", ColumnUnit::kMillis},
        [](const RowView& r) { return r.IfTimed(r.stats.p10_s() * 1e3); }},

@@ -1,7 +1,6 @@
 #include "db/rerun_history.h"
 
-#include <cmath>
-
+#include "common/host_sentinel.h"
 #include "db/statement.h"
 #include "db/stores_internal.h"
 #include "paradnn/v1/metrics.pb.h"
@@ -39,10 +38,7 @@ absl::StatusOr<std::vector<StoredRun>> LoadStoredRuns(const Database& database,
           !s.ok()) {
         return s;
       }
-      const v1::HostSentinel& sentinel = measurement.sentinel();
-      if (sentinel.compute_before() > 0 && sentinel.compute_after() > 0) {
-        run.sentinel = std::sqrt(sentinel.compute_before() * sentinel.compute_after());
-      }
+      run.sentinel = common::OwnHostSpeed(measurement.sentinel()).value_or(0);
     }
   });
   if (!status.ok()) return status;

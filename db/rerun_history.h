@@ -20,7 +20,7 @@ struct StoredRun {
   std::string group;
   double step_s = 0;      // median step seconds
   double within_rel = 0;  // StepStats.ci95_rel
-  double sentinel = 0;    // geometric mean of the sentinel's compute ratios; 0 = none
+  double sentinel = 0;    // the readings the job took itself (common::OwnHostSpeed); 0 = none
   int64_t job_id = 0;
 };
 

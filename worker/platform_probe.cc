@@ -339,6 +339,18 @@ absl::StatusOr<v1::Platform> ReadCachedCalibration(const std::string& state_dir,
   return cached;
 }
 
+std::optional<std::string> BusyCalibration(const v1::Platform& cached,
+                                           double start_probe_flops_per_sec) {
+  if (!(start_probe_flops_per_sec > kBusyCalibrationRatio * cached.probe_flops_per_sec())) {
+    return std::nullopt;
+  }
+  return absl::StrFormat(
+      "the cached calibration ran on a busy host: its host-speed probe measured %.1f GFLOP/s, "
+      "%.1f GFLOP/s now (%.0f %%), so its roofs understate this host",
+      cached.probe_flops_per_sec() / 1e9, start_probe_flops_per_sec / 1e9,
+      100 * start_probe_flops_per_sec / cached.probe_flops_per_sec());
+}
+
 absl::Status WriteCachedCalibration(const std::string& state_dir, const v1::Platform& calibrated) {
   std::error_code ec;
   std::filesystem::create_directories(state_dir, ec);
@@ -439,12 +451,16 @@ std::string AddCalibration(v1::Platform* platform, const std::string& runner_pat
   // Checked under the lock: a worker that waited finds its neighbour's result.
   if (mode == CalibrateMode::kAuto) {
     absl::StatusOr<v1::Platform> cached = ReadCachedCalibration(state_dir, platform->fingerprint());
-    if (cached.ok()) {
+    std::optional<std::string> busy;
+    if (cached.ok()) busy = BusyCalibration(*cached, platform->start_probe_flops_per_sec());
+    if (cached.ok() && !busy.has_value()) {
       CopyCalibration(*cached, platform);
       LogRoofs(*platform, CalibrationCachePath(state_dir, platform->fingerprint()));
       return "cache";
     }
-    if (cached.status().code() != absl::StatusCode::kNotFound) {
+    if (busy.has_value()) {
+      spdlog::warn("calibrating again: {}", *busy);
+    } else if (cached.status().code() != absl::StatusCode::kNotFound) {
       spdlog::warn("ignoring the cached calibration: {}", std::string(cached.status().message()));
     }
   }

@@ -7,12 +7,14 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "worker/sentinel_memory.h"
 #include "worker/stack_environment.h"
 
 namespace paradnn::worker {
@@ -77,8 +79,15 @@ absl::StatusOr<v1::Platform> ReadCachedCalibration(const std::string& state_dir,
 // write to a temporary file, then rename).
 absl::Status WriteCachedCalibration(const std::string& state_dir, const v1::Platform& calibrated);
 
+// Why `cached` ran on a busy host, judged by the probe at the worker's start
+// (`start_probe_flops_per_sec`, 0 = not read): at least
+// kBusyCalibrationRatio times faster now; nullopt when it did not.
+std::optional<std::string> BusyCalibration(const v1::Platform& cached,
+                                           double start_probe_flops_per_sec);
+
 // Fills platform's matmul_roofs, bandwidth and calibrated_unix_ms per `mode`:
-// from the cache (kAuto, when present), else from the runner (then cached).
+// from the cache (kAuto, when present and not BusyCalibration), else from
+// the runner (then cached).
 // A fallback platform (the runner could not report one) or a failed
 // calibration leaves the platform without roofs, with a logged warning.
 // Returns where the roofs came from: "cache", "runner" or "none".

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/host_sentinel.h"
 #include "common/result_limits.h"
 #include "common/version.h"
 #include "worker/device_spec.h"
@@ -335,6 +336,8 @@ void WorkerAgent::StartJob(const v1::JobAssignment& assignment) {
   job.set_stream_steps(true);
   job.set_reference_probe_flops_per_sec(options_.platform.probe_flops_per_sec());
   job.set_reference_probe_threads(options_.platform.probe_threads());
+  job_started_ = std::chrono::steady_clock::now();
+  sentinel_.Fill(job_started_, &job);
   running_ = assignment;
   last_progress_ = std::chrono::steady_clock::time_point::min();
   spdlog::info("job {} attempt {} (sweep {}) starting", job_id, attempt_id, assignment.sweep_id());
@@ -371,6 +374,15 @@ void WorkerAgent::OnStep(int64_t job_id, int64_t attempt_id, const v1::StepMetri
 void WorkerAgent::OnJobComplete(int64_t job_id, int64_t attempt_id, v1::Measurement measurement) {
   supervisor_.reset();
   running_.reset();
+  sentinel_.Record(measurement.sentinel(), job_started_, std::chrono::steady_clock::now());
+  if (!warned_busy_calibration_ && SentinelMemory::BeatsCalibration(measurement.sentinel())) {
+    warned_busy_calibration_ = true;
+    spdlog::warn(
+        "job {}: the host-speed sentinel ran at {:.0f} % of the calibration's probe: the "
+        "calibration ran on a busy host and its roofs understate this one (MFU reads high); "
+        "restart the worker on a quieter host to calibrate again",
+        job_id, 100 * common::OwnHostSpeed(measurement.sentinel()).value_or(0));
+  }
   spdlog::info("job {} attempt {} finished: {}", job_id, attempt_id,
                v1::Outcome_Name(measurement.outcome()));
   v1::JobResult result;

@@ -41,6 +41,7 @@
 #include "worker/gateway_stream.h"
 #include "worker/reconnect_backoff.h"
 #include "worker/runner_supervisor.h"
+#include "worker/sentinel_memory.h"
 #include "worker/unacked_results.h"
 
 namespace paradnn::worker {
@@ -177,6 +178,12 @@ class WorkerAgent {
   std::optional<v1::JobAssignment> running_;
   std::deque<v1::JobAssignment> queued_;
   std::chrono::steady_clock::time_point last_progress_;
+  // When the running job was handed to its runner.
+  std::chrono::steady_clock::time_point job_started_;
+  // The newest host-speed sentinel reading, for the next job to reuse.
+  SentinelMemory sentinel_;
+  // Said once: the sentinel runs much faster than the calibration.
+  bool warned_busy_calibration_ = false;
   UnackedResults unacked_;
 
   boost::asio::steady_timer reconnect_timer_;

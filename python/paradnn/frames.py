@@ -110,10 +110,12 @@ def _outcome(r: _RowView) -> str:
 _MIB = 1024.0 * 1024.0
 
 def _host_speed_pct(sentinel) -> Any:
-    """The sentinel's matmul speed around the job against its calibration."""
-    if sentinel.compute_before > 0 and sentinel.compute_after > 0:
-        return math.sqrt(sentinel.compute_before * sentinel.compute_after) * 100
-    return None
+    """The sentinel's matmul speed around the job against its calibration:
+    the geometric mean of the readings the job holds (common/host_sentinel.h)."""
+    readings = [r for r in (sentinel.compute_before, sentinel.compute_after) if r > 0]
+    if not readings:
+        return None
+    return math.sqrt(readings[0] * readings[-1]) * 100
 
 
 MEASUREMENT_COLUMNS: list[tuple[str, str, Callable[[_RowView], Any]]] = [

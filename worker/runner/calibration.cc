@@ -192,14 +192,16 @@ v1::BandwidthPoint MeasureBandwidth(const std::string& kernel, int64_t working_s
   return point;
 }
 
+int DefaultCalibrationThreads() {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 }  // namespace
 
 Calibration Calibrate(const CalibrationOptions& options) {
   torch::NoGradGuard no_grad;
   Calibration result;
-  result.threads = options.threads > 0
-                       ? options.threads
-                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  result.threads = options.threads > 0 ? options.threads : DefaultCalibrationThreads();
   at::set_num_threads(result.threads);
   SetBlasThreads(result.threads);
   torch::manual_seed(0);
@@ -309,6 +311,13 @@ StackTrial MeasureAtenTrial() {
   const double best_s = FastestOf([&] { (void)workload(x, grad, square_avg); }, 0.3, 3, 20);
   trial.rate = kOpsPerElement * static_cast<double>(kRows * kCols) / best_s;
   return trial;
+}
+
+double ProbeAtCalibrationThreads() {
+  const int threads = DefaultCalibrationThreads();
+  at::set_num_threads(threads);
+  SetBlasThreads(threads);
+  return ProbeHostMatmulFlops(kSentinelMatmulCalls);
 }
 
 v1::Platform CalibratedPlatform(const CalibrationOptions& options) {

@@ -53,6 +53,11 @@ Calibration Calibrate(const CalibrationOptions& options);
 // of the uncalibrated platform.
 v1::Platform CalibratedPlatform(const CalibrationOptions& options);
 
+// The host-speed probe's matmul now, with as many threads as a default
+// calibration uses (all logical CPUs), which it leaves set: the worker
+// checks a cached calibration's probe_flops_per_sec against it.
+double ProbeAtCalibrationThreads();
+
 // The stack doctor's trial in this process (`paradnn-runner --blas-trial`):
 // the OpenBLAS core in use, its float32 GEMM rate (fastest of a few
 // 1536^3 mm calls on every CPU) and the error of a 512^3 mm against float64

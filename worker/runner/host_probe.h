@@ -1,23 +1,26 @@
 // A short, fixed matmul that tells how fast the host is running right now.
-// The worker's calibration records it; each job runs it before and after
-// timing, so a host that has slowed down since calibration (another tenant,
-// thermal or frequency limits: drift that neither load average nor steal
-// time shows inside a VM) is flagged on the result. The header is
-// torch-free; host_probe.cc is a LibTorch unit.
+// The worker's calibration records it; jobs run it before and after timing
+// (or reuse the worker's newest reading while it is young), so a host that
+// has slowed down since calibration (another tenant, thermal or frequency
+// limits: drift that neither load average nor steal time shows inside a
+// VM) is flagged on the result. The header is torch-free; host_probe.cc is
+// a LibTorch unit.
 #ifndef PARADNN_WORKER_RUNNER_HOST_PROBE_H_
 #define PARADNN_WORKER_RUNNER_HOST_PROBE_H_
 
 namespace paradnn::runner {
 
 // float32 mm of 512x512x512 with LibTorch's current thread settings: the
-// median FLOP/s of `timed_calls` timed calls after 3 warm-up calls (15: the
+// median FLOP/s of `timed_calls` timed calls after 3 warm-up calls, and on
+// the process's first call one 1024^3 matmul before them (15: the
 // calibration's figure, about 70 ms on a 2-core host).
 double ProbeHostMatmulFlops(int timed_calls = 15);
 
 // The timed calls of the sentinel's matmul: the median of 7 estimates the
-// same figure as the calibration's 15 at half the cost, and the sentinel
-// runs twice a job (its cost target: at most 3 % of worker time; with 15
-// it took 4.6 % of 4-second jobs).
+// same figure as the calibration's 15 at half the cost (its cost target:
+// at most 3 % of worker time; with 15, read on both sides of every job, it
+// took 4.6 % of 4-second jobs; the worker now also reuses a young reading,
+// worker/sentinel_memory.h).
 inline constexpr int kSentinelMatmulCalls = 7;
 
 // The latency-bound half of the host-speed sentinel: the median seconds of

@@ -192,11 +192,15 @@ std::string PlatformFingerprint(const v1::Platform& platform) {
   for (const auto* field : fields) {
     // The clocks are facts of the moment, not of the stack (cpu MHz, the
     // base clock's last resort, moves on hosts without intel_pstate; a
-    // measured clock varies from run to run).
+    // measured clock varies from run to run), and so is the probe at start.
+    // A field added to Platform must be named here unless it describes the
+    // stack: every field is hashed, so a new one, even at 0, changes every
+    // fingerprint (and splits each platform's history in two).
     if (field->name() == "hostname" || field->name() == "fingerprint" ||
         field->name() == "calibrated_unix_ms" || field->name() == "base_clock_hz" ||
         field->name() == "max_clock_hz" || field->name() == "measured_clock_hz" ||
-        field->name() == "measured_clock_method" || field->is_repeated()) {
+        field->name() == "measured_clock_method" || field->name() == "start_probe_flops_per_sec" ||
+        field->is_repeated()) {
       continue;
     }
     absl::StrAppend(&canonical, field->name(), "=", FieldText(platform, field), "\n");

@@ -148,7 +148,11 @@ int WriteCudaPlatform(const absl::StatusOr<v1::Platform>& platform, bool framed)
 }
 
 int RunPlatform(const RunnerCommand& cmd) {
-  if (cmd.device == "cpu") return WritePlatform(CollectPlatform(), cmd.framed);
+  if (cmd.device == "cpu") {
+    v1::Platform platform = CollectPlatform();
+    platform.set_start_probe_flops_per_sec(ProbeAtCalibrationThreads());
+    return WritePlatform(platform, cmd.framed);
+  }
   return WriteCudaPlatform(CollectCudaPlatform(cmd.device), cmd.framed);
 }
 

@@ -541,35 +541,68 @@ std::optional<std::string> HostMemoryShortfall(const v1::ModelCounts& counts) {
                          static_cast<double>(host_memory) / (1 << 30));
 }
 
-// The host-speed sentinel just before timing, into m.sentinel and `facts`.
-void ReadSentinelBefore(double reference_flops_per_sec, v1::Measurement* m, SuspectFacts* facts) {
-  const SentinelReading before = ReadSentinel(reference_flops_per_sec);
-  facts->probe_ratio_before = before.compute_ratio;
+// The host-speed sentinel just before timing, into m.sentinel and `facts`:
+// the worker's newest reading (an earlier job's) while it is younger than
+// job.sentinel_reuse_s, otherwise one this job reads. The reading's age
+// was taken when the worker started this runner: add the runner's time
+// since its process started (a runner, or a zygote's child, serves one
+// job), or since RunJob began (`handed_over`) where /proc cannot say.
+void SentinelBefore(const v1::RunnerJob& job, SteadyClock::time_point handed_over,
+                    v1::Measurement* m, SuspectFacts* facts) {
   v1::HostSentinel& sentinel = *m->mutable_sentinel();
-  sentinel.set_compute_before(before.compute_ratio);
-  sentinel.set_latency_before_s(before.latency_s);
-  sentinel.set_seconds(before.seconds);
+  const v1::RecentSentinel& recent = job.recent_sentinel();
+  const double since_process_start = SecondsSinceProcessStart();
+  const double recent_age =
+      recent.age_s() + (since_process_start >= 0 ? since_process_start : SecondsSince(handed_over));
+  if (recent.compute_ratio() > 0 && recent_age < job.sentinel_reuse_s()) {
+    sentinel.set_compute_before(recent.compute_ratio());
+    sentinel.set_latency_before_s(recent.latency_s());
+    sentinel.set_before_age_s(std::max(recent_age, 1e-6));  // > 0 marks it reused
+  } else {
+    const SentinelReading before = ReadSentinel(job.reference_probe_flops_per_sec());
+    sentinel.set_compute_before(before.compute_ratio);
+    sentinel.set_latency_before_s(before.latency_s);
+    sentinel.set_seconds(before.seconds);
+  }
+  facts->probe_ratio_before = sentinel.compute_before();
 }
 
-// The sentinel just after timing, added to the reading before; logged.
-void ReadSentinelAfter(double reference_flops_per_sec, v1::Measurement* m, SuspectFacts* facts,
-                       JobObserver* observer) {
-  const SentinelReading after = ReadSentinel(reference_flops_per_sec);
-  facts->probe_ratio_after = after.compute_ratio;
+// The sentinel just after timing, when the "before" reading (taken at
+// `before_at`, then before_age_s old) is no longer young enough for the
+// worker to hand to the next job; logged.
+void SentinelAfter(const v1::RunnerJob& job, SteadyClock::time_point before_at, v1::Measurement* m,
+                   SuspectFacts* facts, JobObserver* observer) {
   v1::HostSentinel& sentinel = *m->mutable_sentinel();
-  sentinel.set_compute_after(after.compute_ratio);
-  sentinel.set_latency_after_s(after.latency_s);
-  sentinel.set_seconds(sentinel.seconds() + after.seconds);
-  Log(observer,
-      absl::StrFormat("host-speed sentinel: matmul at %.0f %% of its calibrated speed "
-                      "before timing, %.0f %% after; tiny step %.3f ms, %.3f ms",
-                      sentinel.compute_before() * 100, sentinel.compute_after() * 100,
-                      sentinel.latency_before_s() * 1e3, sentinel.latency_after_s() * 1e3));
+  const double before_age = sentinel.before_age_s() + SecondsSince(before_at);
+  if (before_age >= job.sentinel_reuse_s()) {
+    const SentinelReading after = ReadSentinel(job.reference_probe_flops_per_sec());
+    facts->probe_ratio_after = after.compute_ratio;
+    sentinel.set_compute_after(after.compute_ratio);
+    sentinel.set_latency_after_s(after.latency_s);
+    sentinel.set_seconds(sentinel.seconds() + after.seconds);
+  }
+  const std::string before_note =
+      sentinel.before_age_s() > 0
+          ? absl::StrFormat(" (the worker's reading, %.1f s old)", sentinel.before_age_s())
+          : "";
+  const std::string after =
+      sentinel.compute_after() > 0
+          ? absl::StrFormat("%.0f %% after; tiny step %.3f ms, %.3f ms",
+                            sentinel.compute_after() * 100, sentinel.latency_before_s() * 1e3,
+                            sentinel.latency_after_s() * 1e3)
+          : absl::StrFormat(
+                "not read after (the reading before is %.1f s old, reused up to "
+                "%.1f s); tiny step %.3f ms",
+                before_age, job.sentinel_reuse_s(), sentinel.latency_before_s() * 1e3);
+  Log(observer, absl::StrFormat("host-speed sentinel: matmul at %.0f %% of its calibrated speed "
+                                "before timing%s, %s",
+                                sentinel.compute_before() * 100, before_note, after));
 }
 
 }  // namespace
 
 v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
+  const SteadyClock::time_point handed_over = SteadyClock::now();
   v1::Measurement m;
   m.set_device("cpu");
   *m.mutable_config() = NormalizedConfig(job.config());
@@ -621,7 +654,8 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
                      job.reference_probe_threads() == m.intra_op_threads() &&
                      job.config().stack().empty();
   SuspectFacts probe_facts;
-  if (probe) ReadSentinelBefore(job.reference_probe_flops_per_sec(), &m, &probe_facts);
+  if (probe) SentinelBefore(job, handed_over, &m, &probe_facts);
+  const SteadyClock::time_point before_at = SteadyClock::now();
   const std::optional<double> load_at_start = HostLoadAverage1();
   try {
     TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), *devices,
@@ -641,7 +675,7 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   }
   m.set_outcome(v1::OK);
   m.set_peak_rss_bytes(PeakRssBytes());
-  if (probe) ReadSentinelAfter(job.reference_probe_flops_per_sec(), &m, &probe_facts, observer);
+  if (probe) SentinelAfter(job, before_at, &m, &probe_facts, observer);
   FlagSuspectConditions(load_at_start, &m, observer, std::move(probe_facts));
   return m;
 }

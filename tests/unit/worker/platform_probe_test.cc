@@ -119,6 +119,42 @@ TEST(PlatformProbeTest, CalibratesOnceThenUsesTheCacheOfTheSameFingerprint) {
   std::filesystem::remove_all(state_template);
 }
 
+TEST(PlatformProbeTest, ACalibrationThatRanOnABusyHostIsRedone) {
+  v1::Platform cached;
+  cached.set_probe_flops_per_sec(4e10);
+  EXPECT_FALSE(BusyCalibration(cached, 0).has_value());       // not read at start
+  EXPECT_FALSE(BusyCalibration(cached, 4.8e10).has_value());  // within the probe's noise
+  EXPECT_FALSE(BusyCalibration(cached, 2e10).has_value());    // busy now: keep the cache
+  const std::optional<std::string> busy = BusyCalibration(cached, 1.7e11);
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_NE(busy->find("40.0 GFLOP/s, 170.0 GFLOP/s now (425 %)"), std::string::npos) << *busy;
+
+  char state_template[] = "/tmp/paradnn-calibration-XXXXXX";
+  ASSERT_NE(::mkdtemp(state_template), nullptr);
+  const std::string state_dir = state_template;
+  v1::Platform platform = ProbePlatform(PARADNN_FAKE_RUNNER, "cpu", milliseconds(10'000));
+  v1::Platform slow = platform;
+  slow.set_probe_flops_per_sec(1e10);  // a fifth of what the fake runner calibrates
+  slow.set_probe_threads(4);
+  slow.set_latency_probe_seconds(1e-4);
+  slow.add_matmul_roofs()->set_flops_per_sec(2e10);
+  ASSERT_TRUE(WriteCachedCalibration(state_dir, slow).ok());
+  // Found 5x faster at start: calibrated again by the runner, and cached.
+  platform.set_start_probe_flops_per_sec(5e10);
+  EXPECT_EQ(AddCalibration(&platform, PARADNN_FAKE_RUNNER, CalibrateMode::kAuto, state_dir,
+                           milliseconds(10'000)),
+            "runner");
+  EXPECT_EQ(platform.probe_flops_per_sec(), 5e10);
+  EXPECT_EQ(ReadCachedCalibration(state_dir, platform.fingerprint())->probe_flops_per_sec(), 5e10);
+  // As fast as the calibration: the cache stands.
+  v1::Platform again = ProbePlatform(PARADNN_FAKE_RUNNER, "cpu", milliseconds(10'000));
+  again.set_start_probe_flops_per_sec(5.2e10);
+  EXPECT_EQ(
+      AddCalibration(&again, "/bin/false", CalibrateMode::kAuto, state_dir, milliseconds(10'000)),
+      "cache");
+  std::filesystem::remove_all(state_template);
+}
+
 TEST(PlatformProbeTest, WaitsForANeighboursCalibrationAndUsesIt) {
   char state_template[] = "/tmp/paradnn-calibration-XXXXXX";
   ASSERT_NE(::mkdtemp(state_template), nullptr);

@@ -102,7 +102,21 @@ TEST(PlatformTest, FingerprintSeesTheNewStackFields) {
   clocked.set_base_clock_hz(2.6e9);
   clocked.set_max_clock_hz(3.7e9);
   clocked.add_silicon_peaks()->set_flops_per_sec(1e11);
+  clocked.set_start_probe_flops_per_sec(1.7e11);
   EXPECT_EQ(PlatformFingerprint(clocked), fp);
+}
+
+// Every Platform field is hashed, even at 0: a field added to the proto
+// without a thought changes every host's fingerprint and splits its
+// history. This fixed platform's fingerprint must never move; a field that
+// is a fact of the moment goes on PlatformFingerprint's list instead.
+TEST(PlatformTest, FingerprintOfAFixedPlatformNeverMoves) {
+  v1::Platform p;
+  p.set_device_kind("cpu");
+  p.set_device_name("Example CPU");
+  p.set_cores(4);
+  p.set_blas_backend("OpenBLAS 0.3.21");
+  EXPECT_EQ(PlatformFingerprint(p), "a41c60c4f0575fba");
 }
 
 TEST(PlatformTest, FormatsCacheSizes) {

@@ -129,6 +129,38 @@ TEST(TrainerTest, HostSpeedProbeIsComparedWithTheCalibratedOne) {
   EXPECT_FALSE(unprobed.has_sentinel());
 }
 
+TEST(TrainerTest, AYoungReadingOfTheWorkersIsReusedAndNothingIsReadAfter) {
+  v1::RunnerJob job = TinyJob();
+  job.set_reference_probe_flops_per_sec(1e18);
+  job.set_reference_probe_threads(1);
+  job.mutable_recent_sentinel()->set_compute_ratio(0.5);
+  job.mutable_recent_sentinel()->set_latency_s(2e-4);
+  job.mutable_recent_sentinel()->set_age_s(1.5);
+  job.set_sentinel_reuse_s(1000);
+  RecordingObserver observer;
+  const v1::Measurement reused = RunJob(job, &observer);
+  ASSERT_EQ(reused.outcome(), v1::OK) << reused.error();
+  EXPECT_EQ(reused.sentinel().compute_before(), 0.5);
+  EXPECT_EQ(reused.sentinel().latency_before_s(), 2e-4);
+  EXPECT_GE(reused.sentinel().before_age_s(), 1.5);
+  EXPECT_EQ(reused.sentinel().compute_after(), 0);
+  EXPECT_EQ(reused.sentinel().seconds(), 0);  // nothing read, nothing spent
+  EXPECT_TRUE(HasCondition(reused, "host slower than at calibration: matmul probe at 50 %"));
+  bool logged = false;
+  for (const std::string& line : observer.logs) logged |= absl::StrContains(line, "s old");
+  EXPECT_TRUE(logged);
+
+  // Too old to reuse: this job reads "before" itself, and a job much
+  // shorter than the reuse time leaves its reading to the next job.
+  job.mutable_recent_sentinel()->set_age_s(2000);
+  const v1::Measurement fresh = RunJob(job, nullptr);
+  ASSERT_EQ(fresh.outcome(), v1::OK) << fresh.error();
+  EXPECT_LT(fresh.sentinel().compute_before(), 1e-3);
+  EXPECT_EQ(fresh.sentinel().before_age_s(), 0);
+  EXPECT_EQ(fresh.sentinel().compute_after(), 0);
+  EXPECT_GT(fresh.sentinel().seconds(), 0);
+}
+
 TEST(TrainerTest, ProfileOfAnFcStepNamesTheMatmulsFirst) {
   v1::RunnerJob job = TinyJob();
   (*job.mutable_config()->mutable_params())["node"] = 512;
