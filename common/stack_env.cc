@@ -16,14 +16,22 @@ namespace {
 // Whose variables a job may set: the OpenMP runtimes (OMP_, GNU's GOMP_,
 // LLVM's and Intel's KMP_), the BLAS libraries (MKL_, OPENBLAS_), oneDNN
 // (DNNL_, ONEDNN_), glibc's malloc (MALLOC_ARENA_MAX, MALLOC_TRIM_THRESHOLD_,
-// ...) and LibTorch's own (TORCH_). Left out on purpose: the dynamic loader
+// ...), LibTorch's own (TORCH_, PYTORCH_: PYTORCH_CUDA_ALLOC_CONF) and the
+// GPU libraries it loads (CUDA_, CUBLAS_, CUBLASLT_, CUDNN_, NCCL_:
+// CUDA_LAUNCH_BLOCKING, CUBLAS_WORKSPACE_CONFIG, NCCL_ALGO). Left out on
+// purpose: the dynamic loader
 // and the shell's variables (LD_*, PATH, HOME, ...: code or files of the
 // submitter's choosing), and GLIBC_TUNABLES, which ld.so parses before any
 // of our code runs (CVE-2023-4911 was a buffer overflow there); glibc reads
 // the malloc tunables that matter under their MALLOC_ names too. ATEN_'s
 // one variable is the aten_capability setting.
-constexpr const char* kAllowedPrefixes[] = {"OMP_",  "GOMP_",   "KMP_",    "MKL_",  "OPENBLAS_",
-                                            "DNNL_", "ONEDNN_", "MALLOC_", "TORCH_"};
+constexpr const char* kAllowedPrefixes[] = {"OMP_",  "GOMP_",   "KMP_",      "MKL_",   "OPENBLAS_",
+                                            "DNNL_", "ONEDNN_", "MALLOC_",   "TORCH_", "PYTORCH_",
+                                            "CUDA_", "CUBLAS_", "CUBLASLT_", "CUDNN_", "NCCL_"};
+
+// Variables within those prefixes that the worker owns: which GPUs a
+// runner sees is the worker's --device (its lease), not a sweep's.
+constexpr const char* kWorkerOwnedVariables[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
 
 // Parts of a name (between '_') that point a runtime at a file, folder,
 // library or tool to load or write, within the allowed prefixes too:
@@ -91,6 +99,13 @@ absl::Status ValidateEnvStackKey(absl::string_view key, absl::string_view field)
           absl::StrCat(field, ": ", name, " is the stack setting ", info.component, "; write ",
                        info.component, " (", info.names_help, ", auto or as-installed) instead"));
     }
+  }
+  if (std::find(std::begin(kWorkerOwnedVariables), std::end(kWorkerOwnedVariables), name) !=
+      std::end(kWorkerOwnedVariables)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", name,
+                     " is the worker's: which GPU a job runs on is the worker's --device; "
+                     "choose it with the sweep's device (cuda) and the workers that take it"));
   }
   const bool prefixed =
       std::any_of(std::begin(kAllowedPrefixes), std::end(kAllowedPrefixes),

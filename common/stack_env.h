@@ -27,7 +27,8 @@ bool IsEnvStackKey(absl::string_view key);
 std::string EnvStackVariable(absl::string_view key);
 
 // The prefixes a variable's name may start with: OMP_, GOMP_, KMP_, MKL_,
-// OPENBLAS_, DNNL_, ONEDNN_, MALLOC_, TORCH_.
+// OPENBLAS_, DNNL_, ONEDNN_, MALLOC_, TORCH_, PYTORCH_, CUDA_, CUBLAS_,
+// CUBLASLT_, CUDNN_, NCCL_.
 const std::vector<std::string>& AllowedEnvPrefixes();
 
 // For messages: "env.NAME with NAME starting with OMP_, ... and naming no
@@ -38,7 +39,8 @@ std::string AllowedEnvHelp();
 // with an allowed prefix, no part that names a file, folder, library or
 // tool (PATH, DIR, FILE, HOME, LIBRARY, LIBRARIES, PRELOAD, TOOL, DUMP,
 // PROFILE, TRACE, OUT, OUTPUT), and not a variable another stack setting owns
-// (OPENBLAS_CORETYPE is blas_core). Otherwise InvalidArgument "<field>:
+// (OPENBLAS_CORETYPE is blas_core) or the worker does (CUDA_VISIBLE_DEVICES,
+// CUDA_DEVICE_ORDER). Otherwise InvalidArgument "<field>:
 // ..." saying what is allowed.
 absl::Status ValidateEnvStackKey(absl::string_view key, absl::string_view field);
 

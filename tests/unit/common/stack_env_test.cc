@@ -16,7 +16,9 @@ TEST(EnvStackKeyTest, PerformanceVariablesOfTheRunnersLibrariesAreAllowed) {
        {"env.OMP_WAIT_POLICY", "env.OMP_NUM_THREADS", "env.GOMP_SPINCOUNT", "env.KMP_AFFINITY",
         "env.MKL_ENABLE_INSTRUCTIONS", "env.OPENBLAS_NUM_THREADS", "env.DNNL_MAX_CPU_ISA",
         "env.ONEDNN_MAX_CPU_ISA", "env.MALLOC_ARENA_MAX", "env.MALLOC_TRIM_THRESHOLD_",
-        "env.TORCH_CPP_LOG_LEVEL"}) {
+        "env.TORCH_CPP_LOG_LEVEL", "env.PYTORCH_CUDA_ALLOC_CONF", "env.CUDA_LAUNCH_BLOCKING",
+        "env.CUBLAS_WORKSPACE_CONFIG", "env.CUBLASLT_LOG_LEVEL", "env.CUDNN_CONV_WSCAP_DBG",
+        "env.NCCL_ALGO"}) {
     EXPECT_TRUE(ValidateEnvStackKey(key, key).ok()) << key << ": " << ValidateEnvStackKey(key, key);
     EXPECT_TRUE(ValidateStackKey(key, key).ok()) << key;
   }
@@ -46,6 +48,14 @@ TEST(EnvStackKeyTest, LoaderShellAndFileVariablesAreRefusedNamingTheFieldAndWhat
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << key;
     EXPECT_THAT(std::string(status.message()), HasSubstr("it names what to load or write")) << key;
   }
+  // GPU variables that load or write files, and the worker's own.
+  for (const char* key : {"env.CUDA_CACHE_PATH", "env.NCCL_DEBUG_FILE"}) {
+    EXPECT_THAT(std::string(ValidateEnvStackKey(key, key).message()),
+                HasSubstr("it names what to load or write"))
+        << key;
+  }
+  EXPECT_THAT(std::string(ValidateEnvStackKey("env.CUDA_VISIBLE_DEVICES", "f").message()),
+              StartsWith("f: CUDA_VISIBLE_DEVICES is the worker's: which GPU a job runs on"));
   // The variables of the other stack settings go through those settings.
   EXPECT_THAT(std::string(ValidateEnvStackKey("env.OPENBLAS_CORETYPE", "f").message()),
               StartsWith("f: OPENBLAS_CORETYPE is the stack setting blas_core; write blas_core"));
