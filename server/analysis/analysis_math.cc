@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -310,9 +311,16 @@ absl::StatusOr<v1::SpeedupResponse> JoinSpeedup(const std::vector<SpeedupRow>& r
     }
   }
   if (points.empty()) {
+    // The values there are: a sweep's `blas_core: auto` is stored as the
+    // core the doctor chose, `precision: bf16` as bfloat16.
+    std::set<std::string> values;
+    for (const SpeedupRow& row : rows) values.insert(row.side);
     return absl::InvalidArgumentError(absl::StrCat(
         "no configuration was measured with both ", field, "=", baseline, " (", baseline_configs,
-        " configurations) and ", field, "=", candidate, " (", candidate_configs, ")"));
+        " configurations) and ", field, "=", candidate, " (", candidate_configs, "); ", field,
+        " has ",
+        values.empty() ? "no value" : absl::StrCat("the values ", absl::StrJoin(values, ", ")),
+        " in these results"));
   }
 
   // Stable over the config order of the map, so equal params sort by config.

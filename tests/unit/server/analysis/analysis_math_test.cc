@@ -343,7 +343,8 @@ TEST(SpeedupTest, RejectsNoCommonConfigurationAndEqualSides) {
       {"float32", "A", 1, "", 1}, {"float32", "B", 1, "", 1}, {"float16", "A", 1, "", 1}};
   ExpectInvalid(JoinSpeedup(rows, "precision", "float32", "bfloat16", false).status(),
                 "no configuration was measured with both precision=float32 (2 configurations) "
-                "and precision=bfloat16 (0)");
+                "and precision=bfloat16 (0); precision has the values float16, float32 in "
+                "these results");
   ExpectInvalid(JoinSpeedup(rows, "precision", "float32", "float32", false).status(),
                 "baseline and candidate are both 'float32'");
 }
