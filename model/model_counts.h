@@ -3,7 +3,7 @@
 // the same numbers the runner reports.
 //
 // Each family's counting method is documented beside its count function
-// (<family>_family.cc); docs/measurement.md summarizes them.
+// (model/families/<family>.cc); docs/measurement.md summarizes them.
 #ifndef PARADNN_MODEL_MODEL_COUNTS_H_
 #define PARADNN_MODEL_MODEL_COUNTS_H_
 

@@ -1,7 +1,7 @@
 """Analytic counts of one training step: params, macs_per_example,
 model_flops (6 x forward MACs x batch) and executed_flops, computed exactly
-as paradnn-runner's torch-free core does (worker/runner/fc_family.cc,
-cnn_family.cc, rnn_family.cc; docs/models.md "Counting work"), with the
+as paradnn's torch-free model library does (model/families/fc.cc,
+cnn.cc, rnn.cc; docs/models.md "Counting work"), with the
 same floating-point operations in the same order so the doubles agree bit
 for bit. tests/unit/worker/jax_runner checks them against
 `paradnn-runner --describe`.
@@ -48,9 +48,9 @@ def cnn_blocks(spec):
 
 def cnn_conv_layers(spec):
     """Every conv as (kernel, stride, pad, cin, cout, in_size, out_size,
-    projection), in cnn_family.cc CnnConvLayers order: the stem, then per
-    block its main-path convs followed by its projection (first block of a
-    group)."""
+    projection), in model/families/cnn.cc CnnConvLayers order: the stem,
+    then per block its main-path convs followed by its projection (first
+    block of a group)."""
     convs = []
 
     def add(k, stride, pad, cin, cout, size, projection):
@@ -93,8 +93,8 @@ def cnn_head_features(spec):
 def cnn_counts(spec):
     batch = float(spec.params["batch"])
     convs = cnn_conv_layers(spec)
-    # Accumulated in cnn_family.cc's order: stem, then per block main-path
-    # convs + BNs, projection conv + BN, then the head.
+    # Accumulated in model/families/cnn.cc's order: stem, then per block
+    # main-path convs + BNs, projection conv + BN, then the head.
     params = 0.0
     macs = 0.0
     executed = 0.0

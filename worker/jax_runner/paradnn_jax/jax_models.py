@@ -1,6 +1,6 @@
 """The ParaDnn families in plain JAX (jax.numpy, jax.lax): FC, CNN
 (ResNet v1, residual or bottleneck) and RNN/LSTM/GRU, exactly as
-docs/models.md defines them and worker/runner/{fc,cnn,rnn}_model.cc build
+docs/models.md defines them and worker/runner/models/{fc,cnn,rnn}.cc build
 them: same layer shapes, same trainable parameters (the counts in counts.py
 hold for the parameter pytrees built here; jax_train.py checks that before
 timing). Imports JAX: only jax_train.py imports this module.
