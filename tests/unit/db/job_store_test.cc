@@ -18,21 +18,15 @@
 namespace paradnn::db {
 namespace {
 
-using testing::DbTest;
 using testing::Flush;
 using testing::Jobs;
 using testing::ScalarInt;
 using testing::ScalarText;
 using testing::Spec;
+using testing::StoresTest;
 
-class JobStoreTest : public DbTest {
+class JobStoreTest : public StoresTest {
  protected:
-  void SetUp() override {
-    DbTest::SetUp();
-    sweeps_ = std::make_unique<SweepStore>(db_.get());
-    jobs_ = std::make_unique<JobStore>(db_.get());
-  }
-
   Lease MustLease(const std::string& device, const std::string& worker, int64_t deadline) {
     absl::StatusOr<std::optional<Lease>> lease =
         jobs_->LeaseNextSync(device, worker, kNow, deadline);
@@ -40,9 +34,6 @@ class JobStoreTest : public DbTest {
     EXPECT_TRUE(lease.ok() && lease->has_value()) << "no job for " << device;
     return lease.ok() && lease->has_value() ? **lease : Lease{};
   }
-
-  std::unique_ptr<SweepStore> sweeps_;
-  std::unique_ptr<JobStore> jobs_;
 };
 
 TEST_F(JobStoreTest, EstimatesAndTheSweepsOomChoiceComeWithTheLease) {

@@ -22,37 +22,24 @@
 namespace paradnn::db {
 namespace {
 
-using testing::DbTest;
+using testing::CpuPlatform;
 using testing::Flush;
 using testing::Jobs;
 using testing::OkMeasurement;
 using testing::ScalarInt;
 using testing::ScalarText;
 using testing::Spec;
+using testing::StoresTest;
 
 constexpr char kHarness[] = "libtorch/timing-1";
 
-class ResultReuseTest : public DbTest {
+class ResultReuseTest : public StoresTest {
  protected:
   void SetUp() override {
-    DbTest::SetUp();
-    sweeps_ = std::make_unique<SweepStore>(db_.get());
-    jobs_ = std::make_unique<JobStore>(db_.get());
-    results_ = std::make_unique<ResultStore>(db_.get());
-    workers_ = std::make_unique<WorkerStore>(db_.get());
-    platform_a_ = Platform("fp-a", "host-a");
-    platform_b_ = Platform("fp-b", "host-b");
+    StoresTest::SetUp();
+    platform_a_ = UpsertPlatform(CpuPlatform("fp-a", "host-a"));
+    platform_b_ = UpsertPlatform(CpuPlatform("fp-b", "host-b"));
     Connect("measurer", platform_a_, kHarness);
-  }
-
-  int64_t Platform(const std::string& fingerprint, const std::string& host) {
-    v1::Platform platform;
-    platform.set_fingerprint(fingerprint);
-    platform.set_hostname(host);
-    platform.set_device_kind("cpu");
-    absl::StatusOr<int64_t> id = PlatformStore(db_.get()).UpsertSync(platform);
-    EXPECT_TRUE(id.ok()) << id.status();
-    return id.ok() ? *id : 0;
   }
 
   void Connect(const std::string& worker, int64_t platform_id, const std::string& harness,
@@ -100,10 +87,6 @@ class ResultReuseTest : public DbTest {
     return n.ok() ? *n : -1;
   }
 
-  std::unique_ptr<SweepStore> sweeps_;
-  std::unique_ptr<JobStore> jobs_;
-  std::unique_ptr<ResultStore> results_;
-  std::unique_ptr<WorkerStore> workers_;
   int64_t platform_a_ = 0;
   int64_t platform_b_ = 0;
 };
@@ -267,19 +250,8 @@ class SpotCheckTest : public ResultReuseTest {
   }
   // Opens the file again with spot checks on one in `every` reuses.
   void Reopen(int every) {
-    results_.reset();
-    jobs_.reset();
-    sweeps_.reset();
-    workers_.reset();
-    db_.reset();
     every_ = every;
-    absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(file_.path(), Options());
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_ = *std::move(db);
-    sweeps_ = std::make_unique<SweepStore>(db_.get());
-    jobs_ = std::make_unique<JobStore>(db_.get());
-    results_ = std::make_unique<ResultStore>(db_.get());
-    workers_ = std::make_unique<WorkerStore>(db_.get());
+    StoresTest::Reopen();
   }
   int every_ = 1;
 };

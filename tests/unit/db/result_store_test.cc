@@ -15,27 +15,19 @@
 namespace paradnn::db {
 namespace {
 
-using testing::DbTest;
+using testing::CpuPlatform;
 using testing::Jobs;
 using testing::OkMeasurement;
 using testing::ScalarInt;
 using testing::ScalarText;
 using testing::Spec;
+using testing::StoresTest;
 
-class ResultStoreTest : public DbTest {
+class ResultStoreTest : public StoresTest {
  protected:
   void SetUp() override {
-    DbTest::SetUp();
-    sweeps_ = std::make_unique<SweepStore>(db_.get());
-    jobs_ = std::make_unique<JobStore>(db_.get());
-    results_ = std::make_unique<ResultStore>(db_.get());
-    platforms_ = std::make_unique<PlatformStore>(db_.get());
-    v1::Platform platform;
-    platform.set_fingerprint("fp-1");
-    platform.set_device_kind("cpu");
-    absl::StatusOr<int64_t> id = platforms_->UpsertSync(platform);
-    ASSERT_TRUE(id.ok()) << id.status();
-    platform_id_ = *id;
+    StoresTest::SetUp();
+    platform_id_ = UpsertPlatform(CpuPlatform("fp-1"));
   }
 
   Lease MustLease(const std::string& worker = "w") {
@@ -50,10 +42,6 @@ class ResultStoreTest : public DbTest {
     return results_->StoreSync(lease.job_id, lease.attempt_id, worker, platform_id_, m, at);
   }
 
-  std::unique_ptr<SweepStore> sweeps_;
-  std::unique_ptr<JobStore> jobs_;
-  std::unique_ptr<ResultStore> results_;
-  std::unique_ptr<PlatformStore> platforms_;
   int64_t platform_id_ = 0;
 };
 

@@ -15,22 +15,13 @@
 namespace paradnn::db {
 namespace {
 
-using testing::DbTest;
 using testing::Jobs;
 using testing::ScalarInt;
 using testing::ScalarText;
 using testing::Spec;
+using testing::StoresTest;
 
-class SweepStoreTest : public DbTest {
- protected:
-  void SetUp() override {
-    DbTest::SetUp();
-    sweeps_ = std::make_unique<SweepStore>(db_.get());
-    jobs_ = std::make_unique<JobStore>(db_.get());
-  }
-  std::unique_ptr<SweepStore> sweeps_;
-  std::unique_ptr<JobStore> jobs_;
-};
+using SweepStoreTest = StoresTest;
 
 TEST_F(SweepStoreTest, CreateThenGetCountsEveryJobPending) {
   absl::StatusOr<int64_t> id = sweeps_->CreateSync(Spec("quick"), Jobs(12), kNow);

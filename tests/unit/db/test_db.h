@@ -17,7 +17,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "db/database.h"
+#include "db/job_store.h"
+#include "db/platform_store.h"
+#include "db/result_store.h"
 #include "db/sweep_store.h"
+#include "db/worker_store.h"
 
 namespace paradnn::db::testing {
 
@@ -48,33 +52,29 @@ class TempDbFile {
   std::string path_;
 };
 
-// Runs `sql` (one row, one integer column) on a read connection.
-inline absl::StatusOr<int64_t> ScalarInt(const Database& db, const char* sql) {
-  int64_t value = 0;
+// Runs `sql` (one row, one column) on a read connection; `read` takes the
+// value from the statement.
+template <typename T, typename ReadColumn>
+absl::StatusOr<T> Scalar(const Database& db, const char* sql, ReadColumn read) {
+  T value{};
   absl::Status status = db.Read([&](sqlite3* conn) -> absl::Status {
     Statement stmt(conn, sql);
     absl::StatusOr<bool> row = stmt.Step();
     if (!row.ok()) return row.status();
     if (!*row) return absl::NotFoundError(std::string("no row: ") + sql);
-    value = stmt.ColumnInt(0);
+    value = read(stmt);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
   return value;
 }
 
+inline absl::StatusOr<int64_t> ScalarInt(const Database& db, const char* sql) {
+  return Scalar<int64_t>(db, sql, [](Statement& stmt) { return stmt.ColumnInt(0); });
+}
+
 inline absl::StatusOr<std::string> ScalarText(const Database& db, const char* sql) {
-  std::string value;
-  absl::Status status = db.Read([&](sqlite3* conn) -> absl::Status {
-    Statement stmt(conn, sql);
-    absl::StatusOr<bool> row = stmt.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return absl::NotFoundError(std::string("no row: ") + sql);
-    value = stmt.ColumnText(0);
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return value;
+  return Scalar<std::string>(db, sql, [](Statement& stmt) { return stmt.ColumnText(0); });
 }
 
 // EXPLAIN QUERY PLAN of `sql`, the detail column of every row joined.
@@ -131,6 +131,15 @@ inline std::vector<NewJob> Jobs(int n, const std::string& device = "cpu") {
   return jobs;
 }
 
+// A cpu platform of `fingerprint` seen on `hostname`.
+inline v1::Platform CpuPlatform(const std::string& fingerprint, const std::string& hostname = "") {
+  v1::Platform platform;
+  platform.set_fingerprint(fingerprint);
+  platform.set_device_kind("cpu");
+  platform.set_hostname(hostname);
+  return platform;
+}
+
 inline v1::Measurement OkMeasurement(int steps, v1::Outcome outcome = v1::OK) {
   v1::Measurement m;
   m.set_outcome(outcome);
@@ -168,6 +177,52 @@ class DbTest : public ::testing::Test {
 
   TempDbFile file_;  // declared first: outlives the database
   std::unique_ptr<Database> db_;
+};
+
+// A DbTest with the stores the store tests share, all over `db_` (a store
+// holds only the pointer, so the ones a test does not use cost nothing).
+class StoresTest : public DbTest {
+ protected:
+  void SetUp() override {
+    DbTest::SetUp();
+    MakeStores();
+  }
+
+  // Opens the file again with Options() and makes the stores anew over it.
+  void Reopen() {
+    sweeps_.reset();
+    jobs_.reset();
+    results_.reset();
+    platforms_.reset();
+    workers_.reset();
+    db_.reset();
+    absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(file_.path(), Options());
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_ = *std::move(db);
+    MakeStores();
+  }
+
+  // The id `platform` is stored under (0, and a failure, where it is not).
+  int64_t UpsertPlatform(const v1::Platform& platform) {
+    absl::StatusOr<int64_t> id = platforms_->UpsertSync(platform);
+    EXPECT_TRUE(id.ok()) << id.status();
+    return id.ok() ? *id : 0;
+  }
+
+  std::unique_ptr<SweepStore> sweeps_;
+  std::unique_ptr<JobStore> jobs_;
+  std::unique_ptr<ResultStore> results_;
+  std::unique_ptr<PlatformStore> platforms_;
+  std::unique_ptr<WorkerStore> workers_;
+
+ private:
+  void MakeStores() {
+    sweeps_ = std::make_unique<SweepStore>(db_.get());
+    jobs_ = std::make_unique<JobStore>(db_.get());
+    results_ = std::make_unique<ResultStore>(db_.get());
+    platforms_ = std::make_unique<PlatformStore>(db_.get());
+    workers_ = std::make_unique<WorkerStore>(db_.get());
+  }
 };
 
 }  // namespace paradnn::db::testing

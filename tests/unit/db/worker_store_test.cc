@@ -16,35 +16,24 @@
 namespace paradnn::db {
 namespace {
 
-using testing::DbTest;
+using testing::CpuPlatform;
 using testing::Flush;
 using testing::Jobs;
 using testing::OkMeasurement;
 using testing::ScalarInt;
 using testing::Spec;
+using testing::StoresTest;
 
 v1::Platform MakePlatform(const std::string& fingerprint, const std::string& hostname) {
-  v1::Platform platform;
-  platform.set_fingerprint(fingerprint);
-  platform.set_device_kind("cpu");
+  v1::Platform platform = CpuPlatform(fingerprint, hostname);
   platform.set_device_name("Xeon");
-  platform.set_hostname(hostname);
   platform.set_cores(2);
   platform.set_libtorch_version("2.3.0");
   platform.set_blas_backend("OpenBLAS 0.3.21");
   return platform;
 }
 
-class WorkerStoreTest : public DbTest {
- protected:
-  void SetUp() override {
-    DbTest::SetUp();
-    platforms_ = std::make_unique<PlatformStore>(db_.get());
-    workers_ = std::make_unique<WorkerStore>(db_.get());
-  }
-  std::unique_ptr<PlatformStore> platforms_;
-  std::unique_ptr<WorkerStore> workers_;
-};
+using WorkerStoreTest = StoresTest;
 
 TEST_F(WorkerStoreTest, PlatformUpsertIsIdempotentByFingerprint) {
   absl::StatusOr<int64_t> first = platforms_->UpsertSync(MakePlatform("fp-a", "host-1"));
