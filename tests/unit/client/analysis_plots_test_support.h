@@ -1,6 +1,7 @@
 // Shared by the analysis plot and report tests (analysis_plots_test.cc,
-// analysis_report_test.cc): hand-made responses of every analysis, a
-// gnuplot probe, and a fixture with a temporary folder.
+// analysis_report_test.cc, report_screenshot_test.cc): hand-made responses
+// of every analysis, a report of them all, a probe for programs on PATH,
+// and a fixture with a temporary folder.
 #ifndef PARADNN_TESTS_UNIT_CLIENT_ANALYSIS_PLOTS_TEST_SUPPORT_H_
 #define PARADNN_TESTS_UNIT_CLIENT_ANALYSIS_PLOTS_TEST_SUPPORT_H_
 
@@ -20,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/analysis_report.h"
 #include "paradnn/v1/analysis.pb.h"
 
 namespace paradnn::client::testing_support {
@@ -31,16 +33,20 @@ inline std::string ReadFile(const std::string& path) {
   return buffer.str();
 }
 
-inline bool HaveGnuplot() {
+// The first executable `name` in a folder of PATH.
+inline std::optional<std::string> FindOnPath(const std::string& name) {
   const char* path = std::getenv("PATH");
-  if (path == nullptr) return false;
+  if (path == nullptr) return std::nullopt;
   std::stringstream dirs(path);
   std::string dir;
   while (std::getline(dirs, dir, ':')) {
-    if (!dir.empty() && access((dir + "/gnuplot").c_str(), X_OK) == 0) return true;
+    const std::string candidate = dir + "/" + name;
+    if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
   }
-  return false;
+  return std::nullopt;
 }
+
+inline bool HaveGnuplot() { return FindOnPath("gnuplot").has_value(); }
 
 inline size_t Count(const std::string& text, const std::string& needle) {
   size_t count = 0;
@@ -281,6 +287,49 @@ inline v1::AnalyzeResponse Scaling() {
   c.set_config("layer=4 node=1024 batch=256");
   for (double v : {100.0, 340.0, 980.0}) c.add_values(v);
   return response;
+}
+
+// A finished sweep, its worker's calibrated platform, a section of every
+// analysis above and a note, with text that must be escaped in each.
+inline ReportInput FixtureReport() {
+  ReportInput input;
+  v1::SweepStatus sweep;
+  sweep.set_sweep_id(7);
+  sweep.set_name("paper-fc <quick>");
+  sweep.set_family("fc");
+  sweep.set_device("cpu");
+  sweep.set_state(v1::SWEEP_DONE);
+  sweep.set_total_jobs(24);
+  sweep.set_done_jobs(24);
+  sweep.set_ok_results(21);
+  input.sweeps.push_back(sweep);
+  v1::WorkerInfo worker;
+  worker.set_worker_id("host-a/cpu");
+  worker.set_device_kind("cpu");
+  worker.set_hostname("host-a");
+  v1::Platform& platform = *worker.mutable_platform();
+  platform.set_fingerprint("0123456789abcdef0123");
+  platform.set_device_kind("cpu");
+  platform.set_device_name("Intel(R) Xeon(R) Gold 6338");
+  platform.set_hostname("host-a");
+  platform.set_cores(32);
+  platform.set_logical_cpus(64);
+  platform.set_blas_backend("OpenBLAS 0.3.21 (pthread)");
+  platform.set_libtorch_version("2.3.1");
+  platform.set_onednn_version("3.3.6");
+  platform.set_isa_paths("AVX512_CORE_BF16; AMX: no");
+  v1::MatmulRoof& roof = *platform.add_matmul_roofs();
+  roof.set_dtype("float32");
+  roof.set_flops_per_sec(2.1e12);
+  input.workers.push_back(worker);
+  input.sections.push_back({"Throughput heat map", "examples/s by batch & layer.", Heatmap()});
+  input.sections.push_back({"Sensitivity", "Which hyper-parameters matter.", Sensitivity()});
+  input.sections.push_back({"Roofline", "Achieved FLOP/s against intensity.", Roofline()});
+  input.sections.push_back({"Utilization by family", "Box plots of MFU.", Boxplot()});
+  input.sections.push_back({"bfloat16 speedup", "Against float32.", Speedup()});
+  input.sections.push_back({"Thread scaling", "Speedup with threads.", Scaling()});
+  input.notes.push_back("no profiled sweep: operator points <left out>");
+  return input;
 }
 
 inline v1::AnalyzeResponse EmptyHeatmap() {

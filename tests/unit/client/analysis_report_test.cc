@@ -14,60 +14,21 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing_support::Boxplot;
 using testing_support::Count;
 using testing_support::EnvOverride;
+using testing_support::FixtureReport;
 using testing_support::HaveGnuplot;
 using testing_support::Heatmap;
 using testing_support::IsEmptyDir;
 using testing_support::ReadFile;
-using testing_support::Roofline;
-using testing_support::Scaling;
 using testing_support::Sensitivity;
-using testing_support::Speedup;
 using testing_support::TempDirTest;
 
 // ---- Report -----------------------------------------------------------------
 
 TEST_F(TempDirTest, ReportInlinesEverySectionsFigureAndTable) {
   if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot is not installed";
-  ReportInput input;
-  v1::SweepStatus sweep;
-  sweep.set_sweep_id(7);
-  sweep.set_name("paper-fc <quick>");
-  sweep.set_family("fc");
-  sweep.set_device("cpu");
-  sweep.set_state(v1::SWEEP_DONE);
-  sweep.set_total_jobs(24);
-  sweep.set_done_jobs(24);
-  sweep.set_ok_results(21);
-  input.sweeps.push_back(sweep);
-  v1::WorkerInfo worker;
-  worker.set_worker_id("host-a/cpu");
-  worker.set_device_kind("cpu");
-  worker.set_hostname("host-a");
-  v1::Platform& platform = *worker.mutable_platform();
-  platform.set_fingerprint("0123456789abcdef0123");
-  platform.set_device_kind("cpu");
-  platform.set_device_name("Intel(R) Xeon(R) Gold 6338");
-  platform.set_hostname("host-a");
-  platform.set_cores(32);
-  platform.set_logical_cpus(64);
-  platform.set_blas_backend("OpenBLAS 0.3.21 (pthread)");
-  platform.set_libtorch_version("2.3.1");
-  platform.set_onednn_version("3.3.6");
-  platform.set_isa_paths("AVX512_CORE_BF16; AMX: no");
-  v1::MatmulRoof& roof = *platform.add_matmul_roofs();
-  roof.set_dtype("float32");
-  roof.set_flops_per_sec(2.1e12);
-  input.workers.push_back(worker);
-  input.sections.push_back({"Throughput heat map", "examples/s by batch & layer.", Heatmap()});
-  input.sections.push_back({"Sensitivity", "Which hyper-parameters matter.", Sensitivity()});
-  input.sections.push_back({"Roofline", "Achieved FLOP/s against intensity.", Roofline()});
-  input.sections.push_back({"Utilization by family", "Box plots of MFU.", Boxplot()});
-  input.sections.push_back({"bfloat16 speedup", "Against float32.", Speedup()});
-  input.sections.push_back({"Thread scaling", "Speedup with threads.", Scaling()});
-  input.notes.push_back("no profiled sweep: operator points <left out>");
+  const ReportInput input = FixtureReport();
 
   const std::string out_dir = Path("report/nested");
   std::filesystem::create_directory(Path("tmp"));

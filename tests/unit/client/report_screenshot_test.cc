@@ -38,15 +38,11 @@ extern char** environ;
 namespace paradnn::client {
 namespace {
 
-using testing_support::Boxplot;
 using testing_support::Count;
 using testing_support::EnvOverride;
-using testing_support::Heatmap;
+using testing_support::FindOnPath;
+using testing_support::FixtureReport;
 using testing_support::ReadFile;
-using testing_support::Roofline;
-using testing_support::Scaling;
-using testing_support::Sensitivity;
-using testing_support::Speedup;
 using testing_support::TempDirTest;
 
 constexpr int kWindowWidth = 1280;
@@ -54,50 +50,6 @@ constexpr int kWindowHeight = 9000;  // taller than the page: every figure is in
 // Rows at the window's bottom that must be background: the page ended.
 constexpr int kBottomMargin = 300;
 constexpr int kChromiumTimeoutSeconds = 30;
-
-std::optional<std::string> FindOnPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return std::nullopt;
-  std::stringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    const std::string candidate = dir + "/" + name;
-    if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return std::nullopt;
-}
-
-ReportInput FixtureReport() {
-  ReportInput input;
-  v1::SweepStatus sweep;
-  sweep.set_sweep_id(7);
-  sweep.set_name("paper-fc <quick>");
-  sweep.set_family("fc");
-  sweep.set_device("cpu");
-  sweep.set_state(v1::SWEEP_DONE);
-  sweep.set_total_jobs(24);
-  sweep.set_done_jobs(24);
-  sweep.set_ok_results(21);
-  input.sweeps.push_back(sweep);
-  v1::WorkerInfo worker;
-  worker.set_worker_id("host-a/cpu");
-  worker.set_hostname("host-a");
-  v1::Platform& platform = *worker.mutable_platform();
-  platform.set_fingerprint("0123456789abcdef0123");
-  platform.set_device_kind("cpu");
-  platform.set_device_name("Intel(R) Xeon(R) Gold 6338");
-  platform.set_cores(32);
-  platform.set_logical_cpus(64);
-  input.workers.push_back(worker);
-  input.sections.push_back({"Throughput heat map", "examples/s by batch & layer.", Heatmap()});
-  input.sections.push_back({"Sensitivity", "Which hyper-parameters matter.", Sensitivity()});
-  input.sections.push_back({"Roofline", "Achieved FLOP/s against intensity.", Roofline()});
-  input.sections.push_back({"Utilization by family", "Box plots of MFU.", Boxplot()});
-  input.sections.push_back({"bfloat16 speedup", "Against float32.", Speedup()});
-  input.sections.push_back({"Thread scaling", "Speedup with threads.", Scaling()});
-  input.notes.push_back("no profiled sweep: operator points left out");
-  return input;
-}
 
 // The page with every <svg> element's content dropped: the element (and so
 // the layout) stays, its drawing goes.
