@@ -24,8 +24,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
-import tempfile
 import time
 
 import common
@@ -46,14 +44,6 @@ def cpu_model():
     return "unknown CPU"
 
 
-def paradnn(args, timeout=3600):
-    done = subprocess.run([os.path.join(common.BIN, "paradnn")] + args, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, check=False, timeout=timeout)
-    if done.returncode != 0:
-        sys.exit(f"paradnn {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return done
-
-
 def in_effect(db, sweep_id):
     """What the job of `sweep_id` asked for and ran with: the BLAS core and ATen capability
     its process found in effect, its threads (the database, read-only)."""
@@ -69,25 +59,22 @@ def in_effect(db, sweep_id):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--keep", help="keep the database in this folder")
+    common.add_keep_flag(parser)
     parser.add_argument("--good-core", default="auto")
     parser.add_argument("--bad-core", default="Prescott")
     args = parser.parse_args()
-    tmp = args.keep or tempfile.mkdtemp(prefix="bisect-")
-    os.makedirs(tmp, exist_ok=True)
+    tmp = common.work_folder(args.keep, "bisect-")
     db = os.path.join(tmp, "bisect.db")
-    sweep = os.path.join(tmp, "fc.yaml")
-    with open(sweep, "w") as f:
-        f.write(SWEEP)
+    sweep = common.write_sweep(tmp, "fc.yaml", SWEEP)
     good = f"blas_core={args.good_core},env.OMP_WAIT_POLICY=active,inter_op_threads=1"
     bad = f"blas_core={args.bad_core},env.OMP_WAIT_POLICY=passive,inter_op_threads=2"
     command = ["bisect", sweep, "--good", good, "--bad", bad, "--db", db, "--format", "json"]
     load_before = os.getloadavg()[0]
     start = time.monotonic()
-    done = paradnn(command)
+    out = common.paradnn(command, timeout=3600)
     wall = time.monotonic() - start
     load_after = os.getloadavg()[0]
-    report = json.loads(done.stdout)
+    report = json.loads(out)
     result, measured = report["result"], report["measurements"]
 
     print(f"bisect: fp32 FC 4x1024 (input 2000, output 200, batch 256, 2 intra-op threads) on "

@@ -5,6 +5,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("PARADNN_BIN_DIR", os.path.join(ROOT, "build", "bin"))
@@ -26,6 +27,36 @@ def run_json(argv, env=None, timeout=900):
     if done.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
     return json.loads(done.stdout)
+
+
+def paradnn(args, timeout=None):
+    """Runs the paradnn CLI with `args`; its stdout. Exits with the end of its
+    stderr where it fails."""
+    done = subprocess.run([os.path.join(BIN, "paradnn")] + args, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, check=False, timeout=timeout)
+    if done.returncode != 0:
+        sys.exit(f"paradnn {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def add_keep_flag(parser):
+    parser.add_argument("--keep", help="keep the database in this folder")
+
+
+def work_folder(keep, prefix):
+    """The folder a run writes its sweep files and database in: `keep` (made
+    if missing), else a new temporary one named after `prefix`."""
+    folder = keep or tempfile.mkdtemp(prefix=prefix)
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def write_sweep(folder, name, text):
+    """Writes the sweep file `name` in `folder`; its path."""
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
 
 
 def runner_measure(flags):

@@ -22,9 +22,6 @@ import json
 import math
 import os
 import statistics
-import subprocess
-import sys
-import tempfile
 
 import common
 
@@ -42,27 +39,16 @@ run: {{max_seconds: 2}}
 """
 
 
-def paradnn(args):
-    done = subprocess.run([os.path.join(common.BIN, "paradnn")] + args, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, check=False)
-    if done.returncode != 0:
-        sys.exit(f"paradnn {' '.join(args)} failed:\n{done.stderr[-3000:]}")
-    return done.stdout
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--keep", help="keep the database in this folder")
+    common.add_keep_flag(parser)
     args = parser.parse_args()
-    tmp = args.keep or tempfile.mkdtemp(prefix="compare-ab-")
-    os.makedirs(tmp, exist_ok=True)
+    tmp = common.work_folder(args.keep, "compare-ab-")
     db = os.path.join(tmp, "ab.db")
-    sweep = os.path.join(tmp, "ab.yaml")
-    with open(sweep, "w") as f:
-        f.write(SWEEP.format(repeats=args.repeats))
-    paradnn(["local", sweep, "--db", db, "--fresh", "--format", "json"])
-    out = json.loads(paradnn(["compare", "--field", "intra_op_threads", "1", "2", "--sweep", "1",
+    sweep = common.write_sweep(tmp, "ab.yaml", SWEEP.format(repeats=args.repeats))
+    common.paradnn(["local", sweep, "--db", db, "--fresh", "--format", "json"])
+    out = json.loads(common.paradnn(["compare", "--field", "intra_op_threads", "1", "2", "--sweep", "1",
                               "--format", "json", "--db", db]))["speedup"]
     points = out["points"]
     print(f"A/B: intra-op threads 1 -> 2 on fp32 FC, {args.repeats} shuffled repeat rounds, "

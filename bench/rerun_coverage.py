@@ -26,9 +26,7 @@ import math
 import multiprocessing
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 import common
@@ -72,14 +70,6 @@ CONFIG_KEYS = ["layer", "node", "batch", "block", "filter", "image", "embed", "l
                "cell"]
 
 
-def paradnn(args, check=True):
-    done = subprocess.run([os.path.join(common.BIN, "paradnn")] + args, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, check=False)
-    if check and done.returncode != 0:
-        sys.exit(f"paradnn {' '.join(args)} failed:\n{done.stderr[-3000:]}")
-    return done.stdout
-
-
 def load(stop):
     """Takes CPU 0 half of the time until `stop` is set."""
     os.sched_setaffinity(0, {0})
@@ -99,10 +89,9 @@ def main():
     parser.add_argument("--minutes", type=float, default=30)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--load", action="store_true")
-    parser.add_argument("--keep", help="keep the database in this folder")
+    common.add_keep_flag(parser)
     args = parser.parse_args()
-    tmp = args.keep or tempfile.mkdtemp(prefix="coverage-")
-    os.makedirs(tmp, exist_ok=True)
+    tmp = common.work_folder(args.keep, "coverage-")
     db = os.path.join(tmp, "coverage.db")
     stop = multiprocessing.Event()
     loader = None
@@ -116,16 +105,14 @@ def main():
         while len(rounds) < args.rounds or time.monotonic() - start < args.minutes * 60:
             ids = []
             for family, text in SWEEPS.items():
-                path = os.path.join(tmp, f"{family}.yaml")
-                with open(path, "w") as f:
-                    f.write(text)
-                paradnn(["local", path, "--db", db, "--fresh", "--format", "json"])
+                path = common.write_sweep(tmp, f"{family}.yaml", text)
+                common.paradnn(["local", path, "--db", db, "--fresh", "--format", "json"])
                 sweep_id += 1
                 ids.append(sweep_id)
             this_round = {}
             for family, sweep in zip(SWEEPS, ids):
-                rows = json.loads(paradnn(["results", str(sweep), "--jobs", "--format", "json",
-                                           "--db", db]))
+                rows = json.loads(common.paradnn(["results", str(sweep), "--jobs", "--format",
+                                                  "json", "--db", db]))
                 for row in rows:
                     if row.get("outcome") != "OK" or row.get("step_median_ms") is None:
                         continue
@@ -195,7 +182,7 @@ def report(args, rounds, db):
     different = total = 0
     for a, b in zip(rounds, rounds[1:]):
         for x, y in zip(a["sweeps"], b["sweeps"]):
-            out = json.loads(paradnn(["compare", str(x), str(y), "--format", "json", "--db", db]))
+            out = json.loads(common.paradnn(["compare", str(x), str(y), "--format", "json", "--db", db]))
             s = out["speedup"]
             different += int(s.get("faster", 0)) + int(s.get("slower", 0))
             total += len(s.get("points", []))
