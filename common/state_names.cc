@@ -6,6 +6,8 @@ namespace paradnn::common {
 
 std::string SweepStateName(int state) {
   switch (state) {
+    case v1::SWEEP_STATE_UNSPECIFIED:
+      return "unspecified";
     case v1::SWEEP_RUNNING:
       return "running";
     case v1::SWEEP_DONE:
@@ -15,12 +17,14 @@ std::string SweepStateName(int state) {
     case v1::SWEEP_INTERRUPTED:
       return "interrupted";
     default:
-      return "unknown";
+      return kUnknownStateName;
   }
 }
 
 std::string JobStateName(int state) {
   switch (state) {
+    case v1::JOB_STATE_UNSPECIFIED:
+      return "unspecified";
     case v1::JOB_PENDING:
       return "pending";
     case v1::JOB_LEASED:
@@ -36,7 +40,7 @@ std::string JobStateName(int state) {
     case v1::JOB_PREDICTED:
       return "predicted";
     default:
-      return "unknown";
+      return kUnknownStateName;
   }
 }
 

@@ -1,5 +1,8 @@
 // The lower-case names of sweep and job states, as the CLI, the report and
-// /metrics print them ("running", "done", ...). Thread-safe.
+// /metrics print them ("running", "done", ...): each value of the proto's
+// SweepState and JobState (proto/paradnn/v1/coordinator.proto) is named by
+// its own name without the prefix, in lower case; *_STATE_UNSPECIFIED is
+// "unspecified". Thread-safe.
 #ifndef PARADNN_COMMON_STATE_NAMES_H_
 #define PARADNN_COMMON_STATE_NAMES_H_
 
@@ -7,9 +10,14 @@
 
 namespace paradnn::common {
 
-// "running", "done", "cancelled"; "unknown" for any other value.
+// The fallback for a number that is no value of the enum (a newer peer's).
+inline constexpr char kUnknownStateName[] = "unknown";
+
+// "unspecified", "running", "done", "cancelled", "interrupted";
+// kUnknownStateName for any other number.
 std::string SweepStateName(int state);
-// "pending", "leased", "done", "failed", "cancelled"; "unknown" otherwise.
+// "unspecified", "pending", "leased", "done", "failed", "cancelled", "held",
+// "predicted"; kUnknownStateName for any other number.
 std::string JobStateName(int state);
 
 }  // namespace paradnn::common
