@@ -44,4 +44,23 @@ std::string JobStateName(int state) {
   }
 }
 
+std::string WorkerStateName(int state) {
+  switch (state) {
+    case v1::WORKER_STATE_UNSPECIFIED:
+      return "unspecified";
+    case v1::WORKER_IDLE:
+      return "idle";
+    case v1::WORKER_BUSY:
+      return "busy";
+    case v1::WORKER_DRAINING:
+      return "draining";
+    case v1::WORKER_SILENT:
+      return "silent";
+    case v1::WORKER_DISCONNECTED:
+      return "disconnected";
+    default:
+      return kUnknownStateName;
+  }
+}
+
 }  // namespace paradnn::common

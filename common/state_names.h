@@ -1,6 +1,6 @@
-// The lower-case names of sweep and job states, as the CLI, the report and
+// The lower-case names of sweep, job and worker states, as the CLI, the report and
 // /metrics print them ("running", "done", ...): each value of the proto's
-// SweepState and JobState (proto/paradnn/v1/coordinator.proto) is named by
+// SweepState, JobState and WorkerState (proto/paradnn/v1/coordinator.proto) is named by
 // its own name without the prefix, in lower case; *_STATE_UNSPECIFIED is
 // "unspecified". Thread-safe.
 #ifndef PARADNN_COMMON_STATE_NAMES_H_
@@ -19,6 +19,10 @@ std::string SweepStateName(int state);
 // "unspecified", "pending", "leased", "done", "failed", "cancelled", "held",
 // "predicted"; kUnknownStateName for any other number.
 std::string JobStateName(int state);
+// "unspecified", "idle", "busy", "draining", "silent", "disconnected"
+// (v1::WorkerState without its WORKER_ prefix); kUnknownStateName for any
+// other number.
+std::string WorkerStateName(int state);
 
 }  // namespace paradnn::common
 

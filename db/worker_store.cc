@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/state_names.h"
 #include "db/stores_internal.h"
 #include "spdlog/spdlog.h"
 
@@ -80,7 +81,8 @@ absl::StatusOr<std::vector<v1::WorkerInfo>> WorkerStore::List() const {
       info.set_hostname(list.ColumnText(2));
       info.set_connected(list.ColumnInt(3) != 0);
       // Busy is live state only the coordinator knows; it overlays it.
-      info.set_state(info.connected() ? "idle" : "disconnected");
+      info.set_worker_state(info.connected() ? v1::WORKER_IDLE : v1::WORKER_DISCONNECTED);
+      info.set_state(common::WorkerStateName(info.worker_state()));
       info.set_connected_unix_ms(list.ColumnInt(4));
       info.set_last_seen_unix_ms(list.ColumnInt(5));
       if (!list.ColumnIsNull(6)) {

@@ -103,11 +103,13 @@ void CoordinatorMetrics::RenderStateCounts(PrometheusText* out) {
   std::map<std::string, std::map<std::string, int>> by_kind;  // kind -> state -> n
   for (const auto& [id, kind] : workers) {
     auto it = live.find(id);
-    const std::string state = it != live.end() ? it->second.state : "disconnected";
+    const v1::WorkerState state = it != live.end() ? it->second.state : v1::WORKER_DISCONNECTED;
     std::map<std::string, int>& states = by_kind[kind];
-    for (const char* s : {"idle", "busy", "draining", "silent", "disconnected"})
-      states.emplace(s, 0);
-    ++states[state];
+    for (v1::WorkerState s : {v1::WORKER_IDLE, v1::WORKER_BUSY, v1::WORKER_DRAINING,
+                              v1::WORKER_SILENT, v1::WORKER_DISCONNECTED}) {
+      states.emplace(common::WorkerStateName(s), 0);
+    }
+    ++states[common::WorkerStateName(state)];
   }
   out->Family("paradnn_workers", "gauge", "Workers by state and device kind");
   for (const auto& [kind, states] : by_kind) {

@@ -266,8 +266,8 @@ absl::Status CoordinatorServer::Parts::Open() {
     planner_options.workers_of = [sched = scheduler.get()](const std::string& device) {
       int connected = 0;
       for (const auto& [worker_id, worker] : sched->Snapshot()) {
-        connected +=
-            worker.device_kind == device && (worker.state == "idle" || worker.state == "busy");
+        connected += worker.device_kind == device &&
+                     (worker.state == v1::WORKER_IDLE || worker.state == v1::WORKER_BUSY);
       }
       return connected;
     };
@@ -428,7 +428,8 @@ void CoordinatorServer::Parts::BeginDrain(const std::string& why) {
 // until the grace period ends; the wait ends early once none is busy.
 void CoordinatorServer::Parts::CheckDrained() {
   int busy = 0;
-  for (const auto& [worker_id, worker] : scheduler->Snapshot()) busy += worker.state == "busy";
+  for (const auto& [worker_id, worker] : scheduler->Snapshot())
+    busy += worker.state == v1::WORKER_BUSY;
   if (busy == 0) {
     spdlog::info("drained: no job in flight");
     return;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/state_names.h"
 #include "model/sweep.h"
 #include "server/analysis/rerun_intervals.h"
 #include "server/grpc_status.h"
@@ -506,13 +507,13 @@ void CoordinatorService::ListWorkersNow(v1::ListWorkersResponse* response,
     for (v1::WorkerInfo& worker : *workers) {
       auto it = live.find(worker.worker_id());
       if (it != live.end()) {
-        worker.set_state(it->second.state);
-        worker.set_connected(it->second.state != "disconnected");
+        worker.set_worker_state(it->second.state);
         worker.set_current_job_id(it->second.current_job_id);
       } else {
-        worker.set_state("disconnected");
-        worker.set_connected(false);
+        worker.set_worker_state(v1::WORKER_DISCONNECTED);
       }
+      worker.set_state(common::WorkerStateName(worker.worker_state()));
+      worker.set_connected(worker.worker_state() != v1::WORKER_DISCONNECTED);
       *response->add_workers() = std::move(worker);
     }
   }

@@ -503,16 +503,16 @@ std::map<std::string, LiveWorker> Scheduler::Snapshot() const {
     LiveWorker live;
     live.device_kind = worker.device_kind;
     if (!worker.session) {
-      live.state = "disconnected";
+      live.state = v1::WORKER_DISCONNECTED;
     } else if (worker.silent) {
-      live.state = "silent";
+      live.state = v1::WORKER_SILENT;
     } else if (!worker.open_attempts.empty()) {
-      live.state = "busy";
+      live.state = v1::WORKER_BUSY;
       if (!worker.attempt_job.empty()) live.current_job_id = worker.attempt_job.begin()->second;
     } else if (worker.draining) {
-      live.state = "draining";
+      live.state = v1::WORKER_DRAINING;
     } else {
-      live.state = "idle";
+      live.state = v1::WORKER_IDLE;
     }
     out[worker_id] = live;
   }

@@ -61,9 +61,9 @@ struct SchedulerOptions {
 
 // A worker as the scheduler sees it right now (for ListWorkers).
 struct LiveWorker {
-  // "idle", "busy", "draining" (shutting down, idle), "silent" (connected,
-  // not answering), "disconnected"
-  std::string state;
+  // idle, busy, draining (shutting down, idle), silent (connected, not
+  // answering), disconnected
+  v1::WorkerState state = v1::WORKER_DISCONNECTED;
   int64_t current_job_id = 0;
   std::string device_kind;
 };

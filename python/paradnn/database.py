@@ -191,6 +191,8 @@ class Database:
             info = coordinator_pb2.WorkerInfo(
                 worker_id=worker_id, device_kind=device_kind, hostname=hostname,
                 connected=bool(connected), state="idle" if connected else "disconnected",
+                worker_state=(coordinator_pb2.WORKER_IDLE if connected
+                              else coordinator_pb2.WORKER_DISCONNECTED),
                 connected_unix_ms=connected_ms, last_seen_unix_ms=last_seen_ms, jobs_done=jobs_done)
             if platform is not None:
                 info.platform.SetInParent()

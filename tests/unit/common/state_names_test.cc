@@ -63,10 +63,15 @@ TEST(StateNamesTest, EveryJobStateHasItsLowerCaseName) {
   ExpectEveryValueNamed(v1::JobState_descriptor(), "JOB_", JobStateName);
 }
 
+TEST(StateNamesTest, EveryWorkerStateHasItsLowerCaseName) {
+  ExpectEveryValueNamed(v1::WorkerState_descriptor(), "WORKER_", WorkerStateName);
+}
+
 TEST(StateNamesTest, TheNamesThePagesPrint) {
   EXPECT_EQ(SweepStateName(v1::SWEEP_INTERRUPTED), "interrupted");
   EXPECT_EQ(JobStateName(v1::JOB_PENDING), "pending");
   EXPECT_EQ(JobStateName(v1::JOB_PREDICTED), "predicted");
+  EXPECT_EQ(WorkerStateName(v1::WORKER_SILENT), "silent");
   EXPECT_STREQ(kUnknownStateName, "unknown");
 }
 

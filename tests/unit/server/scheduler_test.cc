@@ -167,7 +167,7 @@ TEST_F(SchedulerTest, HelloGetsAckThenOneJobAtATimeAndResultsAreAcked) {
   // Only one job at a time, even though two are pending.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(stream.Sent(v1::CoordinatorMessage::kAssignment).size(), 1u);
-  EXPECT_EQ(scheduler_->Snapshot()["w1"].state, "busy");
+  EXPECT_EQ(scheduler_->Snapshot()["w1"].state, v1::WORKER_BUSY);
 
   const auto& first = assignments[0].assignment();
   scheduler_->OnWorkerMessage(stream.session(), "w1", Result(first.job_id(), first.attempt_id()));
@@ -327,7 +327,7 @@ TEST_F(SchedulerTest, ConnectedButSilentWorkerGetsNoJobUntilItAnswers) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(silent.Sent(v1::CoordinatorMessage::kAssignment).size(), 1u)
       << "a silent worker was offered another job";
-  EXPECT_EQ(scheduler_->Snapshot().at("w1").state, "silent");
+  EXPECT_EQ(scheduler_->Snapshot().at("w1").state, v1::WORKER_SILENT);
 
   FakeStream answering(2);
   ASSERT_TRUE(scheduler_->OnHello(answering.session(), Hello("w2")).ok());
@@ -375,7 +375,7 @@ TEST_F(SchedulerTest, DrainingWorkerFinishesItsJobButGetsNoOther) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(leaving.Sent(v1::CoordinatorMessage::kAssignment).size(), 1u)
       << "a worker shutting down was offered another job";
-  EXPECT_EQ(scheduler_->Snapshot().at("w1").state, "draining");
+  EXPECT_EQ(scheduler_->Snapshot().at("w1").state, v1::WORKER_DRAINING);
   EXPECT_EQ(Status(sweep).pending_jobs(), 1);
   FakeStream staying(2);
   ASSERT_TRUE(scheduler_->OnHello(staying.session(), Hello("w2")).ok());
