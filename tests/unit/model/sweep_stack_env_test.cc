@@ -1,6 +1,5 @@
 // env.NAME stack settings in sweeps: axes like blas_core, for allowed
 // performance variables only (common/stack_env.h).
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -11,8 +10,6 @@
 
 namespace paradnn::model {
 namespace {
-
-using ::testing::StartsWith;
 
 // clang-format off
 constexpr const char* kOneFc = R"pb(
@@ -29,70 +26,54 @@ constexpr const char* kOneFc = R"pb(
 
 TEST(SweepEnvStackTest, EnvSettingsAreAxesAndReachEachConfiguration) {
   v1::SweepSpec spec = Spec(kOneFc);
-  (*spec.mutable_stack())["env.OMP_WAIT_POLICY"].add_values("active");
-  (*spec.mutable_stack())["env.OMP_WAIT_POLICY"].add_values("passive");
-  (*spec.mutable_stack())["env.MALLOC_ARENA_MAX"].add_values("");
-  (*spec.mutable_stack())["blas_core"].add_values("Haswell");
-  ASSERT_TRUE(ValidateSweep(spec, 0).ok()) << ValidateSweep(spec, 0);
-  EXPECT_EQ(CountConfigurations(spec), 2);
-  absl::StatusOr<std::vector<v1::ModelConfig>> configs = ExpandSweep(spec, 0);
-  ASSERT_TRUE(configs.ok()) << configs.status();
-  ASSERT_EQ(configs->size(), 2u);
-  EXPECT_EQ((*configs)[0].stack().at("env.OMP_WAIT_POLICY"), "active");
-  EXPECT_EQ((*configs)[1].stack().at("env.OMP_WAIT_POLICY"), "passive");
-  for (const v1::ModelConfig& c : *configs) {
+  SetStack(&spec, "env.OMP_WAIT_POLICY", {"active", "passive"});
+  SetStack(&spec, "env.MALLOC_ARENA_MAX", {""});
+  SetStack(&spec, "blas_core", {"Haswell"});
+  std::vector<v1::ModelConfig> configs;
+  ASSERT_NO_FATAL_FAILURE(ExpandValid(spec, 0, 2, &configs));
+  EXPECT_EQ(configs[0].stack().at("env.OMP_WAIT_POLICY"), "active");
+  EXPECT_EQ(configs[1].stack().at("env.OMP_WAIT_POLICY"), "passive");
+  for (const v1::ModelConfig& c : configs) {
     EXPECT_EQ(c.stack().at("env.MALLOC_ARENA_MAX"), "");
     EXPECT_EQ(c.stack().at("blas_core"), "Haswell");
   }
 }
 
 TEST(SweepEnvStackTest, RefusedVariablesAndValuesNameTheFieldAndWhatIsAllowed) {
-  struct Case {
-    std::string key;
-    std::vector<std::string> values;
-    std::string device;
-    std::string error;
-  };
-  const std::vector<Case> cases = {
-      {"env.LD_PRELOAD",
-       {"/tmp/x.so"},
-       "cpu",
-       "stack.env.LD_PRELOAD: LD_PRELOAD is not a performance variable a sweep may set (PRELOAD: "
-       "it names what to load or write); allowed: env.NAME with NAME starting with OMP_"},
-      {"env.HOME", {"x"}, "cpu", "stack.env.HOME: HOME is not a performance variable"},
-      {"env.OMP_TOOL_LIBRARIES",
-       {"libtool.so"},
-       "cpu",
-       "stack.env.OMP_TOOL_LIBRARIES: OMP_TOOL_LIBRARIES is not a performance variable a sweep "
-       "may set (TOOL: it names what to load or write)"},
-      {"env.OMP_WAIT_POLICY",
-       {"active", "pas sive"},
-       "cpu",
-       "stack.env.OMP_WAIT_POLICY[1]: 'pas sive' is not an allowed value"},
-      {"env.OMP_WAIT_POLICY",
-       {"active", "active"},
-       "cpu",
-       "stack.env.OMP_WAIT_POLICY[1]: 'active' "
-       "is listed twice"},
-      {"env.OMP_WAIT_POLICY",
-       {},
-       "cpu",
-       "stack.env.OMP_WAIT_POLICY: empty list; give at least one "
-       "value (\"\" unsets the variable)"},
-      {"env.OMP_WAIT_POLICY",
-       {"passive"},
-       "cuda",
-       "stack.env.OMP_WAIT_POLICY: stack settings choose CPU libraries' kernels"},
-  };
-  for (const Case& c : cases) {
-    v1::SweepSpec spec = Spec(kOneFc);
-    spec.set_device(c.device);
-    v1::StringValues& list = (*spec.mutable_stack())[c.key];
-    for (const std::string& v : c.values) list.add_values(v);
-    const absl::Status status = ValidateSweep(spec, 0);
-    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.key;
-    EXPECT_THAT(std::string(status.message()), StartsWith(c.error));
-  }
+  ExpectStacksRefused(
+      Spec(kOneFc),
+      {
+          {"env.LD_PRELOAD",
+           {"/tmp/x.so"},
+           "cpu",
+           "stack.env.LD_PRELOAD: LD_PRELOAD is not a performance variable a sweep may set "
+           "(PRELOAD: "
+           "it names what to load or write); allowed: env.NAME with NAME starting with OMP_"},
+          {"env.HOME", {"x"}, "cpu", "stack.env.HOME: HOME is not a performance variable"},
+          {"env.OMP_TOOL_LIBRARIES",
+           {"libtool.so"},
+           "cpu",
+           "stack.env.OMP_TOOL_LIBRARIES: OMP_TOOL_LIBRARIES is not a performance variable a sweep "
+           "may set (TOOL: it names what to load or write)"},
+          {"env.OMP_WAIT_POLICY",
+           {"active", "pas sive"},
+           "cpu",
+           "stack.env.OMP_WAIT_POLICY[1]: 'pas sive' is not an allowed value"},
+          {"env.OMP_WAIT_POLICY",
+           {"active", "active"},
+           "cpu",
+           "stack.env.OMP_WAIT_POLICY[1]: 'active' "
+           "is listed twice"},
+          {"env.OMP_WAIT_POLICY",
+           {},
+           "cpu",
+           "stack.env.OMP_WAIT_POLICY: empty list; give at least one "
+           "value (\"\" unsets the variable)"},
+          {"env.OMP_WAIT_POLICY",
+           {"passive"},
+           "cuda",
+           "stack.env.OMP_WAIT_POLICY: stack settings choose CPU libraries' kernels"},
+      });
 }
 
 }  // namespace

@@ -40,13 +40,9 @@ v1::SweepSpec Issue() { return Spec(kIssueExample); }
 const ParamRule& Schema(const char* name) { return *FindParam(*FindFamily("fc"), name); }
 
 TEST(SweepValidationTest, IssueExampleIsValidAndHasTenConfigurations) {
-  EXPECT_TRUE(ValidateSweep(Issue(), kDefaultMaxJobs).ok())
-      << ValidateSweep(Issue(), kDefaultMaxJobs);
-  EXPECT_EQ(CountConfigurations(Issue()), 10);
-  absl::StatusOr<std::vector<v1::ModelConfig>> configs = ExpandSweep(Issue(), kDefaultMaxJobs);
-  ASSERT_TRUE(configs.ok()) << configs.status();
-  ASSERT_EQ(configs->size(), 10u);
-  for (const v1::ModelConfig& c : *configs) {
+  std::vector<v1::ModelConfig> configs;
+  ASSERT_NO_FATAL_FAILURE(ExpandValid(Issue(), kDefaultMaxJobs, 10, &configs));
+  for (const v1::ModelConfig& c : configs) {
     EXPECT_EQ(c.family(), "fc");
     EXPECT_EQ(c.precision(), "float32");
     EXPECT_EQ(c.optimizer(), "rmsprop");
@@ -92,60 +88,44 @@ TEST(SweepValidationTest, PrecisionAndOptimizerAreInnermost) {
 
 TEST(SweepValidationTest, StackSettingsAreAxesOfTheirOwn) {
   v1::SweepSpec spec = Issue();
-  (*spec.mutable_stack())["blas_core"].add_values("as-installed");
-  (*spec.mutable_stack())["blas_core"].add_values("auto");
-  (*spec.mutable_stack())["aten_capability"].add_values("avx512");
-  ASSERT_TRUE(ValidateSweep(spec, 0).ok()) << ValidateSweep(spec, 0);
-  EXPECT_EQ(CountConfigurations(spec), 20);
-  absl::StatusOr<std::vector<v1::ModelConfig>> configs = ExpandSweep(spec, 0);
-  ASSERT_TRUE(configs.ok()) << configs.status();
-  ASSERT_EQ(configs->size(), 20u);
+  SetStack(&spec, "blas_core", {"as-installed", "auto"});
+  SetStack(&spec, "aten_capability", {"avx512"});
+  std::vector<v1::ModelConfig> configs;
+  ASSERT_NO_FATAL_FAILURE(ExpandValid(spec, 0, 20, &configs));
   // Innermost of the named axes, outside precision and optimizer.
-  EXPECT_EQ((*configs)[0].stack().at("blas_core"), "as-installed");
-  EXPECT_EQ((*configs)[1].stack().at("blas_core"), "auto");
-  EXPECT_EQ((*configs)[0].params().at("node"), (*configs)[1].params().at("node"));
-  EXPECT_NE((*configs)[1].params().at("node"), (*configs)[2].params().at("node"));
-  for (const auto& c : *configs) EXPECT_EQ(c.stack().at("aten_capability"), "avx512");
+  EXPECT_EQ(configs[0].stack().at("blas_core"), "as-installed");
+  EXPECT_EQ(configs[1].stack().at("blas_core"), "auto");
+  EXPECT_EQ(configs[0].params().at("node"), configs[1].params().at("node"));
+  EXPECT_NE(configs[1].params().at("node"), configs[2].params().at("node"));
+  for (const auto& c : configs) EXPECT_EQ(c.stack().at("aten_capability"), "avx512");
 }
 
 TEST(SweepValidationTest, StackSettingsNameTheFieldAndWhatIsAllowed) {
-  struct Case {
-    std::string key;
-    std::vector<std::string> values;
-    std::string device;
-    std::string error;
-  };
-  const std::vector<Case> cases = {
-      {"omp_threads",
-       {"4"},
-       "cpu",
-       "stack.omp_threads: not a stack setting; allowed: blas_core, "
-       "aten_capability"},
-      {"aten_capability",
-       {"auto", "avx1024"},
-       "cpu",
-       "stack.aten_capability[1]: 'avx1024' is not auto, as-installed or default, avx2 or avx512"},
-      {"blas_core",
-       {"Sky lake"},
-       "cpu",
-       "stack.blas_core[0]: 'Sky lake' is not auto, as-installed or an OpenBLAS core name"},
-      {"blas_core", {"auto", "auto"}, "cpu", "stack.blas_core[1]: 'auto' is listed twice"},
-      {"blas_core", {}, "cpu", "stack.blas_core: empty list"},
-      {"blas_core",
-       {"auto"},
-       "cuda",
-       "stack.blas_core: stack settings choose CPU libraries' kernels; this sweep's device is "
-       "cuda"},
-  };
-  for (const Case& c : cases) {
-    v1::SweepSpec spec = Issue();
-    spec.set_device(c.device);
-    v1::StringValues& list = (*spec.mutable_stack())[c.key];
-    for (const std::string& v : c.values) list.add_values(v);
-    const absl::Status status = ValidateSweep(spec, 0);
-    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.key;
-    EXPECT_THAT(std::string(status.message()), StartsWith(c.error));
-  }
+  ExpectStacksRefused(
+      Issue(),
+      {
+          {"omp_threads",
+           {"4"},
+           "cpu",
+           "stack.omp_threads: not a stack setting; allowed: blas_core, "
+           "aten_capability"},
+          {"aten_capability",
+           {"auto", "avx1024"},
+           "cpu",
+           "stack.aten_capability[1]: 'avx1024' is not auto, as-installed or default, avx2 or "
+           "avx512"},
+          {"blas_core",
+           {"Sky lake"},
+           "cpu",
+           "stack.blas_core[0]: 'Sky lake' is not auto, as-installed or an OpenBLAS core name"},
+          {"blas_core", {"auto", "auto"}, "cpu", "stack.blas_core[1]: 'auto' is listed twice"},
+          {"blas_core", {}, "cpu", "stack.blas_core: empty list"},
+          {"blas_core",
+           {"auto"},
+           "cuda",
+           "stack.blas_core: stack settings choose CPU libraries' kernels; this sweep's device is "
+           "cuda"},
+      });
 }
 
 // params.devices: data-parallel replicas, an axis like any parameter, but
