@@ -26,11 +26,8 @@ TEST(OomTest, ModelOverTheMemoryCapIsAnOomResultAndTheSweepContinues) {
   std::ofstream(path) << "name: oom\nfamily: fc\nparams:\n  layer: 1\n"
                          "  node: {values: [16, 16384]}\n  input: 16384\n  output: 16\n  batch: 8\n"
                          "run: {max_seconds: 0.5, warmup_steps: 1}\nrun_predicted_oom: true\n";
-  CommandResult submit = cluster.Cli({"submit", path, "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  const std::string sweep = submit.out.substr(0, submit.out.find('\n'));
-  CommandResult watch = cluster.Cli({"watch", sweep}, seconds(300));
-  ASSERT_EQ(watch.exit_code, 0) << watch.err << cluster.Logs();
+  std::string sweep;
+  ASSERT_NO_FATAL_FAILURE(cluster.SubmitAndWatch(path, seconds(300), &sweep));
 
   EXPECT_EQ(QueryInt(cluster.db_path(),
                      "SELECT count(*) FROM results r JOIN job_params p ON p.job_id = r.job_id "
@@ -56,11 +53,8 @@ TEST(OomTest, CoordinatorSkipsModelsPredictedNotToFit) {
   std::ofstream(path) << "name: predicted\nfamily: fc\nparams:\n  layer: 1\n"
                          "  node: {values: [16, 16384]}\n  input: 16384\n  output: 16\n  batch: 8\n"
                          "run: {max_seconds: 0.5, warmup_steps: 1}\n";
-  CommandResult submit = cluster.Cli({"submit", path, "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  const std::string sweep = submit.out.substr(0, submit.out.find('\n'));
-  CommandResult watch = cluster.Cli({"watch", sweep}, seconds(300));
-  ASSERT_EQ(watch.exit_code, 0) << watch.err << cluster.Logs();
+  std::string sweep;
+  ASSERT_NO_FATAL_FAILURE(cluster.SubmitAndWatch(path, seconds(300), &sweep));
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM results WHERE outcome = 6"), 1)
       << "PREDICTED_OOM expected\n"
       << cluster.Logs();

@@ -129,11 +129,9 @@ void ExpectALaterSweepReusesWhatWasMeasured(Cluster& cluster, TempDir& dir, int6
                           "  node: {values: [16, 32, 64, 128, 256, 512]}\n"
                           "  input: 64\n  output: 8\n"
                           "  batch: {values: [8, 32]}\n";
-  CommandResult submit = cluster.Cli({"submit", plain, "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  const std::string id = submit.out.substr(0, submit.out.find('\n'));
-  CommandResult watch = cluster.Cli({"watch", id}, seconds(180));
-  ASSERT_EQ(watch.exit_code, 0) << watch.err << cluster.Logs();
+  std::string id;
+  CommandResult watch;
+  ASSERT_NO_FATAL_FAILURE(cluster.SubmitAndWatch(plain, seconds(180), &id, {}, &watch));
   EXPECT_NE(watch.err.find(std::to_string(measured) + " of " + std::to_string(kConfigurations) +
                            " jobs took results measured by earlier sweeps"),
             std::string::npos)
@@ -150,10 +148,8 @@ void ExpectALaterSweepReusesWhatWasMeasured(Cluster& cluster, TempDir& dir, int6
   CommandResult status = cluster.Cli({"status", id});
   EXPECT_NE(status.out.find("taken from earlier sweeps"), std::string::npos) << status.out;
 
-  CommandResult fresh = cluster.Cli({"submit", plain, "--fresh", "-q"});
-  ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
-  const std::string fresh_id = fresh.out.substr(0, fresh.out.find('\n'));
-  ASSERT_EQ(cluster.Cli({"watch", fresh_id}, seconds(180)).exit_code, 0) << cluster.Logs();
+  std::string fresh_id;
+  ASSERT_NO_FATAL_FAILURE(cluster.SubmitAndWatch(plain, seconds(180), &fresh_id, {"--fresh"}));
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_sweep + fresh_id), kConfigurations);
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_sweep + fresh_id +
                              " AND r.reused_from_job_id IS NOT NULL"),
@@ -188,12 +184,8 @@ TEST_F(BudgetTest, MeasuresSomePredictsTheRestAndEndsOnTime) {
                           "  batch: {values: [8, 32]}\n"
                           "run: {budget: "
                        << kBudgetSeconds << "s}\n";
-  CommandResult submit = cluster.Cli({"submit", sweep, "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  const std::string id = submit.out.substr(0, submit.out.find('\n'));
-
-  CommandResult watch = cluster.Cli({"watch", id}, seconds(180));
-  ASSERT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster.Logs();
+  std::string id;
+  ASSERT_NO_FATAL_FAILURE(cluster.SubmitAndWatch(sweep, seconds(180), &id));
 
   const std::string& db = cluster.db_path();
   const int64_t measured = QueryInt(db, "SELECT COUNT(*) FROM results");

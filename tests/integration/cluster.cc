@@ -163,6 +163,18 @@ CommandResult Cluster::Cli(std::vector<std::string> args, seconds timeout) {
   return RunCommand(argv, timeout);
 }
 
+void Cluster::SubmitAndWatch(const std::string& path, seconds timeout, std::string* sweep_id,
+                             const std::vector<std::string>& extra, CommandResult* watched) {
+  std::vector<std::string> args = {"submit", path, "-q"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const CommandResult submit = Cli(args);
+  ASSERT_EQ(submit.exit_code, 0) << submit.out << submit.err << Logs();
+  *sweep_id = submit.out.substr(0, submit.out.find_first_of("\n "));
+  const CommandResult watch = Cli({"watch", *sweep_id}, timeout);
+  if (watched != nullptr) *watched = watch;
+  ASSERT_EQ(watch.exit_code, 0) << watch.out << watch.err << Logs();
+}
+
 void Cluster::Stop() {
   for (auto& worker : workers_) {
     if (worker->running()) worker->Signal(SIGTERM);

@@ -49,6 +49,13 @@ class Cluster {
   // Runs the CLI against this coordinator.
   CommandResult Cli(std::vector<std::string> args,
                     std::chrono::seconds timeout = std::chrono::seconds(60));
+  // Submits the sweep file `path` (`submit PATH -q`, then `extra`), sets
+  // `*sweep_id` and watches the sweep until it ends (at most `timeout`),
+  // keeping what watch said in `*watched` where that is given. Either
+  // command failing is a fatal failure, with the output and logs: call it
+  // inside ASSERT_NO_FATAL_FAILURE.
+  void SubmitAndWatch(const std::string& path, std::chrono::seconds timeout, std::string* sweep_id,
+                      const std::vector<std::string>& extra = {}, CommandResult* watched = nullptr);
   // SIGTERMs the workers, then the coordinator, expecting clean exits.
   void Stop();
   std::string Logs();

@@ -56,14 +56,11 @@ TEST(EndToEndTest, QuickSweepOnTwoWorkersStoresOneResultPerJob) {
   cluster.StartWorker("it-worker-1");
   cluster.StartWorker("it-worker-2");
 
-  CommandResult submit = cluster.Cli({"submit", SourceDir() + "/examples/quick.yaml", "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  const std::string sweep_id = submit.out.substr(0, submit.out.find_first_of("\n "));
+  std::string sweep_id;
+  ASSERT_NO_FATAL_FAILURE(
+      cluster.SubmitAndWatch(SourceDir() + "/examples/quick.yaml", seconds(420), &sweep_id));
   ASSERT_FALSE(sweep_id.empty());
-  ASSERT_GT(std::stoll(sweep_id), 0) << submit.out;
-
-  CommandResult watch = cluster.Cli({"watch", sweep_id}, seconds(420));
-  ASSERT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster.Logs();
+  ASSERT_GT(std::stoll(sweep_id), 0);
 
   const int64_t jobs =
       QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE sweep_id = " + sweep_id);
@@ -186,11 +183,8 @@ TEST(EndToEndTest, RepeatsAndProfilesAreStoredAndShown) {
                                         "  node: {values: [64, 256]}\n  input: 256\n  output: 16\n"
                                         "  batch: 64\nrepeats: 3\nprofile: true\n"
                                         "run: {max_seconds: 0.3, warmup_steps: 1}\n";
-  CommandResult submit = cluster.Cli({"submit", dir.File("rp.yaml"), "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err;
-  const std::string sweep_id = submit.out.substr(0, submit.out.find_first_of("\n "));
-  CommandResult watch = cluster.Cli({"watch", sweep_id}, seconds(300));
-  ASSERT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster.Logs();
+  std::string sweep_id;
+  ASSERT_NO_FATAL_FAILURE(cluster.SubmitAndWatch(dir.File("rp.yaml"), seconds(300), &sweep_id));
 
   // 2 configurations x 3 repeats, every round finished before the next began.
   EXPECT_EQ(QueryInt(cluster.db_path(),

@@ -31,11 +31,8 @@ bool HostHasFlag(const std::string& flag) {
 }
 
 std::string SubmitAndWatch(Cluster& cluster, const std::string& sweep_file) {
-  CommandResult submit = cluster.Cli({"submit", sweep_file, "-q"});
-  EXPECT_EQ(submit.exit_code, 0) << submit.err;
-  const std::string id = submit.out.substr(0, submit.out.find_first_of("\n "));
-  CommandResult watch = cluster.Cli({"watch", id}, seconds(300));
-  EXPECT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster.Logs();
+  std::string id;
+  cluster.SubmitAndWatch(sweep_file, seconds(300), &id);
   return id;
 }
 

@@ -66,12 +66,9 @@ TEST(TorchScriptTest, UploadedModelRunsOnAWorkerAndIsStoredOnce) {
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
   cluster.StartWorker("ts-worker-1");
 
-  CommandResult submit = cluster.Cli({"submit", dir.File("mlp.yaml"), "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err << cluster.Logs();
-  const std::string sweep_id = SweepIdOf(submit);
-  ASSERT_GT(std::stoll(sweep_id), 0) << submit.out;
-  CommandResult watch = cluster.Cli({"watch", sweep_id}, seconds(300));
-  ASSERT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster.Logs();
+  std::string sweep_id;
+  ASSERT_NO_FATAL_FAILURE(cluster.SubmitAndWatch(dir.File("mlp.yaml"), seconds(300), &sweep_id));
+  ASSERT_GT(std::stoll(sweep_id), 0);
 
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs WHERE sweep_id = " + sweep_id),
             4);

@@ -44,11 +44,8 @@ class VerdictsTest : public ::testing::Test {
     const std::string sweep = grid + "." + std::to_string(workers_started_) + ".yaml";
     std::ofstream(sweep) << text.str() << "run: {seed: " << 11 + workers_started_ << "}\n";
     cluster->StartWorker(worker, {"--runner", PARADNN_FAKE_RUNNER});
-    CommandResult submit = cluster->Cli({"submit", sweep, "--fresh", "-q"});
-    EXPECT_EQ(submit.exit_code, 0) << submit.err;
-    const std::string id = submit.out.substr(0, submit.out.find('\n'));
-    CommandResult watch = cluster->Cli({"watch", id}, seconds(120));
-    EXPECT_EQ(watch.exit_code, 0) << watch.out << watch.err << cluster->Logs();
+    std::string id;
+    cluster->SubmitAndWatch(sweep, seconds(120), &id, {"--fresh"});
     // One worker at a time: the next sweep runs with the next environment.
     cluster->KillWorker(workers_started_++);
     return id;
