@@ -75,11 +75,26 @@ std::vector<Observation> Measure(const std::vector<World::Point>& grid,
   return data;
 }
 
+// A model fit on `points` of `grid` chosen by the space-filling design
+// (`design_seed`), measured with `noise_sd` (`noise_seed`).
+absl::StatusOr<StepTimeModel> FitOnDesign(const std::vector<World::Point>& grid, size_t points,
+                                          uint64_t design_seed, double noise_sd,
+                                          uint64_t noise_seed) {
+  const std::vector<size_t> design = SpaceFillingDesign(Coordinates(grid), points, design_seed);
+  return StepTimeModel::Fit(Measure(grid, design, noise_sd, noise_seed));
+}
+
+// Every index of `grid`.
+std::vector<size_t> Every(const std::vector<World::Point>& grid) {
+  std::vector<size_t> all(grid.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return all;
+}
+
 TEST(StepTimeModelTest, APureRooflineWorldIsRecoveredExactly) {
   const World world;
   const std::vector<World::Point> grid = world.Grid();
-  const std::vector<size_t> design = SpaceFillingDesign(Coordinates(grid), 20, 1);
-  absl::StatusOr<StepTimeModel> model = StepTimeModel::Fit(Measure(grid, design, 0, 0));
+  absl::StatusOr<StepTimeModel> model = FitOnDesign(grid, 20, 1, 0, 0);
   ASSERT_TRUE(model.ok()) << model.status();
   for (const World::Point& p : grid) {
     const StepTimePrediction prediction = model->Predict(p.input);
@@ -116,15 +131,12 @@ TEST(StepTimeModelTest, NoisyMeasurementsGiveIntervalsThatCoverTheirShare) {
   World world;
   world.efficiency_dip = 1;
   const std::vector<World::Point> grid = world.Grid();
-  const std::vector<size_t> design = SpaceFillingDesign(Coordinates(grid), 60, 3);
-  absl::StatusOr<StepTimeModel> model = StepTimeModel::Fit(Measure(grid, design, 0.1, 4));
+  absl::StatusOr<StepTimeModel> model = FitOnDesign(grid, 60, 3, 0.1, 4);
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_GT(model->scales().noise_sd, 0.05);
   EXPECT_LT(model->scales().noise_sd, 0.2);
   // Fresh noisy re-measurements of every configuration.
-  std::vector<size_t> all(grid.size());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  const std::vector<Observation> fresh = Measure(grid, all, 0.1, 99);
+  const std::vector<Observation> fresh = Measure(grid, Every(grid), 0.1, 99);
   int covered = 0;
   for (const Observation& o : fresh) {
     const StepTimePrediction p = model->Predict(o.input);
@@ -198,8 +210,7 @@ TEST(StepTimeModelTest, AFitOfManyMeasurementsIsBoundedAndStillAccurate) {
     const int l = i % 5, n = 5 + (i / 5) % 7, b = 4 + (i / 35) % 7;
     grid.push_back(world.At(l, n, b));
   }
-  std::vector<size_t> all(grid.size());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const std::vector<size_t> all = Every(grid);
   FitOptions options;
   options.max_points = 300;
   options.max_search_points = 120;
@@ -227,8 +238,7 @@ TEST(StepTimeModelTest, ABatchConditionsAsWithPendingDoes) {
   World world;
   world.efficiency_dip = 1;
   const std::vector<World::Point> grid = world.Grid();
-  const std::vector<size_t> design = SpaceFillingDesign(Coordinates(grid), 30, 6);
-  absl::StatusOr<StepTimeModel> model = StepTimeModel::Fit(Measure(grid, design, 0.05, 7));
+  absl::StatusOr<StepTimeModel> model = FitOnDesign(grid, 30, 6, 0.05, 7);
   ASSERT_TRUE(model.ok()) << model.status();
   std::vector<PredictorInput> candidates;
   for (const World::Point& p : grid) candidates.push_back(p.input);
