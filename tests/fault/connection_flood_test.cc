@@ -52,14 +52,34 @@ std::vector<int> Flood(const std::string& address, int count) {
   return flood;
 }
 
-TEST(ConnectionFloodTest, RunningOutOfDescriptorsIsReportedAndSurvived) {
-  TempDir dir;
-  ChildProcess coordinator;
-  const StartedCoordinator started = StartCoordinatorWithMetrics(
-      &coordinator, dir, "flood.db", {"/usr/bin/prlimit", "--nofile=256:256"});
-  ASSERT_FALSE(started.address.empty()) << ReadFile(dir.File("coordinator.log"));
-  const std::string& address = started.address;
-  const int metrics = started.metrics_port;
+// A coordinator in a temporary folder, its descriptors limited.
+class ConnectionFloodTest : public ::testing::Test {
+ protected:
+  // Starts the coordinator on `db` with at most `nofile` open descriptors.
+  void StartWithDescriptors(const std::string& db, int nofile) {
+    const std::string limit = "--nofile=" + std::to_string(nofile) + ":" + std::to_string(nofile);
+    started_ = StartCoordinatorWithMetrics(&coordinator_, dir_, db, {"/usr/bin/prlimit", limit});
+    ASSERT_FALSE(started_.address.empty()) << ReadFile(dir_.File("coordinator.log"));
+  }
+
+  // SIGTERMs the coordinator and expects a clean exit (its log where not).
+  void ExpectCleanExit() {
+    coordinator_.Signal(SIGTERM);
+    std::optional<int> status = coordinator_.Wait(std::chrono::milliseconds(20000));
+    ASSERT_TRUE(status.has_value());
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+        << ReadFile(dir_.File("coordinator.log"));
+  }
+
+  TempDir dir_;
+  ChildProcess coordinator_;
+  StartedCoordinator started_;
+};
+
+TEST_F(ConnectionFloodTest, RunningOutOfDescriptorsIsReportedAndSurvived) {
+  ASSERT_NO_FATAL_FAILURE(StartWithDescriptors("flood.db", 256));
+  const std::string& address = started_.address;
+  const int metrics = started_.metrics_port;
   ASSERT_EQ(HttpStatus(metrics, "/readyz", nullptr), 200);
 
   // 210 bare TCP connections to the gRPC port: with the ~31 descriptors
@@ -73,44 +93,36 @@ TEST(ConnectionFloodTest, RunningOutOfDescriptorsIsReportedAndSurvived) {
                body.find("file descriptors:") != std::string::npos;
       },
       seconds(5)))
-      << body << ReadFile(dir.File("coordinator.log"));
+      << body << ReadFile(dir_.File("coordinator.log"));
   EXPECT_NE(body.find("of 256 open; new connections may be refused"), std::string::npos) << body;
   // Nobody closes them: the handshake timeout gives the descriptors back.
   ASSERT_TRUE(WaitFor([&] { return HttpStatus(metrics, "/readyz", nullptr) == 200; }, seconds(40)))
-      << ReadFile(dir.File("coordinator.log"));
+      << ReadFile(dir_.File("coordinator.log"));
   CommandResult status_cli = RunCommand({BinDir() + "/paradnn", "--coordinator", address, "status"},
                                         std::chrono::milliseconds(10000));
   EXPECT_EQ(status_cli.exit_code, 0) << status_cli.err;
-  EXPECT_TRUE(coordinator.running());
+  EXPECT_TRUE(coordinator_.running());
   for (int fd : flood) close(fd);
-  coordinator.Signal(SIGTERM);
-  std::optional<int> status = coordinator.Wait(std::chrono::milliseconds(20000));
-  ASSERT_TRUE(status.has_value());
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-      << ReadFile(dir.File("coordinator.log"));
+  ExpectCleanExit();
 }
 
 // Idle connections to the HTTP port (the dashboard's and /metrics') that
 // never send a request: the coordinator keeps at most 256 of them and closes
 // the one waiting longest for each new connection, so that /metrics and
 // /readyz answer at once even with more idle connections than descriptors.
-TEST(ConnectionFloodTest, IdleHttpConnectionsAreEvictedSoThatMetricsAnswer) {
-  TempDir dir;
-  ChildProcess coordinator;
-  const StartedCoordinator started = StartCoordinatorWithMetrics(
-      &coordinator, dir, "idle.db", {"/usr/bin/prlimit", "--nofile=512:512"});
-  ASSERT_FALSE(started.address.empty()) << ReadFile(dir.File("coordinator.log"));
-  const std::string metrics_address = "127.0.0.1:" + std::to_string(started.metrics_port);
+TEST_F(ConnectionFloodTest, IdleHttpConnectionsAreEvictedSoThatMetricsAnswer) {
+  ASSERT_NO_FATAL_FAILURE(StartWithDescriptors("idle.db", 512));
+  const std::string metrics_address = "127.0.0.1:" + std::to_string(started_.metrics_port);
   // More than the 512 descriptors the process may hold in all.
   std::vector<int> idle = Flood(metrics_address, 700);
   ASSERT_EQ(idle.size(), 700u);
   // Answered while every idle connection is still open on our side (the
   // server's own idle timeout, 10 s, would otherwise be what frees them).
   std::string body;
-  EXPECT_EQ(HttpStatus(started.metrics_port, "/metrics", &body), 200) << body;
+  EXPECT_EQ(HttpStatus(started_.metrics_port, "/metrics", &body), 200) << body;
   EXPECT_NE(body.find("paradnn_"), std::string::npos);
   std::string ready;
-  EXPECT_EQ(HttpStatus(started.metrics_port, "/readyz", &ready), 200) << ready;
+  EXPECT_EQ(HttpStatus(started_.metrics_port, "/readyz", &ready), 200) << ready;
   // Every idle connection came before the /metrics one; all but the 256
   // newest were closed to make room (and say so), before their own timeout.
   const std::string evicted_line = "\nparadnn_http_idle_connections_closed_total ";
@@ -120,63 +132,55 @@ TEST(ConnectionFloodTest, IdleHttpConnectionsAreEvictedSoThatMetricsAnswer) {
   char byte = 0;
   EXPECT_EQ(recv(idle[0], &byte, 1, MSG_DONTWAIT), 0) << "the oldest idle connection is still open";
   for (int fd : idle) close(fd);
-  EXPECT_TRUE(coordinator.running()) << ReadFile(dir.File("coordinator.log"));
-  coordinator.Signal(SIGTERM);
-  std::optional<int> status = coordinator.Wait(std::chrono::milliseconds(20000));
-  ASSERT_TRUE(status.has_value());
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-      << ReadFile(dir.File("coordinator.log"));
+  EXPECT_TRUE(coordinator_.running()) << ReadFile(dir_.File("coordinator.log"));
+  ExpectCleanExit();
 }
 
-TEST(ConnectionFloodTest, PastTheLimitTheCoordinatorRestartsInPlace) {
-  TempDir dir;
-  ChildProcess coordinator;
-  const StartedCoordinator started = StartCoordinatorWithMetrics(
-      &coordinator, dir, "flood.db", {"/usr/bin/prlimit", "--nofile=256:256"});
-  ASSERT_FALSE(started.address.empty()) << ReadFile(dir.File("coordinator.log"));
-  const std::string& address = started.address;
+TEST_F(ConnectionFloodTest, PastTheLimitTheCoordinatorRestartsInPlace) {
+  ASSERT_NO_FATAL_FAILURE(StartWithDescriptors("flood.db", 256));
+  const std::string& address = started_.address;
   ChildProcess worker;
   worker.Start(
       {BinDir() + "/paradnn-worker", "--coordinator", address, "--worker-id", "steady", "--device",
        "cpu", "--calibrate", "never", "--max-backoff-ms", "500", "--runner", PARADNN_FAKE_RUNNER},
-      dir.File("worker.log"));
+      dir_.File("worker.log"));
   auto cli = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {BinDir() + "/paradnn", "--coordinator", address});
     return RunCommand(args, std::chrono::milliseconds(60000));
   };
   ASSERT_TRUE(WaitFor([&] { return cli({"workers"}).out.find("steady") != std::string::npos; },
                       seconds(30)))
-      << ReadFile(dir.File("worker.log"));
+      << ReadFile(dir_.File("worker.log"));
 
   // More connections than descriptors: gRPC's accept4 fails with EMFILE.
   std::vector<int> flood = Flood(address, 300);
   ASSERT_TRUE(WaitFor(
       [&] {
-        return ReadFile(dir.File("coordinator.log")).find("restarting in place:") !=
+        return ReadFile(dir_.File("coordinator.log")).find("restarting in place:") !=
                std::string::npos;
       },
       seconds(30)))
-      << ReadFile(dir.File("coordinator.log"));
-  const std::string log = ReadFile(dir.File("coordinator.log"));
+      << ReadFile(dir_.File("coordinator.log"));
+  const std::string log = ReadFile(dir_.File("coordinator.log"));
   EXPECT_NE(log.find("Failed accept4: Too many open files"), std::string::npos) << log;
   EXPECT_NE(log.find("gRPC stopped accepting connections on " + address), std::string::npos) << log;
   for (int fd : flood) close(fd);
 
   // The same process (pid) on the same addresses, ready, serving the CLI
   // and the worker that was connected before.
-  ASSERT_TRUE(WaitFor([&] { return HttpStatus(started.metrics_port, "/readyz", nullptr) == 200; },
+  ASSERT_TRUE(WaitFor([&] { return HttpStatus(started_.metrics_port, "/readyz", nullptr) == 200; },
                       seconds(30)))
-      << ReadFile(dir.File("coordinator.log"));
-  EXPECT_TRUE(coordinator.running());
-  EXPECT_EQ(ReadFile(dir.File("addr")), address + "\n");
-  const std::string sweep = dir.File("sweep.yaml");
+      << ReadFile(dir_.File("coordinator.log"));
+  EXPECT_TRUE(coordinator_.running());
+  EXPECT_EQ(ReadFile(dir_.File("addr")), address + "\n");
+  const std::string sweep = dir_.File("sweep.yaml");
   std::ofstream(sweep)
       << "name: after-flood\nfamily: fc\nparams:\n  layer: 1\n  node: {values: [8, 9, 10]}\n"
          "  input: 8\n  output: 4\n  batch: 4\n";
   CommandResult submit = cli({"submit", sweep, "-q"});
-  ASSERT_EQ(submit.exit_code, 0) << submit.err << ReadFile(dir.File("coordinator.log"));
+  ASSERT_EQ(submit.exit_code, 0) << submit.err << ReadFile(dir_.File("coordinator.log"));
   CommandResult watch = cli({"watch", submit.out.substr(0, submit.out.find('\n'))});
-  EXPECT_EQ(watch.exit_code, 0) << watch.err << ReadFile(dir.File("worker.log"));
+  EXPECT_EQ(watch.exit_code, 0) << watch.err << ReadFile(dir_.File("worker.log"));
   CommandResult results =
       cli({"results", submit.out.substr(0, submit.out.find('\n')), "--format", "csv"});
   EXPECT_EQ(results.exit_code, 0) << results.err;
@@ -184,11 +188,7 @@ TEST(ConnectionFloodTest, PastTheLimitTheCoordinatorRestartsInPlace) {
 
   worker.Signal(SIGTERM);
   EXPECT_TRUE(worker.Wait(std::chrono::milliseconds(20000)).has_value());
-  coordinator.Signal(SIGTERM);
-  std::optional<int> status = coordinator.Wait(std::chrono::milliseconds(20000));
-  ASSERT_TRUE(status.has_value());
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-      << ReadFile(dir.File("coordinator.log"));
+  ExpectCleanExit();
 }
 
 }  // namespace
