@@ -84,6 +84,18 @@ class AnalyzerTest : public ::testing::Test {
     return Analyzer(database_.get()).Analyze(request);
   }
 
+  // A heat map of `metric` over `sweep`, `x` by `y`.
+  static v1::AnalyzeRequest HeatmapOf(int64_t sweep, const std::string& metric,
+                                      const std::string& x, const std::string& y) {
+    v1::AnalyzeRequest request;
+    v1::HeatmapRequest* heatmap = request.mutable_heatmap();
+    heatmap->mutable_selection()->add_sweep_ids(sweep);
+    heatmap->set_metric(metric);
+    heatmap->set_x(x);
+    heatmap->set_y(y);
+    return request;
+  }
+
   db::testing::TempDbFile file_;
   std::unique_ptr<db::Database> database_;
   int64_t cpu_platform_ = 0;
@@ -100,12 +112,7 @@ TEST_F(AnalyzerTest, HeatmapTakesTheMedianOverTheOtherFieldsAndShowsOom) {
   results.push_back(predicted);
   const int64_t sweep = Store(results);
 
-  v1::AnalyzeRequest request;
-  v1::HeatmapRequest* heatmap = request.mutable_heatmap();
-  heatmap->mutable_selection()->add_sweep_ids(sweep);
-  heatmap->set_metric("examples_per_sec");
-  heatmap->set_x("node");
-  heatmap->set_y("batch");
+  const v1::AnalyzeRequest request = HeatmapOf(sweep, "examples_per_sec", "node", "batch");
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->results(), 14);
@@ -131,14 +138,9 @@ TEST_F(AnalyzerTest, HeatmapTakesTheMedianOverTheOtherFieldsAndShowsOom) {
 
 TEST_F(AnalyzerTest, WhereFiltersInSqlAndPanelsSplitByPrecision) {
   const int64_t sweep = Store(Grid({"float32", "bfloat16"}));
-  v1::AnalyzeRequest request;
-  v1::HeatmapRequest* heatmap = request.mutable_heatmap();
-  heatmap->mutable_selection()->add_sweep_ids(sweep);
-  (*heatmap->mutable_selection()->mutable_where())["layer"] = "1";
-  heatmap->set_metric("gflops");
-  heatmap->set_x("node");
-  heatmap->set_y("batch");
-  heatmap->set_panel("precision");
+  v1::AnalyzeRequest request = HeatmapOf(sweep, "gflops", "node", "batch");
+  (*request.mutable_heatmap()->mutable_selection()->mutable_where())["layer"] = "1";
+  request.mutable_heatmap()->set_panel("precision");
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->results(), 12);  // layer=1 only
@@ -326,13 +328,8 @@ TEST_F(AnalyzerTest, ScalingComparesThreadCountsPerConfiguration) {
 // both, and says so; a box plot grouped by precision pooled the rest.
 TEST_F(AnalyzerTest, ScopeNamesTheSelectionPlatformsAndWhatWasAggregated) {
   const int64_t sweep = Store(Grid({"float32", "bfloat16"}));
-  v1::AnalyzeRequest request;
-  v1::HeatmapRequest* heatmap = request.mutable_heatmap();
-  heatmap->mutable_selection()->add_sweep_ids(sweep);
-  (*heatmap->mutable_selection()->mutable_where())["node"] = "256";
-  heatmap->set_metric("gflops");
-  heatmap->set_x("layer");
-  heatmap->set_y("batch");
+  v1::AnalyzeRequest request = HeatmapOf(sweep, "gflops", "layer", "batch");
+  (*request.mutable_heatmap()->mutable_selection()->mutable_where())["node"] = "256";
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
   const v1::AnalysisScope& scope = response->scope();
@@ -368,13 +365,9 @@ TEST_F(AnalyzerTest, HeatmapOfTwoFamiliesPanelsByFamilyOrIsRefused) {
   }
   const int64_t fc_sweep = Store(Grid({"float32", "bfloat16"}));
   const int64_t cnn_sweep = Store(cnn);
-  v1::AnalyzeRequest request;
+  v1::AnalyzeRequest request = HeatmapOf(fc_sweep, "gflops", "batch", "precision");
   v1::HeatmapRequest* heatmap = request.mutable_heatmap();
-  heatmap->mutable_selection()->add_sweep_ids(fc_sweep);
   heatmap->mutable_selection()->add_sweep_ids(cnn_sweep);
-  heatmap->set_metric("gflops");
-  heatmap->set_x("batch");
-  heatmap->set_y("precision");
   absl::StatusOr<v1::AnalyzeResponse> refused = Analyze(request);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
@@ -462,12 +455,8 @@ TEST_F(AnalyzerTest, PredictedResultsCountOnlyWhenAskedForAndSayWhatTheyAre) {
   const int64_t sweep = Store(Grid({"float32"}));
   ASSERT_EQ(PredictNode1024(database_.get(), sweep), 4);  // layer {1, 4} x batch {16, 128}
 
-  v1::AnalyzeRequest request;
+  v1::AnalyzeRequest request = HeatmapOf(sweep, "examples_per_sec", "node", "batch");
   v1::HeatmapRequest* heatmap = request.mutable_heatmap();
-  heatmap->mutable_selection()->add_sweep_ids(sweep);
-  heatmap->set_metric("examples_per_sec");
-  heatmap->set_x("node");
-  heatmap->set_y("batch");
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->results(), 8);  // measurements only
@@ -548,14 +537,9 @@ TEST_F(AnalyzerTest, EveryAnalysisSaysWhereItsPredictedPointsWent) {
 
   // A where filter on a predicted record's fields, the worker among them:
   // no worker measured a prediction.
-  request.Clear();
-  v1::HeatmapRequest* heatmap = request.mutable_heatmap();
-  heatmap->mutable_selection()->add_sweep_ids(sweep);
-  heatmap->mutable_selection()->set_include_predicted(true);
-  (*heatmap->mutable_selection()->mutable_where())["worker"] = "cpu-worker";
-  heatmap->set_metric("examples_per_sec");
-  heatmap->set_x("node");
-  heatmap->set_y("batch");
+  request = HeatmapOf(sweep, "examples_per_sec", "node", "batch");
+  request.mutable_heatmap()->mutable_selection()->set_include_predicted(true);
+  (*request.mutable_heatmap()->mutable_selection()->mutable_where())["worker"] = "cpu-worker";
   response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->predicted_results(), 0);
@@ -584,13 +568,9 @@ TEST_F(AnalyzerTest, SpeedupMarksThePointsWithAPredictedSide) {
 
 TEST_F(AnalyzerTest, BadRequestsNameTheProblem) {
   const int64_t sweep = Store(Grid({"float32"}));
-  v1::AnalyzeRequest request;
+  v1::AnalyzeRequest request = HeatmapOf(sweep, "speed", "node", "batch");
   v1::HeatmapRequest* heatmap = request.mutable_heatmap();
-  heatmap->mutable_selection()->add_sweep_ids(sweep);
-  heatmap->set_x("node");
-  heatmap->set_y("batch");
 
-  heatmap->set_metric("speed");
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(response.status().message()),
