@@ -107,6 +107,21 @@ class SchedulerTest : public ::testing::Test {
     options.max_attempts = 2;
     scheduler_ = std::make_unique<Scheduler>(database_.get(), &clock_, options);
   }
+  // Waits until the scheduler has nothing left in flight, so that a test
+  // may assert that something did NOT happen: every step of its work is a
+  // database write whose completion may queue the next (the leases, the
+  // releases; only an uploaded model's read runs elsewhere, and these
+  // tests upload none). A flush is an empty write; the writer batches what
+  // is queued, so a write queued before the flush ran, or queued with it,
+  // shows in the writes count. Quiet: a flush that ran alone.
+  void WaitQuiet() {
+    for (int flush = 0; flush < 1000; ++flush) {
+      const int64_t before = database_->writer_stats().writes;
+      ASSERT_TRUE(database_->WriteSync([](sqlite3*) { return absl::OkStatus(); }).ok());
+      if (database_->writer_stats().writes == before + 1) return;
+    }
+    FAIL() << "the scheduler kept writing through 1000 flushes";
+  }
   void TearDown() override {
     database_.reset();
     scheduler_.reset();
@@ -165,7 +180,7 @@ TEST_F(SchedulerTest, HelloGetsAckThenOneJobAtATimeAndResultsAreAcked) {
   auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
   ASSERT_EQ(assignments.size(), 1u);
   // Only one job at a time, even though two are pending.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NO_FATAL_FAILURE(WaitQuiet());
   EXPECT_EQ(stream.Sent(v1::CoordinatorMessage::kAssignment).size(), 1u);
   EXPECT_EQ(scheduler_->Snapshot()["w1"].state, v1::WORKER_BUSY);
 
@@ -217,7 +232,7 @@ TEST_F(SchedulerTest, OnlyWorkersOfTheRightDeviceGetJobs) {
   ASSERT_TRUE(scheduler_->OnHello(stream.session(), Hello("cpu-worker")).ok());
   ASSERT_EQ(stream.WaitFor(v1::CoordinatorMessage::kHelloAck, 1).size(), 1u);
   scheduler_->OfferPendingJobs();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_NO_FATAL_FAILURE(WaitQuiet());
   EXPECT_TRUE(stream.Sent(v1::CoordinatorMessage::kAssignment).empty());
 }
 
@@ -235,7 +250,7 @@ TEST_F(SchedulerTest, LostWorkerKeepsLeaseUntilDeadlineThenJobMovesOn) {
   // Before the deadline, w1 still holds the job.
   clock_.Advance(500);
   scheduler_->ExpireLeases();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_NO_FATAL_FAILURE(WaitQuiet());
   EXPECT_TRUE(second.Sent(v1::CoordinatorMessage::kAssignment).empty());
   EXPECT_EQ(Status(sweep).leased_jobs(), 1);
   // Past it, the job is re-queued and offered to w2 (no sleeping for the
@@ -284,7 +299,7 @@ TEST_F(SchedulerTest, HeartbeatsKeepTheLeaseAndTheStoredDeadlineMovesRarely) {
   const int64_t last_heard = clock_.NowUnixMs();
   clock_.Advance(999);
   scheduler_->ExpireLeases();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NO_FATAL_FAILURE(WaitQuiet());
   EXPECT_EQ(Status(sweep).leased_jobs(), 1);
   clock_.Advance(1);
   ASSERT_LT(clock_.NowUnixMs(), stored_deadline());
@@ -324,7 +339,7 @@ TEST_F(SchedulerTest, ConnectedButSilentWorkerGetsNoJobUntilItAnswers) {
   scheduler_->ExpireLeases();
   ASSERT_TRUE(Eventually([&] { return Status(sweep).pending_jobs() == 2; }));
   scheduler_->OfferPendingJobs();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_NO_FATAL_FAILURE(WaitQuiet());
   EXPECT_EQ(silent.Sent(v1::CoordinatorMessage::kAssignment).size(), 1u)
       << "a silent worker was offered another job";
   EXPECT_EQ(scheduler_->Snapshot().at("w1").state, v1::WORKER_SILENT);
@@ -372,7 +387,7 @@ TEST_F(SchedulerTest, DrainingWorkerFinishesItsJobButGetsNoOther) {
   scheduler_->OnWorkerMessage(leaving.session(), "w1", Result(job, attempt));
   ASSERT_EQ(leaving.WaitFor(v1::CoordinatorMessage::kAck, 1).size(), 1u);
   scheduler_->OfferPendingJobs();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_NO_FATAL_FAILURE(WaitQuiet());
   EXPECT_EQ(leaving.Sent(v1::CoordinatorMessage::kAssignment).size(), 1u)
       << "a worker shutting down was offered another job";
   EXPECT_EQ(scheduler_->Snapshot().at("w1").state, v1::WORKER_DRAINING);
@@ -413,7 +428,7 @@ TEST_F(SchedulerTest, ReconnectingWorkerKeepsItsRunningJobAndDeliversTheResult) 
   ASSERT_TRUE(scheduler_->OnHello(second.session(), Hello("w1")).ok());
   ASSERT_EQ(second.WaitFor(v1::CoordinatorMessage::kHelloAck, 1).size(), 1u);
   scheduler_->OnWorkerMessage(second.session(), "w1", Heartbeat(a.attempt_id()));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_NO_FATAL_FAILURE(WaitQuiet());
   EXPECT_TRUE(second.Sent(v1::CoordinatorMessage::kAssignment).empty())
       << "still busy with its job";
   scheduler_->OnWorkerMessage(second.session(), "w1", Result(a.job_id(), a.attempt_id()));
