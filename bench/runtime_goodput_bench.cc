@@ -70,6 +70,13 @@ absl::StatusOr<SentinelCost> ReadSentinelCost(const paradnn::db::Database& datab
   return cost;
 }
 
+// One line of the breakdown: seconds, per job, share of the job wall time.
+void PrintShareLine(const paradnn::v1::Goodput& g, const char* what, double seconds) {
+  const double jobs = static_cast<double>(std::max<int64_t>(1, g.jobs()));
+  std::printf("%-44s %9.2f %9.3f %6.1f%%\n", what, seconds, seconds / jobs,
+              g.job_wall_seconds() > 0 ? 100 * seconds / g.job_wall_seconds() : 0);
+}
+
 // The sentinel's and the repeats' lines; false (said on stderr) when the
 // results cannot be read.
 bool PrintSentinelCost(const paradnn::db::Database& database, const paradnn::v1::Goodput& g) {
@@ -78,15 +85,10 @@ bool PrintSentinelCost(const paradnn::db::Database& database, const paradnn::v1:
     std::fprintf(stderr, "%s\n", cost.status().ToString().c_str());
     return false;
   }
-  const double jobs = static_cast<double>(std::max<int64_t>(1, g.jobs()));
-  auto line = [&](const char* what, double s) {
-    std::printf("%-44s %9.2f %9.3f %6.1f%%\n", what, s, s / jobs,
-                g.job_wall_seconds() > 0 ? 100 * s / g.job_wall_seconds() : 0);
-  };
-  line("  host-speed sentinel (in the rest)", cost->sentinel_s);
+  PrintShareLine(g, "  host-speed sentinel (in the rest)", cost->sentinel_s);
   std::printf("    %d readings, %d of %d jobs reused one\n", cost->readings, cost->reused,
               cost->jobs);
-  line("repeats after the first (their job wall)", cost->repeat_wall_s);
+  PrintShareLine(g, "repeats after the first (their job wall)", cost->repeat_wall_s);
   const double share = g.job_wall_seconds() > 0 ? cost->sentinel_s / g.job_wall_seconds() : 0;
   std::printf("sentinel          %6.2f %%   target <= 3 %%    ratio %.2f\n", 100 * share,
               share / 0.03);
@@ -132,18 +134,13 @@ int main(int argc, char** argv) {
   }
   const paradnn::v1::Goodput& g = goodput->total();
   const double other = g.job_wall_seconds() - g.timed_seconds() - g.build_seconds();
-  const double jobs = static_cast<double>(std::max<int64_t>(1, g.jobs()));
   std::printf("sweep %s: %lld jobs in %.1f s (paradnn local, start to exit)\n", sweep.c_str(),
               static_cast<long long>(g.jobs()), elapsed);
   std::printf("%-44s %9s %9s %7s\n", "", "seconds", "per job", "share");
-  auto line = [&](const char* what, double s) {
-    std::printf("%-44s %9.2f %9.3f %6.1f%%\n", what, s, s / jobs,
-                g.job_wall_seconds() > 0 ? 100 * s / g.job_wall_seconds() : 0);
-  };
-  line("job wall (lease granted .. result stored)", g.job_wall_seconds());
-  line("  timed steps", g.timed_seconds());
-  line("  model + data build", g.build_seconds());
-  line("  rest: runner start-up (LibTorch load),", other);
+  PrintShareLine(g, "job wall (lease granted .. result stored)", g.job_wall_seconds());
+  PrintShareLine(g, "  timed steps", g.timed_seconds());
+  PrintShareLine(g, "  model + data build", g.build_seconds());
+  PrintShareLine(g, "  rest: runner start-up (LibTorch load),", other);
   std::printf("%-44s\n", "    warm-up, probes, result trip");
   if (!PrintSentinelCost(**database, g)) return 1;
   std::printf("runtime goodput   %6.1f %%   target >= 80 %%   ratio %.2f\n", 100 * g.runtime(),

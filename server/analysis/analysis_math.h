@@ -8,10 +8,12 @@
 #define PARADNN_SERVER_ANALYSIS_ANALYSIS_MATH_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "paradnn/v1/analysis.pb.h"
 #include "paradnn/v1/metrics.pb.h"
 #include "server/analysis/sensitivity_fit.h"
@@ -27,6 +29,10 @@ inline constexpr size_t kMaxHeatmapCells = 1'000'000;  // panels x y values x x 
 inline constexpr size_t kMaxAnalysisGroups = 100'000;  // distinct levels, configurations, boxes
 
 // ---- Ordering of field values ---------------------------------------------
+
+// `text` as a finite number; nullopt otherwise (SimpleAtod accepts "nan"
+// and "inf"; neither orders nor scales, so neither counts as a number here).
+std::optional<double> ParseNumber(absl::string_view text);
 
 // True when every value parses as a number (integers or decimals).
 bool AllNumeric(const std::vector<std::string>& values);

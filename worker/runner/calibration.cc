@@ -196,6 +196,14 @@ int DefaultCalibrationThreads() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+// Trials and the start probe run on every CPU, as a default calibration
+// and the jobs of a host do.
+void UseAllCpus() {
+  const int threads = DefaultCalibrationThreads();
+  at::set_num_threads(threads);
+  SetBlasThreads(threads);
+}
+
 }  // namespace
 
 Calibration Calibrate(const CalibrationOptions& options) {
@@ -241,17 +249,6 @@ Calibration Calibrate(const CalibrationOptions& options) {
   }
   return result;
 }
-
-namespace {
-
-// Trials run on every CPU, as the jobs of a host do by default.
-void UseAllCpus() {
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(threads);
-  SetBlasThreads(threads);
-}
-
-}  // namespace
 
 StackTrial MeasureBlasTrial() {
   torch::NoGradGuard no_grad;
@@ -314,9 +311,7 @@ StackTrial MeasureAtenTrial() {
 }
 
 double ProbeAtCalibrationThreads() {
-  const int threads = DefaultCalibrationThreads();
-  at::set_num_threads(threads);
-  SetBlasThreads(threads);
+  UseAllCpus();
   return ProbeHostMatmulFlops(kSentinelMatmulCalls);
 }
 
