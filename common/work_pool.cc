@@ -20,52 +20,52 @@ WorkPool::WorkPool(int threads, std::string name) {
 
 WorkPool::~WorkPool() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   for (std::thread& thread : threads_) thread.join();
 }
 
 void WorkPool::Run(std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     queue_.push_back(std::move(task));
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 bool WorkPool::TryRun(std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (running_ + static_cast<int>(queue_.size()) >= static_cast<int>(threads_.size())) {
       return false;
     }
     queue_.push_back(std::move(task));
   }
-  cv_.notify_one();
+  cv_.Signal();
   return true;
 }
 
 int WorkPool::pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return running_ + static_cast<int>(queue_.size());
 }
 
 void WorkPool::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (true) {
-    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    while (!stopping_ && queue_.empty()) cv_.Wait(&mu_);
     // Stopping still drains the queue: a queued task owes someone an answer
     // (a reactor's Finish).
     if (queue_.empty()) return;
     std::function<void()> task = std::move(queue_.front());
     queue_.pop_front();
     ++running_;
-    lock.unlock();
+    mu_.Unlock();
     task();
     task = nullptr;  // its captures die outside the lock, before the count drops
-    lock.lock();
+    mu_.Lock();
     --running_;
   }
 }

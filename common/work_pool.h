@@ -12,13 +12,14 @@
 #ifndef PARADNN_COMMON_WORK_POOL_H_
 #define PARADNN_COMMON_WORK_POOL_H_
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace paradnn::common {
 
@@ -32,23 +33,23 @@ class WorkPool {
   WorkPool& operator=(const WorkPool&) = delete;
 
   // Queues `task`.
-  void Run(std::function<void()> task);
+  void Run(std::function<void()> task) ABSL_LOCKS_EXCLUDED(mu_);
   // Queues `task` only when a thread is free for it now; false otherwise.
-  bool TryRun(std::function<void()> task);
+  bool TryRun(std::function<void()> task) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Tasks queued or running.
-  int pending() const;
+  int pending() const ABSL_LOCKS_EXCLUDED(mu_);
   int threads() const { return static_cast<int>(threads_.size()); }
 
  private:
-  void Loop();
+  void Loop() ABSL_LOCKS_EXCLUDED(mu_);
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  int running_ = 0;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;  // a task queued, or stopping
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  int running_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;  // fixed once the constructor returns
 };
 
 }  // namespace paradnn::common

@@ -6,21 +6,21 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <future>
-#include <mutex>
 #include <new>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "db/migrations.h"
 #include "db/statement.h"
 #include "db/statement_cache.h"
@@ -191,23 +191,23 @@ struct Database::Impl {
   DatabaseOptions options;
   std::unique_ptr<Connection> writer;
 
-  std::vector<std::unique_ptr<Connection>> readers;
-  std::mutex read_mu;
-  std::condition_variable read_cv;
-  std::vector<Connection*> free_readers;  // guarded by read_mu
+  std::vector<std::unique_ptr<Connection>> readers;  // fixed once opened
+  absl::Mutex read_mu;
+  absl::CondVar read_cv;  // a reader was handed back
+  std::vector<Connection*> free_readers ABSL_GUARDED_BY(read_mu);
 
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<PendingWrite> queue;  // guarded by mu
-  bool stopping = false;           // guarded by mu
+  absl::Mutex mu;
+  absl::CondVar cv;  // a write queued, or stopping
+  std::deque<PendingWrite> queue ABSL_GUARDED_BY(mu);
+  bool stopping ABSL_GUARDED_BY(mu) = false;
   std::thread thread;
   std::atomic<std::thread::id> writer_id{};
   // The last write transaction's storage failure (a read-only file, a full
   // disk, an I/O error), cleared by the next commit.
-  mutable std::mutex health_mu;
-  absl::Status storage_error;  // guarded by health_mu
-  void SetStorageError(absl::Status status) {
-    std::lock_guard<std::mutex> lock(health_mu);
+  mutable absl::Mutex health_mu;
+  absl::Status storage_error ABSL_GUARDED_BY(health_mu);
+  void SetStorageError(absl::Status status) ABSL_LOCKS_EXCLUDED(health_mu) {
+    absl::MutexLock lock(&health_mu);
     storage_error = std::move(status);
   }
 
@@ -219,7 +219,7 @@ struct Database::Impl {
     writer.reset();
   }
 
-  void RunWriter();
+  void RunWriter() ABSL_LOCKS_EXCLUDED(mu);
   // Runs batch[begin, end) in one transaction, or a prefix of it if the
   // transaction is lost part-way. Returns the index after the last function
   // it ran (whose callbacks it has called).
@@ -233,8 +233,8 @@ void Database::Impl::RunWriter() {
   batch.reserve(static_cast<size_t>(options.max_batch));
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [this] { return stopping || !queue.empty(); });
+      absl::MutexLock lock(&mu);
+      while (!stopping && queue.empty()) cv.Wait(&mu);
       // Stop only once drained: every queued write gets committed and its
       // callback run, even during destruction.
       if (queue.empty()) return;
@@ -336,7 +336,7 @@ absl::Status Database::ReadHealth() const {
 }
 
 absl::Status Database::StorageHealth() const {
-  std::lock_guard<std::mutex> lock(impl_->health_mu);
+  absl::MutexLock lock(&impl_->health_mu);
   return impl_->storage_error;
 }
 
@@ -419,10 +419,10 @@ DatabaseFileLock::~DatabaseFileLock() {
 
 Database::~Database() {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    absl::MutexLock lock(&impl_->mu);
     impl_->stopping = true;
   }
-  impl_->cv.notify_all();
+  impl_->cv.SignalAll();
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
@@ -460,7 +460,10 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
     absl::StatusOr<std::unique_ptr<Connection>> reader =
         OpenConnection(path, Role::kReader, options);
     if (!reader.ok()) return reader.status();
-    impl->free_readers.push_back(reader->get());
+    {
+      absl::MutexLock lock(&impl->read_mu);  // no other thread yet: for the analysis
+      impl->free_readers.push_back(reader->get());
+    }
     impl->readers.push_back(*std::move(reader));
   }
   if (options.read_only) {
@@ -493,10 +496,10 @@ void Database::Write(WriteFn fn, DoneFn done) {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    absl::MutexLock lock(&impl_->mu);
     impl_->queue.push_back({std::move(fn), std::move(done)});
   }
-  impl_->cv.notify_one();
+  impl_->cv.Signal();
 }
 
 void Database::WriteNext(WriteFn fn, DoneFn done) {
@@ -505,10 +508,10 @@ void Database::WriteNext(WriteFn fn, DoneFn done) {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    absl::MutexLock lock(&impl_->mu);
     impl_->queue.push_front({std::move(fn), std::move(done)});
   }
-  impl_->cv.notify_one();
+  impl_->cv.Signal();
 }
 
 absl::Status Database::WriteSync(WriteFn fn) {
@@ -525,8 +528,8 @@ absl::Status Database::WriteSync(WriteFn fn) {
 absl::Status Database::Read(const ReadFn& fn) const {
   Connection* conn = nullptr;
   {
-    std::unique_lock<std::mutex> lock(impl_->read_mu);
-    impl_->read_cv.wait(lock, [this] { return !impl_->free_readers.empty(); });
+    absl::MutexLock lock(&impl_->read_mu);
+    while (impl_->free_readers.empty()) impl_->read_cv.Wait(&impl_->read_mu);
     conn = impl_->free_readers.back();
     impl_->free_readers.pop_back();
   }
@@ -555,10 +558,10 @@ absl::Status Database::Read(const ReadFn& fn) const {
     }
   }
   {
-    std::lock_guard<std::mutex> lock(impl_->read_mu);
+    absl::MutexLock lock(&impl_->read_mu);
     impl_->free_readers.push_back(conn);
   }
-  impl_->read_cv.notify_one();
+  impl_->read_cv.Signal();
   return status;
 }
 

@@ -4,14 +4,15 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/stack_findings.h"
 #include "db/config_intern.h"
 #include "db/stores_internal.h"
@@ -260,20 +261,21 @@ constexpr size_t kJobsPerWrite = 200;
 // Sweeps being created, per database; touched on the writer thread only
 // (inside write functions), the mutex is for several databases in one
 // process (tests).
-std::mutex creating_mu;
-std::map<const Database*, std::set<int64_t>>& CreatingSweeps() {
+ABSL_CONST_INIT absl::Mutex creating_mu(absl::kConstInit);
+std::map<const Database*, std::set<int64_t>>& CreatingSweeps()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(creating_mu) {
   static auto* creating = new std::map<const Database*, std::set<int64_t>>();
   return *creating;
 }
 
 bool IsCreating(const Database* database, int64_t sweep_id) {
-  std::lock_guard<std::mutex> lock(creating_mu);
+  absl::MutexLock lock(&creating_mu);
   auto it = CreatingSweeps().find(database);
   return it != CreatingSweeps().end() && it->second.count(sweep_id) != 0;
 }
 
 void SetCreating(const Database* database, int64_t sweep_id, bool creating) {
-  std::lock_guard<std::mutex> lock(creating_mu);
+  absl::MutexLock lock(&creating_mu);
   std::set<int64_t>& ids = CreatingSweeps()[database];
   if (creating) {
     ids.insert(sweep_id);

@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace paradnn::common {
 namespace {
@@ -15,38 +16,38 @@ namespace {
 // A gate the test opens: tasks block on it so the pool's threads stay busy.
 class Gate {
  public:
-  void Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
+  void Wait() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     ++waiting_;
-    cv_.notify_all();
-    cv_.wait(lock, [this] { return open_; });
+    cv_.SignalAll();
+    while (!open_) cv_.Wait(&mu_);
   }
-  void WaitForWaiters(int n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this, n] { return waiting_ >= n; });
+  void WaitForWaiters(int n) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    while (waiting_ < n) cv_.Wait(&mu_);
   }
-  void Open() {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Open() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     open_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int waiting_ = 0;
-  bool open_ = false;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 TEST(WorkPoolTest, RunsEveryTaskOffTheCallersThread) {
-  std::mutex mu;
+  absl::Mutex mu;  // the pool's threads insert; read once they have joined
   std::set<std::thread::id> ran_on;
   std::atomic<int> ran{0};
   {
     WorkPool pool(2, "test-pool");
     for (int i = 0; i < 100; ++i) {
       pool.Run([&] {
-        std::lock_guard<std::mutex> lock(mu);
+        absl::MutexLock lock(&mu);
         ran_on.insert(std::this_thread::get_id());
         ++ran;
       });

@@ -4,16 +4,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <fstream>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "db/config_intern.h"
 #include "db/migrations.h"
 #include "tests/unit/db/test_db.h"
@@ -66,27 +67,30 @@ class CallbackCounter {
  public:
   Database::DoneFn Callback(std::vector<absl::Status>* statuses = nullptr, size_t slot = 0) {
     return [this, statuses, slot](const absl::Status& status) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (statuses != nullptr) (*statuses)[slot] = status;
       if (!status.ok()) ++errors_;
       ++count_;
-      cv_.notify_all();
+      cv_.SignalAll();
     };
   }
-  bool WaitFor(int n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return count_ >= n; });
+  bool WaitFor(int n) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (count_ < n && !cv_.WaitWithDeadline(&mu_, deadline)) {
+    }
+    return count_ >= n;
   }
-  int errors() {
-    std::lock_guard<std::mutex> lock(mu_);
+  int errors() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     return errors_;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_ = 0;
-  int errors_ = 0;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  int count_ ABSL_GUARDED_BY(mu_) = 0;
+  int errors_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // ---- opening and migrations -------------------------------------------------

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <future>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "db/platform_store.h"
 #include "db/sweep_store.h"
 #include "db/worker_store.h"
@@ -221,7 +221,7 @@ TEST_F(JobStoreTest, AsyncLeaseReportsNoJobAsNullopt) {
 
 TEST_F(JobStoreTest, ConcurrentLeasesNeverHandOutAJobTwice) {
   ASSERT_TRUE(sweeps_->CreateSync(Spec("race"), Jobs(60), kNow).ok());
-  std::mutex mu;
+  absl::Mutex mu;  // the leasing threads append; read once they have joined
   std::vector<int64_t> leased;
   std::vector<std::thread> workers;
   for (int w = 0; w < 4; ++w) {
@@ -230,7 +230,7 @@ TEST_F(JobStoreTest, ConcurrentLeasesNeverHandOutAJobTwice) {
         absl::StatusOr<std::optional<Lease>> lease =
             jobs_->LeaseNextSync("cpu", "w" + std::to_string(w), kNow, kNow + 1);
         if (!lease.ok() || !lease->has_value()) return;
-        std::lock_guard<std::mutex> lock(mu);
+        absl::MutexLock lock(&mu);
         leased.push_back((*lease)->job_id);
       }
     });
