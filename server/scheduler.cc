@@ -15,10 +15,6 @@
 namespace paradnn::server {
 namespace {
 
-// How stale workers.last_seen_unix_ms may be for a connected worker (the
-// CLI shows it; a disconnect writes the exact time).
-constexpr int64_t kLastSeenWriteIntervalMs = 5000;
-
 // Errors that sending the same message again cannot fix: acked (the worker
 // drops it) rather than left for a retry that would never end. A result
 // for another worker's attempt (PermissionDenied) is one: refused, logged,
@@ -55,17 +51,18 @@ Scheduler::Scheduler(db::Database* database, const common::Clock* clock, Schedul
       platforms_(database),
       workers_store_(database),
       started_unix_ms_(clock->NowUnixMs()),
+      leases_(options.lease_timeout_ms),
       model_reads_(std::make_unique<common::WorkPool>(1, "model-reads")) {}
 
 void Scheduler::SetChangeListener(std::function<void()> listener) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   change_listener_ = std::move(listener);
 }
 
 void Scheduler::NotifyChange() {
   std::function<void()> listener;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     listener = change_listener_;
   }
   if (listener) listener();
@@ -132,48 +129,33 @@ absl::Status Scheduler::AdoptStream(const std::shared_ptr<WorkerSession>& sessio
                                     const v1::WorkerHello& hello,
                                     const std::vector<int64_t>& open_attempts) {
   const std::string& worker_id = hello.worker_id();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    WorkerState& worker = workers_[worker_id];
-    const int64_t now = clock_->NowUnixMs();
-    if (worker.session && worker.session != session && !worker.session->closed()) {
-      // Two live workers with one id would steal each other's jobs: the
-      // second is refused while the first still talks. A stream quiet for a
-      // lease timeout is taken to be the same worker's dead one (its
-      // reconnect raced the coordinator noticing; a loaded host may delay
-      // heartbeats well past their interval): it is ended, with why.
-      const int64_t quiet_ms = now - worker.last_heard_unix_ms;
-      if (quiet_ms < options_.lease_timeout_ms) {
-        spdlog::warn(
-            "a second worker said hello as '{}' while the first is connected (heard "
-            "{} ms ago); refused",
-            worker_id, quiet_ms);
-        return absl::AlreadyExistsError(
-            absl::StrCat("worker id '", worker_id, "' is in use by a connected worker (heard from ",
-                         quiet_ms, " ms ago); give each worker its own --worker-id"));
-      }
-      spdlog::warn("worker {} connected again; its previous stream (quiet {} ms) is ended",
-                   worker_id, quiet_ms);
-      worker.session->End(absl::AbortedError(absl::StrCat(
-          "worker id '", worker_id, "' connected again on another stream; this one is replaced")));
-    }
-    worker.last_heard_unix_ms = now;
-    worker.stored_deadline_floor_ms = 0;  // inherited attempts: extend at the first heartbeat
-    worker.session = session;
-    worker.device_kind = hello.device_kind();
-    worker.memory_bytes = std::max<int64_t>(0, hello.platform().memory_bytes());
-    worker.roofs = UtilizationRoofs(hello.platform());
-    worker.ready = false;
-    worker.leasing = false;
-    worker.first_heartbeat_seen = false;
-    worker.silent = false;
-    worker.draining = false;
-    worker.inherited_attempts.clear();
-    for (int64_t attempt : open_attempts) {
-      if (worker.open_attempts.insert(attempt).second) attempt_owner_[attempt] = worker_id;
-      worker.inherited_attempts.insert(attempt);
-    }
+  absl::MutexLock lock(&mu_);
+  WorkerLink& link = links_[worker_id];
+  const bool other_stream_live = link.session && link.session != session && !link.session->closed();
+  const LeaseTable::HelloVerdict verdict =
+      leases_.Hello(worker_id, session->stream_serial(), hello.device_kind(), other_stream_live,
+                    open_attempts, clock_->NowUnixMs());
+  if (verdict.refused) {
+    spdlog::warn(
+        "a second worker said hello as '{}' while the first is connected (heard {} ms ago); "
+        "refused",
+        worker_id, verdict.other_quiet_ms);
+    return absl::AlreadyExistsError(
+        absl::StrCat("worker id '", worker_id, "' is in use by a connected worker (heard from ",
+                     verdict.other_quiet_ms, " ms ago); give each worker its own --worker-id"));
   }
+  if (verdict.replaces_stream) {
+    // A loaded host may delay heartbeats well past their interval: the
+    // quiet stream is ended, with why.
+    spdlog::warn("worker {} connected again; its previous stream (quiet {} ms) is ended", worker_id,
+                 verdict.other_quiet_ms);
+    link.session->End(absl::AbortedError(absl::StrCat(
+        "worker id '", worker_id, "' connected again on another stream; this one is replaced")));
+  }
+  link.session = session;
+  link.device_kind = hello.device_kind();
+  link.memory_bytes = std::max<int64_t>(0, hello.platform().memory_bytes());
+  link.roofs = UtilizationRoofs(hello.platform());
   return absl::OkStatus();
 }
 
@@ -188,22 +170,21 @@ void Scheduler::StorePlatformThenAck(const std::string& worker_id, uint64_t seri
         }
         std::shared_ptr<WorkerSession> current;
         {
-          std::lock_guard<std::mutex> lock(mu_);
-          auto it = workers_.find(worker_id);
-          if (it == workers_.end() || !it->second.session ||
-              it->second.session->stream_serial() != serial) {
+          absl::MutexLock lock(&mu_);
+          auto it = links_.find(worker_id);
+          if (it == links_.end() || !leases_.IsCurrentStream(worker_id, serial)) {
             return;  // that stream is already gone
           }
-          WorkerState& worker = it->second;
+          WorkerLink& link = it->second;
           if (!id.ok() && id.status().code() == absl::StatusCode::kInvalidArgument) {
             // A platform record that cannot be true (calibrated in the future):
             // the worker is told why and gets no work.
-            worker.session->End(id.status());
+            link.session->End(id.status());
             return;
           }
-          worker.platform_id = id.ok() ? *id : 0;
-          worker.ready = true;
-          current = worker.session;
+          link.platform_id = id.ok() ? *id : 0;
+          leases_.MarkReady(worker_id, serial);
+          current = link.session;
         }
         workers_store_.Connected(worker_id, platform.device_kind(), platform.hostname(),
                                  id.ok() ? *id : 0, harness, trust_domain, clock_->NowUnixMs());
@@ -211,9 +192,8 @@ void Scheduler::StorePlatformThenAck(const std::string& worker_id, uint64_t seri
         ack.mutable_hello_ack()->set_heartbeat_interval_ms(options_.heartbeat_interval_ms);
         ack.mutable_hello_ack()->set_lease_timeout_ms(options_.lease_timeout_ms);
         current->Send(ack);
-        std::lock_guard<std::mutex> lock(mu_);
-        auto it = workers_.find(worker_id);
-        if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
+        absl::MutexLock lock(&mu_);
+        TryAssignLocked(worker_id);
       },
       db::PlatformReporter{worker_id, trust_domain});
 }
@@ -221,14 +201,10 @@ void Scheduler::StorePlatformThenAck(const std::string& worker_id, uint64_t seri
 void Scheduler::OnWorkerMessage(const std::shared_ptr<WorkerSession>& session,
                                 const std::string& worker_id, const v1::WorkerMessage& message) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = workers_.find(worker_id);
-    if (it != workers_.end() && it->second.session == session) {
-      it->second.last_heard_unix_ms = clock_->NowUnixMs();
-      if (it->second.silent) {
-        it->second.silent = false;
-        spdlog::info("worker {} answers again; it may take jobs", worker_id);
-      }
+    absl::MutexLock lock(&mu_);
+    if (CurrentLinkLocked(worker_id, session) != nullptr &&
+        leases_.Heard(worker_id, clock_->NowUnixMs())) {
+      spdlog::info("worker {} answers again; it may take jobs", worker_id);
     }
   }
   switch (message.msg_case()) {
@@ -236,10 +212,9 @@ void Scheduler::OnWorkerMessage(const std::shared_ptr<WorkerSession>& session,
       OnResult(worker_id, message.result());
       return;
     case v1::WorkerMessage::kHeartbeat: {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = workers_.find(worker_id);
-      if (it == workers_.end() || it->second.session != session) return;
-      OnHeartbeat(worker_id, it->second, message.heartbeat());
+      absl::MutexLock lock(&mu_);
+      if (CurrentLinkLocked(worker_id, session) == nullptr) return;
+      OnHeartbeat(worker_id, message.heartbeat());
       return;
     }
     case v1::WorkerMessage::kStarted:
@@ -257,63 +232,37 @@ void Scheduler::OnWorkerMessage(const std::shared_ptr<WorkerSession>& session,
   }
 }
 
-void Scheduler::OnHeartbeat(const std::string& worker_id, WorkerState& worker,
-                            const v1::Heartbeat& heartbeat) {
+Scheduler::WorkerLink* Scheduler::CurrentLinkLocked(const std::string& worker_id,
+                                                    const std::shared_ptr<WorkerSession>& session) {
+  auto it = links_.find(worker_id);
+  return it != links_.end() && it->second.session == session ? &it->second : nullptr;
+}
+
+void Scheduler::OnHeartbeat(const std::string& worker_id, const v1::Heartbeat& heartbeat) {
   const int64_t now = clock_->NowUnixMs();
-  // The database's copies of the worker's liveness move in steps: last
-  // seen every few seconds, the stored lease deadline once it would fall
-  // within a timeout of now (the deadline that counts is in memory).
-  if (now - worker.last_seen_written_ms >= kLastSeenWriteIntervalMs) {
-    workers_store_.Seen(worker_id, now);
-    worker.last_seen_written_ms = now;
+  const LeaseTable::HeartbeatActions actions =
+      leases_.Heartbeat(worker_id, heartbeat.running_attempt_id(), heartbeat.draining(), now);
+  if (actions.write_last_seen) workers_store_.Seen(worker_id, now);
+  if (actions.extend_stored_deadlines > 0) {
+    jobs_.ExtendLeases(worker_id, actions.extend_stored_deadlines);
   }
-  if (!worker.open_attempts.empty() &&
-      worker.stored_deadline_floor_ms < now + options_.lease_timeout_ms) {
-    jobs_.ExtendLeases(worker_id, StoredLeaseDeadline(now));
-    worker.stored_deadline_floor_ms = StoredLeaseDeadline(now);
-  }
-  if (heartbeat.draining() && !worker.draining) {
-    worker.draining = true;
+  if (actions.began_draining)
     spdlog::info("worker {} is shutting down; no more jobs for it", worker_id);
-  }
-  if (worker.first_heartbeat_seen) return;
-  worker.first_heartbeat_seen = true;
   // Attempts held before this stream that the worker neither runs nor has a
-  // result for (they would have arrived before this heartbeat): give back.
-  std::vector<int64_t> lost;
-  for (int64_t attempt : worker.inherited_attempts) {
-    if (attempt != heartbeat.running_attempt_id() && worker.results_in_flight.count(attempt) == 0 &&
-        worker.open_attempts.count(attempt) != 0) {
-      lost.push_back(attempt);
-    }
+  // result for: given back.
+  for (int64_t attempt : actions.released) {
+    WriteRelease(attempt, "worker reconnected without this job");
   }
-  worker.inherited_attempts.clear();
-  for (int64_t attempt : lost) {
-    ForgetAttemptLocked(attempt);
-    releasing_.insert(attempt);
-    jobs_.Release(attempt, "worker reconnected without this job", now, options_.max_attempts,
-                  [this, attempt](const absl::StatusOr<v1::JobState>& state) {
-                    {
-                      std::lock_guard<std::mutex> lock(mu_);
-                      releasing_.erase(attempt);
-                    }
-                    if (!state.ok())
-                      spdlog::error("release {}: {}", attempt, state.status().ToString());
-                    OfferPendingJobs();
-                    NotifyChange();
-                  });
-  }
-  if (!lost.empty()) TryAssignLocked(worker_id, worker);
+  if (!actions.released.empty()) TryAssignLocked(worker_id);
 }
 
 void Scheduler::OnHandedBack(const std::string& worker_id, const v1::JobResult& result) {
   const int64_t job_id = result.job_id();
   const int64_t attempt_id = result.attempt_id();
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    WorkerState& worker = workers_[worker_id];
-    worker.results_in_flight.insert(attempt_id);
-    worker.draining = true;  // only a worker shutting down hands jobs back
+    absl::MutexLock lock(&mu_);
+    leases_.HoldForStore(worker_id, attempt_id);
+    leases_.MarkDraining(worker_id);  // only a worker shutting down hands jobs back
   }
   const std::string reason = absl::StrCat("handed back: ", result.measurement().error());
   spdlog::info("worker {} handed job {} (attempt {}) back: {}", worker_id, job_id, attempt_id,
@@ -357,24 +306,22 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
   std::string device;
   uint64_t stream_serial = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    WorkerState& worker = workers_[worker_id];
-    lease_next = MayLeaseLocked(worker, attempt_id);
+    absl::MutexLock lock(&mu_);
+    WorkerLink& link = links_[worker_id];
+    lease_next = leases_.ResultArrived(worker_id, attempt_id);
     if (lease_next) {
-      worker.leasing = true;
-      device = worker.device_kind;
-      stream_serial = worker.session->stream_serial();
+      device = link.device_kind;
+      stream_serial = link.session->stream_serial();
     }
-    worker.results_in_flight.insert(attempt_id);
-    platform_id = worker.platform_id;
-    if (worker.roofs.Fill(&measurement)) {
-      raised_platform = worker.roofs.platform();
-      if (worker.session) trust_domain = worker.session->trust_domain();
+    platform_id = link.platform_id;
+    if (link.roofs.Fill(&measurement)) {
+      raised_platform = link.roofs.platform();
+      if (link.session) trust_domain = link.session->trust_domain();
       // Stored as the platform's latest roofs (PlatformStore keeps the
       // newest calibrated_unix_ms).
       raised_platform->set_calibrated_unix_ms(
           std::max(raised_platform->calibrated_unix_ms() + 1, clock_->NowUnixMs()));
-      worker.roofs = UtilizationRoofs(*raised_platform);
+      link.roofs = UtilizationRoofs(*raised_platform);
     }
   }
   if (raised_platform) StoreRaisedRoofs(worker_id, trust_domain, job_id, *raised_platform);
@@ -395,7 +342,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
     return;
   }
   results_.StoreThenLease(job_id, attempt_id, worker_id, platform_id, measurement, now, device,
-                          StoredLeaseDeadline(now),
+                          StoredLeaseDeadline(now, options_.lease_timeout_ms),
                           [this, worker_id, stream_serial, settle,
                            offer_next](absl::StatusOr<db::ResultStore::StoredThenLeased> stored) {
                             if (!stored.ok()) {
@@ -441,12 +388,9 @@ void Scheduler::SettleStored(const std::string& worker_id, int64_t job_id, int64
 
 void Scheduler::OfferNext(const std::string& worker_id, bool clear_leasing) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = workers_.find(worker_id);
-    if (it != workers_.end()) {
-      if (clear_leasing) it->second.leasing = false;
-      TryAssignLocked(worker_id, it->second);
-    }
+    absl::MutexLock lock(&mu_);
+    if (clear_leasing) leases_.EndLease(worker_id);
+    TryAssignLocked(worker_id);
   }
   NotifyChange();
 }
@@ -454,69 +398,31 @@ void Scheduler::OfferNext(const std::string& worker_id, bool clear_leasing) {
 void Scheduler::Settle(const std::string& worker_id, int64_t job_id, int64_t attempt_id, bool ack) {
   std::shared_ptr<WorkerSession> session;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    WorkerState& worker = workers_[worker_id];
-    worker.results_in_flight.erase(attempt_id);
-    // Another worker's attempt (a refused forgery) stays its holder's.
-    auto owner = attempt_owner_.find(attempt_id);
-    if (ack && (owner == attempt_owner_.end() || owner->second == worker_id)) {
-      ForgetAttemptLocked(attempt_id);
-    }
-    session = worker.session;
+    absl::MutexLock lock(&mu_);
+    leases_.Settle(worker_id, attempt_id, ack);
+    auto it = links_.find(worker_id);
+    if (it != links_.end()) session = it->second.session;
   }
   if (ack && session) session->Send(AckMessage(job_id, attempt_id));
-}
-
-void Scheduler::ForgetAttemptLocked(int64_t attempt_id) {
-  auto owner = attempt_owner_.find(attempt_id);
-  if (owner == attempt_owner_.end()) return;
-  auto it = workers_.find(owner->second);
-  if (it != workers_.end()) {
-    it->second.open_attempts.erase(attempt_id);
-    it->second.attempt_job.erase(attempt_id);
-    it->second.inherited_attempts.erase(attempt_id);
-  }
-  attempt_owner_.erase(owner);
 }
 
 void Scheduler::OnStreamClosed(const std::shared_ptr<WorkerSession>& session,
                                const std::string& worker_id) {
   if (worker_id.empty()) return;  // closed before hello
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = workers_.find(worker_id);
-    if (it == workers_.end() || it->second.session != session) return;  // replaced already
-    WorkerState& worker = it->second;
-    worker.session = nullptr;
-    worker.ready = false;
-    worker.leasing = false;
+    absl::MutexLock lock(&mu_);
+    WorkerLink* link = CurrentLinkLocked(worker_id, session);
+    if (link == nullptr) return;  // replaced already
+    link->session = nullptr;
     spdlog::info("worker {} disconnected; {} lease(s) kept until their deadline", worker_id,
-                 worker.open_attempts.size());
+                 leases_.StreamClosed(worker_id));
   }
   workers_store_.Disconnected(worker_id, clock_->NowUnixMs());
 }
 
 std::map<std::string, LiveWorker> Scheduler::Snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::map<std::string, LiveWorker> out;
-  for (const auto& [worker_id, worker] : workers_) {
-    LiveWorker live;
-    live.device_kind = worker.device_kind;
-    if (!worker.session) {
-      live.state = v1::WORKER_DISCONNECTED;
-    } else if (worker.silent) {
-      live.state = v1::WORKER_SILENT;
-    } else if (!worker.open_attempts.empty()) {
-      live.state = v1::WORKER_BUSY;
-      if (!worker.attempt_job.empty()) live.current_job_id = worker.attempt_job.begin()->second;
-    } else if (worker.draining) {
-      live.state = v1::WORKER_DRAINING;
-    } else {
-      live.state = v1::WORKER_IDLE;
-    }
-    out[worker_id] = live;
-  }
-  return out;
+  absl::MutexLock lock(&mu_);
+  return leases_.Snapshot();
 }
 
 }  // namespace paradnn::server

@@ -22,6 +22,10 @@
 //   scheduler stores a PREDICTED_OOM result for it through the ResultStore,
 //   as if the worker had reported it, and offers the worker the next job.
 //
+// Which worker holds which attempt, and what a worker may be given, is the
+// LeaseTable's (server/lease_table.h: its states and transitions); the
+// Scheduler keeps the streams, the database writes and the threads.
+//
 // All methods are thread-safe and never block on I/O: database writes are
 // queued and their completions re-enter the scheduler from the writer thread;
 // an uploaded model an assignment carries is read on a thread of the
@@ -34,11 +38,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/work_pool.h"
 #include "db/database.h"
@@ -48,6 +53,7 @@
 #include "db/sweep_store.h"
 #include "db/worker_store.h"
 #include "paradnn/v1/coordinator.pb.h"
+#include "server/lease_table.h"
 #include "server/utilization.h"
 #include "server/worker_session.h"
 
@@ -57,15 +63,6 @@ struct SchedulerOptions {
   int64_t heartbeat_interval_ms = 2000;
   int64_t lease_timeout_ms = 15000;
   int max_attempts = 3;
-};
-
-// A worker as the scheduler sees it right now (for ListWorkers).
-struct LiveWorker {
-  // idle, busy, draining (shutting down, idle), silent (connected, not
-  // answering), disconnected
-  v1::WorkerState state = v1::WORKER_DISCONNECTED;
-  int64_t current_job_id = 0;
-  std::string device_kind;
 };
 
 // The error text of a PREDICTED_OOM result, e.g. "memory estimate 31.2 GiB
@@ -115,85 +112,84 @@ class Scheduler {
   int64_t results_stored() const { return results_stored_.load(std::memory_order_relaxed); }
 
  private:
-  struct WorkerState {
+  // What the scheduler keeps of a worker beside its leases: the stream to
+  // talk to it and the facts its hello stored.
+  struct WorkerLink {
     std::shared_ptr<WorkerSession> session;  // null while disconnected
     std::string device_kind;
     int64_t platform_id = 0;
     int64_t memory_bytes = 0;  // from the hello's platform; 0 = unknown
     UtilizationRoofs roofs;    // hello's roofs and peaks, raised by jobs that beat them
-    bool ready = false;        // hello processed, hello_ack sent
-    bool leasing = false;      // a LeaseNext is in flight
-    bool first_heartbeat_seen = false;
-    int64_t last_heard_unix_ms = 0;  // any message on the current stream
-    // The earliest lease deadline the database holds for open_attempts (0:
-    // unknown, as for attempts inherited from an earlier stream), and when
-    // workers.last_seen_unix_ms was last written.
-    int64_t stored_deadline_floor_ms = 0;
-    int64_t last_seen_written_ms = 0;
-    // A lease of this connected worker expired: it stopped answering (a
-    // stopped host, a cut network) with its stream still open. It gets no
-    // job until it sends something again.
-    bool silent = false;
-    // The worker said it is shutting down (Heartbeat.draining, or a job
-    // handed back): no new job on this stream.
-    bool draining = false;
-    std::set<int64_t> open_attempts;         // leased to this worker, no result yet
-    std::set<int64_t> inherited_attempts;    // open when this stream said hello
-    std::set<int64_t> results_in_flight;     // results being committed
-    std::map<int64_t, int64_t> attempt_job;  // attempt -> job, for Snapshot
   };
 
-  // Whether `worker` may be leased a job now or, with `settling_attempt`
-  // (its only open attempt, whose result is about to be stored), as soon as
-  // that result is stored. Attempt ids are positive: 0 means none.
-  bool MayLeaseLocked(const WorkerState& worker, int64_t settling_attempt) const;
   // OnHello's bookkeeping: `session` becomes the worker's stream (ending a
   // quiet earlier one) and inherits `open_attempts`. AlreadyExists while
   // another live stream uses the id.
   absl::Status AdoptStream(const std::shared_ptr<WorkerSession>& session,
-                           const v1::WorkerHello& hello, const std::vector<int64_t>& open_attempts);
+                           const v1::WorkerHello& hello, const std::vector<int64_t>& open_attempts)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Stores the hello's platform and the worker's harness, then
   // acknowledges the hello on stream `serial` (if it is still the worker's)
   // and offers it a job.
   void StorePlatformThenAck(const std::string& worker_id, uint64_t serial,
                             const v1::Platform& platform, const std::string& harness,
-                            const std::string& trust_domain);
-  void TryAssignLocked(const std::string& worker_id, WorkerState& worker);
+                            const std::string& trust_domain) ABSL_LOCKS_EXCLUDED(mu_);
+  // Leases the worker a job if the table says it may have one.
+  void TryAssignLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
-                      absl::StatusOr<std::optional<db::Lease>> lease);
+                      absl::StatusOr<std::optional<db::Lease>> lease) ABSL_LOCKS_EXCLUDED(mu_);
+  // Records a granted lease; the session to send it on (null when its
+  // stream is gone) and whether the job is predicted not to fit.
+  struct GrantedTo {
+    std::shared_ptr<WorkerSession> session;
+    bool predicted_oom = false;
+    int64_t platform_id = 0;
+    int64_t memory_bytes = 0;
+  };
+  GrantedTo RecordGrant(const std::string& worker_id, uint64_t stream_serial,
+                        const db::Lease& granted) ABSL_LOCKS_EXCLUDED(mu_);
   // Reads the uploaded model of `granted` into its assignment (on
   // model_reads_; a model that cannot be read is logged and left out).
   void AttachModel(const db::Lease& granted, v1::CoordinatorMessage* message) const;
   // Sends the assignment, or releases the attempt when the stream is gone.
   void SendAssignment(const std::string& worker_id, const std::shared_ptr<WorkerSession>& session,
-                      const db::Lease& granted, const v1::CoordinatorMessage& message);
-  void OnResult(const std::string& worker_id, const v1::JobResult& result);
+                      const db::Lease& granted, const v1::CoordinatorMessage& message)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void OnResult(const std::string& worker_id, const v1::JobResult& result) ABSL_LOCKS_EXCLUDED(mu_);
   // A job the worker stopped unmeasured while shutting down: released to
   // the queue (an attempt like a lost lease), then acknowledged.
-  void OnHandedBack(const std::string& worker_id, const v1::JobResult& result);
+  void OnHandedBack(const std::string& worker_id, const v1::JobResult& result)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // After the store (or release) of a worker's result message: no longer in
   // flight; with `ack` (committed, or refused for good) forgotten and
   // acknowledged to the worker.
-  void Settle(const std::string& worker_id, int64_t job_id, int64_t attempt_id, bool ack);
+  void Settle(const std::string& worker_id, int64_t job_id, int64_t attempt_id, bool ack)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Settle after a result's store: logs a failure or a duplicate, counts a
   // new result, acknowledges what the store took or refused for good.
   void SettleStored(const std::string& worker_id, int64_t job_id, int64_t attempt_id,
-                    const absl::StatusOr<db::StoreOutcome>& stored);
+                    const absl::StatusOr<db::StoreOutcome>& stored) ABSL_LOCKS_EXCLUDED(mu_);
   // After a store that leased nothing for the worker: offers it a job the
   // usual way (`clear_leasing`: the store had claimed its lease slot).
-  void OfferNext(const std::string& worker_id, bool clear_leasing);
+  void OfferNext(const std::string& worker_id, bool clear_leasing) ABSL_LOCKS_EXCLUDED(mu_);
   // Stores roofs a job beat as the platform's latest (logged).
   void StoreRaisedRoofs(const std::string& worker_id, const std::string& trust_domain,
                         int64_t job_id, const v1::Platform& platform);
-  // Stores the PREDICTED_OOM result of `lease` (already counted in the
-  // worker's open_attempts and results_in_flight) and offers the next job.
+  // Stores the PREDICTED_OOM result of `lease` (already held for its store
+  // in the lease table) and offers the next job.
   void SkipPredictedOom(const std::string& worker_id, int64_t platform_id, int64_t memory_bytes,
-                        const db::Lease& lease);
-  void OnHeartbeat(const std::string& worker_id, WorkerState& worker,
-                   const v1::Heartbeat& heartbeat);
-  void Release(int64_t attempt_id, const std::string& reason);
-  void ForgetAttemptLocked(int64_t attempt_id);
-  void NotifyChange();
+                        const db::Lease& lease) ABSL_LOCKS_EXCLUDED(mu_);
+  void OnHeartbeat(const std::string& worker_id, const v1::Heartbeat& heartbeat)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Releases an attempt unless a release of it is already in flight.
+  void Release(int64_t attempt_id, const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
+  // The database half of a release the lease table has begun.
+  void WriteRelease(int64_t attempt_id, const std::string& reason);
+  void NotifyChange() ABSL_LOCKS_EXCLUDED(mu_);
+  // The worker's link when `session` is its current stream, else null.
+  WorkerLink* CurrentLinkLocked(const std::string& worker_id,
+                                const std::shared_ptr<WorkerSession>& session)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   db::Database* const database_;
   const common::Clock* const clock_;
@@ -203,25 +199,19 @@ class Scheduler {
   db::ResultStore results_;
   db::PlatformStore platforms_;
   db::WorkerStore workers_store_;
-  // The lease deadline written to the database for a worker heard at `now`.
-  int64_t StoredLeaseDeadline(int64_t now) const { return now + 2 * options_.lease_timeout_ms; }
-  // Attempts of workers silent for a lease timeout (none in results_in_flight).
-  std::vector<int64_t> SilentAttemptsLocked(int64_t now);
 
   const int64_t started_unix_ms_;
 
-  mutable std::mutex mu_;
-  std::map<std::string, WorkerState> workers_;    // by worker id
-  std::map<int64_t, std::string> attempt_owner_;  // open attempt -> worker id
-  std::set<int64_t> releasing_;                   // releases in flight
-  bool assigning_ = true;
-  std::function<void()> change_listener_;
+  mutable absl::Mutex mu_;
+  LeaseTable leases_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, WorkerLink> links_ ABSL_GUARDED_BY(mu_);  // by worker id
+  std::function<void()> change_listener_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> lease_expiries_{0};
   std::atomic<int64_t> results_stored_{0};
-  // Reads uploaded models for assignments off the writer thread (guarded
-  // by mu_; null after FinishModelReads). Last, so that it drains before
-  // the state its tasks touch is destroyed.
-  std::unique_ptr<common::WorkPool> model_reads_;
+  // Reads uploaded models for assignments off the writer thread (null
+  // after FinishModelReads). Last, so that it drains before the state its
+  // tasks touch is destroyed.
+  std::unique_ptr<common::WorkPool> model_reads_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace paradnn::server

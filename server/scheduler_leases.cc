@@ -8,8 +8,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/stack_findings.h"
 #include "db/model_store.h"
+#include "model/model_counts.h"
+#include "model/model_spec.h"
+#include "platform/stack_findings.h"
 #include "server/scheduler.h"
 
 namespace paradnn::server {
@@ -32,31 +34,29 @@ v1::CoordinatorMessage AssignmentMessage(const db::Lease& granted) {
   *assignment->mutable_job()->mutable_settings() = granted.settings;
   assignment->mutable_job()->set_device(granted.device);
   assignment->mutable_job()->set_stream_steps(true);
+  // The counts the sweep was planned with, for a runner that does not count
+  // (the JAX runner). A config that no longer parses goes without: its
+  // runner reports the config's error.
+  absl::StatusOr<model::ModelSpec> spec =
+      model::ParseModelSpec(granted.config, model::FieldStyle::kProto);
+  if (spec.ok()) *assignment->mutable_job()->mutable_counts() = model::CountModel(*spec);
   return message;
 }
 
 }  // namespace
 
 void Scheduler::OfferPendingJobs() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [worker_id, worker] : workers_) TryAssignLocked(worker_id, worker);
+  absl::MutexLock lock(&mu_);
+  for (const auto& [worker_id, link] : links_) TryAssignLocked(worker_id);
 }
 
-bool Scheduler::MayLeaseLocked(const WorkerState& worker, int64_t settling_attempt) const {
-  if (!assigning_ || !worker.session || !worker.ready || worker.leasing || worker.silent ||
-      worker.draining || !worker.results_in_flight.empty()) {
-    return false;
-  }
-  return std::all_of(worker.open_attempts.begin(), worker.open_attempts.end(),
-                     [settling_attempt](int64_t open) { return open == settling_attempt; });
-}
-
-void Scheduler::TryAssignLocked(const std::string& worker_id, WorkerState& worker) {
-  if (!MayLeaseLocked(worker, /*settling_attempt=*/0)) return;
-  worker.leasing = true;
+void Scheduler::TryAssignLocked(const std::string& worker_id) {
+  if (!leases_.BeginLease(worker_id)) return;
+  const WorkerLink& link = links_.at(worker_id);  // BeginLease: connected, so linked
   const int64_t now = clock_->NowUnixMs();
-  const uint64_t serial = worker.session->stream_serial();
-  jobs_.LeaseNext(worker.device_kind, worker_id, now, StoredLeaseDeadline(now),
+  const uint64_t serial = link.session->stream_serial();
+  jobs_.LeaseNext(link.device_kind, worker_id, now,
+                  StoredLeaseDeadline(now, options_.lease_timeout_ms),
                   [this, worker_id, serial](absl::StatusOr<std::optional<db::Lease>> lease) {
                     OnLeaseGranted(worker_id, serial, std::move(lease));
                   });
@@ -66,8 +66,8 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
                                absl::StatusOr<std::optional<db::Lease>> lease) {
   if (!lease.ok()) {
     spdlog::error("leasing a job for {}: {}", worker_id, lease.status().ToString());
-    std::lock_guard<std::mutex> lock(mu_);
-    workers_[worker_id].leasing = false;  // ExpireLeases' periodic offer retries
+    absl::MutexLock lock(&mu_);
+    leases_.EndLease(worker_id);  // ExpireLeases' periodic offer retries
     return;
   }
   const int reused = lease->has_value() ? (*lease)->reused_results : 0;
@@ -77,14 +77,13 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
   }
   if (!db::HasJob(*lease)) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      WorkerState& worker = workers_[worker_id];
-      worker.leasing = false;
+      absl::MutexLock lock(&mu_);
+      leases_.EndLease(worker_id);
       // Jobs took results but none is running here: more may be pending
       // (a lease reuses at most a few hundred at a time). Each round takes
       // at least one job, so this ends.
-      if (reused > 0 && worker.session && worker.session->stream_serial() == stream_serial) {
-        TryAssignLocked(worker_id, worker);
+      if (reused > 0 && leases_.IsCurrentStream(worker_id, stream_serial)) {
+        TryAssignLocked(worker_id);
       }
     }
     if (reused > 0) NotifyChange();
@@ -92,54 +91,49 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
   }
   if (reused > 0) NotifyChange();
   const db::Lease& granted = **lease;
-  std::shared_ptr<WorkerSession> session;
-  bool predicted_oom = false;
-  int64_t platform_id = 0;
-  int64_t memory_bytes = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    WorkerState& worker = workers_[worker_id];
-    worker.leasing = false;
-    if (worker.session && worker.session->stream_serial() == stream_serial && assigning_) {
-      session = worker.session;
-      // The floor stays the earliest deadline among the open attempts.
-      worker.stored_deadline_floor_ms =
-          worker.open_attempts.empty()
-              ? granted.lease_deadline_unix_ms
-              : std::min(worker.stored_deadline_floor_ms, granted.lease_deadline_unix_ms);
-      worker.open_attempts.insert(granted.attempt_id);
-      worker.attempt_job[granted.attempt_id] = granted.job_id;
-      attempt_owner_[granted.attempt_id] = worker_id;
-      predicted_oom = PredictedOom(granted, worker.memory_bytes);
-      // Held like a result being committed: no other lease for this worker
-      // meanwhile, and lease expiry leaves the attempt alone.
-      if (predicted_oom) worker.results_in_flight.insert(granted.attempt_id);
-      platform_id = worker.platform_id;
-      memory_bytes = worker.memory_bytes;
-    }
-  }
-  if (predicted_oom) {
-    SkipPredictedOom(worker_id, platform_id, memory_bytes, granted);
+  const GrantedTo to = RecordGrant(worker_id, stream_serial, granted);
+  if (to.predicted_oom) {
+    SkipPredictedOom(worker_id, to.platform_id, to.memory_bytes, granted);
     NotifyChange();
     return;
   }
   v1::CoordinatorMessage message = AssignmentMessage(granted);
-  if (session && granted.config.has_torchscript()) {
+  if (to.session && granted.config.has_torchscript()) {
     // An uploaded model is up to --max-model-bytes read from SQLite: not on
     // the writer thread this runs on (inline only while the coordinator
     // stops, after FinishModelReads).
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::ReleasableMutexLock lock(&mu_);
     if (model_reads_) {
-      model_reads_->Run([this, worker_id, session, granted, message]() mutable {
+      model_reads_->Run([this, worker_id, session = to.session, granted, message]() mutable {
         AttachModel(granted, &message);
         SendAssignment(worker_id, session, granted, message);
       });
       return;
     }
-    lock.unlock();
+    lock.Release();
     AttachModel(granted, &message);
   }
-  SendAssignment(worker_id, session, granted, message);
+  SendAssignment(worker_id, to.session, granted, message);
+}
+
+Scheduler::GrantedTo Scheduler::RecordGrant(const std::string& worker_id, uint64_t stream_serial,
+                                            const db::Lease& granted) {
+  GrantedTo to;
+  absl::MutexLock lock(&mu_);
+  leases_.EndLease(worker_id);
+  if (!leases_.RecordLease(worker_id, stream_serial, granted.attempt_id, granted.job_id,
+                           granted.lease_deadline_unix_ms)) {
+    return to;  // its stream is gone, or assigning stopped: SendAssignment releases it
+  }
+  const WorkerLink& link = links_.at(worker_id);
+  to.session = link.session;
+  to.predicted_oom = PredictedOom(granted, link.memory_bytes);
+  // Held like a result being committed: no other lease for this worker
+  // meanwhile, and lease expiry leaves the attempt alone.
+  if (to.predicted_oom) leases_.HoldForStore(worker_id, granted.attempt_id);
+  to.platform_id = link.platform_id;
+  to.memory_bytes = link.memory_bytes;
+  return to;
 }
 
 void Scheduler::AttachModel(const db::Lease& granted, v1::CoordinatorMessage* message) const {
@@ -162,10 +156,6 @@ void Scheduler::SendAssignment(const std::string& worker_id,
     spdlog::info("assigned job {} (attempt {}) to {}", granted.job_id, granted.attempt_id,
                  worker_id);
   } else {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ForgetAttemptLocked(granted.attempt_id);
-    }
     Release(granted.attempt_id, "worker gone before the assignment was sent");
   }
   NotifyChange();
@@ -190,9 +180,8 @@ void Scheduler::SkipPredictedOom(const std::string& worker_id, int64_t platform_
   results_.Store(job_id, attempt_id, worker_id, platform_id, measurement, clock_->NowUnixMs(),
                  [this, worker_id, job_id, attempt_id](absl::StatusOr<db::StoreOutcome> stored) {
                    {
-                     std::lock_guard<std::mutex> lock(mu_);
-                     workers_[worker_id].results_in_flight.erase(attempt_id);
-                     ForgetAttemptLocked(attempt_id);
+                     absl::MutexLock lock(&mu_);
+                     leases_.Settle(worker_id, attempt_id, /*acknowledged=*/true);
                    }
                    if (stored.ok() && *stored == db::StoreOutcome::kStored) {
                      results_stored_.fetch_add(1, std::memory_order_relaxed);
@@ -204,9 +193,8 @@ void Scheduler::SkipPredictedOom(const std::string& worker_id, int64_t platform_
                      Release(attempt_id, "storing its PREDICTED_OOM result failed");
                    }
                    {
-                     std::lock_guard<std::mutex> lock(mu_);
-                     auto it = workers_.find(worker_id);
-                     if (it != workers_.end()) TryAssignLocked(worker_id, it->second);
+                     absl::MutexLock lock(&mu_);
+                     TryAssignLocked(worker_id);
                    }
                    NotifyChange();
                  });
@@ -214,14 +202,18 @@ void Scheduler::SkipPredictedOom(const std::string& worker_id, int64_t platform_
 
 void Scheduler::Release(int64_t attempt_id, const std::string& reason) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!releasing_.insert(attempt_id).second) return;
+    absl::MutexLock lock(&mu_);
+    if (!leases_.BeginRelease(attempt_id)) return;
   }
+  WriteRelease(attempt_id, reason);
+}
+
+void Scheduler::WriteRelease(int64_t attempt_id, const std::string& reason) {
   jobs_.Release(attempt_id, reason, clock_->NowUnixMs(), options_.max_attempts,
                 [this, attempt_id, reason](absl::StatusOr<v1::JobState> state) {
                   {
-                    std::lock_guard<std::mutex> lock(mu_);
-                    releasing_.erase(attempt_id);
+                    absl::MutexLock lock(&mu_);
+                    leases_.EndRelease(attempt_id);
                   }
                   if (!state.ok()) {
                     spdlog::error("releasing attempt {}: {}", attempt_id,
@@ -235,34 +227,18 @@ void Scheduler::Release(int64_t attempt_id, const std::string& reason) {
                 });
 }
 
-std::vector<int64_t> Scheduler::SilentAttemptsLocked(int64_t now) {
-  std::vector<int64_t> silent;
-  for (auto& [worker_id, worker] : workers_) {
-    if (worker.open_attempts.empty() ||
-        now - worker.last_heard_unix_ms < options_.lease_timeout_ms) {
-      continue;
-    }
-    for (int64_t attempt : worker.open_attempts) {
-      // A live worker that is storing this attempt's result keeps it.
-      if (worker.results_in_flight.count(attempt) == 0) silent.push_back(attempt);
-    }
-    if (worker.session && !worker.silent) {
-      worker.silent = true;
-      spdlog::warn(
-          "worker {} is connected but silent past its lease; no jobs for it until it "
-          "answers",
-          worker_id);
-    }
-  }
-  return silent;
-}
-
 void Scheduler::ExpireLeases() {
   const int64_t now = clock_->NowUnixMs();
   std::vector<int64_t> expired;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    expired = SilentAttemptsLocked(now);
+    absl::MutexLock lock(&mu_);
+    LeaseTable::Expiry expiry = leases_.Expire(now);
+    for (const std::string& worker_id : expiry.newly_silent) {
+      spdlog::warn(
+          "worker {} is connected but silent past its lease; no jobs for it until it answers",
+          worker_id);
+    }
+    expired = std::move(expiry.released);
   }
   // Open attempts of workers this process has not heard from (a previous
   // process leased them): the database's deadline, after one full timeout
@@ -272,19 +248,15 @@ void Scheduler::ExpireLeases() {
     if (!stored.ok()) {
       spdlog::error("finding expired leases: {}", stored.status().ToString());
     } else {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       for (int64_t attempt : *stored) {
-        if (attempt_owner_.count(attempt) == 0) expired.push_back(attempt);
+        if (leases_.ReleaseIfUnheld(attempt)) expired.push_back(attempt);
       }
     }
   }
   for (int64_t attempt : expired) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ForgetAttemptLocked(attempt);
-    }
     lease_expiries_.fetch_add(1, std::memory_order_relaxed);
-    Release(attempt, "lease expired");
+    WriteRelease(attempt, "lease expired");
   }
   OfferPendingJobs();  // also retries offers that failed on a transient error
 }
@@ -293,9 +265,9 @@ void Scheduler::CancelAttempts(const std::vector<db::SweepStore::LiveAttempt>& a
   for (const auto& live : attempts) {
     std::shared_ptr<WorkerSession> session;
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = workers_.find(live.worker_id);
-      if (it != workers_.end()) session = it->second.session;
+      absl::MutexLock lock(&mu_);
+      auto it = links_.find(live.worker_id);
+      if (it != links_.end()) session = it->second.session;
     }
     if (!session) continue;  // its lease expires and the release cancels the job
     v1::CoordinatorMessage message;
@@ -309,15 +281,15 @@ void Scheduler::CancelAttempts(const std::vector<db::SweepStore::LiveAttempt>& a
 void Scheduler::FinishModelReads() {
   std::unique_ptr<common::WorkPool> pool;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     pool = std::move(model_reads_);
   }
   pool.reset();  // runs the reads queued, outside the lock their sends take
 }
 
 void Scheduler::StopAssigning() {
-  std::lock_guard<std::mutex> lock(mu_);
-  assigning_ = false;
+  absl::MutexLock lock(&mu_);
+  leases_.StopAssigning();
 }
 
 }  // namespace paradnn::server
