@@ -148,6 +148,10 @@ class Scheduler {
   };
   GrantedTo RecordGrant(const std::string& worker_id, uint64_t stream_serial,
                         const db::Lease& granted) ABSL_LOCKS_EXCLUDED(mu_);
+  // Sends `granted` to its worker (null `session`: releases it), reading
+  // its uploaded model first, off the writer thread.
+  void Assign(const std::string& worker_id, const std::shared_ptr<WorkerSession>& session,
+              const db::Lease& granted) ABSL_LOCKS_EXCLUDED(mu_);
   // Reads the uploaded model of `granted` into its assignment (on
   // model_reads_; a model that cannot be read is logged and left out).
   void AttachModel(const db::Lease& granted, v1::CoordinatorMessage* message) const;

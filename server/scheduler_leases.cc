@@ -97,14 +97,19 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
     NotifyChange();
     return;
   }
+  Assign(worker_id, to.session, granted);
+}
+
+void Scheduler::Assign(const std::string& worker_id, const std::shared_ptr<WorkerSession>& session,
+                       const db::Lease& granted) {
   v1::CoordinatorMessage message = AssignmentMessage(granted);
-  if (to.session && granted.config.has_torchscript()) {
+  if (session && granted.config.has_torchscript()) {
     // An uploaded model is up to --max-model-bytes read from SQLite: not on
     // the writer thread this runs on (inline only while the coordinator
     // stops, after FinishModelReads).
     absl::ReleasableMutexLock lock(&mu_);
     if (model_reads_) {
-      model_reads_->Run([this, worker_id, session = to.session, granted, message]() mutable {
+      model_reads_->Run([this, worker_id, session, granted, message]() mutable {
         AttachModel(granted, &message);
         SendAssignment(worker_id, session, granted, message);
       });
@@ -113,7 +118,7 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
     lock.Release();
     AttachModel(granted, &message);
   }
-  SendAssignment(worker_id, to.session, granted, message);
+  SendAssignment(worker_id, session, granted, message);
 }
 
 Scheduler::GrantedTo Scheduler::RecordGrant(const std::string& worker_id, uint64_t stream_serial,
