@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <iterator>
@@ -16,6 +15,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "db/result_store.h"
 #include "db/sweep_store.h"
 #include "server/prediction/acquisition.h"
@@ -140,16 +141,18 @@ void BudgetPlanner::Start() {
     if (setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kPlannerNice) != 0) {
       spdlog::debug("budget planner: could not lower its priority");
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return kicked_ || stopping_; });
-      if (stopping_) break;
-      kicked_ = false;
-      lock.unlock();
-      RunGuarded();
-      lock.lock();
-    }
+    while (WaitForKick()) RunGuarded();
   });
+}
+
+bool BudgetPlanner::WaitForKick() {
+  absl::MutexLock lock(&mu_);
+  const absl::Time deadline = absl::Now() + absl::Seconds(1);
+  while (!kicked_ && !stopping_ && !wake_.WaitWithDeadline(&mu_, deadline)) {
+  }
+  if (stopping_) return false;
+  kicked_ = false;
+  return true;
 }
 
 void BudgetPlanner::RunGuarded() {
@@ -170,23 +173,23 @@ void BudgetPlanner::RunGuarded() {
 
 void BudgetPlanner::Kick() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     kicked_ = true;
   }
-  wake_.notify_one();
+  wake_.Signal();
 }
 
 void BudgetPlanner::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_one();
+  wake_.Signal();
   if (thread_.joinable()) thread_.join();
 }
 
 std::optional<double> BudgetPlanner::SecondsLeft(int64_t sweep_id) const {
-  std::lock_guard<std::mutex> lock(estimates_mu_);
+  absl::MutexLock lock(&estimates_mu_);
   auto it = seconds_left_.find(sweep_id);
   if (it == seconds_left_.end()) return std::nullopt;
   const double since = static_cast<double>(clock_->NowUnixMs() - it->second.second) / 1000.0;
@@ -200,7 +203,7 @@ void BudgetPlanner::RecordSecondsLeft(int64_t sweep_id, const SweepPredictor& pr
   const bool budgeted = sweep.spec.run().budget_seconds() > 0;
   std::optional<double> left =
       ModelSecondsLeft(predictor, sweep.spec.run().max_seconds(), workers, /*held_too=*/budgeted);
-  std::lock_guard<std::mutex> lock(estimates_mu_);
+  absl::MutexLock lock(&estimates_mu_);
   if (!left) {
     seconds_left_.erase(sweep_id);
     return;
@@ -250,7 +253,7 @@ void BudgetPlanner::EstimateTimesLeft() {
     }
     RecordSecondsLeft(sweep.sweep_id, *predictor, sweep, budget_left, now);
   }
-  std::lock_guard<std::mutex> lock(estimates_mu_);
+  absl::MutexLock lock(&estimates_mu_);
   for (auto it = seconds_left_.begin(); it != seconds_left_.end();) {
     it = running.count(it->first) != 0 ? std::next(it) : seconds_left_.erase(it);
   }

@@ -18,11 +18,9 @@
 #ifndef PARADNN_SERVER_BUDGET_PLANNER_H_
 #define PARADNN_SERVER_BUDGET_PLANNER_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -30,7 +28,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "db/budget_store.h"
 #include "db/database.h"
@@ -89,19 +89,19 @@ class BudgetPlanner {
   // The latest model estimate of the time `sweep_id`'s unfinished jobs
   // take (SweepStatus.model_seconds_left), less the time since it was
   // made; nullopt without one.
-  std::optional<double> SecondsLeft(int64_t sweep_id) const;
+  std::optional<double> SecondsLeft(int64_t sweep_id) const ABSL_LOCKS_EXCLUDED(estimates_mu_);
   // Refits every running sweep's model for SecondsLeft (a budgeted sweep's
   // estimate at most what is left of its budget); the thread calls it every
   // few seconds, tests directly.
-  void EstimateTimesLeft();
+  void EstimateTimesLeft() ABSL_LOCKS_EXCLUDED(estimates_mu_);
   BudgetPlanner(const BudgetPlanner&) = delete;
   BudgetPlanner& operator=(const BudgetPlanner&) = delete;
 
   // Starts the planning thread.
   void Start();
   // Asks for a Step soon (from any thread; never blocks on one).
-  void Kick();
-  void Stop();
+  void Kick() ABSL_LOCKS_EXCLUDED(mu_);
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   // One pass over every holding sweep, on the caller's thread.
   absl::StatusOr<BudgetStepSummary> Step();
@@ -118,7 +118,8 @@ class BudgetPlanner {
   // Stores `predictor`'s ModelSecondsLeft for the sweep (at most
   // `budget_left` for a budgeted one), or forgets it without a model.
   void RecordSecondsLeft(int64_t sweep_id, const SweepPredictor& predictor,
-                         const db::BudgetedSweep& sweep, double budget_left, int64_t now_unix_ms);
+                         const db::BudgetedSweep& sweep, double budget_left, int64_t now_unix_ms)
+      ABSL_LOCKS_EXCLUDED(estimates_mu_);
 
   // The design's seed: the sweep's run.seed, else options_.design_seed.
   uint64_t DesignSeed(const db::BudgetedSweep& sweep) const;
@@ -146,6 +147,9 @@ class BudgetPlanner {
   // One pass of Step or EstimateTimesLeft, with std::bad_alloc and other
   // exceptions logged instead of ending the process (the thread's body).
   void RunGuarded();
+  // The thread's wait: until Kick()ed or a second has passed. False once
+  // stopping.
+  bool WaitForKick() ABSL_LOCKS_EXCLUDED(mu_);
 
   db::Database* database_;
   db::BudgetStore budgets_;
@@ -154,7 +158,7 @@ class BudgetPlanner {
 
   // Sweeps whose held jobs were matched against earlier sweeps' results
   // (BudgetStore::ReleaseReusableSync), once each. Step runs on one thread
-  // at a time.
+  // at a time: these are its own, unguarded.
   std::set<int64_t> reuse_checked_;
   int64_t estimated_unix_ms_ = 0;  // when EstimateTimesLeft last ran
   // Per sweep, the PlanSignature of the last plan and of the last estimate
@@ -164,13 +168,13 @@ class BudgetPlanner {
   std::map<int64_t, Pace> pace_;
 
   // Per sweep: the seconds left when estimated, and when.
-  mutable std::mutex estimates_mu_;
-  std::map<int64_t, std::pair<double, int64_t>> seconds_left_;
+  mutable absl::Mutex estimates_mu_;
+  std::map<int64_t, std::pair<double, int64_t>> seconds_left_ ABSL_GUARDED_BY(estimates_mu_);
 
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool kicked_ = false;
-  bool stopping_ = false;
+  absl::Mutex mu_;
+  absl::CondVar wake_;  // kicked_ or stopping_ set
+  bool kicked_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

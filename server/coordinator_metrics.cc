@@ -30,7 +30,7 @@ std::string CoordinatorMetrics::Render() {
   const int64_t now = clock_->NowUnixMs();
   const std::string live_text = RenderLiveCounters();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (cached_at_ms_ != INT64_MIN && now - cached_at_ms_ < options_.cache_ms) {
       return live_text + cached_db_text_;
     }
@@ -38,7 +38,7 @@ std::string CoordinatorMetrics::Render() {
   PrometheusText db_out;
   RenderStateCounts(&db_out);
   RenderGoodput(now, &db_out);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   cached_at_ms_ = now;
   cached_db_text_ = db_out.text();
   return live_text + cached_db_text_;

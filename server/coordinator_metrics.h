@@ -10,9 +10,10 @@
 #define PARADNN_SERVER_COORDINATOR_METRICS_H_
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "db/database.h"
 #include "server/fleet_goodput.h"
@@ -40,7 +41,7 @@ class CoordinatorMetrics {
   // second.
   void Tick();
   // The exposition text.
-  std::string Render();
+  std::string Render() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   // Counters read from memory on every scrape.
@@ -58,9 +59,9 @@ class CoordinatorMetrics {
   RpcMetrics rpc_;
   RateWindow results_rate_;
 
-  std::mutex mu_;
-  int64_t cached_at_ms_ = INT64_MIN;
-  std::string cached_db_text_;  // jobs, sweeps, workers, goodput
+  absl::Mutex mu_;
+  int64_t cached_at_ms_ ABSL_GUARDED_BY(mu_) = INT64_MIN;
+  std::string cached_db_text_ ABSL_GUARDED_BY(mu_);  // jobs, sweeps, workers, goodput
 };
 
 }  // namespace paradnn::server

@@ -3,12 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/state_names.h"
 #include "model/sweep.h"
 #include "server/analysis/rerun_intervals.h"
@@ -95,8 +95,8 @@ class SweepWatch final : public grpc::ServerWriteReactor<v1::SweepStatus> {
 
   // Called from the notifier thread (under the service's watch lock, so the
   // reactor is not deleted meanwhile) and from OnWriteDone.
-  void Poke() {
-    std::unique_lock<std::mutex> lock(mu_);
+  void Poke() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::ReleasableMutexLock lock(&mu_);
     if (done_) return;
     if (writing_) {
       dirty_ = true;
@@ -105,7 +105,7 @@ class SweepWatch final : public grpc::ServerWriteReactor<v1::SweepStatus> {
     absl::StatusOr<v1::SweepStatus> status = service_->SweepStatusOf(sweep_id_);
     if (!status.ok()) {
       done_ = true;
-      lock.unlock();
+      lock.Release();
       Finish(ToGrpc(status.status()));
       return;
     }
@@ -118,17 +118,17 @@ class SweepWatch final : public grpc::ServerWriteReactor<v1::SweepStatus> {
     current_ = *status;
     final_ = IsFinished(current_);
     writing_ = true;
-    lock.unlock();  // current_ is not touched again until OnWriteDone
+    lock.Release();  // current_ is not touched again until OnWriteDone
     StartWrite(&current_);
   }
 
   void OnWriteDone(bool ok) override {
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      absl::ReleasableMutexLock lock(&mu_);
       writing_ = false;
       if (!ok || final_) {
         done_ = true;
-        lock.unlock();
+        lock.Release();
         Finish(ok ? grpc::Status::OK : grpc::Status(grpc::StatusCode::CANCELLED, "watch closed"));
         return;
       }
@@ -139,10 +139,10 @@ class SweepWatch final : public grpc::ServerWriteReactor<v1::SweepStatus> {
   }
 
   void OnCancel() override {
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::ReleasableMutexLock lock(&mu_);
     if (done_ || writing_) return;  // a pending write reports !ok instead
     done_ = true;
-    lock.unlock();
+    lock.Release();
     Finish(grpc::Status(grpc::StatusCode::CANCELLED, "watch cancelled"));
   }
 
@@ -154,14 +154,15 @@ class SweepWatch final : public grpc::ServerWriteReactor<v1::SweepStatus> {
  private:
   CoordinatorService* const service_;
   const int64_t sweep_id_;
-  bool registered_ = false;
-  std::mutex mu_;
-  bool writing_ = false;
-  bool dirty_ = false;
-  bool final_ = false;
-  bool done_ = false;
-  std::string last_sent_;
-  v1::SweepStatus current_;
+  bool registered_ = false;  // set by the constructor, read by OnDone
+  absl::Mutex mu_;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool dirty_ ABSL_GUARDED_BY(mu_) = false;
+  bool final_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  std::string last_sent_ ABSL_GUARDED_BY(mu_);
+  // Set under mu_; gRPC reads it while writing_ (StartWrite's message).
+  v1::SweepStatus current_ ABSL_GUARDED_BY(mu_);
 };
 
 namespace {
@@ -225,41 +226,42 @@ CoordinatorService::~CoordinatorService() {
   analyses_.reset();
   queries_.reset();
   {
-    std::lock_guard<std::mutex> lock(watch_mu_);
+    absl::MutexLock lock(&watch_mu_);
     stopping_ = true;
   }
-  watch_cv_.notify_all();
+  watch_cv_.SignalAll();
   notifier_.join();
 }
 
 void CoordinatorService::NotifyWatchers() {
   {
-    std::lock_guard<std::mutex> lock(watch_mu_);
+    absl::MutexLock lock(&watch_mu_);
     change_pending_ = true;
   }
-  watch_cv_.notify_one();
+  watch_cv_.Signal();
 }
 
 void CoordinatorService::AddWatch(SweepWatch* watch) {
-  std::lock_guard<std::mutex> lock(watch_mu_);
+  absl::MutexLock lock(&watch_mu_);
   watches_.insert(watch);
 }
 
 void CoordinatorService::RemoveWatch(SweepWatch* watch) {
-  std::lock_guard<std::mutex> lock(watch_mu_);
+  absl::MutexLock lock(&watch_mu_);
   watches_.erase(watch);
 }
 
 void CoordinatorService::NotifierLoop() {
-  std::unique_lock<std::mutex> lock(watch_mu_);
+  absl::MutexLock lock(&watch_mu_);
   while (true) {
-    watch_cv_.wait(lock, [this] { return change_pending_ || stopping_; });
+    while (!change_pending_ && !stopping_) watch_cv_.Wait(&watch_mu_);
     if (stopping_) return;
     change_pending_ = false;
     for (SweepWatch* watch : watches_) watch->Poke();
     // Coalesce bursts (a batch of results) into one push per interval.
-    watch_cv_.wait_for(lock, std::chrono::milliseconds(options_.watch_min_interval_ms),
-                       [this] { return stopping_; });
+    const absl::Time until = absl::Now() + absl::Milliseconds(options_.watch_min_interval_ms);
+    while (!stopping_ && !watch_cv_.WaitWithDeadline(&watch_mu_, until)) {
+    }
   }
 }
 

@@ -11,16 +11,16 @@
 #ifndef PARADNN_SERVER_COORDINATOR_SERVICE_H_
 #define PARADNN_SERVER_COORDINATOR_SERVICE_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/work_pool.h"
 #include "db/database.h"
@@ -95,11 +95,11 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
 
   // Something changed: push fresh statuses to watchers (on the notifier
   // thread, so the caller — often the database writer — never waits).
-  void NotifyWatchers();
+  void NotifyWatchers() ABSL_LOCKS_EXCLUDED(watch_mu_);
 
   // Watchers register themselves for their lifetime.
-  void AddWatch(SweepWatch* watch);
-  void RemoveWatch(SweepWatch* watch);
+  void AddWatch(SweepWatch* watch) ABSL_LOCKS_EXCLUDED(watch_mu_);
+  void RemoveWatch(SweepWatch* watch) ABSL_LOCKS_EXCLUDED(watch_mu_);
 
   // Where SweepStatus.model_seconds_left comes from (the budget planner's
   // estimates); set before the service serves. Unset: never filled.
@@ -115,7 +115,7 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
  private:
   // OK, or why the call may not use this service (options_.authorizer).
   grpc::Status AuthorizeClient(const grpc::CallbackServerContext& context) const;
-  void NotifierLoop();
+  void NotifierLoop() ABSL_LOCKS_EXCLUDED(watch_mu_);
   // SubmitSweep's work after the call's own checks, on the planning thread;
   // finishes `reactor`.
   // ListWorkers' work on a query thread: the stored workers with the
@@ -135,11 +135,13 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   analysis::Analyzer analyzer_;
   std::function<std::optional<double>(int64_t)> seconds_left_;
 
-  std::mutex watch_mu_;
-  std::condition_variable watch_cv_;
-  std::set<SweepWatch*> watches_;
-  bool change_pending_ = false;
-  bool stopping_ = false;
+  // The notifier pokes the watches under it, so a watch is not deleted
+  // meanwhile (SweepWatch::OnDone removes itself first).
+  absl::Mutex watch_mu_;
+  absl::CondVar watch_cv_;  // change_pending_ or stopping_ set
+  std::set<SweepWatch*> watches_ ABSL_GUARDED_BY(watch_mu_);
+  bool change_pending_ ABSL_GUARDED_BY(watch_mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(watch_mu_) = false;
   std::thread notifier_;
   // Sweep planning (one thread: sweeps are stored in the order they came),
   // analyses (max_concurrent_analyses threads; more are refused) and the

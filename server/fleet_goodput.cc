@@ -143,7 +143,7 @@ v1::FleetGoodputResponse ComputeFleetGoodput(const GoodputTimeline& timeline) {
 
 void ConnectionLedger::Connected(const std::string& worker_id, const std::string& device_kind) {
   const int64_t now = clock_->NowUnixMs();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Entry& e = workers_[worker_id];
   if (!device_kind.empty()) e.device_kind = device_kind;
   if (e.open_streams++ == 0) e.spans.push_back(TimeSpan{now, 0});
@@ -151,14 +151,14 @@ void ConnectionLedger::Connected(const std::string& worker_id, const std::string
 
 void ConnectionLedger::Disconnected(const std::string& worker_id) {
   const int64_t now = clock_->NowUnixMs();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = workers_.find(worker_id);
   if (it == workers_.end() || it->second.open_streams == 0) return;
   if (--it->second.open_streams == 0) it->second.spans.back().to_unix_ms = now;
 }
 
 std::vector<GoodputWorker> ConnectionLedger::Workers(int64_t now_unix_ms) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<GoodputWorker> out;
   for (const auto& [worker_id, e] : workers_) {
     GoodputWorker w;

@@ -17,12 +17,13 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "db/database.h"
 #include "db/fleet_activity.h"
@@ -78,11 +79,12 @@ class ConnectionLedger {
   // `clock` must outlive the ledger.
   explicit ConnectionLedger(const common::Clock* clock) : clock_(clock) {}
 
-  void Connected(const std::string& worker_id, const std::string& device_kind);
-  void Disconnected(const std::string& worker_id);
+  void Connected(const std::string& worker_id, const std::string& device_kind)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void Disconnected(const std::string& worker_id) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Every worker seen, its open span ending at `now_unix_ms`.
-  std::vector<GoodputWorker> Workers(int64_t now_unix_ms) const;
+  std::vector<GoodputWorker> Workers(int64_t now_unix_ms) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Entry {
@@ -91,8 +93,8 @@ class ConnectionLedger {
     std::vector<TimeSpan> spans;  // the last is open while open_streams > 0
   };
   const common::Clock* const clock_;
-  mutable std::mutex mu_;
-  std::map<std::string, Entry> workers_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry> workers_ ABSL_GUARDED_BY(mu_);
 };
 
 // Reads the timeline for `request` from `database` (attempts, results,

@@ -8,23 +8,24 @@
 
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 namespace paradnn::server {
 namespace {
 
-std::mutex failure_mutex;
-std::string listener_failure;  // guarded by failure_mutex
+ABSL_CONST_INIT absl::Mutex failure_mutex(absl::kConstInit);
+std::string listener_failure ABSL_GUARDED_BY(failure_mutex);
 
 void LogGrpcLine(gpr_log_func_args* args) {
   const char* message = args->message != nullptr ? args->message : "";
   // tcp_server_posix.cc: "Failed accept4: Too many open files"; the
   // listener is not re-armed after it.
   if (absl::StartsWith(message, "Failed accept4")) {
-    std::lock_guard<std::mutex> lock(failure_mutex);
+    absl::MutexLock lock(&failure_mutex);
     if (listener_failure.empty()) listener_failure = message;
   }
   const spdlog::level::level_enum level =
@@ -40,7 +41,7 @@ void LogGrpcLine(gpr_log_func_args* args) {
 void ForwardGrpcLogsToSpdlog() { gpr_set_log_function(&LogGrpcLine); }
 
 std::string GrpcListenerFailure() {
-  std::lock_guard<std::mutex> lock(failure_mutex);
+  absl::MutexLock lock(&failure_mutex);
   return listener_failure;
 }
 

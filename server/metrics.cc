@@ -67,7 +67,7 @@ void PrometheusText::Sample(const std::string& name, const Labels& labels, doubl
 }
 
 void RpcMetrics::Observe(const std::string& method, double seconds, int status_code) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Histogram& h = histograms_[method];
   size_t i = 0;
   while (i < kRpcLatencyBuckets.size() && seconds > kRpcLatencyBuckets[i]) ++i;
@@ -78,7 +78,7 @@ void RpcMetrics::Observe(const std::string& method, double seconds, int status_c
 }
 
 void RpcMetrics::Write(PrometheusText* out) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::string name = "paradnn_rpc_duration_seconds";
   out->Family(name, "histogram",
               "gRPC call latency by method: arrival to status sent (a stream's whole life)");
@@ -148,14 +148,14 @@ std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> MakeRpcTi
 }
 
 void RateWindow::Sample(int64_t now_unix_ms, int64_t count) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   samples_.emplace_back(now_unix_ms, count);
   // Keep one sample at or before the window's start, so the rate spans it.
   while (samples_.size() > 2 && samples_[1].first <= now_unix_ms - window_ms_) samples_.pop_front();
 }
 
 double RateWindow::PerSecond() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (samples_.size() < 2) return 0;
   const auto& [t0, c0] = samples_.front();
   const auto& [t1, c1] = samples_.back();

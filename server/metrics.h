@@ -13,10 +13,12 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace paradnn::server {
 
@@ -47,9 +49,9 @@ inline constexpr std::array<double, 14> kRpcLatencyBuckets = {
 class RpcMetrics {
  public:
   // One finished call of `method` (full name, e.g. /paradnn.v1.Coordinator/GetSweep).
-  void Observe(const std::string& method, double seconds, int status_code);
+  void Observe(const std::string& method, double seconds, int status_code) ABSL_LOCKS_EXCLUDED(mu_);
   // paradnn_rpc_duration_seconds (histogram) and paradnn_rpc_calls_total.
-  void Write(PrometheusText* out) const;
+  void Write(PrometheusText* out) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Histogram {
@@ -57,9 +59,10 @@ class RpcMetrics {
     uint64_t count = 0;
     double sum = 0;
   };
-  mutable std::mutex mu_;
-  std::map<std::string, Histogram> histograms_;
-  std::map<std::pair<std::string, int>, uint64_t> calls_;  // (method, code) -> calls
+  mutable absl::Mutex mu_;
+  std::map<std::string, Histogram> histograms_ ABSL_GUARDED_BY(mu_);
+  // (method, code) -> calls
+  std::map<std::pair<std::string, int>, uint64_t> calls_ ABSL_GUARDED_BY(mu_);
 };
 
 // A gRPC server interceptor factory that times every call into `metrics`
@@ -73,15 +76,16 @@ std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> MakeRpcTi
 class RateWindow {
  public:
   explicit RateWindow(int64_t window_ms = 60'000) : window_ms_(window_ms) {}
-  void Sample(int64_t now_unix_ms, int64_t count);
+  void Sample(int64_t now_unix_ms, int64_t count) ABSL_LOCKS_EXCLUDED(mu_);
   // Per second, between the oldest sample in the window and the newest;
   // 0 with fewer than two samples.
-  double PerSecond() const;
+  double PerSecond() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   const int64_t window_ms_;
-  mutable std::mutex mu_;
-  std::deque<std::pair<int64_t, int64_t>> samples_;  // (time, count), oldest first
+  mutable absl::Mutex mu_;
+  // (time, count), oldest first
+  std::deque<std::pair<int64_t, int64_t>> samples_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace paradnn::server

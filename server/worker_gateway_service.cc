@@ -4,10 +4,12 @@
 
 #include <deque>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/auth.h"
 #include "common/work_pool.h"
 #include "server/grpc_status.h"
@@ -61,7 +63,7 @@ class WorkerStream final
       // hello thread, not this callback. No read is outstanding meanwhile,
       // and the stream is not finished before the hello is through.
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         hello_pending_ = true;
       }
       hellos_->Run([this] { AcceptHello(); });
@@ -72,9 +74,9 @@ class WorkerStream final
   }
 
   void OnWriteDone(bool ok) override {
-    bool finish = false;
+    std::optional<grpc::Status> finish;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       outbox_.pop_front();
       if (!ok) {
         write_broken_ = true;
@@ -84,11 +86,10 @@ class WorkerStream final
         StartWrite(&outbox_.front());
       } else {
         writing_ = false;
-        finish = closing_ && !finished_ && !hello_pending_;
-        if (finish) finished_ = true;
+        if (closing_ && !finished_ && !hello_pending_) finish = MarkFinished();
       }
     }
-    if (finish) Finish(final_status_);
+    if (finish) Finish(*finish);
   }
 
   void OnDone() override {
@@ -112,28 +113,27 @@ class WorkerStream final
     } else {
       session_->MarkClosed();
     }
-    bool finish = false;
+    std::optional<grpc::Status> finish;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       hello_pending_ = false;
       if (!status.ok() && !closing_) {
         closing_ = true;
         final_status_ = ToGrpc(status);
       }
       if (closing_) {
-        finish = !writing_ && !finished_;
-        if (finish) finished_ = true;
+        if (!writing_ && !finished_) finish = MarkFinished();
       } else {
         // Under the lock: a Finishing() now waits until the read is
         // outstanding, so the stream cannot end before it.
         StartRead(&incoming_);
       }
     }
-    if (finish) Finish(final_status_);
+    if (finish) Finish(*finish);
   }
 
-  void Enqueue(const v1::CoordinatorMessage& message) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Enqueue(const v1::CoordinatorMessage& message) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     if (closing_ || write_broken_) return;
     outbox_.push_back(message);
     if (!writing_) {
@@ -149,17 +149,23 @@ class WorkerStream final
   }
 
   // Close without the session (which is ending it, under its own lock).
-  void Finishing(grpc::Status status) {
-    bool finish = false;
+  void Finishing(grpc::Status status) ABSL_LOCKS_EXCLUDED(mu_) {
+    std::optional<grpc::Status> finish;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (closing_) return;
       closing_ = true;
       final_status_ = std::move(status);
-      finish = !writing_ && !finished_ && !hello_pending_;
-      if (finish) finished_ = true;
+      if (!writing_ && !finished_ && !hello_pending_) finish = MarkFinished();
     }
-    if (finish) Finish(final_status_);
+    if (finish) Finish(*finish);
+  }
+
+  // The status to Finish with, once: the caller calls Finish after
+  // unlocking.
+  grpc::Status MarkFinished() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    finished_ = true;
+    return final_status_;
   }
 
   Scheduler* const scheduler_;
@@ -172,16 +178,16 @@ class WorkerStream final
   std::string worker_id_;  // set by the hello; used on the reactor's threads only
   v1::WorkerMessage incoming_;
 
-  std::mutex mu_;
-  std::deque<v1::CoordinatorMessage> outbox_;  // front is being written
-  bool writing_ = false;
-  bool write_broken_ = false;
-  bool closing_ = false;
-  bool finished_ = false;
+  absl::Mutex mu_;
+  std::deque<v1::CoordinatorMessage> outbox_ ABSL_GUARDED_BY(mu_);  // front is being written
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_broken_ ABSL_GUARDED_BY(mu_) = false;
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
   // A hello is with the scheduler (AcceptHello): the stream does not
   // finish until it is back.
-  bool hello_pending_ = false;
-  grpc::Status final_status_;
+  bool hello_pending_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -5,7 +5,7 @@ namespace paradnn::server {
 bool WorkerSession::Send(const v1::CoordinatorMessage& message) {
   // Held across the call so the reactor cannot finish (and be deleted)
   // between the check and the send.
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!send_) return false;
   send_(message);
   return true;
@@ -13,7 +13,7 @@ bool WorkerSession::Send(const v1::CoordinatorMessage& message) {
 
 void WorkerSession::End(const absl::Status& reason) {
   // As in Send: the reactor cannot be deleted while the lock is held.
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!send_) return;
   send_ = nullptr;
   if (end_) end_(reason);
@@ -21,13 +21,13 @@ void WorkerSession::End(const absl::Status& reason) {
 }
 
 void WorkerSession::MarkClosed() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   send_ = nullptr;
   end_ = nullptr;
 }
 
 bool WorkerSession::closed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return !send_;
 }
 

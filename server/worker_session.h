@@ -10,10 +10,11 @@
 
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "paradnn/v1/coordinator.pb.h"
 
 namespace paradnn::server {
@@ -35,13 +36,13 @@ class WorkerSession {
         end_(std::move(end)) {}
 
   // Sends unless the stream has closed. Returns false if it had.
-  bool Send(const v1::CoordinatorMessage& message);
+  bool Send(const v1::CoordinatorMessage& message) ABSL_LOCKS_EXCLUDED(mu_);
   // Ends the stream with `reason` (the worker reads it as the call's status)
   // unless it has closed; later Sends are dropped.
-  void End(const absl::Status& reason);
+  void End(const absl::Status& reason) ABSL_LOCKS_EXCLUDED(mu_);
   // Called by the reactor when the stream ends; later Sends are dropped.
-  void MarkClosed();
-  bool closed() const;
+  void MarkClosed() ABSL_LOCKS_EXCLUDED(mu_);
+  bool closed() const ABSL_LOCKS_EXCLUDED(mu_);
 
   uint64_t stream_serial() const { return stream_serial_; }
   const std::string& trust_domain() const { return trust_domain_; }
@@ -49,9 +50,9 @@ class WorkerSession {
  private:
   const uint64_t stream_serial_;
   const std::string trust_domain_;
-  mutable std::mutex mu_;
-  SendFn send_;  // cleared when closed
-  EndFn end_;
+  mutable absl::Mutex mu_;
+  SendFn send_ ABSL_GUARDED_BY(mu_);  // cleared when closed
+  EndFn end_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace paradnn::server
