@@ -49,7 +49,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -57,6 +56,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "bench/load_sim_fleet.h"
 #include "bench/proc_sample.h"
 #include "common/subprocess.h"
@@ -404,22 +404,14 @@ void LoadRun::Abort() {
 
 void LoadRun::Drain() {
   fleet_.draining = true;
-  {
-    std::unique_lock<std::mutex> lock(fleet_.mu);
-    fleet_.cv.wait_for(lock, std::chrono::seconds(60), [&] { return fleet_.unacked.load() == 0; });
-  }
+  fleet_.Wait([&] { return fleet_.unacked.load() == 0; }, absl::Seconds(60));
   unacked_left_ = fleet_.unacked.load();
   StopThreads();
   for (auto& worker : fleet_workers_) worker->Close();
-  {
-    std::unique_lock<std::mutex> lock(fleet_.mu);
-    if (!fleet_.cv.wait_for(lock, std::chrono::seconds(30),
-                            [&] { return fleet_.streams_done.load() == o_.workers; })) {
-      lock.unlock();
-      for (auto& worker : fleet_workers_) worker->Cancel();
-      lock.lock();
-      fleet_.cv.wait(lock, [&] { return fleet_.streams_done.load() == o_.workers; });
-    }
+  const auto every_stream_done = [&] { return fleet_.streams_done.load() == o_.workers; };
+  if (!fleet_.Wait(every_stream_done, absl::Seconds(30))) {
+    for (auto& worker : fleet_workers_) worker->Cancel();
+    fleet_.Wait(every_stream_done, absl::InfiniteDuration());
   }
   kill(coordinator_, SIGTERM);
   waitpid(coordinator_, &coordinator_status_, 0);
@@ -541,11 +533,12 @@ int LoadRun::Report() const {
            "");
 
   const int64_t acked_total = fleet_.acked.load();
+  const std::string first_error = fleet_.FirstError();
   std::cout << absl::StrFormat(
       "\nassignments %d, results sent %d, acked %d (unacked at close: %d), streams failed %d%s\n",
       fleet_.assignments.load(), fleet_.results_sent.load(), acked_total, unacked_left_,
       fleet_.streams_failed.load(),
-      fleet_.first_error.empty() ? "" : absl::StrCat(" (first: ", fleet_.first_error, ")"));
+      first_error.empty() ? "" : absl::StrCat(" (first: ", first_error, ")"));
   bool exactly_once = false;
   if (stored_.results.ok() && stored_.distinct_jobs.ok() && stored_.done_jobs.ok()) {
     exactly_once = *stored_.results == acked_total && *stored_.distinct_jobs == *stored_.results &&

@@ -26,7 +26,7 @@ void SimWorker::Start() {
   p->set_hostname(absl::StrFormat("sim-%04d", index_));
   p->set_memory_bytes(int64_t{16} << 30);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     waiting_ = true;
     waiting_since_ = SteadyClock::now();
   }
@@ -37,7 +37,7 @@ void SimWorker::Start() {
 void SimWorker::MaybeHeartbeat(SteadyClock::time_point now) {
   v1::WorkerMessage beat;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (heartbeat_ms_ <= 0 || closing_ || now < next_heartbeat_) return;
     next_heartbeat_ = now + std::chrono::milliseconds(heartbeat_ms_);
     beat.mutable_heartbeat()->set_running_job_id(running_job_);
@@ -47,7 +47,7 @@ void SimWorker::MaybeHeartbeat(SteadyClock::time_point now) {
 }
 
 void SimWorker::Close() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (closing_) return;
   closing_ = true;
   if (!writing_) StartWritesDone();
@@ -58,7 +58,7 @@ void SimWorker::OnReadDone(bool ok) {
   const auto now = SteadyClock::now();
   switch (incoming_.msg_case()) {
     case v1::CoordinatorMessage::kHelloAck: {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       heartbeat_ms_ = std::max<int64_t>(50, incoming_.hello_ack().heartbeat_interval_ms());
       next_heartbeat_ = now + std::chrono::milliseconds(heartbeat_ms_);
       fleet_->hello_acks.fetch_add(1);
@@ -70,7 +70,7 @@ void SimWorker::OnReadDone(bool ok) {
     case v1::CoordinatorMessage::kAck: {
       bool mine = false;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         mine = incoming_.ack().attempt_id() == unacked_attempt_;
         if (mine) {
           unacked_attempt_ = 0;
@@ -79,7 +79,7 @@ void SimWorker::OnReadDone(bool ok) {
       }
       if (mine) {
         fleet_->acked.fetch_add(1);
-        if (fleet_->unacked.fetch_sub(1) == 1) fleet_->cv.notify_all();
+        if (fleet_->unacked.fetch_sub(1) == 1) fleet_->Changed();
       }
       break;
     }
@@ -91,7 +91,7 @@ void SimWorker::OnReadDone(bool ok) {
 }
 
 void SimWorker::OnWriteDone(bool ok) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   outbox_.pop_front();
   if (!ok) {
     outbox_.clear();
@@ -109,21 +109,21 @@ void SimWorker::OnWriteDone(bool ok) {
 void SimWorker::OnDone(const grpc::Status& status) {
   if (!status.ok()) {
     fleet_->streams_failed.fetch_add(1);
-    std::lock_guard<std::mutex> lock(fleet_->mu);
+    absl::MutexLock lock(&fleet_->mu);
     if (fleet_->first_error.empty()) {
       fleet_->first_error = absl::StrCat("worker ", index_, ": ", status.error_message());
     }
   }
   {
     // A result the stream took with it was not acknowledged.
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (unacked_attempt_ != 0) {
       unacked_attempt_ = 0;
       fleet_->unacked.fetch_sub(1);
     }
   }
   fleet_->streams_done.fetch_add(1);
-  fleet_->cv.notify_all();
+  fleet_->Changed();
 }
 
 void SimWorker::OnAssignment(const v1::JobAssignment& assignment, SteadyClock::time_point now) {
@@ -133,7 +133,7 @@ void SimWorker::OnAssignment(const v1::JobAssignment& assignment, SteadyClock::t
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (waiting_) {
       const double seconds = SecondsBetween(waiting_since_, now);
       fleet_->latency_all.Add(seconds);
@@ -146,7 +146,7 @@ void SimWorker::OnAssignment(const v1::JobAssignment& assignment, SteadyClock::t
   started.mutable_started()->set_attempt_id(assignment.attempt_id());
   if (fleet_->job_ms > 0) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       running_job_ = assignment.job_id();
       running_attempt_ = assignment.attempt_id();
     }
@@ -195,7 +195,7 @@ void SimWorker::SendResult(const v1::JobAssignment& assignment) {
     model::FinishNoopMeasurement(m);
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     running_job_ = 0;  // finished before the next heartbeat could say otherwise
     running_attempt_ = 0;
     unacked_attempt_ = assignment.attempt_id();
@@ -208,7 +208,7 @@ void SimWorker::SendResult(const v1::JobAssignment& assignment) {
 }
 
 void SimWorker::Enqueue(v1::WorkerMessage message) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (closing_) return;
   outbox_.push_back(std::move(message));
   if (!writing_ && started_call_) {
@@ -219,7 +219,7 @@ void SimWorker::Enqueue(v1::WorkerMessage message) {
 
 void SimWorker::StartCall() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     started_call_ = true;
     if (!outbox_.empty() && !writing_) {
       writing_ = true;

@@ -11,14 +11,15 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <queue>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
 
 namespace paradnn::bench {
@@ -84,9 +85,9 @@ struct Fleet {
   LatencyHistogram latency_all;
   LatencyHistogram latency_steady;
   LatencyHistogram ack_steady;  // result sent -> its ack
-  std::mutex mu;
-  std::condition_variable cv;  // streams_done / unacked changes
-  std::string first_error;
+  mutable absl::Mutex mu;
+  absl::CondVar cv;  // streams_done / unacked changed (Changed)
+  std::string first_error ABSL_GUARDED_BY(mu);
   // --job-ms: how long a worker "runs" each job before its result; 0 = the
   // result goes out at once, from the reactor.
   int job_ms = 0;
@@ -95,6 +96,28 @@ struct Fleet {
   // and chooses as on a real sweep (a noop result has no step time: no
   // model is ever fitted from it).
   bool timed_results = false;
+
+  // After streams_done or unacked changed: wakes Wait. Under mu, so that
+  // the wake-up cannot fall between a waiter's check and its sleep and be
+  // lost.
+  void Changed() ABSL_LOCKS_EXCLUDED(mu) {
+    absl::MutexLock lock(&mu);
+    cv.SignalAll();
+  }
+  // Waits until `done()` (a test of the counters) or `timeout`; returns
+  // done().
+  template <typename Done>
+  bool Wait(Done done, absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu) {
+    absl::MutexLock lock(&mu);
+    const absl::Time deadline = absl::Now() + timeout;
+    while (!done() && !cv.WaitWithDeadline(&mu, deadline)) {
+    }
+    return done();
+  }
+  std::string FirstError() const ABSL_LOCKS_EXCLUDED(mu) {
+    absl::MutexLock lock(&mu);
+    return first_error;
+  }
 };
 
 // The step time a simulated worker reports for `config` with
@@ -113,36 +136,37 @@ class SimWorker;
 // Results due later (--job-ms > 0), sent by one thread in due order.
 class ResultTimer {
  public:
-  void Add(SteadyClock::time_point due, SimWorker* worker, v1::JobAssignment assignment) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Add(SteadyClock::time_point due, SimWorker* worker, v1::JobAssignment assignment)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     queue_.push(Item{due, worker, std::move(assignment)});
-    cv_.notify_one();
+    cv_.Signal();
   }
   // Runs until Stop(); `send` is called without the lock held.
   template <typename Send>
-  void Run(Send send) {
-    std::unique_lock<std::mutex> lock(mu_);
+  void Run(Send send) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     while (!stop_) {
       if (queue_.empty()) {
-        cv_.wait(lock);
+        cv_.Wait(&mu_);
         continue;
       }
       const SteadyClock::time_point due = queue_.top().due;
       if (SteadyClock::now() < due) {
-        cv_.wait_until(lock, due);
+        cv_.WaitWithTimeout(&mu_, absl::FromChrono(due - SteadyClock::now()));
         continue;
       }
       Item item = queue_.top();
       queue_.pop();
-      lock.unlock();
+      mu_.Unlock();
       send(item.worker, item.assignment);
-      lock.lock();
+      mu_.Lock();
     }
   }
-  void Stop() {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     stop_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
  private:
@@ -152,10 +176,10 @@ class ResultTimer {
     v1::JobAssignment assignment;
     bool operator<(const Item& other) const { return due > other.due; }  // earliest on top
   };
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::priority_queue<Item> queue_;
-  bool stop_ = false;
+  absl::Mutex mu_;
+  absl::CondVar cv_;  // an item added, or stopping
+  std::priority_queue<Item> queue_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // One simulated worker: one stream, one job at a time, never a thread.
@@ -165,25 +189,26 @@ class SimWorker final : public grpc::ClientBidiReactor<v1::WorkerMessage, v1::Co
       : index_(index), stub_(stub), fleet_(fleet), timer_(timer) {}
 
   // Opens the stream and says hello.
-  void Start();
+  void Start() ABSL_LOCKS_EXCLUDED(mu_);
   // From the heartbeat thread.
-  void MaybeHeartbeat(SteadyClock::time_point now);
+  void MaybeHeartbeat(SteadyClock::time_point now) ABSL_LOCKS_EXCLUDED(mu_);
   // Half-closes the stream once queued writes are out; the coordinator then
   // ends it.
-  void Close();
+  void Close() ABSL_LOCKS_EXCLUDED(mu_);
   void Cancel() { context_.TryCancel(); }
   // The result paradnn-runner gives a noop job (trainer.cc RunJob); from the
   // reactor, or from the ResultTimer with --job-ms.
-  void SendResult(const v1::JobAssignment& assignment);
+  void SendResult(const v1::JobAssignment& assignment) ABSL_LOCKS_EXCLUDED(mu_);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
   void OnDone(const grpc::Status& status) override;
 
  private:
-  void OnAssignment(const v1::JobAssignment& assignment, SteadyClock::time_point now);
-  void Enqueue(v1::WorkerMessage message);
-  void StartCall();
+  void OnAssignment(const v1::JobAssignment& assignment, SteadyClock::time_point now)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void Enqueue(v1::WorkerMessage message) ABSL_LOCKS_EXCLUDED(mu_);
+  void StartCall() ABSL_LOCKS_EXCLUDED(mu_);
 
   const int index_;
   v1::WorkerGateway::Stub* const stub_;
@@ -192,19 +217,19 @@ class SimWorker final : public grpc::ClientBidiReactor<v1::WorkerMessage, v1::Co
   grpc::ClientContext context_;
   v1::CoordinatorMessage incoming_;
 
-  std::mutex mu_;
-  std::deque<v1::WorkerMessage> outbox_;  // front is being written
-  bool started_call_ = false;
-  bool writing_ = false;
-  bool closing_ = false;
-  int64_t heartbeat_ms_ = 0;  // 0 until the hello_ack
-  SteadyClock::time_point next_heartbeat_;
-  bool waiting_ = false;  // for an assignment, since waiting_since_
-  SteadyClock::time_point waiting_since_;
-  SteadyClock::time_point result_sent_;
-  int64_t running_job_ = 0;
-  int64_t running_attempt_ = 0;
-  int64_t unacked_attempt_ = 0;
+  absl::Mutex mu_;
+  std::deque<v1::WorkerMessage> outbox_ ABSL_GUARDED_BY(mu_);  // front is being written
+  bool started_call_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t heartbeat_ms_ ABSL_GUARDED_BY(mu_) = 0;  // 0 until the hello_ack
+  SteadyClock::time_point next_heartbeat_ ABSL_GUARDED_BY(mu_);
+  bool waiting_ ABSL_GUARDED_BY(mu_) = false;  // for an assignment, since waiting_since_
+  SteadyClock::time_point waiting_since_ ABSL_GUARDED_BY(mu_);
+  SteadyClock::time_point result_sent_ ABSL_GUARDED_BY(mu_);
+  int64_t running_job_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t running_attempt_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t unacked_attempt_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace paradnn::bench

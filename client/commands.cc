@@ -3,18 +3,18 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "client/coordinator_source.h"
 #include "client/listing_format.h"
 #include "client/presets.h"
@@ -235,50 +235,51 @@ absl::StatusOr<v1::SweepStatus> CoordinatorClient::Watch(
       stub_->WatchSweep(&context, request);
 
   struct Shared {
-    std::mutex mu;
-    std::condition_variable cv;
-    v1::SweepStatus latest;
-    SteadyClock::time_point received = SteadyClock::now();
-    bool fresh = false;
-    bool ended = false;
-    grpc::Status final_status;
-  } shared;
-  shared.latest = *first;
+    explicit Shared(v1::SweepStatus first) : latest(std::move(first)) {}
+    absl::Mutex mu;
+    absl::CondVar cv;  // fresh or ended set
+    v1::SweepStatus latest ABSL_GUARDED_BY(mu);
+    SteadyClock::time_point received ABSL_GUARDED_BY(mu) = SteadyClock::now();
+    bool fresh ABSL_GUARDED_BY(mu) = false;
+    bool ended ABSL_GUARDED_BY(mu) = false;
+    grpc::Status final_status ABSL_GUARDED_BY(mu);
+  } shared(*first);
 
   // Read() blocks; a reader thread hands updates to this thread, which also
   // redraws once a second so that elapsed time keeps moving.
   std::thread reader_thread([&] {
     v1::SweepStatus update;
     while (reader->Read(&update)) {
-      std::lock_guard<std::mutex> lock(shared.mu);
+      absl::MutexLock lock(&shared.mu);
       shared.latest = update;
       shared.received = SteadyClock::now();
       shared.fresh = true;
-      shared.cv.notify_all();
+      shared.cv.SignalAll();
     }
     grpc::Status status = reader->Finish();
-    std::lock_guard<std::mutex> lock(shared.mu);
+    absl::MutexLock lock(&shared.mu);
     shared.final_status = std::move(status);
     shared.ended = true;
-    shared.cv.notify_all();
+    shared.cv.SignalAll();
   });
 
   absl::Status abort_reason;
   {
     ScopedInterruptHandler cancel(interrupts, [&context] { context.TryCancel(); });
-    std::unique_lock<std::mutex> lock(shared.mu);
+    absl::MutexLock lock(&shared.mu);
     while (true) {
-      shared.cv.wait_for(lock, std::chrono::seconds(1),
-                         [&] { return shared.fresh || shared.ended; });
+      const absl::Time deadline = absl::Now() + absl::Seconds(1);
+      while (!shared.fresh && !shared.ended && !shared.cv.WaitWithDeadline(&shared.mu, deadline)) {
+      }
       shared.fresh = false;
       double elapsed = shared.latest.elapsed_seconds();
       if (shared.latest.state() == v1::SWEEP_RUNNING) elapsed += SecondsSince(shared.received);
       if (on_tick) on_tick(shared.latest, elapsed);
       if (shared.ended) break;
       if (health && abort_reason.ok()) {
-        lock.unlock();
+        shared.mu.Unlock();
         absl::Status healthy = health();
-        lock.lock();
+        shared.mu.Lock();
         if (!healthy.ok()) {
           abort_reason = healthy;
           context.TryCancel();
@@ -288,6 +289,7 @@ absl::StatusOr<v1::SweepStatus> CoordinatorClient::Watch(
   }
   reader_thread.join();
 
+  absl::MutexLock lock(&shared.mu);  // uncontended: the reader has joined
   if (!abort_reason.ok()) return abort_reason;
   if (!shared.final_status.ok()) return Annotate(shared.final_status);
   if (shared.latest.state() == v1::SWEEP_RUNNING) {

@@ -50,13 +50,13 @@ InterruptWatcher::~InterruptWatcher() {
 }
 
 void InterruptWatcher::Push(std::function<void()> handler) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   handlers_.push_back(std::move(handler));
   if (signal_.load() != 0 && handlers_.back()) handlers_.back()();
 }
 
 void InterruptWatcher::Pop() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!handlers_.empty()) handlers_.pop_back();
 }
 
@@ -73,7 +73,7 @@ void InterruptWatcher::Run() {
       // Second signal: the user insists.
       std::_Exit(128 + sig);
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (handlers_.empty() || !handlers_.back()) std::_Exit(128 + sig);
     handlers_.back()();
   }

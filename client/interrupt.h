@@ -11,9 +11,11 @@
 
 #include <atomic>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace paradnn::client {
 
@@ -35,17 +37,17 @@ class InterruptWatcher {
   // also takes, so a handler never runs after its Pop returns). Handlers
   // nest; the innermost runs. If a signal already arrived, `handler` runs
   // now, on the calling thread.
-  void Push(std::function<void()> handler);
-  void Pop();
+  void Push(std::function<void()> handler) ABSL_LOCKS_EXCLUDED(mu_);
+  void Pop() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Run();
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
 
   std::atomic<int> signal_{0};
   int signal_fd_ = -1;  // SIGINT and SIGTERM, read by the watcher thread
   int stop_fd_ = -1;    // an eventfd the destructor writes to stop it
-  std::mutex mu_;
-  std::vector<std::function<void()>> handlers_;  // guarded by mu_
+  absl::Mutex mu_;
+  std::vector<std::function<void()>> handlers_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -2,15 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <utility>
+
+#include "absl/time/time.h"
 
 namespace paradnn::worker {
 namespace {
 
 // How long the reader waits for a writer stuck in Write after the server
 // ended the call before cancelling it (a Write normally fails at once then).
-constexpr std::chrono::seconds kWriterExitGrace{5};
+constexpr absl::Duration kWriterExitGrace = absl::Seconds(5);
 
 }  // namespace
 
@@ -26,27 +27,27 @@ GatewayStream::~GatewayStream() {
 
 void GatewayStream::Send(v1::WorkerMessage message) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (close_send_ || reader_done_ || cancelled_) return;
     queue_.push_back(std::move(message));
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void GatewayStream::CloseSend() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     close_send_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void GatewayStream::Cancel() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     cancelled_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   // Safe before the call exists: gRPC cancels it as soon as it is created.
   context_.TryCancel();
 }
@@ -64,11 +65,14 @@ void GatewayStream::ReadLoop() {
   }
 
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::ReleasableMutexLock lock(&mu_);
     reader_done_ = true;
-    cv_.notify_all();
-    if (!cv_.wait_for(lock, kWriterExitGrace, [this] { return writer_exited_; })) {
-      lock.unlock();
+    cv_.SignalAll();
+    const absl::Time deadline = absl::Now() + kWriterExitGrace;
+    while (!writer_exited_ && !cv_.WaitWithDeadline(&mu_, deadline)) {
+    }
+    if (!writer_exited_) {
+      lock.Release();
       spdlog::warn(
           "coordinator stream: a write is still blocked after the stream ended; cancelling");
       context_.TryCancel();
@@ -80,28 +84,28 @@ void GatewayStream::ReadLoop() {
 }
 
 void GatewayStream::WriteLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return reader_done_ || cancelled_ || close_send_ || !queue_.empty(); });
+    while (!reader_done_ && !cancelled_ && !close_send_ && queue_.empty()) cv_.Wait(&mu_);
     if (reader_done_ || cancelled_) break;
     if (!queue_.empty()) {
       v1::WorkerMessage message = std::move(queue_.front());
       queue_.pop_front();
-      lock.unlock();
+      mu_.Unlock();
       const bool ok = stream_->Write(message);
-      lock.lock();
+      mu_.Lock();
       if (!ok) break;  // the stream is broken; Read ends too
       continue;
     }
     // close_send_ with nothing left to write.
-    lock.unlock();
+    mu_.Unlock();
     stream_->WritesDone();
-    lock.lock();
+    mu_.Lock();
     break;
   }
   queue_.clear();
   writer_exited_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 }  // namespace paradnn::worker

@@ -4,13 +4,13 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
 
 namespace paradnn::worker {
@@ -42,28 +42,28 @@ class GatewayStream {
   ~GatewayStream();
 
   // Queues `message`; dropped once the stream has ended or CloseSend ran.
-  void Send(v1::WorkerMessage message);
+  void Send(v1::WorkerMessage message) ABSL_LOCKS_EXCLUDED(mu_);
   // Half-closes (WritesDone) after every queued message has been written.
-  void CloseSend();
+  void CloseSend() ABSL_LOCKS_EXCLUDED(mu_);
   // Cancels the call; Read and Write return promptly.
-  void Cancel();
+  void Cancel() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void ReadLoop();
-  void WriteLoop();
+  void ReadLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  void WriteLoop() ABSL_LOCKS_EXCLUDED(mu_);
 
   std::unique_ptr<v1::WorkerGateway::Stub> stub_;
   Callbacks callbacks_;
   grpc::ClientContext context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::WorkerMessage, v1::CoordinatorMessage>> stream_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<v1::WorkerMessage> queue_;  // guarded by mu_
-  bool close_send_ = false;              // guarded by mu_
-  bool reader_done_ = false;             // guarded by mu_
-  bool cancelled_ = false;               // guarded by mu_
-  bool writer_exited_ = false;           // guarded by mu_
+  absl::Mutex mu_;
+  absl::CondVar cv_;  // any of the below changed
+  std::deque<v1::WorkerMessage> queue_ ABSL_GUARDED_BY(mu_);
+  bool close_send_ ABSL_GUARDED_BY(mu_) = false;
+  bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool writer_exited_ ABSL_GUARDED_BY(mu_) = false;
 
   std::thread writer_;  // started and joined by the reader thread
   std::thread reader_;

@@ -108,7 +108,7 @@ RunnerZygote::RunnerZygote(pid_t pid, ScopedFd control, ScopedFd stderr_fd)
 
 RunnerZygote::~RunnerZygote() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     control_.Reset();  // EOF: the zygote leaves its loop
   }
   // Job processes are not its children: they live on until their
@@ -131,7 +131,7 @@ absl::StatusOr<SpawnedChild> RunnerZygote::Spawn(int64_t address_space_limit_byt
   if (absl::Status s = MakePipe(&stdout_read, &stdout_write); !s.ok()) return s;
   if (absl::Status s = MakePipe(&stderr_read, &stderr_write); !s.ok()) return s;
 
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (dead_ || !control_.valid()) return absl::UnavailableError("the runner zygote is gone");
   ZygoteRequest request;
   request.address_space_limit_bytes = address_space_limit_bytes;

@@ -13,11 +13,12 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/subprocess.h"
 
 namespace paradnn::worker {
@@ -39,7 +40,8 @@ class RunnerZygote {
   // start one: pipes on its stdin/stdout/stderr, leader of its own process
   // group, to be reaped by the caller. Unavailable once the zygote is gone.
   // Thread-safe.
-  absl::StatusOr<common::SpawnedChild> Spawn(int64_t address_space_limit_bytes);
+  absl::StatusOr<common::SpawnedChild> Spawn(int64_t address_space_limit_bytes)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   pid_t pid() const { return pid_; }
 
@@ -47,9 +49,9 @@ class RunnerZygote {
   RunnerZygote(pid_t pid, common::ScopedFd control, common::ScopedFd stderr_fd);
 
   const pid_t pid_;
-  std::mutex mu_;  // one request at a time on the channel
-  common::ScopedFd control_;
-  bool dead_ = false;
+  absl::Mutex mu_;  // one request at a time on the channel
+  common::ScopedFd control_ ABSL_GUARDED_BY(mu_);
+  bool dead_ ABSL_GUARDED_BY(mu_) = false;
   std::thread stderr_logger_;  // the zygote's own stderr, line by line
 };
 

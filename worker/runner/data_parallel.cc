@@ -166,10 +166,10 @@ ReplicaGroup::ReplicaGroup(const std::vector<torch::Device>& devices, const std:
         Trainer& trainer = *trainers_[rank];
         collectives->BroadcastFromFirst(trainer.parameters());
         {
-          std::lock_guard<std::mutex> lock(mu_);
+          absl::MutexLock lock(&mu_);
           ++ready_followers_;
         }
-        released_cv_.notify_all();
+        released_cv_.SignalAll();
         trainer.set_gradient_hook([&collectives, world](const std::vector<torch::Tensor>& p) {
           AverageGradients(*collectives, world, p);
         });
@@ -177,12 +177,12 @@ ReplicaGroup::ReplicaGroup(const std::vector<torch::Device>& devices, const std:
         trainer.set_gradient_hook(nullptr);
       } catch (...) {
         trainers_[rank]->set_gradient_hook(nullptr);
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         if (!follower_failure_) {
           follower_failure_ = std::current_exception();
           follower_failure_where_ = absl::StrCat("replica ", rank, " on ", devices_[rank].str());
         }
-        released_cv_.notify_all();
+        released_cv_.SignalAll();
       }
     });
   }
@@ -191,16 +191,16 @@ ReplicaGroup::ReplicaGroup(const std::vector<torch::Device>& devices, const std:
     leader_collectives_->BroadcastFromFirst(leader().parameters());
     // Every replica holds replica 0's weights before the first step.
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      released_cv_.wait(lock, [&] { return ready_followers_ == world - 1 || follower_failure_; });
+      absl::MutexLock lock(&mu_);
+      while (ready_followers_ != world - 1 && !follower_failure_) released_cv_.Wait(&mu_);
     }
     RethrowFollowerFailure();
   } catch (...) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       stopping_ = true;
     }
-    released_cv_.notify_all();
+    released_cv_.SignalAll();
     for (std::thread& t : followers_) t.join();
     RethrowFollowerFailure();
     throw;
@@ -213,10 +213,10 @@ ReplicaGroup::ReplicaGroup(const std::vector<torch::Device>& devices, const std:
 
 ReplicaGroup::~ReplicaGroup() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  released_cv_.notify_all();
+  released_cv_.SignalAll();
   for (std::thread& t : followers_) t.join();
   leader().set_gradient_hook(nullptr);
 }
@@ -226,31 +226,31 @@ void ReplicaGroup::Follow(int rank) {
   int64_t done = 0;
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      released_cv_.wait(lock, [&] { return stopping_ || released_steps_ > done; });
+      absl::MutexLock lock(&mu_);
+      while (!stopping_ && released_steps_ <= done) released_cv_.Wait(&mu_);
       if (released_steps_ == done) return;  // stopping, every released step taken
     }
     (void)trainer.Step();
     ++done;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       ++finished_follower_steps_;
     }
-    finished_cv_.notify_all();
+    finished_cv_.SignalAll();
   }
 }
 
 void ReplicaGroup::WaitForFollowers() {
-  std::unique_lock<std::mutex> lock(mu_);
-  finished_cv_.wait(lock, [&] {
-    return finished_follower_steps_ == released_steps_ * (size() - 1) || follower_failure_;
-  });
+  absl::MutexLock lock(&mu_);
+  while (finished_follower_steps_ != released_steps_ * (size() - 1) && !follower_failure_) {
+    finished_cv_.Wait(&mu_);
+  }
 }
 
 void ReplicaGroup::RethrowFollowerFailure() {
   std::exception_ptr failure;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     failure = follower_failure_;
   }
   if (failure) std::rethrow_exception(failure);
@@ -259,10 +259,10 @@ void ReplicaGroup::RethrowFollowerFailure() {
 torch::Tensor ReplicaGroup::Step() {
   RethrowFollowerFailure();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     ++released_steps_;
   }
-  released_cv_.notify_all();
+  released_cv_.SignalAll();
   try {
     return leader().Step();
   } catch (...) {
@@ -279,7 +279,7 @@ std::string ReplicaGroup::DeviceList() const {
 }
 
 std::string ReplicaGroup::FailureSite() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return follower_failure_where_;
 }
 

@@ -4,7 +4,7 @@
 // thread of this process (no Python here, so threads need no processes to
 // run in parallel), joined by a c10d process group: NCCL on CUDA devices,
 // Gloo on the CPU (which CI runs this code on; a job's CPU replicas are
-// refused, see trainer.cc). As DistributedDataParallel does, replica 0's
+// refused, see job_devices.cc). As DistributedDataParallel does, replica 0's
 // initial weights are broadcast to every replica, and each step's gradients
 // are summed over the replicas and divided by their count after backward,
 // before the optimizer update. Unlike DDP the all-reduces start after
@@ -22,17 +22,17 @@
 #include <torch/torch.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "worker/runner/model_builder.h"
 
 namespace paradnn::runner {
@@ -93,34 +93,35 @@ class ReplicaGroup {
   // One training step of every replica; returns replica 0's loss. Throws
   // what replica 0 throws; after a follower failed, throws that failure
   // (the first) instead, so the job's outcome names the real cause.
-  torch::Tensor Step();
+  torch::Tensor Step() ABSL_LOCKS_EXCLUDED(mu_);
   // Returns once every follower has finished the steps released so far (or
   // one has failed): their weights are then final for those steps.
-  void WaitForFollowers();
+  void WaitForFollowers() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Where each replica runs, "cuda:0, cuda:1".
   std::string DeviceList() const;
   // Which follower failed ("replica 2 on cuda:2"); "" while none has.
-  std::string FailureSite();
+  std::string FailureSite() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Follow(int rank);
-  void RethrowFollowerFailure();
+  void Follow(int rank) ABSL_LOCKS_EXCLUDED(mu_);
+  void RethrowFollowerFailure() ABSL_LOCKS_EXCLUDED(mu_);
 
   std::vector<torch::Device> devices_;
   std::vector<std::unique_ptr<Trainer>> trainers_;
   std::unique_ptr<ReplicaCollectives> leader_collectives_;
   std::vector<std::thread> followers_;
 
-  std::mutex mu_;
-  std::condition_variable released_cv_;
-  int64_t released_steps_ = 0;  // steps replica 0 has started
-  int ready_followers_ = 0;     // joined and holding replica 0's weights
-  std::condition_variable finished_cv_;
-  int64_t finished_follower_steps_ = 0;  // over every follower
-  bool stopping_ = false;
-  std::exception_ptr follower_failure_;  // the first follower's exception
-  std::string follower_failure_where_;
+  absl::Mutex mu_;
+  absl::CondVar released_cv_;  // a step released, a follower ready or failed, or stopping
+  int64_t released_steps_ ABSL_GUARDED_BY(mu_) = 0;  // steps replica 0 has started
+  int ready_followers_ ABSL_GUARDED_BY(mu_) = 0;     // joined and holding replica 0's weights
+  absl::CondVar finished_cv_;                        // a follower finished a step
+  int64_t finished_follower_steps_ ABSL_GUARDED_BY(mu_) = 0;  // over every follower
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // The first follower's exception, and where it was thrown.
+  std::exception_ptr follower_failure_ ABSL_GUARDED_BY(mu_);
+  std::string follower_failure_where_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace paradnn::runner

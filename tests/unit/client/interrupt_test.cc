@@ -4,8 +4,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <condition_variable>
-#include <mutex>
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace paradnn::client {
 namespace {
@@ -14,21 +14,21 @@ namespace {
 // watcher has run a handler.
 class Flag {
  public:
-  void Set(int value) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Set(int value) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     value_ = value;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
-  int Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return value_ != 0; });
+  int Wait() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    while (value_ == 0) cv_.Wait(&mu_);
     return value_;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int value_ = 0;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  int value_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // SIGINT reaches the innermost handler through the watcher's signalfd, and

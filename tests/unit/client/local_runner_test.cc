@@ -9,12 +9,13 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <string>
+#include <thread>
 
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "client/interrupt.h"
 
 namespace paradnn::client {
@@ -52,9 +53,11 @@ trap 'exit 0' TERM
 while :; do sleep 0.05; done
 )";
 
-// Ignores SIGTERM: must be killed after the grace period.
+// Ignores SIGTERM: must be killed after the grace period. The file it
+// touches says the trap is in place (a SIGTERM before it would end it).
 constexpr const char* kStubbornWorker = R"(#!/bin/sh
 trap '' TERM
+touch "$(dirname "$0")/worker.ignores-term"
 while :; do sleep 0.05; done
 )";
 
@@ -86,6 +89,16 @@ class LocalRunnerTest : public ::testing::Test {
     options.startup_timeout = std::chrono::seconds(10);
     options.stop_grace = std::chrono::seconds(1);
     return options;
+  }
+
+  // Whether `name` appeared in the folder within `timeout`.
+  bool WaitForFile(const std::string& name, std::chrono::seconds timeout) {
+    const auto deadline = SteadyClock::now() + timeout;
+    while (!std::filesystem::exists(dir_ + "/" + name)) {
+      if (SteadyClock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
   }
 
   std::string Read(const std::string& name) {
@@ -171,7 +184,7 @@ TEST_F(LocalRunnerTest, NoticesADeadWorkerAndKillsAStubbornOne) {
   WriteScript("paradnn-worker", kStubbornWorker);
   cluster = LocalCluster::Start(Options(1), "cuda", nullptr);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the trap be installed
+  ASSERT_TRUE(WaitForFile("worker.ignores-term", std::chrono::seconds(10)));
   absl::Status stopped = (*cluster)->Stop();
   EXPECT_THAT(std::string(stopped.message()),
               HasSubstr("paradnn-worker local-1-cuda did not stop within 1 s and was killed"));
@@ -221,25 +234,33 @@ TEST(FileTailTest, KeepsWholeLines) {
 
 TEST(InterruptWatcherTest, RunsTheInnermostHandler) {
   InterruptWatcher watcher;
-  std::mutex mu;
-  std::condition_variable cv;
+  absl::Mutex mu;  // the handlers count under it; the test reads under it
+  absl::CondVar cv;
   int outer = 0, inner = 0;
   ScopedInterruptHandler outer_handler(&watcher, [&] {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     ++outer;
-    cv.notify_all();
+    cv.SignalAll();
   });
   {
     ScopedInterruptHandler inner_handler(&watcher, [&] {
-      std::lock_guard<std::mutex> lock(mu);
+      absl::MutexLock lock(&mu);
       ++inner;
-      cv.notify_all();
+      cv.SignalAll();
     });
     ASSERT_EQ(kill(getpid(), SIGINT), 0);
-    std::unique_lock<std::mutex> lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return inner == 1; }));
+    absl::MutexLock lock(&mu);
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (inner != 1 && !cv.WaitWithDeadline(&mu, deadline)) {
+    }
+    ASSERT_EQ(inner, 1);
   }
-  EXPECT_EQ(outer, 0);
+  {
+    // Not held while handlers are pushed: the watcher runs them under its
+    // own lock, which must never be taken under this one.
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(outer, 0);
+  }
   EXPECT_TRUE(watcher.interrupted());
   EXPECT_EQ(watcher.signal_number(), SIGINT);
   // A handler installed after the signal runs at once.

@@ -7,13 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
 
 namespace paradnn::worker {
@@ -28,34 +29,34 @@ class FakeGateway final : public v1::WorkerGateway::Service {
       grpc::ServerContext* /*context*/,
       grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::WorkerMessage>* stream) override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       stream_ = stream;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     v1::WorkerMessage message;
     while (stream->Read(&message)) {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         received_.push_back(message);
       }
-      cv_.notify_all();
+      cv_.SignalAll();
     }
     {
-      std::lock_guard<std::mutex> lock(write_mu_);
-      std::lock_guard<std::mutex> lock2(mu_);
+      absl::MutexLock write_lock(&write_mu_);
+      absl::MutexLock lock(&mu_);
       stream_ = nullptr;
       ++ended_streams_;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     return grpc::Status::OK;
   }
 
   // Writes `message` on the current stream; false if there is none.
-  bool Send(const v1::CoordinatorMessage& message) {
-    std::lock_guard<std::mutex> write_lock(write_mu_);
+  bool Send(const v1::CoordinatorMessage& message) ABSL_LOCKS_EXCLUDED(write_mu_, mu_) {
+    absl::MutexLock write_lock(&write_mu_);
     grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::WorkerMessage>* stream;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       stream = stream_;
     }
     return stream != nullptr && stream->Write(message);
@@ -63,38 +64,46 @@ class FakeGateway final : public v1::WorkerGateway::Service {
 
   // Waits until some received message (from index `from` on) satisfies
   // `match`; returns its index, or -1 at the deadline.
-  int WaitFor(const std::function<bool(const v1::WorkerMessage&)>& match, size_t from = 0) {
-    std::unique_lock<std::mutex> lock(mu_);
-    int found = -1;
-    cv_.wait_for(lock, kWait, [&] {
-      for (size_t i = from; i < received_.size(); ++i) {
-        if (match(received_[i])) {
-          found = static_cast<int>(i);
-          return true;
-        }
-      }
-      return false;
-    });
-    return found;
+  int WaitFor(const std::function<bool(const v1::WorkerMessage&)>& match, size_t from = 0)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    const absl::Time deadline = absl::Now() + absl::FromChrono(kWait);
+    while (true) {
+      if (const int found = FindReceived(match, from); found >= 0) return found;
+      if (cv_.WaitWithDeadline(&mu_, deadline)) return FindReceived(match, from);
+    }
   }
 
-  bool WaitForEndedStreams(int count) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, kWait, [&] { return ended_streams_ >= count; });
+  bool WaitForEndedStreams(int count) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    const absl::Time deadline = absl::Now() + absl::FromChrono(kWait);
+    while (ended_streams_ < count && !cv_.WaitWithDeadline(&mu_, deadline)) {
+    }
+    return ended_streams_ >= count;
   }
 
-  std::vector<v1::WorkerMessage> received() {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::vector<v1::WorkerMessage> received() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     return received_;
   }
 
  private:
-  std::mutex write_mu_;  // held across Write so the stream cannot go away under it
-  std::mutex mu_;
-  std::condition_variable cv_;
-  grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::WorkerMessage>* stream_ = nullptr;
-  std::vector<v1::WorkerMessage> received_;
-  int ended_streams_ = 0;
+  int FindReceived(const std::function<bool(const v1::WorkerMessage&)>& match, size_t from)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (size_t i = from; i < received_.size(); ++i) {
+      if (match(received_[i])) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  absl::Mutex write_mu_;  // held across Write so the stream cannot go away under it
+  absl::Mutex mu_;        // taken after write_mu_ where both are
+  absl::CondVar cv_;      // a stream opened or ended, or a message received
+  // Set under mu_ and cleared under both; Send uses it under write_mu_.
+  grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::WorkerMessage>* stream_
+      ABSL_GUARDED_BY(mu_) = nullptr;
+  std::vector<v1::WorkerMessage> received_ ABSL_GUARDED_BY(mu_);
+  int ended_streams_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 struct GatewayServer {
