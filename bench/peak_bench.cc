@@ -1,7 +1,7 @@
 // The clock the cores run at and the float32 silicon peak from it, side by
 // side with the clock the OS reports: each CPU alone and all CPUs at once
 // (worker/runner/core_clock.h), the float32 peak from the nominal and from
-// the measured clock (common/silicon_peak.h), and the calibrated float32
+// the measured clock (platform/silicon_peak.h), and the calibrated float32
 // matmul roof (`paradnn-runner --calibrate`) as a share of each. Target: the
 // roof at 0.8-1.0 of the peak from the measured clock.
 // Usage: paradnn-bench-peak [--runs N] [--runner PATH | --platform-json FILE | --no-roof]
@@ -20,8 +20,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/silicon_peak.h"
 #include "google/protobuf/util/json_util.h"
+#include "hostfacts/host_facts.h"
+#include "platform/silicon_peak.h"
 #include "worker/runner/core_clock.h"
 #include "worker/runner/platform.h"
 
@@ -47,11 +48,10 @@ std::string ReadText(const std::string& path) {
 }
 
 void PrintHost(const CpuPeakFacts& facts) {
-  const paradnn::runner::CpuTopology topo =
-      paradnn::runner::ParseCpuInfo(ReadText("/proc/cpuinfo"));
+  const paradnn::hostfacts::CpuTopology topo = paradnn::hostfacts::ReadCpuTopology();
   std::printf("host: %s (%s family %d model %d), %d cores / %d logical CPUs, flags: %s\n",
               topo.model_name.c_str(), facts.vendor.c_str(), facts.family, facts.model, facts.cores,
-              topo.logical_cpus, paradnn::runner::RelevantCpuFlags(facts.flags).c_str());
+              topo.logical_cpus, paradnn::hostfacts::RelevantCpuFlags(facts.flags).c_str());
   std::printf("reported clock: base %s (%s), max %s\n",
               facts.base_clock_hz > 0 ? Ghz(facts.base_clock_hz).c_str() : "-",
               facts.base_clock_label.c_str(),

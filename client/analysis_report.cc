@@ -15,8 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "client/analysis_plots.h"
 #include "client/analysis_views.h"
-#include "common/silicon_peak.h"
 #include "common/state_names.h"
+#include "platform/silicon_peak.h"
 
 namespace paradnn::client {
 namespace internal {

@@ -7,10 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "common/stack_env.h"
-#include "common/stack_findings.h"
 #include "model/family.h"
 #include "model/sweep.h"
+#include "platform/stack_env.h"
+#include "platform/stack_findings.h"
 
 namespace paradnn::client {
 namespace {

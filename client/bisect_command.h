@@ -49,7 +49,7 @@ CLI::App* AddBisectCommand(CLI::App& app, BisectFlags* flags, std::string* forma
 // the value (env.KMP_AFFINITY=granularity=fine,compact); VALUE may be
 // empty (env.NAME= unsets the variable). InvalidArgument naming the flag
 // and the setting for a malformed pair, a setting given twice, an unknown
-// setting or a value not allowed (common/stack_env.h; thread counts
+// setting or a value not allowed (platform/stack_env.h; thread counts
 // 1..1024).
 absl::StatusOr<std::map<std::string, std::string>> ParseBisectSettings(
     const std::vector<std::string>& texts, absl::string_view flag);

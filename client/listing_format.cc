@@ -10,8 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/output_format.h"
-#include "common/silicon_peak.h"
 #include "common/state_names.h"
+#include "platform/silicon_peak.h"
 
 namespace paradnn::client {
 namespace {

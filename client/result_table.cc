@@ -16,8 +16,8 @@
 #include "absl/strings/strip.h"
 #include "client/output_format.h"
 #include "common/host_sentinel.h"
-#include "common/stack_findings.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "platform/stack_findings.h"
 
 namespace paradnn::client {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/op_profile.h"
+#include "model/op_profile.h"
 #include "model/sweep.h"
 
 namespace paradnn::client {
@@ -185,7 +185,7 @@ ResultTable BuildOpsTable(const std::vector<v1::ResultRow>& rows, size_t top) {
   for (const v1::ResultRow& row : profiled) {
     const v1::Measurement& m = row.measurement();
     const std::vector<v1::OpProfile> ops =
-        common::SumByName({m.op_profile().begin(), m.op_profile().end()});
+        model::SumByName({m.op_profile().begin(), m.op_profile().end()});
     for (size_t i = 0; i < ops.size() && (top == 0 || i < top); ++i) {
       const v1::OpProfile& op = ops[i];
       std::vector<Cell> cells;

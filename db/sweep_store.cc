@@ -13,9 +13,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "common/stack_findings.h"
 #include "db/config_intern.h"
 #include "db/stores_internal.h"
+#include "platform/stack_findings.h"
 
 namespace paradnn::db {
 namespace {

@@ -20,11 +20,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/run_settings.h"
-#include "common/stack_env.h"
-#include "common/stack_findings.h"
 #include "model/families/torchscript.h"
 #include "model/param_values.h"
 #include "model/sweep_text.h"
+#include "platform/stack_env.h"
+#include "platform/stack_findings.h"
 
 namespace paradnn::model {
 namespace {

@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/silicon_peak.h"
-#include "common/stack_findings.h"
 #include "model/family.h"
+#include "platform/silicon_peak.h"
+#include "platform/stack_findings.h"
 
 namespace paradnn::server {
 namespace {

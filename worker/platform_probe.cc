@@ -7,7 +7,6 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,11 +31,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/fnv1a.h"
 #include "common/framing.h"
-#include "common/silicon_peak.h"
-#include "common/stack_findings.h"
 #include "common/state_dir.h"
 #include "common/subprocess.h"
+#include "hostfacts/host_facts.h"
+#include "platform/silicon_peak.h"
+#include "platform/stack_findings.h"
 
 namespace paradnn::worker {
 
@@ -50,13 +51,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr size_t kStderrTailBytes = 2048;
 
-// ISA features that change kernel choice in LibTorch/BLAS, in report order
-// (x86 /proc/cpuinfo "flags", then aarch64 "Features").
-constexpr const char* kRelevantCpuFlags[] = {
-    "sse4_2",   "avx",         "avx2",        "fma",         "f16c",     "avx512f",  "avx512bw",
-    "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
-    "asimd",    "sve",         "sve2",        "bf16",        "i8mm"};
-
 int RemainingMs(Clock::time_point deadline) {
   const auto left =
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -69,15 +63,6 @@ void KillAndReap(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-}
-
-uint64_t Fnv1a64(const std::string& text) {
-  uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
 }
 
 }  // namespace
@@ -198,61 +183,20 @@ absl::StatusOr<v1::Platform> QueryRunnerCalibration(const std::string& runner_pa
 v1::Platform FallbackPlatform(const std::string& device_kind, const std::string& why) {
   v1::Platform platform;
   platform.set_device_kind(device_kind);
-
-  std::string cpu_model;
-  int logical = 0;
-  std::set<std::string> sockets;
-  std::set<std::pair<std::string, std::string>> cores;
-  std::string current_socket = "0";
-  std::set<std::string> flags;
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(line, absl::MaxSplits(':', 1));
-    const std::string key(absl::StripAsciiWhitespace(kv.first));
-    const std::string value(absl::StripAsciiWhitespace(kv.second));
-    if (key == "processor") {
-      ++logical;
-      current_socket = "0";
-    } else if (key == "model name" && cpu_model.empty()) {
-      cpu_model = value;
-    } else if (key == "physical id") {
-      current_socket = value;
-      sockets.insert(value);
-    } else if (key == "core id") {
-      cores.emplace(current_socket, value);
-    } else if ((key == "flags" || key == "Features") && flags.empty()) {
-      for (absl::string_view flag : absl::StrSplit(value, ' ', absl::SkipEmpty()))
-        flags.emplace(flag);
-    }
+  const hostfacts::CpuTopology cpu = hostfacts::ReadCpuTopology();
+  platform.set_logical_cpus(cpu.logical_cpus);
+  platform.set_sockets(cpu.sockets);
+  platform.set_cores(cpu.cores);
+  platform.set_cpu_flags(hostfacts::RelevantCpuFlags(cpu.flags));
+  if (const int64_t memory = hostfacts::HostMemoryBytes(); memory > 0) {
+    platform.set_memory_bytes(memory);
   }
-  if (logical == 0) logical = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
-  platform.set_logical_cpus(logical);
-  platform.set_sockets(sockets.empty() ? 1 : static_cast<int32_t>(sockets.size()));
-  platform.set_cores(cores.empty() ? logical : static_cast<int32_t>(cores.size()));
-  std::vector<std::string> relevant;
-  for (const char* flag : kRelevantCpuFlags) {
-    if (flags.count(flag) > 0) relevant.emplace_back(flag);
-  }
-  platform.set_cpu_flags(absl::StrJoin(relevant, " "));
-
-  std::ifstream meminfo("/proc/meminfo");
-  for (std::string line; std::getline(meminfo, line);) {
-    int64_t kib = 0;
-    std::vector<std::string> parts = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (parts.size() >= 2 && parts[0] == "MemTotal:" && absl::SimpleAtoi(parts[1], &kib)) {
-      platform.set_memory_bytes(kib * 1024);
-      break;
-    }
-  }
-
-  utsname uts;
-  if (::uname(&uts) == 0) platform.set_os(absl::StrCat(uts.sysname, " ", uts.release));
-  char host[256] = {0};
-  if (::gethostname(host, sizeof(host) - 1) == 0) platform.set_hostname(host);
+  platform.set_os(hostfacts::KernelRelease());
+  platform.set_hostname(hostfacts::HostName());
 
   const std::string unknown = absl::StrCat("unknown (runner --platform failed: ", why, ")");
   if (device_kind == "cpu") {
-    platform.set_device_name(cpu_model.empty() ? "unknown CPU" : cpu_model);
+    platform.set_device_name(cpu.model_name.empty() ? "unknown CPU" : cpu.model_name);
   } else {
     platform.set_device_name(unknown);
   }
@@ -273,7 +217,8 @@ v1::Platform FallbackPlatform(const std::string& device_kind, const std::string&
     for_hash.SerializeToCodedStream(&coded);
   }
   char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(Fnv1a64(bytes)));
+  std::snprintf(hex, sizeof(hex), "%016llx",
+                static_cast<unsigned long long>(common::Fnv1a64(bytes)));
   platform.set_fingerprint(absl::StrCat("fallback-", hex));
   return platform;
 }

@@ -30,9 +30,10 @@ absl::StatusOr<v1::Platform> QueryRunnerPlatform(const std::string& runner_path,
                                                  std::chrono::milliseconds timeout,
                                                  const std::string& device = "cpu");
 
-// A Platform from /proc/cpuinfo, /proc/meminfo, uname and gethostname for
-// `device_kind`: CPU model (as device_name for "cpu"), sockets, physical
-// cores, logical CPUs, memory, kernel release, relevant ISA flags. Fields
+// A Platform of the host facts (hostfacts/host_facts.h, read as the runner
+// reads them) for `device_kind`: CPU model (as device_name for "cpu"),
+// sockets, physical cores, logical CPUs, memory, kernel release, relevant
+// ISA flags (the runner's list). Fields
 // only the runner knows say so: blas_backend is
 // "unknown (runner --platform failed: <why>)". The fingerprint is a hash of
 // the non-hostname fields prefixed "fallback-", so it never equals a real

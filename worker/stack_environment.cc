@@ -4,8 +4,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/stack_env.h"
-#include "common/stack_findings.h"
+#include "platform/stack_env.h"
+#include "platform/stack_findings.h"
 
 extern char** environ;
 

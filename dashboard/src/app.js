@@ -551,7 +551,7 @@ function simpleTable(id, head, rows) {
 }
 
 // The clocks the OS reports beside the one measured under load at
-// calibration (common/silicon_peak.h PlatformClockText): "2.45 GHz nominal,
+// calibration (platform/silicon_peak.h PlatformClockText): "2.45 GHz nominal,
 // 3.24 GHz measured"; a GPU's max SM clock.
 function clockText(p) {
   const ghz = (hz) => (num(hz) / 1e9).toFixed(2) + ' GHz';

@@ -23,7 +23,7 @@ from paradnn.v1 import coordinator_pb2, metrics_pb2
 # milliseconds since the epoch as a UTC datetime.
 ID, INT, FLOAT, TEXT, BOOL, TIME, OBJECT = "id", "int", "float", "text", "bool", "time", "object"
 
-# common/stack_findings.h kStackKeyPrefix.
+# platform/stack_findings.h kStackKeyPrefix.
 STACK_PREFIX = "stack."
 PLATFORM_PREFIX = "platform_"
 

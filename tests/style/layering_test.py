@@ -4,14 +4,18 @@ folder names a folder that folder may use. Prints each forbidden include with
 what is allowed; exits 1 if there is any.
 
     client ─┐
-    server ─┼─► db ─► proto
-    worker ─┘   │
-       │        ▼
-       └──────► model ─► common ─► proto
+    server ─┼─► db ──────────┐
+    worker ─┘   │            ▼
+       │        ▼         platform ─► proto
+       └──────► model ──────►┘
+    model, db ─► common ─► proto
+    worker, worker/runner ─► hostfacts
     worker/runner ─► model (and LibTorch, only here)
 
-db uses common's small pieces too (common is below everything but proto).
-tests/ and bench/ may include anything."""
+db uses common's small pieces too (common is below everything but proto);
+platform (the platform's tables) and hostfacts (what the host says of
+itself) use nothing of ours but proto. tests/ and bench/ may include
+anything."""
 import os
 import re
 import subprocess
@@ -21,12 +25,14 @@ import sys
 # the generated protos, "paradnn/v1/...").
 ALLOWED = {
     "common": set(),
-    "model": {"common"},
-    "db": {"common"},
-    "server": {"db", "model", "common"},
-    "client": {"db", "model", "common"},
-    "worker": {"db", "model", "common"},
-    "worker/runner": {"model", "common"},
+    "platform": set(),
+    "hostfacts": set(),
+    "model": {"platform", "common"},
+    "db": {"platform", "common"},
+    "server": {"db", "model", "platform", "common"},
+    "client": {"db", "model", "platform", "common"},
+    "worker": {"db", "model", "platform", "hostfacts", "common"},
+    "worker/runner": {"model", "platform", "hostfacts", "common"},
 }
 PROJECT = set(ALLOWED) | {"proto", "bench", "tests"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -13,7 +13,8 @@
 #include <utility>
 
 #include "common/clock.h"
-#include "common/silicon_peak.h"
+#include "hostfacts/host_facts.h"
+#include "platform/silicon_peak.h"
 #include "worker/runner/host_probe.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/platform_torch.h"
@@ -236,9 +237,10 @@ Calibration Calibrate(const CalibrationOptions& options) {
   const std::vector<int64_t> working_sets =
       !options.bandwidth_bytes.empty()
           ? options.bandwidth_bytes
-          : BandwidthWorkingSets(ReadCpuCaches(),
-                                 std::min(result.threads, std::max(1, CollectHostCores())),
-                                 UsableMemoryBytes());
+          : BandwidthWorkingSets(
+                ReadCpuCaches(),
+                std::min(result.threads, std::max(1, hostfacts::ReadCpuTopology().cores)),
+                hostfacts::UsableMemoryBytes());
   for (const char* kernel : {"copy", "triad"}) {
     for (int64_t bytes : working_sets) {
       result.bandwidth.push_back(

@@ -15,9 +15,9 @@
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
 #include "common/run_settings.h"
-#include "common/stack_findings.h"
 #include "common/version.h"
 #include "model/family.h"
+#include "platform/stack_findings.h"
 #include "worker/runner/cuda_driver.h"
 
 namespace paradnn::runner {

@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
-#include "common/silicon_peak.h"
+#include "platform/silicon_peak.h"
 #include "worker/runner/cuda_driver.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/platform_torch.h"

@@ -4,7 +4,7 @@
 // at build time, so the same runner builds against Debian's CPU LibTorch and
 // a GPU host's CUDA one, and a host without a driver gets a clear error.
 // Torch-free. The facts feed the CUDA platform record (platform_torch.cc):
-// fingerprint, the theoretical peaks (common/silicon_peak.h) and HBM's
+// fingerprint, the theoretical peaks (platform/silicon_peak.h) and HBM's
 // theoretical bandwidth.
 #ifndef PARADNN_WORKER_RUNNER_CUDA_DRIVER_H_
 #define PARADNN_WORKER_RUNNER_CUDA_DRIVER_H_

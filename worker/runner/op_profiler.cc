@@ -6,7 +6,7 @@
 #include <chrono>
 #include <string>
 
-#include "common/op_profile.h"
+#include "model/op_profile.h"
 
 namespace paradnn::runner {
 
@@ -30,28 +30,28 @@ std::vector<v1::OpProfile> ProfileSteps(const std::function<void()>& step, int s
                   std::max(1, steps);
   profiler::thread_event_lists lists = profiler::disableProfilerLegacy();
 
-  std::vector<std::vector<common::ProfileEvent>> threads;
+  std::vector<std::vector<model::ProfileEvent>> threads;
   threads.reserve(lists.size());
   for (std::vector<profiler::LegacyEvent>& list : lists) {
-    std::vector<common::ProfileEvent>& events = threads.emplace_back();
+    std::vector<model::ProfileEvent>& events = threads.emplace_back();
     events.reserve(list.size());
     for (profiler::LegacyEvent& e : list) {
       if (e.kind() != profiler::EventKind::PushRange && e.kind() != profiler::EventKind::PopRange) {
         continue;
       }
-      common::ProfileEvent event;
+      model::ProfileEvent event;
       event.push = e.kind() == profiler::EventKind::PushRange;
       event.handle = e.handle();
       event.time_ns = static_cast<int64_t>(e.cpuUs() * 1000.0);
       if (event.push) {
         event.name = e.name();
-        event.input_shapes = common::FormatShapes(e.shapes());
+        event.input_shapes = model::FormatShapes(e.shapes());
         event.flops = static_cast<double>(e.flops());
       }
       events.push_back(std::move(event));
     }
   }
-  return common::AggregateProfile(threads, steps, *step_seconds, kMaxProfiledOps);
+  return model::AggregateProfile(threads, steps, *step_seconds, kMaxProfiledOps);
 }
 
 }  // namespace paradnn::runner

@@ -4,7 +4,6 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 #include <link.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -14,9 +13,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -26,28 +23,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
-#include "common/silicon_peak.h"
+#include "common/fnv1a.h"
 #include "common/state_dir.h"
+#include "hostfacts/host_facts.h"
+#include "platform/silicon_peak.h"
 
 namespace paradnn::runner {
 namespace {
-
-std::string ReadFileOrEmpty(const char* path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-// Splits "key<TAB>: value" lines of /proc/cpuinfo and /proc/meminfo.
-std::pair<absl::string_view, absl::string_view> SplitKeyValue(absl::string_view line) {
-  const size_t colon = line.find(':');
-  if (colon == absl::string_view::npos) return {absl::StripAsciiWhitespace(line), {}};
-  return {absl::StripAsciiWhitespace(line.substr(0, colon)),
-          absl::StripAsciiWhitespace(line.substr(colon + 1))};
-}
 
 std::string RealPath(const std::string& path) {
   char resolved[PATH_MAX];
@@ -112,75 +94,6 @@ std::string FieldText(const google::protobuf::Message& message,
 
 }  // namespace
 
-CpuTopology ParseCpuInfo(absl::string_view cpuinfo) {
-  CpuTopology topo;
-  std::set<std::string> sockets;
-  std::set<std::pair<std::string, std::string>> cores;
-  std::string physical_id;
-  bool have_core_ids = false;
-  for (absl::string_view line : absl::StrSplit(cpuinfo, '\n')) {
-    auto [key, value] = SplitKeyValue(line);
-    if (key == "processor") {
-      ++topo.logical_cpus;
-      physical_id.clear();
-    } else if (key == "model name" && topo.model_name.empty()) {
-      topo.model_name = std::string(value);
-    } else if (key == "physical id") {
-      physical_id = std::string(value);
-      sockets.insert(physical_id);
-    } else if (key == "core id") {
-      have_core_ids = true;
-      cores.emplace(physical_id, std::string(value));
-    } else if (key == "vendor_id" && topo.vendor.empty()) {
-      topo.vendor = std::string(value);
-    } else if (key == "cpu family" && topo.family == 0) {
-      (void)absl::SimpleAtoi(value, &topo.family);
-    } else if (key == "model" && topo.model == 0) {
-      (void)absl::SimpleAtoi(value, &topo.model);
-    } else if (key == "cpu MHz" && topo.mhz == 0) {
-      (void)absl::SimpleAtod(value, &topo.mhz);
-    } else if (key == "flags" && topo.flags.empty()) {
-      for (absl::string_view flag : absl::StrSplit(value, ' ', absl::SkipEmpty())) {
-        topo.flags.emplace_back(flag);
-      }
-    }
-  }
-  topo.sockets = sockets.empty() ? 1 : static_cast<int>(sockets.size());
-  topo.cores = have_core_ids ? static_cast<int>(cores.size()) : topo.logical_cpus;
-  return topo;
-}
-
-int64_t ParseMemTotalBytes(absl::string_view meminfo) {
-  for (absl::string_view line : absl::StrSplit(meminfo, '\n')) {
-    auto [key, value] = SplitKeyValue(line);
-    if (key != "MemTotal") continue;
-    std::vector<absl::string_view> parts = absl::StrSplit(value, ' ', absl::SkipEmpty());
-    int64_t amount = 0;
-    if (parts.empty() || !absl::SimpleAtoi(parts[0], &amount)) return -1;
-    const bool kib = parts.size() > 1 && absl::AsciiStrToLower(parts[1]) == "kb";
-    return kib ? amount * 1024 : amount;
-  }
-  return -1;
-}
-
-std::string RelevantCpuFlags(const std::vector<std::string>& flags) {
-  const std::set<std::string> present(flags.begin(), flags.end());
-  std::string out;
-  for (const char* flag : kRelevantCpuFlags) {
-    if (present.count(flag) > 0) absl::StrAppend(&out, out.empty() ? "" : " ", flag);
-  }
-  return out;
-}
-
-uint64_t Fnv1a64(absl::string_view data) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char c : data) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-
 std::string PlatformFingerprint(const v1::Platform& platform) {
   const google::protobuf::Descriptor* descriptor = platform.GetDescriptor();
   std::vector<const google::protobuf::FieldDescriptor*> fields;
@@ -205,7 +118,7 @@ std::string PlatformFingerprint(const v1::Platform& platform) {
     }
     absl::StrAppend(&canonical, field->name(), "=", FieldText(platform, field), "\n");
   }
-  return absl::StrFormat("%016x", Fnv1a64(canonical));
+  return absl::StrFormat("%016x", common::Fnv1a64(canonical));
 }
 
 LoadedBlas DescribeLoadedBlas() {
@@ -352,7 +265,7 @@ std::string CompilerDescription() {
 double SecondsSinceProcessStart() {
   // Field 22 of /proc/self/stat is the start time in clock ticks since boot;
   // the command name (field 2) may contain spaces, so count after its ')'.
-  const std::string stat = ReadFileOrEmpty("/proc/self/stat");
+  const std::string stat = hostfacts::ReadTextFile("/proc/self/stat");
   const size_t paren = stat.rfind(')');
   if (paren == std::string::npos) return -1;
   std::vector<absl::string_view> fields =
@@ -360,40 +273,12 @@ double SecondsSinceProcessStart() {
   // After ')' the first field is field 3 (state); field 22 is index 19.
   double start_ticks = 0, uptime = 0;
   if (fields.size() < 20 || !absl::SimpleAtod(fields[19], &start_ticks)) return -1;
-  const std::string uptime_text = ReadFileOrEmpty("/proc/uptime");
+  const std::string uptime_text = hostfacts::ReadTextFile("/proc/uptime");
   std::vector<absl::string_view> parts = absl::StrSplit(uptime_text, ' ', absl::SkipEmpty());
   if (parts.empty() || !absl::SimpleAtod(parts[0], &uptime)) return -1;
   const long ticks = sysconf(_SC_CLK_TCK);  // NOLINT(runtime/int)
   if (ticks <= 0) return -1;
   return uptime - start_ticks / static_cast<double>(ticks);
-}
-
-int64_t HostMemoryBytes() { return ParseMemTotalBytes(ReadFileOrEmpty("/proc/meminfo")); }
-
-int64_t UsableMemoryBytes() {
-  int64_t memory = HostMemoryBytes();
-  int64_t limit = 0;
-  if (absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFileOrEmpty("/sys/fs/cgroup/memory.max")),
-                       &limit) &&
-      limit > 0 && (memory <= 0 || limit < memory)) {
-    memory = limit;
-  }
-  return memory;
-}
-
-std::string ReadFrequencyGovernor() {
-  return std::string(absl::StripAsciiWhitespace(
-      ReadFileOrEmpty("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")));
-}
-
-std::string BoostState(absl::string_view cpufreq_boost, absl::string_view intel_no_turbo) {
-  const absl::string_view boost = absl::StripAsciiWhitespace(cpufreq_boost);
-  if (boost == "1") return "on";
-  if (boost == "0") return "off";
-  const absl::string_view no_turbo = absl::StripAsciiWhitespace(intel_no_turbo);
-  if (no_turbo == "1") return "off";
-  if (no_turbo == "0") return "on";
-  return "";
 }
 
 std::string OneDnnIsaName(unsigned value) {
@@ -476,49 +361,12 @@ std::string DescribeIsaPaths(absl::string_view aten_capability, absl::string_vie
   return absl::StrJoin(parts, "; ");
 }
 
-CpuClocks ParseCpuClocks(absl::string_view base_frequency_khz, absl::string_view max_frequency_khz,
-                         const CpuTopology& topology) {
-  CpuClocks clocks;
-  double khz = 0;
-  if (absl::SimpleAtod(absl::StripAsciiWhitespace(max_frequency_khz), &khz) && khz > 0) {
-    clocks.max_hz = khz * 1e3;
-  }
-  if (absl::SimpleAtod(absl::StripAsciiWhitespace(base_frequency_khz), &khz) && khz > 0) {
-    clocks.base_hz = khz * 1e3;
-    clocks.base_label = "base clock";
-    return clocks;
-  }
-  // "Intel(R) Xeon(R) Platinum 8480+ @ 2.00GHz"
-  const size_t at = topology.model_name.rfind('@');
-  double ghz = 0;
-  if (at != std::string::npos) {
-    absl::string_view rest =
-        absl::StripAsciiWhitespace(absl::string_view(topology.model_name).substr(at + 1));
-    if (absl::ConsumeSuffix(&rest, "GHz") && absl::SimpleAtod(rest, &ghz) && ghz > 0) {
-      clocks.base_hz = ghz * 1e9;
-      clocks.base_label = "model name clock";
-      return clocks;
-    }
-  }
-  if (topology.mhz > 0) {
-    clocks.base_hz = topology.mhz * 1e6;
-    clocks.base_label = "cpu MHz of /proc/cpuinfo";
-  }
-  return clocks;
-}
-
 int ConfiguredFmaUnits() {
   int units = 0;
   const char* text = std::getenv("PARADNN_FMA_UNITS");
   if (text == nullptr || !absl::SimpleAtoi(text, &units) || units < 1 || units > 8) return 0;
   return units;
 }
-
-std::string CollectHostModelName() {
-  return ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo")).model_name;
-}
-
-int CollectHostCores() { return ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo")).cores; }
 
 std::string DefaultRunnerStateDir() {
   if (const char* dir = std::getenv("PARADNN_STATE_DIR"); dir != nullptr && dir[0] != '\0') {
@@ -527,15 +375,9 @@ std::string DefaultRunnerStateDir() {
   return common::DefaultStateDir();
 }
 
-std::vector<std::string> HostCpuFlags() {
-  return ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo")).flags;
-}
-
 common::CpuPeakFacts HostCpuPeakFacts(double measured_clock_hz) {
-  const CpuTopology topo = ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo"));
-  const CpuClocks clocks = ParseCpuClocks(
-      ReadFileOrEmpty("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency"),
-      ReadFileOrEmpty("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"), topo);
+  const hostfacts::CpuTopology topo = hostfacts::ReadCpuTopology();
+  const hostfacts::CpuClocks clocks = hostfacts::ReadCpuClocks(topo);
   common::CpuPeakFacts facts;
   facts.vendor = topo.vendor;
   facts.family = topo.family;
@@ -564,20 +406,18 @@ void RecordMeasuredClock(const CoreClock& clock, v1::Platform* platform) {
 }
 
 void FillHostPlatform(v1::Platform* platform) {
-  const CpuTopology topo = ParseCpuInfo(ReadFileOrEmpty("/proc/cpuinfo"));
+  const hostfacts::CpuTopology topo = hostfacts::ReadCpuTopology();
   platform->set_device_kind("cpu");
   platform->set_device_name(topo.model_name.empty() ? "unknown CPU" : topo.model_name);
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) == 0) platform->set_hostname(host);
+  platform->set_hostname(hostfacts::HostName());
   platform->set_sockets(topo.sockets);
   platform->set_cores(topo.cores);
   platform->set_logical_cpus(topo.logical_cpus);
-  platform->set_memory_bytes(HostMemoryBytes());
-  struct utsname uts {};
-  if (uname(&uts) == 0) platform->set_os(uts.release);
+  platform->set_memory_bytes(hostfacts::HostMemoryBytes());
+  platform->set_os(hostfacts::KernelRelease());
   platform->set_blas_backend(DescribeLoadedBlas().description);
   platform->set_compiler(CompilerDescription());
-  platform->set_cpu_flags(RelevantCpuFlags(topo.flags));
+  platform->set_cpu_flags(hostfacts::RelevantCpuFlags(topo.flags));
   platform->set_cpu_vendor(topo.vendor);
   platform->set_cpu_family(topo.family);
   platform->set_cpu_model(topo.model);
@@ -590,9 +430,8 @@ void FillHostPlatform(v1::Platform* platform) {
     *platform->add_silicon_peaks() = std::move(peak);
   }
   platform->set_cache_sizes(FormatCacheSizes(ReadCpuCaches()));
-  platform->set_frequency_governor(ReadFrequencyGovernor());
-  platform->set_boost(BoostState(ReadFileOrEmpty("/sys/devices/system/cpu/cpufreq/boost"),
-                                 ReadFileOrEmpty("/sys/devices/system/cpu/intel_pstate/no_turbo")));
+  platform->set_frequency_governor(hostfacts::ReadFrequencyGovernor());
+  platform->set_boost(hostfacts::ReadBoostState());
 }
 
 }  // namespace paradnn::runner

@@ -1,64 +1,22 @@
-// The host facts that go into v1::Platform and its fingerprint, and control
+// The runner's v1::Platform: the host facts (hostfacts/host_facts.h) and
+// the process's libraries made into its fields and fingerprint, and control
 // of the BLAS library LibTorch calls for float32 matmuls. Torch-free; the
 // LibTorch facts (version, thread defaults, parallel backend) are added by
 // CollectPlatform() in platform_torch.h.
 #ifndef PARADNN_WORKER_RUNNER_PLATFORM_H_
 #define PARADNN_WORKER_RUNNER_PLATFORM_H_
 
-#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "common/silicon_peak.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "platform/silicon_peak.h"
 #include "worker/runner/core_clock.h"
 #include "worker/runner/cpu_caches.h"
 
 namespace paradnn::runner {
-
-// ISA features that matter to deep-learning kernels, in the order
-// Platform.cpu_flags lists them.
-inline constexpr const char* kRelevantCpuFlags[] = {"fma",         "avx2",        "avx512f",
-                                                    "avx512_vnni", "avx512_bf16", "avx512_fp16",
-                                                    "amx_tile",    "amx_bf16",    "amx_int8"};
-
-struct CpuTopology {
-  std::string model_name;          // first "model name"
-  int sockets = 0;                 // distinct "physical id" (1 if none)
-  int cores = 0;                   // distinct (physical id, core id); else logical
-  int logical_cpus = 0;            // "processor" entries
-  std::vector<std::string> flags;  // "flags" of the first processor
-  std::string vendor;              // "vendor_id"
-  int family = 0;                  // "cpu family"
-  int model = 0;                   // "model"
-  double mhz = 0;                  // "cpu MHz" of the first processor (current clock)
-};
-
-// The clocks the host reports, in Hz (0 = unreadable): base from cpufreq's
-// base_frequency, else the "@ 2.10GHz" of the model name, else the current
-// "cpu MHz" (in a VM, usually the host's nominal clock), with that source
-// named; max from cpufreq's cpuinfo_max_freq.
-struct CpuClocks {
-  double base_hz = 0;
-  double max_hz = 0;
-  std::string base_label;  // "base clock", "model name clock", "cpu MHz of /proc/cpuinfo"
-};
-CpuClocks ParseCpuClocks(absl::string_view base_frequency_khz, absl::string_view max_frequency_khz,
-                         const CpuTopology& topology);
-
-// Parses /proc/cpuinfo text (x86 layout).
-CpuTopology ParseCpuInfo(absl::string_view cpuinfo);
-
-// MemTotal of /proc/meminfo text in bytes; -1 if absent.
-int64_t ParseMemTotalBytes(absl::string_view meminfo);
-
-// The kRelevantCpuFlags present in `flags`, space-separated.
-std::string RelevantCpuFlags(const std::vector<std::string>& flags);
-
-// 64-bit FNV-1a of `data`.
-uint64_t Fnv1a64(absl::string_view data);
 
 // Hex FNV-1a over "name=value\n" for every Platform field except hostname,
 // fingerprint, the calibration (repeated roofs, calibrated_unix_ms) and the
@@ -122,14 +80,6 @@ std::vector<std::pair<std::string, std::string>> ParallelEnvironment();
 // Compiler of this binary, e.g. "GCC 12.2.0".
 std::string CompilerDescription();
 
-// The cpufreq scaling governor of cpu0, e.g. "performance"; "" if unreadable.
-std::string ReadFrequencyGovernor();
-
-// Platform.boost from the text of /sys/devices/system/cpu/cpufreq/boost
-// ("1" = on) or, failing that, /sys/devices/system/cpu/intel_pstate/no_turbo
-// ("1" = off); "" when neither is given ("" = unreadable).
-std::string BoostState(absl::string_view cpufreq_boost, absl::string_view intel_no_turbo);
-
 // The oneDNN library loaded in this process (LibTorch's mkldnn backend),
 // found through its C API symbols in the global scope.
 struct LoadedOneDnn {
@@ -160,23 +110,14 @@ std::string ParseAtenCpuCapability(absl::string_view show_config);
 std::string DescribeIsaPaths(absl::string_view aten_capability, absl::string_view onednn_isa,
                              const std::vector<std::string>& cpu_flags);
 
-// The "model name" of /proc/cpuinfo.
-std::string CollectHostModelName();
-
-// Physical cores of this host (ParseCpuInfo of /proc/cpuinfo).
-int CollectHostCores();
-
 // Where the runner caches what it learns about the host (the stack doctor's
 // decision): $PARADNN_STATE_DIR (the worker's --state-dir), else
 // $XDG_STATE_HOME/paradnn, else $HOME/.local/state/paradnn, else
 // ./.paradnn-state, as the worker's DefaultStateDir.
 std::string DefaultRunnerStateDir();
 
-// The flags of the first processor in /proc/cpuinfo.
-std::vector<std::string> HostCpuFlags();
-
 // FMA units per core for the float32 peak, from $PARADNN_FMA_UNITS (the
-// worker's --fma-units); 0 = the default assumption (common/silicon_peak.h).
+// worker's --fma-units); 0 = the default assumption (platform/silicon_peak.h).
 int ConfiguredFmaUnits();
 
 // The facts of this host's CPU silicon peaks (common::CpuSiliconPeaks) from
@@ -202,13 +143,6 @@ void FillHostPlatform(v1::Platform* platform);
 // reset it), from /proc/self/stat and /proc/uptime at clock-tick resolution
 // (usually 10 ms); -1 if unavailable.
 double SecondsSinceProcessStart();
-
-// MemTotal of this host in bytes; -1 if /proc/meminfo is unreadable.
-int64_t HostMemoryBytes();
-
-// The memory this process may use: the smaller of MemTotal and the cgroup
-// v2 limit (/sys/fs/cgroup/memory.max) where one is set; -1 if unknown.
-int64_t UsableMemoryBytes();
 
 }  // namespace paradnn::runner
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "hostfacts/host_facts.h"
 #include "worker/runner/allocator_settings.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/stack_doctor.h"
@@ -34,8 +35,8 @@ v1::Platform CollectPlatform() {
   const LoadedOneDnn dnn = DescribeLoadedOneDnn();
   platform.set_onednn_version(!dnn.version.empty() ? dnn.version
                                                    : ParseOneDnnVersion(at::get_mkldnn_version()));
-  platform.set_isa_paths(
-      DescribeIsaPaths(ParseAtenCpuCapability(config), dnn.max_isa, HostCpuFlags()));
+  platform.set_isa_paths(DescribeIsaPaths(ParseAtenCpuCapability(config), dnn.max_isa,
+                                          hostfacts::ReadCpuTopology().flags));
   platform.set_allocator(AllocatorDescription());
   platform.set_flush_denormal(FlushDenormalState());
   const OpenBlasCore core = DescribeOpenBlasCore();

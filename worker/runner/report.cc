@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/op_profile.h"
+#include "model/op_profile.h"
 
 namespace paradnn::runner {
 
@@ -88,7 +88,7 @@ std::string DescribeJson(const v1::ModelConfig& config, const WorkCounts& work) 
 
 std::string FormatOpProfile(const v1::Measurement& m, size_t max_rows) {
   const std::vector<v1::OpProfile> ops =
-      common::SumByName({m.op_profile().begin(), m.op_profile().end()});
+      model::SumByName({m.op_profile().begin(), m.op_profile().end()});
   std::string out = absl::StrFormat("  operators (%d profiled steps, per step, by self time):\n",
                                     m.profiled_steps());
   absl::StrAppend(&out, absl::StrFormat("    %-36s %7s %6s %11s %11s %10s\n", "operator", "share",

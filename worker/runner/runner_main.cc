@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/framing.h"
 #include "common/logging.h"
+#include "hostfacts/host_facts.h"
 #include "model/model_counts.h"
 #include "worker/runner/allocator_settings.h"
 #include "worker/runner/calibration.h"
@@ -174,9 +175,10 @@ std::string LibraryOf(const StackSetting& setting) {
 // there is one.
 StackDecision DoctorDecision(const StackSetting& setting, bool use_cache) {
   const char* env_value = std::getenv(setting.info->env_var);
-  const std::string key = StackDoctorCacheKey(
-      absl::StrCat(CollectHostModelName(), " ", RelevantCpuFlags(HostCpuFlags())),
-      LibraryOf(setting), env_value == nullptr ? "" : env_value);
+  const hostfacts::CpuTopology cpu = hostfacts::ReadCpuTopology();
+  const std::string key =
+      StackDoctorCacheKey(absl::StrCat(cpu.model_name, " ", hostfacts::RelevantCpuFlags(cpu.flags)),
+                          LibraryOf(setting), env_value == nullptr ? "" : env_value);
   const std::string state_dir = DefaultRunnerStateDir();
   const std::string component = setting.info->component;
   if (use_cache) {
@@ -187,7 +189,7 @@ StackDecision DoctorDecision(const StackSetting& setting, bool use_cache) {
     }
   }
   spdlog::info("{}: trying the values this CPU supports (once per host)", component);
-  StackDecision decision = RunStackDoctor(SelfPath(), setting, HostCpuFlags());
+  StackDecision decision = RunStackDoctor(SelfPath(), setting, cpu.flags);
   for (const v1::StackFinding& f : decision.findings) {
     spdlog::info("{} {}{}: {:.1f} G/s {}, error {:.2g}{}{}", component, f.setting(),
                  f.as_installed() ? " (as installed)" : "", f.flops_per_sec() / 1e9,
@@ -203,7 +205,7 @@ StackDecision DoctorDecision(const StackSetting& setting, bool use_cache) {
 // Whether the doctor has anything to choose for `setting` in this process.
 bool Decidable(const StackSetting& setting) {
   if (&setting == &BlasCoreSetting()) return !DescribeOpenBlasCore().name.empty();
-  return !setting.candidates(HostCpuFlags()).empty();
+  return !setting.candidates(hostfacts::ReadCpuTopology().flags).empty();
 }
 
 // Sets ATEN_CPU_CAPABILITY for --aten-capability. ATen reads it at its

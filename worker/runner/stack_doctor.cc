@@ -21,7 +21,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/fnv1a.h"
 #include "common/subprocess.h"
+#include "hostfacts/host_facts.h"
 #include "worker/runner/platform.h"
 
 extern char** environ;
@@ -375,7 +377,8 @@ StackDecision RunStackDoctor(const std::string& runner_path, const StackSetting&
 
 std::string StackDoctorCacheKey(absl::string_view cpu_model, absl::string_view library,
                                 absl::string_view env_value) {
-  return absl::StrFormat("%016x", Fnv1a64(absl::StrCat(cpu_model, "\n", library, "\n", env_value)));
+  return absl::StrFormat("%016x",
+                         common::Fnv1a64(absl::StrCat(cpu_model, "\n", library, "\n", env_value)));
 }
 
 namespace {
@@ -420,7 +423,8 @@ absl::StatusOr<StackDecision> ReadCachedStackDecision(const std::string& state_d
   // A choice this CPU cannot run (a VM moved to a host without AVX-512, say)
   // is stale: decide again.
   if (!decision.chosen.empty()) {
-    const std::vector<std::string> candidates = setting.candidates(HostCpuFlags());
+    const std::vector<std::string> candidates =
+        setting.candidates(hostfacts::ReadCpuTopology().flags);
     if (std::find(candidates.begin(), candidates.end(), decision.chosen) == candidates.end()) {
       return absl::FailedPreconditionError(absl::StrCat("cached ", setting.info->component, " ",
                                                         decision.chosen,

@@ -18,8 +18,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/stack_findings.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "platform/stack_findings.h"
 
 namespace paradnn::runner {
 
@@ -33,7 +33,7 @@ inline constexpr double kMaxGemmRelativeError = 1e-4;
 inline constexpr double kMaxElementwiseRelativeError = 1e-4;
 // Another core replaces the installed one only when faster by this factor
 // (measurement noise must not flip the choice). How results are flagged
-// from the findings is common/stack_findings.h (the coordinator's side).
+// from the findings is platform/stack_findings.h (the coordinator's side).
 inline constexpr double kCoreSwitchFactor = 1.03;
 
 // The largest error of the (m x k) * (k x n) product `c` (row-major, float32)

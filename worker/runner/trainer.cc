@@ -29,12 +29,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/run_settings.h"
-#include "common/stack_env.h"
-#include "common/stack_findings.h"
+#include "hostfacts/host_facts.h"
 #include "model/families/noop.h"
 #include "model/family.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
+#include "platform/stack_env.h"
+#include "platform/stack_findings.h"
 #include "worker/runner/data_parallel.h"
 #include "worker/runner/host_probe.h"
 #include "worker/runner/model_builder.h"
@@ -149,7 +150,7 @@ void RecordStackInEffect(const v1::ModelConfig& config, v1::Measurement* m) {
 void FlagSuspectConditions(std::optional<double> load_at_start, v1::Measurement* m,
                            JobObserver* observer, SuspectFacts facts) {
   facts.blas_backend = DescribeLoadedBlas().description;
-  facts.governor = ReadFrequencyGovernor();
+  facts.governor = hostfacts::ReadFrequencyGovernor();
   facts.load_at_start = load_at_start;
   facts.load_at_end = HostLoadAverage1();
   facts.runner_threads = m->intra_op_threads();
@@ -530,7 +531,7 @@ v1::RunSettings EffectiveSettings(const ModelSpec& spec, const v1::RunSettings& 
 
 // Why the job cannot fit this host's memory, or nullopt when it may.
 std::optional<std::string> HostMemoryShortfall(const v1::ModelCounts& counts) {
-  const int64_t host_memory = HostMemoryBytes();
+  const int64_t host_memory = hostfacts::HostMemoryBytes();
   const double process_estimate =
       common::ProcessMemoryEstimateBytes(counts.peak_memory_estimate_bytes());
   if (host_memory <= 0 || process_estimate <= static_cast<double>(host_memory)) {

@@ -1,5 +1,5 @@
 // env.NAME stack settings in sweeps: axes like blas_core, for allowed
-// performance variables only (common/stack_env.h).
+// performance variables only (platform/stack_env.h).
 #include <gtest/gtest.h>
 
 #include <string>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/silicon_peak.h"
+#include "platform/silicon_peak.h"
 #include "worker/runner/platform.h"
 
 namespace paradnn::runner {

@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "common/silicon_peak.h"
+#include "platform/silicon_peak.h"
 
 namespace paradnn::runner {
 namespace {

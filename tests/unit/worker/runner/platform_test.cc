@@ -11,53 +11,6 @@
 namespace paradnn::runner {
 namespace {
 
-// Two sockets, two cores each, two hyper-threads per core.
-std::string CpuInfo() {
-  std::string text;
-  int cpu = 0;
-  for (int socket = 0; socket < 2; ++socket) {
-    for (int core = 0; core < 2; ++core) {
-      for (int thread = 0; thread < 2; ++thread) {
-        text += "processor\t: " + std::to_string(cpu++) + "\n";
-        text += "model name\t: Example CPU @ 2.00GHz\n";
-        text += "physical id\t: " + std::to_string(socket) + "\n";
-        text += "core id\t\t: " + std::to_string(core) + "\n";
-        text += "flags\t\t: fpu sse avx2 fma avx512f amx_tile avx512_bf16 amx_bf16\n\n";
-      }
-    }
-  }
-  return text;
-}
-
-TEST(PlatformTest, ParsesCpuTopology) {
-  const CpuTopology topo = ParseCpuInfo(CpuInfo());
-  EXPECT_EQ(topo.model_name, "Example CPU @ 2.00GHz");
-  EXPECT_EQ(topo.sockets, 2);
-  EXPECT_EQ(topo.cores, 4);
-  EXPECT_EQ(topo.logical_cpus, 8);
-  EXPECT_EQ(RelevantCpuFlags(topo.flags), "fma avx2 avx512f avx512_bf16 amx_tile amx_bf16");
-}
-
-TEST(PlatformTest, CpuInfoWithoutTopologyFallsBackToLogicalCpus) {
-  const CpuTopology topo = ParseCpuInfo("processor : 0\nprocessor : 1\n");
-  EXPECT_EQ(topo.sockets, 1);
-  EXPECT_EQ(topo.cores, 2);
-  EXPECT_EQ(topo.logical_cpus, 2);
-  EXPECT_EQ(RelevantCpuFlags(topo.flags), "");
-}
-
-TEST(PlatformTest, ParsesMemTotal) {
-  EXPECT_EQ(ParseMemTotalBytes("MemTotal:       24576000 kB\nMemFree: 1 kB\n"),
-            int64_t{24576000} * 1024);
-  EXPECT_EQ(ParseMemTotalBytes("MemFree: 1 kB\n"), -1);
-}
-
-TEST(PlatformTest, Fnv1aKnownVectors) {
-  EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ULL);
-  EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
-  EXPECT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ULL);
-}
-
 TEST(PlatformTest, FingerprintIgnoresHostnameAndSeesEverythingElse) {
   v1::Platform p;
   p.set_device_kind("cpu");
@@ -131,14 +84,6 @@ TEST(PlatformTest, FormatsCacheSizes) {
   EXPECT_TRUE(ReadCpuCaches("/nonexistent").empty());
 }
 
-TEST(PlatformTest, BoostState) {
-  EXPECT_EQ(BoostState("1\n", ""), "on");
-  EXPECT_EQ(BoostState("0\n", ""), "off");
-  EXPECT_EQ(BoostState("", "1\n"), "off");
-  EXPECT_EQ(BoostState("", "0"), "on");
-  EXPECT_EQ(BoostState("", ""), "");
-}
-
 TEST(PlatformTest, OneDnnAndAtenIsa) {
   EXPECT_EQ(OneDnnIsaName(0x7), "AVX2");
   EXPECT_EQ(OneDnnIsaName(0xe7), "AVX512_CORE_BF16");
@@ -167,34 +112,6 @@ TEST(PlatformTest, SummarizesParallelBackend) {
   EXPECT_EQ(SummarizeParallelBackend(info, config, {{"GOMP_SPINCOUNT", "3000"}}),
             "OpenMP [OpenMP 201511 (a.k.a. OpenMP 4.5)]; Intel(R) MKL-DNN v2.6.3; "
             "CPU capability AVX2; GOMP_SPINCOUNT=3000");
-}
-
-TEST(PlatformTest, ParsesCpuIdentityAndClocks) {
-  std::string text = CpuInfo();
-  text =
-      "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\ncpu MHz\t\t: 2100.000\n" + text;
-  const CpuTopology topo = ParseCpuInfo(text);
-  EXPECT_EQ(topo.vendor, "GenuineIntel");
-  EXPECT_EQ(topo.family, 6);
-  EXPECT_EQ(topo.model, 207);
-  EXPECT_DOUBLE_EQ(topo.mhz, 2100);
-  // cpufreq's base_frequency first, then the model name's "@ 2.00GHz", then
-  // cpu MHz; the max clock only from cpufreq.
-  CpuClocks clocks = ParseCpuClocks("2300000\n", "3900000\n", topo);
-  EXPECT_DOUBLE_EQ(clocks.base_hz, 2.3e9);
-  EXPECT_DOUBLE_EQ(clocks.max_hz, 3.9e9);
-  EXPECT_EQ(clocks.base_label, "base clock");
-  clocks = ParseCpuClocks("", "", topo);
-  EXPECT_DOUBLE_EQ(clocks.base_hz, 2e9);
-  EXPECT_EQ(clocks.max_hz, 0);
-  EXPECT_EQ(clocks.base_label, "model name clock");
-  CpuTopology no_at = topo;
-  no_at.model_name = "AMD EPYC";
-  clocks = ParseCpuClocks("", "", no_at);
-  EXPECT_DOUBLE_EQ(clocks.base_hz, 2.1e9);
-  EXPECT_EQ(clocks.base_label, "cpu MHz of /proc/cpuinfo");
-  no_at.mhz = 0;
-  EXPECT_EQ(ParseCpuClocks("", "", no_at).base_hz, 0);
 }
 
 TEST(PlatformTest, BandwidthWorkingSetsReachPastTheLastLevelCache) {

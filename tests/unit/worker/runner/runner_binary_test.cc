@@ -17,9 +17,9 @@
 
 #include "absl/strings/match.h"
 #include "common/framing.h"
-#include "common/stack_findings.h"
 #include "common/subprocess.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "platform/stack_findings.h"
 #include "worker/runner/stack_doctor.h"
 
 namespace paradnn::runner {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "hostfacts/host_facts.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/suspect_conditions.h"
 
@@ -214,7 +215,7 @@ TEST(TrainerTest, FlagsSuspectConditionsConsistentWithTheHost) {
         << s;
   }
   EXPECT_EQ(flagged("reference BLAS in use"), IsReferenceBlas(DescribeLoadedBlas().description));
-  const std::string governor = ReadFrequencyGovernor();
+  const std::string governor = hostfacts::ReadFrequencyGovernor();
   EXPECT_EQ(flagged("cpu frequency scaling"), !governor.empty() && governor != "performance");
   EXPECT_EQ(flagged("noisy steps"), m.stats().cv() > kNoisyStepsCv) << m.stats().cv();
   if (!HostLoadAverage1().has_value()) {

@@ -6,8 +6,9 @@
 // arithmetic as text a person can check. Torch-free; the runner fills the
 // facts (platform.cc), the worker may override a peak with a datasheet
 // figure, the coordinator measures results against it.
-#ifndef PARADNN_COMMON_SILICON_PEAK_H_
-#define PARADNN_COMMON_SILICON_PEAK_H_
+// (Namespace paradnn::common, as when this lived in common/: platform/CMakeLists.txt says why.)
+#ifndef PARADNN_PLATFORM_SILICON_PEAK_H_
+#define PARADNN_PLATFORM_SILICON_PEAK_H_
 
 #include <string>
 #include <vector>
@@ -107,4 +108,4 @@ int FmaDatapathBits(const CpuPeakFacts& facts);
 
 }  // namespace paradnn::common
 
-#endif  // PARADNN_COMMON_SILICON_PEAK_H_
+#endif  // PARADNN_PLATFORM_SILICON_PEAK_H_

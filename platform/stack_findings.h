@@ -4,8 +4,9 @@
 // judges results by it): the settings' names, the slow-stack sentence from
 // the stack doctor's findings, and the memory a runner process holds for a
 // job. LibTorch-free.
-#ifndef PARADNN_COMMON_STACK_FINDINGS_H_
-#define PARADNN_COMMON_STACK_FINDINGS_H_
+// (Namespace paradnn::common, as when this lived in common/: platform/CMakeLists.txt says why.)
+#ifndef PARADNN_PLATFORM_STACK_FINDINGS_H_
+#define PARADNN_PLATFORM_STACK_FINDINGS_H_
 
 #include <optional>
 #include <string>
@@ -77,4 +78,4 @@ double ProcessMemoryEstimateBytes(double model_estimate_bytes);
 
 }  // namespace paradnn::common
 
-#endif  // PARADNN_COMMON_STACK_FINDINGS_H_
+#endif  // PARADNN_PLATFORM_STACK_FINDINGS_H_

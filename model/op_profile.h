@@ -1,8 +1,11 @@
-// The operator breakdown of profiled steps (RunSettings.profile), built from
-// the profiler's range events. Torch-free: op_profiler.cc turns LibTorch's
-// legacy profiler events into ProfileEvents, this aggregates them.
-#ifndef PARADNN_COMMON_OP_PROFILE_H_
-#define PARADNN_COMMON_OP_PROFILE_H_
+// The operator breakdown of a model's profiled training steps
+// (RunSettings.profile), built from the profiler's range events: the
+// measured counterpart of the analytic ledger (layer_ledger.h). Torch-free:
+// worker/runner/op_profiler.cc turns LibTorch's legacy profiler events into
+// ProfileEvents, this aggregates them, and the CLI sums them by name
+// (`paradnn results --ops`).
+#ifndef PARADNN_MODEL_OP_PROFILE_H_
+#define PARADNN_MODEL_OP_PROFILE_H_
 
 #include <cstdint>
 #include <string>
@@ -10,7 +13,7 @@
 
 #include "paradnn/v1/metrics.pb.h"
 
-namespace paradnn::common {
+namespace paradnn::model {
 
 // One push (range start) or pop (range end) of one thread, in the order
 // that thread recorded it. A pop ends the innermost open push of the same
@@ -42,6 +45,6 @@ std::string FormatShapes(const std::vector<std::vector<int64_t>>& shapes);
 // variant; heaviest self time first. What `paradnn results --ops` shows.
 std::vector<v1::OpProfile> SumByName(const std::vector<v1::OpProfile>& profile);
 
-}  // namespace paradnn::common
+}  // namespace paradnn::model
 
-#endif  // PARADNN_COMMON_OP_PROFILE_H_
+#endif  // PARADNN_MODEL_OP_PROFILE_H_

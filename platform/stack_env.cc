@@ -1,4 +1,4 @@
-#include "common/stack_env.h"
+#include "platform/stack_env.h"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "common/stack_findings.h"
+#include "platform/stack_findings.h"
 
 namespace paradnn::common {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/op_profile.h"
+#include "model/op_profile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace paradnn::common {
+namespace paradnn::model {
 namespace {
 
 struct OpenRange {
@@ -108,4 +108,4 @@ std::vector<v1::OpProfile> SumByName(const std::vector<v1::OpProfile>& profile) 
   return ops;
 }
 
-}  // namespace paradnn::common
+}  // namespace paradnn::model

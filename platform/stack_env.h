@@ -5,8 +5,9 @@
 // libraries a runner loads are accepted (AllowedEnvPrefixes); the sweep
 // validation (model/sweep.cc) and the worker (worker/stack_environment.cc)
 // both check. LibTorch-free.
-#ifndef PARADNN_COMMON_STACK_ENV_H_
-#define PARADNN_COMMON_STACK_ENV_H_
+// (Namespace paradnn::common, as when this lived in common/: platform/CMakeLists.txt says why.)
+#ifndef PARADNN_PLATFORM_STACK_ENV_H_
+#define PARADNN_PLATFORM_STACK_ENV_H_
 
 #include <string>
 #include <vector>
@@ -50,7 +51,7 @@ absl::Status ValidateEnvStackKey(absl::string_view key, absl::string_view field)
 // "<field>: ...".
 absl::Status ValidateEnvStackValue(absl::string_view value, absl::string_view field);
 
-// Any stack key: blas_core, aten_capability (common/stack_findings.h) or
+// Any stack key: blas_core, aten_capability (platform/stack_findings.h) or
 // env.NAME (ValidateEnvStackKey). InvalidArgument "<field>: not a stack
 // setting; allowed: ..." for another key.
 absl::Status ValidateStackKey(absl::string_view key, absl::string_view field);
@@ -65,4 +66,4 @@ std::string AllowedStackKeysHelp();
 
 }  // namespace paradnn::common
 
-#endif  // PARADNN_COMMON_STACK_ENV_H_
+#endif  // PARADNN_PLATFORM_STACK_ENV_H_

@@ -1,10 +1,10 @@
-#include "common/op_profile.h"
+#include "model/op_profile.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace paradnn::common {
+namespace paradnn::model {
 namespace {
 
 ProfileEvent Push(uint64_t handle, const std::string& name, int64_t ns, double flops = 0,
@@ -72,4 +72,4 @@ TEST(OpProfileTest, FormatsShapes) {
 }
 
 }  // namespace
-}  // namespace paradnn::common
+}  // namespace paradnn::model

@@ -1,4 +1,4 @@
-#include "common/silicon_peak.h"
+#include "platform/silicon_peak.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "common/stack_env.h"
+#include "platform/stack_env.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "common/stack_findings.h"
+#include "platform/stack_findings.h"
 
 #include <algorithm>
 
