@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "common/clock.h"
 #include "db/database.h"
@@ -615,6 +616,45 @@ TEST_F(SchedulerTest, AnAssignmentCarriesItsUploadedModelAndAMissingOneIsLeftOut
   EXPECT_EQ(second.job().config().torchscript().sha256(), std::string(64, 'f'));
   // Sent without bytes: the runner reports the job as ERROR naming the model.
   EXPECT_TRUE(second.job().torchscript_content().empty());
+}
+
+TEST_F(SchedulerTest, AnAssignmentCarriesTheCountsOfItsConfig) {
+  // A runner that does not count (the JAX runner) reports the coordinator's
+  // counts of its job. The second job's config does not parse: it goes
+  // without, and its runner reports the config's error.
+  v1::SweepSpec spec;
+  spec.set_name("counted");
+  spec.set_family("fc");
+  std::vector<db::NewJob> jobs(2);
+  for (const auto& [key, value] : {std::pair<const char*, int64_t>{"layer", 2},
+                                   {"node", 64},
+                                   {"input", 32},
+                                   {"output", 10},
+                                   {"batch", 16}}) {
+    (*jobs[0].config.mutable_params())[key] = value;
+  }
+  (*jobs[1].config.mutable_params())["node"] = 8;
+  for (int i = 0; i < 2; ++i) {
+    jobs[i].config.set_family("fc");
+    jobs[i].device = "cpu";
+    jobs[i].ordinal = i;
+  }
+  ASSERT_TRUE(db::SweepStore(database_.get()).CreateSync(spec, jobs, clock_.NowUnixMs()).ok());
+
+  FakeStream stream(1);
+  v1::JobAssignment first;
+  HelloAndFirstAssignment(stream, "w1", &first);
+  ASSERT_TRUE(first.job().has_counts());
+  const v1::ModelCounts& counts = first.job().counts();
+  // docs/models.md: (I+1)N + (L-1)(N+1)N + (N+1)O parameters.
+  EXPECT_EQ(counts.params(), 33 * 64 + 65 * 64 + 65 * 10);
+  EXPECT_EQ(counts.model_flops(), 6.0 * counts.macs_per_example() * 16);
+  EXPECT_GT(counts.executed_flops(), 0);
+  EXPECT_GT(counts.peak_memory_estimate_bytes(), 0);
+  scheduler_->OnWorkerMessage(stream.session(), "w1", Result(first.job_id(), first.attempt_id()));
+  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 2);
+  ASSERT_EQ(assignments.size(), 2u);
+  EXPECT_FALSE(assignments[1].assignment().job().has_counts());
 }
 
 TEST(PredictedOomErrorTest, NamesBothNumbers) {

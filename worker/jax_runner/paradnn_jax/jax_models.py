@@ -1,9 +1,10 @@
 """The ParaDnn families in plain JAX (jax.numpy, jax.lax): FC, CNN
 (ResNet v1, residual or bottleneck) and RNN/LSTM/GRU, exactly as
 docs/models.md defines them and worker/runner/models/{fc,cnn,rnn}.cc build
-them: same layer shapes, same trainable parameters (the counts in counts.py
-hold for the parameter pytrees built here; jax_train.py checks that before
-timing). Imports JAX: only jax_train.py imports this module.
+them: same layer shapes, same trainable parameters (the job's params count,
+model/model_counts.h's, holds for the parameter pytrees built here;
+jax_train.py checks that before timing). Imports JAX: only jax_train.py
+imports this module.
 
 Initialization follows LibTorch's defaults (Linear and conv: Kaiming-uniform
 with a = sqrt(5), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and
@@ -14,7 +15,9 @@ import math
 import jax
 import jax.numpy as jnp
 
-from . import counts as counts_lib
+from .config import parse_block_counts
+
+RNN_GATES = {"rnn": 1, "lstm": 4, "gru": 3}
 
 
 def _uniform(key, shape, bound, dtype):
@@ -63,6 +66,59 @@ def fc_loss(params, x, y, compute_dtype):
 _BN_EPS = 1e-5
 
 
+def cnn_output_size(size, kernel, stride, padding):
+    return (size + 2 * padding - kernel) // stride + 1
+
+
+def cnn_blocks(spec):
+    blocks = spec.options.get("blocks", "")
+    return parse_block_counts(blocks) if blocks else [spec.params["block"]] * 4
+
+
+def cnn_conv_layers(spec):
+    """Every conv as (kernel, stride, pad, cin, cout, in_size, out_size,
+    projection), in model/families/cnn.cc CnnConvLayers order: the stem,
+    then per block its main-path convs followed by its projection (first
+    block of a group)."""
+    convs = []
+
+    def add(k, stride, pad, cin, cout, size, projection):
+        out = cnn_output_size(size, k, stride, pad)
+        convs.append((k, stride, pad, cin, cout, size, out, projection))
+        return out
+
+    f = spec.params["filter"]
+    bottleneck = spec.options["block_fn"] == "bottleneck"
+    size = add(7, 2, 3, 3, f, spec.params["image"], False)
+    size = cnn_output_size(size, 3, 2, 1)  # max-pool
+    channels = f
+    for g, count in enumerate(cnn_blocks(spec)):
+        width = f << g
+        group_stride = 1 if g == 0 else 2
+        for j in range(count):
+            stride = group_stride if j == 0 else 1
+            in_size, in_channels, out_channels = size, channels, width
+            if not bottleneck:
+                size = add(3, stride, 1, in_channels, width, in_size, False)
+                size = add(3, 1, 1, width, width, size, False)
+            else:
+                out_channels = 4 * width
+                size = add(1, 1, 0, in_channels, width, in_size, False)
+                size = add(3, stride, 1, width, width, size, False)
+                size = add(1, 1, 0, width, out_channels, size, False)
+            if j == 0:
+                add(1, stride, 0, in_channels, out_channels, in_size, True)
+            channels = out_channels
+    return convs
+
+
+def cnn_head_features(spec):
+    convs = cnn_conv_layers(spec)
+    tail = convs[-2] if convs[-1][7] else convs[-1]
+    side = cnn_output_size(tail[6], 7, 1, 0)
+    return tail[4] * side * side
+
+
 def _conv_init(key, k, cin, cout, dtype):
     bound = 1.0 / math.sqrt(cin * k * k)
     return _uniform(key, (cout, cin, k, k), bound, dtype)  # OIHW
@@ -74,12 +130,12 @@ def _bn_init(c, dtype):
 
 def cnn_init(spec, key, dtype):
     """{"convs": [w...], "bns": [{gamma, beta}...], "head": linear}, one BN per
-    conv, in counts.cnn_conv_layers order."""
-    layers = counts_lib.cnn_conv_layers(spec)
+    conv, in cnn_conv_layers order."""
+    layers = cnn_conv_layers(spec)
     keys = jax.random.split(key, len(layers) + 1)
     convs = [_conv_init(keys[i], c[0], c[3], c[4], dtype) for i, c in enumerate(layers)]
     bns = [_bn_init(c[4], dtype) for c in layers]
-    head = _linear(keys[-1], counts_lib.cnn_head_features(spec), spec.params["output"], dtype)
+    head = _linear(keys[-1], cnn_head_features(spec), spec.params["output"], dtype)
     return {"convs": convs, "bns": bns, "head": head}
 
 
@@ -110,7 +166,7 @@ def _bn(x, bn):
 
 
 def cnn_loss_fn(spec):
-    layers = counts_lib.cnn_conv_layers(spec)
+    layers = cnn_conv_layers(spec)
     bottleneck = spec.options["block_fn"] == "bottleneck"
     main = 3 if bottleneck else 2
 
@@ -151,7 +207,7 @@ def cnn_loss_fn(spec):
 def rnn_init(spec, key, dtype):
     p = spec.params
     E, V, L = p["embed"], p["vocab"], p["layer"]
-    g = counts_lib.RNN_GATES[spec.options["cell"]]
+    g = RNN_GATES[spec.options["cell"]]
     keys = jax.random.split(key, L + 2)
     bound = 1.0 / math.sqrt(E)
     cells = []

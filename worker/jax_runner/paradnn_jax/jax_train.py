@@ -67,18 +67,14 @@ def select_device(requested):
     return devices[n]
 
 
-def train_and_time(spec, settings, device, on_step, on_log, m):
-    """Warm-up and timed steps; fills the timing fields of Measurement `m`.
-    Raises what JAX raises."""
-    build_start = time.perf_counter()
+def build_step(spec, seed, device):
+    """(step, params, opt_state, data) of one job on `device`: the jitted
+    training step, step(params, opt_state, *data) -> (params, opt_state,
+    loss), which donates the parameters and optimizer state passed to it,
+    and its first arguments, made on the device."""
     param_dtype, compute_dtype = _DTYPES[spec.precision]
     with jax.default_device(device):
-        params, data, loss_fn = jax_models.build(spec, jax.random.PRNGKey(settings.seed),
-                                                 param_dtype)
-        built = jax_models.param_count(params)
-        if m.counts.params and built != m.counts.params:
-            raise AssertionError("the JAX %s model has %d parameters, the analytic count %d"
-                                 % (spec.family, built, m.counts.params))
+        params, data, loss_fn = jax_models.build(spec, jax.random.PRNGKey(seed), param_dtype)
         opt_init, opt_update = optimizer(spec.optimizer)
         opt_state = opt_init(params)
 
@@ -89,7 +85,32 @@ def train_and_time(spec, settings, device, on_step, on_log, m):
 
         step = jax.jit(step, donate_argnums=(0, 1))
         data = jax.device_put(data, device)
-        jax.block_until_ready((params, opt_state, data))
+    return step, params, opt_state, data
+
+
+def step_flops(spec, seed, device):
+    """The FLOPs of one training step of `spec` as XLA's cost analysis of
+    the compiled step counts them: every operation it executes, matmuls and
+    convolutions at 2 per multiply-accumulate, element-wise work at 1 per
+    element. A while loop (the RNN's lax.scan) is counted once, not once per
+    iteration."""
+    step, params, opt_state, data = build_step(spec, seed, device)
+    cost = step.lower(params, opt_state, *data).compile().cost_analysis()
+    if isinstance(cost, (list, tuple)):  # older jaxlib: one dict per computation
+        cost = cost[0]
+    return float(cost["flops"])
+
+
+def train_and_time(spec, settings, device, on_step, on_log, m):
+    """Warm-up and timed steps; fills the timing fields of Measurement `m`,
+    whose counts are the job's. Raises what JAX raises."""
+    build_start = time.perf_counter()
+    step, params, opt_state, data = build_step(spec, settings.seed, device)
+    built = jax_models.param_count(params)
+    if m.counts.params and built != m.counts.params:
+        raise AssertionError("the JAX %s model has %d parameters, the job's count %d"
+                             % (spec.family, built, m.counts.params))
+    jax.block_until_ready((params, opt_state, data))
     m.build_seconds = time.perf_counter() - build_start
 
     state = [params, opt_state]

@@ -1,12 +1,15 @@
 """Command line of paradnn_jax_runner.py (docs/contracts.md, docs/backends.md):
   --job-stdin            one framed RunnerJob on stdin; framed RunnerEvents
                          (steps, logs, one result) on stdout; exit 0 whenever
-                         a result was written.
+                         a result was written. A job without counts is
+                         counted by the paradnn-runner beside this script
+                         or named by $PARADNN_RUNNER (counts.py).
   --platform [--framed]  the Platform (JSON, or one frame); exit 3 without JAX.
   --calibrate [--framed] the Platform with matmul roofs and bandwidth; exit 3
                          without JAX.
 Human logs go to stderr."""
 import argparse
+import os
 import sys
 
 EXIT_NO_JAX = 3
@@ -17,8 +20,8 @@ def _log(line):
     sys.stderr.flush()
 
 
-def job_stdin(stdin, stdout):
-    from . import framing, runner
+def job_stdin(stdin, stdout, script_dir):
+    from . import counts, framing, runner
     from .pb import metrics_pb2
     job = metrics_pb2.RunnerJob()
     try:
@@ -46,7 +49,7 @@ def job_stdin(stdin, stdout):
         event.log = line
         emit(event)
 
-    result = runner.run_job(job, on_step, on_log)
+    result = runner.run_job(job, on_step, on_log, counts.counting_runner(script_dir))
     event = metrics_pb2.RunnerEvent()
     event.result.CopyFrom(result)
     emit(event)
@@ -89,5 +92,7 @@ def main(argv):
                         help="with --platform/--calibrate: cpu, cuda or cuda:N (the worker's)")
     args = parser.parse_args(argv)
     if args.job_stdin:
-        return job_stdin(sys.stdin.buffer, sys.stdout.buffer)
+        # The script's folder: paradnn-runner sits beside it (counts.py).
+        script_dir = os.path.dirname(os.path.realpath(sys.argv[0]))
+        return job_stdin(sys.stdin.buffer, sys.stdout.buffer, script_dir)
     return platform_mode(args.calibrate, args.framed, sys.stdout.buffer)

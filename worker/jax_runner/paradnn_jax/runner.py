@@ -1,6 +1,7 @@
 """One job: RunnerJob in, Measurement out, never raising. JAX is imported
-only here, lazily, after the configuration has been validated and counted,
-so a host without JAX still answers with a well-formed result."""
+only here, lazily, after the configuration has been validated and its
+counts taken (counts.py: the job's, which the coordinator sends), so a host
+without JAX still answers with a well-formed result."""
 import os
 import resource
 
@@ -42,10 +43,11 @@ def _fail(m, outcome, error):
     return m
 
 
-def run_job(job, on_step, on_log, import_jax=None):
+def run_job(job, on_step, on_log, counting_runner, import_jax=None):
     """The Measurement of `job`. on_step(step, seconds, warmup, loss) only if
-    job.stream_steps; on_log(line). `import_jax` (tests) replaces the import
-    of the JAX harness."""
+    job.stream_steps; on_log(line). `counting_runner`: the paradnn-runner
+    that counts a job that carries no counts (counts.job_counts).
+    `import_jax` (tests) replaces the import of the JAX harness."""
     from .pb import metrics_pb2 as mp
     import sys
     m = mp.Measurement()
@@ -58,7 +60,11 @@ def run_job(job, on_step, on_log, import_jax=None):
         return _fail(m, mp.ERROR, str(e))
     except config_lib.UnsupportedFamily as e:
         return _fail(m, mp.UNSUPPORTED, str(e))
-    for key, value in counts_lib.count_model(spec).items():
+    try:
+        counts = counts_lib.job_counts(job, counting_runner)
+    except counts_lib.CountsUnavailable as e:
+        return _fail(m, mp.ERROR, str(e))
+    for key, value in counts.items():
         setattr(m.counts, key, value)
     if spec.family == "noop":
         m.outcome = mp.OK

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "model/model_counts.h"
+#include "model/model_spec.h"
 #include "paradnn/v1/metrics.pb.h"
 #include "worker/platform_probe.h"
 #include "worker/runner_supervisor.h"
@@ -59,6 +61,10 @@ v1::RunnerJob FcJob() {
   config->set_precision("bfloat16");
   job.set_device("cuda");
   job.mutable_settings()->set_timeout_seconds(60);
+  // Counted as the coordinator counts the jobs it assigns.
+  absl::StatusOr<model::ModelSpec> spec = model::ParseModelSpec(*config, model::FieldStyle::kProto);
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  if (spec.ok()) *job.mutable_counts() = model::CountModel(*spec);
   return job;
 }
 
@@ -71,9 +77,11 @@ TEST(JaxRunnerSupervisorTest, JobWithoutJaxEndsInAnExplainedErrorWithItsConfig) 
   EXPECT_EQ(m.config().params().at("node"), 1024);
   EXPECT_EQ(m.config().precision(), "bfloat16");
   EXPECT_EQ(m.config().optimizer(), "rmsprop");
-  // The analytic counts need no JAX (paradnn-runner's for this config).
+  // The job's counts need no JAX: they come with it.
   EXPECT_EQ(m.counts().params(), 2001 * 1024 + 3 * 1025 * 1024 + 1025 * 200);
   EXPECT_EQ(m.counts().model_flops(), 6.0 * m.counts().macs_per_example() * 256);
+  EXPECT_EQ(m.counts().executed_flops(), FcJob().counts().executed_flops());
+  EXPECT_GT(m.counts().executed_flops(), 0);
   EXPECT_EQ(m.device(), "cuda");
 }
 
