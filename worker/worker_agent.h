@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "common/auth.h"
 #include "paradnn/v1/coordinator.pb.h"
@@ -125,7 +126,12 @@ class WorkerAgent {
 
   // Wraps `fn` so that it does nothing once the agent is destroyed.
   template <typename Fn>
-  auto Guarded(Fn fn);
+  auto Guarded(Fn fn) {
+    return [alive = std::weak_ptr<char>(alive_), fn = std::move(fn)](auto&&... args) mutable {
+      if (alive.expired()) return;
+      fn(std::forward<decltype(args)>(args)...);
+    };
+  }
 
   void Connect();
   void OnOpen(uint64_t generation);

@@ -3,12 +3,8 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 #include <sys/resource.h>
-#include <torch/cuda.h>
 #include <torch/torch.h>
 #include <torch/version.h>
-#ifdef PARADNN_WITH_C10_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
-#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,7 +21,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/run_settings.h"
@@ -37,7 +32,8 @@
 #include "platform/stack_env.h"
 #include "platform/stack_findings.h"
 #include "worker/runner/data_parallel.h"
-#include "worker/runner/host_probe.h"
+#include "worker/runner/job_devices.h"
+#include "worker/runner/job_sentinel.h"
 #include "worker/runner/model_builder.h"
 #include "worker/runner/op_profiler.h"
 #include "worker/runner/outcome.h"
@@ -209,118 +205,6 @@ void FillCountsFromBuiltModel(const ModelSpec& spec, const std::vector<torch::Te
                                 "and FLOPs unknown)",
                                 params, state_bytes));
 }
-
-// The torch device of a job's device string: "cpu" (or empty), "cuda"
-// (device 0) or "cuda:N". InvalidArgument, naming the device, where this
-// LibTorch cannot run (the UNSUPPORTED outcome).
-absl::StatusOr<torch::Device> JobDevice(const std::string& name) {
-  if (name.empty() || name == "cpu") return torch::Device(torch::kCPU);
-  int index = 0;
-  const bool cuda = name == "cuda" || (absl::StartsWith(name, "cuda:") &&
-                                       absl::SimpleAtoi(name.substr(5), &index) && index >= 0);
-  if (!cuda) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device '", name, "': this runner measures on cpu, cuda or cuda:N"));
-  }
-  if (!torch::cuda::is_available()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "device '", name, "': this runner's LibTorch ", TORCH_VERSION,
-        " has no CUDA (a CPU build, or no GPU visible); build paradnn-runner against a CUDA "
-        "LibTorch (docs/backends.md)"));
-  }
-  const auto count = static_cast<int>(torch::cuda::device_count());
-  if (index >= count) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device '", name, "': only ", count, " CUDA device(s) visible"));
-  }
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
-}
-
-// Set to 1, lets a job's data-parallel replicas run on the CPU, joined over
-// Gloo: how CI, which has no GPU, runs the data-parallel code. Otherwise
-// refused: threads of one process share its cores and BLAS pool, so their
-// times say nothing of a multi-socket host's.
-constexpr const char* kCpuReplicasForTestsEnv = "PARADNN_TEST_CPU_REPLICAS";
-
-bool CpuReplicasForTests() {
-  const char* value = std::getenv(kCpuReplicasForTestsEnv);
-  return value != nullptr && std::string(value) == "1";
-}
-
-// The device of each of the job's `replicas` (params.devices): `first`
-// alone, or GPUs 0..replicas-1 for a worker of device "cuda".
-// InvalidArgument (the UNSUPPORTED outcome) saying why this runner cannot.
-absl::StatusOr<std::vector<torch::Device>> ReplicaDevices(const std::string& job_device,
-                                                          const torch::Device& first,
-                                                          int64_t replicas) {
-  if (replicas <= 1) return std::vector<torch::Device>{first};
-  const std::string what = absl::StrCat("devices ", replicas, ": ");
-  if (first.is_cpu() && !CpuReplicasForTests()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, "data-parallel replicas run one per CUDA device; this job is on cpu"));
-  }
-  if (first.is_cuda() && job_device != "cuda") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, "this worker is pinned to one GPU (", job_device,
-        "); a worker started with --device cuda lends every visible GPU to a job's replicas"));
-  }
-  if (first.is_cuda()) {
-    const auto visible = static_cast<int64_t>(torch::cuda::device_count());
-    if (replicas > visible) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, "only ", visible, " CUDA device(s) visible to this runner"));
-    }
-  }
-  if (absl::StatusOr<std::string> backend = CollectiveBackendFor(first.type()); !backend.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(what, backend.status().message()));
-  }
-  std::vector<torch::Device> devices;
-  for (int64_t r = 0; r < replicas; ++r) {
-    devices.push_back(
-        first.is_cpu() ? first : torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(r)));
-  }
-  return devices;
-}
-
-// The devices of the job's replicas (one without params.devices), or why
-// this runner cannot (the UNSUPPORTED outcome). CPU replicas, run only for
-// tests, are flagged suspect on `m`.
-absl::StatusOr<std::vector<torch::Device>> JobDevices(const v1::RunnerJob& job,
-                                                      v1::Measurement* m) {
-  const std::string& job_device = job.device();
-  absl::StatusOr<torch::Device> first = JobDevice(job_device);
-  if (!first.ok()) return first.status();
-  const int64_t replicas = model::DataParallelDevices(job.config());
-  absl::StatusOr<std::vector<torch::Device>> devices = ReplicaDevices(job_device, *first, replicas);
-  if (devices.ok() && replicas > 1 && first->is_cpu()) {
-    m->add_suspect(absl::StrCat("CPU replicas (", kCpuReplicasForTestsEnv,
-                                "=1): threads of one process sharing its cores and BLAS pool; a "
-                                "test of the data-parallel code, not a measurement"));
-  }
-  return devices;
-}
-
-// Waits for the device's queued work: a step's time is the time to finish it.
-void SynchronizeDevice(const torch::Device& device) {
-  if (device.is_cuda()) torch::cuda::synchronize(device.index());
-}
-
-#ifdef PARADNN_WITH_C10_CUDA
-// The caching allocator's statistics start over for each job.
-void ResetDevicePeak(const torch::Device& device) {
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
-}
-int64_t DevicePeakBytes(const torch::Device& device) {
-  if (!device.is_cuda()) return 0;
-  // The stats' type moved namespaces in LibTorch 2.5 (c10::CachingDeviceAllocator);
-  // index 0 is StatType::AGGREGATE in 1.13 and 2.x alike.
-  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-  return stats.allocated_bytes[0].peak;
-}
-#else
-void ResetDevicePeak(const torch::Device&) {}
-int64_t DevicePeakBytes(const torch::Device&) { return 0; }
-#endif
 
 // The fraction of gradient values that are subnormal for
 // their dtype (|g| < the smallest normal number), over every floating-point
@@ -540,64 +424,6 @@ std::optional<std::string> HostMemoryShortfall(const v1::ModelCounts& counts) {
   return absl::StrFormat("memory estimate %.2f GiB exceeds host memory %.2f GiB",
                          process_estimate / (1 << 30),
                          static_cast<double>(host_memory) / (1 << 30));
-}
-
-// The host-speed sentinel just before timing, into m.sentinel and `facts`:
-// the worker's newest reading (an earlier job's) while it is younger than
-// job.sentinel_reuse_s, otherwise one this job reads. The reading's age
-// was taken when the worker started this runner: add the runner's time
-// since its process started (a runner, or a zygote's child, serves one
-// job), or since RunJob began (`handed_over`) where /proc cannot say.
-void SentinelBefore(const v1::RunnerJob& job, SteadyClock::time_point handed_over,
-                    v1::Measurement* m, SuspectFacts* facts) {
-  v1::HostSentinel& sentinel = *m->mutable_sentinel();
-  const v1::RecentSentinel& recent = job.recent_sentinel();
-  const double since_process_start = SecondsSinceProcessStart();
-  const double recent_age =
-      recent.age_s() + (since_process_start >= 0 ? since_process_start : SecondsSince(handed_over));
-  if (recent.compute_ratio() > 0 && recent_age < job.sentinel_reuse_s()) {
-    sentinel.set_compute_before(recent.compute_ratio());
-    sentinel.set_latency_before_s(recent.latency_s());
-    sentinel.set_before_age_s(std::max(recent_age, 1e-6));  // > 0 marks it reused
-  } else {
-    const SentinelReading before = ReadSentinel(job.reference_probe_flops_per_sec());
-    sentinel.set_compute_before(before.compute_ratio);
-    sentinel.set_latency_before_s(before.latency_s);
-    sentinel.set_seconds(before.seconds);
-  }
-  facts->probe_ratio_before = sentinel.compute_before();
-}
-
-// The sentinel just after timing, when the "before" reading (taken at
-// `before_at`, then before_age_s old) is no longer young enough for the
-// worker to hand to the next job; logged.
-void SentinelAfter(const v1::RunnerJob& job, SteadyClock::time_point before_at, v1::Measurement* m,
-                   SuspectFacts* facts, JobObserver* observer) {
-  v1::HostSentinel& sentinel = *m->mutable_sentinel();
-  const double before_age = sentinel.before_age_s() + SecondsSince(before_at);
-  if (before_age >= job.sentinel_reuse_s()) {
-    const SentinelReading after = ReadSentinel(job.reference_probe_flops_per_sec());
-    facts->probe_ratio_after = after.compute_ratio;
-    sentinel.set_compute_after(after.compute_ratio);
-    sentinel.set_latency_after_s(after.latency_s);
-    sentinel.set_seconds(sentinel.seconds() + after.seconds);
-  }
-  const std::string before_note =
-      sentinel.before_age_s() > 0
-          ? absl::StrFormat(" (the worker's reading, %.1f s old)", sentinel.before_age_s())
-          : "";
-  const std::string after =
-      sentinel.compute_after() > 0
-          ? absl::StrFormat("%.0f %% after; tiny step %.3f ms, %.3f ms",
-                            sentinel.compute_after() * 100, sentinel.latency_before_s() * 1e3,
-                            sentinel.latency_after_s() * 1e3)
-          : absl::StrFormat(
-                "not read after (the reading before is %.1f s old, reused up to "
-                "%.1f s); tiny step %.3f ms",
-                before_age, job.sentinel_reuse_s(), sentinel.latency_before_s() * 1e3);
-  Log(observer, absl::StrFormat("host-speed sentinel: matmul at %.0f %% of its calibrated speed "
-                                "before timing%s, %s",
-                                sentinel.compute_before() * 100, before_note, after));
 }
 
 }  // namespace
