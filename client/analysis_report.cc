@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <kainjow/mustache.hpp>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -22,8 +23,7 @@ namespace paradnn::client {
 namespace internal {
 // The page's template (client/report_template.mustache), embedded at build
 // time by client/CMakeLists.txt (report_template.cc in the build tree).
-extern const char kReportTemplate[];
-extern const size_t kReportTemplateSize;
+extern const std::string_view kReportTemplate;
 }  // namespace internal
 
 namespace {
@@ -196,8 +196,7 @@ absl::Status WriteReport(const ReportInput& input, const std::string& out_dir) {
 
   // The template is part of the binary: one that does not parse or render
   // is a build defect, reported rather than written as a broken page.
-  mustache::mustache page_template(
-      std::string(internal::kReportTemplate, internal::kReportTemplateSize));
+  mustache::mustache page_template(std::string(internal::kReportTemplate));
   if (!page_template.is_valid()) {
     return absl::InternalError(
         absl::StrCat("report template does not parse: ", page_template.error_message()));
