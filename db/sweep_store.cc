@@ -261,6 +261,7 @@ constexpr size_t kJobsPerWrite = 200;
 // Sweeps being created, per database; touched on the writer thread only
 // (inside write functions), the mutex is for several databases in one
 // process (tests).
+// NOLINTNEXTLINE(bugprone-throwing-static-initialization): constant-initialized, no code runs
 ABSL_CONST_INIT absl::Mutex creating_mu(absl::kConstInit);
 std::map<const Database*, std::set<int64_t>>& CreatingSweeps()
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(creating_mu) {

@@ -17,6 +17,7 @@
 namespace paradnn::server {
 namespace {
 
+// NOLINTNEXTLINE(bugprone-throwing-static-initialization): constant-initialized, no code runs
 ABSL_CONST_INIT absl::Mutex failure_mutex(absl::kConstInit);
 std::string listener_failure ABSL_GUARDED_BY(failure_mutex);
 

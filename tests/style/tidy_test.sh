@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# clang-tidy's bugprone-* and performance-* checks (.clang-tidy) over every
-# project source that does not include LibTorch, with the build's own
-# compile commands. Any finding fails the test and is printed with its
-# check's name. The LibTorch translation units (worker/runner/ beyond its
-# torch-free core) take about 30 s each to parse and are left out to keep
-# CI well under its budget; bench/ and tests/ are left out as well (gtest's
-# macros are findings of their own).
+# clang-tidy's bugprone-* and performance-* checks and clang's thread-safety
+# analysis (-Wthread-safety, .clang-tidy) over every project source that
+# does not include LibTorch, with the build's own compile commands. Any
+# finding fails the test and is printed with its check's name. The LibTorch
+# translation units (worker/runner/ beyond its torch-free core) take about
+# 30 s each to parse and are left out to keep CI well under its budget;
+# bench/ and tests/ are left out as well (gtest's macros are findings of
+# their own). Their locking is annotated all the same (docs/style.md,
+# "Locking"); only these runs do not check it.
 #
 # clang-tidy 22 (Debian's clang-tidy-22; CLANG_TIDY=... for another):
 # clang-tidy 14's checks walked every declaration of the gRPC, protobuf and
@@ -103,9 +105,13 @@ log=$work/tidy.log
 # non-zero (WarningsAsErrors). The units live outside the tree, where no
 # .clang-tidy would be found: the configuration is named. The included .cc
 # files count as headers, so the filter names them beside .clang-tidy's.
+# -Wthread-safety is not in the build's flags (g++ has no such analysis):
+# it is added here, and .clang-tidy's clang-diagnostic-thread-safety* turns
+# its warnings into findings.
 status=0
 printf '%s\n' "${units[@]}" \
   | xargs -r -P "$parallel" -n 1 "$clang_tidy" -p "$work" --quiet --config-file="$source_dir/.clang-tidy" \
+      --extra-arg=-Wthread-safety \
       --header-filter='^.*/(bench|client|common|db|model|server|tests|worker)/.*\.(h|cc)$' \
       > "$log" 2>&1 || status=$?
 # Only our findings: "file:line:col: error|warning: ... [check]".
