@@ -1,177 +1,29 @@
+// The scheduler with a real database and fake worker streams: leases,
+// results, heartbeats, lost and reconnecting workers, cancels, hellos.
 #include "server/scheduler.h"
 
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <filesystem>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
+#include <vector>
 
-#include "common/clock.h"
-#include "db/database.h"
 #include "db/job_store.h"
 #include "db/model_store.h"
 #include "db/result_store.h"
 #include "db/sweep_store.h"
 #include "tests/unit/db/test_db.h"
+#include "tests/unit/server/scheduler_test_support.h"
 
 namespace paradnn::server {
 namespace {
 
-// Captures what the scheduler sends down one worker stream.
-class FakeStream {
- public:
-  explicit FakeStream(uint64_t serial)
-      : session_(std::make_shared<WorkerSession>(
-            serial,
-            [this](const v1::CoordinatorMessage& m) {
-              std::lock_guard<std::mutex> lock(mu_);
-              sent_.push_back(m);
-            },
-            [this](const absl::Status& reason) {
-              std::lock_guard<std::mutex> lock(mu_);
-              ended_ = reason;
-            })) {}
-
-  std::shared_ptr<WorkerSession> session() const { return session_; }
-  // How the coordinator ended the stream; OK while it has not.
-  absl::Status ended() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return ended_;
-  }
-
-  // Waits (with a deadline) until `n` messages of kind `kind` were sent.
-  std::vector<v1::CoordinatorMessage> WaitFor(v1::CoordinatorMessage::MsgCase kind, size_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (true) {
-      std::vector<v1::CoordinatorMessage> of_kind = Sent(kind);
-      if (of_kind.size() >= n || std::chrono::steady_clock::now() > deadline) return of_kind;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-  std::vector<v1::CoordinatorMessage> Sent(v1::CoordinatorMessage::MsgCase kind) {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::vector<v1::CoordinatorMessage> out;
-    for (const auto& m : sent_) {
-      if (m.msg_case() == kind) out.push_back(m);
-    }
-    return out;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<v1::CoordinatorMessage> sent_;
-  absl::Status ended_;
-  std::shared_ptr<WorkerSession> session_;
-};
-
-v1::WorkerHello Hello(const std::string& id) {
-  v1::WorkerHello hello;
-  hello.set_worker_id(id);
-  hello.set_device_kind("cpu");
-  hello.mutable_platform()->set_fingerprint("fp-test");
-  hello.mutable_platform()->set_hostname("host");
-  return hello;
-}
-
-v1::WorkerMessage Result(int64_t job_id, int64_t attempt_id) {
-  v1::WorkerMessage message;
-  v1::JobResult* result = message.mutable_result();
-  result->set_job_id(job_id);
-  result->set_attempt_id(attempt_id);
-  result->mutable_measurement()->set_outcome(v1::OK);
-  result->mutable_measurement()->set_examples_per_sec(100);
-  result->mutable_measurement()->add_step_seconds(0.01);
-  return message;
-}
-
-v1::WorkerMessage Heartbeat(int64_t running_attempt) {
-  v1::WorkerMessage message;
-  message.mutable_heartbeat()->set_running_attempt_id(running_attempt);
-  return message;
-}
-
-class SchedulerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    path_ = (std::filesystem::temp_directory_path() /
-             ("scheduler_test_" + std::to_string(::getpid()) + "_" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db"))
-                .string();
-    std::filesystem::remove(path_);
-    database_ = *db::Database::Open(path_);
-    SchedulerOptions options;
-    options.heartbeat_interval_ms = 100;
-    options.lease_timeout_ms = 1000;
-    options.max_attempts = 2;
-    scheduler_ = std::make_unique<Scheduler>(database_.get(), &clock_, options);
-  }
-  // Waits until the scheduler has nothing left in flight, so that a test
-  // may assert that something did NOT happen: every step of its work is a
-  // database write whose completion may queue the next (the leases, the
-  // releases; only an uploaded model's read runs elsewhere, and these
-  // tests upload none). A flush is an empty write; the writer batches what
-  // is queued, so a write queued before the flush ran, or queued with it,
-  // shows in the writes count. Quiet: a flush that ran alone.
-  void WaitQuiet() {
-    for (int flush = 0; flush < 1000; ++flush) {
-      const int64_t before = database_->writer_stats().writes;
-      ASSERT_TRUE(database_->WriteSync([](sqlite3*) { return absl::OkStatus(); }).ok());
-      if (database_->writer_stats().writes == before + 1) return;
-    }
-    FAIL() << "the scheduler kept writing through 1000 flushes";
-  }
-  void TearDown() override {
-    database_.reset();
-    scheduler_.reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
-  }
-
-  int64_t CreateSweep(int jobs, const std::string& device = "cpu") {
-    v1::SweepSpec spec;
-    spec.set_name("s");
-    spec.set_family("fc");
-    spec.set_device(device);
-    std::vector<db::NewJob> new_jobs(jobs);
-    for (int i = 0; i < jobs; ++i) {
-      new_jobs[i].config.set_family("fc");
-      (*new_jobs[i].config.mutable_params())["node"] = 8 * (i + 1);
-      new_jobs[i].device = device;
-      new_jobs[i].ordinal = i;
-    }
-    return *db::SweepStore(database_.get()).CreateSync(spec, new_jobs, clock_.NowUnixMs());
-  }
-
-  v1::SweepStatus Status(int64_t sweep_id) {
-    return *db::SweepStore(database_.get()).Get(sweep_id, clock_.NowUnixMs());
-  }
-
-  // Says hello as `worker_id` on `stream` and waits for its first job.
-  void HelloAndFirstAssignment(FakeStream& stream, const std::string& worker_id,
-                               v1::JobAssignment* assignment) {
-    ASSERT_TRUE(scheduler_->OnHello(stream.session(), Hello(worker_id)).ok());
-    auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
-    ASSERT_EQ(assignments.size(), 1u);
-    *assignment = assignments[0].assignment();
-  }
-
-  // Waits for a condition on the database with a deadline.
-  bool Eventually(const std::function<bool()>& condition) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!condition()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
-  }
-
-  std::string path_;
-  common::FakeClock clock_;
-  std::unique_ptr<db::Database> database_;
-  std::unique_ptr<Scheduler> scheduler_;
-};
+using testing::FakeStream;
+using testing::Heartbeat;
+using testing::Hello;
+using testing::Result;
+using testing::SchedulerTest;
 
 TEST_F(SchedulerTest, HelloGetsAckThenOneJobAtATimeAndResultsAreAcked) {
   const int64_t sweep = CreateSweep(2);
@@ -493,178 +345,6 @@ TEST_F(SchedulerTest, MalformedHelloIsRefused) {
 
 // A sweep whose first `too_big` jobs (in run order) need 2 GiB each and whose
 // last job needs 1 MiB.
-int64_t CreateSweepWithEstimates(db::Database* database, int64_t now_unix_ms, int too_big,
-                                 bool run_predicted_oom) {
-  v1::SweepSpec spec;
-  spec.set_name("estimates");
-  spec.set_family("fc");
-  spec.set_device("cpu");
-  spec.set_run_predicted_oom(run_predicted_oom);
-  std::vector<db::NewJob> jobs(too_big + 1);
-  for (int i = 0; i <= too_big; ++i) {
-    jobs[i].config.set_family("fc");
-    (*jobs[i].config.mutable_params())["node"] = i < too_big ? 65536 : 8;
-    jobs[i].device = "cpu";
-    jobs[i].ordinal = i;
-    jobs[i].params = i < too_big ? 4000000000 : 1000;
-    jobs[i].model_flops = i < too_big ? 1e15 : 1e6;
-    jobs[i].peak_memory_estimate_bytes = i < too_big ? double{int64_t{2} << 30} : double{1 << 20};
-  }
-  return *db::SweepStore(database).CreateSync(spec, jobs, now_unix_ms);
-}
-
-v1::WorkerHello HelloWithMemory(const std::string& id, int64_t memory_bytes) {
-  v1::WorkerHello hello = Hello(id);
-  hello.mutable_platform()->set_memory_bytes(memory_bytes);
-  return hello;
-}
-
-TEST_F(SchedulerTest, JobsThatCannotFitArePredictedOomWithoutAnAssignment) {
-  const int64_t sweep = CreateSweepWithEstimates(database_.get(), clock_.NowUnixMs(), 3, false);
-  FakeStream stream(1);
-  ASSERT_TRUE(
-      scheduler_->OnHello(stream.session(), HelloWithMemory("small", int64_t{1} << 30)).ok());
-  // The three jobs that need 2 GiB are skipped; the one that fits is sent.
-  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
-  ASSERT_EQ(assignments.size(), 1u);
-  const v1::JobAssignment& sent = assignments[0].assignment();
-  EXPECT_EQ(sent.job().config().params().at("node"), 8);
-  EXPECT_TRUE(stream.Sent(v1::CoordinatorMessage::kAck).empty());  // nothing came from the worker
-
-  absl::StatusOr<std::vector<v1::ResultRow>> rows =
-      db::ResultStore(database_.get()).Query(sweep, false);
-  ASSERT_TRUE(rows.ok()) << rows.status();
-  ASSERT_EQ(rows->size(), 4u);
-  int predicted = 0;
-  for (const v1::ResultRow& row : *rows) {
-    if (row.job_id() == sent.job_id()) {
-      EXPECT_EQ(row.state(), v1::JOB_LEASED);
-      continue;
-    }
-    ++predicted;
-    EXPECT_EQ(row.state(), v1::JOB_DONE);
-    EXPECT_EQ(row.worker_id(), "small");
-    EXPECT_EQ(row.platform_fingerprint(), "fp-test");
-    const v1::Measurement& m = row.measurement();
-    EXPECT_EQ(m.outcome(), v1::PREDICTED_OOM);
-    // The process estimate: 256 MiB of runtime plus 1.1 x the job's 2 GiB.
-    EXPECT_EQ(m.error(),
-              "memory estimate 2.5 GiB exceeds the worker's 1.0 GiB (2630667469 > 1073741824 "
-              "bytes)");
-    EXPECT_EQ(m.config().params().at("node"), 65536);
-    EXPECT_EQ(m.counts().params(), 4000000000);
-    EXPECT_DOUBLE_EQ(m.counts().model_flops(), 1e15);
-    EXPECT_DOUBLE_EQ(m.counts().peak_memory_estimate_bytes(), double{int64_t{2} << 30});
-    EXPECT_EQ(m.device(), "cpu");
-  }
-  EXPECT_EQ(predicted, 3);
-
-  // The job that fits runs as usual and finishes the sweep.
-  scheduler_->OnWorkerMessage(stream.session(), "small", Result(sent.job_id(), sent.attempt_id()));
-  ASSERT_TRUE(Eventually([&] { return Status(sweep).state() == v1::SWEEP_DONE; }));
-  EXPECT_EQ(Status(sweep).done_jobs(), 4);
-  EXPECT_EQ(Status(sweep).ok_results(), 1);
-  EXPECT_EQ(stream.Sent(v1::CoordinatorMessage::kAssignment).size(), 1u);
-}
-
-TEST_F(SchedulerTest, RunPredictedOomSendsTheJobAnyway) {
-  // The sweep asked to run them anyway.
-  CreateSweepWithEstimates(database_.get(), clock_.NowUnixMs(), 1, true);
-  FakeStream stream(1);
-  ASSERT_TRUE(
-      scheduler_->OnHello(stream.session(), HelloWithMemory("small", int64_t{1} << 30)).ok());
-  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
-  ASSERT_EQ(assignments.size(), 1u);
-  EXPECT_EQ(assignments[0].assignment().job().config().params().at("node"), 65536);
-}
-
-TEST_F(SchedulerTest, WorkerWithoutAMemorySizeGetsEveryJob) {
-  CreateSweepWithEstimates(database_.get(), clock_.NowUnixMs(), 1, false);
-  FakeStream stream(1);
-  ASSERT_TRUE(scheduler_->OnHello(stream.session(), HelloWithMemory("unknown", 0)).ok());
-  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
-  ASSERT_EQ(assignments.size(), 1u);
-  EXPECT_EQ(assignments[0].assignment().job().config().params().at("node"), 65536);
-}
-
-TEST_F(SchedulerTest, AnAssignmentCarriesItsUploadedModelAndAMissingOneIsLeftOut) {
-  const std::string bytes = "PK\x03\x04 not really a zip, but bytes to ship";
-  absl::StatusOr<std::string> sha256 =
-      db::ModelStore(database_.get()).PutSync(bytes, "model.pt", clock_.NowUnixMs());
-  ASSERT_TRUE(sha256.ok()) << sha256.status();
-  v1::SweepSpec spec;
-  spec.set_name("ts");
-  spec.set_family("torchscript");
-  std::vector<db::NewJob> jobs(2);
-  for (int i = 0; i < 2; ++i) {
-    jobs[i].config.set_family("torchscript");
-    // The second job names a model the store does not hold.
-    jobs[i].config.mutable_torchscript()->set_sha256(i == 0 ? *sha256 : std::string(64, 'f'));
-    jobs[i].device = "cpu";
-    jobs[i].ordinal = i;
-  }
-  ASSERT_TRUE(db::SweepStore(database_.get()).CreateSync(spec, jobs, clock_.NowUnixMs()).ok());
-
-  FakeStream stream(1);
-  v1::JobAssignment first;
-  HelloAndFirstAssignment(stream, "w1", &first);
-  EXPECT_EQ(first.job().torchscript_content(), bytes);
-  scheduler_->OnWorkerMessage(stream.session(), "w1", Result(first.job_id(), first.attempt_id()));
-  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 2);
-  ASSERT_EQ(assignments.size(), 2u);
-  const v1::JobAssignment& second = assignments[1].assignment();
-  EXPECT_EQ(second.job().config().torchscript().sha256(), std::string(64, 'f'));
-  // Sent without bytes: the runner reports the job as ERROR naming the model.
-  EXPECT_TRUE(second.job().torchscript_content().empty());
-}
-
-TEST_F(SchedulerTest, AnAssignmentCarriesTheCountsOfItsConfig) {
-  // A runner that does not count (the JAX runner) reports the coordinator's
-  // counts of its job. The second job's config does not parse: it goes
-  // without, and its runner reports the config's error.
-  v1::SweepSpec spec;
-  spec.set_name("counted");
-  spec.set_family("fc");
-  std::vector<db::NewJob> jobs(2);
-  for (const auto& [key, value] : {std::pair<const char*, int64_t>{"layer", 2},
-                                   {"node", 64},
-                                   {"input", 32},
-                                   {"output", 10},
-                                   {"batch", 16}}) {
-    (*jobs[0].config.mutable_params())[key] = value;
-  }
-  (*jobs[1].config.mutable_params())["node"] = 8;
-  for (int i = 0; i < 2; ++i) {
-    jobs[i].config.set_family("fc");
-    jobs[i].device = "cpu";
-    jobs[i].ordinal = i;
-  }
-  ASSERT_TRUE(db::SweepStore(database_.get()).CreateSync(spec, jobs, clock_.NowUnixMs()).ok());
-
-  FakeStream stream(1);
-  v1::JobAssignment first;
-  HelloAndFirstAssignment(stream, "w1", &first);
-  ASSERT_TRUE(first.job().has_counts());
-  const v1::ModelCounts& counts = first.job().counts();
-  // docs/models.md: (I+1)N + (L-1)(N+1)N + (N+1)O parameters.
-  EXPECT_EQ(counts.params(), 33 * 64 + 65 * 64 + 65 * 10);
-  EXPECT_EQ(counts.model_flops(), 6.0 * counts.macs_per_example() * 16);
-  EXPECT_GT(counts.executed_flops(), 0);
-  EXPECT_GT(counts.peak_memory_estimate_bytes(), 0);
-  scheduler_->OnWorkerMessage(stream.session(), "w1", Result(first.job_id(), first.attempt_id()));
-  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 2);
-  ASSERT_EQ(assignments.size(), 2u);
-  EXPECT_FALSE(assignments[1].assignment().job().has_counts());
-}
-
-TEST(PredictedOomErrorTest, NamesBothNumbers) {
-  EXPECT_EQ(PredictedOomError(31.2 * (int64_t{1} << 30), int64_t{25232932864}),
-            "memory estimate 31.2 GiB exceeds the worker's 23.5 GiB (33500744909 > 25232932864 "
-            "bytes)");
-  EXPECT_EQ(PredictedOomError(3 << 20, 1000),
-            "memory estimate 3.0 MiB exceeds the worker's 1000 "
-            "bytes (3145728 > 1000 bytes)");
-}
 
 }  // namespace
 }  // namespace paradnn::server
