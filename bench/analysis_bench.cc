@@ -223,33 +223,35 @@ std::vector<Case> Cases(int64_t sweeps) {
         std::make_tuple(std::string("all"), all, all)}) {
     const double heavy = scope == "all" ? 2000 : 300;
     Case heatmap{"heatmap", scope, heavy, {}};
-    *heatmap.request.mutable_heatmap()->mutable_selection() = Sweeps(ids);
+    *heatmap.request.mutable_selection() = Sweeps(ids);
     heatmap.request.mutable_heatmap()->set_metric("gflops");
     heatmap.request.mutable_heatmap()->set_x("node");
     heatmap.request.mutable_heatmap()->set_y("batch");
     cases.push_back(heatmap);
     Case sensitivity{"sensitivity", scope, heavy, {}};
-    *sensitivity.request.mutable_sensitivity()->mutable_selection() = Sweeps(ids);
+    *sensitivity.request.mutable_selection() = Sweeps(ids);
     sensitivity.request.mutable_sensitivity()->set_metric("gflops");
     sensitivity.request.mutable_sensitivity()->set_log2_features(true);
     cases.push_back(sensitivity);
     Case boxplot{"boxplot", scope, 2000, {}};
-    *boxplot.request.mutable_boxplot()->mutable_selection() = Sweeps(ids);
+    *boxplot.request.mutable_selection() = Sweeps(ids);
     boxplot.request.mutable_boxplot()->set_metric("mfu");
     cases.push_back(boxplot);
     if (scope != "all") {  // a million points is not a figure
       Case roofline{"roofline", scope, 2000, {}};
-      *roofline.request.mutable_roofline()->mutable_selection() = Sweeps(ids);
+      *roofline.request.mutable_selection() = Sweeps(ids);
+      roofline.request.mutable_roofline();  // every option defaulted
       cases.push_back(roofline);
     }
     Case speedup{"speedup", scope == "all" ? "all" : "2 sweeps", 2000, {}};
-    *speedup.request.mutable_speedup()->mutable_selection() = Sweeps(pair);
+    *speedup.request.mutable_selection() = Sweeps(pair);
     speedup.request.mutable_speedup()->set_field("device_kind");
     speedup.request.mutable_speedup()->set_color_by("batch");
     cases.push_back(speedup);
     Case scaling{"scaling", scope == "all" ? "all" : "2 sweeps", 2000, {}};
-    *scaling.request.mutable_scaling()->mutable_selection() =
+    *scaling.request.mutable_selection() =
         Sweeps(scope == "all" ? all : std::vector<int64_t>{1, 3});
+    scaling.request.mutable_scaling();  // every option defaulted
     cases.push_back(scaling);
   }
   return cases;

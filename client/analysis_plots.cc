@@ -12,11 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "client/analysis_kinds.h"
 #include "client/analysis_views.h"
 #include "client/gnuplot.h"
-#include "client/metric_plot_scripts.h"
-#include "client/roofline_plot_script.h"
-#include "client/speedup_plot_scripts.h"
 
 namespace paradnn::client {
 namespace {
@@ -35,29 +33,15 @@ std::string Extension(const std::string& path) {
 
 std::string ScriptFor(const v1::AnalyzeResponse& response, Terminal terminal,
                       const std::string& out_path) {
-  switch (response.analysis_case()) {
-    case v1::AnalyzeResponse::kHeatmap:
-      return internal::HeatmapScript(response.heatmap(), terminal, out_path);
-    case v1::AnalyzeResponse::kSensitivity:
-      return internal::SensitivityScript(response.sensitivity(), terminal, out_path);
-    case v1::AnalyzeResponse::kRoofline:
-      return internal::RooflineScript(response.roofline(), terminal, out_path);
-    case v1::AnalyzeResponse::kBoxplot:
-      return internal::BoxplotScript(response.boxplot(), terminal, out_path);
-    case v1::AnalyzeResponse::kSpeedup:
-      return internal::SpeedupScript(response.speedup(), terminal, out_path);
-    case v1::AnalyzeResponse::kScaling:
-      return internal::ScalingScript(response.scaling(), terminal, out_path);
-    case v1::AnalyzeResponse::kHistory:
-    case v1::AnalyzeResponse::kBisect:
-    case v1::AnalyzeResponse::ANALYSIS_NOT_SET:
-      break;
+  const AnalysisKind* kind = KindOf(response);
+  if (kind != nullptr && kind->plot_script != nullptr) {
+    return kind->plot_script(response, terminal, out_path);
   }
   std::ostringstream out;
   Prologue(out, terminal, Canvas{640, 360}, out_path);
   MessageFigure(out, "",
-                response.has_history() ? "history has no figure yet: see its table"
-                                       : "no analysis in the response");
+                kind == nullptr ? "no analysis in the response"
+                                : absl::StrCat(kind->name, " has no figure yet: see its table"));
   return Finish(out);
 }
 

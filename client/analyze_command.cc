@@ -74,7 +74,7 @@ PlannedAnalysis ScalingAnalysis(const FamilyPlan& plan,
   analysis.title = std::move(title);
   analysis.caption = std::move(caption);
   v1::ScalingRequest* scaling = analysis.request.mutable_scaling();
-  *scaling->mutable_selection() = Selection(plan.sweep_ids, where_family);
+  *analysis.request.mutable_selection() = Selection(plan.sweep_ids, where_family);
   scaling->set_metric("examples_per_sec");
   scaling->set_field(field);
   return analysis;
@@ -101,7 +101,7 @@ void PlanFamily(const std::string& family, const FamilyPlan& plan,
           panel.empty() ? "" : absl::StrCat("; one panel per ", panel),
           ". OOM cells ran out of memory; pOOM cells were predicted not to fit and not run.");
       v1::HeatmapRequest* heatmap = analysis.request.mutable_heatmap();
-      *heatmap->mutable_selection() = Selection(plan.sweep_ids, where_family);
+      *analysis.request.mutable_selection() = Selection(plan.sweep_ids, where_family);
       heatmap->set_metric(metric);
       heatmap->set_x(params[0]);
       heatmap->set_y(params[1]);
@@ -120,7 +120,7 @@ void PlanFamily(const std::string& family, const FamilyPlan& plan,
       v1::SensitivityRequest* sensitivity = analysis.request.mutable_sensitivity();
       std::map<std::string, std::string> where = where_family;
       where["precision"] = precision;
-      *sensitivity->mutable_selection() = Selection(plan.sweep_ids, where);
+      *analysis.request.mutable_selection() = Selection(plan.sweep_ids, where);
       sensitivity->set_metric("gflops");
       sensitivity->set_log2_features(true);
       out->push_back(std::move(analysis));
@@ -137,7 +137,7 @@ void PlanFamily(const std::string& family, const FamilyPlan& plan,
         "both, against the parameter count (paper Fig. 8-10 for platforms; here precisions)",
         params.empty() ? "" : absl::StrCat(", coloured by ", params.back()), ".");
     v1::SpeedupRequest* speedup = analysis.request.mutable_speedup();
-    *speedup->mutable_selection() = Selection(plan.sweep_ids, where_family);
+    *analysis.request.mutable_selection() = Selection(plan.sweep_ids, where_family);
     speedup->set_metric("examples_per_sec");
     speedup->set_field("precision");
     speedup->set_baseline("float32");
@@ -233,7 +233,7 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
       "Each job at its arithmetic intensity (executed FLOPs / bytes moved per step) and achieved "
       "FLOP/s under the platforms' calibrated roofs (paper Fig. 3)",
       profiled ? "; operators of profiled jobs as separate points" : "", ".");
-  *roofline.request.mutable_roofline()->mutable_selection() = Selection(all_ids, {});
+  *roofline.request.mutable_selection() = Selection(all_ids, {});
   roofline.request.mutable_roofline()->set_include_ops(profiled);
   planned.push_back(std::move(roofline));
 
@@ -244,7 +244,7 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
       "the 75th percentile with the median, whiskers at the most extreme values within 1.5 IQR "
       "of the box, outliers beyond them (Tukey).";
   v1::BoxplotRequest* box = boxplot.request.mutable_boxplot();
-  *box->mutable_selection() = Selection(all_ids, {});
+  *boxplot.request.mutable_selection() = Selection(all_ids, {});
   box->set_metric("gflops");
   box->add_group_by("family");
   box->add_group_by("precision");
@@ -257,7 +257,7 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
         "Speedup in examples/s between the device kinds, configuration by "
         "configuration (paper Fig. 8-10).";
     v1::SpeedupRequest* request = speedup.request.mutable_speedup();
-    *request->mutable_selection() = Selection(all_ids, {});
+    *speedup.request.mutable_selection() = Selection(all_ids, {});
     request->set_metric("examples_per_sec");
     request->set_field("device_kind");
     request->set_baseline(*devices.begin());
@@ -266,34 +266,6 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
   }
   return planned;
 }
-
-namespace {
-
-// The selection of whichever analysis `request` holds.
-v1::ResultSelection* MutableSelection(v1::AnalyzeRequest* request) {
-  switch (request->analysis_case()) {
-    case v1::AnalyzeRequest::kHeatmap:
-      return request->mutable_heatmap()->mutable_selection();
-    case v1::AnalyzeRequest::kSensitivity:
-      return request->mutable_sensitivity()->mutable_selection();
-    case v1::AnalyzeRequest::kRoofline:
-      return request->mutable_roofline()->mutable_selection();
-    case v1::AnalyzeRequest::kBoxplot:
-      return request->mutable_boxplot()->mutable_selection();
-    case v1::AnalyzeRequest::kSpeedup:
-      return request->mutable_speedup()->mutable_selection();
-    case v1::AnalyzeRequest::kScaling:
-      return request->mutable_scaling()->mutable_selection();
-    case v1::AnalyzeRequest::kHistory:
-      return request->mutable_history()->mutable_selection();
-    case v1::AnalyzeRequest::kBisect:  // reads no results
-    case v1::AnalyzeRequest::ANALYSIS_NOT_SET:
-      break;
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 int RunReport(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
               const std::string& out_dir, const std::string& db_path, bool include_predicted) {
@@ -310,9 +282,7 @@ int RunReport(const CommandContext& ctx, const std::vector<int64_t>& sweep_ids,
   if (!workers.ok()) return ReportError(ctx, workers.status());
   input.workers = *std::move(workers);
   for (PlannedAnalysis& planned : PlanReport(input.sweeps)) {
-    if (v1::ResultSelection* selection = MutableSelection(&planned.request)) {
-      selection->set_include_predicted(include_predicted);
-    }
+    planned.request.mutable_selection()->set_include_predicted(include_predicted);
     absl::StatusOr<v1::AnalyzeResponse> response = client.Analyze(planned.request);
     if (!response.ok()) {
       if (ExitCodeFor(response.status()) == kExitUnavailable) {

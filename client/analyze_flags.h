@@ -1,8 +1,9 @@
 // The command line of `paradnn analyze KIND` (and the SWEEP ids `report`
-// shares): one AnalysisKind per analysis says its name, help, options and
-// how the request is filled, so the CLI's subcommands and the requests it
-// sends come from one table; an unknown kind is an error, never some other
-// analysis. Thread-safe (the table is constant).
+// shares): the options every kind takes, and a subcommand per row of the
+// table of kinds (client/analysis_kinds.h), whose row says its help,
+// options and how they fill the request, so the CLI's subcommands and the
+// requests it sends come from one table; an unknown kind is an error, never
+// some other analysis. Thread-safe (the table is constant).
 #ifndef PARADNN_CLIENT_ANALYZE_FLAGS_H_
 #define PARADNN_CLIENT_ANALYZE_FLAGS_H_
 
@@ -40,18 +41,6 @@ struct AnalyzeFlags {
   std::string db;    // --db FILE: analyse this database file, no coordinator needed
 };
 
-struct AnalysisKind {
-  const char* name;  // the subcommand: "heatmap", "sensitivity", ...
-  const char* description;
-  // The options beyond SWEEP..., --where, --format and --plot.
-  void (*add_options)(CLI::App* command, AnalyzeFlags* flags);
-  void (*fill)(const AnalyzeFlags& flags, const v1::ResultSelection& selection,
-               v1::AnalyzeRequest* request);
-};
-
-// Every analysis the CLI offers, in the order `paradnn analyze --help` lists.
-const std::vector<AnalysisKind>& AnalysisKinds();
-
 // A CLI11 check that says plainly what is wrong ("'abc' is not a sweep id
 // (a positive integer)"); CLI11's PositiveNumber prints the whole double
 // range.
@@ -63,12 +52,14 @@ void AddDbFile(CLI::App* command, std::string* db_path);
 // SWEEP... (one or more sweep ids), for analyze and report.
 void AddSweepIds(CLI::App* command, std::vector<int64_t>* sweep_ids);
 
-// One subcommand of `analyze` per kind, with its options; --format goes to
-// `format`.
+// One subcommand of `analyze` per kind of the table with a description,
+// with its options; --format goes to `format`.
 void AddAnalyzeKinds(CLI::App* analyze, AnalyzeFlags* flags, std::string* format);
 
-// The request `analyze KIND` sends for the parsed flags. InvalidArgument for
-// an unknown kind (naming the kinds) or a malformed --where.
+// The request `analyze KIND` sends for the parsed flags: the selection of
+// SWEEP..., --where and --include-predicted, and the kind's part.
+// InvalidArgument for an unknown kind or one with a command of its own
+// (naming the kinds) or a malformed --where.
 absl::StatusOr<v1::AnalyzeRequest> BuildAnalyzeRequest(const std::string& kind,
                                                        const AnalyzeFlags& flags);
 

@@ -81,7 +81,7 @@ absl::StatusOr<v1::AnalyzeRequest> BuildCompareRequest(const CompareFlags& flags
   if (!selection.ok()) return selection.status();
   v1::AnalyzeRequest request;
   v1::SpeedupRequest* speedup = request.mutable_speedup();
-  *speedup->mutable_selection() = *std::move(selection);
+  *request.mutable_selection() = *std::move(selection);
   speedup->set_metric(flags.metric);
   speedup->set_field(field);
   speedup->set_baseline(flags.sides[0]);

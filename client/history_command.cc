@@ -59,7 +59,7 @@ int RunHistory(const CommandContext& ctx, const HistoryFlags& flags, OutputForma
   if (!selection.ok()) return ReportError(ctx, selection.status());
   v1::AnalyzeRequest request;
   v1::HistoryRequest* history = request.mutable_history();
-  *history->mutable_selection() = *std::move(selection);
+  *request.mutable_selection() = *std::move(selection);
   history->set_metric(flags.metric);
   history->set_min_points_each_side(flags.min_points);
   history->set_significance(flags.significance);

@@ -392,7 +392,7 @@ function analyses(sweep, rows, sweeps) {
     ' metric ', select('metric', kMetrics, 'examples_per_sec'), ' ', predictedBox(), ' '],
   async (f, chart, note) => {
     hx = f.x; hy = f.y;
-    const r = await api('analyze', { heatmap: { selection: selection(f), metric: f.metric, x: f.x, y: f.y, panel: f.panel } });
+    const r = await api('analyze', { selection: selection(f), heatmap: { metric: f.metric, x: f.x, y: f.y, panel: f.panel } });
     const cells = heatmapCells(r.heatmap, rows);
     note.textContent = `${cells.length} cells; ${scopeText(r)}. Hover a cell for its configuration and statistics; click it to open its job.`;
     await embed(chart, Charts.heatmap(r.heatmap, cells), onCell);
@@ -403,7 +403,7 @@ function analyses(sweep, rows, sweeps) {
     el('label', {}, el('input', { type: 'checkbox', name: 'interactions' }), ' interactions'), ' ', predictedBox(), ' '],
   async (f, chart, note) => {
     const log2 = f.log2 === 'on';
-    const r = await api('analyze', { sensitivity: { selection: selection(f), metric: f.metric, log2_features: log2, log2_target: log2, interactions: f.interactions === 'on' } });
+    const r = await api('analyze', { selection: selection(f), sensitivity: { metric: f.metric, log2_features: log2, log2_target: log2, interactions: f.interactions === 'on' } });
     const s = r.sensitivity;
     note.textContent = `R² ${Fmt.significant3(s.r_squared)} over ${num(s.points)} points` + ((s.dropped || []).length ? `; left out: ${s.dropped.join('; ')}` : '') + `; ${scopeText(r)}`;
     await embed(chart, Charts.sensitivity(s));
@@ -411,7 +411,7 @@ function analyses(sweep, rows, sweeps) {
   const roof = analysisPanel('roofline', 'Roofline', [
     el('label', {}, el('input', { type: 'checkbox', name: 'include_ops' }), ' profiled operators'), ' '],
   async (f, chart, note) => {
-    const r = await api('analyze', { roofline: { selection: selection(f), include_ops: f.include_ops === 'on' } });
+    const r = await api('analyze', { selection: selection(f), roofline: { include_ops: f.include_ops === 'on' } });
     const points = (r.roofline.points || []).length;
     note.textContent = `${points} points against ${(r.roofline.roofs || []).length} platform(s)' calibrated roofs (log-log); ${scopeText(r)}`;
     await embed(chart, Charts.roofline(r.roofline), (d) => d.job_id && (location.hash = `#/sweep/${sweepId}/job/${d.job_id}`));
@@ -419,7 +419,7 @@ function analyses(sweep, rows, sweeps) {
   const box = analysisPanel('boxplot', 'Box plots', [
     'metric ', select('metric', kMetrics, 'mfu'), ' group by ', select('group_by', ['precision', 'optimizer', 'family', 'device_name', 'worker'].concat(all), 'precision'), ' ', predictedBox(), ' '],
   async (f, chart, note) => {
-    const r = await api('analyze', { boxplot: { selection: selection(f), metric: f.metric, group_by: [f.group_by] } });
+    const r = await api('analyze', { selection: selection(f), boxplot: { metric: f.metric, group_by: [f.group_by] } });
     note.textContent = `Tukey boxes (q1–q3, whiskers 1.5 IQR, outliers red); ${scopeText(r)}`;
     await embed(chart, Charts.boxplot(r.boxplot));
   });
@@ -433,9 +433,9 @@ function analyses(sweep, rows, sweeps) {
     const bySweep = f.field === 'sweep';
     if (bySweep && !/^\d+$/.test(f.other)) throw new ApiError(400, 'INVALID_ARGUMENT', 'there is no other sweep to compare with');
     const ids = bySweep ? [Number(f.other), sweepId] : [sweepId];
-    const request = { selection: { sweep_ids: ids }, metric: f.metric, field: f.field,
+    const request = { metric: f.metric, field: f.field,
       baseline: bySweep ? f.other : f.baseline, candidate: bySweep ? String(sweepId) : f.candidate, color_by: f.color_by };
-    const r = await api('analyze', { speedup: request });
+    const r = await api('analyze', { selection: { sweep_ids: ids }, speedup: request });
     const s = r.speedup;
     const interval = num(s.geomean_low) > 0 ? ` [${Fmt.significant3(num(s.geomean_low))}x, ${Fmt.significant3(num(s.geomean_high))}x]` : '';
     const verdicts = [['faster', s.faster], ['slower', s.slower], ['no difference detected', s.no_difference], ['not enough data', s.not_enough_data]]
@@ -446,7 +446,7 @@ function analyses(sweep, rows, sweeps) {
   const scale = analysisPanel('scaling', 'Scaling', [
     'field ', select('field', ['intra_op_threads'].concat(all), 'intra_op_threads'), ' metric ', select('metric', kMetrics, 'examples_per_sec'), ' '],
   async (f, chart, note) => {
-    const r = await api('analyze', { scaling: { selection: selection(f), metric: f.metric, field: f.field } });
+    const r = await api('analyze', { selection: selection(f), scaling: { metric: f.metric, field: f.field } });
     note.textContent = `median speedup over the smallest ${r.scaling.field} (dashed: perfect scaling); ${scopeText(r)}`;
     await embed(chart, Charts.scaling(r.scaling));
   });

@@ -2,9 +2,12 @@
 
 The kinds and their fields come from analysis.proto's descriptors
 (AnalyzeRequest's oneof), so a field added there is a keyword here with no
-other change. Keywords are the request's field names, plus the CLI's flag
-names where they differ (`log2`, `ops`) and the selection's `where` and
-`include_predicted`:
+other change; what the descriptors do not say (whether a kind reads stored
+results, which of its response's fields are a DataFrame's rows) is this
+module's one table of kinds, `_KINDS`, which tests/python checks against the
+oneof. Keywords are the request's field names, plus the CLI's flag names
+where they differ (`log2`, `ops`) and the selection's `where` and
+`include_predicted` (AnalyzeRequest.selection, shared by every kind):
 
     build_request("heatmap", 1, metric="gflops", x="node", y="batch")
     build_request("sensitivity", [1, 2], metric="gflops", log2=True,
@@ -13,7 +16,8 @@ names where they differ (`log2`, `ops`) and the selection's `where` and
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence, Union
+from dataclasses import dataclass, field as dataclass_field
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -27,6 +31,34 @@ KINDS: tuple[str, ...] = tuple(field.name for field in _ONEOF.fields)
 # `paradnn analyze` flag names -> request fields (client/analyze_flags.cc).
 ALIASES = {"log2": "log2_features", "ops": "include_ops"}
 _SELECTION_FIELDS = ("where", "include_predicted")
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """How this package serves one kind of analysis."""
+    # The response's repeated field with a frame() row per element ...
+    rows: str
+    # ... or, when set, per element of this repeated field of each of those, with the
+    # outer message's fields `leading` names (column -> field) as the first columns.
+    nested: Optional[str] = None
+    leading: Mapping[str, str] = dataclass_field(default_factory=dict)
+    # Its request reads the results AnalyzeRequest.selection names (bisect carries its
+    # own measurements: `paradnn bisect` drives it).
+    reads_results: bool = True
+
+
+# The one table of kinds (docs/extending.md "Add an analysis kind").
+_KINDS: dict[str, _Kind] = {
+    "heatmap": _Kind(rows="panels", nested="cells", leading={"panel": "panel_value"}),
+    "sensitivity": _Kind(rows="weights"),
+    "roofline": _Kind(rows="points"),
+    "boxplot": _Kind(rows="groups"),
+    "speedup": _Kind(rows="points"),
+    "scaling": _Kind(rows="summary"),
+    "history": _Kind(rows="series", nested="points",
+                     leading={"config": "config", "hardware": "hardware"}),
+    "bisect": _Kind(rows="decisions", reads_results=False),
+}
 
 
 def sweep_id_list(sweep_ids: Union[int, Iterable[int]]) -> list[int]:
@@ -45,29 +77,29 @@ def sweep_id_list(sweep_ids: Union[int, Iterable[int]]) -> list[int]:
 def allowed_fields(kind: str) -> list[str]:
     """The keywords `kind` takes."""
     request = _request_descriptor(kind)
-    return [f.name for f in request.fields if f.name != "selection"] + list(_SELECTION_FIELDS)
+    return [f.name for f in request.fields] + list(_SELECTION_FIELDS)
 
 
 def build_request(kind: str, sweep_ids: Union[int, Iterable[int]],
                   **fields: Any) -> analysis_pb2.AnalyzeRequest:
     """The AnalyzeRequest for `kind` over `sweep_ids`; ValueError naming a bad kind or field."""
     allowed = allowed_fields(kind)
-    if "selection" not in _request_descriptor(kind).fields_by_name:
+    if not _kind(kind).reads_results:
         raise ValueError(f"analyze {kind}: not an analysis of stored results (`paradnn {kind}` "
                          "drives it)")
     request = analysis_pb2.AnalyzeRequest()
     inner = getattr(request, kind)
     inner.SetInParent()  # an analysis with every field defaulted is still that analysis
-    inner.selection.sweep_ids.extend(sweep_id_list(sweep_ids))
+    request.selection.sweep_ids.extend(sweep_id_list(sweep_ids))
     for keyword, value in fields.items():
         name = ALIASES.get(keyword, keyword)
         if name not in allowed:
             raise ValueError(f"analyze {kind}: '{keyword}' is not a field; allowed: "
                              f"{', '.join(allowed)}")
         if name == "where":
-            _set_where(inner.selection, value)
+            _set_where(request.selection, value)
         elif name == "include_predicted":
-            _set_field(inner.selection, name, value, kind)
+            _set_field(request.selection, name, value, kind)
         else:
             _set_field(inner, name, value, kind)
     return request
@@ -77,6 +109,14 @@ def _request_descriptor(kind: str):
     if kind not in KINDS:
         raise ValueError(f"analyze: '{kind}' is not an analysis; one of {', '.join(KINDS)}")
     return _ONEOF.fields[KINDS.index(kind)].message_type
+
+
+def _kind(kind: str) -> _Kind:
+    """`kind`'s row of the table; ValueError for a kind the proto has and the table lacks."""
+    if kind not in _KINDS:
+        raise ValueError(f"analyze {kind}: this paradnn package has no row for the kind "
+                         "(paradnn/analysis.py _KINDS)")
+    return _KINDS[kind]
 
 
 def _set_where(selection: analysis_pb2.ResultSelection, where: Any) -> None:
@@ -115,32 +155,39 @@ def _set_field(message: Any, name: str, value: Any, kind: str) -> None:
 # ---- responses as DataFrames -------------------------------------------------------
 
 
-# kind -> the response's repeated field holding its rows (heat maps nest them in panels).
-_ROW_FIELDS = {"sensitivity": "weights", "roofline": "points", "boxplot": "groups",
-               "speedup": "points", "scaling": "summary"}
-
-
 def frame(response: analysis_pb2.AnalyzeResponse) -> pd.DataFrame:
     """The response's rows as a DataFrame: heat-map cells (with their panel), sensitivity
-    weights, roofline points, box-plot groups, speedup points or scaling levels. The
-    response's scalar fields (metric, unit, r_squared, geomean_speedup, ...) and the count
-    of results are in `.attrs`."""
+    weights, roofline points, box-plot groups, speedup points, scaling levels, history
+    points (with their series' config and hardware) or bisect decisions. The response's
+    scalar fields (metric, unit, r_squared, geomean_speedup, ...) and the count of results
+    are in `.attrs`."""
     kind = response.WhichOneof("analysis")
     if kind is None:
         raise ValueError("the response holds no analysis")
     inner = getattr(response, kind)
-    if kind == "heatmap":
-        cells = [(panel.panel_value, cell) for panel in inner.panels for cell in panel.cells]
-        table = _messages_frame(analysis_pb2.HeatmapCell.DESCRIPTOR, [c for _, c in cells],
-                                [("panel", frames.TEXT, [p for p, _ in cells])])
-    else:
-        field = inner.DESCRIPTOR.fields_by_name[_ROW_FIELDS[kind]]
-        table = _messages_frame(field.message_type, getattr(inner, field.name))
+    table = _rows_frame(inner, _kind(kind))
     table.attrs = {"analysis": kind, "results": response.results,
                    "predicted_results": response.predicted_results}
     for name, _, value in frames.message_columns(inner.DESCRIPTOR):
         table.attrs[name] = value(inner)
     return table
+
+
+def _rows_frame(inner: Any, kind: _Kind) -> pd.DataFrame:
+    """A row per element of `inner`'s rows field (or of each one's nested field)."""
+    outer_field = inner.DESCRIPTOR.fields_by_name[kind.rows]
+    outers = getattr(inner, kind.rows)
+    if kind.nested is None:
+        return _messages_frame(outer_field.message_type, outers)
+    nested_field = outer_field.message_type.fields_by_name[kind.nested]
+    pairs = [(outer, row) for outer in outers for row in getattr(outer, kind.nested)]
+    outer_columns = {name: (column_kind, value) for name, column_kind, value
+                     in frames.message_columns(outer_field.message_type)}
+    leading = []
+    for column, name in kind.leading.items():
+        column_kind, value = outer_columns[name]
+        leading.append((column, column_kind, [value(outer) for outer, _ in pairs]))
+    return _messages_frame(nested_field.message_type, [row for _, row in pairs], leading)
 
 
 def _messages_frame(descriptor: Any, messages: Sequence[Any],

@@ -167,8 +167,9 @@ class Client:
 
     def analyze(self, kind: str, sweep_ids: SweepIds,
                 **fields: Any) -> analysis_pb2.AnalyzeResponse:
-        """One analysis (heatmap, sensitivity, roofline, boxplot, speedup, scaling); see
-        paradnn.analysis.build_request for the fields and paradnn.frame for a DataFrame."""
+        """One analysis of stored results (every kind of paradnn.KINDS but bisect, which
+        `paradnn bisect` drives); see paradnn.analysis.build_request for the fields and
+        paradnn.frame for a DataFrame."""
         request = analysis.build_request(kind, sweep_ids, **fields)
         return self._call(self.stub.Analyze, request)
 

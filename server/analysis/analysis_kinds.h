@@ -1,8 +1,11 @@
 // The analyses the Analyzer (analyzer.h) dispatches to, one function per
-// kind of AnalyzeRequest, and what more than one of them uses. Internal to
-// server/analysis: the single-sweep kinds are in single_sweep_analyses.cc,
-// the comparisons (speedup, scaling, history) in comparison_analyses.cc.
-// A new kind adds its function here and its case to Analyzer's dispatch.
+// kind of AnalyzeRequest, the one table of kinds it dispatches through, and
+// what more than one of them uses. Internal to server/analysis: the
+// single-sweep kinds are in single_sweep_analyses.cc, the comparisons
+// (speedup, scaling, history) in comparison_analyses.cc, the table in
+// analyzer.cc. A new kind adds its function here and its row to the table
+// (docs/extending.md "Add an analysis kind"); analysis_kinds_test fails,
+// naming the kind, while the proto has a kind the table lacks.
 #ifndef PARADNN_SERVER_ANALYSIS_ANALYSIS_KINDS_H_
 #define PARADNN_SERVER_ANALYSIS_ANALYSIS_KINDS_H_
 
@@ -26,6 +29,30 @@ struct Outline {
   v1::AnalysisScope scope;
 };
 
+// What a kind reads besides its own part of the request: the database,
+// the request's selection (AnalyzeRequest.selection) and the outline it
+// fills. `database` and `outline` are not null.
+struct KindContext {
+  const db::Database* database;
+  const v1::ResultSelection& selection;
+  Outline* outline;
+};
+
+// One kind of analysis: the AnalyzeRequest oneof case that asks for it and
+// how it is computed.
+struct AnalysisKind {
+  v1::AnalyzeRequest::AnalysisCase request_case;
+  const char* name;    // the oneof field's name, in both AnalyzeRequest and AnalyzeResponse
+  bool reads_results;  // it reads the results `selection` names (bisect does not)
+  // Computes the kind `request` holds and sets the same case of `response`;
+  // the errors of the kind's function below.
+  absl::Status (*compute)(const KindContext& context, const v1::AnalyzeRequest& request,
+                          v1::AnalyzeResponse* response);
+};
+
+// Every kind the coordinator computes, in the proto's order.
+const std::vector<AnalysisKind>& AnalysisKinds();
+
 // Counts `selected` into `outline`.
 void CountSelected(const Selected& selected, Outline* outline);
 
@@ -40,23 +67,22 @@ absl::StatusOr<SensitivityInput> SensitivityPoints(
     const std::vector<std::string>& features);
 
 // ---- One sweep's results (single_sweep_analyses.cc) ----
-absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
-                                            const v1::HeatmapRequest& request, Outline* outline);
-absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database,
-                                                    const v1::SensitivityRequest& request,
-                                                    Outline* outline);
-absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
-                                              const v1::RooflineRequest& request, Outline* outline);
-absl::StatusOr<v1::BoxplotResponse> Boxplot(const db::Database* database,
-                                            const v1::BoxplotRequest& request, Outline* outline);
+absl::StatusOr<v1::HeatmapResponse> Heatmap(const KindContext& context,
+                                            const v1::HeatmapRequest& request);
+absl::StatusOr<v1::SensitivityResponse> Sensitivity(const KindContext& context,
+                                                    const v1::SensitivityRequest& request);
+absl::StatusOr<v1::RooflineResponse> Roofline(const KindContext& context,
+                                              const v1::RooflineRequest& request);
+absl::StatusOr<v1::BoxplotResponse> Boxplot(const KindContext& context,
+                                            const v1::BoxplotRequest& request);
 
 // ---- Comparisons (comparison_analyses.cc) ----
-absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
-                                            const v1::SpeedupRequest& request, Outline* outline);
-absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
-                                            const v1::ScalingRequest& request, Outline* outline);
-absl::StatusOr<v1::HistoryResponse> History(const db::Database* database,
-                                            const v1::HistoryRequest& request, Outline* outline);
+absl::StatusOr<v1::SpeedupResponse> Speedup(const KindContext& context,
+                                            const v1::SpeedupRequest& request);
+absl::StatusOr<v1::ScalingResponse> Scaling(const KindContext& context,
+                                            const v1::ScalingRequest& request);
+absl::StatusOr<v1::HistoryResponse> History(const KindContext& context,
+                                            const v1::HistoryRequest& request);
 
 }  // namespace paradnn::server::analysis
 

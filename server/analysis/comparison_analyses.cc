@@ -240,8 +240,8 @@ void FitSpeedupSensitivity(const Selected& selected,
 
 }  // namespace
 
-absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
-                                            const v1::SpeedupRequest& request, Outline* outline) {
+absl::StatusOr<v1::SpeedupResponse> Speedup(const KindContext& context,
+                                            const v1::SpeedupRequest& request) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric(), "examples_per_sec");
   if (!metric.ok()) return metric.status();
   if (request.field().empty()) {
@@ -260,16 +260,17 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
   plan.metrics = {(*metric)->name, "step_time"};
   plan.config_without = ConfigWithout(request.field());
   PlanScope(&plan);
-  absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
+  absl::StatusOr<Selected> selected = Load(context.database, context.selection, plan);
   if (!selected.ok()) return selected.status();
-  outline->scope = ScopeOf(*selected, request.selection(), ConfigFields(*selected, request.field()),
-                           "median of each configuration's repeats per side");
+  context.outline->scope =
+      ScopeOf(*selected, context.selection, ConfigFields(*selected, request.field()),
+              "median of each configuration's repeats per side");
   if (!request.color_by().empty()) {
     if (absl::Status s = CheckField("color_by", request.color_by(), selected->all_keys); !s.ok()) {
       return s;
     }
   }
-  CountSelected(*selected, outline);
+  CountSelected(*selected, context.outline);
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();
@@ -281,7 +282,7 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> step_times =
       MeasuredRecords(*selected, **step_time);
   if (!step_times.ok()) return step_times.status();
-  RerunSpreads spreads(database, *selected, *step_times);
+  RerunSpreads spreads(context.database, *selected, *step_times);
   std::map<std::string, const Record*> config_record;
   const std::vector<SpeedupRow> rows =
       SpeedupRows(*selected, *measured, request, &spreads, &config_record);
@@ -296,8 +297,8 @@ absl::StatusOr<v1::SpeedupResponse> Speedup(const db::Database* database,
   return response;
 }
 
-absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
-                                            const v1::ScalingRequest& request, Outline* outline) {
+absl::StatusOr<v1::ScalingResponse> Scaling(const KindContext& context,
+                                            const v1::ScalingRequest& request) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric(), "examples_per_sec");
   if (!metric.ok()) return metric.status();
   const std::string field = request.field().empty() ? "intra_op_threads" : request.field();
@@ -306,11 +307,11 @@ absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
   plan.metrics = {(*metric)->name};
   plan.config_without = ConfigWithout(field);
   PlanScope(&plan);
-  absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
+  absl::StatusOr<Selected> selected = Load(context.database, context.selection, plan);
   if (!selected.ok()) return selected.status();
-  CountSelected(*selected, outline);
-  outline->scope = ScopeOf(*selected, request.selection(), ConfigFields(*selected, field),
-                           "median of each configuration's repeats per level");
+  CountSelected(*selected, context.outline);
+  context.outline->scope = ScopeOf(*selected, context.selection, ConfigFields(*selected, field),
+                                   "median of each configuration's repeats per level");
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();
@@ -329,8 +330,8 @@ absl::StatusOr<v1::ScalingResponse> Scaling(const db::Database* database,
 constexpr const char* kHistoryStackFields[] = {"libtorch_version", "blas_backend", "blas_core",
                                                "aten_capability"};
 
-absl::StatusOr<v1::HistoryResponse> History(const db::Database* database,
-                                            const v1::HistoryRequest& request, Outline* outline) {
+absl::StatusOr<v1::HistoryResponse> History(const KindContext& context,
+                                            const v1::HistoryRequest& request) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric(), "step_time");
   if (!metric.ok()) return metric.status();
   LoadPlan plan;
@@ -341,13 +342,13 @@ absl::StatusOr<v1::HistoryResponse> History(const db::Database* database,
   plan.metrics = {(*metric)->name};
   plan.config_without = std::vector<std::string>{};
   PlanScope(&plan);
-  absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
+  absl::StatusOr<Selected> selected = Load(context.database, context.selection, plan);
   if (!selected.ok()) return selected.status();
-  CountSelected(*selected, outline);
+  CountSelected(*selected, context.outline);
   std::vector<std::string> shown = ConfigFields(*selected, "fingerprint");
   shown.insert(shown.end(), {"device_name", "sweep", "repeat", "intra_op_threads"});
-  outline->scope =
-      ScopeOf(*selected, request.selection(), shown, "every run, in sweep and repeat order");
+  context.outline->scope =
+      ScopeOf(*selected, context.selection, shown, "every run, in sweep and repeat order");
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();

@@ -41,8 +41,8 @@ void CountSelected(const Selected& selected, Outline* outline) {
   outline->predicted = PredictedCount(selected);
 }
 
-absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
-                                            const v1::HeatmapRequest& request, Outline* outline) {
+absl::StatusOr<v1::HeatmapResponse> Heatmap(const KindContext& context,
+                                            const v1::HeatmapRequest& request) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric());
   if (!metric.ok()) return metric.status();
   if (request.x().empty() || request.y().empty()) {
@@ -57,9 +57,9 @@ absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
   if (!request.panel().empty()) plan.fields.push_back(request.panel());
   plan.metrics = {(*metric)->name};
   PlanScope(&plan);
-  absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
+  absl::StatusOr<Selected> selected = Load(context.database, context.selection, plan);
   if (!selected.ok()) return selected.status();
-  CountSelected(*selected, outline);
+  CountSelected(*selected, context.outline);
   if (request.panel() != "family" && request.x() != "family" && request.y() != "family") {
     // Families have different hyper-parameters: one grid would mix cells of
     // unlike models and leave blank the columns only one family has.
@@ -75,7 +75,7 @@ absl::StatusOr<v1::HeatmapResponse> Heatmap(const db::Database* database,
   }
   std::vector<std::string> shown = {request.x(), request.y()};
   if (!request.panel().empty()) shown.push_back(request.panel());
-  outline->scope = ScopeOf(*selected, request.selection(), shown, "median of each cell");
+  context.outline->scope = ScopeOf(*selected, context.selection, shown, "median of each cell");
 
   // Cells grouped on dictionary ids; strings only once per cell.
   const int x = FieldIndex(*selected, request.x());
@@ -200,9 +200,8 @@ void FitMeasuredOnly(const Selected& selected,
 
 }  // namespace
 
-absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database,
-                                                    const v1::SensitivityRequest& request,
-                                                    Outline* outline) {
+absl::StatusOr<v1::SensitivityResponse> Sensitivity(const KindContext& context,
+                                                    const v1::SensitivityRequest& request) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric());
   if (!metric.ok()) return metric.status();
   LoadPlan plan;
@@ -213,9 +212,9 @@ absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database
   plan.metrics = {(*metric)->name};
   const bool chosen_features = request.features().empty();
   PlanScope(&plan);
-  absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
+  absl::StatusOr<Selected> selected = Load(context.database, context.selection, plan);
   if (!selected.ok()) return selected.status();
-  CountSelected(*selected, outline);
+  CountSelected(*selected, context.outline);
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();
@@ -243,8 +242,8 @@ absl::StatusOr<v1::SensitivityResponse> Sensitivity(const db::Database* database
   response->set_metric((*metric)->name);
   for (std::string& why : dropped) response->add_dropped(std::move(why));
   FitMeasuredOnly(*selected, *measured, features, *input, &*response);
-  outline->scope =
-      ScopeOf(*selected, request.selection(), features, "every result one point of the fit");
+  context.outline->scope =
+      ScopeOf(*selected, context.selection, features, "every result one point of the fit");
   return response;
 }
 
@@ -254,18 +253,18 @@ int ElementBytes(const std::string& precision) { return precision == "float32" ?
 
 }  // namespace
 
-absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
-                                              const v1::RooflineRequest& request,
-                                              Outline* outline) {
+absl::StatusOr<v1::RooflineResponse> Roofline(const KindContext& context,
+                                              const v1::RooflineRequest& request) {
   LoadPlan plan;
   plan.config_without = std::vector<std::string>{};
   plan.metrics = {"intensity"};
   plan.columns = {Column::kExecutedFlopsPerSec};
   PlanScope(&plan);
-  absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
+  absl::StatusOr<Selected> selected = Load(context.database, context.selection, plan);
   if (!selected.ok()) return selected.status();
-  CountSelected(*selected, outline);
-  outline->scope = ScopeOf(*selected, request.selection(), {}, "");  // every job its own point
+  CountSelected(*selected, context.outline);
+  context.outline->scope =
+      ScopeOf(*selected, context.selection, {}, "");  // every job its own point
 
   v1::RooflineResponse response;
   std::set<int64_t> platform_ids;
@@ -295,7 +294,7 @@ absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
   }
 
   for (int64_t platform_id : platform_ids) {
-    absl::StatusOr<v1::Platform> platform = db::ReadPlatform(*database, platform_id);
+    absl::StatusOr<v1::Platform> platform = db::ReadPlatform(*context.database, platform_id);
     if (absl::IsNotFound(platform.status())) continue;
     if (!platform.ok()) return platform.status();
     v1::PlatformRoofs* roofs = response.add_roofs();
@@ -317,7 +316,7 @@ absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
   if (request.include_ops()) {
     for (const Record* record : measured) {
       absl::StatusOr<std::optional<v1::Measurement>> measurement =
-          db::ReadMeasurementOfJob(*database, record->job_id);
+          db::ReadMeasurementOfJob(*context.database, record->job_id);
       if (!measurement.ok()) return measurement.status();
       if (!measurement->has_value()) continue;
       for (const v1::OpProfile& op : (*measurement)->op_profile()) {
@@ -338,8 +337,8 @@ absl::StatusOr<v1::RooflineResponse> Roofline(const db::Database* database,
   return response;
 }
 
-absl::StatusOr<v1::BoxplotResponse> Boxplot(const db::Database* database,
-                                            const v1::BoxplotRequest& request, Outline* outline) {
+absl::StatusOr<v1::BoxplotResponse> Boxplot(const KindContext& context,
+                                            const v1::BoxplotRequest& request) {
   absl::StatusOr<const MetricInfo*> metric = FindMetric(request.metric());
   if (!metric.ok()) return metric.status();
   std::vector<std::string> group_by(request.group_by().begin(), request.group_by().end());
@@ -348,10 +347,10 @@ absl::StatusOr<v1::BoxplotResponse> Boxplot(const db::Database* database,
   plan.fields = group_by;
   plan.metrics = {(*metric)->name};
   PlanScope(&plan);
-  absl::StatusOr<Selected> selected = Load(database, request.selection(), plan);
+  absl::StatusOr<Selected> selected = Load(context.database, context.selection, plan);
   if (!selected.ok()) return selected.status();
-  CountSelected(*selected, outline);
-  outline->scope = ScopeOf(*selected, request.selection(), group_by, "pooled into each box");
+  CountSelected(*selected, context.outline);
+  context.outline->scope = ScopeOf(*selected, context.selection, group_by, "pooled into each box");
   absl::StatusOr<std::vector<std::pair<const Record*, double>>> measured =
       MeasuredRecords(*selected, **metric);
   if (!measured.ok()) return measured.status();

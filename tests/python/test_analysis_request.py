@@ -18,16 +18,17 @@ def test_heatmap_request_fields() -> None:
     assert request.WhichOneof("analysis") == "heatmap"
     assert (heatmap.metric, heatmap.x, heatmap.y, heatmap.panel) == ("gflops", "node", "batch",
                                                                       "precision")
-    assert list(heatmap.selection.sweep_ids) == [4]
-    assert dict(heatmap.selection.where) == {"layer": "4", "precision": "float32"}
-    assert heatmap.selection.include_predicted
+    assert list(request.selection.sweep_ids) == [4]
+    assert dict(request.selection.where) == {"layer": "4", "precision": "float32"}
+    assert request.selection.include_predicted
 
 
 def test_cli_flag_names_and_lists() -> None:
-    sensitivity = paradnn.build_request("sensitivity", [1, 2], metric="gflops", log2=True,
-                                        features="node, batch").sensitivity
+    request = paradnn.build_request("sensitivity", [1, 2], metric="gflops", log2=True,
+                                    features="node, batch")
+    sensitivity = request.sensitivity
     assert sensitivity.log2_features and list(sensitivity.features) == ["node", "batch"]
-    assert list(sensitivity.selection.sweep_ids) == [1, 2]
+    assert list(request.selection.sweep_ids) == [1, 2]
     boxplot = paradnn.build_request("boxplot", 1, metric="mfu", group_by=["family"]).boxplot
     assert list(boxplot.group_by) == ["family"]
     assert paradnn.build_request("roofline", 1, ops=True).roofline.include_ops
@@ -39,6 +40,25 @@ def test_every_kind_of_the_proto_is_offered() -> None:
     fields = analysis_pb2.AnalyzeRequest.DESCRIPTOR.oneofs_by_name["analysis"].fields
     assert paradnn.KINDS == tuple(f.name for f in fields)
     assert "speedup" in paradnn.KINDS and "scaling" in paradnn.KINDS
+
+
+def test_the_table_of_kinds_has_every_kind_of_the_proto() -> None:
+    """As analysis_kinds_test for the C++ tables: a kind added to the proto alone fails here,
+    naming it (docs/extending.md "Add an analysis kind")."""
+    from paradnn import analysis
+
+    responses = analysis_pb2.AnalyzeResponse.DESCRIPTOR.oneofs_by_name["analysis"]
+    for kind in paradnn.KINDS:
+        assert kind in analysis._KINDS, f"kind {kind}: no row in paradnn/analysis.py _KINDS"
+        row = analysis._KINDS[kind]
+        response = responses.containing_type.fields_by_name[kind].message_type
+        assert row.rows in response.fields_by_name, f"kind {kind}: {response.name} has no {row.rows}"
+        if row.nested is not None:
+            outer = response.fields_by_name[row.rows].message_type
+            assert row.nested in outer.fields_by_name, f"kind {kind}: {outer.name} has no {row.nested}"
+            for name in row.leading.values():
+                assert name in outer.fields_by_name, f"kind {kind}: {outer.name} has no {name}"
+    assert set(analysis._KINDS) == set(paradnn.KINDS), "_KINDS has a kind the proto lacks"
 
 
 @pytest.mark.parametrize("kind, fields, message", [
@@ -87,3 +107,16 @@ def test_other_frames_take_their_rows() -> None:
     assert list(levels["value"]) == ["2"] and list(levels.attrs["levels"]) == ["1", "2"]
     with pytest.raises(ValueError, match="no analysis"):
         paradnn.frame(analysis_pb2.AnalyzeResponse())
+
+
+def test_history_frame_has_a_row_per_point_with_its_series() -> None:
+    response = analysis_pb2.AnalyzeResponse()
+    response.history.metric = "step_time"
+    series = response.history.series.add(config="fc layer=2", hardware="cpu AMD EPYC")
+    series.points.add(sweep_id=1, job_id=10, value=0.5)
+    series.points.add(sweep_id=2, job_id=20, value=0.6, set_aside=True)
+    points = paradnn.frame(response)
+    assert list(points["config"]) == ["fc layer=2", "fc layer=2"]
+    assert list(points["hardware"]) == ["cpu AMD EPYC", "cpu AMD EPYC"]
+    assert list(points["value"]) == [0.5, 0.6] and list(points["set_aside"]) == [False, True]
+    assert points.attrs["metric"] == "step_time"

@@ -4,14 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <map>
-#include <set>
 #include <string>
 #include <vector>
+
+#include "client/analysis_kinds.h"
 
 namespace paradnn::client {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // Parses `args` (after the program name) against `paradnn analyze KIND ...`.
@@ -34,30 +35,33 @@ ParsedAnalyze Parse(std::vector<std::string> args) {
   return parsed;
 }
 
-TEST(AnalyzeFlagsTest, EveryKindIsASubcommandThatFillsItsOwnRequest) {
-  const std::map<std::string, v1::AnalyzeRequest::AnalysisCase> expected = {
-      {"heatmap", v1::AnalyzeRequest::kHeatmap},
-      {"sensitivity", v1::AnalyzeRequest::kSensitivity},
-      {"roofline", v1::AnalyzeRequest::kRoofline},
-      {"boxplot", v1::AnalyzeRequest::kBoxplot},
-      {"speedup", v1::AnalyzeRequest::kSpeedup},
-      {"scaling", v1::AnalyzeRequest::kScaling}};
-  std::set<std::string> seen;
+// Which case each kind fills is analysis_kinds_test's; here, that every
+// subcommand sends the one selection of its sweeps and filters.
+TEST(AnalyzeFlagsTest, EverySubcommandSendsItsSweepsAsTheRequestsSelection) {
+  int subcommands = 0;
   for (const AnalysisKind& kind : AnalysisKinds()) {
-    seen.insert(kind.name);
-    ASSERT_EQ(expected.count(kind.name), 1u) << kind.name << " has no expected request case";
+    if (kind.fill == nullptr) continue;
+    ++subcommands;
     AnalyzeFlags flags;
     flags.sweep_ids = {3, 4};
     flags.where = {"precision=float32"};
-    flags.metric = "examples_per_sec";
-    flags.x = "node";
-    flags.y = "batch";
-    flags.field = "device_kind";
+    flags.include_predicted = true;
     absl::StatusOr<v1::AnalyzeRequest> request = BuildAnalyzeRequest(kind.name, flags);
     ASSERT_TRUE(request.ok()) << kind.name << ": " << request.status();
-    EXPECT_EQ(request->analysis_case(), expected.at(kind.name)) << kind.name;
+    EXPECT_THAT(request->selection().sweep_ids(), ElementsAre(3, 4)) << kind.name;
+    EXPECT_EQ(request->selection().where().at("precision"), "float32") << kind.name;
+    EXPECT_TRUE(request->selection().include_predicted()) << kind.name;
   }
-  EXPECT_EQ(seen.size(), expected.size());
+  EXPECT_EQ(subcommands, 6);  // heatmap, sensitivity, roofline, boxplot, speedup, scaling
+}
+
+TEST(AnalyzeFlagsTest, AKindWithACommandOfItsOwnIsNotAnAnalyzeSubcommand) {
+  absl::StatusOr<v1::AnalyzeRequest> request = BuildAnalyzeRequest("history", AnalyzeFlags{});
+  ASSERT_FALSE(request.ok());
+  EXPECT_EQ(request.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(request.status().message()),
+              HasSubstr("'history' is not an analysis of `analyze` (see `paradnn history`)"));
+  EXPECT_THROW(Parse({"history", "1"}), CLI::ParseError);
 }
 
 TEST(AnalyzeFlagsTest, AnUnknownKindIsAnErrorNamingTheKinds) {
@@ -80,9 +84,9 @@ TEST(AnalyzeFlagsTest, ParsedOptionsReachTheRequest) {
   EXPECT_EQ(heatmap.x(), "node");
   EXPECT_EQ(heatmap.y(), "batch");
   EXPECT_EQ(heatmap.panel(), "precision");
-  ASSERT_EQ(heatmap.selection().sweep_ids_size(), 1);
-  EXPECT_EQ(heatmap.selection().sweep_ids(0), 7);
-  EXPECT_EQ(heatmap.selection().where().at("layer"), "4");
+  ASSERT_EQ(request->selection().sweep_ids_size(), 1);
+  EXPECT_EQ(request->selection().sweep_ids(0), 7);
+  EXPECT_EQ(request->selection().where().at("layer"), "4");
 }
 
 TEST(AnalyzeFlagsTest, SweepIdsMustBePositiveIntegers) {

@@ -23,8 +23,8 @@ TEST(CompareCommandTest, TwoSweepsAreComparedOverTheSweepField) {
   EXPECT_EQ(s.candidate(), "5");
   EXPECT_EQ(s.metric(), "step_time");
   EXPECT_DOUBLE_EQ(s.fdr(), 0.05);
-  EXPECT_THAT(s.selection().sweep_ids(), ::testing::ElementsAre(3, 5));
-  EXPECT_EQ(s.selection().where().at("precision"), "float32");
+  EXPECT_THAT(request->selection().sweep_ids(), ::testing::ElementsAre(3, 5));
+  EXPECT_EQ(request->selection().where().at("precision"), "float32");
 }
 
 TEST(CompareCommandTest, TwoValuesOfAFieldWithinTheGivenSweeps) {
@@ -37,7 +37,7 @@ TEST(CompareCommandTest, TwoValuesOfAFieldWithinTheGivenSweeps) {
   ASSERT_TRUE(request.ok()) << request.status();
   EXPECT_EQ(request->speedup().field(), "blas_core");
   EXPECT_EQ(request->speedup().baseline(), "Prescott");
-  EXPECT_THAT(request->speedup().selection().sweep_ids(), ::testing::ElementsAre(7));
+  EXPECT_THAT(request->selection().sweep_ids(), ::testing::ElementsAre(7));
   EXPECT_DOUBLE_EQ(request->speedup().fdr(), 0.01);
 }
 

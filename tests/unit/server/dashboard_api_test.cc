@@ -171,9 +171,17 @@ TEST_F(DashboardApiTest, RoutesAnswerWhatGrpcAnswers) {
   EXPECT_EQ(rows[0]["state"], "JOB_PENDING");
   const Answer heatmap = Fetch(
       port_, http::verb::post, "/api/v1/analyze",
-      R"({"heatmap": {"selection": {"sweep_ids": [)" + id + R"(]}, "x": "node", "y": "batch"}})");
-  // No result yet: the analysis' own refusal, as gRPC gives it.
+      R"({"selection": {"sweep_ids": [)" + id + R"(]}, "heatmap": {"x": "node", "y": "batch"}})");
+  // The analysis' own refusal, as gRPC gives it: the body parsed.
   EXPECT_EQ(heatmap.json()["error"]["code"], "INVALID_ARGUMENT") << heatmap.body;
+  EXPECT_NE(heatmap.body.find("metric is required"), std::string::npos) << heatmap.body;
+  // A request of the old shape (a selection inside the kind) is refused
+  // naming the field, not read as a request over no sweeps.
+  const Answer old_shape =
+      Fetch(port_, http::verb::post, "/api/v1/analyze",
+            R"({"heatmap": {"selection": {"sweep_ids": [)" + id + R"(]}, "metric": "gflops"}})");
+  EXPECT_EQ(old_shape.json()["error"]["code"], "INVALID_ARGUMENT") << old_shape.body;
+  EXPECT_NE(old_shape.body.find("selection"), std::string::npos) << old_shape.body;
   EXPECT_EQ(Fetch(port_, http::verb::get, "/api/v1/workers").json()["workers"].size(), 0u);
   EXPECT_EQ(Fetch(port_, http::verb::get, "/api/v1/fleet?sweep=" + id).status, 200);
   // A window longer than all history is all history, not a negative time.

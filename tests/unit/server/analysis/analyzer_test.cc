@@ -1,106 +1,22 @@
 // Analyzer over a real SQLite file filled through the stores with results of
 // known values: the SQL selection (sweeps, where filters, hyper-parameters,
 // platform fields) and each analysis end to end, plus the errors for bad
-// requests.
+// requests. Predicted results: analyzer_predicted_test.cc.
 #include "server/analysis/analyzer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "db/database.h"
-#include "db/platform_store.h"
-#include "db/statement.h"
-#include "paradnn/v1/coordinator.pb.h"
-#include "tests/support/synthetic_results.h"
-#include "tests/unit/db/test_db.h"
+#include "tests/unit/server/analysis/analyzer_test_support.h"
 
 namespace paradnn::server::analysis {
 namespace {
 
-using ::paradnn::testing::StoreSyntheticSweep;
-using ::paradnn::testing::SyntheticPlatform;
-using ::paradnn::testing::SyntheticResult;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// FC results with examples/s known in closed form: 100 × log2(node) − 50 ×
-// log2(layer) + 10 × log2(batch), twice that in bfloat16.
-SyntheticResult Fc(int64_t layer, int64_t node, int64_t batch, const std::string& precision) {
-  SyntheticResult result;
-  result.params = {{"layer", layer}, {"node", node}, {"batch", batch}};
-  result.precision = precision;
-  const double value = 100 * std::log2(node) - 50 * std::log2(layer) + 10 * std::log2(batch);
-  result.examples_per_sec = precision == "bfloat16" ? 2 * value : value;
-  result.model_flops_per_sec = result.examples_per_sec * 1e6;
-  result.executed_flops_per_sec = result.model_flops_per_sec * 1.1;
-  result.executed_flops = 1e9 * layer;
-  result.bytes_per_step = 1e7 * node / 64;
-  result.mfu = result.model_flops_per_sec / 250e9;
-  result.param_count = layer * node * node;
-  return result;
-}
-
-class AnalyzerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    absl::StatusOr<std::unique_ptr<db::Database>> database = db::Database::Open(file_.path());
-    ASSERT_TRUE(database.ok()) << database.status();
-    database_ = *std::move(database);
-    db::PlatformStore platforms(database_.get());
-    absl::StatusOr<int64_t> cpu = platforms.UpsertSync(SyntheticPlatform("cpu-a", "cpu", 250e9));
-    absl::StatusOr<int64_t> gpu = platforms.UpsertSync(SyntheticPlatform("gpu-b", "cuda", 500e12));
-    ASSERT_TRUE(cpu.ok() && gpu.ok());
-    cpu_platform_ = *cpu;
-    gpu_platform_ = *gpu;
-  }
-
-  // layer {1, 4} × node {64, 256, 1024} × batch {16, 128} in `precisions`.
-  std::vector<SyntheticResult> Grid(const std::vector<std::string>& precisions) {
-    std::vector<SyntheticResult> results;
-    for (const std::string& precision : precisions) {
-      for (int64_t layer : {1, 4}) {
-        for (int64_t node : {64, 256, 1024}) {
-          for (int64_t batch : {16, 128}) results.push_back(Fc(layer, node, batch, precision));
-        }
-      }
-    }
-    return results;
-  }
-
-  int64_t Store(const std::vector<SyntheticResult>& results, const std::string& device = "cpu") {
-    absl::StatusOr<int64_t> id =
-        StoreSyntheticSweep(database_.get(), "s", device, results,
-                            device == "cpu" ? cpu_platform_ : gpu_platform_, device + "-worker");
-    EXPECT_TRUE(id.ok()) << id.status();
-    return id.ok() ? *id : 0;
-  }
-
-  absl::StatusOr<v1::AnalyzeResponse> Analyze(const v1::AnalyzeRequest& request) {
-    return Analyzer(database_.get()).Analyze(request);
-  }
-
-  // A heat map of `metric` over `sweep`, `x` by `y`.
-  static v1::AnalyzeRequest HeatmapOf(int64_t sweep, const std::string& metric,
-                                      const std::string& x, const std::string& y) {
-    v1::AnalyzeRequest request;
-    v1::HeatmapRequest* heatmap = request.mutable_heatmap();
-    heatmap->mutable_selection()->add_sweep_ids(sweep);
-    heatmap->set_metric(metric);
-    heatmap->set_x(x);
-    heatmap->set_y(y);
-    return request;
-  }
-
-  db::testing::TempDbFile file_;
-  std::unique_ptr<db::Database> database_;
-  int64_t cpu_platform_ = 0;
-  int64_t gpu_platform_ = 0;
-};
 
 TEST_F(AnalyzerTest, HeatmapTakesTheMedianOverTheOtherFieldsAndShowsOom) {
   std::vector<SyntheticResult> results = Grid({"float32"});
@@ -139,7 +55,7 @@ TEST_F(AnalyzerTest, HeatmapTakesTheMedianOverTheOtherFieldsAndShowsOom) {
 TEST_F(AnalyzerTest, WhereFiltersInSqlAndPanelsSplitByPrecision) {
   const int64_t sweep = Store(Grid({"float32", "bfloat16"}));
   v1::AnalyzeRequest request = HeatmapOf(sweep, "gflops", "node", "batch");
-  (*request.mutable_heatmap()->mutable_selection()->mutable_where())["layer"] = "1";
+  (*request.mutable_selection()->mutable_where())["layer"] = "1";
   request.mutable_heatmap()->set_panel("precision");
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
@@ -157,7 +73,7 @@ TEST_F(AnalyzerTest, SensitivityRecoversTheSignsOfTheKnownModel) {
   const int64_t sweep = Store(Grid({"float32"}));
   v1::AnalyzeRequest request;
   v1::SensitivityRequest* sensitivity = request.mutable_sensitivity();
-  sensitivity->mutable_selection()->add_sweep_ids(sweep);
+  request.mutable_selection()->add_sweep_ids(sweep);
   sensitivity->set_metric("examples_per_sec");
   sensitivity->set_log2_features(true);
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
@@ -186,8 +102,8 @@ TEST_F(AnalyzerTest, SpeedupJoinsConfigurationsAcrossDeviceKinds) {
   const int64_t gpu_sweep = Store(gpu, "cuda");
   v1::AnalyzeRequest request;
   v1::SpeedupRequest* speedup = request.mutable_speedup();
-  speedup->mutable_selection()->add_sweep_ids(cpu_sweep);
-  speedup->mutable_selection()->add_sweep_ids(gpu_sweep);
+  request.mutable_selection()->add_sweep_ids(cpu_sweep);
+  request.mutable_selection()->add_sweep_ids(gpu_sweep);
   speedup->set_field("device_kind");
   speedup->set_color_by("batch");
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
@@ -228,8 +144,8 @@ TEST_F(AnalyzerTest, SpeedupKeepsSweptThreadCountsApart) {
   const int64_t cpu_sweep = Store(with_threads(1), "cpu");
   const int64_t gpu_sweep = Store(with_threads(10), "cuda");
   v1::AnalyzeRequest request;
-  request.mutable_speedup()->mutable_selection()->add_sweep_ids(cpu_sweep);
-  request.mutable_speedup()->mutable_selection()->add_sweep_ids(gpu_sweep);
+  request.mutable_selection()->add_sweep_ids(cpu_sweep);
+  request.mutable_selection()->add_sweep_ids(gpu_sweep);
   request.mutable_speedup()->set_field("device_kind");
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
@@ -243,7 +159,7 @@ TEST_F(AnalyzerTest, SpeedupKeepsSweptThreadCountsApart) {
 TEST_F(AnalyzerTest, SpeedupOfBfloat16OverFloat32DefaultsToFloat32AsBaseline) {
   const int64_t sweep = Store(Grid({"float32", "bfloat16"}));
   v1::AnalyzeRequest request;
-  request.mutable_speedup()->mutable_selection()->add_sweep_ids(sweep);
+  request.mutable_selection()->add_sweep_ids(sweep);
   request.mutable_speedup()->set_field("precision");
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
@@ -256,8 +172,8 @@ TEST_F(AnalyzerTest, BoxplotGroupsByFamilyAndDevice) {
   const int64_t cpu_sweep = Store(Grid({"float32"}), "cpu");
   const int64_t gpu_sweep = Store(Grid({"float32"}), "cuda");
   v1::AnalyzeRequest request;
-  request.mutable_boxplot()->mutable_selection()->add_sweep_ids(cpu_sweep);
-  request.mutable_boxplot()->mutable_selection()->add_sweep_ids(gpu_sweep);
+  request.mutable_selection()->add_sweep_ids(cpu_sweep);
+  request.mutable_selection()->add_sweep_ids(gpu_sweep);
   request.mutable_boxplot()->set_metric("mfu");
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
@@ -279,7 +195,7 @@ TEST_F(AnalyzerTest, RooflinePlacesJobsAndOperatorsUnderTheCalibratedRoofs) {
   results[0].ops.push_back(op);
   const int64_t sweep = Store(results);
   v1::AnalyzeRequest request;
-  request.mutable_roofline()->mutable_selection()->add_sweep_ids(sweep);
+  request.mutable_selection()->add_sweep_ids(sweep);
   request.mutable_roofline()->set_include_ops(true);
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
@@ -311,7 +227,8 @@ TEST_F(AnalyzerTest, ScalingComparesThreadCountsPerConfiguration) {
   }
   const int64_t sweep = Store(results);
   v1::AnalyzeRequest request;
-  request.mutable_scaling()->mutable_selection()->add_sweep_ids(sweep);
+  request.mutable_selection()->add_sweep_ids(sweep);
+  request.mutable_scaling();  // every option defaulted
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
   const v1::ScalingResponse& scaling = response->scaling();
@@ -329,7 +246,7 @@ TEST_F(AnalyzerTest, ScalingComparesThreadCountsPerConfiguration) {
 TEST_F(AnalyzerTest, ScopeNamesTheSelectionPlatformsAndWhatWasAggregated) {
   const int64_t sweep = Store(Grid({"float32", "bfloat16"}));
   v1::AnalyzeRequest request = HeatmapOf(sweep, "gflops", "layer", "batch");
-  (*request.mutable_heatmap()->mutable_selection()->mutable_where())["node"] = "256";
+  (*request.mutable_selection()->mutable_where())["node"] = "256";
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
   const v1::AnalysisScope& scope = response->scope();
@@ -342,7 +259,7 @@ TEST_F(AnalyzerTest, ScopeNamesTheSelectionPlatformsAndWhatWasAggregated) {
   EXPECT_THAT(scope.aggregated(0).values(), ElementsAre("bfloat16", "float32"));
 
   v1::AnalyzeRequest box;
-  box.mutable_boxplot()->mutable_selection()->add_sweep_ids(sweep);
+  box.mutable_selection()->add_sweep_ids(sweep);
   box.mutable_boxplot()->set_metric("gflops");
   box.mutable_boxplot()->add_group_by("precision");
   absl::StatusOr<v1::AnalyzeResponse> boxes = Analyze(box);
@@ -367,7 +284,7 @@ TEST_F(AnalyzerTest, HeatmapOfTwoFamiliesPanelsByFamilyOrIsRefused) {
   const int64_t cnn_sweep = Store(cnn);
   v1::AnalyzeRequest request = HeatmapOf(fc_sweep, "gflops", "batch", "precision");
   v1::HeatmapRequest* heatmap = request.mutable_heatmap();
-  heatmap->mutable_selection()->add_sweep_ids(cnn_sweep);
+  request.mutable_selection()->add_sweep_ids(cnn_sweep);
   absl::StatusOr<v1::AnalyzeResponse> refused = Analyze(request);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
@@ -392,178 +309,12 @@ TEST_F(AnalyzerTest, SensitivitySaysWhichFieldsItLeftOutAndWhy) {
   for (SyntheticResult& r : results) r.params["input"] = 2000;
   const int64_t sweep = Store(results);
   v1::AnalyzeRequest request;
-  request.mutable_sensitivity()->mutable_selection()->add_sweep_ids(sweep);
+  request.mutable_selection()->add_sweep_ids(sweep);
   request.mutable_sensitivity()->set_metric("gflops");
   absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_THAT(response->sensitivity().dropped(), ElementsAre("input: constant over the selection"));
   EXPECT_EQ(response->sensitivity().weights_size(), 3);
-}
-
-// Turns the jobs of `sweep` whose node is 1024 into a budgeted sweep's
-// predictions: no result, JOB_PREDICTED, a stored prediction of 700
-// examples/s with a 90 % step-time interval of [0.8, 1.25] × the step.
-int64_t PredictNode1024(db::Database* database, int64_t sweep) {
-  v1::PredictedStep prediction;
-  prediction.set_step_seconds(0.02);
-  prediction.set_step_seconds_low(0.016);
-  prediction.set_step_seconds_high(0.025);
-  prediction.set_interval(0.9);
-  prediction.set_examples_per_sec(700);
-  prediction.set_model_flops_per_sec(700e6);
-  prediction.set_measurements(8);
-  prediction.set_model("roofline-gp-v1");
-  int64_t predicted = 0;
-  absl::Status status = database->WriteSync([&](sqlite3* db) -> absl::Status {
-    db::Statement jobs(db,
-                       "SELECT j.id FROM jobs j JOIN config_params cp ON cp.config_id = "
-                       "j.config_id AND cp.key = 'node' WHERE j.sweep_id = ? AND "
-                       "cp.int_value = 1024");
-    jobs.Bind(1, sweep);
-    std::vector<int64_t> ids;
-    for (;;) {
-      absl::StatusOr<bool> row = jobs.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      ids.push_back(jobs.ColumnInt(0));
-    }
-    for (int64_t id : ids) {
-      for (const char* sql : {"DELETE FROM samples WHERE result_id IN (SELECT id FROM results "
-                              "WHERE job_id = ?)",
-                              "DELETE FROM results WHERE job_id = ?"}) {
-        db::Statement erase(db, sql);
-        erase.Bind(1, id);
-        if (absl::Status s = erase.Run(); !s.ok()) return s;
-      }
-      db::Statement mark(db, "UPDATE jobs SET state = ? WHERE id = ?");
-      mark.Bind(1, static_cast<int>(v1::JOB_PREDICTED)).Bind(2, id);
-      if (absl::Status s = mark.Run(); !s.ok()) return s;
-      db::Statement insert(db,
-                           "INSERT INTO predictions (job_id, details, created_unix_ms) "
-                           "VALUES (?, ?, 1)");
-      insert.Bind(1, id).BindBlob(2, prediction.SerializeAsString());
-      if (absl::Status s = insert.Run(); !s.ok()) return s;
-      ++predicted;
-    }
-    return absl::OkStatus();
-  });
-  EXPECT_TRUE(status.ok()) << status;
-  return predicted;
-}
-
-TEST_F(AnalyzerTest, PredictedResultsCountOnlyWhenAskedForAndSayWhatTheyAre) {
-  const int64_t sweep = Store(Grid({"float32"}));
-  ASSERT_EQ(PredictNode1024(database_.get(), sweep), 4);  // layer {1, 4} x batch {16, 128}
-
-  v1::AnalyzeRequest request = HeatmapOf(sweep, "examples_per_sec", "node", "batch");
-  v1::HeatmapRequest* heatmap = request.mutable_heatmap();
-  absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
-  ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_EQ(response->results(), 8);  // measurements only
-  EXPECT_EQ(response->predicted_results(), 0);
-  EXPECT_THAT(response->heatmap().x_values(), ElementsAre("64", "256"));
-
-  heatmap->mutable_selection()->set_include_predicted(true);
-  response = Analyze(request);
-  ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_EQ(response->results(), 12);
-  EXPECT_EQ(response->predicted_results(), 4);
-  const v1::HeatmapResponse& map = response->heatmap();
-  EXPECT_THAT(map.x_values(), ElementsAre("64", "256", "1024"));
-  for (const v1::HeatmapCell& cell : map.panels(0).cells()) {
-    if (cell.x() != "1024") {
-      EXPECT_EQ(cell.predicted_results(), 0);
-      EXPECT_FALSE(cell.has_predicted_low());
-      continue;
-    }
-    EXPECT_EQ(cell.predicted_results(), 2);
-    EXPECT_EQ(cell.ok_results(), 2);
-    EXPECT_NEAR(cell.value(), 700, 1e-9);
-    // Examples/s is the inverse of the step: [700 / 1.25, 700 / 0.8].
-    EXPECT_NEAR(cell.predicted_low(), 560, 1e-3);
-    EXPECT_NEAR(cell.predicted_high(), 875, 1e-3);
-  }
-
-  // MFU through the roof of the sweep's measurements (250 GFLOP/s).
-  heatmap->set_metric("mfu");
-  response = Analyze(request);
-  ASSERT_TRUE(response.ok()) << response.status();
-  for (const v1::HeatmapCell& cell : response->heatmap().panels(0).cells()) {
-    if (cell.x() == "1024") {
-      EXPECT_NEAR(cell.value(), 700e6 / 250e9, 1e-12);
-    }
-  }
-}
-
-TEST_F(AnalyzerTest, EveryAnalysisSaysWhereItsPredictedPointsWent) {
-  const int64_t sweep = Store(Grid({"float32"}));
-  ASSERT_EQ(PredictNode1024(database_.get(), sweep), 4);
-  // The sensitivity over every point, and over the measured ones alone.
-  v1::AnalyzeRequest request;
-  absl::StatusOr<v1::AnalyzeResponse> response;
-  v1::SensitivityRequest* sensitivity = request.mutable_sensitivity();
-  sensitivity->mutable_selection()->add_sweep_ids(sweep);
-  sensitivity->mutable_selection()->set_include_predicted(true);
-  sensitivity->set_metric("examples_per_sec");
-  sensitivity->set_log2_features(true);
-  response = Analyze(request);
-  ASSERT_TRUE(response.ok()) << response.status();
-  const v1::SensitivityResponse& fit = response->sensitivity();
-  EXPECT_EQ(fit.points(), 12);
-  EXPECT_EQ(fit.predicted_points(), 4);
-  ASSERT_TRUE(fit.has_measured_only());
-  EXPECT_EQ(fit.measured_only().points(), 8);
-  EXPECT_EQ(fit.measured_only().weights_size(), fit.weights_size());
-  EXPECT_NEAR(fit.measured_only().r_squared(), 1.0, 1e-9);  // the closed form, exactly
-
-  // Boxes count their predicted points; a roofline cannot place them.
-  request.Clear();
-  request.mutable_boxplot()->mutable_selection()->add_sweep_ids(sweep);
-  request.mutable_boxplot()->mutable_selection()->set_include_predicted(true);
-  request.mutable_boxplot()->set_metric("examples_per_sec");
-  response = Analyze(request);
-  ASSERT_TRUE(response.ok()) << response.status();
-  ASSERT_EQ(response->boxplot().groups_size(), 1);
-  EXPECT_EQ(response->boxplot().groups(0).count(), 12);
-  EXPECT_EQ(response->boxplot().groups(0).predicted(), 4);
-
-  request.Clear();
-  request.mutable_roofline()->mutable_selection()->add_sweep_ids(sweep);
-  request.mutable_roofline()->mutable_selection()->set_include_predicted(true);
-  response = Analyze(request);
-  ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_EQ(response->roofline().points_size(), 8);
-  EXPECT_EQ(response->roofline().predicted_left_out(), 4);
-
-  // A where filter on a predicted record's fields, the worker among them:
-  // no worker measured a prediction.
-  request = HeatmapOf(sweep, "examples_per_sec", "node", "batch");
-  request.mutable_heatmap()->mutable_selection()->set_include_predicted(true);
-  (*request.mutable_heatmap()->mutable_selection()->mutable_where())["worker"] = "cpu-worker";
-  response = Analyze(request);
-  ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_EQ(response->predicted_results(), 0);
-}
-
-TEST_F(AnalyzerTest, SpeedupMarksThePointsWithAPredictedSide) {
-  const int64_t fp32 = Store(Grid({"float32"}));
-  const int64_t bf16 = Store(Grid({"bfloat16"}));
-  ASSERT_EQ(PredictNode1024(database_.get(), bf16), 4);
-  v1::AnalyzeRequest request;
-  v1::SpeedupRequest* speedup = request.mutable_speedup();
-  speedup->mutable_selection()->add_sweep_ids(fp32);
-  speedup->mutable_selection()->add_sweep_ids(bf16);
-  speedup->mutable_selection()->set_include_predicted(true);
-  speedup->set_field("precision");
-  absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
-  ASSERT_TRUE(response.ok()) << response.status();
-  EXPECT_EQ(response->speedup().points_size(), 12);
-  EXPECT_EQ(response->speedup().predicted_points(), 4);
-  for (const v1::SpeedupPoint& point : response->speedup().points()) {
-    EXPECT_FALSE(point.baseline_predicted());
-    EXPECT_EQ(point.candidate_predicted(), point.config().find("node=1024") != std::string::npos)
-        << point.config();
-  }
 }
 
 TEST_F(AnalyzerTest, BadRequestsNameTheProblem) {
@@ -586,22 +337,23 @@ TEST_F(AnalyzerTest, BadRequestsNameTheProblem) {
 
   // A constant axis.
   heatmap->set_x("node");
-  (*heatmap->mutable_selection()->mutable_where())["batch"] = "16";
+  (*request.mutable_selection()->mutable_where())["batch"] = "16";
   response = Analyze(request);
   EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(response.status().message()), HasSubstr("constant"));
 
-  heatmap->mutable_selection()->clear_where();
-  heatmap->mutable_selection()->set_sweep_ids(0, 999);
+  request.mutable_selection()->clear_where();
+  request.mutable_selection()->set_sweep_ids(0, 999);
   EXPECT_EQ(Analyze(request).status().code(), absl::StatusCode::kNotFound);
-  heatmap->mutable_selection()->clear_sweep_ids();
-  EXPECT_THAT(std::string(Analyze(request).status().message()), HasSubstr("sweep_ids"));
+  request.mutable_selection()->clear_sweep_ids();
+  EXPECT_THAT(std::string(Analyze(request).status().message()),
+              HasSubstr("selection.sweep_ids: give at least one sweep id"));
 
   // Fewer points than terms.
   v1::AnalyzeRequest fit;
-  fit.mutable_sensitivity()->mutable_selection()->add_sweep_ids(sweep);
-  (*fit.mutable_sensitivity()->mutable_selection()->mutable_where())["layer"] = "1";
-  (*fit.mutable_sensitivity()->mutable_selection()->mutable_where())["batch"] = "16";
+  fit.mutable_selection()->add_sweep_ids(sweep);
+  (*fit.mutable_selection()->mutable_where())["layer"] = "1";
+  (*fit.mutable_selection()->mutable_where())["batch"] = "16";
   fit.mutable_sensitivity()->set_metric("gflops");
   fit.mutable_sensitivity()->add_features("node");
   fit.mutable_sensitivity()->set_interactions(false);
@@ -614,13 +366,49 @@ TEST_F(AnalyzerTest, BadRequestsNameTheProblem) {
 
   // No configuration on both sides.
   v1::AnalyzeRequest speedup;
-  speedup.mutable_speedup()->mutable_selection()->add_sweep_ids(sweep);
+  speedup.mutable_selection()->add_sweep_ids(sweep);
   speedup.mutable_speedup()->set_field("precision");
   speedup.mutable_speedup()->set_baseline("float32");
   speedup.mutable_speedup()->set_candidate("bfloat16");
   response = Analyze(speedup);
   EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(response.status().message()), HasSubstr("bfloat16"));
+}
+
+// The selection is the request's, once for every kind: a request without a
+// kind names the kinds, one without sweeps names selection.sweep_ids, and
+// bisect, which reads no stored results, refuses one.
+TEST_F(AnalyzerTest, TheSelectionIsTheRequestsAndErrorsNameItTruly) {
+  const int64_t sweep = Store(Grid({"float32"}));
+  v1::AnalyzeRequest request;
+  request.mutable_selection()->add_sweep_ids(sweep);
+  absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(response.status().message()),
+              HasSubstr("analysis: set one of heatmap, sensitivity, roofline, boxplot, speedup, "
+                        "scaling, history, bisect"));
+
+  request.mutable_boxplot()->set_metric("gflops");
+  response = Analyze(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->results(), 12);
+  EXPECT_THAT(response->scope().sweep_ids(), ElementsAre(sweep));
+
+  request.clear_selection();
+  response = Analyze(request);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(response.status().message()),
+              HasSubstr("selection.sweep_ids: give at least one sweep id"));
+
+  v1::AnalyzeRequest bisect;
+  bisect.mutable_bisect()->mutable_good()->insert({"blas_core", "Haswell"});
+  bisect.mutable_bisect()->mutable_bad()->insert({"blas_core", "Zen"});
+  EXPECT_TRUE(Analyze(bisect).ok()) << Analyze(bisect).status();
+  bisect.mutable_selection()->add_sweep_ids(sweep);
+  response = Analyze(bisect);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(response.status().message()),
+              HasSubstr("selection: bisect reads no stored results"));
 }
 
 }  // namespace
