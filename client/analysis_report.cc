@@ -196,7 +196,7 @@ absl::Status WriteReport(const ReportInput& input, const std::string& out_dir) {
 
   // The template is part of the binary: one that does not parse or render
   // is a build defect, reported rather than written as a broken page.
-  mustache::mustache page_template(std::string(internal::kReportTemplate));
+  mustache::mustache page_template{std::string(internal::kReportTemplate)};
   if (!page_template.is_valid()) {
     return absl::InternalError(
         absl::StrCat("report template does not parse: ", page_template.error_message()));

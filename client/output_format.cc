@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "db/result_fields.h"
 #include "paradnn/v1/metrics.pb.h"
 
 namespace paradnn::client {
@@ -332,25 +333,18 @@ std::string TargetNote(const ResultTable& table) {
 }
 
 std::string FormatNarrowTable(const ResultTable& table) {
-  static const std::set<std::string> kWideOnly = {"step_p10_ms",
-                                                  "host_speed_pct",
-                                                  "rerun_basis",
-                                                  "step_p90_ms",
-                                                  "step_cv",
-                                                  "steps",
-                                                  "stop_reason",
-                                                  "executed_gflops_per_sec",
-                                                  "hfu_pct",
-                                                  "intra_op_threads",
-                                                  "params",
-                                                  "peak_rss_mib",
-                                                  "peak_device_mib",
-                                                  "worker",
-                                                  "reused_from_job",
-                                                  "error",
-                                                  "examples_per_sec_mean",
-                                                  "examples_per_sec_min",
-                                                  "examples_per_sec_max"};
+  // Only --wide shows the result fields db/result_fields.h does not put in
+  // the narrow table, and a repeats table's spread.
+  static const std::set<std::string>* const kWideOnly = [] {
+    auto* names = new std::set<std::string>{"examples_per_sec_mean", "examples_per_sec_min",
+                                            "examples_per_sec_max"};
+    for (const db::ResultField& field : db::ResultFields()) {
+      if (field.shown && (field.shown->shown_in & db::kNarrowTable) == 0) {
+        names->insert(field.shown->name);
+      }
+    }
+    return names;
+  }();
   // What the rows say beside the table: `!` reasons and errors, per job.
   const auto column_named = [&table](const std::string& name) -> std::optional<size_t> {
     for (size_t c = 0; c < table.columns.size(); ++c) {
@@ -377,7 +371,7 @@ std::string FormatNarrowTable(const ResultTable& table) {
   std::vector<std::string> constant;
   for (size_t c = 0; c < table.columns.size(); ++c) {
     const ResultColumn& column = table.columns[c];
-    if (kWideOnly.count(column.name) > 0) continue;
+    if (kWideOnly->count(column.name) > 0) continue;
     const bool fixed =
         column.name != "job_id" && column.name != "suspect" && table.rows.size() > 1 &&
         std::all_of(table.rows.begin(), table.rows.end(), [&](const auto& row) {

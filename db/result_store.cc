@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "db/result_fields.h"
 #include "db/result_reuse.h"
 #include "db/stores_internal.h"
 
@@ -70,12 +70,6 @@ absl::Status SetJobState(sqlite3* db, int64_t job_id, v1::JobState state, int64_
   return update.Run();
 }
 
-// One of the stack settings the result's process ran with ("" if unknown).
-std::string StackValue(const v1::Measurement& m, const std::string& component) {
-  const auto it = m.stack().find(component);
-  return it == m.stack().end() ? "" : it->second;
-}
-
 absl::Status CheckPlatform(sqlite3* db, int64_t platform_id) {
   if (platform_id <= 0) return absl::OkStatus();
   Statement find(db, "SELECT 1 FROM platforms WHERE id = ?");
@@ -96,61 +90,15 @@ absl::StatusOr<int64_t> InsertResult(sqlite3* db, int64_t job_id, int64_t attemp
   // result rows small for the queries that only want statistics.
   v1::Measurement without_samples = m;
   without_samples.clear_step_seconds();
-  const v1::StepStats& stats = m.stats();
-  const v1::ModelCounts& counts = m.counts();
   {
-    Statement insert(
-        db,
-        "INSERT INTO results (job_id, attempt_id, worker_id, platform_id, outcome, error, "
-        "examples_per_sec, step_median_s, step_mean_s, step_stddev_s, step_p10_s, step_p90_s, "
-        "step_cv, ci95_rel, steps, warmup_steps, stop_reason, params, macs_per_example, "
-        "model_flops, executed_flops, bytes_per_step, model_flops_per_sec, "
-        "executed_flops_per_sec, intra_op_threads, inter_op_threads, peak_rss_bytes, "
-        "build_seconds, timed_seconds, measurement, created_unix_ms, mfu, hfu, suspect, "
-        "silicon_mfu, silicon_hfu, blas_core, aten_capability, harness, trust_domain) VALUES ("
-        "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
-        "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, NULLIF(?32, 0), "
-        "NULLIF(?33, 0), ?34, NULLIF(?35, 0), NULLIF(?36, 0), ?37, ?38, "
-        // The harness and trust domain of the worker that measured it, as
-        // its hello said.
-        "COALESCE((SELECT harness FROM workers WHERE id = ?3), ''), "
-        "COALESCE((SELECT trust_domain FROM workers WHERE id = ?3), ''))");
+    // The row's identity, then every stored field of the measurement
+    // (db/result_fields.h): a new field is one entry there, not a column
+    // and a bind here.
+    Statement insert(db, ResultInsertSql().c_str());
     insert.Bind(1, job_id).Bind(2, attempt_id).Bind(3, worker_id);
     internal::BindOptionalId(insert, 4, platform_id);
-    insert.Bind(5, static_cast<int>(m.outcome()))
-        .Bind(6, m.error())
-        .Bind(7, m.examples_per_sec())
-        .Bind(8, stats.median_s())
-        .Bind(9, stats.mean_s())
-        .Bind(10, stats.stddev_s())
-        .Bind(11, stats.p10_s())
-        .Bind(12, stats.p90_s())
-        .Bind(13, stats.cv())
-        .Bind(14, stats.ci95_rel())
-        .Bind(15, stats.steps())
-        .Bind(16, stats.warmup_steps())
-        .Bind(17, stats.stop_reason())
-        .Bind(18, counts.params())
-        .Bind(19, counts.macs_per_example())
-        .Bind(20, counts.model_flops())
-        .Bind(21, counts.executed_flops())
-        .Bind(22, counts.bytes_per_step())
-        .Bind(23, m.model_flops_per_sec())
-        .Bind(24, m.executed_flops_per_sec())
-        .Bind(25, m.intra_op_threads())
-        .Bind(26, m.inter_op_threads())
-        .Bind(27, m.peak_rss_bytes())
-        .Bind(28, m.build_seconds())
-        .Bind(29, m.timed_seconds())
-        .BindBlob(30, without_samples.SerializeAsString())
-        .Bind(31, now_unix_ms)
-        .Bind(32, m.mfu())
-        .Bind(33, m.hfu())
-        .Bind(34, absl::StrJoin(m.suspect(), "; "))
-        .Bind(35, m.silicon_mfu())
-        .Bind(36, m.silicon_hfu())
-        .Bind(37, StackValue(m, "blas_core"))
-        .Bind(38, StackValue(m, "aten_capability"));
+    insert.BindBlob(5, without_samples.SerializeAsString()).Bind(6, now_unix_ms);
+    BindStoredFields(m, insert);
     if (absl::Status s = insert.Run(); !s.ok()) return s;
   }
   const int64_t result_id = sqlite3_last_insert_rowid(db);

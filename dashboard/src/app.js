@@ -170,38 +170,69 @@ function sweepsPage(main) {
 
 // ---- the results table --------------------------------------------------------
 
-// The columns of `paradnn results` (client/output_format.cc), in its order
-// and units: job, the hyper-parameters, precision, optimizer, measurements.
+// How cellText prints each unit of a shown result field.
+const kCellUnits = { text: 'text', flag: 'text', integer: 'int', count: 'rate', millis: 'ms', percent: 'pct', rate: 'rate', ratio: 'ratio' };
+
+// The value at `path` ("measurement.stats.median_s") of a row as the API
+// writes it (64-bit integers as text, unset messages absent); a list of
+// text joined with "; ".
+function pathValue(row, path) {
+  let value = row;
+  for (const part of path.split('.')) value = value === undefined || value === null ? undefined : value[part];
+  return Array.isArray(value) ? value.join('; ') : value;
+}
+
+// A shown result field's cell of row `r`, by the rule the CLI computes it
+// with (db/result_fields.h ShownWhen); null where blank.
+function shownCell(field, r) {
+  const text = field.unit === 'text' || field.unit === 'flag';
+  const shown = (value) => {
+    if (text) return value === undefined || value === null || value === '' ? null : String(value);
+    return field.unit === 'integer' || field.unit === 'count' ? num(value) : num(value) * field.multiply / field.divide;
+  };
+  const m = r.measurement;
+  const timed = Boolean(m) && (m.outcome === 'OK' || num(m.stats && m.stats.steps) > 0);
+  const predicted = !m && Boolean(r.prediction);
+  const value = () => pathValue(r, field.path);
+  switch (field.when) {
+    case 'source': return m ? 'measured' : predicted ? 'predicted' : null;
+    case 'outcome': return m ? m.outcome : String(r.state || '').replace(/^JOB_/, '');
+    case 'host_speed': {
+      const s = (m && m.sentinel) || {};
+      const before = num(s.compute_before), after = num(s.compute_after);
+      if (before > 0 && after > 0) return shown(Math.sqrt(before * after));
+      return before > 0 ? shown(before) : after > 0 ? shown(after) : null;
+    }
+    case 'predicted_or_timed': return predicted ? shown(pathValue(r, field.predictedPath)) : timed ? shown(value()) : null;
+    case 'if_timed': return timed ? shown(value()) : null;
+    case 'if_timed_positive': return timed && num(value()) > 0 ? shown(value()) : null;
+    case 'if_positive': return num(value()) > 0 ? shown(value()) : null;
+    case 'if_predicted': return predicted ? shown(value()) : null;
+    case 'if_set': return r[field.path.split('.')[0]] ? shown(value()) : null;
+    default: return shown(value());
+  }
+}
+
+// The columns of `paradnn results` (client/result_table.cc), in its order
+// and units: job, the hyper-parameters, precision, optimizer, then the
+// shown result fields the dashboard keeps (kResultFields, generated from
+// db/result_fields.cc into result_fields.js).
 function resultColumns(rows) {
   const params = new Set(), options = new Set();
   for (const r of rows) {
     Object.keys((r.config && r.config.params) || {}).forEach((k) => params.add(k));
     Object.keys((r.config && r.config.options) || {}).forEach((k) => options.add(k));
   }
-  const timed = (r) => r.measurement && r.measurement.outcome === 'OK';
-  const stats = (r) => (r.measurement && r.measurement.stats) || {};
-  const predicted = (r) => r.state === 'JOB_PREDICTED' && r.prediction;
-  const pct = (r, f) => (timed(r) && f > 0 ? f * 100 : null);
   const columns = [{ name: 'job_id', title: 'job', unit: 'int', get: (r) => num(r.job_id) }];
   if (rows.some((r) => num(r.repeat) > 0)) columns.push({ name: 'repeat', title: 'repeat', unit: 'int', get: (r) => num(r.repeat) });
   for (const p of [...params].sort()) columns.push({ name: p, title: p, unit: 'int', get: (r) => (r.config.params[p] === undefined ? null : num(r.config.params[p])) });
   for (const o of [...options].sort()) columns.push({ name: o, title: o, unit: 'text', get: (r) => r.config.options[o] || '' });
   columns.push(
     { name: 'precision', title: 'precision', unit: 'text', get: (r) => r.config.precision },
-    { name: 'optimizer', title: 'optimizer', unit: 'text', get: (r) => r.config.optimizer },
-    { name: 'source', title: 'source', unit: 'text', get: (r) => (r.measurement ? 'measured' : predicted(r) ? 'predicted' : '') },
-    { name: 'examples_per_sec', title: 'ex/s', unit: 'rate', get: (r) => (predicted(r) ? r.prediction.examples_per_sec : timed(r) ? r.measurement.examples_per_sec : null) },
-    { name: 'step_median_ms', title: 'median', unit: 'ms', get: (r) => (predicted(r) ? r.prediction.step_seconds * 1e3 : timed(r) ? stats(r).median_s * 1e3 : null) },
-    { name: 'step_ci95_pct', title: '±ci95', unit: 'pct', get: (r) => (timed(r) ? stats(r).ci95_rel * 100 : null) },
-    { name: 'steps', title: 'steps', unit: 'int', get: (r) => (timed(r) ? stats(r).steps : null) },
-    { name: 'model_gflops_per_sec', title: 'model GF/s', unit: 'rate', get: (r) => (predicted(r) ? r.prediction.model_flops_per_sec / 1e9 : timed(r) ? r.measurement.model_flops_per_sec / 1e9 : null) },
-    { name: 'mfu_pct', title: 'MFU', unit: 'pct', get: (r) => pct(r, r.measurement && r.measurement.mfu) },
-    { name: 'silicon_mfu_pct', title: 'MFU(si)', unit: 'pct', get: (r) => pct(r, r.measurement && r.measurement.silicon_mfu) },
-    { name: 'params', title: '#params', unit: 'rate', get: (r) => (r.measurement && num(r.measurement.counts.params) > 0 ? num(r.measurement.counts.params) : null) },
-    { name: 'outcome', title: 'outcome', unit: 'text', get: (r) => (r.measurement ? r.measurement.outcome : stateName(r.state).toUpperCase()) },
-    { name: 'suspect', title: '!', unit: 'text', get: (r) => (r.measurement ? (r.measurement.suspect || []).join('; ') : '') },
-    { name: 'worker', title: 'worker', unit: 'text', get: (r) => r.worker_id || '' },
-  );
+    { name: 'optimizer', title: 'optimizer', unit: 'text', get: (r) => r.config.optimizer });
+  for (const field of kResultFields.filter((f) => f.dashboard)) {
+    columns.push({ name: field.name, title: field.title, unit: kCellUnits[field.unit], get: (r) => shownCell(field, r) });
+  }
   return columns;
 }
 

@@ -1,13 +1,17 @@
 """DataFrames from paradnn's messages, shared by the client and open_db.
 
-result_frame mirrors `paradnn results --format csv` (client/output_format.cc:
+result_frame mirrors `paradnn results --format csv` (client/result_table.cc:
 BuildResultTable, ConfigColumns, MeasurementColumns) column for column and
-value for value, so a number in a notebook is the number the CLI printed.
+value for value, so a number in a notebook is the number the CLI printed: its
+columns after the configuration are the shown result fields, generated from
+the CLI's own table (paradnn.result_fields, from db/result_fields.cc), and
+read by the same rules.
 The other frames take their columns from the messages' descriptors.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
@@ -16,6 +20,7 @@ import numpy as np
 import pandas as pd
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from paradnn.result_fields import SHOWN_FIELDS
 from paradnn.v1 import coordinator_pb2, metrics_pb2
 
 # Column kinds and the dtypes they become. "id" columns are never absent;
@@ -57,12 +62,10 @@ def _typed_column(values: list, kind: str) -> Any:
 
 @dataclass
 class _RowView:
-    """One result row as the measurement columns read it (output_format.cc RowView)."""
+    """One result row as the shown fields read it (db/result_fields.cc ShownCell)."""
 
     row: coordinator_pb2.ResultRow
-    m: metrics_pb2.Measurement
-    stats: metrics_pb2.StepStats
-    timed: bool  # outcomes other than OK carry no meaningful timing
+    timed: bool  # a measurement that is OK or took timed steps
     predicted: bool  # a budgeted sweep's unmeasured configuration
 
     @staticmethod
@@ -70,19 +73,7 @@ class _RowView:
         measured = row.HasField("measurement")
         m = row.measurement
         timed = measured and (m.outcome == metrics_pb2.OK or m.stats.steps > 0)
-        return _RowView(row, m, m.stats, timed, not measured and row.HasField("prediction"))
-
-    def if_timed(self, value: float) -> Optional[float]:
-        return _real(value) if self.timed else None
-
-    def if_predicted(self, value: float) -> Optional[float]:
-        return _real(value) if self.predicted else None
-
-    def percent(self, fraction: float) -> Optional[float]:
-        return _real(fraction * 100) if self.timed and fraction > 0 else None
-
-    def predicted_or_timed(self, predicted: float, measured: float) -> Optional[float]:
-        return _real(predicted) if self.predicted else self.if_timed(measured)
+        return _RowView(row, timed, not measured and row.HasField("prediction"))
 
 
 def _real(value: float) -> Optional[float]:
@@ -94,69 +85,89 @@ def _text(text: str) -> Optional[str]:
     return text or None
 
 
-def _source(r: _RowView) -> Optional[str]:
-    if r.row.HasField("measurement"):
-        return "measured"
-    return "predicted" if r.predicted else None
+# The kinds of the shown units (db/result_fields.h ShownUnit).
+_UNIT_KINDS = {"text": TEXT, "flag": TEXT, "integer": INT, "count": INT}
 
 
-def _outcome(r: _RowView) -> str:
-    if r.row.HasField("measurement"):
-        return metrics_pb2.Outcome.Name(r.m.outcome)
-    return coordinator_pb2.JobState.Name(r.row.state).removeprefix("JOB_")
+@functools.lru_cache(maxsize=None)
+def _path_fields(path: str) -> tuple[tuple[str, ...], str, bool]:
+    """`path`'s message fields, then its last field (or a map's key) and whether
+    that is a map key: "measurement.stack.blas_core" -> (("measurement", "stack"),
+    "blas_core", True)."""
+    parts = path.split(".")
+    descriptor = coordinator_pb2.ResultRow.DESCRIPTOR
+    for index, part in enumerate(parts[:-1]):
+        field = descriptor.fields_by_name[part]
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            return tuple(parts[:index + 1]), parts[index + 1], True
+        descriptor = field.message_type
+    return tuple(parts[:-1]), parts[-1], False
 
 
-# The columns after the configuration, in the CLI's order: name, kind, cell.
-_MIB = 1024.0 * 1024.0
+def _read(row: coordinator_pb2.ResultRow, path: str) -> Any:
+    """The value at `path` (db/result_fields.h ResultField.path): a map's value by
+    key ("" when absent), a repeated string joined with "; "."""
+    messages, last, is_key = _path_fields(path)
+    message: Any = row
+    for name in messages:
+        message = getattr(message, name)
+    if is_key:
+        return message.get(last, "")
+    value = getattr(message, last)
+    return value if isinstance(value, (int, float, str)) else "; ".join(value)
 
-def _host_speed_pct(sentinel) -> Any:
-    """The sentinel's matmul speed around the job against its calibration:
-    the geometric mean of the readings the job holds (common/host_sentinel.h)."""
-    readings = [r for r in (sentinel.compute_before, sentinel.compute_after) if r > 0]
-    if not readings:
+
+def _host_speed(sentinel: metrics_pb2.HostSentinel) -> Optional[float]:
+    """The sentinel's speed around the job (common/host_sentinel.h HostSpeedAround)."""
+    before, after = sentinel.compute_before, sentinel.compute_after
+    if before > 0 and after > 0:
+        return math.sqrt(before * after)
+    if before > 0:
+        return before
+    return after if after > 0 else None
+
+
+def _shown(value: Any, unit: str, multiply: float, divide: float) -> Any:
+    """`value` as its column holds it: text ("" absent), an integer, or a real scaled."""
+    if isinstance(value, str):
+        return value or None
+    if _UNIT_KINDS.get(unit) == INT:
+        return int(value)
+    return _real(float(value) * multiply / divide)
+
+
+def _shown_cell(field: tuple, r: _RowView) -> Any:
+    """One cell, by the field's rule (db/result_fields.h ShownWhen)."""
+    _, _, unit, when, path, predicted_path, multiply, divide = field
+    row = r.row
+    if when == "source":
+        return "measured" if row.HasField("measurement") else "predicted" if r.predicted else None
+    if when == "outcome":
+        if row.HasField("measurement"):
+            return metrics_pb2.Outcome.Name(row.measurement.outcome)
+        return coordinator_pb2.JobState.Name(row.state).removeprefix("JOB_")
+    if when == "host_speed":
+        speed = _host_speed(row.measurement.sentinel)
+        return None if speed is None else _shown(speed, unit, multiply, divide)
+    if when == "predicted_or_timed" and r.predicted:
+        return _shown(_read(row, predicted_path), unit, multiply, divide)
+    if when in ("if_timed", "if_timed_positive", "predicted_or_timed") and not r.timed:
         return None
-    return math.sqrt(readings[0] * readings[-1]) * 100
+    if when == "if_predicted" and not r.predicted:
+        return None
+    if when == "if_set" and not row.HasField(path.split(".")[0]):
+        return None
+    value = _read(row, path)
+    if when in ("if_positive", "if_timed_positive") and not value > 0:
+        return None
+    return _shown(value, unit, multiply, divide)
 
 
+# The columns after the configuration, in the CLI's order: name, kind, cell;
+# generated from the one table of result fields (db/result_fields.cc).
 MEASUREMENT_COLUMNS: list[tuple[str, str, Callable[[_RowView], Any]]] = [
-    ("source", TEXT, _source),
-    ("examples_per_sec", FLOAT,
-     lambda r: r.predicted_or_timed(r.row.prediction.examples_per_sec, r.m.examples_per_sec)),
-    ("suspect", TEXT, lambda r: _text("; ".join(r.m.suspect))),
-    ("step_median_ms", FLOAT,
-     lambda r: r.predicted_or_timed(r.row.prediction.step_seconds * 1e3, r.stats.median_s * 1e3)),
-    ("predicted_low_ms", FLOAT, lambda r: r.if_predicted(r.row.prediction.step_seconds_low * 1e3)),
-    ("predicted_high_ms", FLOAT,
-     lambda r: r.if_predicted(r.row.prediction.step_seconds_high * 1e3)),
-    ("predicted_from", INT, lambda r: r.row.prediction.measurements if r.predicted else None),
-    ("step_ci95_pct", FLOAT, lambda r: r.if_timed(r.stats.ci95_rel * 100)),
-    # Where a re-run is expected on the platform (the coordinator's re-run model).
-    ("rerun_pct", FLOAT,
-     lambda r: r.row.rerun.half_width_rel * 100 if r.row.HasField("rerun") else None),
-    ("rerun_basis", TEXT, lambda r: _text(r.row.rerun.basis) if r.row.HasField("rerun") else None),
-    ("host_speed_pct", FLOAT, lambda r: _host_speed_pct(r.m.sentinel)),
-    ("step_p10_ms", FLOAT, lambda r: r.if_timed(r.stats.p10_s * 1e3)),
-    ("step_p90_ms", FLOAT, lambda r: r.if_timed(r.stats.p90_s * 1e3)),
-    ("step_cv", FLOAT, lambda r: r.if_timed(r.stats.cv)),
-    ("steps", INT, lambda r: r.stats.steps if r.timed else None),
-    ("stop_reason", TEXT, lambda r: _text(r.stats.stop_reason) if r.timed else None),
-    ("model_gflops_per_sec", FLOAT,
-     lambda r: r.predicted_or_timed(r.row.prediction.model_flops_per_sec / 1e9,
-                                    r.m.model_flops_per_sec / 1e9)),
-    ("executed_gflops_per_sec", FLOAT, lambda r: r.if_timed(r.m.executed_flops_per_sec / 1e9)),
-    ("mfu_pct", FLOAT, lambda r: r.percent(r.m.mfu)),
-    ("hfu_pct", FLOAT, lambda r: r.percent(r.m.hfu)),
-    ("silicon_mfu_pct", FLOAT, lambda r: r.percent(r.m.silicon_mfu)),
-    ("intra_op_threads", INT, lambda r: r.m.intra_op_threads if r.timed else None),
-    ("params", INT, lambda r: r.m.counts.params if r.m.counts.params > 0 else None),
-    # The runner's peak RSS and, on CUDA, the caching allocator's peak of the job.
-    ("peak_rss_mib", FLOAT, lambda r: r.m.peak_rss_bytes / _MIB if r.m.peak_rss_bytes > 0 else None),
-    ("peak_device_mib", FLOAT,
-     lambda r: r.m.peak_device_memory_bytes / _MIB if r.m.peak_device_memory_bytes > 0 else None),
-    ("outcome", TEXT, _outcome),
-    ("worker", TEXT, lambda r: _text(r.row.worker_id)),
-    ("reused_from_job", INT, lambda r: r.row.reused_from_job_id or None),
-    ("error", TEXT, lambda r: _text(r.m.error)),
+    (field[0], _UNIT_KINDS.get(field[2], FLOAT), lambda r, f=field: _shown_cell(f, r))
+    for field in SHOWN_FIELDS
 ]
 
 _FIXED_COLUMNS = {"job_id", "repeat", "precision", "optimizer"} | {
