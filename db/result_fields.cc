@@ -296,6 +296,7 @@ FieldValue Read(const Message& message, const CompiledPath& path) {
   if (field->is_map()) return MapValue(*at, field, path.map_key);
   if (field->is_repeated()) {
     std::vector<std::string> values;
+    values.reserve(reflection->FieldSize(*at, field));
     for (int i = 0; i < reflection->FieldSize(*at, field); ++i) {
       values.push_back(reflection->GetRepeatedString(*at, field, i));
     }
