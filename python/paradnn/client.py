@@ -144,8 +144,7 @@ class Client:
 
     def sweeps(self) -> pd.DataFrame:
         """One row per sweep (ListSweeps)."""
-        response = self._call(self.stub.ListSweeps, coordinator_pb2.ListSweepsRequest())
-        return frames.sweeps_frame(response.sweeps)
+        return frames.sweeps_frame(self.sweep_statuses())
 
     def results(self, sweep_ids: SweepIds, include_samples: bool = False) -> pd.DataFrame:
         """One row per job of the sweeps, as `paradnn results --format csv` prints them, plus
@@ -155,7 +154,7 @@ class Client:
 
     def workers(self) -> pd.DataFrame:
         """One row per worker the coordinator knows, with its platform."""
-        return frames.workers_frame(self._workers())
+        return frames.workers_frame(self.worker_infos())
 
     def fleet(self, sweep_id: int = 0, window_seconds: float = 0.0) -> pd.DataFrame:
         """Goodput per device kind and the total (FleetGoodput); sweep_id 0 = the whole fleet."""
@@ -186,13 +185,19 @@ class Client:
     def platforms(self) -> dict[str, Any]:
         """Fingerprint -> Platform of the workers (the first worker's, by id, when shared)."""
         platforms: dict[str, Any] = {}
-        for worker in self._workers():
+        for worker in self.worker_infos():
             fingerprint = worker.platform.fingerprint
             if worker.HasField("platform") and fingerprint and fingerprint not in platforms:
                 platforms[fingerprint] = worker.platform
         return platforms
 
-    def _workers(self) -> list[coordinator_pb2.WorkerInfo]:
+    def sweep_statuses(self) -> list[coordinator_pb2.SweepStatus]:
+        """The SweepStatus of every sweep (ListSweeps)."""
+        response = self._call(self.stub.ListSweeps, coordinator_pb2.ListSweepsRequest())
+        return list(response.sweeps)
+
+    def worker_infos(self) -> list[coordinator_pb2.WorkerInfo]:
+        """The WorkerInfo of every worker the coordinator knows (ListWorkers)."""
         return list(self._call(self.stub.ListWorkers, coordinator_pb2.ListWorkersRequest()).workers)
 
     def _call(self, method: Any, request: Any) -> Any:

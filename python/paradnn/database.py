@@ -1,78 +1,151 @@
-"""A coordinator's SQLite file read directly, read-only, for notebooks without one.
+"""A coordinator's SQLite file, read through a private read-only coordinator.
 
-The rows are rebuilt as the coordinator's messages, with the queries of
-db/result_store.cc (ResultStore::Query), db/sweep_store.cc (SweepFromRow)
-and db/worker_store.cc (WorkerStore::List), and go through the same frame
-functions as the client's, so both give the same columns and numbers. What
-only a running coordinator knows is not here: a sweep's model_seconds_left
-(0) and a worker's live state (busy, current job).
+open_db(path) starts `paradnn-coordinator --read-only --db PATH` on a Unix
+socket in a fresh temporary folder, as `paradnn results --db` and `paradnn
+analyze --db` do (client/coordinator_source.cc), and asks it over gRPC with
+the package's Client: the same queries, the same messages, the same frames
+as a running coordinator's, and no SQL of its own. The file is never
+changed, and its own coordinator may be running meanwhile. What only the
+coordinator that runs the fleet knows is not here: a worker's live state
+(every worker reads as disconnected), a sweep's model_seconds_left (0).
+
+The coordinator binary is `coordinator=`, else $PARADNN_COORDINATOR_BIN,
+else paradnn-coordinator on $PATH.
 """
 
 from __future__ import annotations
 
-import sqlite3
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
 import time
-import urllib.parse
+import weakref
 from pathlib import Path
-from typing import Any, Iterable, Union
+from typing import Any, Iterable, Iterator, Optional, Union
 
+import grpc
 import pandas as pd
 
-from paradnn import analysis, frames
-from paradnn.v1 import coordinator_pb2, metrics_pb2
+from paradnn.client import MAX_RECEIVE_BYTES, Client, CoordinatorError
+from paradnn.v1 import analysis_pb2, coordinator_pb2, metrics_pb2
 
-# db/migrations.cc: the oldest schema with every column read here (13:
-# results.harness, results.reused_from_job_id).
-MIN_SCHEMA = 13
+COORDINATOR_BIN_ENV = "PARADNN_COORDINATOR_BIN"
+COORDINATOR_NAME = "paradnn-coordinator"
+# As the CLI's PrivateCoordinatorOptions: how long it may take to listen, and
+# to stop before it is killed.
+STARTUP_SECONDS = 30.0
+STOP_SECONDS = 10.0
 
-_RESULTS_QUERY = """
-SELECT j.id, j.sweep_id, j.state, j.config, j.attempts, r.id, r.measurement,
-       r.worker_id, r.attempt_id, p.fingerprint, j.repeat, pr.details,
-       COALESCE(r.reused_from_job_id, 0), COALESCE(r.harness, '')
-  FROM jobs j LEFT JOIN results r ON r.job_id = j.id
-  LEFT JOIN platforms p ON p.id = r.platform_id
-  LEFT JOIN predictions pr ON pr.job_id = j.id
- WHERE j.sweep_id = ? ORDER BY COALESCE(j.expansion_index, j.id), j.id
-"""
-
-_JOB_COUNT_FIELDS = {
-    coordinator_pb2.JOB_PENDING: "pending_jobs",
-    coordinator_pb2.JOB_LEASED: "leased_jobs",
-    coordinator_pb2.JOB_DONE: "done_jobs",
-    coordinator_pb2.JOB_FAILED: "failed_jobs",
-    coordinator_pb2.JOB_CANCELLED: "cancelled_jobs",
-    coordinator_pb2.JOB_HELD: "held_jobs",
-    coordinator_pb2.JOB_PREDICTED: "predicted_jobs",
-}
+SweepIds = Union[int, Iterable[int]]
 
 
-def open_db(path: Union[str, Path]) -> "Database":
-    """The database file at `path`, opened read-only (it is never changed)."""
-    return Database(path)
+def open_db(path: Union[str, Path], coordinator: Optional[str] = None,
+            timeout: float = 60.0) -> "Database":
+    """The database file at `path`, read-only (it is never changed); `timeout` is each
+    call's deadline in seconds. Use `with` or close()."""
+    return Database(path, coordinator, timeout)
+
+
+def find_coordinator(coordinator: Optional[str] = None) -> str:
+    """The paradnn-coordinator to start: `coordinator`, $PARADNN_COORDINATOR_BIN, or on
+    $PATH. FileNotFoundError naming the three when none is an executable file."""
+    for candidate, origin in ((coordinator, "coordinator="),
+                              (os.environ.get(COORDINATOR_BIN_ENV), f"${COORDINATOR_BIN_ENV}")):
+        if candidate:
+            if not (os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
+                raise FileNotFoundError(f"{origin}: '{candidate}' is not an executable file")
+            return candidate
+    found = shutil.which(COORDINATOR_NAME)
+    if found is None:
+        raise FileNotFoundError(
+            f"open_db needs {COORDINATOR_NAME} (it reads the file): give coordinator=PATH, "
+            f"set ${COORDINATOR_BIN_ENV}, or put the build's bin folder on $PATH")
+    return found
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when this process dies, however it dies (as the CLI's
+    ChildProcess does), so a killed notebook leaves no coordinator behind."""
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+class _ReadOnlyCoordinator:
+    """The private coordinator process and its temporary folder (socket, log)."""
+
+    def __init__(self, binary: str, db_path: str) -> None:
+        self.folder = tempfile.mkdtemp(prefix="paradnn-open-db-")
+        self.log = os.path.join(self.folder, "coordinator.log")
+        address_file = os.path.join(self.folder, "address")
+        argv = [binary, "--read-only", "--db", db_path,
+                "--listen", "unix:" + os.path.join(self.folder, "coordinator.sock"),
+                "--address-file", address_file, "--log-level", "warn"]
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                            stderr=subprocess.STDOUT,
+                                            preexec_fn=_die_with_parent)
+        self.address = self._wait_for_address(address_file, db_path)
+
+    def _wait_for_address(self, address_file: str, db_path: str) -> str:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            if os.path.exists(address_file):
+                with open(address_file, encoding="utf-8") as f:
+                    address = f.read().strip()
+                if address:
+                    return address
+            if self.process.poll() is not None:
+                tail = self.log_tail()
+                self.stop()
+                # The coordinator's own words: a missing file, another schema, damage.
+                raise ValueError(f"cannot read '{db_path}': {tail}")
+            if time.monotonic() > deadline:
+                tail = self.log_tail()
+                self.stop()
+                raise TimeoutError(f"{COORDINATOR_NAME} did not listen within "
+                                   f"{STARTUP_SECONDS:g} s; its log ends: {tail}")
+            time.sleep(0.02)
+
+    def log_tail(self) -> str:
+        try:
+            with open(self.log, encoding="utf-8", errors="replace") as f:
+                return f.read()[-2000:].strip()
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        """SIGTERM, SIGKILL after STOP_SECONDS; removes the folder. Idempotent."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class Database:
-    """Read-only views of one paradnn database file. Use `with` or close()."""
+    """Read-only views of one paradnn database file, the client's frames and messages
+    from a private read-only coordinator. Use `with` or close()."""
 
-    def __init__(self, path: Union[str, Path]) -> None:
+    def __init__(self, path: Union[str, Path], coordinator: Optional[str] = None,
+                 timeout: float = 60.0) -> None:
         self.path = str(path)
         if not Path(self.path).is_file():
             raise FileNotFoundError(f"no database file at '{self.path}'")
-        uri = f"file:{urllib.parse.quote(str(Path(self.path).resolve()))}?mode=ro"
-        self._db = sqlite3.connect(uri, uri=True)
-        self._db.execute("PRAGMA busy_timeout = 5000")  # a coordinator may be writing
-        try:
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        except sqlite3.Error as error:
-            self._db.close()
-            # A WAL file is read through its -shm file, which SQLite creates beside it.
-            raise ValueError(f"cannot read '{self.path}' read-only: {error} (a paradnn "
-                             "database needs its folder writable for SQLite's -shm file; else "
-                             "copy it)") from None
-        if version < MIN_SCHEMA:
-            self._db.close()
-            raise ValueError(f"'{self.path}' has schema {version}, older than this reader's "
-                             f"{MIN_SCHEMA}; a current paradnn-coordinator --db migrates it")
+        self._reader = _ReadOnlyCoordinator(find_coordinator(coordinator),
+                                            str(Path(self.path).resolve()))
+        # Stopped with this object even when close() is never called.
+        self._finalizer = weakref.finalize(self, self._reader.stop)
+        # The private coordinator needs no token or TLS, whatever $PARADNN_TOKEN says.
+        channel = grpc.insecure_channel(
+            self._reader.address, options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)])
+        self._client = Client(self._reader.address, channel, None, timeout)
 
     def __enter__(self) -> "Database":
         return self
@@ -81,121 +154,59 @@ class Database:
         self.close()
 
     def close(self) -> None:
-        self._db.close()
+        """Stops the private coordinator. Idempotent."""
+        self._client.close()
+        self._finalizer()
 
     # ---- DataFrames ----------------------------------------------------------
 
     def sweeps(self) -> pd.DataFrame:
         """One row per sweep, as Client.sweeps."""
-        return frames.sweeps_frame(self.sweep_statuses())
+        return self._client.sweeps()
 
-    def results(self, sweep_ids: Union[int, Iterable[int]],
-                include_samples: bool = False) -> pd.DataFrame:
+    def results(self, sweep_ids: SweepIds, include_samples: bool = False) -> pd.DataFrame:
         """One row per job of the sweeps, as Client.results."""
-        rows = self.result_rows(sweep_ids, include_samples)
-        return frames.result_frame(rows, self.platforms(), samples=include_samples)
+        with self._sweeps_named():
+            return self._client.results(sweep_ids, include_samples)
 
     def workers(self) -> pd.DataFrame:
-        """One row per worker as last recorded (state idle or disconnected)."""
-        return frames.workers_frame(self.worker_infos())
+        """One row per worker as last recorded (state disconnected: none is connected here)."""
+        return self._client.workers()
+
+    def fleet(self, sweep_id: int = 0, window_seconds: float = 0.0) -> pd.DataFrame:
+        """Goodput per device kind and the total, as Client.fleet."""
+        return self._client.fleet(sweep_id, window_seconds)
 
     # ---- messages ------------------------------------------------------------
 
+    def analyze(self, kind: str, sweep_ids: SweepIds,
+                **fields: Any) -> analysis_pb2.AnalyzeResponse:
+        """One analysis of the file's results, as Client.analyze (`paradnn analyze --db`)."""
+        return self._client.analyze(kind, sweep_ids, **fields)
+
     def sweep_statuses(self) -> list[coordinator_pb2.SweepStatus]:
-        now_ms = int(time.time() * 1000)
-        rows = self._db.execute(
-            "SELECT id, name, family, device, state, spec, created_unix_ms, finished_unix_ms "
-            "FROM sweeps WHERE state != 0 ORDER BY id").fetchall()
-        return [self._sweep_status(row, now_ms) for row in rows]
+        return self._client.sweep_statuses()
 
-    def _sweep_status(self, row: tuple, now_ms: int) -> coordinator_pb2.SweepStatus:
-        sweep_id, name, family, device, state, spec, created, finished = row
-        status = coordinator_pb2.SweepStatus(
-            sweep_id=sweep_id, name=name, family=family, device=device, state=state,
-            created_unix_ms=created, finished_unix_ms=finished or 0)
-        status.spec.ParseFromString(spec)
-        end = status.finished_unix_ms if status.finished_unix_ms > 0 else now_ms
-        status.elapsed_seconds = max(0, end - created) / 1000.0
-        for job_state, count in self._db.execute(
-                "SELECT state, COUNT(*) FROM jobs WHERE sweep_id = ? GROUP BY state", (sweep_id,)):
-            status.total_jobs += count
-            if job_state in _JOB_COUNT_FIELDS:
-                setattr(status, _JOB_COUNT_FIELDS[job_state], count)
-        status.ok_results, status.reused_results = self._db.execute(
-            "SELECT COUNT(*), COUNT(r.reused_from_job_id) FROM results r "
-            "JOIN jobs j ON j.id = r.job_id WHERE j.sweep_id = ? AND r.outcome = ?",
-            (sweep_id, metrics_pb2.OK)).fetchone()
-        self._fill_budget_end(status)
-        return status
-
-    def _fill_budget_end(self, status: coordinator_pb2.SweepStatus) -> None:
-        """A budgeted sweep ends its budget after its first lease (db/sweep_store.cc)."""
-        budget_seconds = status.spec.run.budget_seconds
-        if not budget_seconds > 0:
-            return
-        (first_start,) = self._db.execute(
-            "SELECT COALESCE(MIN(a.started_unix_ms), 0) FROM attempts a "
-            "JOIN jobs j ON j.id = a.job_id WHERE j.sweep_id = ?", (status.sweep_id,)).fetchone()
-        if first_start > 0:
-            status.budget_ends_unix_ms = first_start + int(budget_seconds * 1000)
-
-    def result_rows(self, sweep_ids: Union[int, Iterable[int]],
+    def result_rows(self, sweep_ids: SweepIds,
                     include_samples: bool = False) -> list[coordinator_pb2.ResultRow]:
-        """The ResultRow messages QueryResults would send for the sweeps."""
-        rows: list[coordinator_pb2.ResultRow] = []
-        for sweep_id in analysis.sweep_id_list(sweep_ids):
-            known = self._db.execute("SELECT 1 FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
-            if known is None:
-                raise LookupError(f"sweep {sweep_id} not found in '{self.path}'")
-            for record in self._db.execute(_RESULTS_QUERY, (sweep_id,)).fetchall():
-                rows.append(self._result_row(record, include_samples))
-        return rows
-
-    def _result_row(self, record: tuple, include_samples: bool) -> coordinator_pb2.ResultRow:
-        (job_id, sweep_id, state, config, attempts, result_id, measurement, worker_id,
-         attempt_id, fingerprint, repeat, prediction, reused_from, harness) = record
-        row = coordinator_pb2.ResultRow(job_id=job_id, sweep_id=sweep_id, state=state,
-                                        attempts=attempts, repeat=repeat)
-        row.config.ParseFromString(config)
-        if prediction is not None:
-            row.prediction.SetInParent()  # present even when every field is 0
-            row.prediction.ParseFromString(prediction)
-            row.platform_fingerprint = row.prediction.platform_fingerprint
-        if result_id is None:
-            return row  # no result yet: measurement unset
-        row.measurement.SetInParent()
-        row.measurement.ParseFromString(measurement)
-        row.worker_id, row.attempt_id = worker_id, attempt_id
-        row.platform_fingerprint = fingerprint or ""
-        row.reused_from_job_id, row.harness = reused_from, harness
-        if include_samples:
-            row.measurement.step_seconds.extend(s for (s,) in self._db.execute(
-                "SELECT seconds FROM samples WHERE result_id = ? ORDER BY step", (result_id,)))
-        return row
+        """The ResultRow messages QueryResults sends for the sweeps."""
+        with self._sweeps_named():
+            return self._client.result_rows(sweep_ids, include_samples)
 
     def platforms(self) -> dict[str, metrics_pb2.Platform]:
-        """Fingerprint -> Platform of every platform the file records."""
-        platforms = {}
-        for fingerprint, details in self._db.execute("SELECT fingerprint, details FROM platforms"):
-            platforms[fingerprint] = metrics_pb2.Platform.FromString(details)
-        return platforms
+        """Fingerprint -> Platform of the file's workers, as Client.platforms."""
+        return self._client.platforms()
 
     def worker_infos(self) -> list[coordinator_pb2.WorkerInfo]:
-        workers = []
-        for (worker_id, device_kind, hostname, connected, connected_ms, last_seen_ms, platform,
-             jobs_done) in self._db.execute(
-                "SELECT w.id, w.device_kind, w.hostname, w.connected, w.connected_unix_ms, "
-                "w.last_seen_unix_ms, p.details, "
-                "(SELECT COUNT(*) FROM results r WHERE r.worker_id = w.id) "
-                "FROM workers w LEFT JOIN platforms p ON p.id = w.platform_id ORDER BY w.id"):
-            info = coordinator_pb2.WorkerInfo(
-                worker_id=worker_id, device_kind=device_kind, hostname=hostname,
-                connected=bool(connected), state="idle" if connected else "disconnected",
-                worker_state=(coordinator_pb2.WORKER_IDLE if connected
-                              else coordinator_pb2.WORKER_DISCONNECTED),
-                connected_unix_ms=connected_ms, last_seen_unix_ms=last_seen_ms, jobs_done=jobs_done)
-            if platform is not None:
-                info.platform.SetInParent()
-                info.platform.ParseFromString(platform)
-            workers.append(info)
-        return workers
+        return self._client.worker_infos()
+
+    @contextlib.contextmanager
+    def _sweeps_named(self) -> Iterator[None]:
+        """A sweep the file lacks is a LookupError naming the file, as open_db always said."""
+        try:
+            yield
+        except CoordinatorError as error:
+            if error.code != grpc.StatusCode.NOT_FOUND:
+                raise
+            details = str(error).removeprefix(f"{error.code.name}: ")
+            raise LookupError(f"{details} in '{self.path}'") from None

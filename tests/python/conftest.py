@@ -1,7 +1,8 @@
 """A real coordinator and worker with one small finished sweep, shared by the tests.
 
 The binaries come from $PARADNN_BIN_DIR (set by run_python_tests.sh), else
-<source>/build/bin; without them the tests that need them are skipped.
+<source>/build/bin (open_db's coordinator too, through
+$PARADNN_COORDINATOR_BIN); without them the tests that need them are skipped.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import pytest
 
 SOURCE_DIR = Path(os.environ.get("PARADNN_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 BIN_DIR = Path(os.environ.get("PARADNN_BIN_DIR", SOURCE_DIR / "build" / "bin"))
+# open_db's coordinator: the one under test, not one on $PATH.
+os.environ.setdefault("PARADNN_COORDINATOR_BIN", str(BIN_DIR / "paradnn-coordinator"))
 
 # A cut-down examples/quick.yaml: 3 widths x 2 batch sizes, a second each.
 SWEEP_YAML = """\

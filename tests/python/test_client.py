@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -164,24 +165,59 @@ def test_open_db_gives_the_client_frames(client: paradnn.Client, cluster: Cluste
     online = client.results(cluster.sweep_id, include_samples=True)
     assert list(offline.columns) == list(online.columns)
     samples = offline.pop("step_seconds"), online.pop("step_seconds")
-    # The re-run interval is the coordinator's model: open_db leaves it empty.
-    model_only = ["rerun_pct", "rerun_basis"]
-    assert offline[model_only].isna().all().all()
+    # Every column, the re-run model's included: a coordinator reads the file.
     assert online["rerun_basis"].notna().any()
-    offline, online = offline.drop(columns=model_only), online.drop(columns=model_only)
     pd.testing.assert_frame_equal(offline, online, check_exact=True)
     assert all((a == b).all() for a, b in zip(*samples))
     # model_seconds_left (0 once done) is the only field a running coordinator adds.
     pd.testing.assert_frame_equal(sweeps, client.sweeps(), check_exact=True)
     # A worker's live state (busy, current job) is known to the coordinator alone.
     live = client.workers()
-    live_only = ["state", "current_job_id", "connected", "last_seen_at"]
+    live_only = ["state", "worker_state", "current_job_id", "connected", "last_seen_at"]
+    assert (workers["state"] == "disconnected").all()
     pd.testing.assert_frame_equal(workers.drop(columns=live_only), live.drop(columns=live_only))
+
+
+def test_open_db_runs_analyses_and_stops_its_coordinator(client: paradnn.Client,
+                                                         cluster: Cluster) -> None:
+    db = paradnn.open_db(cluster.db)
+    reader = db._reader
+    offline = paradnn.frame(db.analyze("heatmap", cluster.sweep_id, metric="gflops", x="node",
+                                       y="batch"))
+    with pytest.raises(LookupError, match=f"sweep {cluster.sweep_id + 100} not found in '"):
+        db.results(cluster.sweep_id + 100)
+    db.close()
+    db.close()  # idempotent
+    online = paradnn.frame(client.analyze("heatmap", cluster.sweep_id, metric="gflops", x="node",
+                                          y="batch"))
+    pd.testing.assert_frame_equal(offline, online, check_exact=True)
+    assert reader.process.returncode == 0, reader.log_tail()
+    assert not os.path.exists(reader.folder)
 
 
 def test_open_db_refuses_a_missing_file(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match="no database file"):
         paradnn.open_db(tmp_path / "missing.db")
+
+
+def test_open_db_says_why_a_file_is_unreadable(tmp_path) -> None:
+    need_binaries()
+    not_a_database = tmp_path / "notes.db"
+    not_a_database.write_text("these are notes, not a paradnn database\n" * 100)
+    path = re.escape(str(not_a_database.resolve()))
+    with pytest.raises(ValueError, match=f"(?s)cannot read '{path}': .*not an SQLite database"):
+        paradnn.open_db(not_a_database)
+
+
+def test_open_db_names_where_it_looks_for_the_coordinator(tmp_path, monkeypatch) -> None:
+    db = tmp_path / "any.db"
+    db.write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match="coordinator=: '/no/such/coordinator'"):
+        paradnn.open_db(db, coordinator="/no/such/coordinator")
+    monkeypatch.delenv("PARADNN_COORDINATOR_BIN", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="coordinator=PATH.*PARADNN_COORDINATOR_BIN.*PATH"):
+        paradnn.open_db(db)
 
 
 def test_a_wrong_token_is_refused_clearly(tmp_path) -> None:
