@@ -273,28 +273,44 @@ grpc::Status CoordinatorService::AuthorizeClient(const grpc::CallbackServerConte
   return status;
 }
 
-grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerContext* context,
-                                                          const v1::SubmitSweepRequest* request,
-                                                          v1::SubmitSweepResponse* response) {
+template <typename Body>
+grpc::ServerUnaryReactor* CoordinatorService::StartUnary(grpc::CallbackServerContext* context,
+                                                         Body body) const {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
     reactor->Finish(auth);
-    return reactor;
+  } else {
+    body(reactor);
   }
-  int64_t max_jobs = options_.max_jobs_per_sweep;
-  if (request->max_jobs() < 0) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                 "max_jobs: must be >= 0 (0 = the coordinator's limit)"));
-    return reactor;
-  }
-  if (request->max_jobs() > 0 && request->max_jobs() < max_jobs) max_jobs = request->max_jobs();
-  // Validating, hashing an uploaded model and expanding up to max_jobs jobs
-  // take from microseconds to seconds: on the planning thread, in
-  // submission order, never on a callback thread.
-  planning_->Run([this, request, response, max_jobs, reactor] {
-    PlanAndStoreSweep(*request, max_jobs, response, reactor);
-  });
   return reactor;
+}
+
+template <typename Reactor, typename Start>
+Reactor* CoordinatorService::StartStream(grpc::CallbackServerContext* context, Start start) const {
+  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
+    return new RefusedCall<Reactor>(auth);
+  }
+  return start();
+}
+
+grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerContext* context,
+                                                          const v1::SubmitSweepRequest* request,
+                                                          v1::SubmitSweepResponse* response) {
+  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
+    int64_t max_jobs = options_.max_jobs_per_sweep;
+    if (request->max_jobs() < 0) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                   "max_jobs: must be >= 0 (0 = the coordinator's limit)"));
+      return;
+    }
+    if (request->max_jobs() > 0 && request->max_jobs() < max_jobs) max_jobs = request->max_jobs();
+    // Validating, hashing an uploaded model and expanding up to max_jobs jobs
+    // take from microseconds to seconds: on the planning thread, in
+    // submission order, never on a callback thread.
+    planning_->Run([this, request, response, max_jobs, reactor] {
+      PlanAndStoreSweep(*request, max_jobs, response, reactor);
+    });
+  });
 }
 
 void CoordinatorService::PlanAndStoreSweep(const v1::SubmitSweepRequest& request, int64_t max_jobs,
@@ -374,43 +390,35 @@ void CoordinatorService::PlanAndStoreSweep(const v1::SubmitSweepRequest& request
 grpc::ServerUnaryReactor* CoordinatorService::GetSweep(grpc::CallbackServerContext* context,
                                                        const v1::GetSweepRequest* request,
                                                        v1::SweepStatus* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
-    reactor->Finish(auth);
-    return reactor;
-  }
-  queries_->Run([this, reactor, request, response] {
-    absl::StatusOr<v1::SweepStatus> status = SweepStatusOf(request->sweep_id());
-    const absl::Status result = status.status();
-    if (status.ok()) *response = *std::move(status);
-    reactor->Finish(ToGrpc(result));
+  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
+    queries_->Run([this, reactor, request, response] {
+      absl::StatusOr<v1::SweepStatus> status = SweepStatusOf(request->sweep_id());
+      const absl::Status result = status.status();
+      if (status.ok()) *response = *std::move(status);
+      reactor->Finish(ToGrpc(result));
+    });
   });
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* CoordinatorService::ListSweeps(grpc::CallbackServerContext* context,
                                                          const v1::ListSweepsRequest* /*request*/,
                                                          v1::ListSweepsResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
-    reactor->Finish(auth);
-    return reactor;
-  }
-  queries_->Run([this, reactor, response] {
-    absl::StatusOr<std::vector<v1::SweepStatus>> sweeps = sweeps_.List(clock_->NowUnixMs());
-    if (sweeps.ok()) {
-      for (v1::SweepStatus& sweep : *sweeps) {
-        if (seconds_left_ && sweep.state() == v1::SWEEP_RUNNING) {
-          if (std::optional<double> left = seconds_left_(sweep.sweep_id())) {
-            sweep.set_model_seconds_left(*left);
+  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
+    queries_->Run([this, reactor, response] {
+      absl::StatusOr<std::vector<v1::SweepStatus>> sweeps = sweeps_.List(clock_->NowUnixMs());
+      if (sweeps.ok()) {
+        for (v1::SweepStatus& sweep : *sweeps) {
+          if (seconds_left_ && sweep.state() == v1::SWEEP_RUNNING) {
+            if (std::optional<double> left = seconds_left_(sweep.sweep_id())) {
+              sweep.set_model_seconds_left(*left);
+            }
           }
+          *response->add_sweeps() = std::move(sweep);
         }
-        *response->add_sweeps() = std::move(sweep);
       }
-    }
-    reactor->Finish(ToGrpc(sweeps.status()));
+      reactor->Finish(ToGrpc(sweeps.status()));
+    });
   });
-  return reactor;
 }
 
 absl::StatusOr<v1::SweepStatus> CoordinatorService::SweepStatusOf(int64_t sweep_id) const {
@@ -424,81 +432,70 @@ absl::StatusOr<v1::SweepStatus> CoordinatorService::SweepStatusOf(int64_t sweep_
 grpc::ServerUnaryReactor* CoordinatorService::CancelSweep(grpc::CallbackServerContext* context,
                                                           const v1::CancelSweepRequest* request,
                                                           v1::SweepStatus* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
-    reactor->Finish(auth);
-    return reactor;
-  }
-  const int64_t sweep_id = request->sweep_id();
-  sweeps_.Cancel(
-      sweep_id, clock_->NowUnixMs(),
-      [this, reactor, response,
-       sweep_id](absl::StatusOr<std::vector<db::SweepStore::LiveAttempt>> live) {
-        if (!live.ok()) {
-          const absl::StatusCode code = live.status().code();
-          reactor->Finish(code == absl::StatusCode::kNotFound ||
-                                  code == absl::StatusCode::kInvalidArgument
-                              ? ToGrpc(live.status())
-                              : StorageFailure("cancelling the sweep", live.status()));
-          return;
-        }
-        spdlog::info("sweep {} cancelled; stopping {} running job(s)", sweep_id, live->size());
-        scheduler_->CancelAttempts(*live);
-        NotifyWatchers();
-        // The cancelled sweep's status is read off the writer thread.
-        queries_->Run([this, reactor, response, sweep_id] {
-          absl::StatusOr<v1::SweepStatus> status = sweeps_.Get(sweep_id, clock_->NowUnixMs());
-          const absl::Status result = status.status();
-          if (status.ok()) *response = *std::move(status);
-          reactor->Finish(ToGrpc(result));
+  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
+    const int64_t sweep_id = request->sweep_id();
+    sweeps_.Cancel(
+        sweep_id, clock_->NowUnixMs(),
+        [this, reactor, response,
+         sweep_id](absl::StatusOr<std::vector<db::SweepStore::LiveAttempt>> live) {
+          if (!live.ok()) {
+            const absl::StatusCode code = live.status().code();
+            reactor->Finish(code == absl::StatusCode::kNotFound ||
+                                    code == absl::StatusCode::kInvalidArgument
+                                ? ToGrpc(live.status())
+                                : StorageFailure("cancelling the sweep", live.status()));
+            return;
+          }
+          spdlog::info("sweep {} cancelled; stopping {} running job(s)", sweep_id, live->size());
+          scheduler_->CancelAttempts(*live);
+          NotifyWatchers();
+          // The cancelled sweep's status is read off the writer thread.
+          queries_->Run([this, reactor, response, sweep_id] {
+            absl::StatusOr<v1::SweepStatus> status = sweeps_.Get(sweep_id, clock_->NowUnixMs());
+            const absl::Status result = status.status();
+            if (status.ok()) *response = *std::move(status);
+            reactor->Finish(ToGrpc(result));
+          });
         });
-      });
-  return reactor;
+  });
 }
 
 grpc::ServerWriteReactor<v1::SweepStatus>* CoordinatorService::WatchSweep(
     grpc::CallbackServerContext* context, const v1::WatchSweepRequest* request) {
-  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
-    return new RefusedCall<grpc::ServerWriteReactor<v1::SweepStatus>>(auth);
-  }
-  return new SweepWatch(this, request->sweep_id());
+  return StartStream<grpc::ServerWriteReactor<v1::SweepStatus>>(
+      context, [&] { return new SweepWatch(this, request->sweep_id()); });
 }
 
 grpc::ServerWriteReactor<v1::ResultRow>* CoordinatorService::QueryResults(
     grpc::CallbackServerContext* context, const v1::QueryResultsRequest* request) {
-  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
-    return new RefusedCall<grpc::ServerWriteReactor<v1::ResultRow>>(auth);
-  }
-  // A sweep's rows (up to every result it has) are read on a query thread.
-  auto* writer = new ResultRowsWriter();
-  queries_->Run(
-      [this, writer, sweep_id = request->sweep_id(), include_samples = request->include_samples()] {
-        absl::StatusOr<v1::SweepStatus> sweep = sweeps_.Get(sweep_id, clock_->NowUnixMs());
-        absl::StatusOr<std::vector<v1::ResultRow>> rows =
-            sweep.ok() ? results_.Query(sweep_id, include_samples)
-                       : absl::StatusOr<std::vector<v1::ResultRow>>(sweep.status());
-        if (rows.ok()) {
-          if (absl::Status s = analysis::FillRerunIntervals(*database_, &*rows); !s.ok()) {
-            rows = s;
-          } else {
-            FillRepeatIntervals(sweep->spec(), sweep->state() == v1::SWEEP_RUNNING, &*rows);
-          }
+  return StartStream<grpc::ServerWriteReactor<v1::ResultRow>>(context, [&] {
+    // A sweep's rows (up to every result it has) are read on a query thread.
+    auto* writer = new ResultRowsWriter();
+    queries_->Run([this, writer, sweep_id = request->sweep_id(),
+                   include_samples = request->include_samples()] {
+      absl::StatusOr<v1::SweepStatus> sweep = sweeps_.Get(sweep_id, clock_->NowUnixMs());
+      absl::StatusOr<std::vector<v1::ResultRow>> rows =
+          sweep.ok() ? results_.Query(sweep_id, include_samples)
+                     : absl::StatusOr<std::vector<v1::ResultRow>>(sweep.status());
+      if (rows.ok()) {
+        if (absl::Status s = analysis::FillRerunIntervals(*database_, &*rows); !s.ok()) {
+          rows = s;
+        } else {
+          FillRepeatIntervals(sweep->spec(), sweep->state() == v1::SWEEP_RUNNING, &*rows);
         }
-        writer->Start(std::move(rows));
-      });
-  return writer;
+      }
+      writer->Start(std::move(rows));
+    });
+    return writer;
+  });
 }
 
 grpc::ServerUnaryReactor* CoordinatorService::ListWorkers(grpc::CallbackServerContext* context,
                                                           const v1::ListWorkersRequest* /*request*/,
                                                           v1::ListWorkersResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
-    reactor->Finish(auth);
-    return reactor;
-  }
-  queries_->Run([this, reactor, response] { ListWorkersNow(response, reactor); });
-  return reactor;
+  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
+    queries_->Run([this, reactor, response] { ListWorkersNow(response, reactor); });
+  });
 }
 
 void CoordinatorService::ListWorkersNow(v1::ListWorkersResponse* response,
@@ -525,70 +522,58 @@ void CoordinatorService::ListWorkersNow(v1::ListWorkersResponse* response,
 grpc::ServerUnaryReactor* CoordinatorService::Analyze(grpc::CallbackServerContext* context,
                                                       const v1::AnalyzeRequest* request,
                                                       v1::AnalyzeResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
-    reactor->Finish(auth);
-    return reactor;
-  }
-  // An analysis reads up to every stored result: too long for a callback
-  // thread, which must never block.
-  const bool started = analyses_->TryRun([this, reactor, request, response] {
-    absl::StatusOr<v1::AnalyzeResponse> analysis = analyzer_.Analyze(*request);
-    const absl::Status status = analysis.status();
-    if (analysis.ok()) *response = *std::move(analysis);
-    reactor->Finish(ToGrpc(status));
+  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
+    // An analysis reads up to every stored result: too long for a callback
+    // thread, which must never block.
+    const bool started = analyses_->TryRun([this, reactor, request, response] {
+      absl::StatusOr<v1::AnalyzeResponse> analysis = analyzer_.Analyze(*request);
+      const absl::Status status = analysis.status();
+      if (analysis.ok()) *response = *std::move(analysis);
+      reactor->Finish(ToGrpc(status));
+    });
+    if (!started) {
+      reactor->Finish(ToGrpc(absl::ResourceExhaustedError(
+          absl::StrCat(analyses_->threads(),
+                       " analyses are running, the most this coordinator computes at once; "
+                       "retry when one has finished"))));
+    }
   });
-  if (!started) {
-    reactor->Finish(ToGrpc(absl::ResourceExhaustedError(
-        absl::StrCat(analyses_->threads(),
-                     " analyses are running, the most this coordinator computes at once; "
-                     "retry when one has finished"))));
-  }
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* CoordinatorService::FleetGoodput(grpc::CallbackServerContext* context,
                                                            const v1::FleetGoodputRequest* request,
                                                            v1::FleetGoodputResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
-    reactor->Finish(auth);
-    return reactor;
-  }
-  // Fleet goodput reads every attempt in its window.
-  queries_->Run([this, reactor, request, response] {
-    absl::StatusOr<v1::FleetGoodputResponse> goodput =
-        ReadFleetGoodput(*database_, options_.ledger, *request, clock_->NowUnixMs());
-    const absl::Status status = goodput.status();
-    if (goodput.ok()) *response = *std::move(goodput);
-    reactor->Finish(ToGrpc(status));
+  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
+    // Fleet goodput reads every attempt in its window.
+    queries_->Run([this, reactor, request, response] {
+      absl::StatusOr<v1::FleetGoodputResponse> goodput =
+          ReadFleetGoodput(*database_, options_.ledger, *request, clock_->NowUnixMs());
+      const absl::Status status = goodput.status();
+      if (goodput.ok()) *response = *std::move(goodput);
+      reactor->Finish(ToGrpc(status));
+    });
   });
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* CoordinatorService::Predict(grpc::CallbackServerContext* context,
                                                       const v1::PredictRequest* request,
                                                       v1::PredictResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (grpc::Status auth = AuthorizeClient(*context); !auth.ok()) {
-    reactor->Finish(auth);
-    return reactor;
-  }
-  // A fit reads the sweep's results and solves its model: off the callback
-  // thread. Its cost is bounded (one group, FitOptions' caps); a call whose
-  // client gave up (its deadline passed while it waited) is not fitted.
-  queries_->Run([this, context, reactor, request, response] {
-    if (context->IsCancelled()) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
-                                   "the call ended (its deadline passed) before the fit began"));
-      return;
-    }
-    absl::StatusOr<v1::PredictResponse> answer = PredictFromSweep(database_, *request);
-    const absl::Status status = answer.status();
-    if (answer.ok()) *response = *std::move(answer);
-    reactor->Finish(ToGrpc(status));
+  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
+    // A fit reads the sweep's results and solves its model: off the callback
+    // thread. Its cost is bounded (one group, FitOptions' caps); a call whose
+    // client gave up (its deadline passed while it waited) is not fitted.
+    queries_->Run([this, context, reactor, request, response] {
+      if (context->IsCancelled()) {
+        reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                                     "the call ended (its deadline passed) before the fit began"));
+        return;
+      }
+      absl::StatusOr<v1::PredictResponse> answer = PredictFromSweep(database_, *request);
+      const absl::Status status = answer.status();
+      if (answer.ok()) *response = *std::move(answer);
+      reactor->Finish(ToGrpc(status));
+    });
   });
-  return reactor;
 }
 
 }  // namespace paradnn::server

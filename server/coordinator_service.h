@@ -115,6 +115,15 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
  private:
   // OK, or why the call may not use this service (options_.authorizer).
   grpc::Status AuthorizeClient(const grpc::CallbackServerContext& context) const;
+  // Every client call begins here, so that none skips AuthorizeClient.
+  // StartUnary runs `body(reactor)`, which finishes the call's reactor now
+  // or later, when the client may use this service, and otherwise finishes
+  // it with the refusal; it returns the reactor. StartStream returns the
+  // reactor `start()` makes, or a RefusedCall.
+  template <typename Body>
+  grpc::ServerUnaryReactor* StartUnary(grpc::CallbackServerContext* context, Body body) const;
+  template <typename Reactor, typename Start>
+  Reactor* StartStream(grpc::CallbackServerContext* context, Start start) const;
   void NotifierLoop() ABSL_LOCKS_EXCLUDED(watch_mu_);
   // SubmitSweep's work after the call's own checks, on the planning thread;
   // finishes `reactor`.
