@@ -1,6 +1,7 @@
 // The CLI's commands against a coordinator (Coordinator service, sync stubs,
 // every unary call and result query under a deadline) and the exit statuses
-// they return.
+// they return. CoordinatorClient is implemented in coordinator_client.cc,
+// the commands in commands.cc.
 #ifndef PARADNN_CLIENT_COMMANDS_H_
 #define PARADNN_CLIENT_COMMANDS_H_
 
