@@ -14,23 +14,19 @@ FROM ${CUDA_IMAGE} AS build
 ARG TORCH_INDEX
 ARG TORCH_VERSION
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      build-essential cmake ninja-build pkg-config python3 python3-pip \
+      build-essential cmake ninja-build pkg-config nodejs npm python3 python3-pip \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev \
       libsqlite3-dev libzip-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev \
       libboost-dev libboost-system-dev libeigen3-dev \
     && rm -rf /var/lib/apt/lists/* \
     && pip3 install --no-cache-dir --break-system-packages --index-url "${TORCH_INDEX}" "torch==${TORCH_VERSION}"
 WORKDIR /src
-COPY CMakeLists.txt ./
-COPY proto proto
-COPY common common
-COPY db db
-COPY server server
-COPY worker worker
-COPY client client
-COPY bench bench
-COPY deploy deploy
-COPY docs docs
+# The whole source tree (.dockerignore leaves out build trees and installed
+# packages), so that a new source folder needs no line here.
+COPY . .
+# The dashboard's Vega builds, embedded into the coordinator at build time
+# (server/CMakeLists.txt), pinned by dashboard/package-lock.json.
+RUN cd dashboard && npm ci --omit=dev --no-audit --no-fund --loglevel=error
 RUN torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)') \
     && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPARADNN_BUILD_TESTS=OFF \
          -DCMAKE_PREFIX_PATH="${torch_prefix}" \
