@@ -97,8 +97,8 @@ class FakeGateway final : public v1::WorkerGateway::Service {
   }
 
   absl::Mutex write_mu_;  // held across Write so the stream cannot go away under it
-  absl::Mutex mu_;        // taken after write_mu_ where both are
-  absl::CondVar cv_;      // a stream opened or ended, or a message received
+  absl::Mutex mu_ ABSL_ACQUIRED_AFTER(write_mu_);
+  absl::CondVar cv_;  // a stream opened or ended, or a message received
   // Set under mu_ and cleared under both; Send uses it under write_mu_.
   grpc::ServerReaderWriter<v1::CoordinatorMessage, v1::WorkerMessage>* stream_
       ABSL_GUARDED_BY(mu_) = nullptr;
