@@ -3,8 +3,6 @@
 // Every value from the API is put into the page as text, never as markup.
 'use strict';
 
-const kMetrics = ['examples_per_sec', 'gflops', 'executed_gflops', 'mfu', 'hfu', 'silicon_mfu',
-  'step_time', 'step_cv', 'params', 'model_flops', 'intensity', 'peak_rss'];
 const kPollMs = 1000;
 
 const app = {
@@ -302,190 +300,13 @@ function resultsTable(rows, sweepId, view) {
     el('div', { class: 'scroll' }, el('table', { class: 'grid', id: 'results' }, el('thead', {}, header), tbody)));
 }
 
-// ---- analyses ---------------------------------------------------------------
-
-function select(name, values, chosen) {
-  return el('select', { name }, values.map((v) => el('option', { value: v, selected: v === chosen }, v === '' ? '(none)' : v)));
-}
-
-function varyingParams(sweep, rows) {
-  const values = {};
-  for (const r of rows) {
-    for (const [k, v] of Object.entries((r.config && r.config.params) || {})) (values[k] = values[k] || new Set()).add(v);
-    for (const [k, v] of Object.entries((r.config && r.config.options) || {})) (values[k] = values[k] || new Set()).add(v);
-  }
-  const varying = Object.keys(values).filter((k) => values[k].size > 1).sort();
-  const family = (sweep.spec && sweep.spec.family) || sweep.family;
-  const preferred = family === 'fc' ? ['node', 'batch'] : ['batch', 'filters', 'hidden', 'layer'];
-  varying.sort((a, b) => (preferred.indexOf(a) + 1 || 99) - (preferred.indexOf(b) + 1 || 99));
-  return { varying, all: Object.keys(values).sort() };
-}
-
-// The heat map's cells, each with the jobs it holds and their statistics
-// for the tooltip.
-function heatmapCells(heatmap, rows) {
-  // The jobs of each (x, y, panel), grouped in one pass over the rows.
-  const key = (x, y, panel) => JSON.stringify([x, y, heatmap.panel ? panel : '']);
-  const byCell = new Map();
-  for (const r of rows) {
-    const k = key(fieldValue(r, heatmap.x), fieldValue(r, heatmap.y), fieldValue(r, heatmap.panel));
-    if (byCell.has(k)) byCell.get(k).push(r);
-    else byCell.set(k, [r]);
-  }
-  const cells = [];
-  for (const panel of heatmap.panels || []) {
-    for (const c of panel.cells || []) {
-      const jobs = byCell.get(key(c.x, c.y, panel.panel_value)) || [];
-      const value = c.value === undefined ? null : c.value;
-      const one = jobs.length === 1 && jobs[0].measurement && jobs[0].measurement.outcome === 'OK' ? jobs[0] : null;
-      const st = one ? one.measurement.stats : null;
-      cells.push({
-        x: c.x, y: c.y, panel: panel.panel_value, value,
-        predicted: num(c.predicted_results),
-        label: value === null ? 'no OK result' : Fmt.metric(value, heatmap.unit) + (num(c.predicted_results) ? ' (~predicted)' : ''),
-        short: value === null ? (num(c.oom_results) + num(c.predicted_oom_results) ? 'OOM' : '') : Fmt.metric(value, heatmap.unit === 'fraction' ? 'fraction' : '').replace(/ $/, ''),
-        configuration: `${heatmap.x}=${c.x} ${heatmap.y}=${c.y}` + (heatmap.panel ? ` ${heatmap.panel}=${panel.panel_value}` : '') +
-          (one ? ' · ' + configText(one.config, [heatmap.x, heatmap.y, heatmap.panel]) : ''),
-        statistics: `${num(c.ok_results)} ok, ${num(c.oom_results)} OOM, ${num(c.predicted_oom_results)} predicted OOM, ${num(c.failed_results)} failed`,
-        jobs: jobs.map((r) => r.job_id).join(', '),
-        job_ids: jobs.map((r) => Number(r.job_id)),
-        step: st ? `${Fmt.millis(st.median_s * 1e3)} ±${Fmt.percent(st.ci95_rel * 100)} (${st.steps} steps)` : '',
-        utilization: one && one.measurement.mfu > 0 ? Fmt.percent(one.measurement.mfu * 100) : '',
-      });
-    }
-  }
-  return cells;
-}
-
-function fieldValue(row, field) {
-  const c = row.config || {};
-  if (c.params && c.params[field] !== undefined) return String(c.params[field]);
-  if (c.options && c.options[field] !== undefined) return c.options[field];
-  if (field === 'precision' || field === 'optimizer' || field === 'family') return c[field];
-  if (field === 'worker') return row.worker_id;
-  if (field === 'repeat') return String(num(row.repeat));
-  return undefined;
-}
+// ---- analyses (analysis.js draws them) -------------------------------------
 
 function configText(config, skip) {
   const parts = Object.entries(config.params || {}).filter(([k]) => !skip.includes(k)).sort().map(([k, v]) => `${k}=${v}`);
   for (const [k, v] of Object.entries(config.options || {}).sort()) if (!skip.includes(k)) parts.push(`${k}=${v}`);
   if (!skip.includes('precision')) parts.push(config.precision);
   return parts.join(' ');
-}
-
-function scopeText(response) {
-  const scope = response.scope || {};
-  const parts = [`${num(response.results)} results`];
-  if ((scope.platforms || []).length) parts.push('on ' + scope.platforms.join(', '));
-  if (scope.aggregation) parts.push(scope.aggregation);
-  for (const f of scope.aggregated || []) parts.push(`over ${f.field} ∈ {${f.values.join(', ')}}`);
-  if (num(response.predicted_results)) parts.push(`${num(response.predicted_results)} predicted`);
-  return parts.join('; ');
-}
-
-// One analysis panel: a form of its options, and its chart (or its error).
-function analysisPanel(id, title, controls, run) {
-  const chart = el('div', { class: 'chart', id: id + '-chart' });
-  const note = el('p', { class: 'muted', id: id + '-note' });
-  const form = el('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); go(); } }, controls, el('button', { type: 'submit' }, 'draw'));
-  async function go() {
-    chart.replaceChildren(el('p', { class: 'muted' }, 'computing…'));
-    note.textContent = '';
-    try {
-      await run(Object.fromEntries(new FormData(form).entries()), chart, note);
-    } catch (error) {
-      chart.replaceChildren(errorBox(error));
-    }
-  }
-  return { node: el('section', { class: 'analysis', id }, el('h2', {}, title), form, note, chart), go, auto: true };
-}
-
-function analyses(sweep, rows, sweeps) {
-  const sweepId = Number(sweep.sweep_id);
-  const { varying, all } = varyingParams(sweep, rows);
-  const x0 = varying[0] || all[0] || 'batch', y0 = varying[1] || varying[0] || all[1] || 'batch';
-  const selection = (f) => ({ sweep_ids: [sweepId], include_predicted: f.include_predicted === 'on' });
-  const predictedBox = () => el('label', {}, el('input', { type: 'checkbox', name: 'include_predicted' }), ' predicted');
-  const onCell = (datum) => {
-    if (datum.job_ids && datum.job_ids.length === 1) location.hash = `#/sweep/${sweepId}/job/${datum.job_ids[0]}`;
-    else if (datum.job_ids) {
-      const f = document.getElementById('results-filter');
-      f.value = `${x0Name()}=${datum.x} ${y0Name()}=${datum.y}`;
-      f.dispatchEvent(new Event('input'));
-      f.scrollIntoView();
-    }
-  };
-  let hx = x0, hy = y0;
-  const x0Name = () => hx, y0Name = () => hy;
-  const heat = analysisPanel('heatmap', 'Heat map', [
-    'x ', select('x', all, x0), ' y ', select('y', all, y0), ' panel ', select('panel', [''].concat(all), ''),
-    ' metric ', select('metric', kMetrics, 'examples_per_sec'), ' ', predictedBox(), ' '],
-  async (f, chart, note) => {
-    hx = f.x; hy = f.y;
-    const r = await api('analyze', { selection: selection(f), heatmap: { metric: f.metric, x: f.x, y: f.y, panel: f.panel } });
-    const cells = heatmapCells(r.heatmap, rows);
-    note.textContent = `${cells.length} cells; ${scopeText(r)}. Hover a cell for its configuration and statistics; click it to open its job.`;
-    await embed(chart, Charts.heatmap(r.heatmap, cells), onCell);
-  });
-  const sens = analysisPanel('sensitivity', 'Sensitivity (linear regression)', [
-    'metric ', select('metric', kMetrics, 'examples_per_sec'),
-    el('label', {}, el('input', { type: 'checkbox', name: 'log2', checked: true }), ' log2 features and target'),
-    el('label', {}, el('input', { type: 'checkbox', name: 'interactions' }), ' interactions'), ' ', predictedBox(), ' '],
-  async (f, chart, note) => {
-    const log2 = f.log2 === 'on';
-    const r = await api('analyze', { selection: selection(f), sensitivity: { metric: f.metric, log2_features: log2, log2_target: log2, interactions: f.interactions === 'on' } });
-    const s = r.sensitivity;
-    note.textContent = `R² ${Fmt.significant3(s.r_squared)} over ${num(s.points)} points` + ((s.dropped || []).length ? `; left out: ${s.dropped.join('; ')}` : '') + `; ${scopeText(r)}`;
-    await embed(chart, Charts.sensitivity(s));
-  });
-  const roof = analysisPanel('roofline', 'Roofline', [
-    el('label', {}, el('input', { type: 'checkbox', name: 'include_ops' }), ' profiled operators'), ' '],
-  async (f, chart, note) => {
-    const r = await api('analyze', { selection: selection(f), roofline: { include_ops: f.include_ops === 'on' } });
-    const points = (r.roofline.points || []).length;
-    note.textContent = `${points} points against ${(r.roofline.roofs || []).length} platform(s)' calibrated roofs (log-log); ${scopeText(r)}`;
-    await embed(chart, Charts.roofline(r.roofline), (d) => d.job_id && (location.hash = `#/sweep/${sweepId}/job/${d.job_id}`));
-  });
-  const box = analysisPanel('boxplot', 'Box plots', [
-    'metric ', select('metric', kMetrics, 'mfu'), ' group by ', select('group_by', ['precision', 'optimizer', 'family', 'device_name', 'worker'].concat(all), 'precision'), ' ', predictedBox(), ' '],
-  async (f, chart, note) => {
-    const r = await api('analyze', { selection: selection(f), boxplot: { metric: f.metric, group_by: [f.group_by] } });
-    note.textContent = `Tukey boxes (q1–q3, whiskers 1.5 IQR, outliers red); ${scopeText(r)}`;
-    await embed(chart, Charts.boxplot(r.boxplot));
-  });
-  const others = sweeps.filter((s) => Number(s.sweep_id) !== sweepId).map((s) => String(s.sweep_id));
-  const speed = analysisPanel('speedup', 'Speedup', [
-    'against sweep ', select('other', others.length ? others : ['(no other sweep)'], others[0]),
-    ' or field ', select('field', ['sweep', 'worker', 'device_kind', 'device_name', 'libtorch_version', 'precision', 'intra_op_threads'], 'sweep'),
-    ' baseline ', el('input', { name: 'baseline', size: 10, placeholder: 'value' }), ' candidate ', el('input', { name: 'candidate', size: 10, placeholder: 'value' }),
-    ' metric ', select('metric', kMetrics, 'examples_per_sec'), ' colour ', select('color_by', [''].concat(all), ''), ' '],
-  async (f, chart, note) => {
-    const bySweep = f.field === 'sweep';
-    if (bySweep && !/^\d+$/.test(f.other)) throw new ApiError(400, 'INVALID_ARGUMENT', 'there is no other sweep to compare with');
-    const ids = bySweep ? [Number(f.other), sweepId] : [sweepId];
-    const request = { metric: f.metric, field: f.field,
-      baseline: bySweep ? f.other : f.baseline, candidate: bySweep ? String(sweepId) : f.candidate, color_by: f.color_by };
-    const r = await api('analyze', { selection: { sweep_ids: ids }, speedup: request });
-    const s = r.speedup;
-    const interval = num(s.geomean_low) > 0 ? ` [${Fmt.significant3(num(s.geomean_low))}x, ${Fmt.significant3(num(s.geomean_high))}x]` : '';
-    const verdicts = [['faster', s.faster], ['slower', s.slower], ['no difference detected', s.no_difference], ['not enough data', s.not_enough_data]]
-      .filter(([, n]) => num(n) > 0).map(([name, n]) => `${num(n)} ${name}`).join(', ');
-    note.textContent = `geomean ${Fmt.significant3(num(s.geomean_speedup))}x${interval} (95 %; min ${Fmt.significant3(num(s.min_speedup))}x, max ${Fmt.significant3(num(s.max_speedup))}x) over ${(s.points || []).length} configurations; verdicts: ${verdicts || 'none'} (false discovery rate ${num(s.fdr) * 100} %, bars: 95 % intervals); only in baseline ${num(s.baseline_only)}, only in candidate ${num(s.candidate_only)}; ${scopeText(r)}`;
-    await embed(chart, Charts.speedup(s));
-  });
-  const scale = analysisPanel('scaling', 'Scaling', [
-    'field ', select('field', ['intra_op_threads'].concat(all), 'intra_op_threads'), ' metric ', select('metric', kMetrics, 'examples_per_sec'), ' '],
-  async (f, chart, note) => {
-    const r = await api('analyze', { selection: selection(f), scaling: { metric: f.metric, field: f.field } });
-    note.textContent = `median speedup over the smallest ${r.scaling.field} (dashed: perfect scaling); ${scopeText(r)}`;
-    await embed(chart, Charts.scaling(r.scaling));
-  });
-  speed.auto = others.length > 0;
-  scale.auto = all.includes('intra_op_threads');
-  if (!speed.auto) speed.node.querySelector('.muted').textContent = 'No other sweep to compare with: pick a field and two of its values, or run another sweep.';
-  if (!scale.auto) scale.node.querySelector('.muted').textContent = 'Draw with a field whose levels vary, such as intra_op_threads in a sweep over threads.';
-  return [heat, sens, roof, box, speed, scale];
 }
 
 // ---- one sweep --------------------------------------------------------------

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import re
+from pathlib import Path
 
 import pytest
 
@@ -52,13 +55,35 @@ def test_the_table_of_kinds_has_every_kind_of_the_proto() -> None:
         assert kind in analysis._KINDS, f"kind {kind}: no row in paradnn/analysis.py _KINDS"
         row = analysis._KINDS[kind]
         response = responses.containing_type.fields_by_name[kind].message_type
-        assert row.rows in response.fields_by_name, f"kind {kind}: {response.name} has no {row.rows}"
+        assert row.rows in response.fields_by_name, \
+            f"kind {kind}: {response.name} has no {row.rows}"
         if row.nested is not None:
             outer = response.fields_by_name[row.rows].message_type
-            assert row.nested in outer.fields_by_name, f"kind {kind}: {outer.name} has no {row.nested}"
+            assert row.nested in outer.fields_by_name, \
+                f"kind {kind}: {outer.name} has no {row.nested}"
             for name in row.leading.values():
                 assert name in outer.fields_by_name, f"kind {kind}: {outer.name} has no {name}"
     assert set(analysis._KINDS) == set(paradnn.KINDS), "_KINDS has a kind the proto lacks"
+
+
+def _object_keys(source: str, name: str) -> list[str]:
+    """The keys of `const NAME = { key: ... }` in JavaScript `source` (two-space indented)."""
+    start = source.index(f"const {name} = {{")
+    body = source[start:source.index("\n};", start)]
+    return re.findall(r"^  (\w+): ", body, flags=re.M)
+
+
+def test_the_dashboard_has_a_panel_or_a_reason_for_every_kind() -> None:
+    """dashboard/src/analysis.js: every kind is in kAnalysisPanels or in kNoPanel, none in both."""
+    source_dir = Path(os.environ.get("PARADNN_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+    script = (source_dir / "dashboard" / "src" / "analysis.js").read_text(encoding="utf-8")
+    panels, no_panel = _object_keys(script, "kAnalysisPanels"), _object_keys(script, "kNoPanel")
+    for kind in paradnn.KINDS:
+        assert (kind in panels) != (kind in no_panel), (
+            f"kind {kind}: give it a panel in kAnalysisPanels or a reason in kNoPanel "
+            "(dashboard/src/analysis.js), not both")
+    assert set(panels) | set(no_panel) == set(paradnn.KINDS), \
+        "the dashboard has a kind the proto lacks"
 
 
 @pytest.mark.parametrize("kind, fields, message", [

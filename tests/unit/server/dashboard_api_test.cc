@@ -113,7 +113,7 @@ TEST_F(DashboardApiTest, ServesThePageAndTheBundledLibraries) {
   EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
   EXPECT_NE(page.body.find("/assets/vega-embed.min.js"), std::string::npos);
   for (const char* asset : {"vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "app.js",
-                            "charts.js", "style.css"}) {
+                            "analysis.js", "charts.js", "style.css"}) {
     const Answer a = Fetch(port_, http::verb::get, std::string("/assets/") + asset);
     EXPECT_EQ(a.status, 200) << asset;
     EXPECT_GT(a.body.size(), 1000u) << asset;
