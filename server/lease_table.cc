@@ -1,23 +1,17 @@
 #include "server/lease_table.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 
 namespace paradnn::server {
 
 const char* AttemptStateName(AttemptState state) {
-  switch (state) {
-    case AttemptState::kRunning:
-      return "running";
-    case AttemptState::kInherited:
-      return "inherited";
-    case AttemptState::kStoring:
-      return "storing";
-    case AttemptState::kReleasing:
-      return "releasing";
-  }
-  return "unknown";
+  // In AttemptState's order.
+  static constexpr const char* kNames[] = {"running", "inherited", "storing", "releasing"};
+  const auto index = static_cast<size_t>(state);
+  return index < std::size(kNames) ? kNames[index] : "unknown";
 }
 
 namespace {

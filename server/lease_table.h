@@ -61,6 +61,7 @@
 
 namespace paradnn::server {
 
+// AttemptStateName's table follows this order.
 enum class AttemptState { kRunning, kInherited, kStoring, kReleasing };
 const char* AttemptStateName(AttemptState state);
 

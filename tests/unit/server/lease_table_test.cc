@@ -40,6 +40,13 @@ class LeaseTableTest : public ::testing::Test {
   LeaseTable table_{kTimeoutMs};
 };
 
+TEST(AttemptStateNameTest, NamesEveryState) {
+  EXPECT_STREQ(AttemptStateName(AttemptState::kRunning), "running");
+  EXPECT_STREQ(AttemptStateName(AttemptState::kInherited), "inherited");
+  EXPECT_STREQ(AttemptStateName(AttemptState::kStoring), "storing");
+  EXPECT_STREQ(AttemptStateName(AttemptState::kReleasing), "releasing");
+}
+
 TEST_F(LeaseTableTest, AWorkerMayLeaseOnceReadyAndOneLeaseAtATime) {
   ASSERT_FALSE(table_.Hello("w", 1, "cpu", false, {}, kStart).refused);
   EXPECT_FALSE(table_.MayLease("w", 0)) << "hello not yet stored";

@@ -17,11 +17,29 @@
 namespace paradnn::server {
 namespace {
 
-using testing::FakeStream;
-using testing::Heartbeat;
-using testing::Hello;
-using testing::Result;
-using testing::SchedulerTest;
+// Stores a sweep of `jobs`, each of `family` on the cpu, in their order.
+void StoreSweep(db::Database* database, int64_t now_unix_ms, const std::string& family,
+                std::vector<db::NewJob> jobs) {
+  v1::SweepSpec spec;
+  spec.set_name(family);
+  spec.set_family(family);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].config.set_family(family);
+    jobs[i].device = "cpu";
+    jobs[i].ordinal = static_cast<int>(i);
+  }
+  ASSERT_TRUE(db::SweepStore(database).CreateSync(spec, jobs, now_unix_ms).ok());
+}
+
+// The second assignment `stream` gets, after the result of its first.
+v1::JobAssignment SecondAssignment(Scheduler& scheduler, FakeStream& stream,
+                                   const std::string& worker_id, const v1::JobAssignment& first) {
+  scheduler.OnWorkerMessage(stream.session(), worker_id,
+                            Result(first.job_id(), first.attempt_id()));
+  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 2);
+  EXPECT_EQ(assignments.size(), 2u);
+  return assignments.size() < 2 ? v1::JobAssignment() : assignments[1].assignment();
+}
 
 int64_t CreateSweepWithEstimates(db::Database* database, int64_t now_unix_ms, int too_big,
                                  bool run_predicted_oom) {
@@ -122,27 +140,17 @@ TEST_F(SchedulerTest, AnAssignmentCarriesItsUploadedModelAndAMissingOneIsLeftOut
   absl::StatusOr<std::string> sha256 =
       db::ModelStore(database_.get()).PutSync(bytes, "model.pt", clock_.NowUnixMs());
   ASSERT_TRUE(sha256.ok()) << sha256.status();
-  v1::SweepSpec spec;
-  spec.set_name("ts");
-  spec.set_family("torchscript");
   std::vector<db::NewJob> jobs(2);
-  for (int i = 0; i < 2; ++i) {
-    jobs[i].config.set_family("torchscript");
-    // The second job names a model the store does not hold.
-    jobs[i].config.mutable_torchscript()->set_sha256(i == 0 ? *sha256 : std::string(64, 'f'));
-    jobs[i].device = "cpu";
-    jobs[i].ordinal = i;
-  }
-  ASSERT_TRUE(db::SweepStore(database_.get()).CreateSync(spec, jobs, clock_.NowUnixMs()).ok());
+  // The second job names a model the store does not hold.
+  jobs[0].config.mutable_torchscript()->set_sha256(*sha256);
+  jobs[1].config.mutable_torchscript()->set_sha256(std::string(64, 'f'));
+  StoreSweep(database_.get(), clock_.NowUnixMs(), "torchscript", std::move(jobs));
 
   FakeStream stream(1);
   v1::JobAssignment first;
   HelloAndFirstAssignment(stream, "w1", &first);
   EXPECT_EQ(first.job().torchscript_content(), bytes);
-  scheduler_->OnWorkerMessage(stream.session(), "w1", Result(first.job_id(), first.attempt_id()));
-  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 2);
-  ASSERT_EQ(assignments.size(), 2u);
-  const v1::JobAssignment& second = assignments[1].assignment();
+  const v1::JobAssignment second = SecondAssignment(*scheduler_, stream, "w1", first);
   EXPECT_EQ(second.job().config().torchscript().sha256(), std::string(64, 'f'));
   // Sent without bytes: the runner reports the job as ERROR naming the model.
   EXPECT_TRUE(second.job().torchscript_content().empty());
@@ -152,9 +160,6 @@ TEST_F(SchedulerTest, AnAssignmentCarriesTheCountsOfItsConfig) {
   // A runner that does not count (the JAX runner) reports the coordinator's
   // counts of its job. The second job's config does not parse: it goes
   // without, and its runner reports the config's error.
-  v1::SweepSpec spec;
-  spec.set_name("counted");
-  spec.set_family("fc");
   std::vector<db::NewJob> jobs(2);
   for (const auto& [key, value] : {std::pair<const char*, int64_t>{"layer", 2},
                                    {"node", 64},
@@ -164,12 +169,7 @@ TEST_F(SchedulerTest, AnAssignmentCarriesTheCountsOfItsConfig) {
     (*jobs[0].config.mutable_params())[key] = value;
   }
   (*jobs[1].config.mutable_params())["node"] = 8;
-  for (int i = 0; i < 2; ++i) {
-    jobs[i].config.set_family("fc");
-    jobs[i].device = "cpu";
-    jobs[i].ordinal = i;
-  }
-  ASSERT_TRUE(db::SweepStore(database_.get()).CreateSync(spec, jobs, clock_.NowUnixMs()).ok());
+  StoreSweep(database_.get(), clock_.NowUnixMs(), "fc", std::move(jobs));
 
   FakeStream stream(1);
   v1::JobAssignment first;
@@ -181,10 +181,7 @@ TEST_F(SchedulerTest, AnAssignmentCarriesTheCountsOfItsConfig) {
   EXPECT_EQ(counts.model_flops(), 6.0 * counts.macs_per_example() * 16);
   EXPECT_GT(counts.executed_flops(), 0);
   EXPECT_GT(counts.peak_memory_estimate_bytes(), 0);
-  scheduler_->OnWorkerMessage(stream.session(), "w1", Result(first.job_id(), first.attempt_id()));
-  auto assignments = stream.WaitFor(v1::CoordinatorMessage::kAssignment, 2);
-  ASSERT_EQ(assignments.size(), 2u);
-  EXPECT_FALSE(assignments[1].assignment().job().has_counts());
+  EXPECT_FALSE(SecondAssignment(*scheduler_, stream, "w1", first).job().has_counts());
 }
 
 TEST(PredictedOomErrorTest, NamesBothNumbers) {

@@ -19,12 +19,6 @@
 namespace paradnn::server {
 namespace {
 
-using testing::FakeStream;
-using testing::Heartbeat;
-using testing::Hello;
-using testing::Result;
-using testing::SchedulerTest;
-
 TEST_F(SchedulerTest, HelloGetsAckThenOneJobAtATimeAndResultsAreAcked) {
   const int64_t sweep = CreateSweep(2);
   FakeStream stream(1);

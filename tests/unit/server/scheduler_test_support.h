@@ -21,7 +21,8 @@
 #include "db/sweep_store.h"
 #include "server/scheduler.h"
 
-namespace paradnn::server::testing {
+// In paradnn::server itself, so that the tests name them without `using`.
+namespace paradnn::server {
 
 // Captures what the scheduler sends down one worker stream.
 class FakeStream {
@@ -176,6 +177,6 @@ class SchedulerTest : public ::testing::Test {
   std::unique_ptr<Scheduler> scheduler_;
 };
 
-}  // namespace paradnn::server::testing
+}  // namespace paradnn::server
 
 #endif  // PARADNN_TESTS_UNIT_SERVER_SCHEDULER_TEST_SUPPORT_H_
