@@ -59,6 +59,7 @@
 #include "absl/time/time.h"
 #include "bench/load_sim_fleet.h"
 #include "bench/proc_sample.h"
+#include "common/mutex_checks.h"
 #include "common/subprocess.h"
 #include "db/database.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
@@ -564,6 +565,7 @@ int LoadRun::Report() const {
 }  // namespace
 
 int main(int argc, char** argv) {
+  paradnn::common::UseReleaseMutexChecks();  // as the binaries it drives
   LoadOptions options;
   CLI::App app("Drives paradnn-coordinator with simulated workers running family noop",
                "paradnn-bench-load");

@@ -30,6 +30,7 @@
 #include "common/config_sources.h"
 #include "common/human_units.h"
 #include "common/logging.h"
+#include "common/mutex_checks.h"
 #include "common/version.h"
 #include "model/family_tables.h"
 #include "model/sweep.h"
@@ -542,6 +543,7 @@ int Run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  paradnn::common::UseReleaseMutexChecks();
   try {
     return Run(argc, argv);
   } catch (const std::exception& e) {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "common/config_sources.h"
 #include "common/logging.h"
+#include "common/mutex_checks.h"
 #include "common/version.h"
 #include "server/coordinator_server.h"
 #include "server/listener_restart.h"
@@ -151,6 +152,7 @@ int RunProcess(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  paradnn::common::UseReleaseMutexChecks();
   try {
     return RunProcess(argc, argv);
   } catch (const std::exception& e) {

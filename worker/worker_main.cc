@@ -24,6 +24,7 @@
 #include "common/auth.h"
 #include "common/config_sources.h"
 #include "common/logging.h"
+#include "common/mutex_checks.h"
 #include "common/openmp_env.h"
 #include "common/subprocess.h"
 #include "common/version.h"
@@ -406,6 +407,7 @@ int RunProcess(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  paradnn::common::UseReleaseMutexChecks();
   try {
     return RunProcess(argc, argv);
   } catch (const std::exception& e) {

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/framing.h"
 #include "common/logging.h"
+#include "common/mutex_checks.h"
 #include "hostfacts/host_facts.h"
 #include "model/model_counts.h"
 #include "worker/runner/allocator_settings.h"
@@ -395,4 +396,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace paradnn::runner
 
-int main(int argc, char** argv) { return paradnn::runner::Main(argc, argv); }
+int main(int argc, char** argv) {
+  paradnn::common::UseReleaseMutexChecks();
+  return paradnn::runner::Main(argc, argv);
+}
