@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "db/config_intern.h"
 #include "db/database.h"
 #include "db/migrations.h"
 #include "tests/unit/db/test_db.h"
