@@ -10,9 +10,7 @@
 #include <future>
 #include <string>
 
-#ifndef PARADNN_FAKE_RUNNER
-#error "PARADNN_FAKE_RUNNER must name the fake_runner executable"
-#endif
+#include "tests/unit/worker/fake_runner_path.h"
 
 namespace paradnn::worker {
 namespace {

@@ -13,10 +13,7 @@
 #include <vector>
 
 #include "paradnn/v1/metrics.pb.h"
-
-#ifndef PARADNN_FAKE_RUNNER
-#error "PARADNN_FAKE_RUNNER must name the fake_runner executable"
-#endif
+#include "tests/unit/worker/fake_runner_path.h"
 
 namespace paradnn::worker {
 namespace {

@@ -19,11 +19,8 @@
 
 #include "common/framing.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "tests/unit/worker/fake_runner_path.h"
 #include "worker/runner_supervisor.h"
-
-#ifndef PARADNN_FAKE_RUNNER
-#error "PARADNN_FAKE_RUNNER must name the fake_runner executable"
-#endif
 
 namespace paradnn::worker {
 

@@ -12,17 +12,16 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/version.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
 #include "tests/unit/worker/fake_gateway.h"
-
-#ifndef PARADNN_FAKE_RUNNER
-#error "PARADNN_FAKE_RUNNER must name the fake_runner executable"
-#endif
+#include "tests/unit/worker/fake_runner_path.h"
 
 namespace paradnn::worker {
 namespace {
@@ -100,6 +99,26 @@ class AgentHarness {
 };
 
 std::string Address(int port) { return "127.0.0.1:" + std::to_string(port); }
+
+// A fake gateway on a free port and an agent connected to it, past the
+// hello and its ack: where the tests that assign jobs start. The agent is
+// declared after the gateway, so it stops before the gateway goes away.
+class ConnectedAgentTest : public ::testing::Test {
+ protected:
+  void Connect(std::function<void(WorkerAgentOptions&)> tweak = nullptr) {
+    gateway_.Start(0);
+    agent_.emplace(Address(gateway_.port), std::move(tweak));
+    ASSERT_GE(gateway_.service->WaitFor(IsHello), 0);
+    ASSERT_TRUE(gateway_.service->Send(HelloAck()));
+  }
+
+  FakeGateway& service() { return *gateway_.service; }
+  AgentHarness& agent() { return *agent_; }
+
+ private:
+  GatewayServer gateway_;
+  std::optional<AgentHarness> agent_;
+};
 
 TEST(WorkerAgentTest, HelloStartedProgressResultThenAckDropsTheResult) {
   GatewayServer gateway;
@@ -180,80 +199,67 @@ TEST(WorkerAgentTest, ReconnectsAfterCoordinatorRestartAndResendsUnackedResult) 
   EXPECT_TRUE(agent.WaitStopped());
 }
 
-TEST(WorkerAgentTest, CancelKillsTheMatchingRunner) {
-  GatewayServer gateway;
-  gateway.Start(0);
-  AgentHarness agent(Address(gateway.port));
-  ASSERT_GE(gateway.service->WaitFor(IsHello), 0);
-  ASSERT_TRUE(gateway.service->Send(HelloAck()));
-  ASSERT_TRUE(gateway.service->Send(Assignment(21, 2, "hang")));
-  ASSERT_GE(gateway.service->WaitFor(IsStarted(21)), 0);
-  ASSERT_TRUE(gateway.service->Send(Cancel(21, 1)));  // another attempt: ignored
-  ASSERT_TRUE(gateway.service->Send(Cancel(21, 2)));
-  const int result_at = gateway.service->WaitFor(IsResult(21));
+TEST_F(ConnectedAgentTest, CancelKillsTheMatchingRunner) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_TRUE(service().Send(Assignment(21, 2, "hang")));
+  ASSERT_GE(service().WaitFor(IsStarted(21)), 0);
+  ASSERT_TRUE(service().Send(Cancel(21, 1)));  // another attempt: ignored
+  ASSERT_TRUE(service().Send(Cancel(21, 2)));
+  const int result_at = service().WaitFor(IsResult(21));
   ASSERT_GE(result_at, 0);
-  const v1::JobResult result = gateway.service->received()[result_at].result();
+  const v1::JobResult result = service().received()[result_at].result();
   EXPECT_EQ(result.measurement().outcome(), v1::CANCELLED);
   EXPECT_EQ(result.measurement().error(), "cancelled by the coordinator");
-  ASSERT_TRUE(gateway.service->Send(Ack(21, 2)));
-  agent.Shutdown();
-  EXPECT_TRUE(agent.WaitStopped());
+  ASSERT_TRUE(service().Send(Ack(21, 2)));
+  agent().Shutdown();
+  EXPECT_TRUE(agent().WaitStopped());
 }
 
-TEST(WorkerAgentTest, AssignmentWhileBusyRunsAfterTheCurrentJob) {
-  GatewayServer gateway;
-  gateway.Start(0);
-  AgentHarness agent(Address(gateway.port));
-  ASSERT_GE(gateway.service->WaitFor(IsHello), 0);
-  ASSERT_TRUE(gateway.service->Send(HelloAck()));
-  ASSERT_TRUE(gateway.service->Send(Assignment(31, 1, "slow_ok")));
-  ASSERT_TRUE(gateway.service->Send(Assignment(32, 1, "ok")));
-  const int first = gateway.service->WaitFor(IsResult(31));
-  const int second_started = gateway.service->WaitFor(IsStarted(32));
-  const int second = gateway.service->WaitFor(IsResult(32));
+TEST_F(ConnectedAgentTest, AssignmentWhileBusyRunsAfterTheCurrentJob) {
+  ASSERT_NO_FATAL_FAILURE(Connect());
+  ASSERT_TRUE(service().Send(Assignment(31, 1, "slow_ok")));
+  ASSERT_TRUE(service().Send(Assignment(32, 1, "ok")));
+  const int first = service().WaitFor(IsResult(31));
+  const int second_started = service().WaitFor(IsStarted(32));
+  const int second = service().WaitFor(IsResult(32));
   ASSERT_GE(first, 0);
   ASSERT_GE(second, 0);
   EXPECT_LT(first, second_started);  // one job at a time
-  ASSERT_TRUE(gateway.service->Send(Ack(31, 1)));
-  ASSERT_TRUE(gateway.service->Send(Ack(32, 1)));
-  agent.Shutdown();
-  EXPECT_TRUE(agent.WaitStopped());
+  ASSERT_TRUE(service().Send(Ack(31, 1)));
+  ASSERT_TRUE(service().Send(Ack(32, 1)));
+  agent().Shutdown();
+  EXPECT_TRUE(agent().WaitStopped());
 }
 
-TEST(WorkerAgentTest, ShutdownDrainsThenKillsTheRunningJobAndFlushesItsResult) {
-  GatewayServer gateway;
-  gateway.Start(0);
-  AgentHarness agent(Address(gateway.port), [](WorkerAgentOptions& options) {
-    options.drain_timeout = milliseconds(300);
-  });
-  ASSERT_GE(gateway.service->WaitFor(IsHello), 0);
-  ASSERT_TRUE(gateway.service->Send(HelloAck()));
-  ASSERT_TRUE(gateway.service->Send(Assignment(41, 1, "hang")));
-  ASSERT_GE(gateway.service->WaitFor(IsStarted(41)), 0);
+TEST_F(ConnectedAgentTest, ShutdownDrainsThenKillsTheRunningJobAndFlushesItsResult) {
+  ASSERT_NO_FATAL_FAILURE(
+      Connect([](WorkerAgentOptions& options) { options.drain_timeout = milliseconds(300); }));
+  ASSERT_TRUE(service().Send(Assignment(41, 1, "hang")));
+  ASSERT_GE(service().WaitFor(IsStarted(41)), 0);
 
-  agent.Shutdown();
+  agent().Shutdown();
   // At once: a heartbeat saying it is draining, so nothing more is assigned;
   // an assignment arriving anyway goes straight back.
-  EXPECT_GE(gateway.service->WaitFor([](const v1::WorkerMessage& m) {
+  EXPECT_GE(service().WaitFor([](const v1::WorkerMessage& m) {
     return m.has_heartbeat() && m.heartbeat().draining() && m.heartbeat().running_job_id() == 41;
   }),
             0);
-  ASSERT_TRUE(gateway.service->Send(Assignment(42, 2, "ok")));
-  const int late_at = gateway.service->WaitFor(IsResult(42));
+  ASSERT_TRUE(service().Send(Assignment(42, 2, "ok")));
+  const int late_at = service().WaitFor(IsResult(42));
   ASSERT_GE(late_at, 0);
-  EXPECT_TRUE(gateway.service->received()[late_at].result().handed_back());
-  ASSERT_TRUE(gateway.service->Send(Ack(42, 2)));
-  const int result_at = gateway.service->WaitFor(IsResult(41));
+  EXPECT_TRUE(service().received()[late_at].result().handed_back());
+  ASSERT_TRUE(service().Send(Ack(42, 2)));
+  const int result_at = service().WaitFor(IsResult(41));
   ASSERT_GE(result_at, 0);
-  const v1::JobResult result = gateway.service->received()[result_at].result();
+  const v1::JobResult result = service().received()[result_at].result();
   const v1::Measurement& m = result.measurement();
   EXPECT_EQ(m.outcome(), v1::CANCELLED);
   EXPECT_NE(m.error().find("--drain-seconds"), std::string::npos) << m.error();
   EXPECT_TRUE(result.handed_back()) << "the job goes back to the queue, not cancelled";
   // The agent waits for the ack before closing.
-  ASSERT_TRUE(gateway.service->Send(Ack(41, 1)));
-  EXPECT_TRUE(agent.WaitStopped());
-  EXPECT_TRUE(gateway.service->WaitForEndedStreams(1));
+  ASSERT_TRUE(service().Send(Ack(41, 1)));
+  EXPECT_TRUE(agent().WaitStopped());
+  EXPECT_TRUE(service().WaitForEndedStreams(1));
 }
 
 TEST(WorkerAgentTest, ShutdownWithoutCoordinatorStopsPromptly) {

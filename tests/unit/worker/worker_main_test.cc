@@ -15,10 +15,8 @@
 
 #include "common/subprocess.h"
 #include "tests/unit/worker/fake_gateway.h"
+#include "tests/unit/worker/fake_runner_path.h"
 
-#ifndef PARADNN_FAKE_RUNNER
-#error "PARADNN_FAKE_RUNNER must name the fake_runner executable"
-#endif
 #ifndef PARADNN_WORKER_BINARY
 #error "PARADNN_WORKER_BINARY must name the paradnn-worker executable"
 #endif
