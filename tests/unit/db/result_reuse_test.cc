@@ -19,17 +19,10 @@
 #include "db/worker_store.h"
 #include "tests/unit/db/test_db.h"
 
-namespace paradnn::db {
+// In the fixtures' namespace (tests/unit/db/test_db.h): its builders need no
+// using-list.
+namespace paradnn::db::testing {
 namespace {
-
-using testing::CpuPlatform;
-using testing::Flush;
-using testing::Jobs;
-using testing::OkMeasurement;
-using testing::ScalarInt;
-using testing::ScalarText;
-using testing::Spec;
-using testing::StoresTest;
 
 constexpr char kHarness[] = "libtorch/timing-1";
 
@@ -358,4 +351,4 @@ TEST(SameMeasurementSettings, IgnoresOnlyWhatSchedulesAJob) {
 }
 
 }  // namespace
-}  // namespace paradnn::db
+}  // namespace paradnn::db::testing

@@ -12,16 +12,10 @@
 #include "db/sweep_store.h"
 #include "tests/unit/db/test_db.h"
 
-namespace paradnn::db {
+// In the fixtures' namespace (tests/unit/db/test_db.h): its builders need no
+// using-list.
+namespace paradnn::db::testing {
 namespace {
-
-using testing::CpuPlatform;
-using testing::Jobs;
-using testing::OkMeasurement;
-using testing::ScalarInt;
-using testing::ScalarText;
-using testing::Spec;
-using testing::StoresTest;
 
 class ResultStoreTest : public StoresTest {
  protected:
@@ -327,4 +321,4 @@ TEST_F(StoreThenLeaseTest, AFailedLeaseIsRolledBackAloneAndTheResultStands) {
 }
 
 }  // namespace
-}  // namespace paradnn::db
+}  // namespace paradnn::db::testing

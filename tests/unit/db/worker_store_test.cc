@@ -13,16 +13,10 @@
 #include "db/sweep_store.h"
 #include "tests/unit/db/test_db.h"
 
-namespace paradnn::db {
+// In the fixtures' namespace (tests/unit/db/test_db.h): its builders need no
+// using-list.
+namespace paradnn::db::testing {
 namespace {
-
-using testing::CpuPlatform;
-using testing::Flush;
-using testing::Jobs;
-using testing::OkMeasurement;
-using testing::ScalarInt;
-using testing::Spec;
-using testing::StoresTest;
 
 v1::Platform MakePlatform(const std::string& fingerprint, const std::string& hostname) {
   v1::Platform platform = CpuPlatform(fingerprint, hostname);
@@ -233,4 +227,4 @@ TEST_F(WorkerStoreTest, AnUnknownPlatformIdStillRecordsTheWorker) {
 }
 
 }  // namespace
-}  // namespace paradnn::db
+}  // namespace paradnn::db::testing
