@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 #include <tuple>
 
@@ -43,25 +44,41 @@ v1::Measurement Job(const char* family, const char* precision, double model, dou
   return m;
 }
 
+// A name and what `map` makes of it.
+struct NameCase {
+  const char* name;
+  const char* expected;
+};
+
+// Checks every case of `map`; a failure names the case's `what` and name.
+template <typename Map>
+void ExpectEachMapsTo(Map map, const char* what, std::initializer_list<NameCase> cases) {
+  for (const NameCase& c : cases) {
+    EXPECT_EQ(map(c.name), c.expected) << what << " '" << c.name << "'";
+  }
+}
+
 TEST(UtilizationTest, ComputeDtypeOfEveryPrecision) {
-  EXPECT_EQ(ComputeDtype(""), "float32");
-  EXPECT_EQ(ComputeDtype("float32"), "float32");
-  EXPECT_EQ(ComputeDtype("bfloat16"), "bfloat16");
-  EXPECT_EQ(ComputeDtype("mixed_bf16"), "bfloat16");
-  EXPECT_EQ(ComputeDtype("float16"), "float16");
-  EXPECT_EQ(ComputeDtype("mixed_fp16"), "float16");
-  EXPECT_EQ(ComputeDtype("int8"), "");
+  ExpectEachMapsTo(ComputeDtype, "precision",
+                   {{"", "float32"},
+                    {"float32", "float32"},
+                    {"bfloat16", "bfloat16"},
+                    {"mixed_bf16", "bfloat16"},
+                    {"float16", "float16"},
+                    {"mixed_fp16", "float16"},
+                    {"int8", ""}});
 }
 
 TEST(UtilizationTest, KernelPathOfFamilies) {
-  EXPECT_EQ(RoofKernelOf("fc"), "matmul");
-  EXPECT_EQ(RoofKernelOf("rnn"), "matmul");
-  EXPECT_EQ(RoofKernelOf("transformer"), "matmul");
-  EXPECT_EQ(RoofKernelOf("cnn"), "conv");
-  EXPECT_EQ(RoofKernelOf("resnet50"), "conv");
-  EXPECT_EQ(RoofKernelOf("squeezenet1_0"), "conv");
-  EXPECT_EQ(RoofKernelOf("retinanet"), "conv");
-  EXPECT_EQ(RoofKernelOf("no-such-family"), "matmul");
+  ExpectEachMapsTo(RoofKernelOf, "family",
+                   {{"fc", "matmul"},
+                    {"rnn", "matmul"},
+                    {"transformer", "matmul"},
+                    {"cnn", "conv"},
+                    {"resnet50", "conv"},
+                    {"squeezenet1_0", "conv"},
+                    {"retinanet", "conv"},
+                    {"no-such-family", "matmul"}});
 }
 
 TEST(UtilizationTest, AgainstTheStacksBestAndTheSilicon) {
