@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,9 +114,20 @@ TEST_F(DashboardApiTest, ServesThePageAndTheBundledLibraries) {
   EXPECT_EQ(page.status, 200);
   EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
   EXPECT_NE(page.body.find("/assets/vega-embed.min.js"), std::string::npos);
+  // Every asset the page names is served (a file added to the page but not
+  // to the embedded list fails here), and at least these.
+  std::set<std::string> named;
+  static const std::regex kAssetRef(R"re((?:src|href)="/assets/([^"]+)")re");
+  for (std::sregex_iterator it(page.body.begin(), page.body.end(), kAssetRef), end; it != end;
+       ++it) {
+    named.insert((*it)[1].str());
+  }
   for (const char* asset : {"vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "app.js",
-                            "analysis.js", "charts.js", "style.css"}) {
-    const Answer a = Fetch(port_, http::verb::get, std::string("/assets/") + asset);
+                            "analysis.js", "charts.js", "result_fields.js", "style.css"}) {
+    EXPECT_EQ(named.count(asset), 1u) << "the page does not load " << asset;
+  }
+  for (const std::string& asset : named) {
+    const Answer a = Fetch(port_, http::verb::get, "/assets/" + asset);
     EXPECT_EQ(a.status, 200) << asset;
     EXPECT_GT(a.body.size(), 1000u) << asset;
   }
