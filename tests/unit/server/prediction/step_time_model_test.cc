@@ -22,6 +22,13 @@ struct World {
   double efficiency_dip = 0;  // a small-matrix penalty the prior does not know
   double noise_sd = 0;        // lognormal measurement noise
 
+  // A world whose smallest configurations run 1 + `dip` times below the roof.
+  static World WithDip(double dip) {
+    World world;
+    world.efficiency_dip = dip;
+    return world;
+  }
+
   struct Point {
     PredictorInput input;
     double truth = 0;
@@ -84,6 +91,13 @@ absl::StatusOr<StepTimeModel> FitOnDesign(const std::vector<World::Point>& grid,
   return StepTimeModel::Fit(Measure(grid, design, noise_sd, noise_seed));
 }
 
+// The value `percent` % of the way up the sorted `values` (the element at
+// size * percent / 100): how the accuracy checks read an error spread.
+double Percentile(std::vector<double> values, size_t percent) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() * percent / 100];
+}
+
 // Every index of `grid`.
 std::vector<size_t> Every(const std::vector<World::Point>& grid) {
   std::vector<size_t> all(grid.size());
@@ -106,8 +120,7 @@ TEST(StepTimeModelTest, APureRooflineWorldIsRecoveredExactly) {
 }
 
 TEST(StepTimeModelTest, TheCorrectionLearnsWhatThePriorMisses) {
-  World world;
-  world.efficiency_dip = 3;  // the smallest configurations run 4x below the roof
+  const World world = World::WithDip(3);  // the smallest configurations run 4x below the roof
   const std::vector<World::Point> grid = world.Grid();
   const std::vector<size_t> design = SpaceFillingDesign(Coordinates(grid), 45, 2);
   absl::StatusOr<StepTimeModel> model = StepTimeModel::Fit(Measure(grid, design, 0, 0));
@@ -120,16 +133,13 @@ TEST(StepTimeModelTest, TheCorrectionLearnsWhatThePriorMisses) {
     ours.push_back(std::fabs(model->Predict(p.input).seconds / p.truth - 1));
     baseline.push_back(std::fabs(regression->Predict(p.input).seconds / p.truth - 1));
   }
-  std::sort(ours.begin(), ours.end());
-  std::sort(baseline.begin(), baseline.end());
-  EXPECT_LT(ours[ours.size() / 2], 0.03);
-  EXPECT_LT(ours[ours.size() * 9 / 10], 0.10);
-  EXPECT_GT(baseline[baseline.size() / 2], 2 * ours[ours.size() / 2]);
+  EXPECT_LT(Percentile(ours, 50), 0.03);
+  EXPECT_LT(Percentile(ours, 90), 0.10);
+  EXPECT_GT(Percentile(baseline, 50), 2 * Percentile(ours, 50));
 }
 
 TEST(StepTimeModelTest, NoisyMeasurementsGiveIntervalsThatCoverTheirShare) {
-  World world;
-  world.efficiency_dip = 1;
+  const World world = World::WithDip(1);
   const std::vector<World::Point> grid = world.Grid();
   absl::StatusOr<StepTimeModel> model = FitOnDesign(grid, 60, 3, 0.1, 4);
   ASSERT_TRUE(model.ok()) << model.status();
@@ -203,8 +213,7 @@ TEST(SpreadSubsetTest, APrefixIsSpreadOverTheWholeExtent) {
 // coordinator): the fit conditions on max_points of them, says so, and
 // still predicts the world within its noise.
 TEST(StepTimeModelTest, AFitOfManyMeasurementsIsBoundedAndStillAccurate) {
-  World world;
-  world.efficiency_dip = 1;
+  const World world = World::WithDip(1);
   std::vector<World::Point> grid;
   for (int i = 0; i < 12000; ++i) {
     const int l = i % 5, n = 5 + (i / 5) % 7, b = 4 + (i / 35) % 7;
@@ -224,9 +233,8 @@ TEST(StepTimeModelTest, AFitOfManyMeasurementsIsBoundedAndStillAccurate) {
   for (const World::Point& p : world.Grid()) {
     errors.push_back(std::fabs(std::log(model->Predict(p.input).seconds / p.truth)));
   }
-  std::sort(errors.begin(), errors.end());
-  EXPECT_LT(errors[errors.size() / 2], 0.05);
-  EXPECT_LT(errors[errors.size() * 9 / 10], 0.10);
+  EXPECT_LT(Percentile(errors, 50), 0.05);
+  EXPECT_LT(Percentile(errors, 90), 0.10);
   FitOptions none;
   none.max_points = 0;
   EXPECT_EQ(StepTimeModel::Fit(Measure(grid, all, 0.05, 8), none).status().code(),
@@ -235,8 +243,7 @@ TEST(StepTimeModelTest, AFitOfManyMeasurementsIsBoundedAndStillAccurate) {
 
 // The batch machinery of acquisition gives exactly what WithPending gives.
 TEST(StepTimeModelTest, ABatchConditionsAsWithPendingDoes) {
-  World world;
-  world.efficiency_dip = 1;
+  const World world = World::WithDip(1);
   const std::vector<World::Point> grid = world.Grid();
   absl::StatusOr<StepTimeModel> model = FitOnDesign(grid, 30, 6, 0.05, 7);
   ASSERT_TRUE(model.ok()) << model.status();
