@@ -33,8 +33,12 @@ function num(v) {
   return v === undefined || v === null || v === '' ? 0 : Number(v);
 }
 
+// A state as the CLI names it (common/state_names.cc): SWEEP_RUNNING is
+// "running", SWEEP_STATE_UNSPECIFIED (or a state the JSON left out, as it
+// leaves out every zero) "unspecified".
 function stateName(state) {
-  return String(state || '').replace(/^(SWEEP|JOB)_/, '').toLowerCase();
+  return String(state || 'STATE_UNSPECIFIED').replace(/^(SWEEP|JOB|WORKER)_/, '')
+    .replace(/^STATE_/, '').toLowerCase();
 }
 
 function when(unixMs) {
