@@ -6,7 +6,6 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdlib>
-#include <exception>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -30,7 +29,7 @@
 #include "common/config_sources.h"
 #include "common/human_units.h"
 #include "common/logging.h"
-#include "common/mutex_checks.h"
+#include "common/shipped_main.h"
 #include "common/version.h"
 #include "model/family_tables.h"
 #include "model/sweep.h"
@@ -543,12 +542,7 @@ int Run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  paradnn::common::UseReleaseMutexChecks();
-  try {
-    return Run(argc, argv);
-  } catch (const std::exception& e) {
-    // Libraries report failures as statuses; anything thrown is a bug.
-    std::cerr << "paradnn: internal error: " << e.what() << "\n";
-    return paradnn::client::kExitFailed;
-  }
+  // RunShippedMain's exit code for a throw, 1, is kExitFailed.
+  static_assert(paradnn::client::kExitFailed == 1);
+  return paradnn::common::RunShippedMain("paradnn", Run, argc, argv);
 }

@@ -6,7 +6,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "common/config_sources.h"
 #include "common/logging.h"
-#include "common/mutex_checks.h"
+#include "common/shipped_main.h"
 #include "common/version.h"
 #include "server/coordinator_server.h"
 #include "server/listener_restart.h"
@@ -105,7 +104,7 @@ void AddFlags(CLI::App& app, CoordinatorServerOptions* options) {
                  "After the metrics endpoint listens, write its HOST:PORT to this file");
 }
 
-// The whole process; main only turns an escaped exception into an exit.
+// The whole process; main runs it through common::RunShippedMain.
 int RunProcess(int argc, char** argv) {
   CoordinatorServerOptions options;
   std::string log_level = "info";
@@ -152,12 +151,5 @@ int RunProcess(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  paradnn::common::UseReleaseMutexChecks();
-  try {
-    return RunProcess(argc, argv);
-  } catch (const std::exception& e) {
-    // Libraries report failures as statuses; anything thrown is a bug.
-    std::fprintf(stderr, "%s: internal error: %s\n", "paradnn-coordinator", e.what());
-    return 1;
-  }
+  return paradnn::common::RunShippedMain("paradnn-coordinator", RunProcess, argc, argv);
 }

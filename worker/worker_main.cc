@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -24,8 +23,8 @@
 #include "common/auth.h"
 #include "common/config_sources.h"
 #include "common/logging.h"
-#include "common/mutex_checks.h"
 #include "common/openmp_env.h"
+#include "common/shipped_main.h"
 #include "common/subprocess.h"
 #include "common/version.h"
 #include "common/worker_identity.h"
@@ -366,7 +365,7 @@ int Serve(paradnn::worker::WorkerAgentOptions options) {
   return agent.fatal_error().empty() ? 0 : 3;
 }
 
-// The whole process; main only turns an escaped exception into an exit.
+// The whole process; main runs it through common::RunShippedMain.
 int RunProcess(int argc, char** argv) {
   // The runner wants libgomp's short spin (see worker/runner/openmp_env.cc)
   // and re-executes itself to get it unless the variable is already set;
@@ -407,12 +406,5 @@ int RunProcess(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  paradnn::common::UseReleaseMutexChecks();
-  try {
-    return RunProcess(argc, argv);
-  } catch (const std::exception& e) {
-    // Libraries report failures as statuses; anything thrown is a bug.
-    std::fprintf(stderr, "%s: internal error: %s\n", "paradnn-worker", e.what());
-    return 1;
-  }
+  return paradnn::common::RunShippedMain("paradnn-worker", RunProcess, argc, argv);
 }
