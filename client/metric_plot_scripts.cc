@@ -15,16 +15,6 @@
 
 namespace paradnn::client::internal {
 
-using gnuplot::Canvas;
-using gnuplot::Datablock;
-using gnuplot::Finish;
-using gnuplot::IndexTics;
-using gnuplot::MessageFigure;
-using gnuplot::Num;
-using gnuplot::Prologue;
-using gnuplot::Quote;
-using gnuplot::Terminal;
-
 namespace {
 
 // ---- Heat map ---------------------------------------------------------------

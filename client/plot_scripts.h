@@ -1,7 +1,7 @@
-// Pieces the analysis figures' gnuplot scripts share: the series colours,
-// number tests and parsing, and the labels of rates and metrics. Internal to
-// analysis_plots (callers use client/analysis_plots.h); pure functions and
-// constant tables, thread-safe.
+// Pieces the analysis figures' gnuplot scripts share: the gnuplot writer's
+// short names, the series colours, number tests and parsing, and the labels
+// of rates and metrics. Internal to analysis_plots (callers use
+// client/analysis_plots.h); pure functions and constant tables, thread-safe.
 #ifndef PARADNN_CLIENT_PLOT_SCRIPTS_H_
 #define PARADNN_CLIENT_PLOT_SCRIPTS_H_
 
@@ -10,8 +10,22 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "client/gnuplot.h"
 
 namespace paradnn::client::internal {
+
+// The gnuplot writer's pieces, by their short names in every figure's script
+// (an internal namespace, so the names stay out of callers' way).
+using gnuplot::Canvas;
+using gnuplot::Datablock;
+using gnuplot::Finish;
+using gnuplot::IndexTics;
+using gnuplot::MessageFigure;
+using gnuplot::Num;
+using gnuplot::Prologue;
+using gnuplot::Quote;
+using gnuplot::QuoteLines;
+using gnuplot::Terminal;
 
 // Line colours of point groups and bars (colour-blind friendly, Tableau 10).
 inline constexpr const char* kSeriesColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",

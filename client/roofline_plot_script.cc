@@ -19,15 +19,6 @@
 
 namespace paradnn::client::internal {
 
-using gnuplot::Canvas;
-using gnuplot::Datablock;
-using gnuplot::Finish;
-using gnuplot::MessageFigure;
-using gnuplot::Num;
-using gnuplot::Prologue;
-using gnuplot::Quote;
-using gnuplot::Terminal;
-
 namespace {
 
 // Roof colours: dark, so the roofs stand apart from the points.

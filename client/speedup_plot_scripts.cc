@@ -17,16 +17,6 @@
 
 namespace paradnn::client::internal {
 
-using gnuplot::Canvas;
-using gnuplot::Datablock;
-using gnuplot::Finish;
-using gnuplot::MessageFigure;
-using gnuplot::Num;
-using gnuplot::Prologue;
-using gnuplot::Quote;
-using gnuplot::QuoteLines;
-using gnuplot::Terminal;
-
 namespace {
 
 // Above this many distinct numeric colour values a speedup plot uses a
