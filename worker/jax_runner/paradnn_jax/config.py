@@ -170,32 +170,34 @@ def normalized_config(config):
     return out
 
 
+def _outside(highest):
+    """Out of range for a setting whose values run from 0 to `highest`."""
+    return lambda value: value < 0 or value > highest
+
+
 def validate_run_settings(s):
-    """common/run_settings.cc ValidateRunSettings; raises ConfigError."""
-    def bad(field, value, allowed):
-        raise ConfigError("%s: %s is out of range; allowed %s" % (field, value, allowed))
-    if s.ci < 0 or s.ci >= 1:
-        bad("run.ci", s.ci, "0 < ci < 1 (relative half-width, 0.02 = ±2 %)")
-    if s.max_seconds < 0 or s.max_seconds > 86400:
-        bad("run.max_seconds", s.max_seconds, "0 < seconds <= 86400")
-    if s.warmup_steps < 0 or s.warmup_steps > 100000:
-        bad("run.warmup_steps", s.warmup_steps, "1..100000")
-    if s.min_steps < 0 or s.min_steps > 1000000:
-        bad("run.min_steps", s.min_steps, "2..1000000")
-    if s.min_steps == 1:
-        bad("run.min_steps", s.min_steps, "at least 2 (a CI needs two samples)")
-    if s.max_steps < 0 or s.max_steps > 1000000:
-        bad("run.max_steps", s.max_steps, "2..1000000")
-    if s.max_steps != 0 and s.max_steps < max(2, s.min_steps):
-        bad("run.max_steps", s.max_steps, "at least run.min_steps and at least 2")
-    if s.intra_op_threads < 0 or s.intra_op_threads > 1024:
-        bad("run.intra_op_threads", s.intra_op_threads, "1..1024")
-    if s.inter_op_threads < 0 or s.inter_op_threads > 1024:
-        bad("run.inter_op_threads", s.inter_op_threads, "1..1024")
-    if s.profile_steps < 0 or s.profile_steps > 1000:
-        bad("run.profile_steps", s.profile_steps, "1..1000")
-    if s.timeout_seconds < 0 or s.timeout_seconds > 7 * 86400:
-        bad("run.timeout_seconds", s.timeout_seconds, "0 < seconds <= 604800")
+    """common/run_settings.cc ValidateRunSettings; raises ConfigError.
+
+    The checks run in its order, so the first setting out of range is the one
+    named."""
+    checks = (
+        ("ci", lambda v: v < 0 or v >= 1, "0 < ci < 1 (relative half-width, 0.02 = ±2 %)"),
+        ("max_seconds", _outside(86400), "0 < seconds <= 86400"),
+        ("warmup_steps", _outside(100000), "1..100000"),
+        ("min_steps", _outside(1000000), "2..1000000"),
+        ("min_steps", lambda v: v == 1, "at least 2 (a CI needs two samples)"),
+        ("max_steps", _outside(1000000), "2..1000000"),
+        ("max_steps", lambda v: v != 0 and v < max(2, s.min_steps),
+         "at least run.min_steps and at least 2"),
+        ("intra_op_threads", _outside(1024), "1..1024"),
+        ("inter_op_threads", _outside(1024), "1..1024"),
+        ("profile_steps", _outside(1000), "1..1000"),
+        ("timeout_seconds", _outside(7 * 86400), "0 < seconds <= 604800"),
+    )
+    for field, out_of_range, allowed in checks:
+        value = getattr(s, field)
+        if out_of_range(value):
+            raise ConfigError("run.%s: %s is out of range; allowed %s" % (field, value, allowed))
 
 
 def with_run_defaults(settings):
