@@ -48,12 +48,11 @@ absl::StatusOr<std::vector<internal::ReuseKey>> ConnectedReuseKeys(sqlite3* db,
                  "WHERE w.connected = 1 AND w.device_kind = ? AND w.harness != '' "
                  "AND p.fingerprint != ''");
   find.Bind(1, device);
-  for (;;) {
-    absl::StatusOr<bool> row = find.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return keys;
+  absl::Status walked = find.ForEachRow([&] {
     keys.push_back({find.ColumnText(0), find.ColumnText(1), find.ColumnText(2)});
-  }
+  });
+  if (!walked.ok()) return walked;
+  return keys;
 }
 
 }  // namespace
@@ -70,10 +69,7 @@ absl::StatusOr<std::optional<int64_t>> BudgetStore::ReleaseReusableSync(int64_t 
           held.Bind(1, sweep_id).Bind(2, static_cast<int>(v1::JOB_HELD));
           std::vector<internal::JobIdentity> jobs;
           std::vector<std::string> devices;
-          for (;;) {
-            absl::StatusOr<bool> row = held.Step();
-            if (!row.ok()) return row.status();
-            if (!*row) break;
+          absl::Status walked = held.ForEachRow([&] {
             internal::JobIdentity& job = jobs.emplace_back();
             job.job_id = held.ColumnInt(0);
             job.sweep_id = sweep_id;
@@ -83,7 +79,8 @@ absl::StatusOr<std::optional<int64_t>> BudgetStore::ReleaseReusableSync(int64_t 
             job.optimizer = held.ColumnText(4);
             job.repeat = held.ColumnInt(5);
             if (!job.settings.ParseFromString(held.ColumnBlob(6))) job.settings.set_fresh(true);
-          }
+          });
+          if (!walked.ok()) return walked;
           if (jobs.empty()) return std::optional<int64_t>(0);
           absl::StatusOr<std::vector<internal::ReuseKey>> keys =
               ConnectedReuseKeys(db, devices.front());  // one device per sweep
@@ -224,19 +221,12 @@ absl::StatusOr<std::vector<BudgetedSweep>> ReadSweeps(const Database* database, 
     Statement query(db, sql);
     query.Bind(1, static_cast<int>(v1::SWEEP_RUNNING));
     if (binds_held) query.Bind(2, static_cast<int>(v1::JOB_HELD));
-    for (;;) {
-      absl::StatusOr<bool> more = query.Step();
-      if (!more.ok()) return more.status();
-      if (!*more) return absl::OkStatus();
+    return query.ForEachRow([&] {
       BudgetedSweep& sweep = sweeps.emplace_back();
       sweep.sweep_id = query.ColumnInt(0);
       sweep.created_unix_ms = query.ColumnInt(1);
-      if (absl::Status s =
-              internal::ParseBlob(query.ColumnBlob(2), &sweep.spec, "sweeps", sweep.sweep_id);
-          !s.ok()) {
-        return s;
-      }
-    }
+      return internal::ParseBlob(query.ColumnBlob(2), &sweep.spec, "sweeps", sweep.sweep_id);
+    });
   });
   if (!status.ok()) return status;
   return sweeps;

@@ -22,12 +22,9 @@ absl::StatusOr<std::vector<int64_t>> RunningSweeps(sqlite3* db) {
   std::vector<int64_t> running;
   Statement sweeps(db, "SELECT id FROM sweeps WHERE state = ? ORDER BY id");
   sweeps.Bind(1, static_cast<int>(v1::SWEEP_RUNNING));
-  for (;;) {
-    absl::StatusOr<bool> more = sweeps.Step();
-    if (!more.ok()) return more.status();
-    if (!*more) return running;
-    running.push_back(sweeps.ColumnInt(0));
-  }
+  absl::Status walked = sweeps.ForEachRow([&] { running.push_back(sweeps.ColumnInt(0)); });
+  if (!walked.ok()) return walked;
+  return running;
 }
 
 // The first pending job for `device` of the first running sweep that has

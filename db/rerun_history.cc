@@ -23,10 +23,7 @@ absl::StatusOr<std::vector<StoredRun>> LoadStoredRuns(const Database& database,
         "AND r.step_median_s > 0 ORDER BY r.id DESC LIMIT ?3");
     query.Bind(1, fingerprint).Bind(2, static_cast<int>(v1::OK));
     query.Bind(3, static_cast<int64_t>(limit));
-    for (;;) {
-      absl::StatusOr<bool> more = query.Step();
-      if (!more.ok()) return more.status();
-      if (!*more) return absl::OkStatus();
+    return query.ForEachRow([&]() -> absl::Status {
       StoredRun& run = runs.emplace_back();
       run.group = query.ColumnText(0);
       run.step_s = query.ColumnDouble(1);
@@ -39,7 +36,8 @@ absl::StatusOr<std::vector<StoredRun>> LoadStoredRuns(const Database& database,
         return s;
       }
       run.sentinel = common::OwnHostSpeed(measurement.sentinel()).value_or(0);
-    }
+      return absl::OkStatus();
+    });
   });
   if (!status.ok()) return status;
   return runs;

@@ -242,10 +242,7 @@ class ConfigCache {
     std::vector<std::string> pairs;
     params_.Reset();
     params_.Bind(1, config_id);
-    for (;;) {
-      absl::StatusOr<bool> row = params_.Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
+    absl::Status walked = params_.ForEachRow([&] {
       const std::string key = params_.ColumnText(0);
       const std::string_view value = params_.ColumnTextView(1);
       for (size_t i = 0; i < hyper_fields_.size(); ++i) {
@@ -255,7 +252,8 @@ class ConfigCache {
           std::find(label_without_->begin(), label_without_->end(), key) == label_without_->end()) {
         pairs.push_back(absl::StrCat(key, "=", std::string(value)));
       }
-    }
+    });
+    if (!walked.ok()) return walked;
     if (label_without_ != nullptr) entry.label = dictionary_->Intern(absl::StrJoin(pairs, " "));
     index_.emplace(config_id, static_cast<uint32_t>(entries_.size()));
     entries_.push_back(std::move(entry));
@@ -283,12 +281,8 @@ absl::Status ReadSweepsAndKeys(sqlite3* db, const std::vector<int64_t>& sweep_id
   std::set<int64_t> found;
   Statement sweeps(db, "SELECT id FROM sweeps WHERE id IN (SELECT value FROM json_each(?))");
   sweeps.Bind(1, sweeps_json);
-  for (;;) {
-    absl::StatusOr<bool> row = sweeps.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    found.insert(sweeps.ColumnInt(0));
-  }
+  absl::Status walked = sweeps.ForEachRow([&] { found.insert(sweeps.ColumnInt(0)); });
+  if (!walked.ok()) return walked;
   for (int64_t id : sweep_ids) {
     if (found.count(id) == 0) return absl::NotFoundError(absl::StrCat("sweep ", id, " not found"));
   }
@@ -300,15 +294,11 @@ absl::Status ReadSweepsAndKeys(sqlite3* db, const std::vector<int64_t>& sweep_id
                  "ON cp.config_id = (SELECT config_id FROM jobs WHERE sweep_id = sw.value "
                  "ORDER BY id LIMIT 1) ORDER BY cp.key");
   keys.Bind(1, sweeps_json);
-  for (;;) {
-    absl::StatusOr<bool> row = keys.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
+  return keys.ForEachRow([&] {
     // Threads are read as the runner used them (results), not as swept.
     std::string key = keys.ColumnText(0);
     if (!IsBuiltin(key)) selected->all_keys.push_back(std::move(key));
-  }
-  return absl::OkStatus();
+  });
 }
 
 }  // namespace
@@ -474,10 +464,7 @@ absl::Status ReadRecords(sqlite3* db, const std::string& sweeps_json, const nloh
   Statement query(db, sql.c_str(), Statement::kUncached);
   query.Bind(kSweepsParam, sweeps_json);
   if (shape.where) query.Bind(kWhereParam, where.dump());
-  for (;;) {
-    absl::StatusOr<bool> row = query.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
+  return query.ForEachRow([&]() -> absl::Status {
     ResultRecord record;
     record.job_id = query.ColumnInt(0);
     record.outcome = static_cast<v1::Outcome>(query.ColumnInt(1));
@@ -506,8 +493,8 @@ absl::Status ReadRecords(sqlite3* db, const std::string& sweeps_json, const nloh
       FillPredictedColumns(prediction, shape.columns, &record);
     }
     selected->records.push_back(record);
-  }
-  return absl::OkStatus();
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace

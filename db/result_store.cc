@@ -252,10 +252,7 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
                     "LEFT JOIN predictions pr ON pr.job_id = j.id "
                     "WHERE j.sweep_id = ? ORDER BY COALESCE(j.expansion_index, j.id), j.id");
     query.Bind(1, sweep_id);
-    for (;;) {
-      absl::StatusOr<bool> more = query.Step();
-      if (!more.ok()) return more.status();
-      if (!*more) return absl::OkStatus();
+    return query.ForEachRow([&]() -> absl::Status {
       v1::ResultRow& row = rows.emplace_back();
       row.set_job_id(query.ColumnInt(0));
       row.set_sweep_id(query.ColumnInt(1));
@@ -275,7 +272,7 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
         }
         row.set_platform_fingerprint(row.prediction().platform_fingerprint());
       }
-      if (query.ColumnIsNull(5)) continue;  // no result yet: measurement unset
+      if (query.ColumnIsNull(5)) return absl::OkStatus();  // no result yet: measurement unset
       const int64_t result_id = query.ColumnInt(5);
       if (absl::Status s = internal::ParseBlob(query.ColumnBlob(6), row.mutable_measurement(),
                                                "results", result_id);
@@ -287,12 +284,9 @@ absl::StatusOr<std::vector<v1::ResultRow>> ResultStore::Query(int64_t sweep_id,
       row.set_platform_fingerprint(query.ColumnText(9));
       row.set_reused_from_job_id(query.ColumnInt(12));
       row.set_harness(query.ColumnText(13));
-      if (!include_samples) continue;
-      if (absl::Status s = internal::AppendSamples(db, result_id, row.mutable_measurement());
-          !s.ok()) {
-        return s;
-      }
-    }
+      if (!include_samples) return absl::OkStatus();
+      return internal::AppendSamples(db, result_id, row.mutable_measurement());
+    });
   });
   if (!status.ok()) return status;
   return rows;

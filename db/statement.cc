@@ -103,11 +103,7 @@ absl::StatusOr<bool> Statement::Step() {
 }
 
 absl::Status Statement::Run() {
-  for (;;) {
-    absl::StatusOr<bool> row = Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return absl::OkStatus();
-  }
+  return ForEachRow([] {});
 }
 
 int64_t Statement::ColumnInt(int col) const { return sqlite3_column_int64(stmt_, col); }

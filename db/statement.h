@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -51,6 +52,11 @@ class Statement {
   absl::StatusOr<bool> Step();
   // Steps to completion (for statements that return no rows).
   absl::Status Run();
+  // Steps through every row, calling `visit()` on each (the Column readers
+  // see that row). `visit` returns void or absl::Status; the first error,
+  // a step's or one `visit` returns, stops the walk and is returned.
+  template <typename Visit>
+  absl::Status ForEachRow(Visit visit);
 
   int64_t ColumnInt(int col) const;
   double ColumnDouble(int col) const;
@@ -69,6 +75,20 @@ class Statement {
   // destruction); null when stmt_ is owned and finalized here.
   bool* in_use_ = nullptr;
 };
+
+template <typename Visit>
+absl::Status Statement::ForEachRow(Visit visit) {
+  for (;;) {
+    absl::StatusOr<bool> row = Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::OkStatus();
+    if constexpr (std::is_void_v<std::invoke_result_t<Visit&>>) {
+      visit();
+    } else if (absl::Status visited = visit(); !visited.ok()) {
+      return visited;
+    }
+  }
+}
 
 // Runs SQL without results (DDL, pragmas).
 absl::Status Exec(sqlite3* db, const char* sql);

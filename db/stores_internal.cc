@@ -34,12 +34,7 @@ absl::StatusOr<std::vector<int64_t>> ReadInts(const Database* database, const ch
   absl::Status status = database->Read([&](sqlite3* db) -> absl::Status {
     Statement stmt(db, sql);
     bind(stmt);
-    for (;;) {
-      absl::StatusOr<bool> more = stmt.Step();
-      if (!more.ok()) return more.status();
-      if (!*more) return absl::OkStatus();
-      values.push_back(stmt.ColumnInt(0));
-    }
+    return stmt.ForEachRow([&] { values.push_back(stmt.ColumnInt(0)); });
   });
   if (!status.ok()) return status;
   return values;
@@ -55,12 +50,7 @@ absl::StatusOr<int64_t> ReadCount(const Database* database, const char* sql,
 absl::Status AppendSamples(sqlite3* db, int64_t result_id, v1::Measurement* m) {
   Statement samples(db, "SELECT seconds FROM samples WHERE result_id = ? ORDER BY step");
   samples.Bind(1, result_id);
-  for (;;) {
-    absl::StatusOr<bool> sample = samples.Step();
-    if (!sample.ok()) return sample.status();
-    if (!*sample) return absl::OkStatus();
-    m->add_step_seconds(samples.ColumnDouble(0));
-  }
+  return samples.ForEachRow([&] { m->add_step_seconds(samples.ColumnDouble(0)); });
 }
 
 absl::StatusOr<int64_t> FirstAttemptStartUnixMs(sqlite3* db, int64_t sweep_id) {

@@ -66,10 +66,7 @@ absl::StatusOr<v1::SweepStatus> SweepFromRow(sqlite3* db, const Statement& row,
   Statement counts(db, "SELECT state, COUNT(*) FROM jobs WHERE sweep_id = ? GROUP BY state");
   counts.Bind(1, status.sweep_id());
   int64_t total = 0;
-  for (;;) {
-    absl::StatusOr<bool> more = counts.Step();
-    if (!more.ok()) return more.status();
-    if (!*more) break;
+  absl::Status walked = counts.ForEachRow([&] {
     const int64_t n = counts.ColumnInt(1);
     total += n;
     switch (static_cast<v1::JobState>(counts.ColumnInt(0))) {
@@ -97,7 +94,8 @@ absl::StatusOr<v1::SweepStatus> SweepFromRow(sqlite3* db, const Statement& row,
       default:
         break;  // counted in total only
     }
-  }
+  });
+  if (!walked.ok()) return walked;
   status.set_total_jobs(total);
 
   Statement ok(db,
@@ -293,12 +291,10 @@ absl::Status DeleteAbandonedSweeps(sqlite3* db, const Database* database) {
   {
     Statement find(db, "SELECT id FROM sweeps WHERE state = ?");
     find.Bind(1, kCreating);
-    for (;;) {
-      absl::StatusOr<bool> more = find.Step();
-      if (!more.ok()) return more.status();
-      if (!*more) break;
+    absl::Status walked = find.ForEachRow([&] {
       if (!IsCreating(database, find.ColumnInt(0))) abandoned.push_back(find.ColumnInt(0));
-    }
+    });
+    if (!walked.ok()) return walked;
   }
   for (int64_t id : abandoned) {
     Statement del(db, "DELETE FROM sweeps WHERE id = ? AND state = ?");
@@ -477,14 +473,12 @@ absl::StatusOr<std::vector<v1::SweepStatus>> SweepStore::List(int64_t now_unix_m
   std::vector<v1::SweepStatus> sweeps;
   absl::Status status = db_->Read([&](sqlite3* db) -> absl::Status {
     Statement rows(db, kSelectAllSweeps);
-    for (;;) {
-      absl::StatusOr<bool> more = rows.Step();
-      if (!more.ok()) return more.status();
-      if (!*more) return absl::OkStatus();
+    return rows.ForEachRow([&]() -> absl::Status {
       absl::StatusOr<v1::SweepStatus> sweep = SweepFromRow(db, rows, now_unix_ms);
       if (!sweep.ok()) return sweep.status();
       sweeps.push_back(*std::move(sweep));
-    }
+      return absl::OkStatus();
+    });
   });
   if (!status.ok()) return status;
   return sweeps;
@@ -536,12 +530,10 @@ void SweepStore::Cancel(int64_t sweep_id, int64_t now_unix_ms,
                        "JOIN jobs j ON j.id = a.job_id "
                        "WHERE j.sweep_id = ? AND a.finished_unix_ms IS NULL ORDER BY a.id");
         open.Bind(1, sweep_id);
-        for (;;) {
-          absl::StatusOr<bool> more = open.Step();
-          if (!more.ok()) return more.status();
-          if (!*more) break;
+        absl::Status walked = open.ForEachRow([&] {
           live.push_back({open.ColumnInt(0), open.ColumnInt(1), open.ColumnText(2)});
-        }
+        });
+        if (!walked.ok()) return walked;
         return live;
       },
       std::move(done));

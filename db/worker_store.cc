@@ -71,10 +71,7 @@ absl::StatusOr<std::vector<v1::WorkerInfo>> WorkerStore::List() const {
                    "w.last_seen_unix_ms, p.id, p.details, "
                    "(SELECT COUNT(*) FROM results r WHERE r.worker_id = w.id) "
                    "FROM workers w LEFT JOIN platforms p ON p.id = w.platform_id ORDER BY w.id");
-    for (;;) {
-      absl::StatusOr<bool> more = list.Step();
-      if (!more.ok()) return more.status();
-      if (!*more) return absl::OkStatus();
+    return list.ForEachRow([&]() -> absl::Status {
       v1::WorkerInfo& info = workers.emplace_back();
       info.set_worker_id(list.ColumnText(0));
       info.set_device_kind(list.ColumnText(1));
@@ -85,15 +82,11 @@ absl::StatusOr<std::vector<v1::WorkerInfo>> WorkerStore::List() const {
       info.set_state(common::WorkerStateName(info.worker_state()));
       info.set_connected_unix_ms(list.ColumnInt(4));
       info.set_last_seen_unix_ms(list.ColumnInt(5));
-      if (!list.ColumnIsNull(6)) {
-        if (absl::Status s = internal::ParseBlob(list.ColumnBlob(7), info.mutable_platform(),
-                                                 "platforms", list.ColumnInt(6));
-            !s.ok()) {
-          return s;
-        }
-      }
       info.set_jobs_done(list.ColumnInt(8));
-    }
+      if (list.ColumnIsNull(6)) return absl::OkStatus();
+      return internal::ParseBlob(list.ColumnBlob(7), info.mutable_platform(), "platforms",
+                                 list.ColumnInt(6));
+    });
   });
   if (!status.ok()) return status;
   return workers;
