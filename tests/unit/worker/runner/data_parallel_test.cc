@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/model_spec.h"
+#include "tests/unit/worker/runner/tiny_fc.h"
 
 namespace paradnn::runner {
 namespace {
@@ -19,15 +20,7 @@ namespace {
 using std::chrono::milliseconds;
 
 model::ModelSpec TinyFc() {
-  v1::ModelConfig config;
-  config.set_family("fc");
-  (*config.mutable_params())["layer"] = 2;
-  (*config.mutable_params())["node"] = 16;
-  (*config.mutable_params())["input"] = 32;
-  (*config.mutable_params())["output"] = 4;
-  (*config.mutable_params())["batch"] = 8;
-  config.set_precision("float32");
-  return *model::ParseModelSpec(config, model::FieldStyle::kProto);
+  return *model::ParseModelSpec(TinyFcConfig(), model::FieldStyle::kProto);
 }
 
 ReplicaGroup::MakeTrainer SeededBy(uint64_t seed) {

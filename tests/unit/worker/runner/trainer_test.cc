@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "hostfacts/host_facts.h"
+#include "tests/unit/worker/runner/tiny_fc.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/suspect_conditions.h"
 
@@ -17,14 +18,7 @@ namespace {
 
 v1::RunnerJob TinyJob(const std::string& precision = "float32") {
   v1::RunnerJob job;
-  v1::ModelConfig& config = *job.mutable_config();
-  config.set_family("fc");
-  (*config.mutable_params())["layer"] = 2;
-  (*config.mutable_params())["node"] = 16;
-  (*config.mutable_params())["input"] = 32;
-  (*config.mutable_params())["output"] = 4;
-  (*config.mutable_params())["batch"] = 8;
-  config.set_precision(precision);
+  *job.mutable_config() = TinyFcConfig(precision);
   v1::RunSettings& s = *job.mutable_settings();
   s.set_warmup_steps(2);
   s.set_min_steps(5);

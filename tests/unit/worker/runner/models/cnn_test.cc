@@ -120,14 +120,8 @@ TEST(CnnModelTest, LossFallsInBFloat16) {
 }
 
 TEST(CnnModelTest, LossFallsInMixedBFloat16WithFloat32MasterWeights) {
-  const ModelSpec spec = MakeCnnSpec(Tiny(CnnBlockFn::kBottleneck), Precision::kMixedBf16);
-  Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
-  std::vector<double> losses;
-  for (int i = 0; i < 20; ++i) losses.push_back(trainer.Step().item<double>());
-  for (const auto& p : trainer.parameters()) {
-    EXPECT_EQ(p.scalar_type(), torch::kFloat32);
-    EXPECT_EQ(p.grad().scalar_type(), torch::kFloat32);
-  }
+  const std::vector<double> losses = TrainLossesWithFloat32Masters(
+      MakeCnnSpec(Tiny(CnnBlockFn::kBottleneck), Precision::kMixedBf16), 20);
   EXPECT_LT(losses.back(), 0.8 * losses.front()) << losses.front() << " -> " << losses.back();
 }
 

@@ -106,8 +106,7 @@ TEST(RetinaNetModelTest, LossFallsInBFloat16) {
 TEST(RetinaNetModelTest, MixedBFloat16Trains) {
   const ModelSpec spec = Learnable(Precision::kMixedBf16);
   Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
-  std::vector<double> losses;
-  for (int i = 0; i < 6; ++i) losses.push_back(trainer.Step().item<double>());
+  const std::vector<double> losses = StepLosses(trainer, 6);
   for (const auto& p : trainer.parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
   EXPECT_TRUE(std::isfinite(losses.back()));
   EXPECT_LT(losses.back(), losses.front());

@@ -99,8 +99,7 @@ TEST(TransformerModelTest, EmbeddingIsInitializedAsTheTransformers) {
 TEST(TransformerModelTest, MixedBFloat16Trains) {
   const ModelSpec spec = TinySgd(Precision::kMixedBf16);
   Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
-  std::vector<double> losses;
-  for (int i = 0; i < 8; ++i) losses.push_back(trainer.Step().item<double>());
+  const std::vector<double> losses = StepLosses(trainer, 8);
   for (const auto& p : trainer.parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
   for (double loss : losses) EXPECT_TRUE(std::isfinite(loss));
   EXPECT_LT(*std::min_element(losses.begin() + 1, losses.end()), 0.8 * losses.front())

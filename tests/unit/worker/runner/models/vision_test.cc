@@ -105,13 +105,7 @@ TEST(VisionModelsTest, LossFallsInFloat32AndBFloat16) {
 TEST(VisionModelsTest, MixedBFloat16TrainsWithFloat32MasterWeights) {
   const ModelSpec spec =
       MakeVisionSpec(VisionArch::kMobileNetV1, VisionShape{64, 10, 2}, Precision::kMixedBf16);
-  Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
-  std::vector<double> losses;
-  for (int i = 0; i < 8; ++i) losses.push_back(trainer.Step().item<double>());
-  for (const auto& p : trainer.parameters()) {
-    EXPECT_EQ(p.scalar_type(), torch::kFloat32);
-    EXPECT_EQ(p.grad().scalar_type(), torch::kFloat32);
-  }
+  const std::vector<double> losses = TrainLossesWithFloat32Masters(spec, 8);
   EXPECT_LT(*std::min_element(losses.end() - 3, losses.end()), 0.8 * losses.front())
       << Join(losses);
 }
