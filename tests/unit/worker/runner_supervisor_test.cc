@@ -9,6 +9,7 @@
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <chrono>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,17 @@ void ExpectConfigFromJob(const v1::Measurement& m) {
   EXPECT_EQ(m.device(), "cpu");
 }
 
+// Expects `run` to have completed once as CRASHED, its error naming every
+// one of `error_parts` (what happened and why).
+void ExpectCrashedNaming(const JobRun& run, std::initializer_list<const char*> error_parts) {
+  EXPECT_EQ(run.completions, 1);
+  EXPECT_EQ(run.measurement.outcome(), v1::CRASHED);
+  for (const char* part : error_parts) {
+    EXPECT_NE(run.measurement.error().find(part), std::string::npos)
+        << "no '" << part << "' in: " << run.measurement.error();
+  }
+}
+
 TEST_P(RunnerSupervisorTest, OkResultWithStepsForwarded) {
   JobRun run = RunJob(MakeJob("ok"));
   EXPECT_EQ(run.completions, 1);
@@ -129,43 +141,23 @@ TEST_P(RunnerSupervisorTest, LogEventsAndStderrDoNotDisturbTheResult) {
 
 TEST_P(RunnerSupervisorTest, AbortIsCrashedWithTheSignalNamed) {
   JobRun run = RunJob(MakeJob("crash"));
-  EXPECT_EQ(run.completions, 1);
+  ExpectCrashedNaming(run, {"killed by signal 6", "about to abort"});
   EXPECT_TRUE(run.io_drained);
-  EXPECT_EQ(run.measurement.outcome(), v1::CRASHED);
-  EXPECT_NE(run.measurement.error().find("killed by signal 6"), std::string::npos)
-      << run.measurement.error();
-  EXPECT_NE(run.measurement.error().find("about to abort"), std::string::npos)
-      << run.measurement.error();
   ExpectConfigFromJob(run.measurement);
 }
 
 TEST_P(RunnerSupervisorTest, NonZeroExitIsCrashedWithStatusAndStderr) {
   JobRun run = RunJob(MakeJob("exit3"));
-  EXPECT_EQ(run.completions, 1);
-  EXPECT_EQ(run.measurement.outcome(), v1::CRASHED);
-  EXPECT_NE(run.measurement.error().find("exited with status 3"), std::string::npos)
-      << run.measurement.error();
-  EXPECT_NE(run.measurement.error().find("out of cheese"), std::string::npos)
-      << run.measurement.error();
+  ExpectCrashedNaming(run, {"exited with status 3", "out of cheese"});
   ExpectConfigFromJob(run.measurement);
 }
 
 TEST_P(RunnerSupervisorTest, SigkillFromOutsideHintsAtOutOfMemory) {
-  JobRun run = RunJob(MakeJob("sigkill"));
-  EXPECT_EQ(run.completions, 1);
-  EXPECT_EQ(run.measurement.outcome(), v1::CRASHED);
-  EXPECT_NE(run.measurement.error().find("killed by signal 9"), std::string::npos)
-      << run.measurement.error();
-  EXPECT_NE(run.measurement.error().find("possibly out of memory"), std::string::npos)
-      << run.measurement.error();
+  ExpectCrashedNaming(RunJob(MakeJob("sigkill")), {"killed by signal 9", "possibly out of memory"});
 }
 
 TEST_P(RunnerSupervisorTest, CleanExitWithoutResultIsCrashed) {
-  JobRun run = RunJob(MakeJob("silent_exit"));
-  EXPECT_EQ(run.completions, 1);
-  EXPECT_EQ(run.measurement.outcome(), v1::CRASHED);
-  EXPECT_NE(run.measurement.error().find("without writing a result"), std::string::npos)
-      << run.measurement.error();
+  ExpectCrashedNaming(RunJob(MakeJob("silent_exit")), {"without writing a result"});
 }
 
 TEST_P(RunnerSupervisorTest, DeadlineKillsTheProcessGroup) {
@@ -200,11 +192,8 @@ TEST_P(RunnerSupervisorTest, CancelMidRun) {
 
 TEST_P(RunnerSupervisorTest, GarbageOnStdoutIsCrashedAtOnce) {
   JobRun run = RunJob(MakeJob("garbage"));
-  EXPECT_EQ(run.completions, 1);
+  ExpectCrashedNaming(run, {"runner wrote invalid output"});
   EXPECT_TRUE(run.io_drained);
-  EXPECT_EQ(run.measurement.outcome(), v1::CRASHED);
-  EXPECT_NE(run.measurement.error().find("runner wrote invalid output"), std::string::npos)
-      << run.measurement.error();
   // Well before the 20 s deadline: the runner is killed on the first bad frame.
   EXPECT_LT(run.elapsed, milliseconds(5000));
   EXPECT_TRUE(ProcessGroupGone(run.pid));
@@ -224,12 +213,8 @@ TEST_P(RunnerSupervisorTest, MissingRunnerIsCrashedAndReportedAsynchronously) {
   RunnerSupervisorOptions options;
   options.runner_path = "/nonexistent/paradnn-runner";
   JobRun run = RunJob(MakeJob("ok"), options);
-  EXPECT_EQ(run.completions, 1);
+  ExpectCrashedNaming(run, {"could not start the runner", "/nonexistent/paradnn-runner"});
   EXPECT_EQ(run.pid, -1);
-  EXPECT_EQ(run.measurement.outcome(), v1::CRASHED);
-  EXPECT_NE(run.measurement.error().find("could not start the runner"), std::string::npos)
-      << run.measurement.error();
-  EXPECT_NE(run.measurement.error().find("/nonexistent/paradnn-runner"), std::string::npos);
   ExpectConfigFromJob(run.measurement);
 }
 
