@@ -19,6 +19,18 @@ v1::HostSentinel Readings(double before, double after, double seconds, double be
   return sentinel;
 }
 
+// Fills a job from `memory` at `at` and expects what it hands over: the
+// reading's compute ratio and age, and how long the job may reuse it.
+v1::RunnerJob ExpectHandOver(const SentinelMemory& memory, Clock::time_point at, double ratio,
+                             double age_s, double reuse_s) {
+  v1::RunnerJob job;
+  memory.Fill(at, &job);
+  EXPECT_DOUBLE_EQ(job.recent_sentinel().compute_ratio(), ratio);
+  EXPECT_NEAR(job.recent_sentinel().age_s(), age_s, 1e-9);
+  EXPECT_NEAR(job.sentinel_reuse_s(), reuse_s, 1e-9);
+  return job;
+}
+
 TEST(SentinelMemoryTest, NothingToHandOverBeforeTheFirstReading) {
   SentinelMemory memory;
   memory.Record(v1::HostSentinel(), Clock::now(), Clock::now());  // a job without the sentinel
@@ -36,23 +48,15 @@ TEST(SentinelMemoryTest, HandsOverTheAfterReadingDatedAtTheResult) {
   const Clock::time_point finished = started + milliseconds(5000);
   // Two readings in 0.08 s: one takes 0.04 s, reused for 0.04 / 1 % = 4 s.
   memory.Record(Readings(0.9, 0.8, 0.08), started, finished);
-  v1::RunnerJob job;
-  memory.Fill(finished + milliseconds(500), &job);
-  EXPECT_DOUBLE_EQ(job.recent_sentinel().compute_ratio(), 0.8);
+  const v1::RunnerJob job = ExpectHandOver(memory, finished + milliseconds(500), 0.8, 0.5, 4.0);
   EXPECT_DOUBLE_EQ(job.recent_sentinel().latency_s(), 4e-4);
-  EXPECT_NEAR(job.recent_sentinel().age_s(), 0.5, 1e-9);
-  EXPECT_NEAR(job.sentinel_reuse_s(), 4.0, 1e-9);
 }
 
 TEST(SentinelMemoryTest, AnOwnBeforeReadingIsDatedAtTheJobsStart) {
   SentinelMemory memory;
   const Clock::time_point started = Clock::now();
   memory.Record(Readings(0.7, 0, 0.05), started, started + milliseconds(1000));
-  v1::RunnerJob job;
-  memory.Fill(started + milliseconds(1200), &job);
-  EXPECT_DOUBLE_EQ(job.recent_sentinel().compute_ratio(), 0.7);
-  EXPECT_NEAR(job.recent_sentinel().age_s(), 1.2, 1e-9);
-  EXPECT_NEAR(job.sentinel_reuse_s(), 5.0, 1e-9);
+  ExpectHandOver(memory, started + milliseconds(1200), 0.7, 1.2, 5.0);
 }
 
 TEST(SentinelMemoryTest, AReusedReadingKeepsItsOriginalDate) {
@@ -62,11 +66,8 @@ TEST(SentinelMemoryTest, AReusedReadingKeepsItsOriginalDate) {
   // The next job reused 0.95 as its "before" and read nothing itself.
   memory.Record(Readings(0.95, 0, 0, /*before_age=*/0.2), first + milliseconds(200),
                 first + milliseconds(900));
-  v1::RunnerJob job;
-  memory.Fill(first + milliseconds(1100), &job);
-  EXPECT_DOUBLE_EQ(job.recent_sentinel().compute_ratio(), 0.95);
-  EXPECT_NEAR(job.recent_sentinel().age_s(), 1.0, 1e-9);
-  EXPECT_NEAR(job.sentinel_reuse_s(), 4.0, 1e-9);  // the cost of the last reading taken
+  // Reused for 4 s: the cost of the last reading taken.
+  ExpectHandOver(memory, first + milliseconds(1100), 0.95, 1.0, 4.0);
 }
 
 TEST(SentinelMemoryTest, ReuseIsAShareOfTheReadingsCostAndCapped) {
