@@ -47,10 +47,7 @@ absl::StatusOr<SentinelCost> ReadSentinelCost(const paradnn::db::Database& datab
         "FROM results r JOIN jobs j ON j.id = r.job_id JOIN attempts a ON a.id = r.attempt_id "
         "WHERE j.sweep_id = ?1");
     query.Bind(1, sweep_id);
-    for (;;) {
-      absl::StatusOr<bool> more = query.Step();
-      if (!more.ok()) return more.status();
-      if (!*more) return absl::OkStatus();
+    return query.ForEachRow([&]() -> absl::Status {
       paradnn::v1::Measurement m;
       if (!m.ParseFromString(query.ColumnBlob(0)))
         return absl::DataLossError("a result does not parse");
@@ -64,7 +61,8 @@ absl::StatusOr<SentinelCost> ReadSentinelCost(const paradnn::db::Database& datab
         ++cost.repeat_jobs;
         cost.repeat_wall_s += static_cast<double>(query.ColumnInt(2)) / 1e3;
       }
-    }
+      return absl::OkStatus();
+    });
   });
   if (!status.ok()) return status;
   return cost;

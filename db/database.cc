@@ -65,13 +65,11 @@ absl::Status CheckOnlyTablesAndIndexes(sqlite3* db, const std::string& path) {
                   "SELECT type, name FROM sqlite_master WHERE type NOT IN ('table', 'index') "
                   "ORDER BY name LIMIT 5");
   std::vector<std::string> found;
-  while (true) {
-    absl::StatusOr<bool> row = other.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
+  absl::Status walked = other.ForEachRow([&] {
     found.push_back(absl::StrCat(other.ColumnText(0), " '",
                                  absl::CHexEscape(other.ColumnText(1).substr(0, 64)), "'"));
-  }
+  });
+  if (!walked.ok()) return walked;
   if (found.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "open ", path, ": holds ", absl::StrJoin(found, ", "),

@@ -39,17 +39,14 @@ absl::Status ReadWorkers(sqlite3* db, FleetActivity* activity) {
   Statement workers(db,
                     "SELECT id, device_kind, connected, connected_unix_ms, last_seen_unix_ms "
                     "FROM workers");
-  while (true) {
-    absl::StatusOr<bool> row = workers.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return absl::OkStatus();
+  return workers.ForEachRow([&] {
     FleetWorkerRow& w = activity->workers.emplace_back();
     w.worker_id = workers.ColumnText(0);
     w.device_kind = workers.ColumnText(1);
     w.connected = workers.ColumnInt(2) != 0;
     w.connected_unix_ms = workers.ColumnInt(3);
     w.last_seen_unix_ms = workers.ColumnInt(4);
-  }
+  });
 }
 
 // Attempts overlapping the window (open ones included). An attempt that
@@ -71,10 +68,7 @@ absl::Status ReadAttempts(sqlite3* db, int64_t sweep_id, FleetActivity* activity
   Statement attempts(db, sweep_id != 0 ? kSweepAttempts : kAttempts);
   attempts.Bind(1, activity->to_unix_ms).Bind(2, activity->from_unix_ms);
   if (sweep_id != 0) attempts.Bind(3, sweep_id);
-  while (true) {
-    absl::StatusOr<bool> row = attempts.Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return absl::OkStatus();
+  return attempts.ForEachRow([&] {
     FleetAttemptRow& a = activity->attempts.emplace_back();
     a.worker_id = attempts.ColumnText(0);
     a.device_kind = attempts.ColumnText(1);
@@ -87,7 +81,7 @@ absl::Status ReadAttempts(sqlite3* db, int64_t sweep_id, FleetActivity* activity
       a.build_seconds = attempts.ColumnIsNull(7) ? 0 : attempts.ColumnDouble(7);
       if (!attempts.ColumnIsNull(8)) a.hfu = attempts.ColumnDouble(8);
     }
-  }
+  });
 }
 
 }  // namespace
@@ -111,24 +105,17 @@ absl::StatusOr<StateCounts> ReadStateCounts(const Database& database) {
   StateCounts counts;
   absl::Status status = database.Read([&](sqlite3* db) -> absl::Status {
     Statement jobs(db, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
-    for (absl::StatusOr<bool> row = jobs.Step();; row = jobs.Step()) {
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      counts.jobs.emplace_back(static_cast<int>(jobs.ColumnInt(0)), jobs.ColumnInt(1));
-    }
+    absl::Status walked = jobs.ForEachRow(
+        [&] { counts.jobs.emplace_back(static_cast<int>(jobs.ColumnInt(0)), jobs.ColumnInt(1)); });
+    if (!walked.ok()) return walked;
     Statement sweeps(db, "SELECT state, COUNT(*) FROM sweeps GROUP BY state");
-    for (absl::StatusOr<bool> row = sweeps.Step();; row = sweeps.Step()) {
-      if (!row.ok()) return row.status();
-      if (!*row) break;
+    walked = sweeps.ForEachRow([&] {
       counts.sweeps.emplace_back(static_cast<int>(sweeps.ColumnInt(0)), sweeps.ColumnInt(1));
-    }
+    });
+    if (!walked.ok()) return walked;
     Statement workers(db, "SELECT id, device_kind FROM workers");
-    for (absl::StatusOr<bool> row = workers.Step();; row = workers.Step()) {
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      counts.workers.emplace_back(workers.ColumnText(0), workers.ColumnText(1));
-    }
-    return absl::OkStatus();
+    return workers.ForEachRow(
+        [&] { counts.workers.emplace_back(workers.ColumnText(0), workers.ColumnText(1)); });
   });
   if (!status.ok()) return status;
   return counts;
