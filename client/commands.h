@@ -87,6 +87,14 @@ class CoordinatorClient {
  private:
   void SetDeadline(grpc::ClientContext* context) const;
   absl::Status Annotate(const grpc::Status& status) const;
+  // A unary method of the stub, such as &v1::Coordinator::Stub::GetSweep.
+  template <typename Request, typename Response>
+  using UnaryMethod = grpc::Status (v1::Coordinator::Stub::*)(grpc::ClientContext*, const Request&,
+                                                              Response*);
+  // One call of `method` under the deadline: its response, or its status
+  // through Annotate.
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Unary(UnaryMethod<Request, Response> method, const Request& request);
 
   std::string address_;
   double timeout_seconds_;

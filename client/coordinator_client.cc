@@ -108,50 +108,43 @@ absl::Status CoordinatorClient::Annotate(const grpc::Status& status) const {
   }
 }
 
-absl::StatusOr<v1::SubmitSweepResponse> CoordinatorClient::SubmitSweep(const v1::SweepSpec& spec,
-                                                                       int64_t max_jobs) {
+template <typename Request, typename Response>
+absl::StatusOr<Response> CoordinatorClient::Unary(UnaryMethod<Request, Response> method,
+                                                  const Request& request) {
   grpc::ClientContext context;
   SetDeadline(&context);
+  Response response;
+  if (grpc::Status s = (stub_.get()->*method)(&context, request, &response); !s.ok()) {
+    return Annotate(s);
+  }
+  return response;
+}
+
+absl::StatusOr<v1::SubmitSweepResponse> CoordinatorClient::SubmitSweep(const v1::SweepSpec& spec,
+                                                                       int64_t max_jobs) {
   v1::SubmitSweepRequest request;
   *request.mutable_spec() = spec;
   request.set_max_jobs(max_jobs);
-  v1::SubmitSweepResponse response;
-  if (grpc::Status s = stub_->SubmitSweep(&context, request, &response); !s.ok()) {
-    return Annotate(s);
-  }
-  return response;
+  return Unary(&v1::Coordinator::Stub::SubmitSweep, request);
 }
 
 absl::StatusOr<v1::SweepStatus> CoordinatorClient::GetSweep(int64_t sweep_id) {
-  grpc::ClientContext context;
-  SetDeadline(&context);
   v1::GetSweepRequest request;
   request.set_sweep_id(sweep_id);
-  v1::SweepStatus response;
-  if (grpc::Status s = stub_->GetSweep(&context, request, &response); !s.ok()) return Annotate(s);
-  return response;
+  return Unary(&v1::Coordinator::Stub::GetSweep, request);
 }
 
 absl::StatusOr<std::vector<v1::SweepStatus>> CoordinatorClient::ListSweeps() {
-  grpc::ClientContext context;
-  SetDeadline(&context);
-  v1::ListSweepsResponse response;
-  if (grpc::Status s = stub_->ListSweeps(&context, v1::ListSweepsRequest(), &response); !s.ok()) {
-    return Annotate(s);
-  }
-  return std::vector<v1::SweepStatus>(response.sweeps().begin(), response.sweeps().end());
+  absl::StatusOr<v1::ListSweepsResponse> response =
+      Unary(&v1::Coordinator::Stub::ListSweeps, v1::ListSweepsRequest());
+  if (!response.ok()) return response.status();
+  return std::vector<v1::SweepStatus>(response->sweeps().begin(), response->sweeps().end());
 }
 
 absl::StatusOr<v1::SweepStatus> CoordinatorClient::CancelSweep(int64_t sweep_id) {
-  grpc::ClientContext context;
-  SetDeadline(&context);
   v1::CancelSweepRequest request;
   request.set_sweep_id(sweep_id);
-  v1::SweepStatus response;
-  if (grpc::Status s = stub_->CancelSweep(&context, request, &response); !s.ok()) {
-    return Annotate(s);
-  }
-  return response;
+  return Unary(&v1::Coordinator::Stub::CancelSweep, request);
 }
 
 absl::StatusOr<std::vector<v1::ResultRow>> CoordinatorClient::QueryResults(
@@ -172,40 +165,23 @@ absl::StatusOr<std::vector<v1::ResultRow>> CoordinatorClient::QueryResults(
 }
 
 absl::StatusOr<std::vector<v1::WorkerInfo>> CoordinatorClient::ListWorkers() {
-  grpc::ClientContext context;
-  SetDeadline(&context);
-  v1::ListWorkersResponse response;
-  if (grpc::Status s = stub_->ListWorkers(&context, v1::ListWorkersRequest(), &response); !s.ok()) {
-    return Annotate(s);
-  }
-  return std::vector<v1::WorkerInfo>(response.workers().begin(), response.workers().end());
+  absl::StatusOr<v1::ListWorkersResponse> response =
+      Unary(&v1::Coordinator::Stub::ListWorkers, v1::ListWorkersRequest());
+  if (!response.ok()) return response.status();
+  return std::vector<v1::WorkerInfo>(response->workers().begin(), response->workers().end());
 }
 
 absl::StatusOr<v1::FleetGoodputResponse> CoordinatorClient::FleetGoodput(
     const v1::FleetGoodputRequest& request) {
-  grpc::ClientContext context;
-  SetDeadline(&context);
-  v1::FleetGoodputResponse response;
-  if (grpc::Status s = stub_->FleetGoodput(&context, request, &response); !s.ok()) {
-    return Annotate(s);
-  }
-  return response;
+  return Unary(&v1::Coordinator::Stub::FleetGoodput, request);
 }
 
 absl::StatusOr<v1::PredictResponse> CoordinatorClient::Predict(const v1::PredictRequest& request) {
-  grpc::ClientContext context;
-  SetDeadline(&context);
-  v1::PredictResponse response;
-  if (grpc::Status s = stub_->Predict(&context, request, &response); !s.ok()) return Annotate(s);
-  return response;
+  return Unary(&v1::Coordinator::Stub::Predict, request);
 }
 
 absl::StatusOr<v1::AnalyzeResponse> CoordinatorClient::Analyze(const v1::AnalyzeRequest& request) {
-  grpc::ClientContext context;
-  SetDeadline(&context);
-  v1::AnalyzeResponse response;
-  if (grpc::Status s = stub_->Analyze(&context, request, &response); !s.ok()) return Annotate(s);
-  return response;
+  return Unary(&v1::Coordinator::Stub::Analyze, request);
 }
 
 absl::StatusOr<v1::SweepStatus> CoordinatorClient::Watch(
