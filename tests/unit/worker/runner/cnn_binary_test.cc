@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "absl/strings/match.h"
 #include "tests/unit/worker/runner/run_runner.h"
 
 namespace paradnn::runner {
@@ -27,24 +26,15 @@ TEST(CnnBinaryTest, DescribeResNet50) {
 }
 
 TEST(CnnBinaryTest, SmallConfigMeasuresOk) {
-  const RunnerRun r = RunRunner(
-      "--family cnn --block_fn residual --block 1 --filter 4 --image 193 --output 10 --batch 2 "
-      "--max_seconds 1 --json --log-level warn");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j.at("outcome").get<std::string>(), "OK") << r.out;
-  EXPECT_GT(j.at("examples_per_sec").get<double>(), 0);
-  EXPECT_FALSE(j.at("step_seconds").empty());
+  ExpectShortMeasurementOk(
+      "--family cnn --block_fn residual --block 1 --filter 4 --image 193 --output 10 --batch 2");
 }
 
 TEST(CnnBinaryTest, Image192IsAUsageErrorNamingImage) {
-  const RunnerRun r = RunRunner(
+  ExpectUsageErrorNaming(
       "--family cnn --block_fn residual --block 1 --filter 4 --image 192 --output 10 --batch 2 "
       "--describe",
-      /*merge_stderr=*/true);
-  EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "--image")) << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "7x7 average pool")) << r.out;
+      {"--image", "7x7 average pool"});
 }
 
 }  // namespace

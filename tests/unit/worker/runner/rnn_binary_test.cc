@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "absl/strings/match.h"
 #include "tests/unit/worker/runner/run_runner.h"
 
 namespace paradnn::runner {
@@ -30,24 +29,16 @@ TEST(RnnBinaryTest, DescribePrintsTheLstmCounts) {
 
 TEST(RnnBinaryTest, ShortMeasurementOfEveryCellIsOk) {
   for (const char* cell : {"rnn", "lstm", "gru"}) {
-    const RunnerRun r =
-        RunRunner(std::string("--family rnn --cell ") + cell +
-                  " --layer 1 --embed 16 --length 5 --vocab 32 --batch 4 --max_seconds 1 --json"
-                  " --log-level warn");
-    ASSERT_EQ(r.exit_code, 0) << cell << ": " << r.out;
-    const nlohmann::json j = nlohmann::json::parse(r.out);
-    EXPECT_EQ(j.at("outcome").get<std::string>(), "OK") << cell << ": " << r.out;
-    EXPECT_GT(j.at("examples_per_sec").get<double>(), 0) << cell;
+    SCOPED_TRACE(cell);
+    ExpectShortMeasurementOk(std::string("--family rnn --cell ") + cell +
+                             " --layer 1 --embed 16 --length 5 --vocab 32 --batch 4");
   }
 }
 
 TEST(RnnBinaryTest, UnknownCellIsAUsageErrorNamingTheFlag) {
-  const RunnerRun r = RunRunner(
+  ExpectUsageErrorNaming(
       "--family rnn --cell transformer --layer 1 --embed 8 --length 4 --vocab 8 --batch 2",
-      /*merge_stderr=*/true);
-  EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "--cell")) << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "rnn|lstm|gru")) << r.out;
+      {"--cell", "rnn|lstm|gru"});
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "absl/strings/match.h"
 #include "tests/unit/worker/runner/run_runner.h"
 
 namespace paradnn::runner {
@@ -50,20 +49,11 @@ TEST(VisionBinaryTest, DescribeEveryFamily) {
 }
 
 TEST(VisionBinaryTest, SmallConfigMeasuresOk) {
-  const RunnerRun r = RunRunner(
-      "--family squeezenet1_0 --image 64 --output 10 --batch 2 --max_seconds 1 --json "
-      "--log-level warn");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j.at("outcome").get<std::string>(), "OK") << r.out;
-  EXPECT_GT(j.at("examples_per_sec").get<double>(), 0);
-  EXPECT_FALSE(j.at("step_seconds").empty());
+  ExpectShortMeasurementOk("--family squeezenet1_0 --image 64 --output 10 --batch 2");
 }
 
 TEST(VisionBinaryTest, ImageBelow32IsAUsageErrorNamingImage) {
-  const RunnerRun r = RunRunner("--family densenet121 --image 16 --batch 2 --describe", true);
-  EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "--image")) << r.out;
+  ExpectUsageErrorNaming("--family densenet121 --image 16 --batch 2 --describe", {"--image"});
 }
 
 }  // namespace
