@@ -136,26 +136,13 @@ absl::Status CheckFamilyFields(const v1::SweepSpec& spec, const FamilyDef& famil
 
 // ---- expansion ------------------------------------------------------------------
 
-std::vector<std::string> SortedKeys(const v1::SweepSpec& spec) {
+// The keys of one of the spec's maps (params, options, stack), sorted: the
+// order expansion walks them in.
+template <typename Map>
+std::vector<std::string> SortedKeys(const Map& map) {
   std::vector<std::string> keys;
-  keys.reserve(spec.params().size());
-  for (const auto& [key, unused] : spec.params()) keys.push_back(key);
-  std::sort(keys.begin(), keys.end());
-  return keys;
-}
-
-std::vector<std::string> SortedOptionKeys(const v1::SweepSpec& spec) {
-  std::vector<std::string> keys;
-  keys.reserve(spec.options().size());
-  for (const auto& [key, unused] : spec.options()) keys.push_back(key);
-  std::sort(keys.begin(), keys.end());
-  return keys;
-}
-
-std::vector<std::string> SortedStackKeys(const v1::SweepSpec& spec) {
-  std::vector<std::string> keys;
-  keys.reserve(spec.stack().size());
-  for (const auto& [key, unused] : spec.stack()) keys.push_back(key);
+  keys.reserve(map.size());
+  for (const auto& [key, unused] : map) keys.push_back(key);
   std::sort(keys.begin(), keys.end());
   return keys;
 }
@@ -237,7 +224,7 @@ absl::Status CheckDataParallelDevice(const v1::SweepSpec& spec) {
 // Returns the configurations they span.
 absl::StatusOr<int64_t> CheckParams(const v1::SweepSpec& spec, const FamilyDef& family) {
   int64_t configurations = 1;
-  for (const std::string& key : SortedKeys(spec)) {
+  for (const std::string& key : SortedKeys(spec.params())) {
     const ParamRule* rule = FindParam(family, key);
     if (rule == nullptr) {
       std::string allowed = absl::StrCat("allowed: ", ParamNames(family, false));
@@ -279,7 +266,7 @@ absl::StatusOr<int64_t> CheckParams(const v1::SweepSpec& spec, const FamilyDef& 
 // given. Returns the configurations they span.
 absl::StatusOr<int64_t> CheckOptions(const v1::SweepSpec& spec, const FamilyDef& family) {
   int64_t configurations = 1;
-  for (const std::string& key : SortedOptionKeys(spec)) {
+  for (const std::string& key : SortedKeys(spec.options())) {
     const std::string path = absl::StrCat("options.", EchoKey(key));
     const OptionRule* rule = FindOption(family, key);
     if (rule == nullptr) {
@@ -301,7 +288,7 @@ absl::StatusOr<int64_t> CheckOptions(const v1::SweepSpec& spec, const FamilyDef&
                                                      AllowedOptionValues(o)));
     }
   }
-  for (const std::string& key : SortedStackKeys(spec)) {
+  for (const std::string& key : SortedKeys(spec.stack())) {
     absl::StatusOr<int64_t> count = CheckStack(spec, key);
     if (!count.ok()) return count.status();
     configurations = SaturatingMultiply(configurations, *count);
@@ -424,7 +411,7 @@ int64_t CountConfigurations(const v1::SweepSpec& spec) {
       absl::StatusOr<int64_t> count = CheckOption(list, *rule, key);
       if (count.ok()) configurations = SaturatingMultiply(configurations, *count);
     }
-    for (const std::string& key : SortedStackKeys(spec)) {
+    for (const std::string& key : SortedKeys(spec.stack())) {
       absl::StatusOr<int64_t> count = CheckStack(spec, key);
       if (count.ok()) configurations = SaturatingMultiply(configurations, *count);
     }
@@ -473,9 +460,9 @@ absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& sp
 
   // The axes of the cross product, outermost first: parameters, then
   // options, then stack settings, each in sorted key order.
-  const std::vector<std::string> keys = SortedKeys(spec);
-  const std::vector<std::string> option_keys = SortedOptionKeys(spec);
-  const std::vector<std::string> stack_keys = SortedStackKeys(spec);
+  const std::vector<std::string> keys = SortedKeys(spec.params());
+  const std::vector<std::string> option_keys = SortedKeys(spec.options());
+  const std::vector<std::string> stack_keys = SortedKeys(spec.stack());
   std::vector<std::vector<int64_t>> values;
   values.reserve(keys.size());
   for (const std::string& key : keys) {
