@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/interrupt.h"
+#include "tests/support/temp_file.h"
 
 namespace paradnn::client {
 namespace {
@@ -217,19 +218,14 @@ TEST(ChildProcessTest, ExitStatusLogAndExecFailure) {
 }
 
 TEST(FileTailTest, KeepsWholeLines) {
-  char path[] = "/tmp/paradnn-tail-test-XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  {
-    std::ofstream out(path);
-    for (int i = 0; i < 100; ++i) out << "line " << i << "\n";
-  }
+  std::string lines;
+  for (int i = 0; i < 100; ++i) lines += "line " + std::to_string(i) + "\n";
+  const ::paradnn::testing::TempFile log("tail-test", lines);
+  ASSERT_FALSE(log.path().empty());
   // The last 30 bytes begin inside "line 96", which is dropped.
-  EXPECT_EQ(FileTail(path, 30), "line 97\nline 98\nline 99");
-  EXPECT_EQ(FileTail(path, 32), "line 96\nline 97\nline 98\nline 99");
+  EXPECT_EQ(FileTail(log.path(), 30), "line 97\nline 98\nline 99");
+  EXPECT_EQ(FileTail(log.path(), 32), "line 96\nline 97\nline 98\nline 99");
   EXPECT_EQ(FileTail("/nonexistent/log"), "");
-  std::remove(path);
 }
 
 TEST(InterruptWatcherTest, RunsTheInnermostHandler) {

@@ -2,14 +2,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "absl/strings/str_replace.h"
 #include "model/sweep.h"
+#include "tests/support/temp_file.h"
 
 namespace paradnn::client {
 namespace {
@@ -231,19 +229,12 @@ TEST(SweepFileTest, ExampleFileInTheRepositoryIsValid) {
 }
 
 TEST(SweepFileTest, ReadsFilesAndNamesThemInErrors) {
-  char path[] = "/tmp/paradnn-sweep-file-test-XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  {
-    std::ofstream out(path);
-    out << Replace("mul: 2", "mul: 1");
-  }
-  absl::StatusOr<v1::SweepSpec> spec = ReadSweepFile(path, 0);
+  const ::paradnn::testing::TempFile file("sweep-file-test", Replace("mul: 2", "mul: 1"));
+  ASSERT_FALSE(file.path().empty());
+  absl::StatusOr<v1::SweepSpec> spec = ReadSweepFile(file.path(), 0);
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(spec.status().message()),
-              StartsWith(std::string(path) + ":6: params.node.range.mul: 1 must be > 1"));
-  std::remove(path);
+              StartsWith(file.path() + ":6: params.node.range.mul: 1 must be > 1"));
 
   spec = ReadSweepFile("/nonexistent/sweep.yaml", 0);
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
