@@ -28,6 +28,23 @@ absl::Status CheckUtf8List(const std::string& field,
   return absl::OkStatus();
 }
 
+// A map of names to lists of text (options, stack): every key, then every
+// value of its list, named "MAP.KEY[i]".
+template <typename Map>
+absl::Status CheckUtf8ListMap(const std::string& map_name, const Map& map) {
+  for (const auto& entry : map) {
+    if (const size_t offset = FirstNonUtf8Byte(entry.first); offset != absl::string_view::npos) {
+      return NotUtf8(map_name, entry.first, offset);
+    }
+    if (absl::Status s =
+            CheckUtf8List(absl::StrCat(map_name, ".", EchoKey(entry.first)), entry.second.values());
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckTensorUtf8(const v1::TensorSpec& tensor, const std::string& path) {
   if (absl::Status s = CheckUtf8(path + ".name", tensor.name()); !s.ok()) return s;
   return CheckUtf8(path + ".dtype", tensor.dtype());
@@ -51,26 +68,8 @@ absl::Status CheckSweepUtf8(const v1::SweepSpec& spec) {
       return NotUtf8("params", entry.first, offset);
     }
   }
-  for (const auto& entry : spec.options()) {
-    if (const size_t offset = FirstNonUtf8Byte(entry.first); offset != absl::string_view::npos) {
-      return NotUtf8("options", entry.first, offset);
-    }
-    if (absl::Status s =
-            CheckUtf8List(absl::StrCat("options.", EchoKey(entry.first)), entry.second.values());
-        !s.ok()) {
-      return s;
-    }
-  }
-  for (const auto& entry : spec.stack()) {
-    if (const size_t offset = FirstNonUtf8Byte(entry.first); offset != absl::string_view::npos) {
-      return NotUtf8("stack", entry.first, offset);
-    }
-    if (absl::Status s =
-            CheckUtf8List(absl::StrCat("stack.", EchoKey(entry.first)), entry.second.values());
-        !s.ok()) {
-      return s;
-    }
-  }
+  if (absl::Status s = CheckUtf8ListMap("options", spec.options()); !s.ok()) return s;
+  if (absl::Status s = CheckUtf8ListMap("stack", spec.stack()); !s.ok()) return s;
   if (absl::Status s = CheckUtf8List("precision", spec.precision()); !s.ok()) return s;
   if (absl::Status s = CheckUtf8List("optimizer", spec.optimizer()); !s.ok()) return s;
   for (int i = 0; i < spec.torchscript().inputs_size(); ++i) {

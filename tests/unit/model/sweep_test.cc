@@ -433,6 +433,13 @@ TEST(SweepValidationTest, StringFieldsMustBeUtf8) {
   spec.add_optimizer("sgd\xed\xa0\x80");  // a surrogate
   EXPECT_THAT(std::string(ValidateSweep(spec, 0).message()), StartsWith("optimizer[0]: byte 3 of"));
   spec = Issue();
+  (*spec.mutable_options())["cell\xff"].add_values("lstm");
+  EXPECT_THAT(std::string(ValidateSweep(spec, 0).message()), StartsWith("options: byte 4 of"));
+  spec = Issue();
+  (*spec.mutable_stack())["blas_core"].add_values("Haswell\xff");
+  EXPECT_THAT(std::string(ValidateSweep(spec, 0).message()),
+              StartsWith("stack.blas_core[0]: byte 7 of"));
+  spec = Issue();
   spec.set_name("f\xc3\xa9-\xe4\xb8\xad-\xf0\x9f\x98\x80");  // é, 中, 😀
   EXPECT_TRUE(ValidateSweep(spec, 0).ok());
 }
