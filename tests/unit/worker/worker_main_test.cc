@@ -96,45 +96,36 @@ class WorkerProcess {
   std::thread stderr_thread_;
 };
 
-TEST(WorkerMainTest, RejectsAnUnknownDeviceNamingTheFlag) {
-  WorkerProcess worker({"--device", "gpu", "--runner", PARADNN_FAKE_RUNNER});
+// Starts the worker with `args` and expects it to exit at once with the
+// usage status 2 and `message` on stderr.
+void ExpectUsageError(const std::vector<std::string>& args, const std::string& message) {
+  WorkerProcess worker(args);
   std::optional<int> status = worker.Wait(kWait);
   ASSERT_TRUE(status.has_value());
   EXPECT_TRUE(WIFEXITED(*status));
   EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(worker.err().find("--device: 'gpu' is not one of cpu|cuda|cuda:N|tpu"),
-            std::string::npos)
-      << worker.err();
+  EXPECT_NE(worker.err().find(message), std::string::npos) << worker.err();
+}
+
+TEST(WorkerMainTest, RejectsAnUnknownDeviceNamingTheFlag) {
+  ExpectUsageError({"--device", "gpu", "--runner", PARADNN_FAKE_RUNNER},
+                   "--device: 'gpu' is not one of cpu|cuda|cuda:N|tpu");
 }
 
 TEST(WorkerMainTest, RejectsAnUnknownCalibrateMode) {
-  WorkerProcess worker({"--runner", PARADNN_FAKE_RUNNER, "--calibrate", "sometimes"});
-  std::optional<int> status = worker.Wait(kWait);
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(worker.err().find("--calibrate: 'sometimes' is not one of auto|always|never"),
-            std::string::npos)
-      << worker.err();
+  ExpectUsageError({"--runner", PARADNN_FAKE_RUNNER, "--calibrate", "sometimes"},
+                   "--calibrate: 'sometimes' is not one of auto|always|never");
 }
 
 TEST(WorkerMainTest, RejectsARunnerThatIsNotExecutable) {
-  WorkerProcess worker({"--runner", "/nonexistent/paradnn-runner"});
-  std::optional<int> status = worker.Wait(kWait);
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(worker.err().find("--runner"), std::string::npos) << worker.err();
+  ExpectUsageError({"--runner", "/nonexistent/paradnn-runner"}, "--runner");
 }
 
 // A 300-character id once retried forever with a message about the
 // coordinator; the coordinator's rule is said up front.
 TEST(WorkerMainTest, RejectsAWorkerIdTheCoordinatorWouldRefuse) {
-  WorkerProcess worker({"--runner", PARADNN_FAKE_RUNNER, "--worker-id", std::string(300, 'w')});
-  std::optional<int> status = worker.Wait(kWait);
-  ASSERT_TRUE(status.has_value());
-  EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(worker.err().find("--worker-id: 300 characters; must be 1..256 characters"),
-            std::string::npos)
-      << worker.err();
+  ExpectUsageError({"--runner", PARADNN_FAKE_RUNNER, "--worker-id", std::string(300, 'w')},
+                   "--worker-id: 300 characters; must be 1..256 characters");
 }
 
 TEST(WorkerMainTest, RunsAJobAndExitsCleanlyOnSigterm) {
