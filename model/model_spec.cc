@@ -15,6 +15,21 @@
 namespace paradnn::model {
 namespace {
 
+// The value of `key` in a spec's params or options; a key the family does
+// not have is a bug in the caller (families read their own keys), so the
+// process aborts naming it: "ModelSpec::WHAT: family F has no KIND 'KEY'".
+template <typename Map>
+const typename Map::mapped_type& ValueOrAbort(const Map& map, const char* what, const char* kind,
+                                              const std::string& family, const std::string& key) {
+  auto it = map.find(key);
+  if (it == map.end()) {
+    std::fprintf(stderr, "ModelSpec::%s: family %s has no %s '%s'\n", what, family.c_str(), kind,
+                 key.c_str());
+    std::abort();
+  }
+  return it->second;
+}
+
 absl::StatusOr<Precision> ParsePrecision(const std::string& raw, FieldStyle style) {
   const std::string name = absl::AsciiStrToLower(raw);
   if (name.empty() || name == "float32") return Precision::kFloat32;
@@ -103,23 +118,11 @@ absl::Status CheckOptions(const v1::ModelConfig& config, const FamilyDef& def, F
 }  // namespace
 
 int64_t ModelSpec::Param(const std::string& key) const {
-  auto it = params.find(key);
-  if (it == params.end()) {
-    std::fprintf(stderr, "ModelSpec::Param: family %s has no parameter '%s'\n", family.c_str(),
-                 key.c_str());
-    std::abort();
-  }
-  return it->second;
+  return ValueOrAbort(params, "Param", "parameter", family, key);
 }
 
 const std::string& ModelSpec::Option(const std::string& key) const {
-  auto it = options.find(key);
-  if (it == options.end()) {
-    std::fprintf(stderr, "ModelSpec::Option: family %s has no option '%s'\n", family.c_str(),
-                 key.c_str());
-    std::abort();
-  }
-  return it->second;
+  return ValueOrAbort(options, "Option", "option", family, key);
 }
 
 absl::StatusOr<ModelSpec> ParseModelSpec(const v1::ModelConfig& config, FieldStyle style) {

@@ -33,6 +33,15 @@ TEST(ModelSpecTest, ParsesFcWithDefaults) {
             "fc batch=256 input=2000 layer=4 node=1024 output=200 float32 rmsprop");
 }
 
+// A family reading a key it does not have is a bug: the process stops and
+// says which.
+TEST(ModelSpecDeathTest, AnUnknownParamOrOptionAbortsNamingIt) {
+  auto spec = ParseModelSpec(FcConfig(), FieldStyle::kProto);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_DEATH(spec->Param("width"), "ModelSpec::Param: family fc has no parameter 'width'");
+  EXPECT_DEATH(spec->Option("cell"), "ModelSpec::Option: family fc has no option 'cell'");
+}
+
 TEST(ModelSpecTest, NormalizedConfigWritesDefaultsOut) {
   const v1::ModelConfig normalized = NormalizedConfig(FcConfig());
   EXPECT_EQ(normalized.precision(), "float32");
