@@ -14,6 +14,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compile_commands import source_entries  # noqa: E402
 from layering_test import ALLOWED, folder_of  # noqa: E402
+from style_report import report  # noqa: E402
 
 
 def tracked_headers(root):
@@ -104,13 +105,8 @@ def main():
                 if wrong:
                     failures.append("%s %s %s: including %s %s" % (folder, kind, target, header,
                                                                    wrong))
-    print("checked %d folder pairs" % checked)
-    for failure in failures:
-        print(failure)
-    if checked == 0:
-        print("nothing checked (no compile_commands.json entries?)")
-        return 1
-    return 1 if failures else 0
+    return report("checked %d folder pairs" % checked, failures, checked,
+                  "nothing checked (no compile_commands.json entries?)")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ import re
 import subprocess
 import sys
 
+from style_report import report
+
 # folder -> the project folders its files may include (besides itself and
 # the generated protos, "paradnn/v1/...").
 ALLOWED = {
@@ -67,13 +69,8 @@ def main():
                     allowed = ", ".join(sorted(ALLOWED[source] | {"proto"}))
                     violations.append("%s:%d includes %s: %s may include only %s" %
                                       (path, number, m.group(1), source, allowed))
-    print("checked the includes of %d files in %s" % (checked, ", ".join(sorted(ALLOWED))))
-    for v in violations:
-        print(v)
-    if checked == 0:
-        print("no source files found (not a git checkout?)")
-        return 1
-    return 1 if violations else 0
+    summary = "checked the includes of %d files in %s" % (checked, ", ".join(sorted(ALLOWED)))
+    return report(summary, violations, checked, "no source files found (not a git checkout?)")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tokenize
 
+from style_report import report
+
 C_STYLE = (".h", ".cc", ".cpp", ".proto", ".js", ".cjs")
 HASH_STYLE = (".txt", ".cmake", ".sh", ".yaml", ".yml", ".in", ".example", ".toml", ".sysusers",
               ".gitignore", "Dockerfile")
@@ -245,13 +247,8 @@ def main():
                 for missing in repo.missing_links(path, comment):
                     problems.append("%s:%d links to %s, which does not exist" %
                                     (path, number, missing))
-    print("checked the paths named in the comments and docs of %d files" % scanned)
-    for p in problems:
-        print(p)
-    if scanned == 0:
-        print("no files found (not a git checkout?)")
-        return 1
-    return 1 if problems else 0
+    return report("checked the paths named in the comments and docs of %d files" % scanned,
+                  problems, scanned, "no files found (not a git checkout?)")
 
 
 if __name__ == "__main__":
