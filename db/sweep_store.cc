@@ -120,6 +120,36 @@ std::map<std::string, std::string> TextParams(const v1::ModelConfig& config) {
   return values;
 }
 
+// The two inserts of one table of hyper-parameter rows (config_params,
+// job_params): an integer row and a text row, each (owner id, key, value).
+struct ParamRowInserts {
+  const char* integer;
+  const char* text;
+};
+constexpr ParamRowInserts kConfigParamRows = {
+    "INSERT INTO config_params (config_id, key, int_value, text_value) VALUES (?, ?, ?, NULL)",
+    "INSERT INTO config_params (config_id, key, int_value, text_value) VALUES (?, ?, NULL, ?)"};
+constexpr ParamRowInserts kJobParamRows = {
+    "INSERT INTO job_params (job_id, key, int_value, text_value) VALUES (?, ?, ?, NULL)",
+    "INSERT INTO job_params (job_id, key, int_value, text_value) VALUES (?, ?, NULL, ?)"};
+
+// Writes every hyper-parameter of `config` (params, then TextParams) as a
+// row of `table` owned by `owner_id`.
+absl::Status InsertParamRows(sqlite3* db, const ParamRowInserts& table, int64_t owner_id,
+                             const v1::ModelConfig& config) {
+  for (const auto& [key, value] : config.params()) {
+    Statement param(db, table.integer);
+    param.Bind(1, owner_id).Bind(2, key).Bind(3, value);
+    if (absl::Status s = param.Run(); !s.ok()) return s;
+  }
+  for (const auto& [key, value] : TextParams(config)) {
+    Statement option(db, table.text);
+    option.Bind(1, owner_id).Bind(2, key).Bind(3, value);
+    if (absl::Status s = option.Run(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string ConfigCanonical(const v1::ModelConfig& config) {
@@ -147,20 +177,7 @@ absl::StatusOr<int64_t> InternConfig(sqlite3* db, const v1::ModelConfig& config)
     return existing.ColumnInt(0);
   }
   const int64_t config_id = sqlite3_last_insert_rowid(db);
-  for (const auto& [key, value] : config.params()) {
-    Statement param(db,
-                    "INSERT INTO config_params (config_id, key, int_value, text_value) "
-                    "VALUES (?, ?, ?, NULL)");
-    param.Bind(1, config_id).Bind(2, key).Bind(3, value);
-    if (absl::Status s = param.Run(); !s.ok()) return s;
-  }
-  for (const auto& [key, value] : TextParams(config)) {
-    Statement option(db,
-                     "INSERT INTO config_params (config_id, key, int_value, text_value) "
-                     "VALUES (?, ?, NULL, ?)");
-    option.Bind(1, config_id).Bind(2, key).Bind(3, value);
-    if (absl::Status s = option.Run(); !s.ok()) return s;
-  }
+  if (absl::Status s = InsertParamRows(db, kConfigParamRows, config_id, config); !s.ok()) return s;
   return config_id;
 }
 
@@ -224,20 +241,7 @@ absl::StatusOr<int64_t> InsertJob(sqlite3* db, int64_t sweep_id, const std::stri
     if (absl::Status s = insert.Run(); !s.ok()) return s;
   }
   const int64_t job_id = sqlite3_last_insert_rowid(db);
-  for (const auto& [key, value] : config.params()) {
-    Statement param(db,
-                    "INSERT INTO job_params (job_id, key, int_value, text_value) "
-                    "VALUES (?, ?, ?, NULL)");
-    param.Bind(1, job_id).Bind(2, key).Bind(3, value);
-    if (absl::Status s = param.Run(); !s.ok()) return s;
-  }
-  for (const auto& [key, value] : TextParams(config)) {
-    Statement option(db,
-                     "INSERT INTO job_params (job_id, key, int_value, text_value) "
-                     "VALUES (?, ?, NULL, ?)");
-    option.Bind(1, job_id).Bind(2, key).Bind(3, value);
-    if (absl::Status s = option.Run(); !s.ok()) return s;
-  }
+  if (absl::Status s = InsertParamRows(db, kJobParamRows, job_id, config); !s.ok()) return s;
   return job_id;
 }
 
