@@ -25,25 +25,18 @@ TEST(MetricsTest, HistogramBucketsAreCumulative) {
   PrometheusText text;
   rpc.Write(&text);
   const std::string& t = text.text();
-  EXPECT_TRUE(absl::StrContains(
-      t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.0005\"} 0\n"))
-      << t;
-  EXPECT_TRUE(
-      absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.001\"} 1\n"))
-      << t;
-  EXPECT_TRUE(
-      absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.005\"} 2\n"))
-      << t;
-  EXPECT_TRUE(
-      absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"60\"} 2\n"))
-      << t;
-  EXPECT_TRUE(
-      absl::StrContains(t, "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"+Inf\"} 3\n"))
-      << t;
-  EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_duration_seconds_count{method=\"/s/M\"} 3\n")) << t;
-  EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_calls_total{method=\"/s/M\",code=\"0\"} 2\n")) << t;
-  EXPECT_TRUE(absl::StrContains(t, "paradnn_rpc_calls_total{method=\"/s/M\",code=\"14\"} 1\n"))
-      << t;
+  for (const char* line : {
+           "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.0005\"} 0\n",
+           "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.001\"} 1\n",
+           "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"0.005\"} 2\n",
+           "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"60\"} 2\n",
+           "paradnn_rpc_duration_seconds_bucket{method=\"/s/M\",le=\"+Inf\"} 3\n",
+           "paradnn_rpc_duration_seconds_count{method=\"/s/M\"} 3\n",
+           "paradnn_rpc_calls_total{method=\"/s/M\",code=\"0\"} 2\n",
+           "paradnn_rpc_calls_total{method=\"/s/M\",code=\"14\"} 1\n",
+       }) {
+    EXPECT_TRUE(absl::StrContains(t, line)) << "no line " << line << "in:\n" << t;
+  }
 }
 
 TEST(MetricsTest, RateOverTheWindowOnly) {
