@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "client/output_format.h"
 #include "client/sweep_file.h"
 
@@ -33,24 +35,22 @@ TEST(ParseConfigAssignmentsTest, BadPartsAreNamed) {
   EXPECT_FALSE(ParseConfigAssignments("").ok());
 }
 
-TEST(BudgetedSweepFileTest, RunBudgetTakesADurationAndRefusesOtherText) {
-  absl::StatusOr<v1::SweepSpec> spec = ParseSweepText(
-      "name: b\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, output: 4, batch: 4}\n"
-      "run: {budget: 1h30m}\n",
+// A one-configuration FC sweep file ending in `tail`, parsed.
+absl::StatusOr<v1::SweepSpec> ParseTinySweep(const std::string& tail) {
+  return ParseSweepText(
+      "name: b\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, output: 4, batch: 4}\n" + tail,
       "b.yaml", 0);
+}
+
+TEST(BudgetedSweepFileTest, RunBudgetTakesADurationAndRefusesOtherText) {
+  absl::StatusOr<v1::SweepSpec> spec = ParseTinySweep("run: {budget: 1h30m}\n");
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_DOUBLE_EQ(spec->run().budget_seconds(), 5400);
-  absl::StatusOr<v1::SweepSpec> bad = ParseSweepText(
-      "name: b\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, output: 4, batch: 4}\n"
-      "run: {budget: soon}\n",
-      "b.yaml", 0);
+  absl::StatusOr<v1::SweepSpec> bad = ParseTinySweep("run: {budget: soon}\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("run.budget"));
   EXPECT_THAT(bad.status().message(), HasSubstr("e.g. 90s, 30m, 1h"));
-  absl::StatusOr<v1::SweepSpec> repeated = ParseSweepText(
-      "name: b\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, output: 4, batch: 4}\n"
-      "repeats: 3\nrun: {budget: 10m}\n",
-      "b.yaml", 0);
+  absl::StatusOr<v1::SweepSpec> repeated = ParseTinySweep("repeats: 3\nrun: {budget: 10m}\n");
   ASSERT_FALSE(repeated.ok());
   EXPECT_THAT(repeated.status().message(), HasSubstr("at most once"));
 }
