@@ -1,26 +1,17 @@
 #include "worker/runner/cpu_caches.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hostfacts/host_facts.h"
 
 namespace paradnn::runner {
 namespace {
-
-std::string ReadFileOrEmpty(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // "48K" -> 49152; 0 when unparsable.
 int64_t CacheBytes(absl::string_view text) {
@@ -102,12 +93,12 @@ std::vector<CpuCache> ReadCpuCaches(const std::string& cache_dir) {
   // index0, index1, ... are numbered without gaps; stop at the first missing.
   for (int index = 0;; ++index) {
     const std::string dir = absl::StrCat(cache_dir, "/index", index, "/");
-    const std::string level = ReadFileOrEmpty(dir + "level");
+    const std::string level = hostfacts::ReadTextFile(dir + "level");
     if (level.empty()) break;
     CpuCache cache;
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(level), &cache.level)) continue;
-    cache.type = std::string(absl::StripAsciiWhitespace(ReadFileOrEmpty(dir + "type")));
-    cache.size = std::string(absl::StripAsciiWhitespace(ReadFileOrEmpty(dir + "size")));
+    cache.type = std::string(absl::StripAsciiWhitespace(hostfacts::ReadTextFile(dir + "type")));
+    cache.size = std::string(absl::StripAsciiWhitespace(hostfacts::ReadTextFile(dir + "size")));
     caches.push_back(std::move(cache));
   }
   return caches;
