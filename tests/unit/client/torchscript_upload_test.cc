@@ -37,6 +37,14 @@ class TorchScriptUploadTest : public ::testing::Test {
     return ParseSweepText(text, (dir_ / "sweep.yaml").string(), 0);
   }
 
+  // Expects `torchscript_section` refused as invalid with `message` in the
+  // error.
+  void ExpectRefused(const std::string& torchscript_section, const std::string& message) {
+    absl::StatusOr<v1::SweepSpec> spec = Parse(torchscript_section);
+    ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(spec.status().message()), HasSubstr(message));
+  }
+
   std::filesystem::path dir_;
 };
 
@@ -72,53 +80,31 @@ TEST_F(TorchScriptUploadTest, MissingFileNamesItsLine) {
 
 // A device or FIFO would be read until it ends, which /dev/zero never does.
 TEST_F(TorchScriptUploadTest, RefusesAFileThatIsNotARegularFile) {
-  absl::StatusOr<v1::SweepSpec> spec =
-      Parse(std::string("  file: /dev/zero\n") + kInputs + "  loss: sum\n");
-  ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(spec.status().message()),
-              HasSubstr("sweep.yaml:5: torchscript.file: '/dev/zero' is not a regular file"));
+  ExpectRefused(std::string("  file: /dev/zero\n") + kInputs + "  loss: sum\n",
+                "sweep.yaml:5: torchscript.file: '/dev/zero' is not a regular file");
 }
 
 // yaml-cpp keeps both pairs of a repeated key; the second used to win.
 TEST_F(TorchScriptUploadTest, RefusesRepeatedKeys) {
-  absl::StatusOr<v1::SweepSpec> section =
-      Parse(std::string("  file: mlp.pt\n") + kInputs + "  loss: sum\n  loss: mse\n");
-  ASSERT_EQ(section.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(section.status().message()),
-              HasSubstr("sweep.yaml:8: torchscript.loss: repeated key (first at line 7)"));
-
-  absl::StatusOr<v1::SweepSpec> tensor =
-      Parse("  file: mlp.pt\n  inputs: [{shape: [-1, 4], shape: [-1, 5]}]\n  loss: sum\n");
-  ASSERT_EQ(tensor.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(tensor.status().message()),
-              HasSubstr("torchscript.inputs[0].shape: repeated key"));
+  ExpectRefused(std::string("  file: mlp.pt\n") + kInputs + "  loss: sum\n  loss: mse\n",
+                "sweep.yaml:8: torchscript.loss: repeated key (first at line 7)");
+  ExpectRefused("  file: mlp.pt\n  inputs: [{shape: [-1, 4], shape: [-1, 5]}]\n  loss: sum\n",
+                "torchscript.inputs[0].shape: repeated key");
 }
 
 TEST_F(TorchScriptUploadTest, BadShapeUnknownDtypeAndLossNameTheirLines) {
-  absl::StatusOr<v1::SweepSpec> shape =
-      Parse("  file: mlp.pt\n  inputs:\n    - {shape: [-1, 0]}\n  loss: sum\n");
-  ASSERT_FALSE(shape.ok());
-  EXPECT_THAT(std::string(shape.status().message()),
-              HasSubstr("sweep.yaml:7: torchscript.inputs[0].shape[1]: '0' is not"));
+  ExpectRefused("  file: mlp.pt\n  inputs:\n    - {shape: [-1, 0]}\n  loss: sum\n",
+                "sweep.yaml:7: torchscript.inputs[0].shape[1]: '0' is not");
 
-  absl::StatusOr<v1::SweepSpec> dtype =
-      Parse("  file: mlp.pt\n  inputs:\n    - {shape: [-1, 4], dtype: float64}\n  loss: sum\n");
-  ASSERT_FALSE(dtype.ok());
-  EXPECT_THAT(std::string(dtype.status().message()),
-              HasSubstr("sweep.yaml:7: torchscript.inputs[0].dtype: 'float64' is not one of"));
+  ExpectRefused("  file: mlp.pt\n  inputs:\n    - {shape: [-1, 4], dtype: float64}\n  loss: sum\n",
+                "sweep.yaml:7: torchscript.inputs[0].dtype: 'float64' is not one of");
 
-  absl::StatusOr<v1::SweepSpec> loss =
-      Parse(std::string("  file: mlp.pt\n") + kInputs + "  loss: hinge\n");
-  ASSERT_FALSE(loss.ok());
-  EXPECT_THAT(std::string(loss.status().message()),
-              HasSubstr("sweep.yaml:7: torchscript.loss: 'hinge' is not one of "
-                        "cross_entropy|mse|sum|output"));
+  ExpectRefused(std::string("  file: mlp.pt\n") + kInputs + "  loss: hinge\n",
+                "sweep.yaml:7: torchscript.loss: 'hinge' is not one of "
+                "cross_entropy|mse|sum|output");
 
-  absl::StatusOr<v1::SweepSpec> key =
-      Parse(std::string("  file: mlp.pt\n") + kInputs + "  loss: sum\n  labels: 3\n");
-  ASSERT_FALSE(key.ok());
-  EXPECT_THAT(std::string(key.status().message()),
-              HasSubstr("sweep.yaml:8: torchscript.labels: unknown key"));
+  ExpectRefused(std::string("  file: mlp.pt\n") + kInputs + "  loss: sum\n  labels: 3\n",
+                "sweep.yaml:8: torchscript.labels: unknown key");
 }
 
 TEST_F(TorchScriptUploadTest, HashAloneNamesAStoredModel) {
@@ -128,10 +114,7 @@ TEST_F(TorchScriptUploadTest, HashAloneNamesAStoredModel) {
   EXPECT_TRUE(spec->torchscript().content().empty());
   EXPECT_EQ(spec->torchscript().sha256(), std::string(64, 'c'));
 
-  absl::StatusOr<v1::SweepSpec> neither = Parse(std::string(kInputs) + "  loss: sum\n");
-  ASSERT_FALSE(neither.ok());
-  EXPECT_THAT(std::string(neither.status().message()),
-              HasSubstr("sweep.yaml:4: torchscript.file: missing"));
+  ExpectRefused(std::string(kInputs) + "  loss: sum\n", "sweep.yaml:4: torchscript.file: missing");
 }
 
 }  // namespace
