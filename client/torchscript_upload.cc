@@ -56,40 +56,19 @@ class SectionReader {
                    "expected a mapping with file, inputs and loss (and target for "
                    "cross_entropy and mse)");
     }
-    std::map<std::string, int> seen;
-    // yaml-cpp hands out each pair by value: it->first would dangle.
-    for (const auto& pair : section) {
-      const std::string key = pair.first.Scalar();
-      const YAML::Node& value = pair.second;
-      const int key_line = LineOf(pair.first, line);
-      const int value_line = value.IsScalar() ? LineOf(value, key_line) : key_line;
-      const std::string path = absl::StrCat("torchscript.", key);
-      if (absl::Status s = CheckKey(pair.first, path, key_line, &seen); !s.ok()) return s;
-      (*lines_)[path] = value_line;
-      absl::Status status;
-      if (key == "file") {
-        status = ReadFile(value, value_line, model);
-      } else if (key == "sha256") {
-        status = ReadText(value, path, value_line, model->mutable_sha256());
-      } else if (key == "loss") {
-        status = ReadText(value, path, value_line, model->mutable_loss());
-        if (status.ok() && !OneOf(model->loss(), model::AllowedTorchScriptLosses())) {
-          status = Error(value_line, path,
-                         absl::StrCat("'", Echo(model->loss()), "' is not one of ",
-                                      model::AllowedTorchScriptLosses()));
-        }
-      } else if (key == "inputs") {
-        status = ReadInputs(value, value_line, model);
-      } else if (key == "target") {
-        status = ReadTensor(value, path, value_line, model->mutable_target());
-      } else {
-        status = Error(
-            key_line, path,
-            absl::StrCat("unknown key; allowed: ",
-                         absl::StrJoin(std::begin(kSectionKeys), std::end(kSectionKeys), ", ")));
+    auto read_key = [&](const std::string& key, const YAML::Node& value, const std::string& path,
+                        int key_line, int value_line) -> absl::Status {
+      if (key == "file") return ReadFile(value, value_line, model);
+      if (key == "sha256") return ReadText(value, path, value_line, model->mutable_sha256());
+      if (key == "loss") {
+        return ReadChoice(value, path, value_line, model::AllowedTorchScriptLosses(),
+                          model->mutable_loss());
       }
-      if (!status.ok()) return status;
-    }
+      if (key == "inputs") return ReadInputs(value, value_line, model);
+      if (key == "target") return ReadTensor(value, path, value_line, model->mutable_target());
+      return UnknownKey(key_line, path, kSectionKeys);
+    };
+    if (absl::Status s = ForEachKey(section, "torchscript", line, read_key); !s.ok()) return s;
     if (model->content().empty() && model->sha256().empty()) {
       return Error(line, "torchscript.file",
                    "missing; name the TorchScript file (torch.jit.script/trace, saved with "
@@ -115,11 +94,48 @@ class SectionReader {
     return absl::OkStatus();
   }
 
+  // Walks the mapping `map` (the value at `path`, from `line`): checks each
+  // key (CheckKey), records the line of "PATH.KEY", and returns the first
+  // error of `visit(key, value, "PATH.KEY", key_line, value_line)`.
+  template <typename Visit>
+  absl::Status ForEachKey(const YAML::Node& map, const std::string& path, int line,
+                          Visit visit) const {
+    std::map<std::string, int> seen;
+    // yaml-cpp hands out each pair by value: it->first would dangle.
+    for (const auto& pair : map) {
+      const std::string key = pair.first.Scalar();
+      const YAML::Node& value = pair.second;
+      const int key_line = LineOf(pair.first, line);
+      const int value_line = value.IsScalar() ? LineOf(value, key_line) : key_line;
+      const std::string field = absl::StrCat(path, ".", key);
+      if (absl::Status s = CheckKey(pair.first, field, key_line, &seen); !s.ok()) return s;
+      (*lines_)[field] = value_line;
+      if (absl::Status s = visit(key, value, field, key_line, value_line); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  template <size_t N>
+  absl::Status UnknownKey(int line, const std::string& path,
+                          const char* const (&allowed)[N]) const {
+    return Error(line, path,
+                 absl::StrCat("unknown key; allowed: ",
+                              absl::StrJoin(std::begin(allowed), std::end(allowed), ", ")));
+  }
+
   absl::Status ReadText(const YAML::Node& node, const std::string& path, int line,
                         std::string* out) const {
     if (!node.IsScalar()) return Error(line, path, "expected text");
     *out = node.Scalar();
     return absl::OkStatus();
+  }
+
+  // Text that must be one of `allowed` ("a|b|c").
+  absl::Status ReadChoice(const YAML::Node& node, const std::string& path, int line,
+                          const std::string& allowed, std::string* out) const {
+    if (absl::Status s = ReadText(node, path, line, out); !s.ok()) return s;
+    if (OneOf(*out, allowed)) return absl::OkStatus();
+    return Error(line, path, absl::StrCat("'", Echo(*out), "' is not one of ", allowed));
   }
 
   // Reads the model file, relative to the sweep file's folder.
@@ -193,47 +209,31 @@ class SectionReader {
       return Error(line, path, "expected a mapping with shape (and name, dtype, low, high)");
     }
     bool has_shape = false;
-    std::map<std::string, int> seen;
-    // yaml-cpp hands out each pair by value: it->first would dangle.
-    for (const auto& pair : node) {
-      const std::string key = pair.first.Scalar();
-      const YAML::Node& value = pair.second;
-      const int key_line = LineOf(pair.first, line);
-      const int value_line = value.IsScalar() ? LineOf(value, key_line) : key_line;
-      const std::string field = absl::StrCat(path, ".", key);
-      if (absl::Status s = CheckKey(pair.first, field, key_line, &seen); !s.ok()) return s;
-      (*lines_)[field] = value_line;
-      absl::Status status;
-      if (key == "name") {
-        status = ReadText(value, field, value_line, tensor->mutable_name());
-      } else if (key == "shape") {
+    auto read_key = [&](const std::string& key, const YAML::Node& value, const std::string& field,
+                        int key_line, int value_line) -> absl::Status {
+      if (key == "name") return ReadText(value, field, value_line, tensor->mutable_name());
+      if (key == "shape") {
         has_shape = true;
-        status = ReadShape(value, field, value_line, tensor);
-      } else if (key == "dtype") {
-        status = ReadText(value, field, value_line, tensor->mutable_dtype());
-        if (status.ok() && !OneOf(tensor->dtype(), model::AllowedTensorDtypes())) {
-          status = Error(value_line, field,
-                         absl::StrCat("'", Echo(tensor->dtype()), "' is not one of ",
-                                      model::AllowedTensorDtypes()));
-        }
-      } else if (key == "low" || key == "high") {
-        double number = 0;
-        if (!value.IsScalar() || !absl::SimpleAtod(value.Scalar(), &number) ||
-            !std::isfinite(number)) {
-          status = Error(value_line, field, "expected a number");
-        } else if (key == "low") {
-          tensor->set_low(number);
-        } else {
-          tensor->set_high(number);
-        }
-      } else {
-        status = Error(
-            key_line, field,
-            absl::StrCat("unknown key; allowed: ",
-                         absl::StrJoin(std::begin(kTensorKeys), std::end(kTensorKeys), ", ")));
+        return ReadShape(value, field, value_line, tensor);
       }
-      if (!status.ok()) return status;
-    }
+      if (key == "dtype") {
+        return ReadChoice(value, field, value_line, model::AllowedTensorDtypes(),
+                          tensor->mutable_dtype());
+      }
+      if (key != "low" && key != "high") return UnknownKey(key_line, field, kTensorKeys);
+      double number = 0;
+      if (!value.IsScalar() || !absl::SimpleAtod(value.Scalar(), &number) ||
+          !std::isfinite(number)) {
+        return Error(value_line, field, "expected a number");
+      }
+      if (key == "low") {
+        tensor->set_low(number);
+      } else {
+        tensor->set_high(number);
+      }
+      return absl::OkStatus();
+    };
+    if (absl::Status s = ForEachKey(node, path, line, read_key); !s.ok()) return s;
     if (!has_shape) {
       return Error(line, absl::StrCat(path, ".shape"),
                    "missing; give the dimensions, -1 where the batch goes (e.g. [-1, 64])");
