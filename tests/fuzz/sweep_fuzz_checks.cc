@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -135,6 +137,12 @@ absl::Status CheckSweepSpec(absl::string_view bytes) {
     return CheckRefusal("ValidateSweep", s);
   }
   return CheckPlannedSweep(spec);
+}
+
+void AbortOnBrokenContract(const absl::Status& status) {
+  if (status.ok()) return;
+  std::fprintf(stderr, "broken contract: %s\n", std::string(status.message()).c_str());
+  std::abort();
 }
 
 }  // namespace paradnn::fuzz

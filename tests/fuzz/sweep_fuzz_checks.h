@@ -37,6 +37,11 @@ absl::Status CheckSweepFile(absl::string_view bytes);
 // InvalidArgument, and an accepted spec passes CheckPlannedSweep.
 absl::Status CheckSweepSpec(absl::string_view bytes);
 
+// What a libFuzzer entry point does with a check's `status`: returns when it
+// is OK, else prints the broken contract to stderr and aborts, which
+// libFuzzer reports as a crash and keeps the input of.
+void AbortOnBrokenContract(const absl::Status& status);
+
 }  // namespace paradnn::fuzz
 
 #endif  // PARADNN_TESTS_FUZZ_SWEEP_FUZZ_CHECKS_H_
