@@ -23,27 +23,16 @@ ls "$work/pack/lib/"libgrpc++*.so* > /dev/null 2>&1 || fail "the pack's lib/ lac
 ls "$work/pack/debs/"libprotobuf-dev_*.deb > /dev/null 2>&1 || fail "the pack lacks libprotobuf-dev"
 
 mkdir -p "$work/sweeps"
-cat > "$work/sweeps/cpu-fc.yaml" <<'YAML'
-name: visit-fc
-family: fc
-device: cpu
-params: {layer: 2, node: {values: [64, 128]}, input: 100, output: 10, batch: 32}
-run: {max_seconds: 0.5, warmup_steps: 1}
-YAML
-cat > "$work/sweeps/cpu-cnn.yaml" <<'YAML'
-name: visit-cnn
-family: cnn
-device: cpu
-params: {block: 1, filter: 16, image: 200, output: 10, batch: 2, block_fn: residual}
-run: {max_seconds: 0.5, warmup_steps: 1}
-YAML
-cat > "$work/sweeps/cpu-lstm.yaml" <<'YAML'
-name: visit-lstm
-family: rnn
-device: cpu
-params: {layer: 1, embed: 32, length: 8, vocab: 100, batch: 4, cell: lstm}
-run: {max_seconds: 0.5, warmup_steps: 1}
-YAML
+# A tiny CPU sweep for the visit: sweeps/cpu-FILE.yaml, named visit-FILE,
+# of FAMILY with PARAMS, each configuration measured for half a second.
+cpu_sweep() {
+  local file=$1 family=$2 params=$3
+  printf 'name: visit-%s\nfamily: %s\ndevice: cpu\nparams: {%s}\n%s\n' "$file" "$family" "$params" \
+    'run: {max_seconds: 0.5, warmup_steps: 1}' > "$work/sweeps/cpu-$file.yaml"
+}
+cpu_sweep fc fc 'layer: 2, node: {values: [64, 128]}, input: 100, output: 10, batch: 32'
+cpu_sweep cnn cnn 'block: 1, filter: 16, image: 200, output: 10, batch: 2, block_fn: residual'
+cpu_sweep lstm rnn 'layer: 1, embed: 32, length: 8, vocab: 100, batch: 4, cell: lstm'
 PARADNN_VISIT_SECONDS=400 "$source_dir/scripts/device-visit.sh" "$work/out" --cpu \
   --runner "$bin_dir/paradnn-runner" --pack "$work/pack" --sweeps "$work/sweeps" \
   > "$work/visit.out" 2>&1 || { cat "$work/visit.out"; fail "device-visit.sh --cpu"; }
