@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -75,67 +76,60 @@ void SetDeadline(grpc::ClientContext* context) {
   context->set_deadline(std::chrono::system_clock::now() + seconds(20));
 }
 
-// One call of every RPC, keyed by its full method name; each sends a
-// request the service refuses or answers quickly once it is let through.
 using Call = std::function<grpc::Status(grpc::ClientContext*)>;
 
+// A call of the unary `method` of `stub` with `request`; the response is
+// dropped.
+template <typename Stub, typename Request, typename Response>
+Call Unary(std::shared_ptr<Stub> stub,
+           grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+           Request request = Request()) {
+  return [stub, method, request](grpc::ClientContext* context) {
+    Response response;
+    return ((*stub).*method)(context, request, &response);
+  };
+}
+
+// A call of the server-streaming `method` of `stub` with `request`, read to
+// its end.
+template <typename Stub, typename Request, typename Response>
+Call ReadToEnd(std::shared_ptr<Stub> stub,
+               std::unique_ptr<grpc::ClientReader<Response>> (Stub::*method)(grpc::ClientContext*,
+                                                                             const Request&),
+               Request request) {
+  return [stub, method, request](grpc::ClientContext* context) {
+    std::unique_ptr<grpc::ClientReader<Response>> reader = ((*stub).*method)(context, request);
+    Response response;
+    while (reader->Read(&response)) {
+    }
+    return reader->Finish();
+  };
+}
+
+// One call of every RPC, keyed by its full method name; each sends a
+// request the service refuses or answers quickly once it is let through.
 std::map<std::string, Call> EveryRpc(const std::shared_ptr<grpc::Channel>& channel) {
-  auto coordinator = std::shared_ptr<v1::Coordinator::Stub>(v1::Coordinator::NewStub(channel));
+  using Stub = v1::Coordinator::Stub;
+  auto coordinator = std::shared_ptr<Stub>(v1::Coordinator::NewStub(channel));
   auto gateway = std::shared_ptr<v1::WorkerGateway::Stub>(v1::WorkerGateway::NewStub(channel));
   const std::string c = "/paradnn.v1.Coordinator/";
+  v1::CancelSweepRequest cancel;
+  cancel.set_sweep_id(999);
+  v1::WatchSweepRequest watch;
+  watch.set_sweep_id(999);
+  v1::QueryResultsRequest query;
+  query.set_sweep_id(999);
   std::map<std::string, Call> calls;
-  calls[c + "SubmitSweep"] = [coordinator](grpc::ClientContext* context) {
-    v1::SubmitSweepResponse response;
-    return coordinator->SubmitSweep(context, v1::SubmitSweepRequest(), &response);
-  };
-  calls[c + "GetSweep"] = [coordinator](grpc::ClientContext* context) {
-    v1::SweepStatus response;
-    return coordinator->GetSweep(context, v1::GetSweepRequest(), &response);
-  };
-  calls[c + "ListSweeps"] = [coordinator](grpc::ClientContext* context) {
-    v1::ListSweepsResponse response;
-    return coordinator->ListSweeps(context, v1::ListSweepsRequest(), &response);
-  };
-  calls[c + "CancelSweep"] = [coordinator](grpc::ClientContext* context) {
-    v1::CancelSweepRequest request;
-    request.set_sweep_id(999);
-    v1::SweepStatus response;
-    return coordinator->CancelSweep(context, request, &response);
-  };
-  calls[c + "WatchSweep"] = [coordinator](grpc::ClientContext* context) {
-    v1::WatchSweepRequest request;
-    request.set_sweep_id(999);
-    auto reader = coordinator->WatchSweep(context, request);
-    v1::SweepStatus status;
-    while (reader->Read(&status)) {
-    }
-    return reader->Finish();
-  };
-  calls[c + "QueryResults"] = [coordinator](grpc::ClientContext* context) {
-    v1::QueryResultsRequest request;
-    request.set_sweep_id(999);
-    auto reader = coordinator->QueryResults(context, request);
-    v1::ResultRow row;
-    while (reader->Read(&row)) {
-    }
-    return reader->Finish();
-  };
-  calls[c + "ListWorkers"] = [coordinator](grpc::ClientContext* context) {
-    v1::ListWorkersResponse response;
-    return coordinator->ListWorkers(context, v1::ListWorkersRequest(), &response);
-  };
-  calls[c + "Analyze"] = [coordinator](grpc::ClientContext* context) {
-    v1::AnalyzeResponse response;
-    return coordinator->Analyze(context, v1::AnalyzeRequest(), &response);
-  };
-  calls[c + "FleetGoodput"] = [coordinator](grpc::ClientContext* context) {
-    v1::FleetGoodputResponse response;
-    return coordinator->FleetGoodput(context, v1::FleetGoodputRequest(), &response);
-  };
-  calls[c + "Predict"] = [coordinator](grpc::ClientContext* context) {
-    v1::PredictResponse response;
-    return coordinator->Predict(context, v1::PredictRequest(), &response);
-  };
+  calls[c + "SubmitSweep"] = Unary(coordinator, &Stub::SubmitSweep);
+  calls[c + "GetSweep"] = Unary(coordinator, &Stub::GetSweep);
+  calls[c + "ListSweeps"] = Unary(coordinator, &Stub::ListSweeps);
+  calls[c + "CancelSweep"] = Unary(coordinator, &Stub::CancelSweep, cancel);
+  calls[c + "WatchSweep"] = ReadToEnd(coordinator, &Stub::WatchSweep, watch);
+  calls[c + "QueryResults"] = ReadToEnd(coordinator, &Stub::QueryResults, query);
+  calls[c + "ListWorkers"] = Unary(coordinator, &Stub::ListWorkers);
+  calls[c + "Analyze"] = Unary(coordinator, &Stub::Analyze);
+  calls[c + "FleetGoodput"] = Unary(coordinator, &Stub::FleetGoodput);
+  calls[c + "Predict"] = Unary(coordinator, &Stub::Predict);
   calls["/paradnn.v1.WorkerGateway/Connect"] = [gateway](grpc::ClientContext* context) {
     auto stream = gateway->Connect(context);
     // Not a hello: a stream let through is ended by the gateway at once.
