@@ -59,6 +59,11 @@ const Charts = (() => {
     legend: { labelFontSize: 11, titleFontSize: 12 },
   };
 
+  // A chart's top level: the Vega-Lite version and the shared config, then `spec`.
+  function vegaLite(spec) {
+    return { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', config: kConfig, ...spec };
+  }
+
   function allPositive(values) {
     return values.length > 0 && values.every((v) => v > 0);
   }
@@ -68,10 +73,8 @@ const Charts = (() => {
   function heatmap(response, cells) {
     const values = cells.filter((c) => c.value !== null).map((c) => c.value);
     const unit = response.unit ? ` (${response.unit})` : '';
-    const spec = {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    const spec = vegaLite({
       data: { values: cells },
-      config: kConfig,
       layer: [
         {
           name: 'cells',
@@ -115,14 +118,14 @@ const Charts = (() => {
       ],
       width: { step: 64 },
       height: { step: 36 },
-    };
+    });
     if (response.panel) {
       const layered = { layer: spec.layer, width: spec.width, height: spec.height };
-      return {
-        $schema: spec.$schema, data: spec.data, config: kConfig,
+      return vegaLite({
+        data: spec.data,
         facet: { field: 'panel', type: 'nominal', title: response.panel },
         columns: 3, spec: layered, resolve: { scale: { x: 'independent', y: 'independent' } },
-      };
+      });
     }
     return spec;
   }
@@ -134,10 +137,8 @@ const Charts = (() => {
         rows.push({ term: w.term, weight: w.weight, fit: 'measured only' });
       }
     }
-    return {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    return vegaLite({
       data: { values: rows },
-      config: kConfig,
       mark: { type: 'bar', tooltip: true },
       encoding: {
         y: { field: 'term', type: 'nominal', sort: null, title: null },
@@ -146,7 +147,7 @@ const Charts = (() => {
         color: { field: 'fit', type: 'nominal', title: 'fit' },
       },
       width: 420,
-    };
+    });
   }
 
   // Lines of every calibrated roof: a horizontal line per compute roof
@@ -197,9 +198,7 @@ const Charts = (() => {
     const xmax = xs.length ? Math.max(...xs) * 4 : 1000;
     const { lines, labels } = roofLines(response, xmin, xmax);
     const log = { type: 'log' };
-    return {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      config: kConfig,
+    return vegaLite({
       width: 620, height: 380,
       layer: [
         {
@@ -243,7 +242,7 @@ const Charts = (() => {
         },
       ],
       resolve: { scale: { color: 'independent' } },
-    };
+    });
   }
 
   function boxplot(response) {
@@ -252,9 +251,7 @@ const Charts = (() => {
     for (const g of groups) for (const o of g.outliers || []) outliers.push({ name: g.name, value: o });
     const y = { type: 'quantitative', title: response.metric + (response.unit ? ` (${response.unit})` : '') };
     const x = { field: 'name', type: 'nominal', title: (response.group_by || []).join(', '), sort: null };
-    return {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      config: kConfig,
+    return vegaLite({
       width: { step: 60 }, height: 320,
       layer: [
         { data: { values: groups }, mark: 'rule',
@@ -274,7 +271,7 @@ const Charts = (() => {
           encoding: { x, y: { ...y, field: 'p50' } } },
       ].concat(outliers.length ? [{ data: { values: outliers }, mark: { type: 'point', color: '#d62728' },
         encoding: { x, y: { ...y, field: 'value' } } }] : []),
-    };
+    });
   }
 
   function speedup(response) {
@@ -285,9 +282,7 @@ const Charts = (() => {
     // Each point's 95 % interval as a bar (points without one have none).
     const intervals = points.filter((p) => p.speedup_low > 0 && p.speedup_high > 0);
     const log = { type: 'log' };
-    return {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      config: kConfig,
+    return vegaLite({
       width: 560, height: 340,
       layer: [
         {
@@ -334,16 +329,14 @@ const Charts = (() => {
           ],
         },
       ],
-    };
+    });
   }
 
   function scaling(response) {
     const rows = (response.summary || []).map((l) => ({ ...l, value: Number(l.value), configs: Number(l.configs) }));
     const base = rows.length ? rows[0].value : 1;
     const ideal = rows.map((l) => ({ value: l.value, ideal: l.value / base }));
-    return {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      config: kConfig,
+    return vegaLite({
       width: 420, height: 280,
       layer: [
         { data: { values: ideal }, mark: { type: 'line', strokeDash: [4, 4], color: '#999' },
@@ -356,16 +349,15 @@ const Charts = (() => {
               { field: 'min_speedup', format: '.3~f' }, { field: 'max_speedup', format: '.3~f' },
               { field: 'median_efficiency', format: '.0%', title: 'efficiency' }] } },
       ],
-    };
+    });
   }
 
   // A platform's copy and triad bandwidth against the working set (log-log):
   // the cache levels show as plateaus.
   function bandwidth(points) {
     const rows = points.map((b) => ({ kernel: b.kernel, bytes: Number(b.bytes), gbs: b.bytes_per_sec / 1e9 }));
-    return {
-      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-      config: kConfig, width: 420, height: 220,
+    return vegaLite({
+      width: 420, height: 220,
       data: { values: rows },
       mark: { type: 'line', point: true },
       encoding: {
@@ -374,7 +366,7 @@ const Charts = (() => {
         color: { field: 'kernel', type: 'nominal' },
         tooltip: [{ field: 'kernel' }, { field: 'bytes', format: '.3~s', title: 'bytes' }, { field: 'gbs', format: '.3~f', title: 'GB/s' }],
       },
-    };
+    });
   }
 
   return { heatmap, sensitivity, roofline, boxplot, speedup, scaling, bandwidth };
