@@ -280,10 +280,19 @@ TEST(RunnerBinaryTest, CudaPlatformSaysWhatIsMissing) {
       << stdin_device.err;
 }
 
+// Runs `paradnn-runner --platform` with `flags`, expects exit 0, and parses
+// the platform it prints into `platform`.
+void ReadPlatform(const std::vector<std::string>& flags, nlohmann::json* platform) {
+  std::vector<std::string> args = {"--platform"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const ProcessResult run = RunRunner(args);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  *platform = nlohmann::json::parse(run.out);
+}
+
 TEST(RunnerBinaryTest, PlatformJsonAndFrameAgree) {
-  const ProcessResult json_run = RunRunner({"--platform"});
-  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
-  const nlohmann::json j = nlohmann::json::parse(json_run.out);
+  nlohmann::json j;
+  ASSERT_NO_FATAL_FAILURE(ReadPlatform({}, &j));
   EXPECT_EQ(j.at("device_kind").get<std::string>(), "cpu");
   EXPECT_EQ(j.at("fingerprint").get<std::string>().size(), 16u);
   EXPECT_FALSE(j.at("blas_backend").get<std::string>().empty());
@@ -385,15 +394,12 @@ TEST(RunnerBinaryTest, StackDoctorTriesCoresAndCapabilitiesAndKeepsCorrectOnes) 
 
 TEST(RunnerBinaryTest, ForcedAtenCapabilityIsReportedAndPartOfTheFingerprint) {
   if (!HostHasFlag("avx2")) GTEST_SKIP() << "needs an x86 CPU with AVX2";
-  const ProcessResult installed = RunRunner({"--platform", "--aten-capability", "as-installed"});
-  ASSERT_EQ(installed.exit_code, 0) << installed.err;
-  const nlohmann::json base = nlohmann::json::parse(installed.out);
+  nlohmann::json base, j;
+  ASSERT_NO_FATAL_FAILURE(ReadPlatform({"--aten-capability", "as-installed"}, &base));
   EXPECT_EQ(base.value("aten_capability_choice", ""), "as-installed");
   // default (no AVX) runs everywhere and is never what LibTorch picks on an
   // AVX2 CPU by itself.
-  const ProcessResult forced = RunRunner({"--platform", "--aten-capability", "default"});
-  ASSERT_EQ(forced.exit_code, 0) << forced.err;
-  const nlohmann::json j = nlohmann::json::parse(forced.out);
+  ASSERT_NO_FATAL_FAILURE(ReadPlatform({"--aten-capability", "default"}, &j));
   EXPECT_EQ(j.value("aten_capability", ""), "default") << j.dump();
   EXPECT_EQ(j.value("aten_capability_choice", ""), "forced");
   EXPECT_NE(j.value("fingerprint", ""), base.value("fingerprint", ""));
@@ -406,15 +412,12 @@ TEST(RunnerBinaryTest, ForcedAtenCapabilityIsReportedAndPartOfTheFingerprint) {
 }
 
 TEST(RunnerBinaryTest, ForcedBlasCoreIsReportedAndPartOfTheFingerprint) {
-  const ProcessResult installed = RunRunner({"--platform", "--blas-core", "as-installed"});
-  ASSERT_EQ(installed.exit_code, 0) << installed.err;
-  const nlohmann::json base = nlohmann::json::parse(installed.out);
+  nlohmann::json base, j;
+  ASSERT_NO_FATAL_FAILURE(ReadPlatform({"--blas-core", "as-installed"}, &base));
   if (base.value("blas_core", "").empty()) GTEST_SKIP() << "the BLAS is not OpenBLAS";
   EXPECT_EQ(base.value("blas_core_choice", ""), "as-installed");
   // Prescott (SSE3) runs on every x86-64 CPU.
-  const ProcessResult forced = RunRunner({"--platform", "--blas-core", "Prescott"});
-  ASSERT_EQ(forced.exit_code, 0) << forced.err;
-  const nlohmann::json j = nlohmann::json::parse(forced.out);
+  ASSERT_NO_FATAL_FAILURE(ReadPlatform({"--blas-core", "Prescott"}, &j));
   EXPECT_EQ(j.value("blas_core", ""), "Prescott") << j.dump();
   EXPECT_EQ(j.value("blas_core_choice", ""), "forced");
   EXPECT_TRUE(absl::StrContains(j.value("blas_backend", ""), "Prescott")) << j.dump();
