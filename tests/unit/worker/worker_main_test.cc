@@ -107,6 +107,17 @@ void ExpectUsageError(const std::vector<std::string>& args, const std::string& m
   EXPECT_NE(worker.err().find(message), std::string::npos) << worker.err();
 }
 
+// Sends `signal` to `worker` and expects it to exit with status 0 within
+// kWait, having ended its stream to `gateway`.
+void ExpectCleanExitOn(int signal, WorkerProcess& worker, FakeGateway& gateway) {
+  worker.Signal(signal);
+  std::optional<int> status = worker.Wait(kWait);
+  ASSERT_TRUE(status.has_value()) << "paradnn-worker did not exit after signal " << signal;
+  EXPECT_TRUE(WIFEXITED(*status)) << DescribeWaitStatus(*status);
+  EXPECT_EQ(WEXITSTATUS(*status), 0) << worker.err();
+  EXPECT_TRUE(gateway.WaitForEndedStreams(1));
+}
+
 TEST(WorkerMainTest, RejectsAnUnknownDeviceNamingTheFlag) {
   ExpectUsageError({"--device", "gpu", "--runner", PARADNN_FAKE_RUNNER},
                    "--device: 'gpu' is not one of cpu|cuda|cuda:N|tpu");
@@ -168,12 +179,7 @@ TEST(WorkerMainTest, RunsAJobAndExitsCleanlyOnSigterm) {
   EXPECT_EQ(m.device(), "cuda:1");  // the worker's own device, whatever the assignment said
   ASSERT_TRUE(gateway.service->Send(Ack(5, 1)));
 
-  worker.Signal(SIGTERM);
-  std::optional<int> status = worker.Wait(kWait);
-  ASSERT_TRUE(status.has_value()) << "paradnn-worker did not exit after SIGTERM";
-  EXPECT_TRUE(WIFEXITED(*status)) << DescribeWaitStatus(*status);
-  EXPECT_EQ(WEXITSTATUS(*status), 0) << worker.err();
-  EXPECT_TRUE(gateway.service->WaitForEndedStreams(1));
+  ExpectCleanExitOn(SIGTERM, worker, *gateway.service);
 }
 
 TEST(WorkerMainTest, ExitsOnSigintBeforeTheHandshake) {
@@ -183,12 +189,7 @@ TEST(WorkerMainTest, ExitsOnSigintBeforeTheHandshake) {
                         PARADNN_FAKE_RUNNER, "--calibrate", "never"});
   // Its hello proves the signal handlers are installed; no hello_ack follows.
   ASSERT_GE(gateway.service->WaitFor(IsHello), 0);
-  worker.Signal(SIGINT);
-  std::optional<int> status = worker.Wait(kWait);
-  ASSERT_TRUE(status.has_value()) << "paradnn-worker did not exit after SIGINT";
-  EXPECT_TRUE(WIFEXITED(*status)) << DescribeWaitStatus(*status);
-  EXPECT_EQ(WEXITSTATUS(*status), 0) << worker.err();
-  EXPECT_TRUE(gateway.service->WaitForEndedStreams(1));
+  ExpectCleanExitOn(SIGINT, worker, *gateway.service);
 }
 
 }  // namespace
