@@ -60,6 +60,10 @@ const char* KindOf(const YAML::Node& node) {
 // carry "?". Quoted text is text, even when it looks like a number.
 bool IsQuoted(const YAML::Node& node) { return node.Tag() == "!"; }
 
+// The value type of a RunSettings setter (in decltype only).
+template <typename T>
+T SetterValue(void (v1::RunSettings::*set)(T));
+
 }  // namespace
 
 absl::Status SweepYamlReader::Error(int line, const std::string& path,
@@ -67,6 +71,23 @@ absl::Status SweepYamlReader::Error(int line, const std::string& path,
   const std::string field = EchoPath(path);
   if (line <= 0) return absl::InvalidArgumentError(absl::StrCat(source_, ": ", field, ": ", what));
   return absl::InvalidArgumentError(absl::StrCat(source_, ":", line, ": ", field, ": ", what));
+}
+
+absl::Status SweepYamlReader::WrongKind(int line, const std::string& path,
+                                        absl::string_view expected, const YAML::Node& node) const {
+  return Error(line, path, absl::StrCat("expected ", expected, ", got ", KindOf(node)));
+}
+
+absl::StatusOr<std::string> SweepYamlReader::UnquotedScalar(const YAML::Node& node,
+                                                            const std::string& path, int line,
+                                                            absl::string_view expected) const {
+  if (!node.IsScalar()) return WrongKind(line, path, expected, node);
+  if (IsQuoted(node)) {
+    return Error(line, path,
+                 absl::StrCat(EchoValue(node.Scalar()), " is quoted text, not ", expected,
+                              "; write it unquoted"));
+  }
+  return node.Scalar();
 }
 
 absl::Status SweepYamlReader::ForEachPair(
@@ -99,17 +120,10 @@ absl::Status SweepYamlReader::ForEachPair(
 
 absl::Status SweepYamlReader::ReadInt(const YAML::Node& node, const std::string& path, int line,
                                       int64_t* out) const {
-  if (!node.IsScalar()) {
-    return Error(line, path, absl::StrCat("expected an integer, got ", KindOf(node)));
-  }
-  const std::string& text = node.Scalar();
-  if (IsQuoted(node)) {
-    return Error(
-        line, path,
-        absl::StrCat(EchoValue(text), " is quoted text, not an integer; write it unquoted"));
-  }
-  if (!absl::SimpleAtoi(text, out)) {
-    return Error(line, path, absl::StrCat(EchoValue(text), " is not an integer"));
+  absl::StatusOr<std::string> text = UnquotedScalar(node, path, line, "an integer");
+  if (!text.ok()) return text.status();
+  if (!absl::SimpleAtoi(*text, out)) {
+    return Error(line, path, absl::StrCat(EchoValue(*text), " is not an integer"));
   }
   return absl::OkStatus();
 }
@@ -127,9 +141,7 @@ absl::Status SweepYamlReader::ReadInt32(const YAML::Node& node, const std::strin
 
 absl::Status SweepYamlReader::ReadUint64(const YAML::Node& node, const std::string& path, int line,
                                          uint64_t* out) const {
-  if (!node.IsScalar()) {
-    return Error(line, path, absl::StrCat("expected an integer, got ", KindOf(node)));
-  }
+  if (!node.IsScalar()) return WrongKind(line, path, "an integer", node);
   const std::string& text = node.Scalar();
   if (IsQuoted(node) || text.empty() || text.front() == '-' || !absl::SimpleAtoi(text, out)) {
     return Error(line, path, absl::StrCat(EchoValue(text), " is not a non-negative integer"));
@@ -139,25 +151,17 @@ absl::Status SweepYamlReader::ReadUint64(const YAML::Node& node, const std::stri
 
 absl::Status SweepYamlReader::ReadDouble(const YAML::Node& node, const std::string& path, int line,
                                          double* out) const {
-  if (!node.IsScalar()) {
-    return Error(line, path, absl::StrCat("expected a number, got ", KindOf(node)));
-  }
-  const std::string& text = node.Scalar();
-  if (IsQuoted(node)) {
-    return Error(line, path,
-                 absl::StrCat(EchoValue(text), " is quoted text, not a number; write it unquoted"));
-  }
-  if (!absl::SimpleAtod(text, out) || !std::isfinite(*out)) {
-    return Error(line, path, absl::StrCat(EchoValue(text), " is not a number"));
+  absl::StatusOr<std::string> text = UnquotedScalar(node, path, line, "a number");
+  if (!text.ok()) return text.status();
+  if (!absl::SimpleAtod(*text, out) || !std::isfinite(*out)) {
+    return Error(line, path, absl::StrCat(EchoValue(*text), " is not a number"));
   }
   return absl::OkStatus();
 }
 
 absl::Status SweepYamlReader::ReadString(const YAML::Node& node, const std::string& path, int line,
                                          std::string* out) const {
-  if (!node.IsScalar()) {
-    return Error(line, path, absl::StrCat("expected text, got ", KindOf(node)));
-  }
+  if (!node.IsScalar()) return WrongKind(line, path, "text", node);
   *out = node.Scalar();
   return absl::OkStatus();
 }
@@ -170,10 +174,7 @@ absl::Status SweepYamlReader::ReadNameList(const YAML::Node& node, const std::st
     *out->Add() = node.Scalar();
     return absl::OkStatus();
   }
-  if (!node.IsSequence()) {
-    return Error(line, path,
-                 absl::StrCat("expected a name or a list of names, got ", KindOf(node)));
-  }
+  if (!node.IsSequence()) return WrongKind(line, path, "a name or a list of names", node);
   for (size_t i = 0; i < node.size(); ++i) {
     const std::string item = absl::StrCat(path, "[", i, "]");
     const int item_line = LineOf(node[i], line);
@@ -186,9 +187,7 @@ absl::Status SweepYamlReader::ReadNameList(const YAML::Node& node, const std::st
 absl::Status SweepYamlReader::ReadIntList(const YAML::Node& node, const std::string& yaml_path,
                                           const std::string& proto_path, int line,
                                           v1::IntValues* out) {
-  if (!node.IsSequence()) {
-    return Error(line, yaml_path, absl::StrCat("expected a list of integers, got ", KindOf(node)));
-  }
+  if (!node.IsSequence()) return WrongKind(line, yaml_path, "a list of integers", node);
   Record(proto_path, line);
   for (size_t i = 0; i < node.size(); ++i) {
     const int item_line = LineOf(node[i], line);
@@ -276,9 +275,7 @@ absl::Status SweepYamlReader::ReadParam(const std::string& name, const YAML::Nod
 
 absl::Status SweepYamlReader::ReadBool(const YAML::Node& node, const std::string& path, int line,
                                        bool* out) const {
-  if (!node.IsScalar()) {
-    return Error(line, path, absl::StrCat("expected true or false, got ", KindOf(node)));
-  }
+  if (!node.IsScalar()) return WrongKind(line, path, "true or false", node);
   const std::string& text = node.Scalar();
   if (!IsQuoted(node) && (text == "true" || text == "True" || text == "TRUE")) {
     *out = true;
@@ -337,9 +334,7 @@ absl::Status SweepYamlReader::ReadOption(const std::string& key, const YAML::Nod
     list = node["values"];
     list_path = yaml_path + ".values";
   }
-  if (!list.IsSequence()) {
-    return Error(line, list_path, absl::StrCat("expected a list of names, got ", KindOf(list)));
-  }
+  if (!list.IsSequence()) return WrongKind(line, list_path, "a list of names", list);
   for (size_t i = 0; i < list.size(); ++i) {
     const int item_line = LineOf(list[i], line);
     Record(absl::StrCat(path, "[", i, "]"), item_line);
@@ -353,10 +348,7 @@ absl::Status SweepYamlReader::ReadOption(const std::string& key, const YAML::Nod
 }
 
 absl::Status SweepYamlReader::ReadParams(const YAML::Node& node, int line, v1::SweepSpec* spec) {
-  if (!node.IsMap()) {
-    return Error(line, "params",
-                 absl::StrCat("expected a mapping of parameter: value, got ", KindOf(node)));
-  }
+  if (!node.IsMap()) return WrongKind(line, "params", "a mapping of parameter: value", node);
   return ForEachPair(
       node, "params", [&](const std::string& key, const YAML::Node& value, int value_line) {
         if (IsOptionKey(key, value)) {
@@ -367,10 +359,7 @@ absl::Status SweepYamlReader::ReadParams(const YAML::Node& node, int line, v1::S
 }
 
 absl::Status SweepYamlReader::ReadOptions(const YAML::Node& node, int line, v1::SweepSpec* spec) {
-  if (!node.IsMap()) {
-    return Error(line, "options",
-                 absl::StrCat("expected a mapping of option: names, got ", KindOf(node)));
-  }
+  if (!node.IsMap()) return WrongKind(line, "options", "a mapping of option: names", node);
   return ForEachPair(
       node, "options", [&](const std::string& key, const YAML::Node& value, int value_line) {
         return ReadOption(key, value, absl::StrCat("options.", key), value_line, spec);
@@ -378,33 +367,24 @@ absl::Status SweepYamlReader::ReadOptions(const YAML::Node& node, int line, v1::
 }
 
 absl::Status SweepYamlReader::ReadRun(const YAML::Node& node, int line, v1::RunSettings* run) {
-  if (!node.IsMap()) {
-    return Error(line, "run", absl::StrCat("expected a mapping of settings, got ", KindOf(node)));
-  }
+  if (!node.IsMap()) return WrongKind(line, "run", "a mapping of settings", node);
   using Reader = std::function<absl::Status(const YAML::Node&, const std::string&, int)>;
-  auto as_double = [&](void (v1::RunSettings::*set)(double)) -> Reader {
-    return [this, run, set](const YAML::Node& n, const std::string& path, int l) {
-      double v = 0;
-      if (absl::Status s = ReadDouble(n, path, l, &v); !s.ok()) return s;
+  // A setting read with `read` (ReadDouble, ReadInt32, ReadUint64, ReadBool)
+  // and stored with its setter `set`.
+  auto as = [&](auto read, auto set) -> Reader {
+    return [this, run, read, set](const YAML::Node& n, const std::string& path, int l) {
+      decltype(SetterValue(set)) v{};
+      if (absl::Status s = (this->*read)(n, path, l, &v); !s.ok()) return s;
       (run->*set)(v);
       return absl::OkStatus();
     };
   };
-  auto as_int32 = [&](void (v1::RunSettings::*set)(int32_t)) -> Reader {
-    return [this, run, set](const YAML::Node& n, const std::string& path, int l) {
-      int32_t v = 0;
-      if (absl::Status s = ReadInt32(n, path, l, &v); !s.ok()) return s;
-      (run->*set)(v);
-      return absl::OkStatus();
-    };
-  };
+  using R = SweepYamlReader;
   // A scalar a person writes with a unit (a duration, a percentage).
   auto as_parsed = [&](absl::StatusOr<double> (*parse)(const std::string&),
                        void (v1::RunSettings::*set)(double), const char* expected) -> Reader {
     return [this, run, parse, set, expected](const YAML::Node& n, const std::string& path, int l) {
-      if (!n.IsScalar()) {
-        return Error(l, path, absl::StrCat("expected ", expected, ", got ", KindOf(n)));
-      }
+      if (!n.IsScalar()) return WrongKind(l, path, expected, n);
       absl::StatusOr<double> value = parse(n.Scalar());
       if (!value.ok()) return Error(l, path, std::string(value.status().message()));
       (run->*set)(*value);
@@ -412,40 +392,22 @@ absl::Status SweepYamlReader::ReadRun(const YAML::Node& node, int line, v1::RunS
     };
   };
   const std::vector<std::pair<const char*, Reader>> readers = {
-      {"ci", as_double(&v1::RunSettings::set_ci)},
-      {"max_seconds", as_double(&v1::RunSettings::set_max_seconds)},
-      {"warmup_steps", as_int32(&v1::RunSettings::set_warmup_steps)},
-      {"min_steps", as_int32(&v1::RunSettings::set_min_steps)},
-      {"max_steps", as_int32(&v1::RunSettings::set_max_steps)},
-      {"intra_op_threads", as_int32(&v1::RunSettings::set_intra_op_threads)},
-      {"inter_op_threads", as_int32(&v1::RunSettings::set_inter_op_threads)},
-      {"timeout_seconds", as_double(&v1::RunSettings::set_timeout_seconds)},
-      {"profile_steps", as_int32(&v1::RunSettings::set_profile_steps)},
-      {"profile",
-       [this, run](const YAML::Node& n, const std::string& path, int l) {
-         bool v = false;
-         if (absl::Status s = ReadBool(n, path, l, &v); !s.ok()) return s;
-         run->set_profile(v);
-         return absl::OkStatus();
-       }},
-      {"fresh",
-       [this, run](const YAML::Node& n, const std::string& path, int l) {
-         bool v = false;
-         if (absl::Status s = ReadBool(n, path, l, &v); !s.ok()) return s;
-         run->set_fresh(v);
-         return absl::OkStatus();
-       }},
+      {"ci", as(&R::ReadDouble, &v1::RunSettings::set_ci)},
+      {"max_seconds", as(&R::ReadDouble, &v1::RunSettings::set_max_seconds)},
+      {"warmup_steps", as(&R::ReadInt32, &v1::RunSettings::set_warmup_steps)},
+      {"min_steps", as(&R::ReadInt32, &v1::RunSettings::set_min_steps)},
+      {"max_steps", as(&R::ReadInt32, &v1::RunSettings::set_max_steps)},
+      {"intra_op_threads", as(&R::ReadInt32, &v1::RunSettings::set_intra_op_threads)},
+      {"inter_op_threads", as(&R::ReadInt32, &v1::RunSettings::set_inter_op_threads)},
+      {"timeout_seconds", as(&R::ReadDouble, &v1::RunSettings::set_timeout_seconds)},
+      {"profile_steps", as(&R::ReadInt32, &v1::RunSettings::set_profile_steps)},
+      {"profile", as(&R::ReadBool, &v1::RunSettings::set_profile)},
+      {"fresh", as(&R::ReadBool, &v1::RunSettings::set_fresh)},
       {"budget", as_parsed(&common::ParseDurationSeconds, &v1::RunSettings::set_budget_seconds,
                            "a duration (90s, 30m, 1h)")},
       {"target_interval", as_parsed(&common::ParseFraction, &v1::RunSettings::set_target_interval,
                                     "a fraction (3% or 0.03)")},
-      {"seed",
-       [this, run](const YAML::Node& n, const std::string& path, int l) {
-         uint64_t v = 0;
-         if (absl::Status s = ReadUint64(n, path, l, &v); !s.ok()) return s;
-         run->set_seed(v);
-         return absl::OkStatus();
-       }},
+      {"seed", as(&R::ReadUint64, &v1::RunSettings::set_seed)},
   };
   return ForEachPair(node, "run", [&](const std::string& key, const YAML::Node& value, int l) {
     const std::string path = absl::StrCat("run.", key);
@@ -466,9 +428,8 @@ absl::Status SweepYamlReader::Read(const YAML::Node& root, v1::SweepSpec* spec) 
         source_, ": the file is empty; a sweep file is a mapping with name, family and params"));
   }
   if (!root.IsMap()) {
-    return Error(
-        LineOf(root, 1), "(top level)",
-        absl::StrCat("expected a mapping with name, family and params, got ", KindOf(root)));
+    return WrongKind(LineOf(root, 1), "(top level)", "a mapping with name, family and params",
+                     root);
   }
   Record("params", LineOf(root, 1));
   if (const YAML::Node family = root["family"]; family && family.IsScalar()) {
@@ -547,10 +508,8 @@ absl::Status SweepYamlReader::ReadRepeats(const YAML::Node& node, int line,
 
 absl::Status SweepYamlReader::ReadStack(const YAML::Node& node, int line, v1::SweepSpec* spec) {
   if (!node.IsMap()) {
-    return Error(line, "stack",
-                 absl::StrCat("expected a mapping of setting: values (e.g. blas_core: "
-                              "[as-installed, auto]), got ",
-                              KindOf(node)));
+    return WrongKind(line, "stack",
+                     "a mapping of setting: values (e.g. blas_core: [as-installed, auto])", node);
   }
   return ForEachPair(
       node, "stack", [&](const std::string& setting, const YAML::Node& values, int value_line) {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "paradnn/v1/sweep.pb.h"
@@ -46,6 +47,13 @@ class SweepYamlReader {
   // InvalidArgument "SOURCE:LINE: PATH: what" ("SOURCE: PATH: what" when
   // `line` <= 0).
   absl::Status Error(int line, const std::string& path, const std::string& what) const;
+  // Error for a value of the wrong kind: "expected EXPECTED, got KIND".
+  absl::Status WrongKind(int line, const std::string& path, absl::string_view expected,
+                         const YAML::Node& node) const;
+  // The text of a scalar that must be written unquoted (a number):
+  // WrongKind, or "... is quoted text, not EXPECTED; write it unquoted".
+  absl::StatusOr<std::string> UnquotedScalar(const YAML::Node& node, const std::string& path,
+                                             int line, absl::string_view expected) const;
   void Record(const std::string& path, int line) { lines_.emplace(path, line); }
 
   // Iterates a mapping's pairs in order, refusing non-scalar and repeated

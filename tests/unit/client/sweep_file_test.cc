@@ -136,6 +136,10 @@ TEST(SweepFileTest, RepeatsAndProfile) {
   ASSERT_TRUE(under_run.ok()) << under_run.status();
   EXPECT_TRUE(under_run->run().profile());
   EXPECT_EQ(under_run->run().profile_steps(), 4);
+  absl::StatusOr<v1::SweepSpec> fresh =
+      Parse(Replace("run: {ci: 0.02, max_seconds: 10}", "run: {fresh: true}"));
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_TRUE(fresh->run().fresh());
 
   absl::StatusOr<v1::SweepSpec> zero = Parse(std::string(kIssueExample) + "repeats: 0\n");
   EXPECT_THAT(std::string(zero.status().message()),
