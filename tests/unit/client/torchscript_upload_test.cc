@@ -2,13 +2,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "client/sweep_file.h"
+#include "tests/support/temp_file.h"
 
 namespace paradnn::client {
 namespace {
@@ -19,13 +18,9 @@ using ::testing::HasSubstr;
 class TorchScriptUploadTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "paradnn_upload_test_XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    std::ofstream(dir_ / "mlp.pt", std::ios::binary) << std::string("PK\x03\x04\0model", 10);
+    ASSERT_FALSE(dir_.path().empty());
+    std::ofstream(dir_.File("mlp.pt"), std::ios::binary) << std::string("PK\x03\x04\0model", 10);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   absl::StatusOr<v1::SweepSpec> Parse(const std::string& torchscript_section) {
     const std::string text =
@@ -34,7 +29,7 @@ class TorchScriptUploadTest : public ::testing::Test {
         "params: {batch: {values: [32, 128]}}\n"  // 3
         "torchscript:\n" +                        // 4
         torchscript_section;                      // 5...
-    return ParseSweepText(text, (dir_ / "sweep.yaml").string(), 0);
+    return ParseSweepText(text, dir_.File("sweep.yaml"), 0);
   }
 
   // Expects `torchscript_section` refused as invalid with `message` in the
@@ -45,7 +40,7 @@ class TorchScriptUploadTest : public ::testing::Test {
     EXPECT_THAT(std::string(spec.status().message()), HasSubstr(message));
   }
 
-  std::filesystem::path dir_;
+  ::paradnn::testing::TempFolder dir_{"upload-test"};
 };
 
 constexpr const char* kInputs =

@@ -5,9 +5,10 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "tests/support/temp_file.h"
 
 namespace paradnn::common {
 namespace {
@@ -19,24 +20,19 @@ using ::testing::Not;
 class AuthFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "auth-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(dir_.path().empty());
     unsetenv(kTokenEnv);
   }
-  void TearDown() override {
-    std::filesystem::remove_all(dir_);
-    unsetenv(kTokenEnv);
-  }
+  void TearDown() override { unsetenv(kTokenEnv); }
 
   std::string Write(const std::string& name, const std::string& text, mode_t mode = 0600) {
-    const std::string path = dir_ + "/" + name;
+    const std::string path = dir_.File(name);
     std::ofstream(path) << text;
     EXPECT_EQ(::chmod(path.c_str(), mode), 0);
     return path;
   }
 
-  std::string dir_;
+  ::paradnn::testing::TempFolder dir_{"auth-test"};
 };
 
 TEST_F(AuthFilesTest, TokenFileSkipsBlankLinesAndCommentsAndTrims) {
@@ -56,8 +52,8 @@ TEST_F(AuthFilesTest, TokenFileRefusals) {
       {Write("comments", "# nothing\n   \n"), "holds no token"},
       {Write("open", "alpha\n", 0644), "readable by every user"},
       {Write("spaced", "alpha\nhunter2 two\n"), "line 2"},
-      {dir_ + "/missing", "cannot read"},
-      {dir_, "not a regular file"},
+      {dir_.File("missing"), "cannot read"},
+      {dir_.path(), "not a regular file"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<std::vector<std::string>> tokens = ReadTokenFile(c.path, "--worker-token-file");

@@ -11,7 +11,6 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -23,6 +22,7 @@
 #include "common/auth.h"
 #include "paradnn/v1/coordinator.grpc.pb.h"
 #include "server/coordinator_server.h"
+#include "tests/support/temp_file.h"
 
 namespace paradnn::server {
 namespace {
@@ -70,18 +70,12 @@ int PortOf(const std::string& host_port) {
 class DashboardApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "dashboard-api-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    options_.db_path = dir_ + "/dashboard.db";
+    ASSERT_FALSE(dir_.path().empty());
+    options_.db_path = dir_.File("dashboard.db");
     options_.listen = "127.0.0.1:0";
     options_.metrics_listen = "127.0.0.1:0";
   }
-  void TearDown() override {
-    server_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { server_.reset(); }
 
   void Start() {
     absl::StatusOr<std::unique_ptr<CoordinatorServer>> started = CoordinatorServer::Start(options_);
@@ -91,7 +85,7 @@ class DashboardApiTest : public ::testing::Test {
   }
 
   std::string WriteTokenFile(const std::string& name, const std::string& token) {
-    std::string path = dir_ + "/" + name;
+    std::string path = dir_.File(name);
     std::ofstream(path) << token << "\n";
     EXPECT_EQ(::chmod(path.c_str(), 0600), 0);
     return path;
@@ -102,7 +96,7 @@ class DashboardApiTest : public ::testing::Test {
         grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
   }
 
-  std::string dir_;
+  ::paradnn::testing::TempFolder dir_{"dashboard-api"};
   CoordinatorServerOptions options_;
   std::unique_ptr<CoordinatorServer> server_;
   int port_ = 0;
