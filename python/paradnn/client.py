@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Optional, TypeVar, Union
 
 import grpc
 import pandas as pd
@@ -120,7 +120,23 @@ def _tls_credentials(ca: str, cert: Optional[str], key: Optional[str]) -> grpc.C
                                         read(cert, "tls_cert"))
 
 
-class Client:
+_Closing = TypeVar("_Closing", bound="ClosedByWith")
+
+
+class ClosedByWith:
+    """`with obj:` closes obj when the block ends, whether it returns or raises."""
+
+    def __enter__(self: _Closing) -> _Closing:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class Client(ClosedByWith):
     """Calls of one coordinator; every call has a deadline. Use `with` or close()."""
 
     def __init__(self, address: str, channel: grpc.Channel, token: Optional[str],
@@ -130,12 +146,6 @@ class Client:
         self.stub = coordinator_pb2_grpc.CoordinatorStub(channel)
         self._channel = channel
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
-
-    def __enter__(self) -> "Client":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def close(self) -> None:
         self._channel.close()

@@ -30,7 +30,7 @@ from typing import Any, Iterable, Iterator, Optional, Union
 import grpc
 import pandas as pd
 
-from paradnn.client import MAX_RECEIVE_BYTES, Client, CoordinatorError
+from paradnn.client import MAX_RECEIVE_BYTES, Client, ClosedByWith, CoordinatorError
 from paradnn.v1 import analysis_pb2, coordinator_pb2, metrics_pb2
 
 COORDINATOR_BIN_ENV = "PARADNN_COORDINATOR_BIN"
@@ -129,7 +129,7 @@ class _ReadOnlyCoordinator:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-class Database:
+class Database(ClosedByWith):
     """Read-only views of one paradnn database file, the client's frames and messages
     from a private read-only coordinator. Use `with` or close()."""
 
@@ -146,12 +146,6 @@ class Database:
         channel = grpc.insecure_channel(
             self._reader.address, options=[("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)])
         self._client = Client(self._reader.address, channel, None, timeout)
-
-    def __enter__(self) -> "Database":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def close(self) -> None:
         """Stops the private coordinator. Idempotent."""
