@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 
 namespace paradnn::testing {
@@ -161,6 +162,15 @@ CommandResult Cluster::Cli(std::vector<std::string> args, seconds timeout) {
   std::vector<std::string> argv = {BinDir() + "/paradnn", "--coordinator", address_};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv, timeout);
+}
+
+void Cluster::ExpectSubmitRefused(const std::string& name, const std::string& text,
+                                  const std::string& words) {
+  const std::string path = dir_.File(name);
+  std::ofstream(path) << text;
+  const CommandResult submit = Cli({"submit", path});
+  EXPECT_EQ(submit.exit_code, 2) << submit.err;
+  EXPECT_NE(submit.err.find(words), std::string::npos) << submit.err;
 }
 
 void Cluster::SubmitAndWatch(const std::string& path, seconds timeout, std::string* sweep_id,

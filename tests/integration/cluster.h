@@ -56,6 +56,11 @@ class Cluster {
   // inside ASSERT_NO_FATAL_FAILURE.
   void SubmitAndWatch(const std::string& path, std::chrono::seconds timeout, std::string* sweep_id,
                       const std::vector<std::string>& extra = {}, CommandResult* watched = nullptr);
+  // Writes `text` to the sweep file `name` in the cluster's folder, submits
+  // it, and expects it refused as bad input: exit status 2 and `words` (the
+  // field at fault) on stderr.
+  void ExpectSubmitRefused(const std::string& name, const std::string& text,
+                           const std::string& words);
   // SIGTERMs the workers, then the coordinator, expecting clean exits.
   void Stop();
   std::string Logs();

@@ -140,20 +140,15 @@ TEST(EndToEndTest, BadSweepIsRefusedByCliAndCoordinatorWithoutTouchingTheStore) 
   CommandResult good = cluster.Cli({"submit", dir.File("good.yaml"), "-q"});
   ASSERT_EQ(good.exit_code, 0) << good.err;
 
-  std::ofstream(dir.File("bad.yaml"))
-      << "name: bad\nfamily: fc\nparams:\n  layer: 4\n"
-         "  node: {min: 512, max: 32, mul: 2}\n  input: 8\n  output: 4\n"
-         "  batch: 4\n";
-  CommandResult bad = cluster.Cli({"submit", dir.File("bad.yaml")});
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("params.node"), std::string::npos) << bad.err;
-
-  std::ofstream(dir.File("unknown.yaml"))
-      << "name: u\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, "
-         "output: 4, batch: 4, depth: 3}\n";
-  CommandResult unknown = cluster.Cli({"submit", dir.File("unknown.yaml")});
-  EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.err.find("depth"), std::string::npos) << unknown.err;
+  cluster.ExpectSubmitRefused("bad.yaml",
+                              "name: bad\nfamily: fc\nparams:\n  layer: 4\n"
+                              "  node: {min: 512, max: 32, mul: 2}\n  input: 8\n  output: 4\n"
+                              "  batch: 4\n",
+                              "params.node");
+  cluster.ExpectSubmitRefused("unknown.yaml",
+                              "name: u\nfamily: fc\nparams: {layer: 1, node: 8, input: 8, "
+                              "output: 4, batch: 4, depth: 3}\n",
+                              "depth");
 
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM sweeps"), 1);
   EXPECT_EQ(QueryInt(cluster.db_path(), "SELECT count(*) FROM jobs"), 1);
