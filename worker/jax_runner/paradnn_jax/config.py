@@ -171,33 +171,48 @@ def normalized_config(config):
 
 
 def _outside(highest):
-    """Out of range for a setting whose values run from 0 to `highest`."""
-    return lambda value: value < 0 or value > highest
+    """Out of range for a setting whose values run from 0 to `highest`;
+    not (value >= 0) rather than value < 0, so that NaN is out too."""
+    return lambda value: not value >= 0 or value > highest
+
+
+def _outside_or_none(lowest, highest, above=False):
+    """Out of range for a setting that is 0 (none) or from `lowest` to
+    `highest` (excluded with `above`), NaN out."""
+    return lambda value: (not value >= 0 or 0 < value < lowest
+                          or (value >= highest if above else value > highest))
 
 
 def validate_run_settings(s):
     """common/run_settings.cc ValidateRunSettings; raises ConfigError.
 
     The checks run in its order, so the first setting out of range is the one
-    named."""
+    named. A result carries every timed step, and the coordinator takes at
+    most 100,000 (server/result_validation.h)."""
     checks = (
-        ("ci", lambda v: v < 0 or v >= 1, "0 < ci < 1 (relative half-width, 0.02 = ±2 %)"),
+        ("ci", lambda v: not v >= 0 or v >= 1, "0 < ci < 1 (relative half-width, 0.02 = ±2 %)"),
         ("max_seconds", _outside(86400), "0 < seconds <= 86400"),
         ("warmup_steps", _outside(100000), "1..100000"),
-        ("min_steps", _outside(1000000), "2..1000000"),
+        ("min_steps", _outside(100000), "2..100000"),
         ("min_steps", lambda v: v == 1, "at least 2 (a CI needs two samples)"),
-        ("max_steps", _outside(1000000), "2..1000000"),
+        ("max_steps", _outside(100000), "2..100000"),
         ("max_steps", lambda v: v != 0 and v < max(2, s.min_steps),
          "at least run.min_steps and at least 2"),
         ("intra_op_threads", _outside(1024), "1..1024"),
         ("inter_op_threads", _outside(1024), "1..1024"),
         ("profile_steps", _outside(1000), "1..1000"),
         ("timeout_seconds", _outside(7 * 86400), "0 < seconds <= 604800"),
+        ("budget_seconds", _outside_or_none(1, 365 * 86400),
+         "1 <= seconds <= 31536000 (a year), or none"),
+        ("target_interval", _outside_or_none(0.001, 1, above=True),
+         "a fraction 0.001 <= target < 1 (0.03 or 3% = +-3 %), or none"),
     )
     for field, out_of_range, allowed in checks:
         value = getattr(s, field)
         if out_of_range(value):
-            raise ConfigError("run.%s: %s is out of range; allowed %s" % (field, value, allowed))
+            # C++ names the budget by its sweep-file key, run.budget.
+            name = "budget" if field == "budget_seconds" else field
+            raise ConfigError("run.%s: %s is out of range; allowed %s" % (name, value, allowed))
 
 
 def with_run_defaults(settings):

@@ -142,6 +142,26 @@ class ConfigTest(unittest.TestCase):
             config.validate_run_settings(sweep_pb2.RunSettings(min_steps=1))
         self.assertIn("run.min_steps", str(e.exception))
 
+    def test_run_settings_are_refused_as_the_cpp_runner_refuses_them(self):
+        # common/run_settings.cc ValidateRunSettings: same limits, same words.
+        cases = (
+            (dict(ci=float("nan")), "run.ci: nan is out of range"),
+            (dict(min_steps=200000), "run.min_steps: 200000 is out of range; allowed 2..100000"),
+            (dict(max_steps=100001), "run.max_steps: 100001 is out of range; allowed 2..100000"),
+            (dict(max_seconds=float("nan")), "run.max_seconds: nan is out of range"),
+            (dict(budget_seconds=0.5), "run.budget: 0.5 is out of range; allowed 1 <= seconds"),
+            (dict(budget_seconds=366 * 86400), "run.budget: 31622400"),
+            (dict(target_interval=1.0), "run.target_interval: 1.0 is out of range"),
+            (dict(target_interval=0.0001), "run.target_interval: 0.0001 is out of range"),
+        )
+        for fields, expected in cases:
+            with self.subTest(fields=fields):
+                with self.assertRaises(config.ConfigError) as e:
+                    config.validate_run_settings(sweep_pb2.RunSettings(**fields))
+                self.assertIn(expected, str(e.exception))
+        for fields in (dict(min_steps=100000), dict(budget_seconds=60), dict(target_interval=0.03)):
+            config.validate_run_settings(sweep_pb2.RunSettings(**fields))  # in range
+
 
 class CountsTest(unittest.TestCase):
     FC_PARAMS = 2001 * 1024 + 3 * 1025 * 1024 + 1025 * 200  # docs/models.md, CONFIGS[0]
