@@ -28,7 +28,7 @@
 
 namespace {
 
-using paradnn::common::CpuPeakFacts;
+using paradnn::platform::CpuPeakFacts;
 using paradnn::runner::AffinityCpus;
 using paradnn::runner::CoreClock;
 using paradnn::runner::CoreClockOptions;
@@ -137,8 +137,8 @@ double Float32Roof(const paradnn::v1::Platform& platform) {
 // Peaks from the nominal and the measured clock, and the roof's share.
 void PrintPeaks(CpuPeakFacts facts, double measured_hz, double roof) {
   const auto float32 = [](const CpuPeakFacts& f) {
-    const std::vector<paradnn::v1::SiliconPeak> peaks = paradnn::common::CpuSiliconPeaks(f);
-    const paradnn::v1::SiliconPeak* peak = paradnn::common::FindSiliconPeak(peaks, "float32");
+    const std::vector<paradnn::v1::SiliconPeak> peaks = paradnn::platform::CpuSiliconPeaks(f);
+    const paradnn::v1::SiliconPeak* peak = paradnn::platform::FindSiliconPeak(peaks, "float32");
     return peak == nullptr ? paradnn::v1::SiliconPeak() : *peak;
   };
   facts.measured_clock_hz = 0;
@@ -149,7 +149,7 @@ void PrintPeaks(CpuPeakFacts facts, double measured_hz, double roof) {
       "\nfloat32 silicon peak\n  from the reported clock: %s\n  from the measured clock: %s\n",
       nominal.basis().c_str(), measured_hz > 0 ? measured.basis().c_str() : "-");
   if (!(roof > 0)) return;
-  std::printf("\ncalibrated float32 matmul roof: %s\n", paradnn::common::FlopRate(roof).c_str());
+  std::printf("\ncalibrated float32 matmul roof: %s\n", paradnn::platform::FlopRate(roof).c_str());
   std::printf("  share of the peak from the reported clock: %.2f\n",
               roof / nominal.flops_per_sec());
   if (measured_hz > 0) {
@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
     }
     roof = Float32Roof(*platform);
     std::printf("the calibration's own clock: %s (%s)\n",
-                paradnn::common::PlatformClockText(*platform).c_str(),
+                paradnn::platform::PlatformClockText(*platform).c_str(),
                 platform->measured_clock_method().c_str());
   }
   PrintPeaks(facts, measured, roof);

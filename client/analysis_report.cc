@@ -110,7 +110,7 @@ mustache::data PlatformRows(const std::vector<v1::WorkerInfo>& workers) {
         {"libtorch", platform.libtorch_version()},
         {"onednn", platform.onednn_version()},
         {"isa_paths", platform.isa_paths()},
-        {"clock", common::PlatformClockText(platform)},
+        {"clock", platform::PlatformClockText(platform)},
         {"roofs", roofs.empty() ? "not calibrated" : absl::StrJoin(roofs, "; ")},
         {"fingerprint", platform.fingerprint().substr(0, 12)}});
   }

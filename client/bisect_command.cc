@@ -27,7 +27,7 @@ const model::ParamRule* BisectThreadRule(absl::string_view name) {
 }
 
 std::string BisectSettingsHelp() {
-  return absl::StrCat("intra_op_threads, inter_op_threads, ", common::AllowedStackKeysHelp());
+  return absl::StrCat("intra_op_threads, inter_op_threads, ", platform::AllowedStackKeysHelp());
 }
 
 // Whether a segment after a comma starts a new NAME=VALUE pair rather
@@ -37,8 +37,8 @@ bool StartsBisectSetting(absl::string_view segment) {
   const size_t equals = segment.find('=');
   if (equals == absl::string_view::npos) return false;
   const absl::string_view name = segment.substr(0, equals);
-  return common::IsEnvStackKey(name) || BisectThreadRule(name) != nullptr ||
-         common::FindStackSettingInfo(name) != nullptr;
+  return platform::IsEnvStackKey(name) || BisectThreadRule(name) != nullptr ||
+         platform::FindStackSettingInfo(name) != nullptr;
 }
 
 // One setting of a stack: a thread count (1..1024) or a stack setting.
@@ -52,12 +52,12 @@ absl::Status CheckBisectSetting(const std::string& name, const std::string& valu
     }
     return model::CheckParamValue(field, count, *rule, false);
   }
-  if (!common::IsEnvStackKey(name) && common::FindStackSettingInfo(name) == nullptr) {
+  if (!platform::IsEnvStackKey(name) && platform::FindStackSettingInfo(name) == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ": not a setting bisect can switch; allowed: ", BisectSettingsHelp()));
   }
-  if (absl::Status s = common::ValidateStackKey(name, field); !s.ok()) return s;
-  return common::ValidateStackKeyValue(name, value, field);
+  if (absl::Status s = platform::ValidateStackKey(name, field); !s.ok()) return s;
+  return platform::ValidateStackKeyValue(name, value, field);
 }
 
 }  // namespace

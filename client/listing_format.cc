@@ -176,8 +176,8 @@ std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t no
     rows.push_back({w.worker_id(), Dash(w.device_kind()), Dash(w.state()), Dash(w.hostname()),
                     absl::StrCat(w.jobs_done()), Dash(w.platform().blas_backend()),
                     Dash(w.platform().libtorch_version()),
-                    Dash(common::PlatformClockText(w.platform())), Dash(FormatRoofs(w.platform())),
-                    HumanAge(w.last_seen_unix_ms(), now_unix_ms)});
+                    Dash(platform::PlatformClockText(w.platform())),
+                    Dash(FormatRoofs(w.platform())), HumanAge(w.last_seen_unix_ms(), now_unix_ms)});
   }
   return AlignColumns({"id", "device", "state", "host", "jobs done", "BLAS", "LibTorch", "clock",
                        "matmul roofs", "last seen"},

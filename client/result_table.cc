@@ -107,7 +107,7 @@ void ConfigColumns::AppendColumns(std::vector<ResultColumn>* columns) const {
     columns->push_back({name, name, ColumnUnit::kText});
   }
   for (const std::string& key : stack) {
-    const std::string name = absl::StrCat(common::kStackKeyPrefix, key);
+    const std::string name = absl::StrCat(platform::kStackKeyPrefix, key);
     columns->push_back({name, name, ColumnUnit::kText});
   }
   columns->push_back({"precision", "precision", ColumnUnit::kText});

@@ -111,11 +111,11 @@ absl::StatusOr<v1::SweepStatus> SweepFromRow(sqlite3* db, const Statement& row,
 }
 
 // A configuration's text-valued hyper-parameters: its options and its
-// stack settings (under common::kStackKeyPrefix).
+// stack settings (under platform::kStackKeyPrefix).
 std::map<std::string, std::string> TextParams(const v1::ModelConfig& config) {
   std::map<std::string, std::string> values(config.options().begin(), config.options().end());
   for (const auto& [key, value] : config.stack()) {
-    values[absl::StrCat(common::kStackKeyPrefix, key)] = value;
+    values[absl::StrCat(platform::kStackKeyPrefix, key)] = value;
   }
   return values;
 }

@@ -152,8 +152,8 @@ std::vector<std::string> SortedKeys(const Map& map) {
 absl::StatusOr<int64_t> CheckStack(const v1::SweepSpec& spec, const std::string& key) {
   const std::string path = absl::StrCat("stack.", EchoKey(key));
   // blas_core, aten_capability, or env.NAME of an allowed variable.
-  if (absl::Status s = common::ValidateStackKey(key, path); !s.ok()) return s;
-  const common::StackSettingInfo* info = common::FindStackSettingInfo(key);
+  if (absl::Status s = platform::ValidateStackKey(key, path); !s.ok()) return s;
+  const platform::StackSettingInfo* info = platform::FindStackSettingInfo(key);
   const std::string device = spec.device().empty() ? kDefaultDevice : spec.device();
   if (device != "cpu") {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -169,7 +169,7 @@ absl::StatusOr<int64_t> CheckStack(const v1::SweepSpec& spec, const std::string&
   std::set<std::string> seen;
   for (int i = 0; i < list.values_size(); ++i) {
     const std::string item = absl::StrCat(path, "[", i, "]");
-    if (absl::Status s = common::ValidateStackKeyValue(key, list.values(i), item); !s.ok()) {
+    if (absl::Status s = platform::ValidateStackKeyValue(key, list.values(i), item); !s.ok()) {
       return s;
     }
     if (!seen.insert(list.values(i)).second) {

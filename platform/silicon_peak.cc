@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
-namespace paradnn::common {
+namespace paradnn::platform {
 namespace {
 
 // Two FMA units per core holds for the CPUs this project runs on, checked
@@ -290,4 +290,4 @@ void ReconcilePeaksWithRoofs(v1::Platform* platform) {
   }
 }
 
-}  // namespace paradnn::common
+}  // namespace paradnn::platform

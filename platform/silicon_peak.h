@@ -6,7 +6,6 @@
 // arithmetic as text a person can check. Torch-free; the runner fills the
 // facts (platform.cc), the worker may override a peak with a datasheet
 // figure, the coordinator measures results against it.
-// (Namespace paradnn::common, as when this lived in common/: platform/CMakeLists.txt says why.)
 #ifndef PARADNN_PLATFORM_SILICON_PEAK_H_
 #define PARADNN_PLATFORM_SILICON_PEAK_H_
 
@@ -16,7 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "paradnn/v1/metrics.pb.h"
 
-namespace paradnn::common {
+namespace paradnn::platform {
 
 // A calibrated roof may exceed the theoretical peak by measurement noise
 // only; beyond this factor the basis of the peak is wrong.
@@ -106,6 +105,6 @@ std::string FlopRate(double flops_per_sec);
 // the widest vector (bits) one FMA unit executes in one pass.
 int FmaDatapathBits(const CpuPeakFacts& facts);
 
-}  // namespace paradnn::common
+}  // namespace paradnn::platform
 
 #endif  // PARADNN_PLATFORM_SILICON_PEAK_H_

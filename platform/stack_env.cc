@@ -10,7 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "platform/stack_findings.h"
 
-namespace paradnn::common {
+namespace paradnn::platform {
 namespace {
 
 // Whose variables a job may set: the OpenMP runtimes (OMP_, GNU's GOMP_,
@@ -155,4 +155,4 @@ std::string AllowedStackKeysHelp() {
   return absl::StrCat(KnownSettingNames(), " or ", AllowedEnvHelp());
 }
 
-}  // namespace paradnn::common
+}  // namespace paradnn::platform

@@ -5,7 +5,6 @@
 // libraries a runner loads are accepted (AllowedEnvPrefixes); the sweep
 // validation (model/sweep.cc) and the worker (worker/stack_environment.cc)
 // both check. LibTorch-free.
-// (Namespace paradnn::common, as when this lived in common/: platform/CMakeLists.txt says why.)
 #ifndef PARADNN_PLATFORM_STACK_ENV_H_
 #define PARADNN_PLATFORM_STACK_ENV_H_
 
@@ -15,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
-namespace paradnn::common {
+namespace paradnn::platform {
 
 // A stack key naming an environment variable: "env." + NAME.
 inline constexpr char kEnvStackPrefix[] = "env.";
@@ -64,6 +63,6 @@ absl::Status ValidateStackKeyValue(absl::string_view key, absl::string_view valu
 // "blas_core, aten_capability or env.NAME (NAME starting with OMP_, ...)".
 std::string AllowedStackKeysHelp();
 
-}  // namespace paradnn::common
+}  // namespace paradnn::platform
 
 #endif  // PARADNN_PLATFORM_STACK_ENV_H_

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
-namespace paradnn::common {
+namespace paradnn::platform {
 
 const std::vector<StackSettingInfo>& StackSettingInfos() {
   static const auto* infos = new std::vector<StackSettingInfo>{
@@ -80,4 +80,4 @@ double ProcessMemoryEstimateBytes(double model_estimate_bytes) {
   return kRuntimeBaselineBytes + kAllocatorSlack * model_estimate_bytes;
 }
 
-}  // namespace paradnn::common
+}  // namespace paradnn::platform

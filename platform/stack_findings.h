@@ -4,7 +4,6 @@
 // judges results by it): the settings' names, the slow-stack sentence from
 // the stack doctor's findings, and the memory a runner process holds for a
 // job. LibTorch-free.
-// (Namespace paradnn::common, as when this lived in common/: platform/CMakeLists.txt says why.)
 #ifndef PARADNN_PLATFORM_STACK_FINDINGS_H_
 #define PARADNN_PLATFORM_STACK_FINDINGS_H_
 
@@ -16,7 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "paradnn/v1/metrics.pb.h"
 
-namespace paradnn::common {
+namespace paradnn::platform {
 
 // A stack setting: chosen per process by an environment variable the
 // library reads once, when the process starts. Its values are "auto" (the
@@ -76,6 +75,6 @@ inline constexpr double kRuntimeBaselineBytes = 256.0 * (1 << 20);
 inline constexpr double kAllocatorSlack = 1.10;
 double ProcessMemoryEstimateBytes(double model_estimate_bytes);
 
-}  // namespace paradnn::common
+}  // namespace paradnn::platform
 
 #endif  // PARADNN_PLATFORM_STACK_FINDINGS_H_

@@ -19,7 +19,7 @@ namespace {
 
 bool PredictedOom(const db::Lease& lease, int64_t memory_bytes) {
   return !lease.run_predicted_oom && memory_bytes > 0 &&
-         common::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes) >
+         platform::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes) >
              static_cast<double>(memory_bytes);
 }
 
@@ -171,7 +171,7 @@ void Scheduler::SkipPredictedOom(const std::string& worker_id, int64_t platform_
   v1::Measurement measurement;
   measurement.set_outcome(v1::PREDICTED_OOM);
   measurement.set_error(PredictedOomError(
-      common::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes), memory_bytes));
+      platform::ProcessMemoryEstimateBytes(lease.peak_memory_estimate_bytes), memory_bytes));
   *measurement.mutable_config() = lease.config;
   measurement.set_device(lease.device);
   v1::ModelCounts* counts = measurement.mutable_counts();

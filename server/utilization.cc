@@ -28,15 +28,15 @@ void FlagSlowStack(const v1::Platform& platform, const std::string& dtype,
   // float32 matmuls on a CPU go to the BLAS (LibTorch's sgemm_); conv and
   // 16-bit paths go to oneDNN and do not depend on the BLAS core.
   if (dtype == "float32" && kernel == "matmul") {
-    if (std::optional<std::string> slow = common::SlowStackCondition(
+    if (std::optional<std::string> slow = platform::SlowStackCondition(
             platform.stack_findings(), "blas_core", in_use("blas_core", platform.blas_core()))) {
       m->add_suspect(*slow);
     }
   }
   // Every family's step is full of ATen's elementwise kernels.
   if (std::optional<std::string> slow =
-          common::SlowStackCondition(platform.stack_findings(), "aten_capability",
-                                     in_use("aten_capability", platform.aten_capability()))) {
+          platform::SlowStackCondition(platform.stack_findings(), "aten_capability",
+                                       in_use("aten_capability", platform.aten_capability()))) {
     m->add_suspect(*slow);
   }
 }
@@ -83,7 +83,7 @@ UtilizationRoofs::UtilizationRoofs(const v1::Platform& platform) : platform_(pla
     for (const v1::MatmulRoof& roof : platform_.matmul_roofs()) {
       if (roof.dtype() != peak.dtype() || !(roof.flops_per_sec() > peak.flops_per_sec())) continue;
       if (peak.inconsistency().empty()) {
-        common::CheckPeakAgainstRoof(
+        platform::CheckPeakAgainstRoof(
             roof.flops_per_sec(),
             absl::StrCat(roof.kernel().empty() ? "matmul" : roof.kernel(), " ", roof.dtype()),
             &peak);
@@ -113,8 +113,8 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
   auto ratio = [&](double rate, double roof, const std::string& name) {
     if (!(roof > 0) || !(rate > 0)) return 0.0;
     if (rate <= roof) return rate / roof;
-    notes.push_back(absl::StrFormat("%s above the %s (%s): shown as 100 %%", common::FlopRate(rate),
-                                    name, common::FlopRate(roof)));
+    notes.push_back(absl::StrFormat("%s above the %s (%s): shown as 100 %%",
+                                    platform::FlopRate(rate), name, platform::FlopRate(roof)));
     return 1.0;
   };
 
@@ -126,7 +126,7 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
       m->add_suspect(absl::StrFormat(
           "faster than the calibrated %s roof: %s executed against %s calibrated; the roof is "
           "raised to this job's rate",
-          roof_name, common::FlopRate(executed_rate), common::FlopRate(roof->flops_per_sec())));
+          roof_name, platform::FlopRate(executed_rate), platform::FlopRate(roof->flops_per_sec())));
       roof->set_flops_per_sec(executed_rate);
       roof->set_raised_by_job(true);
       raised = true;
@@ -143,12 +143,12 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
       m->add_suspect(absl::StrFormat(
           "faster than the theoretical %s peak (%s executed, peak %s): the peak's basis is wrong "
           "(%s); it is raised to this job's rate",
-          dtype, common::FlopRate(executed_rate), common::FlopRate(peak.flops_per_sec()),
+          dtype, platform::FlopRate(executed_rate), platform::FlopRate(peak.flops_per_sec()),
           peak.basis()));
       // The note is only ever added here: a peak already found wrong stays so.
       v1::SiliconPeak checked = peak;
-      if (!common::CheckPeakAgainstRoof(executed_rate, absl::StrCat(dtype, " rate of a job"),
-                                        &checked) ||
+      if (!platform::CheckPeakAgainstRoof(executed_rate, absl::StrCat(dtype, " rate of a job"),
+                                          &checked) ||
           peak.inconsistency().empty()) {
         peak.set_inconsistency(checked.inconsistency());
       }

@@ -368,7 +368,7 @@ void CopyCalibration(const v1::Platform& from, v1::Platform* to) {
     to->set_measured_clock_method(from.measured_clock_method());
     *to->mutable_silicon_peaks() = from.silicon_peaks();
   }
-  common::ReconcilePeaksWithRoofs(to);
+  platform::ReconcilePeaksWithRoofs(to);
   for (const v1::SiliconPeak& peak : to->silicon_peaks()) {
     if (!peak.inconsistency().empty()) spdlog::warn("theoretical peak: {}", peak.inconsistency());
   }
@@ -448,7 +448,7 @@ absl::StatusOr<std::map<std::string, double>> ParseDatasheetPeaks(
 
 void AddDatasheetPeaks(const std::map<std::string, double>& peaks, v1::Platform* platform) {
   for (const auto& [dtype, flops] : peaks) {
-    common::SetDatasheetPeak(dtype, flops, platform->mutable_silicon_peaks());
+    platform::SetDatasheetPeak(dtype, flops, platform->mutable_silicon_peaks());
     v1::MatmulRoof* roof = nullptr;
     for (v1::MatmulRoof& candidate : *platform->mutable_matmul_roofs()) {
       if (candidate.dtype() == dtype) roof = &candidate;
@@ -459,7 +459,7 @@ void AddDatasheetPeaks(const std::map<std::string, double>& peaks, v1::Platform*
     }
     roof->set_datasheet_flops_per_sec(flops);
   }
-  if (!peaks.empty()) common::ReconcilePeaksWithRoofs(platform);
+  if (!peaks.empty()) platform::ReconcilePeaksWithRoofs(platform);
 }
 
 absl::StatusOr<v1::Platform> QueryRunnerStackDoctor(const std::string& runner_path,
@@ -470,7 +470,7 @@ absl::StatusOr<v1::Platform> QueryRunnerStackDoctor(const std::string& runner_pa
 StackSetup SetUpStack(const std::map<std::string, std::string>& requests, bool run_doctor,
                       const std::string& runner_path, std::chrono::milliseconds timeout) {
   StackSetup setup;
-  for (const common::StackSettingInfo& info : common::StackSettingInfos()) {
+  for (const platform::StackSettingInfo& info : platform::StackSettingInfos()) {
     const char* value = std::getenv(info.env_var);
     setup.choices.as_installed[info.component] =
         value == nullptr ? std::nullopt : std::optional<std::string>(value);
@@ -494,7 +494,7 @@ StackSetup SetUpStack(const std::map<std::string, std::string>& requests, bool r
       setup.findings.assign(report->stack_findings().begin(), report->stack_findings().end());
     }
   }
-  for (const common::StackSettingInfo& info : common::StackSettingInfos()) {
+  for (const platform::StackSettingInfo& info : platform::StackSettingInfos()) {
     auto requested = requests.find(info.component);
     const std::string request = requested == requests.end() ? "auto" : requested->second;
     std::string installed, chosen;

@@ -122,7 +122,7 @@ struct StackSetup {
 };
 
 // Applies --blas-core and --aten-capability (`requests`: component ->
-// value, validated by common::ValidateStackValue) to this process's
+// value, validated by platform::ValidateStackValue) to this process's
 // environment, which every runner (and the zygote) inherits: a name sets
 // the setting's variable (OPENBLAS_CORETYPE, ATEN_CPU_CAPABILITY); "auto"
 // asks the runner's stack doctor (when `run_doctor`: it tries each value

@@ -31,11 +31,12 @@ absl::StatusOr<std::vector<std::string>> JobEnvironment(
   for (const auto& [component, value] : stack) {
     const std::string field = absl::StrCat("config.stack.", component);
     // Checked again here: a worker runs what any coordinator sends it.
-    if (absl::Status s = common::ValidateStackKey(component, field); !s.ok()) return s;
-    if (absl::Status s = common::ValidateStackKeyValue(component, value, field); !s.ok()) return s;
-    const common::StackSettingInfo* info = common::FindStackSettingInfo(component);
+    if (absl::Status s = platform::ValidateStackKey(component, field); !s.ok()) return s;
+    if (absl::Status s = platform::ValidateStackKeyValue(component, value, field); !s.ok())
+      return s;
+    const platform::StackSettingInfo* info = platform::FindStackSettingInfo(component);
     if (info == nullptr) {  // env.NAME: the variable as given, "" unset
-      Replace(&entries, common::EnvStackVariable(component),
+      Replace(&entries, platform::EnvStackVariable(component),
               value.empty() ? std::nullopt : std::optional<std::string>(value));
       continue;
     }

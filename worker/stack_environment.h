@@ -17,7 +17,7 @@
 namespace paradnn::worker {
 
 // What each setting's values mean on this worker, by component
-// (common::StackSettingInfos).
+// (platform::StackSettingInfos).
 struct StackChoices {
   // The variable as the worker found it at start (nullopt: unset): what
   // "as-installed" runs.

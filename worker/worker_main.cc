@@ -237,9 +237,9 @@ absl::StatusOr<CheckedFlags> CheckFlags(Flags* flags) {
   checked.stack_requests = {{"blas_core", flags->blas_core},
                             {"aten_capability", flags->aten_capability}};
   for (const auto& [component, value] : checked.stack_requests) {
-    const paradnn::common::StackSettingInfo& info =
-        *paradnn::common::FindStackSettingInfo(component);
-    if (absl::Status s = paradnn::common::ValidateStackValue(info, value, info.flag); !s.ok()) {
+    const paradnn::platform::StackSettingInfo& info =
+        *paradnn::platform::FindStackSettingInfo(component);
+    if (absl::Status s = paradnn::platform::ValidateStackValue(info, value, info.flag); !s.ok()) {
       return s;
     }
   }

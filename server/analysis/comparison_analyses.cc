@@ -96,8 +96,8 @@ std::vector<ConfigGroup> GroupByConfig(
 // also the setting it asked for (stack.blas_core).
 std::vector<std::string> ConfigWithout(const std::string& field) {
   std::vector<std::string> keys = {field};
-  if (common::FindStackSettingInfo(field) != nullptr) {
-    keys.push_back(absl::StrCat(common::kStackKeyPrefix, field));
+  if (platform::FindStackSettingInfo(field) != nullptr) {
+    keys.push_back(absl::StrCat(platform::kStackKeyPrefix, field));
   }
   return keys;
 }

@@ -325,7 +325,7 @@ v1::Platform CalibratedPlatform(const CalibrationOptions& options) {
   const Calibration calibration = Calibrate(options);
   for (const v1::MatmulRoof& roof : calibration.matmul_roofs) *platform.add_matmul_roofs() = roof;
   for (const v1::BandwidthPoint& point : calibration.bandwidth) *platform.add_bandwidth() = point;
-  common::ReconcilePeaksWithRoofs(&platform);
+  platform::ReconcilePeaksWithRoofs(&platform);
   // Calibrate() left LibTorch and the BLAS at calibration.threads.
   platform.set_probe_flops_per_sec(ProbeHostMatmulFlops());
   platform.set_probe_threads(calibration.threads);

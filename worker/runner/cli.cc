@@ -216,8 +216,8 @@ absl::StatusOr<bool> RunnerFlags::ModeCommand(RunnerCommand* cmd) const {
   for (const auto& [component, value, option] :
        {std::tuple{"blas_core", &blas_core, blas_core_opt},
         std::tuple{"aten_capability", &aten_capability, aten_capability_opt}}) {
-    const common::StackSettingInfo& info = *common::FindStackSettingInfo(component);
-    if (absl::Status s = common::ValidateStackValue(info, *value, info.flag); !s.ok()) return s;
+    const platform::StackSettingInfo& info = *platform::FindStackSettingInfo(component);
+    if (absl::Status s = platform::ValidateStackValue(info, *value, info.flag); !s.ok()) return s;
     if (option->count() > 0 && (job_stdin || trial)) {
       return absl::InvalidArgumentError(
           absl::StrCat(info.flag, ": not used with ",

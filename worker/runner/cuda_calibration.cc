@@ -139,7 +139,7 @@ absl::StatusOr<v1::Platform> CollectCudaPlatform(const std::string& device,
   platform.set_theoretical_memory_bytes_per_sec(TheoreticalMemoryBandwidth(*facts));
   platform.set_cuda_device_count(DataParallelDeviceCount(device, facts->device_count));
   platform.clear_silicon_peaks();
-  for (const v1::SiliconPeak& peak : common::CudaSiliconPeaks(
+  for (const v1::SiliconPeak& peak : platform::CudaSiliconPeaks(
            {facts->major, facts->minor, facts->sm_count, facts->max_clock_hz, facts->name})) {
     *platform.add_silicon_peaks() = peak;
   }
@@ -163,7 +163,7 @@ absl::StatusOr<v1::Platform> CalibratedCudaPlatform(const CudaCalibrationOptions
   for (const int64_t bytes : sizes) {
     *platform->add_bandwidth() = MeasureCudaCopy(device_index, bytes);
   }
-  common::ReconcilePeaksWithRoofs(&*platform);
+  platform::ReconcilePeaksWithRoofs(&*platform);
   platform->set_calibrated_unix_ms(common::SystemClock().NowUnixMs());
   return platform;
 }

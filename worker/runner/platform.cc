@@ -375,10 +375,10 @@ std::string DefaultRunnerStateDir() {
   return common::DefaultStateDir();
 }
 
-common::CpuPeakFacts HostCpuPeakFacts(double measured_clock_hz) {
+platform::CpuPeakFacts HostCpuPeakFacts(double measured_clock_hz) {
   const hostfacts::CpuTopology topo = hostfacts::ReadCpuTopology();
   const hostfacts::CpuClocks clocks = hostfacts::ReadCpuClocks(topo);
-  common::CpuPeakFacts facts;
+  platform::CpuPeakFacts facts;
   facts.vendor = topo.vendor;
   facts.family = topo.family;
   facts.model = topo.model;
@@ -400,7 +400,7 @@ void RecordMeasuredClock(const CoreClock& clock, v1::Platform* platform) {
   // A CUDA platform's peaks are the GPU's; only the CPU's follow its clock.
   if (platform->device_kind() != "cpu") return;
   platform->clear_silicon_peaks();
-  for (v1::SiliconPeak& peak : common::CpuSiliconPeaks(HostCpuPeakFacts(clock.hz))) {
+  for (v1::SiliconPeak& peak : platform::CpuSiliconPeaks(HostCpuPeakFacts(clock.hz))) {
     *platform->add_silicon_peaks() = std::move(peak);
   }
 }
@@ -423,10 +423,10 @@ void FillHostPlatform(v1::Platform* platform) {
   platform->set_cpu_model(topo.model);
   // No measured clock here: measuring takes some 50 ms of every core, which
   // calibration spends (RecordMeasuredClock) and a job must not.
-  const common::CpuPeakFacts facts = HostCpuPeakFacts(/*measured_clock_hz=*/0);
+  const platform::CpuPeakFacts facts = HostCpuPeakFacts(/*measured_clock_hz=*/0);
   platform->set_base_clock_hz(facts.base_clock_hz);
   platform->set_max_clock_hz(facts.max_clock_hz);
-  for (v1::SiliconPeak& peak : common::CpuSiliconPeaks(facts)) {
+  for (v1::SiliconPeak& peak : platform::CpuSiliconPeaks(facts)) {
     *platform->add_silicon_peaks() = std::move(peak);
   }
   platform->set_cache_sizes(FormatCacheSizes(ReadCpuCaches()));

@@ -120,10 +120,10 @@ std::string DefaultRunnerStateDir();
 // worker's --fma-units); 0 = the default assumption (platform/silicon_peak.h).
 int ConfiguredFmaUnits();
 
-// The facts of this host's CPU silicon peaks (common::CpuSiliconPeaks) from
+// The facts of this host's CPU silicon peaks (platform::CpuSiliconPeaks) from
 // /proc/cpuinfo, cpufreq and $PARADNN_FMA_UNITS, with `measured_clock_hz`
 // (core_clock.h; 0 = not measured) beside the clocks the OS reports.
-common::CpuPeakFacts HostCpuPeakFacts(double measured_clock_hz);
+platform::CpuPeakFacts HostCpuPeakFacts(double measured_clock_hz);
 
 // Records `clock` in `platform`: measured_clock_hz and measured_clock_method
 // (both left unset when it was not measured) and, on a CPU platform, the

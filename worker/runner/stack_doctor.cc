@@ -124,7 +124,7 @@ std::string AtenCapabilityName(absl::string_view usage) {
 }
 
 const StackSetting& BlasCoreSetting() {
-  static const StackSetting* setting = new StackSetting{common::FindStackSettingInfo("blas_core"),
+  static const StackSetting* setting = new StackSetting{platform::FindStackSettingInfo("blas_core"),
                                                         "--blas-trial",
                                                         "not a core this OpenBLAS knows",
                                                         kMaxGemmRelativeError,
@@ -136,7 +136,7 @@ const StackSetting& BlasCoreSetting() {
 
 const StackSetting& AtenCapabilitySetting() {
   static const StackSetting* setting =
-      new StackSetting{common::FindStackSettingInfo("aten_capability"),
+      new StackSetting{platform::FindStackSettingInfo("aten_capability"),
                        "--aten-trial",
                        "not a capability this LibTorch takes",
                        kMaxElementwiseRelativeError,

@@ -62,9 +62,9 @@ std::vector<std::string> BlasCoresToTry(const std::vector<std::string>& flags);
 // capability (ATEN_CPU_CAPABILITY, float32 elementwise kernels: LibTorch
 // 1.13 runs AVX2 ones on AVX-512 CPUs unless told otherwise).
 struct StackSetting {
-  const common::StackSettingInfo* info;  // names, variables, workload
-  std::string trial_flag;                // the runner mode that measures the value in effect
-  std::string unknown_note;              // a requested name the library ran something else for
+  const platform::StackSettingInfo* info;  // names, variables, workload
+  std::string trial_flag;                  // the runner mode that measures the value in effect
+  std::string unknown_note;                // a requested name the library ran something else for
   double max_relative_error = 0;
   // Interleaved rounds of trials, each value keeping its fastest: the BLAS
   // cores differ by up to 4x, ATen's capabilities by tens of percent, about

@@ -123,8 +123,8 @@ void ApplyThreads(const v1::RunSettings& settings, v1::Measurement* m, JobObserv
 void RecordStackInEffect(const v1::ModelConfig& config, v1::Measurement* m) {
   for (auto& [component, value] : StackInEffect()) (*m->mutable_stack())[component] = value;
   for (const auto& [key, requested] : config.stack()) {
-    if (!common::IsEnvStackKey(key)) continue;
-    const char* value = std::getenv(common::EnvStackVariable(key).c_str());
+    if (!platform::IsEnvStackKey(key)) continue;
+    const char* value = std::getenv(platform::EnvStackVariable(key).c_str());
     (*m->mutable_stack())[key] = value == nullptr ? "" : value;
   }
   for (const auto& [component, requested] : config.stack()) {
@@ -417,7 +417,7 @@ v1::RunSettings EffectiveSettings(const ModelSpec& spec, const v1::RunSettings& 
 std::optional<std::string> HostMemoryShortfall(const v1::ModelCounts& counts) {
   const int64_t host_memory = hostfacts::HostMemoryBytes();
   const double process_estimate =
-      common::ProcessMemoryEstimateBytes(counts.peak_memory_estimate_bytes());
+      platform::ProcessMemoryEstimateBytes(counts.peak_memory_estimate_bytes());
   if (host_memory <= 0 || process_estimate <= static_cast<double>(host_memory)) {
     return std::nullopt;
   }

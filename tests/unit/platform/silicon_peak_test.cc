@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace paradnn::common {
+namespace paradnn::platform {
 namespace {
 
 std::vector<std::string> Flags(std::initializer_list<const char*> flags) {
@@ -263,4 +263,4 @@ TEST(SiliconPeakTest, FlopRateKeepsThreeDigits) {
 }
 
 }  // namespace
-}  // namespace paradnn::common
+}  // namespace paradnn::platform

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace paradnn::common {
+namespace paradnn::platform {
 namespace {
 
 using ::testing::HasSubstr;
@@ -99,4 +99,4 @@ TEST(StackKeyTest, KnownSettingsAndEnvKeysOnlyWithTheirOwnValues) {
 }
 
 }  // namespace
-}  // namespace paradnn::common
+}  // namespace paradnn::platform

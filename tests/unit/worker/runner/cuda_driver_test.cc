@@ -26,9 +26,9 @@ TEST(CudaDriverTest, ReadsTheGpuThroughTheDriverLibrary) {
   // 2 x 3.201 GHz x 6144 bits / 8: H200's 4.8 TB/s HBM3e.
   EXPECT_NEAR(TheoreticalMemoryBandwidth(*facts), 4.917e12, 1e9);
   // The facts give Hopper's dense tensor peak: 132 SMs x 1.98 GHz x 4096.
-  const std::vector<v1::SiliconPeak> peaks = common::CudaSiliconPeaks(
+  const std::vector<v1::SiliconPeak> peaks = platform::CudaSiliconPeaks(
       {facts->major, facts->minor, facts->sm_count, facts->max_clock_hz, facts->name});
-  const v1::SiliconPeak* bf16 = common::FindSiliconPeak(peaks, "bfloat16");
+  const v1::SiliconPeak* bf16 = platform::FindSiliconPeak(peaks, "bfloat16");
   ASSERT_NE(bf16, nullptr);
   EXPECT_NEAR(bf16->flops_per_sec(), 132 * 1.98e9 * 4096, 1e9);
 }

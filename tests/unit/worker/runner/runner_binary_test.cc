@@ -341,7 +341,7 @@ TEST(RunnerBinaryTest, ProcessMemoryEstimateCoversThePeakRss) {
     const nlohmann::json m = nlohmann::json::parse(run.out);
     const double estimate = m.at("counts").at("peak_memory_estimate_bytes").get<double>();
     const double rss = std::stod(m.at("peak_rss_bytes").get<std::string>());
-    EXPECT_GE(common::ProcessMemoryEstimateBytes(estimate), rss)
+    EXPECT_GE(platform::ProcessMemoryEstimateBytes(estimate), rss)
         << args[1] << " estimate " << estimate;
   }
 }

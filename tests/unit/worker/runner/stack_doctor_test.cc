@@ -119,14 +119,14 @@ TEST(DecideBlasCoreTest, PrescottFallbackIsReplacedByTheFastestCorrectCore) {
   EXPECT_FALSE(d.findings[4].correct());
   EXPECT_NE(d.findings[4].note().find("not a core this OpenBLAS knows"), std::string::npos);
 
-  EXPECT_EQ(common::SlowStackCondition(Findings(d), "blas_core", "Prescott"),
+  EXPECT_EQ(platform::SlowStackCondition(Findings(d), "blas_core", "Prescott"),
             "BLAS runs Prescott kernels; this CPU supports SkylakeX (4.1x faster fp32 GEMM "
             "measured)");
   // A process that ran the chosen core is not flagged; one that does not
   // say is taken to run the installed core.
-  EXPECT_EQ(common::SlowStackCondition(Findings(d), "blas_core", "SkylakeX"), std::nullopt);
-  EXPECT_NE(common::SlowStackCondition(Findings(d), "blas_core", ""), std::nullopt);
-  EXPECT_EQ(common::SlowStackCondition(Findings(d), "aten_capability", "avx2"), std::nullopt);
+  EXPECT_EQ(platform::SlowStackCondition(Findings(d), "blas_core", "SkylakeX"), std::nullopt);
+  EXPECT_NE(platform::SlowStackCondition(Findings(d), "blas_core", ""), std::nullopt);
+  EXPECT_EQ(platform::SlowStackCondition(Findings(d), "aten_capability", "avx2"), std::nullopt);
 }
 
 TEST(DecideBlasCoreTest, NoiseDoesNotFlipTheInstalledChoice) {
@@ -135,7 +135,7 @@ TEST(DecideBlasCoreTest, NoiseDoesNotFlipTheInstalledChoice) {
       DecideBlasCore(Trial("", "Cooperlake", 200), {Trial("SkylakeX", "SkylakeX", 204)});
   EXPECT_EQ(d.chosen, "");
   EXPECT_TRUE(d.findings[0].chosen());
-  EXPECT_EQ(common::SlowStackCondition(Findings(d), "blas_core", "Cooperlake"), std::nullopt);
+  EXPECT_EQ(platform::SlowStackCondition(Findings(d), "blas_core", "Cooperlake"), std::nullopt);
 }
 
 TEST(DecideBlasCoreTest, AWrongInstalledCoreIsReplacedEvenBySlowerCorrectOne) {
@@ -191,10 +191,10 @@ TEST(AtenCapabilityTest, FasterCorrectCapabilityIsChosenAndTheInstalledOneFlagge
   EXPECT_EQ(d.chosen, "avx512");
   ASSERT_EQ(d.findings.size(), 2u);  // the installed value needs no second trial
   EXPECT_EQ(d.findings[0].component(), "aten_capability");
-  EXPECT_EQ(common::SlowStackCondition(Findings(d), "aten_capability", "avx2"),
+  EXPECT_EQ(platform::SlowStackCondition(Findings(d), "aten_capability", "avx2"),
             "ATen runs avx2 kernels; this CPU supports avx512 (1.2x faster fp32 elementwise "
             "measured)");
-  EXPECT_EQ(common::SlowStackCondition(Findings(d), "aten_capability", "AVX512"), std::nullopt);
+  EXPECT_EQ(platform::SlowStackCondition(Findings(d), "aten_capability", "AVX512"), std::nullopt);
   // A capability whose kernels compute wrong results is never chosen.
   const StackDecision wrong = DecideStackSetting(AtenCapabilitySetting(), Trial("", "avx2", 10),
                                                  {Trial("avx512", "avx512", 14, 0.01)});
@@ -210,16 +210,16 @@ TEST(AtenCapabilityTest, FasterCorrectCapabilityIsChosenAndTheInstalledOneFlagge
 }
 
 TEST(StackSettingValueTest, NamesTheFlagAndWhatIsAllowed) {
-  const common::StackSettingInfo& aten = *common::FindStackSettingInfo("aten_capability");
-  EXPECT_TRUE(common::ValidateStackValue(aten, "avx512", "x").ok());
-  EXPECT_TRUE(common::ValidateStackValue(aten, "as-installed", "x").ok());
-  EXPECT_EQ(common::ValidateStackValue(aten, "avx1024", "stack.aten_capability[1]").message(),
+  const platform::StackSettingInfo& aten = *platform::FindStackSettingInfo("aten_capability");
+  EXPECT_TRUE(platform::ValidateStackValue(aten, "avx512", "x").ok());
+  EXPECT_TRUE(platform::ValidateStackValue(aten, "as-installed", "x").ok());
+  EXPECT_EQ(platform::ValidateStackValue(aten, "avx1024", "stack.aten_capability[1]").message(),
             "stack.aten_capability[1]: 'avx1024' is not auto, as-installed or default, avx2 or "
             "avx512");
-  const common::StackSettingInfo& blas = *common::FindStackSettingInfo("blas_core");
-  EXPECT_TRUE(common::ValidateStackValue(blas, "SapphireRapids", "x").ok());
-  EXPECT_FALSE(common::ValidateStackValue(blas, "Sky lake", "x").ok());
-  EXPECT_EQ(common::FindStackSettingInfo("omp_threads"), nullptr);
+  const platform::StackSettingInfo& blas = *platform::FindStackSettingInfo("blas_core");
+  EXPECT_TRUE(platform::ValidateStackValue(blas, "SapphireRapids", "x").ok());
+  EXPECT_FALSE(platform::ValidateStackValue(blas, "Sky lake", "x").ok());
+  EXPECT_EQ(platform::FindStackSettingInfo("omp_threads"), nullptr);
 }
 
 TEST(StackDecisionCacheTest, WritesAndReadsBack) {
