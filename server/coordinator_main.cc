@@ -35,6 +35,9 @@ void AddFlags(CLI::App& app, CoordinatorServerOptions* options) {
                "Serve the --db file's sweeps, results and analyses without changing it (no lock: "
                "its own coordinator may be running; no workers, no submissions). What "
                "`paradnn analyze --db` and `paradnn report --db` start");
+  app.add_flag("--exit-with-stdin", options->exit_with_stdin,
+               "Stop as on SIGTERM when standard input (a pipe) reaches its end: started by one "
+               "process (Python's open_db), the coordinator ends when it does");
   app.add_option("--address-file", options->address_file,
                  "After listening, write the bound address to this file (for scripts and tests)");
   app.add_option("--max-jobs", options->max_jobs,

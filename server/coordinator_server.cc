@@ -5,8 +5,11 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <cerrno>
@@ -216,6 +219,10 @@ struct CoordinatorServer::Parts {
   // SIGTERM) then dies with the CLI instead of outliving it; there is
   // nothing to drain yet, and the file is safe (WAL, a flock).
   std::optional<boost::asio::signal_set> signals;
+  std::optional<boost::asio::posix::stream_descriptor> stdin_pipe;  // exit_with_stdin
+  std::array<char, 256> stdin_bytes{};
+  // Reads standard input until its end, then drains as on a signal.
+  void WatchStdin();
   boost::asio::steady_timer lease_timer;
   boost::asio::steady_timer listener_timer;
   boost::asio::steady_timer metrics_timer;
@@ -415,6 +422,7 @@ void CoordinatorServer::Parts::BeginDrain(const std::string& why) {
   server->GetHealthCheckService()->SetServingStatus(false);
   draining = true;
   metrics_timer.cancel();
+  if (stdin_pipe) stdin_pipe->close();  // ends its read: nothing left to watch
   scheduler->StopAssigning();
   if (planner) planner->Stop();
   lease_timer.cancel();
@@ -493,7 +501,31 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   if (absl::Status s = p.Listen(*credentials); !s.ok()) return s;
   if (absl::Status s = p.ServeMetrics(); !s.ok()) return s;
   p.signals.emplace(p.io, SIGTERM, SIGINT);
+  if (options.exit_with_stdin) {
+    // A regular file or a terminal cannot be waited on: only a pipe.
+    struct stat in {};
+    if (::fstat(STDIN_FILENO, &in) != 0 || !S_ISFIFO(in.st_mode)) {
+      return absl::InvalidArgumentError(
+          "--exit-with-stdin: standard input must be a pipe (the starting process keeps its "
+          "write end)");
+    }
+    p.stdin_pipe.emplace(p.io, ::dup(STDIN_FILENO));
+  }
   return server;
+}
+
+void CoordinatorServer::Parts::WatchStdin() {
+  stdin_pipe->async_read_some(boost::asio::buffer(stdin_bytes),
+                              [this](const boost::system::error_code& ec, size_t) {
+                                if (ec == boost::asio::error::operation_aborted) return;
+                                if (!ec) {
+                                  WatchStdin();  // bytes mean nothing: read on
+                                  return;
+                                }
+                                listener_timer.cancel();
+                                if (signals) signals->cancel();
+                                BeginDrain("standard input closed (--exit-with-stdin)");
+                              });
 }
 
 CoordinatorServer::CoordinatorServer(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
@@ -511,6 +543,7 @@ CoordinatorServer::Ending CoordinatorServer::Run() {
     p.BeginDrain("signal " + std::to_string(signal_number));
   });
   p.WatchListener();
+  if (p.stdin_pipe) p.WatchStdin();
   p.io.run();
   p.Stop();
   return p.restart_in_place ? Ending::kRestartInPlace : Ending::kStopped;

@@ -31,6 +31,10 @@ struct CoordinatorServerOptions {
   // lock (its own coordinator may be running), no migrations, no worker
   // gateway; submissions and cancels fail with FailedPrecondition.
   bool read_only = false;
+  // Stop (as on SIGTERM) when standard input, a pipe, reaches its end: a
+  // coordinator started for one process (Python's open_db) ends with it,
+  // however it ends, whichever of its threads started it.
+  bool exit_with_stdin = false;
   std::string address_file;  // written with the bound address once listening
   std::string metrics_listen;
   std::string metrics_address_file;

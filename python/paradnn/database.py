@@ -16,10 +16,8 @@ else paradnn-coordinator on $PATH.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -67,28 +65,43 @@ def find_coordinator(coordinator: Optional[str] = None) -> str:
     return found
 
 
-def _die_with_parent() -> None:
-    """In the child: SIGTERM when this process dies, however it dies (as the CLI's
-    ChildProcess does), so a killed notebook leaves no coordinator behind."""
-    pr_set_pdeathsig = 1
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+# A Unix socket's path has at most 107 bytes (sun_path); a long $TMPDIR
+# would not fit, /tmp does.
+_MAX_SOCKET_PATH = 107
+
+
+def _private_folder() -> str:
+    folder = tempfile.mkdtemp(prefix="paradnn-open-db-")
+    if len(os.path.join(folder, "coordinator.sock")) <= _MAX_SOCKET_PATH:
+        return folder
+    os.rmdir(folder)
+    return tempfile.mkdtemp(prefix="paradnn-open-db-", dir="/tmp")
 
 
 class _ReadOnlyCoordinator:
-    """The private coordinator process and its temporary folder (socket, log)."""
+    """The private coordinator process and its temporary folder (socket, log).
+
+    The coordinator runs with --exit-with-stdin on a pipe whose write end only
+    this process holds: when this process ends, however it ends (and whichever
+    of its threads started it), the pipe closes and the coordinator stops."""
 
     def __init__(self, binary: str, db_path: str) -> None:
-        self.folder = tempfile.mkdtemp(prefix="paradnn-open-db-")
+        self.folder = _private_folder()
+        self.process: Optional[subprocess.Popen] = None
         self.log = os.path.join(self.folder, "coordinator.log")
         address_file = os.path.join(self.folder, "address")
-        argv = [binary, "--read-only", "--db", db_path,
+        argv = [binary, "--read-only", "--exit-with-stdin", "--db", db_path,
                 "--listen", "unix:" + os.path.join(self.folder, "coordinator.sock"),
                 "--address-file", address_file, "--log-level", "warn"]
-        with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                                            stderr=subprocess.STDOUT,
-                                            preexec_fn=_die_with_parent)
-        self.address = self._wait_for_address(address_file, db_path)
+        try:
+            with open(self.log, "wb") as log:
+                self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=log,
+                                                stderr=subprocess.STDOUT)
+            self.address = self._wait_for_address(address_file, db_path)
+        except BaseException:
+            # A failed start or a Ctrl-C while waiting leaves no process or folder.
+            self.stop()
+            raise
 
     def _wait_for_address(self, address_file: str, db_path: str) -> str:
         deadline = time.monotonic() + STARTUP_SECONDS
@@ -118,14 +131,22 @@ class _ReadOnlyCoordinator:
             return ""
 
     def stop(self) -> None:
-        """SIGTERM, SIGKILL after STOP_SECONDS; removes the folder. Idempotent."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        """Closes the coordinator's stdin (it stops as on SIGTERM); SIGTERM, then
+        SIGKILL, after STOP_SECONDS each; removes the folder. Idempotent."""
+        process = self.process
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+            for end in (lambda: None, process.terminate, process.kill):
+                end()
+                try:
+                    process.wait(timeout=STOP_SECONDS)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        elif process is not None and process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 import io
 import os
 import re
+import signal
+import subprocess
+import sys
+import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -193,6 +198,43 @@ def test_open_db_runs_analyses_and_stops_its_coordinator(client: paradnn.Client,
     pd.testing.assert_frame_equal(offline, online, check_exact=True)
     assert reader.process.returncode == 0, reader.log_tail()
     assert not os.path.exists(reader.folder)
+
+
+def test_open_db_outlives_the_thread_that_opened_it(client: paradnn.Client,
+                                                    cluster: Cluster) -> None:
+    # A parent-death signal would fire when the opening thread ends; the
+    # stdin pipe does not.
+    opened = []
+    thread = threading.Thread(target=lambda: opened.append(paradnn.open_db(cluster.db)))
+    thread.start()
+    thread.join()
+    with opened[0] as db:
+        assert len(db.results(cluster.sweep_id)) == SWEEP_JOBS
+        assert db._reader.process.poll() is None
+
+
+def test_open_db_coordinator_stops_when_its_process_is_killed(cluster: Cluster) -> None:
+    script = ("import os, signal, sys, paradnn\n"
+              "db = paradnn.open_db(sys.argv[1])\n"
+              "print(db._reader.process.pid, flush=True)\n"
+              "os.kill(os.getpid(), signal.SIGKILL)\n")
+    child = subprocess.run([sys.executable, "-c", script, cluster.db], capture_output=True,
+                           text=True, timeout=60, env=os.environ.copy())
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    coordinator_pid = int(child.stdout.split()[0])
+    deadline = time.monotonic() + 20
+    while _is_running(coordinator_pid):
+        assert time.monotonic() < deadline, "the coordinator outlived its killed process"
+        time.sleep(0.05)
+
+
+def _is_running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan is reaped by init, or lingers as one)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_open_db_refuses_a_missing_file(tmp_path) -> None:
