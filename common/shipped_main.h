@@ -10,7 +10,8 @@
 
 namespace paradnn::common {
 
-// Turns on the release lock-order checks (common/mutex_checks.h), then returns
+// Sets the shipped binaries' lock-order mode (common/mutex_checks.h: no abort
+// on an inverted order, as Abseil's release builds), then returns
 // run(argc, argv). Libraries report failures as statuses, so anything thrown
 // is a bug: it is printed as "PROGRAM: internal error: WHAT" on stderr and
 // the process exits 1. Call it once, from main(), before any other thread.

@@ -1,6 +1,7 @@
 #include "server/lease_table.h"
 
 #include <algorithm>
+#include <cassert>
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
@@ -61,6 +62,7 @@ void LeaseTable::Forget(int64_t attempt) {
 LeaseTable::HelloVerdict LeaseTable::Hello(const std::string& worker_id, uint64_t stream,
                                            const std::string& device_kind, bool other_stream_live,
                                            const std::vector<int64_t>& open_attempts, int64_t now) {
+  assert(stream != 0 && "stream serials are positive");
   Worker& worker = workers_[worker_id];
   HelloVerdict verdict;
   if (other_stream_live) {
@@ -101,6 +103,12 @@ bool LeaseTable::MarkReady(const std::string& worker_id, uint64_t stream) {
 bool LeaseTable::IsCurrentStream(const std::string& worker_id, uint64_t stream) const {
   const Worker* worker = FindWorker(worker_id);
   return worker != nullptr && worker->stream != 0 && worker->stream == stream;
+}
+
+const std::string& LeaseTable::DeviceKindOf(const std::string& worker_id) const {
+  static const std::string kNone;
+  const Worker* worker = FindWorker(worker_id);
+  return worker == nullptr ? kNone : worker->device_kind;
 }
 
 bool LeaseTable::Heard(const std::string& worker_id, int64_t now) {

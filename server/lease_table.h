@@ -17,6 +17,8 @@
 //                 its result is being stored
 //   kInherited    first Heartbeat neither runs it nor has    kReleasing
 //                 its result
+//   kRunning      its worker says hello again (a reconnect:  kInherited
+//                 the database still lists it)
 //   kRunning,     its holder's result arrives (HoldForStore) kStoring
 //   kInherited
 //   kStoring      Settle, acknowledged                       (forgotten)
@@ -29,6 +31,8 @@
 //   (none)        ReleaseIfUnheld (database deadline passed  kReleasing
 //                 for an attempt of an earlier process)
 //   kReleasing    EndRelease (the database took it back)     (forgotten)
+//   kReleasing    a hello lists it (the database has not     kReleasing
+//                 taken it back yet)
 //
 // kStoring never expires: a live worker whose result is being committed
 // keeps its attempt. kReleasing belongs to no worker, and nothing brings it
@@ -92,7 +96,8 @@ class LeaseTable {
     int64_t other_quiet_ms = 0;    // how long that other stream was quiet
     bool replaces_stream = false;  // a quiet live stream is taken over
   };
-  // A stream says hello as `worker_id`. `other_stream_live`: the worker's
+  // A stream says hello as `worker_id`. Stream serials are positive (0
+  // means disconnected in this table). `other_stream_live`: the worker's
   // previous stream is another one and still open. `open_attempts`: the
   // attempts the database holds for the worker; each becomes kInherited
   // (but one being released). Not refused: the worker is connected on
@@ -104,6 +109,8 @@ class LeaseTable {
   // False (nothing changes) when `stream` is no longer its stream.
   bool MarkReady(const std::string& worker_id, uint64_t stream);
   bool IsCurrentStream(const std::string& worker_id, uint64_t stream) const;
+  // The device kind of the worker's latest hello ("" for an unknown worker).
+  const std::string& DeviceKindOf(const std::string& worker_id) const;
   // Any message from the worker's current stream. True when the worker was
   // silent and answers again.
   bool Heard(const std::string& worker_id, int64_t now);

@@ -153,7 +153,6 @@ absl::Status Scheduler::AdoptStream(const std::shared_ptr<WorkerSession>& sessio
         "worker id '", worker_id, "' connected again on another stream; this one is replaced")));
   }
   link.session = session;
-  link.device_kind = hello.device_kind();
   link.memory_bytes = std::max<int64_t>(0, hello.platform().memory_bytes());
   link.roofs = UtilizationRoofs(hello.platform());
   return absl::OkStatus();
@@ -310,7 +309,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
     WorkerLink& link = links_[worker_id];
     lease_next = leases_.ResultArrived(worker_id, attempt_id);
     if (lease_next) {
-      device = link.device_kind;
+      device = leases_.DeviceKindOf(worker_id);
       stream_serial = link.session->stream_serial();
     }
     platform_id = link.platform_id;

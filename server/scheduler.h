@@ -116,7 +116,6 @@ class Scheduler {
   // talk to it and the facts its hello stored.
   struct WorkerLink {
     std::shared_ptr<WorkerSession> session;  // null while disconnected
-    std::string device_kind;
     int64_t platform_id = 0;
     int64_t memory_bytes = 0;  // from the hello's platform; 0 = unknown
     UtilizationRoofs roofs;    // hello's roofs and peaks, raised by jobs that beat them

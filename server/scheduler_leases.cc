@@ -34,9 +34,10 @@ v1::CoordinatorMessage AssignmentMessage(const db::Lease& granted) {
   *assignment->mutable_job()->mutable_settings() = granted.settings;
   assignment->mutable_job()->set_device(granted.device);
   assignment->mutable_job()->set_stream_steps(true);
-  // The counts the sweep was planned with, for a runner that does not count
-  // (the JAX runner). A config that no longer parses goes without: its
-  // runner reports the config's error.
+  // The config's counts by this coordinator's model/ (what the sweep was
+  // planned with, unless the counting changed since), for a runner that
+  // does not count (the JAX runner). A config that no longer parses goes
+  // without: its runner reports the config's error.
   absl::StatusOr<model::ModelSpec> spec =
       model::ParseModelSpec(granted.config, model::FieldStyle::kProto);
   if (spec.ok()) *assignment->mutable_job()->mutable_counts() = model::CountModel(*spec);
@@ -55,7 +56,7 @@ void Scheduler::TryAssignLocked(const std::string& worker_id) {
   const WorkerLink& link = links_.at(worker_id);  // BeginLease: connected, so linked
   const int64_t now = clock_->NowUnixMs();
   const uint64_t serial = link.session->stream_serial();
-  jobs_.LeaseNext(link.device_kind, worker_id, now,
+  jobs_.LeaseNext(leases_.DeviceKindOf(worker_id), worker_id, now,
                   StoredLeaseDeadline(now, options_.lease_timeout_ms),
                   [this, worker_id, serial](absl::StatusOr<std::optional<db::Lease>> lease) {
                     OnLeaseGranted(worker_id, serial, std::move(lease));
