@@ -31,6 +31,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/clock.h"
 #include "common/fnv1a.h"
 #include "common/framing.h"
 #include "common/state_dir.h"
@@ -392,12 +393,19 @@ std::string AddCalibration(v1::Platform* platform, const std::string& runner_pat
     spdlog::warn("not calibrating: the runner could not report the platform");
     return "none";
   }
+  const int64_t waited_from_unix_ms = common::SystemClock().NowUnixMs();
   const CalibrationLock lock(state_dir);
   // Checked under the lock: a worker that waited finds its neighbour's result.
   if (mode == CalibrateMode::kAuto) {
     absl::StatusOr<v1::Platform> cached = ReadCachedCalibration(state_dir, platform->fingerprint());
     std::optional<std::string> busy;
-    if (cached.ok()) busy = BusyCalibration(*cached, platform->start_probe_flops_per_sec());
+    // A calibration a neighbour finished while this worker waited is taken as
+    // it is: judged against this worker's start probe (taken before the
+    // wait, perhaps in a quiet moment), it made every waiting worker
+    // calibrate again in turn, each holding the host lock for up to 2 min.
+    const bool fresh = cached.ok() && cached->calibrated_unix_ms() >= waited_from_unix_ms;
+    if (cached.ok() && !fresh)
+      busy = BusyCalibration(*cached, platform->start_probe_flops_per_sec());
     if (cached.ok() && !busy.has_value()) {
       CopyCalibration(*cached, platform);
       LogRoofs(*platform, CalibrationCachePath(state_dir, platform->fingerprint()));
