@@ -142,15 +142,6 @@ CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::mill
   return result;
 }
 
-bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    if (condition()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return condition();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream buffer;

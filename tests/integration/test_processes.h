@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/wait_for.h"
+
 namespace paradnn::testing {
 
 // Folder of the built binaries ($PARADNN_BIN_DIR, set by ctest).
@@ -63,8 +65,7 @@ struct CommandResult {
 CommandResult RunCommand(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                          const std::vector<std::string>& extra_env = {});
 
-// Polls `condition` every 50 ms until true or the deadline; returns its last value.
-bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+// WaitFor(condition, timeout): tests/support/wait_for.h.
 
 std::string ReadFile(const std::string& path);
 

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "client/interrupt.h"
 #include "tests/support/temp_file.h"
+#include "tests/support/wait_for.h"
 
 namespace paradnn::client {
 namespace {
@@ -94,12 +95,7 @@ class LocalRunnerTest : public ::testing::Test {
 
   // Whether `name` appeared in the folder within `timeout`.
   bool WaitForFile(const std::string& name, std::chrono::seconds timeout) {
-    const auto deadline = SteadyClock::now() + timeout;
-    while (!std::filesystem::exists(dir_ + "/" + name)) {
-      if (SteadyClock::now() >= deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
+    return testing::WaitFor([&] { return std::filesystem::exists(dir_ + "/" + name); }, timeout);
   }
 
   std::string Read(const std::string& name) {
@@ -127,13 +123,13 @@ TEST_F(LocalRunnerTest, StartsCoordinatorAndWorkersAndStopsThem) {
   EXPECT_THAT(coordinator_args, HasSubstr("--db\n" + dir_ + "/test.db\n"));
   EXPECT_THAT(coordinator_args, HasSubstr("--address-file\n"));
   // Workers start after the address is known; wait for both to have run.
-  const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
-  std::string worker_args = Read("worker.args");
-  while (std::count(worker_args.begin(), worker_args.end(), '\n') < 2 &&
-         SteadyClock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    worker_args = Read("worker.args");
-  }
+  std::string worker_args;
+  testing::WaitFor(
+      [&] {
+        worker_args = Read("worker.args");
+        return std::count(worker_args.begin(), worker_args.end(), '\n') >= 2;
+      },
+      std::chrono::seconds(10));
   EXPECT_THAT(worker_args, HasSubstr("--coordinator " + address +
                                      " --worker-id local-1-cpu "
                                      "--device cpu"));
@@ -172,10 +168,8 @@ TEST_F(LocalRunnerTest, NoticesADeadWorkerAndKillsAStubbornOne) {
       LocalCluster::Start(Options(1), "cpu", nullptr);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   absl::Status alive;
-  const auto deadline = SteadyClock::now() + std::chrono::seconds(10);
-  while ((alive = (*cluster)->CheckAlive()).ok() && SteadyClock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  testing::WaitFor([&] { return !(alive = (*cluster)->CheckAlive()).ok(); },
+                   std::chrono::seconds(10));
   EXPECT_EQ(alive.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(alive.message()),
               HasSubstr("paradnn-worker local-1-cpu stopped (exited with status 3)"));

@@ -20,6 +20,7 @@
 #include "db/database.h"
 #include "db/sweep_store.h"
 #include "server/scheduler.h"
+#include "tests/support/wait_for.h"
 
 // In paradnn::server itself, so that the tests name them without `using`.
 namespace paradnn::server {
@@ -48,12 +49,8 @@ class FakeStream {
 
   // Waits (with a deadline) until `n` messages of kind `kind` were sent.
   std::vector<v1::CoordinatorMessage> WaitFor(v1::CoordinatorMessage::MsgCase kind, size_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (true) {
-      std::vector<v1::CoordinatorMessage> of_kind = Sent(kind);
-      if (of_kind.size() >= n || std::chrono::steady_clock::now() > deadline) return of_kind;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    testing::WaitFor([&] { return Sent(kind).size() >= n; }, std::chrono::seconds(10));
+    return Sent(kind);
   }
   std::vector<v1::CoordinatorMessage> Sent(v1::CoordinatorMessage::MsgCase kind) {
     absl::MutexLock lock(&mu_);
@@ -163,12 +160,7 @@ class SchedulerTest : public ::testing::Test {
 
   // Waits for a condition on the database with a deadline.
   bool Eventually(const std::function<bool()>& condition) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!condition()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
+    return testing::WaitFor(condition, std::chrono::seconds(10));
   }
 
   std::string path_;
