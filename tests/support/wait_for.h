@@ -12,7 +12,7 @@ namespace paradnn::testing {
 // True once `condition` holds; false if it still does not at the deadline
 // (checked once more then, so a slow poll never misses the last moment).
 inline bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
-                    std::chrono::milliseconds poll = std::chrono::milliseconds(10)) {
+                    std::chrono::milliseconds poll = std::chrono::milliseconds(50)) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!condition()) {
     if (std::chrono::steady_clock::now() >= deadline) return condition();

@@ -26,6 +26,9 @@ namespace {
 using ::testing::HasSubstr;
 using SteadyClock = std::chrono::steady_clock;
 
+// How often the tests look at the fake processes' files.
+constexpr std::chrono::milliseconds kPoll(10);
+
 // Parses the flags paradnn local passes, writes the arguments it got beside
 // the address file, then serves until SIGTERM.
 constexpr const char* kFakeCoordinator = R"(#!/bin/sh
@@ -95,7 +98,8 @@ class LocalRunnerTest : public ::testing::Test {
 
   // Whether `name` appeared in the folder within `timeout`.
   bool WaitForFile(const std::string& name, std::chrono::seconds timeout) {
-    return testing::WaitFor([&] { return std::filesystem::exists(dir_ + "/" + name); }, timeout);
+    return testing::WaitFor([&] { return std::filesystem::exists(dir_ + "/" + name); }, timeout,
+                            kPoll);
   }
 
   std::string Read(const std::string& name) {
@@ -129,7 +133,7 @@ TEST_F(LocalRunnerTest, StartsCoordinatorAndWorkersAndStopsThem) {
         worker_args = Read("worker.args");
         return std::count(worker_args.begin(), worker_args.end(), '\n') >= 2;
       },
-      std::chrono::seconds(10));
+      std::chrono::seconds(10), kPoll);
   EXPECT_THAT(worker_args, HasSubstr("--coordinator " + address +
                                      " --worker-id local-1-cpu "
                                      "--device cpu"));
@@ -169,7 +173,7 @@ TEST_F(LocalRunnerTest, NoticesADeadWorkerAndKillsAStubbornOne) {
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   absl::Status alive;
   testing::WaitFor([&] { return !(alive = (*cluster)->CheckAlive()).ok(); },
-                   std::chrono::seconds(10));
+                   std::chrono::seconds(10), kPoll);
   EXPECT_EQ(alive.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(alive.message()),
               HasSubstr("paradnn-worker local-1-cpu stopped (exited with status 3)"));

@@ -49,7 +49,8 @@ class FakeStream {
 
   // Waits (with a deadline) until `n` messages of kind `kind` were sent.
   std::vector<v1::CoordinatorMessage> WaitFor(v1::CoordinatorMessage::MsgCase kind, size_t n) {
-    testing::WaitFor([&] { return Sent(kind).size() >= n; }, std::chrono::seconds(10));
+    testing::WaitFor([&] { return Sent(kind).size() >= n; }, std::chrono::seconds(10),
+                     std::chrono::milliseconds(5));
     return Sent(kind);
   }
   std::vector<v1::CoordinatorMessage> Sent(v1::CoordinatorMessage::MsgCase kind) {
@@ -160,7 +161,7 @@ class SchedulerTest : public ::testing::Test {
 
   // Waits for a condition on the database with a deadline.
   bool Eventually(const std::function<bool()>& condition) {
-    return testing::WaitFor(condition, std::chrono::seconds(10));
+    return testing::WaitFor(condition, std::chrono::seconds(10), std::chrono::milliseconds(5));
   }
 
   std::string path_;
