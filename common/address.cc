@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace paradnn::common {
 
@@ -57,7 +58,7 @@ namespace {
 std::string HostOf(std::string_view text) {
   if (!text.empty() && text.front() == '[') {
     const size_t close = text.find(']');
-    return close == std::string_view::npos ? "" : std::string(text.substr(1, close - 1));
+    return close == absl::string_view::npos ? "" : std::string(text.substr(1, close - 1));
   }
   const size_t colon = text.find(':');
   if (colon != std::string_view::npos && text.find(':', colon + 1) != std::string_view::npos) {
@@ -114,6 +115,21 @@ bool IsLoopbackAddress(const std::string& address) {
 bool IsLoopbackHostHeader(std::string_view host) {
   const std::string name = absl::AsciiStrToLower(HostOf(host));
   return name == "localhost" || name == "localhost." || LoopbackLiteral(name) == 1;
+}
+
+std::string PeerHost(absl::string_view grpc_peer) {
+  if (absl::StartsWith(grpc_peer, "unix:")) return "127.0.0.1";
+  if (absl::ConsumePrefix(&grpc_peer, "ipv4:")) {
+    const size_t colon = grpc_peer.rfind(':');
+    return colon == absl::string_view::npos ? "" : std::string(grpc_peer.substr(0, colon));
+  }
+  if (absl::ConsumePrefix(&grpc_peer, "ipv6:")) {
+    // "[addr]:port", with %-escapes of a zone ("%25eth0") left as they are.
+    const size_t close = grpc_peer.find(']');
+    if (!absl::StartsWith(grpc_peer, "[") || close == absl::string_view::npos) return "";
+    return std::string(grpc_peer.substr(1, close - 1));
+  }
+  return "";
 }
 
 }  // namespace paradnn::common

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace paradnn::common {
 
@@ -32,6 +33,11 @@ bool IsLoopbackAddress(const std::string& address);
 // that resolves to loopback is not: DNS rebinding points a web page's own
 // name at 127.0.0.1 to reach a loopback server from the page.
 bool IsLoopbackHostHeader(std::string_view host);
+
+// The host a peer of a gRPC call can be reached at, from grpc's peer string:
+// "ipv4:10.0.0.5:41234" -> "10.0.0.5", "ipv6:[fd00::5]:41234" -> "fd00::5",
+// "unix:..." (a peer on this host) -> "127.0.0.1"; "" when unreadable.
+std::string PeerHost(absl::string_view grpc_peer);
 
 }  // namespace paradnn::common
 

@@ -65,6 +65,7 @@ absl::StatusOr<int64_t> WorkerDeviceCount(sqlite3* db, const std::string& worker
 // (params.devices) waits for a larger host.
 absl::StatusOr<std::optional<PendingJob>> NextPendingJob(sqlite3* db, const std::string& device,
                                                          int64_t worker_devices,
+                                                         int64_t platform_workers,
                                                          const std::vector<int64_t>& running,
                                                          const ChangedSince& changed_since) {
   for (int64_t sweep_id : running) {
@@ -75,11 +76,12 @@ absl::StatusOr<std::optional<PendingJob>> NextPendingJob(sqlite3* db, const std:
                    "j.precision, j.optimizer, j.repeat, j.updated_unix_ms FROM jobs j "
                    "WHERE j.state = ?1 AND j.device = ?2 AND j.sweep_id = ?3 "
                    "AND j.updated_unix_ms >= ?4 AND NOT EXISTS (SELECT 1 FROM job_params d "
-                   "WHERE d.job_id = j.id AND d.key = 'devices' AND d.int_value > ?5) "
+                   "WHERE d.job_id = j.id AND ((d.key = 'devices' AND d.int_value > ?5) OR "
+                   "(d.key = 'hosts' AND d.int_value > ?6))) "
                    "ORDER BY j.ordinal LIMIT 1");
     next.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device).Bind(3, sweep_id);
     next.Bind(4, floor == changed_since.end() ? int64_t{0} : floor->second);
-    next.Bind(5, worker_devices);
+    next.Bind(5, worker_devices).Bind(6, platform_workers);
     absl::StatusOr<bool> found = next.Step();
     if (!found.ok()) return found.status();
     if (!*found) continue;
@@ -128,6 +130,74 @@ absl::Status GrantAttempt(sqlite3* db, const std::string& worker_id, int64_t now
   return job.Run();
 }
 
+// The job's gang size (params.hosts), 1 without it.
+int64_t GangSize(const v1::ModelConfig& config) {
+  const auto it = config.params().find("hosts");
+  return it == config.params().end() ? 1 : std::max<int64_t>(1, it->second);
+}
+
+// GrantAttempt for a gang: the leasing worker's attempt is rank 0 and names
+// the gang (gang_id); each of the first gang - 1 idle peers gets the next
+// rank. The job counts one attempt.
+absl::Status GrantGang(sqlite3* db, const std::string& worker_id,
+                       const std::vector<std::string>& idle_peers, int64_t gang,
+                       int64_t now_unix_ms, int64_t lease_deadline_unix_ms, Lease* lease) {
+  if (absl::Status s = GrantAttempt(db, worker_id, now_unix_ms, lease_deadline_unix_ms, lease);
+      !s.ok()) {
+    return s;
+  }
+  lease->gang.push_back({worker_id, lease->attempt_id});
+  for (int64_t rank = 1; rank < gang; ++rank) {
+    const std::string& peer = idle_peers[static_cast<size_t>(rank - 1)];
+    Statement attempt(db,
+                      "INSERT INTO attempts (job_id, worker_id, started_unix_ms, "
+                      "lease_deadline_unix_ms, gang_id, gang_rank) VALUES (?, ?, ?, ?, ?, ?)");
+    attempt.Bind(1, lease->job_id).Bind(2, peer).Bind(3, now_unix_ms);
+    attempt.Bind(4, lease_deadline_unix_ms).Bind(5, lease->attempt_id).Bind(6, rank);
+    if (absl::Status s = attempt.Run(); !s.ok()) return s;
+    lease->gang.push_back({peer, sqlite3_last_insert_rowid(db)});
+  }
+  Statement leader(db, "UPDATE attempts SET gang_id = id, gang_rank = 0 WHERE id = ?");
+  leader.Bind(1, lease->attempt_id);
+  return leader.Run();
+}
+
+// Why pending gang jobs of the running sweeps cannot run on a platform of
+// `platform_workers` connected workers: one line per job size, naming the
+// first such job.
+absl::StatusOr<std::vector<std::string>> UnholdableGangs(sqlite3* db, const std::string& device,
+                                                         const GangCandidates& candidates) {
+  Statement find(db,
+                 "SELECT d.int_value, MIN(j.id), COUNT(*), j.sweep_id FROM jobs j JOIN job_params "
+                 "d ON d.job_id = j.id AND d.key = 'hosts' JOIN sweeps s ON s.id = j.sweep_id "
+                 "WHERE j.state = ? AND j.device = ? AND s.state = ? AND d.int_value > ? "
+                 "GROUP BY j.sweep_id, d.int_value ORDER BY j.sweep_id, d.int_value");
+  find.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device);
+  find.Bind(3, static_cast<int>(v1::SWEEP_RUNNING)).Bind(4, candidates.platform_workers);
+  std::vector<std::string> lines;
+  absl::Status walked = find.ForEachRow([&] {
+    lines.push_back(absl::StrCat("sweep ", find.ColumnInt(3), ": ", find.ColumnInt(2),
+                                 " pending job(s) of hosts ", find.ColumnInt(0), " (first: job ",
+                                 find.ColumnInt(1),
+                                 ") need that many connected workers of one platform; platform ",
+                                 candidates.platform_id, " has ", candidates.platform_workers));
+  });
+  if (!walked.ok()) return walked;
+  return lines;
+}
+
+// The most workers a pending job of `device` asks for (1 without gang jobs).
+// Only gang sweeps store a hosts row, so this reads nothing for the others.
+absl::StatusOr<int64_t> MaxPendingHosts(sqlite3* db, const std::string& device) {
+  Statement find(db,
+                 "SELECT COALESCE(MAX(d.int_value), 1) FROM job_params d JOIN jobs j "
+                 "ON j.id = d.job_id WHERE d.key = 'hosts' AND j.state = ? AND j.device = ?");
+  find.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device);
+  absl::StatusOr<bool> found = find.Step();
+  if (!found.ok()) return found.status();
+  return *found ? find.ColumnInt(0) : int64_t{1};
+}
+
 // When a budgeted sweep's budget, counted from its first attempt, ends; 0
 // before its first attempt.
 absl::StatusOr<int64_t> BudgetEnd(sqlite3* db, int64_t sweep_id, double budget_seconds) {
@@ -140,19 +210,49 @@ absl::StatusOr<int64_t> BudgetEnd(sqlite3* db, int64_t sweep_id, double budget_s
 // write stays short; the scheduler leases again at once.
 constexpr int kMaxReusedPerLease = 256;
 
+// The lease when no pending job is leasable: none at all, or one without a
+// job that counts the results reused on the way and says which gang jobs
+// wait for a larger platform.
+absl::StatusOr<std::optional<Lease>> NoJobToRun(sqlite3* db, const std::string& device,
+                                                const GangCandidates& candidates, int reused,
+                                                int64_t max_hosts) {
+  absl::StatusOr<std::vector<std::string>> unholdable = UnholdableGangs(db, device, candidates);
+  if (!unholdable.ok()) return unholdable.status();
+  if (reused == 0 && unholdable->empty() && max_hosts <= 1) return std::optional<Lease>();
+  Lease none;
+  none.reused_results = reused;
+  none.max_pending_hosts = max_hosts;
+  none.waiting = *std::move(unholdable);
+  return std::optional<Lease>(std::move(none));
+}
+
+// The lease when the first pending job is a gang of `gang` that the idle
+// peers cannot fill yet: no job, and why.
+std::optional<Lease> GangWaits(const Lease& first, int64_t gang, const GangCandidates& candidates,
+                               int reused, int64_t max_hosts) {
+  Lease none;
+  none.reused_results = reused;
+  none.max_pending_hosts = max_hosts;
+  none.waiting.push_back(absl::StrCat(
+      "sweep ", first.sweep_id, ": job ", first.job_id, " (hosts ", gang, ") waits for ", gang,
+      " idle workers of platform ", candidates.platform_id, ": ", 1 + candidates.idle_peers.size(),
+      " idle of ", candidates.platform_workers, " connected"));
+  return none;
+}
+
 }  // namespace
 
-absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const std::string& device,
-                                                            const std::string& worker_id,
-                                                            int64_t now_unix_ms,
-                                                            int64_t lease_deadline_unix_ms,
-                                                            int spot_check_every) {
+absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(
+    sqlite3* db, const std::string& device, const std::string& worker_id, int64_t now_unix_ms,
+    int64_t lease_deadline_unix_ms, int spot_check_every, const GangCandidates& candidates) {
   absl::StatusOr<std::vector<int64_t>> running = RunningSweeps(db);
   if (!running.ok()) return running.status();
   absl::StatusOr<std::optional<ReuseKey>> reuse_key = ReuseKeyOfWorker(db, worker_id);
   if (!reuse_key.ok()) return reuse_key.status();
   absl::StatusOr<int64_t> worker_devices = WorkerDeviceCount(db, worker_id);
   if (!worker_devices.ok()) return worker_devices.status();
+  absl::StatusOr<int64_t> max_hosts = MaxPendingHosts(db, device);
+  if (!max_hosts.ok()) return max_hosts.status();
   int reused = 0;
   // A budgeted sweep whose budget has ended leases only the jobs its
   // planner released since (the measurements a model still needs): one
@@ -162,15 +262,10 @@ absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const s
   for (;;) {
     absl::StatusOr<std::optional<PendingJob>> next = std::optional<PendingJob>();
     if (reused < kMaxReusedPerLease)
-      next = NextPendingJob(db, device, *worker_devices, *running, changed_since);
+      next = NextPendingJob(db, device, *worker_devices, candidates.platform_workers, *running,
+                            changed_since);
     if (!next.ok()) return next.status();
-    if (!next->has_value()) {
-      if (reused == 0) return std::optional<Lease>();
-      // No job to run (or this write is long enough): jobs took results.
-      Lease none;
-      none.reused_results = reused;
-      return std::optional<Lease>(std::move(none));
-    }
+    if (!next->has_value()) return NoJobToRun(db, device, candidates, reused, *max_hosts);
     Lease& lease = (*next)->lease;
     const JobIdentity& identity = (*next)->identity;
     if (lease.settings.budget_seconds() > 0 && changed_since.count(lease.sweep_id) == 0) {
@@ -198,10 +293,18 @@ absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const s
       }
       reusable.reset();
     }
-    if (absl::Status s = GrantAttempt(db, worker_id, now_unix_ms, lease_deadline_unix_ms, &lease);
-        !s.ok()) {
-      return s;
+    const int64_t gang = reusable ? 1 : GangSize(lease.config);
+    if (gang > 1 + static_cast<int64_t>(candidates.idle_peers.size())) {
+      // All or nothing, in run order: the first job waits for its gang and
+      // the jobs behind it wait with it, so that workers freed one by one
+      // gather for it instead of each taking a single-worker job.
+      return GangWaits(lease, gang, candidates, reused, *max_hosts);
     }
+    absl::Status granted =
+        gang > 1 ? GrantGang(db, worker_id, candidates.idle_peers, gang, now_unix_ms,
+                             lease_deadline_unix_ms, &lease)
+                 : GrantAttempt(db, worker_id, now_unix_ms, lease_deadline_unix_ms, &lease);
+    if (!granted.ok()) return granted;
     if (reusable) {
       if (absl::Status s = StoreReusedResult(db, lease.job_id, lease.attempt_id, worker_id,
                                              *reusable, now_unix_ms);
@@ -219,22 +322,33 @@ absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const s
       lease.run_predicted_oom = *found && sweep.ColumnInt(0) != 0;
     }
     lease.reused_results = reused;
+    lease.max_pending_hosts = *max_hosts;
     return std::optional<Lease>(std::move(lease));
   }
+}
+
+absl::Status CloseGangSiblings(sqlite3* db, int64_t attempt_id, const std::string& outcome,
+                               int64_t now_unix_ms) {
+  Statement close(db,
+                  "UPDATE attempts SET finished_unix_ms = ?1, outcome = ?2 "
+                  "WHERE gang_id = (SELECT gang_id FROM attempts WHERE id = ?3) "
+                  "AND id != ?3 AND finished_unix_ms IS NULL");
+  close.Bind(1, now_unix_ms).Bind(2, outcome).Bind(3, attempt_id);
+  return close.Run();
 }
 
 }  // namespace internal
 
 void JobStore::LeaseNext(const std::string& device, const std::string& worker_id,
                          int64_t now_unix_ms, int64_t lease_deadline_unix_ms,
-                         Callback<std::optional<Lease>> done) {
+                         Callback<std::optional<Lease>> done, const GangCandidates& candidates) {
   internal::WriteValue<std::optional<Lease>>(
       db_,
-      [device, worker_id, now_unix_ms, lease_deadline_unix_ms,
+      [device, worker_id, now_unix_ms, lease_deadline_unix_ms, candidates,
        every = db_->options().reuse_spot_check_every](
           sqlite3* db) -> absl::StatusOr<std::optional<Lease>> {
         return internal::LeaseNextInTransaction(db, device, worker_id, now_unix_ms,
-                                                lease_deadline_unix_ms, every);
+                                                lease_deadline_unix_ms, every, candidates);
       },
       std::move(done));
 }
@@ -242,9 +356,10 @@ void JobStore::LeaseNext(const std::string& device, const std::string& worker_id
 absl::StatusOr<std::optional<Lease>> JobStore::LeaseNextSync(const std::string& device,
                                                              const std::string& worker_id,
                                                              int64_t now_unix_ms,
-                                                             int64_t lease_deadline_unix_ms) {
+                                                             int64_t lease_deadline_unix_ms,
+                                                             const GangCandidates& candidates) {
   return internal::Await<std::optional<Lease>>(db_, [&](Callback<std::optional<Lease>> done) {
-    LeaseNext(device, worker_id, now_unix_ms, lease_deadline_unix_ms, std::move(done));
+    LeaseNext(device, worker_id, now_unix_ms, lease_deadline_unix_ms, std::move(done), candidates);
   });
 }
 
@@ -321,6 +436,11 @@ void JobStore::Release(int64_t attempt_id, const std::string& reason, int64_t no
           Statement close(db, "UPDATE attempts SET finished_unix_ms = ?, outcome = ? WHERE id = ?");
           close.Bind(1, now_unix_ms).Bind(2, reason).Bind(3, attempt_id);
           if (absl::Status s = close.Run(); !s.ok()) return s;
+        }
+        // A gang runs whole or not at all: its other ranks go with it.
+        if (absl::Status s = internal::CloseGangSiblings(db, attempt_id, reason, now_unix_ms);
+            !s.ok()) {
+          return s;
         }
         // Only a job leased by this attempt moves. A job that is already done
         // (a late result of an earlier attempt arrived while this one ran)

@@ -36,6 +36,32 @@ struct Lease {
   // (db/result_reuse.h). job_id 0: they were the last pending ones and
   // there is no job to run.
   int reused_results = 0;
+  // A gang job (params.hosts > 1): its ranks' workers and attempts, rank 0
+  // first (the leasing worker, attempt_id). Empty for a single-worker job.
+  struct GangMember {
+    std::string worker_id;
+    int64_t attempt_id = 0;
+  };
+  std::vector<GangMember> gang;
+  // No job leased because the first job in run order is a gang job that
+  // waits for more idle workers of this platform (all or nothing, in order:
+  // single-worker jobs behind it do not overtake it), or because pending
+  // gang jobs need more workers than the platform's group has: why, one
+  // line each, each beginning "sweep N: ". Set only with job_id 0.
+  std::vector<std::string> waiting;
+  // The most workers any pending job of the device asks for (params.hosts;
+  // 1 without gang jobs): how many idle peers the next lease should bring.
+  int64_t max_pending_hosts = 1;
+};
+
+// The workers a lease may take for a gang job beside the leasing one: the
+// idle workers of its platform (one fingerprint), their lease slots claimed
+// by the caller, and how many workers of that platform are connected
+// (idle or busy). The default: a worker alone, which never leases a gang.
+struct GangCandidates {
+  std::vector<std::string> idle_peers;
+  int64_t platform_workers = 1;
+  int64_t platform_id = 0;  // named in waiting lines
 };
 
 // Whether `lease` holds a job to run (not only reused results).
@@ -53,12 +79,19 @@ class JobStore {
   // count. nullopt when no job is pending for that device. Jobs whose
   // configuration an earlier sweep measured on the worker's fingerprint
   // with its harness take that result on the way (Lease::reused_results).
+  // A gang job (params.hosts N) is leased only with N - 1 of `candidates`'
+  // idle peers, one attempt each in the same commit (rank order: the
+  // leasing worker, then the peers in the order given); the job counts one
+  // attempt. While the first job in run order waits for its gang, nothing
+  // is leased (Lease::waiting says why).
   void LeaseNext(const std::string& device, const std::string& worker_id, int64_t now_unix_ms,
-                 int64_t lease_deadline_unix_ms, Callback<std::optional<Lease>> done);
+                 int64_t lease_deadline_unix_ms, Callback<std::optional<Lease>> done,
+                 const GangCandidates& candidates = {});
   absl::StatusOr<std::optional<Lease>> LeaseNextSync(const std::string& device,
                                                      const std::string& worker_id,
                                                      int64_t now_unix_ms,
-                                                     int64_t lease_deadline_unix_ms);
+                                                     int64_t lease_deadline_unix_ms,
+                                                     const GangCandidates& candidates = {});
 
   // Moves the deadline of every open attempt of `worker_id`.
   void ExtendLeases(const std::string& worker_id, int64_t lease_deadline_unix_ms);
@@ -75,7 +108,8 @@ class JobStore {
   // job already has a result. NotFound for an unknown attempt,
   // InvalidArgument for max_attempts < 1. `holder` set (a worker handing its
   // job back): PermissionDenied, and nothing changes, unless the attempt
-  // was leased to that worker.
+  // was leased to that worker. A gang's attempt releases the whole gang:
+  // every open attempt of it is closed with `reason`.
   void Release(int64_t attempt_id, const std::string& reason, int64_t now_unix_ms, int max_attempts,
                Callback<v1::JobState> done, const std::string& holder = "");
   absl::StatusOr<v1::JobState> ReleaseSync(int64_t attempt_id, const std::string& reason,

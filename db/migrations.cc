@@ -306,6 +306,15 @@ CREATE TABLE spot_checks (
 );
 )sql";
 
+// A data-parallel job's gang: one attempt per rank, leased together; the
+// gang is named by its rank 0 attempt's id (NULL for a single attempt).
+constexpr const char kSchemaV15[] = R"sql(
+ALTER TABLE attempts ADD COLUMN gang_id INTEGER;
+ALTER TABLE attempts ADD COLUMN gang_rank INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX attempts_open_gang ON attempts(gang_id)
+  WHERE finished_unix_ms IS NULL AND gang_id IS NOT NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -325,6 +334,7 @@ const std::vector<Migration>& Migrations() {
       {12, "predictions: budgeted sweeps' predicted step times", kSchemaV12},
       {13, "workers, results: harness; results: reused_from_job_id", kSchemaV13},
       {14, "workers, results: trust_domain; spot_checks: re-measured reuses", kSchemaV14},
+      {15, "attempts: gang_id, gang_rank (data-parallel gangs)", kSchemaV15},
   };
   return *kMigrations;
 }

@@ -55,13 +55,18 @@ absl::StatusOr<AttemptRow> FindAttempt(sqlite3* db, int64_t attempt_id, int64_t 
   return AttemptRow{find.ColumnInt(0), find.ColumnInt(1) != 0, find.ColumnText(2)};
 }
 
+// Closes the attempt and, for a gang's attempt, its open siblings: one
+// rank's result (or cancellation) settles the whole gang.
 absl::Status CloseAttempt(sqlite3* db, int64_t attempt_id, const std::string& outcome,
                           int64_t now_unix_ms) {
-  Statement close(db,
-                  "UPDATE attempts SET finished_unix_ms = ?, outcome = ? "
-                  "WHERE id = ? AND finished_unix_ms IS NULL");
-  close.Bind(1, now_unix_ms).Bind(2, outcome).Bind(3, attempt_id);
-  return close.Run();
+  {
+    Statement close(db,
+                    "UPDATE attempts SET finished_unix_ms = ?, outcome = ? "
+                    "WHERE id = ? AND finished_unix_ms IS NULL");
+    close.Bind(1, now_unix_ms).Bind(2, outcome).Bind(3, attempt_id);
+    if (absl::Status s = close.Run(); !s.ok()) return s;
+  }
+  return internal::CloseGangSiblings(db, attempt_id, absl::StrCat("gang: ", outcome), now_unix_ms);
 }
 
 absl::Status SetJobState(sqlite3* db, int64_t job_id, v1::JobState state, int64_t now_unix_ms) {
@@ -196,12 +201,13 @@ void ResultStore::Store(int64_t job_id, int64_t attempt_id, const std::string& w
 void ResultStore::StoreThenLease(int64_t job_id, int64_t attempt_id, const std::string& worker_id,
                                  int64_t platform_id, const v1::Measurement& measurement,
                                  int64_t now_unix_ms, const std::string& device,
-                                 int64_t lease_deadline_unix_ms, Callback<StoredThenLeased> done) {
+                                 int64_t lease_deadline_unix_ms, Callback<StoredThenLeased> done,
+                                 const GangCandidates& candidates) {
   auto shared = std::make_shared<const v1::Measurement>(measurement);
   internal::WriteValue<StoredThenLeased>(
       db_,
       [job_id, attempt_id, worker_id, platform_id, shared, now_unix_ms, device,
-       lease_deadline_unix_ms, every = db_->options().reuse_spot_check_every](
+       lease_deadline_unix_ms, candidates, every = db_->options().reuse_spot_check_every](
           sqlite3* db) -> absl::StatusOr<StoredThenLeased> {
         absl::StatusOr<StoreOutcome> stored = internal::StoreResultInTransaction(
             db, job_id, attempt_id, worker_id, platform_id, *shared, now_unix_ms);
@@ -212,7 +218,7 @@ void ResultStore::StoreThenLease(int64_t job_id, int64_t attempt_id, const std::
         // leaves the stored result alone.
         if (absl::Status s = Exec(db, "SAVEPOINT paradnn_lease_next"); !s.ok()) return s;
         out.next = internal::LeaseNextInTransaction(db, device, worker_id, now_unix_ms,
-                                                    lease_deadline_unix_ms, every);
+                                                    lease_deadline_unix_ms, every, candidates);
         if (!out.next.ok()) {
           if (absl::Status s = Exec(db, "ROLLBACK TO paradnn_lease_next"); !s.ok()) return s;
         }

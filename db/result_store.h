@@ -60,7 +60,7 @@ class ResultStore {
   void StoreThenLease(int64_t job_id, int64_t attempt_id, const std::string& worker_id,
                       int64_t platform_id, const v1::Measurement& measurement, int64_t now_unix_ms,
                       const std::string& device, int64_t lease_deadline_unix_ms,
-                      Callback<StoredThenLeased> done);
+                      Callback<StoredThenLeased> done, const GangCandidates& candidates = {});
 
   // One row per job of the sweep (jobs without a result have no
   // measurement, worker_id, attempt_id or platform_fingerprint), ordered by

@@ -100,11 +100,13 @@ absl::StatusOr<int64_t> FirstAttemptStartUnixMs(sqlite3* db, int64_t sweep_id);
 // as one step of something larger (a result stored, then the reporting
 // worker's next job). `spot_check_every`: DatabaseOptions'
 // reuse_spot_check_every.
-absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(sqlite3* db, const std::string& device,
-                                                            const std::string& worker_id,
-                                                            int64_t now_unix_ms,
-                                                            int64_t lease_deadline_unix_ms,
-                                                            int spot_check_every);
+absl::StatusOr<std::optional<Lease>> LeaseNextInTransaction(
+    sqlite3* db, const std::string& device, const std::string& worker_id, int64_t now_unix_ms,
+    int64_t lease_deadline_unix_ms, int spot_check_every, const GangCandidates& candidates);
+// Closes the open attempts of `attempt_id`'s gang other than it, with
+// `outcome`; nothing for a single attempt.
+absl::Status CloseGangSiblings(sqlite3* db, int64_t attempt_id, const std::string& outcome,
+                               int64_t now_unix_ms);
 
 // ResultStore::Store's work inside a write function: exactly once per job,
 // only from the worker the attempt is leased to (db/result_store.cc).

@@ -112,6 +112,16 @@ int64_t DataParallelDevices(const v1::ModelConfig& config) {
   return it == config.params().end() ? 1 : it->second;
 }
 
+int64_t DataParallelHosts(const v1::ModelConfig& config) {
+  const auto it = config.params().find(kHostsRule.name);
+  return it == config.params().end() ? 1 : it->second;
+}
+
+bool DataParallelOverlap(const v1::ModelConfig& config) {
+  const auto it = config.params().find(kOverlapRule.name);
+  return it == config.params().end() || it->second != 0;
+}
+
 std::string AllowedFamilies() {
   std::vector<std::string> names;
   for (const FamilyDef* def : kFamilies) names.push_back(def->name);

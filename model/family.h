@@ -71,8 +71,8 @@ inline constexpr const char* kConvRoof = "conv";      // convolutional networks
 struct FamilyDef {
   const char* name;
   const char* summary;  // one line for --help and docs
-  // Sorted by name; every family lists kDevicesRule, kInterOpThreadsRule
-  // and kIntraOpThreadsRule among them.
+  // Sorted by name; every family lists kDevicesRule, kHostsRule,
+  // kInterOpThreadsRule, kIntraOpThreadsRule and kOverlapRule among them.
   absl::Span<const ParamRule> params;
   absl::Span<const OptionRule> options;  // sorted by name
   const char* roof_kernel;               // kMatmulRoof or kConvRoof
@@ -118,6 +118,29 @@ inline constexpr ParamRule kDevicesRule = {
     "data-parallel replicas, one per CUDA device (cuda sweeps; batch is per device; default 1)"};
 // Where the job's replica count lives (ModelConfig.params), 1 when absent.
 int64_t DataParallelDevices(const v1::ModelConfig& config);
+// Data-parallel processes, one per worker, leased together as a gang (all or
+// nothing, workers of one platform fingerprint) and joined by one c10d
+// process group across processes and hosts: Gloo on CPU, NCCL on CUDA.
+// Each process runs params.devices replicas; every replica trains `batch`
+// examples. Absent = 1.
+inline constexpr ParamRule kHostsRule = {
+    "hosts", 1, 64, false,
+    "data-parallel processes, one per worker of one platform, leased together (default 1)"};
+// Whether a data-parallel job all-reduces each gradient bucket during
+// backward as soon as it is ready (1, as DistributedDataParallel does) or
+// only after backward has finished (0: the non-overlapped cost). Absent = 1.
+inline constexpr ParamRule kOverlapRule = {
+    "overlap", 0, 1, false,
+    "data-parallel jobs: 1 all-reduces gradient buckets during backward, 0 after it (default 1)"};
+// The job's gang size (params.hosts), 1 when absent.
+int64_t DataParallelHosts(const v1::ModelConfig& config);
+// Whether the job overlaps its all-reduces with backward (params.overlap,
+// true when absent).
+bool DataParallelOverlap(const v1::ModelConfig& config);
+// Ranks of the job's process group: hosts x devices.
+inline int64_t DataParallelRanks(const v1::ModelConfig& config) {
+  return DataParallelHosts(config) * DataParallelDevices(config);
+}
 
 // OK when `value` obeys `rule` (in range and, when `on_grid`, a multiple of
 // rule.multiple_of), else InvalidArgument "<field>: <value> is out of range;

@@ -192,13 +192,26 @@ std::string AllowedDevices() { return JoinNames(kDevices, "|"); }
 std::string AllowedPrecisions() { return JoinNames(kPrecisions, "|"); }
 std::string AllowedOptimizers() { return JoinNames(kOptimizers, "|"); }
 
-absl::StatusOr<int64_t> MostDataParallelDevices(const v1::SweepSpec& spec) {
-  const auto it = spec.params().find(kDevicesRule.name);
+namespace {
+
+// The largest value of `rule`'s param any job of `spec` asks for; 1 without it.
+absl::StatusOr<int64_t> MostParamValue(const v1::SweepSpec& spec, const ParamRule& rule) {
+  const auto it = spec.params().find(rule.name);
   if (it == spec.params().end()) return int64_t{1};
   absl::StatusOr<std::vector<int64_t>> values =
-      ParamValues(it->second, kDevicesRule, "params.devices");
+      ParamValues(it->second, rule, absl::StrCat("params.", rule.name));
   if (!values.ok()) return values.status();
   return values->empty() ? int64_t{1} : *std::max_element(values->begin(), values->end());
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> MostDataParallelDevices(const v1::SweepSpec& spec) {
+  return MostParamValue(spec, kDevicesRule);
+}
+
+absl::StatusOr<int64_t> MostDataParallelHosts(const v1::SweepSpec& spec) {
+  return MostParamValue(spec, kHostsRule);
 }
 
 namespace {
@@ -215,7 +228,9 @@ absl::Status CheckDataParallelDevice(const v1::SweepSpec& spec) {
         absl::StrCat("params.devices: ", most,
                      " replicas need device cuda (one replica per GPU, "
                      "gradients all-reduced over NCCL); this sweep's device is ",
-                     device, "; allowed here: 1"));
+                     device,
+                     "; allowed here: 1 (CPUs scale out with params.hosts: one process per "
+                     "worker, gradients all-reduced over Gloo)"));
   }
   return absl::OkStatus();
 }

@@ -61,6 +61,9 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs);
 // The most data-parallel replicas (params.devices) any job of `spec` asks
 // for: 1 without params.devices; the values' error when they do not parse.
 absl::StatusOr<int64_t> MostDataParallelDevices(const v1::SweepSpec& spec);
+// The most data-parallel processes (params.hosts, a gang of workers) any job
+// of `spec` asks for: 1 without params.hosts.
+absl::StatusOr<int64_t> MostDataParallelHosts(const v1::SweepSpec& spec);
 
 // Most times one sweep may measure each configuration (SweepSpec.repeats).
 inline constexpr int kMaxRepeats = 100;

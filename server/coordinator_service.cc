@@ -426,6 +426,10 @@ absl::StatusOr<v1::SweepStatus> CoordinatorService::SweepStatusOf(int64_t sweep_
   if (status.ok() && seconds_left_ && status->state() == v1::SWEEP_RUNNING) {
     if (std::optional<double> left = seconds_left_(sweep_id)) status->set_model_seconds_left(*left);
   }
+  if (status.ok() && scheduler_ != nullptr && status->state() == v1::SWEEP_RUNNING) {
+    for (std::string& line : scheduler_->WaitingLines(sweep_id))
+      status->add_waiting(std::move(line));
+  }
   return status;
 }
 
@@ -508,6 +512,7 @@ void CoordinatorService::ListWorkersNow(v1::ListWorkersResponse* response,
       if (it != live.end()) {
         worker.set_worker_state(it->second.state);
         worker.set_current_job_id(it->second.current_job_id);
+        worker.set_waiting(it->second.waiting);
       } else {
         worker.set_worker_state(v1::WORKER_DISCONNECTED);
       }

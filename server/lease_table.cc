@@ -52,11 +52,62 @@ void LeaseTable::Hold(const std::string& worker_id, Worker& worker, int64_t atte
   worker.held.insert(attempt);
 }
 
-void LeaseTable::Forget(int64_t attempt) {
+void LeaseTable::Forget(int64_t attempt, bool keep_gang) {
   auto it = attempts_.find(attempt);
   if (it == attempts_.end() || it->second.state == AttemptState::kReleasing) return;
   if (Worker* holder = FindWorker(it->second.worker_id)) holder->held.erase(attempt);
   attempts_.erase(it);
+  if (!keep_gang) LeaveGang(attempt);
+}
+
+void LeaseTable::LeaveGang(int64_t attempt) {
+  auto member = gang_of_.find(attempt);
+  if (member == gang_of_.end()) return;
+  std::vector<int64_t>& gang = gangs_[member->second];
+  gang.erase(std::remove(gang.begin(), gang.end(), attempt), gang.end());
+  if (gang.empty()) gangs_.erase(member->second);
+  gang_of_.erase(member);
+  gang_rank_.erase(attempt);
+}
+
+void LeaseTable::RecordGang(const std::vector<int64_t>& attempts) {
+  if (attempts.size() < 2) return;
+  for (size_t rank = 0; rank < attempts.size(); ++rank) {
+    const int64_t attempt = attempts[rank];
+    if (attempts_.count(attempt) == 0) continue;  // not recorded: its stream was gone
+    gangs_[attempts.front()].push_back(attempt);
+    gang_of_[attempt] = attempts.front();
+    gang_rank_[attempt] = static_cast<int>(rank);
+  }
+}
+
+std::vector<LeaseTable::GangMember> LeaseTable::GangSiblings(int64_t attempt) const {
+  std::vector<GangMember> siblings;
+  auto member = gang_of_.find(attempt);
+  if (member == gang_of_.end()) return siblings;
+  const std::vector<int64_t>& gang = gangs_.at(member->second);
+  for (int64_t sibling : gang) {
+    if (sibling == attempt) continue;
+    const Attempt& a = attempts_.at(sibling);
+    siblings.push_back({sibling, GangRank(sibling), a.worker_id, a.job_id});
+  }
+  return siblings;
+}
+
+int LeaseTable::GangRank(int64_t attempt) const {
+  auto rank = gang_rank_.find(attempt);
+  return rank == gang_rank_.end() ? -1 : rank->second;
+}
+
+std::vector<std::string> LeaseTable::ForgetGangSiblings(int64_t attempt) {
+  std::vector<std::string> freed;
+  for (const GangMember& sibling : GangSiblings(attempt)) {
+    const AttemptState state = attempts_.at(sibling.attempt).state;
+    if (state == AttemptState::kReleasing || state == AttemptState::kStoring) continue;
+    Forget(sibling.attempt);
+    freed.push_back(sibling.worker_id);
+  }
+  return freed;
 }
 
 LeaseTable::HelloVerdict LeaseTable::Hello(const std::string& worker_id, uint64_t stream,
@@ -194,6 +245,12 @@ bool LeaseTable::MayLease(const std::string& worker_id, int64_t settling_attempt
                      [settling_attempt](int64_t held) { return held == settling_attempt; });
 }
 
+bool LeaseTable::IsInService(const std::string& worker_id) const {
+  const Worker* worker = FindWorker(worker_id);
+  return worker != nullptr && worker->stream != 0 && worker->ready && !worker->silent &&
+         !worker->draining;
+}
+
 bool LeaseTable::BeginLease(const std::string& worker_id) {
   if (!MayLease(worker_id, /*settling_attempt=*/0)) return false;
   workers_.at(worker_id).leasing = true;
@@ -250,7 +307,7 @@ void LeaseTable::Settle(const std::string& worker_id, int64_t attempt, bool ackn
 bool LeaseTable::BeginRelease(int64_t attempt) {
   auto it = attempts_.find(attempt);
   if (it != attempts_.end() && it->second.state == AttemptState::kReleasing) return false;
-  Forget(attempt);
+  Forget(attempt, /*keep_gang=*/true);
   Attempt& releasing = attempts_[attempt];
   releasing.state = AttemptState::kReleasing;
   return true;
@@ -263,7 +320,10 @@ bool LeaseTable::ReleaseIfUnheld(int64_t attempt) {
 
 void LeaseTable::EndRelease(int64_t attempt) {
   auto it = attempts_.find(attempt);
-  if (it != attempts_.end() && it->second.state == AttemptState::kReleasing) attempts_.erase(it);
+  if (it != attempts_.end() && it->second.state == AttemptState::kReleasing) {
+    attempts_.erase(it);
+    LeaveGang(attempt);
+  }
 }
 
 LeaseTable::Expiry LeaseTable::Expire(int64_t now) {
@@ -363,6 +423,15 @@ std::string LeaseTable::CheckInvariants() const {
         absl::StrAppend(&problems, worker_id, " holds attempt ", attempt,
                         " the table does not give it; ");
       }
+    }
+  }
+  for (const auto& [attempt, gang] : gang_of_) {
+    auto members = gangs_.find(gang);
+    if (attempts_.count(attempt) == 0 || members == gangs_.end() ||
+        std::find(members->second.begin(), members->second.end(), attempt) ==
+            members->second.end()) {
+      absl::StrAppend(&problems, "gang attempt ", attempt, " of gang ", gang,
+                      " is not in the table or its gang; ");
     }
   }
   return problems;

@@ -49,8 +49,11 @@
 // is stored (ready), it is not already leasing, not silent, not draining,
 // has no result in flight and holds no attempt (but the one it is settling,
 // when the next lease rides the result's own write). Multi-worker (gang)
-// jobs would add a gang id to Attempt and lease its attempts together; the
-// per-attempt states stay as they are.
+// A gang job (a data-parallel job over several workers) holds one attempt
+// per rank, leased together (RecordGang after each rank's RecordLease);
+// each attempt keeps the states above. The table only remembers the gang:
+// the Scheduler releases or settles the siblings together (GangSiblings),
+// and a gang's attempt leaves the gang when it leaves the table.
 #ifndef PARADNN_SERVER_LEASE_TABLE_H_
 #define PARADNN_SERVER_LEASE_TABLE_H_
 
@@ -76,6 +79,7 @@ struct LiveWorker {
   v1::WorkerState state = v1::WORKER_DISCONNECTED;
   int64_t current_job_id = 0;
   std::string device_kind;
+  std::string waiting;  // why an idle worker holds no job (the Scheduler fills it)
 };
 
 // The lease deadline written to the database for a worker heard at `now`:
@@ -136,6 +140,9 @@ class LeaseTable {
   // (its only held attempt, whose result is about to be stored), as soon as
   // that result is stored. Attempt ids are positive: 0 means none.
   bool MayLease(const std::string& worker_id, int64_t settling_attempt) const;
+  // Connected, ready, answering and not draining: a worker a gang may count
+  // on, busy or not.
+  bool IsInService(const std::string& worker_id) const;
   // MayLease(worker, 0), and if so claims the worker's lease slot (one
   // lease in flight per worker).
   bool BeginLease(const std::string& worker_id);
@@ -178,6 +185,25 @@ class LeaseTable {
   // go to kReleasing; such a worker still connected becomes silent and gets
   // no job until it answers.
   Expiry Expire(int64_t now);
+
+  // ---- gangs ----
+  // `attempts` (rank order, each recorded by RecordLease) form one gang.
+  void RecordGang(const std::vector<int64_t>& attempts);
+  struct GangMember {
+    int64_t attempt = 0;
+    int rank = 0;
+    std::string worker_id;  // "" while releasing
+    int64_t job_id = 0;
+  };
+  // The other attempts of `attempt`'s gang still in the table; empty for an
+  // attempt of no gang.
+  std::vector<GangMember> GangSiblings(int64_t attempt) const;
+  // `attempt`'s rank in its gang; -1 for an attempt of no gang.
+  int GangRank(int64_t attempt) const;
+  // The gang's result is stored (the database closed every attempt of it):
+  // its other attempts are forgotten, but those being released or stored.
+  // Returns the workers that held them.
+  std::vector<std::string> ForgetGangSiblings(int64_t attempt);
 
   // ---- views ----
   struct AttemptView {
@@ -225,8 +251,10 @@ class LeaseTable {
   const Worker* FindWorker(const std::string& worker_id) const;
   void Hold(const std::string& worker_id, Worker& worker, int64_t attempt, int64_t job,
             AttemptState state);
-  // Drops the attempt from its holder and from the table (not a releasing one).
-  void Forget(int64_t attempt);
+  // Drops the attempt from its holder and from the table (not a releasing
+  // one), and from its gang unless `keep_gang` (it is about to be released).
+  void Forget(int64_t attempt, bool keep_gang = false);
+  void LeaveGang(int64_t attempt);
   std::vector<int64_t> SettleInherited(Worker& worker, int64_t running_attempt);
   void Expired(const std::string& worker_id, Worker& worker, int64_t now, Expiry& expiry);
 
@@ -234,6 +262,11 @@ class LeaseTable {
   bool assigning_ = true;
   std::map<std::string, Worker> workers_;  // by worker id
   std::map<int64_t, Attempt> attempts_;    // by attempt id
+  // Gangs by their rank 0 attempt, each its attempts in rank order, and
+  // each gang attempt's gang.
+  std::map<int64_t, std::vector<int64_t>> gangs_;
+  std::map<int64_t, int64_t> gang_of_;
+  std::map<int64_t, int> gang_rank_;  // each gang attempt's rank
 };
 
 }  // namespace paradnn::server

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/human_units.h"
 #include "common/worker_identity.h"
 #include "server/result_validation.h"
@@ -25,14 +26,14 @@ bool IsPermanent(const absl::Status& status) {
          status.code() == absl::StatusCode::kPermissionDenied;
 }
 
-v1::CoordinatorMessage AckMessage(int64_t job_id, int64_t attempt_id) {
+}  // namespace
+
+v1::CoordinatorMessage Scheduler::AckMessage(int64_t job_id, int64_t attempt_id) {
   v1::CoordinatorMessage message;
   message.mutable_ack()->set_job_id(job_id);
   message.mutable_ack()->set_attempt_id(attempt_id);
   return message;
 }
-
-}  // namespace
 
 std::string PredictedOomError(double estimate_bytes, int64_t memory_bytes) {
   return absl::StrFormat("memory estimate %s exceeds the worker's %s (%.0f > %d bytes)",
@@ -155,6 +156,8 @@ absl::Status Scheduler::AdoptStream(const std::shared_ptr<WorkerSession>& sessio
   link.session = session;
   link.memory_bytes = std::max<int64_t>(0, hello.platform().memory_bytes());
   link.roofs = UtilizationRoofs(hello.platform());
+  link.rendezvous_host = hello.rendezvous_address();
+  link.rendezvous_port = hello.rendezvous_port();
   return absl::OkStatus();
 }
 
@@ -255,20 +258,24 @@ void Scheduler::OnHeartbeat(const std::string& worker_id, const v1::Heartbeat& h
   if (!actions.released.empty()) TryAssignLocked(worker_id);
 }
 
-void Scheduler::OnHandedBack(const std::string& worker_id, const v1::JobResult& result) {
+void Scheduler::OnHandedBack(const std::string& worker_id, const v1::JobResult& result,
+                             bool handed_back) {
   const int64_t job_id = result.job_id();
   const int64_t attempt_id = result.attempt_id();
   {
     absl::MutexLock lock(&mu_);
     leases_.HoldForStore(worker_id, attempt_id);
-    leases_.MarkDraining(worker_id);  // only a worker shutting down hands jobs back
+    // Only a worker shutting down hands jobs back.
+    if (handed_back) leases_.MarkDraining(worker_id);
   }
-  const std::string reason = absl::StrCat("handed back: ", result.measurement().error());
-  spdlog::info("worker {} handed job {} (attempt {}) back: {}", worker_id, job_id, attempt_id,
-               result.measurement().error());
+  const std::vector<int64_t> siblings = ReleaseGangSiblings(attempt_id);
+  const std::string reason =
+      absl::StrCat(handed_back ? "handed back: " : "gang broken: ", result.measurement().error());
+  spdlog::info("worker {}: job {} (attempt {}) {}", worker_id, job_id, attempt_id, reason);
   jobs_.Release(
       attempt_id, reason, clock_->NowUnixMs(), options_.max_attempts,
-      [this, worker_id, job_id, attempt_id](absl::StatusOr<v1::JobState> state) {
+      [this, worker_id, job_id, attempt_id, siblings](absl::StatusOr<v1::JobState> state) {
+        EndReleases(siblings);
         const bool ack = state.ok() || IsPermanent(state.status());
         if (!state.ok()) {
           spdlog::error("releasing job {} attempt {} handed back by {}: {}", job_id, attempt_id,
@@ -290,6 +297,15 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
   }
   const int64_t job_id = result.job_id();
   const int64_t attempt_id = result.attempt_id();
+  int gang_rank = -1;
+  {
+    absl::MutexLock lock(&mu_);
+    gang_rank = leases_.GangRank(attempt_id);
+  }
+  if (gang_rank >= 0 || result.measurement().outcome() == v1::GANG_BROKEN) {
+    OnGangResult(worker_id, result, gang_rank);
+    return;
+  }
   int64_t platform_id = 0;
   v1::Measurement measurement = result.measurement();
   if (absl::Status valid = ValidateMeasurement(measurement); !valid.ok()) {
@@ -304,6 +320,7 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
   std::string trust_domain;
   std::string device;
   uint64_t stream_serial = 0;
+  ClaimedPeers claimed;
   {
     absl::MutexLock lock(&mu_);
     WorkerLink& link = links_[worker_id];
@@ -311,6 +328,8 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
     if (lease_next) {
       device = leases_.DeviceKindOf(worker_id);
       stream_serial = link.session->stream_serial();
+      // The next lease rides the result's write: gang peers as for any lease.
+      claimed = ClaimGangPeersLocked(worker_id);
     }
     platform_id = link.platform_id;
     if (link.roofs.Fill(&measurement)) {
@@ -326,35 +345,50 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
   if (raised_platform) StoreRaisedRoofs(worker_id, trust_domain, job_id, *raised_platform);
   spdlog::info("worker {} finished job {} (attempt {}): {}", worker_id, job_id, attempt_id,
                v1::Outcome_Name(measurement.outcome()));
+  if (!lease_next) {
+    results_.Store(
+        job_id, attempt_id, worker_id, platform_id, measurement, clock_->NowUnixMs(),
+        [this, worker_id, job_id, attempt_id](const absl::StatusOr<db::StoreOutcome>& stored) {
+          SettleStored(worker_id, job_id, attempt_id, stored);
+          OfferNext(worker_id, /*clear_leasing=*/false);
+        });
+    return;
+  }
+  StoreThenLeaseNext(worker_id, job_id, attempt_id, platform_id, measurement, device, stream_serial,
+                     std::move(claimed));
+}
+
+void Scheduler::StoreThenLeaseNext(const std::string& worker_id, int64_t job_id, int64_t attempt_id,
+                                   int64_t platform_id, const v1::Measurement& measurement,
+                                   const std::string& device, uint64_t stream_serial,
+                                   ClaimedPeers claimed) {
   auto settle = [this, worker_id, job_id,
                  attempt_id](const absl::StatusOr<db::StoreOutcome>& stored) {
     SettleStored(worker_id, job_id, attempt_id, stored);
   };
-  auto offer_next = [this, worker_id](bool clear_leasing) { OfferNext(worker_id, clear_leasing); };
   const int64_t now = clock_->NowUnixMs();
-  if (!lease_next) {
-    results_.Store(job_id, attempt_id, worker_id, platform_id, measurement, now,
-                   [settle, offer_next](const absl::StatusOr<db::StoreOutcome>& stored) {
-                     settle(stored);
-                     offer_next(/*clear_leasing=*/false);
-                   });
-    return;
-  }
-  results_.StoreThenLease(job_id, attempt_id, worker_id, platform_id, measurement, now, device,
-                          StoredLeaseDeadline(now, options_.lease_timeout_ms),
-                          [this, worker_id, stream_serial, settle,
-                           offer_next](absl::StatusOr<db::ResultStore::StoredThenLeased> stored) {
-                            if (!stored.ok()) {
-                              settle(stored.status());
-                              offer_next(/*clear_leasing=*/true);
-                              return;
-                            }
-                            settle(stored->outcome);
-                            // OnLeaseGranted notifies only when it got a job.
-                            const bool leased = stored->next.ok() && db::HasJob(*stored->next);
-                            OnLeaseGranted(worker_id, stream_serial, std::move(stored->next));
-                            if (!leased) NotifyChange();
-                          });
+  const db::GangCandidates candidates = claimed.candidates;
+  results_.StoreThenLease(
+      job_id, attempt_id, worker_id, platform_id, measurement, now, device,
+      StoredLeaseDeadline(now, options_.lease_timeout_ms),
+      [this, worker_id, stream_serial, settle,
+       claimed = std::move(claimed)](absl::StatusOr<db::ResultStore::StoredThenLeased> stored) {
+        if (!stored.ok()) {
+          {
+            absl::MutexLock lock(&mu_);
+            SettleClaimsLocked(worker_id, claimed, nullptr);
+          }
+          settle(stored.status());
+          OfferNext(worker_id, /*clear_leasing=*/true);
+          return;
+        }
+        settle(stored->outcome);
+        // OnLeaseGranted notifies only when it got a job.
+        const bool leased = stored->next.ok() && db::HasJob(*stored->next);
+        OnLeaseGranted(worker_id, stream_serial, std::move(stored->next), claimed);
+        if (!leased) NotifyChange();
+      },
+      candidates);
 }
 
 void Scheduler::StoreRaisedRoofs(const std::string& worker_id, const std::string& trust_domain,
@@ -421,7 +455,14 @@ void Scheduler::OnStreamClosed(const std::shared_ptr<WorkerSession>& session,
 
 std::map<std::string, LiveWorker> Scheduler::Snapshot() const {
   absl::MutexLock lock(&mu_);
-  return leases_.Snapshot();
+  std::map<std::string, LiveWorker> workers = leases_.Snapshot();
+  for (auto& [worker_id, live] : workers) {
+    auto link = links_.find(worker_id);
+    if (link != links_.end() && live.state == v1::WORKER_IDLE) {
+      live.waiting = absl::StrJoin(link->second.waiting, "; ");
+    }
+  }
+  return workers;
 }
 
 }  // namespace paradnn::server

@@ -103,6 +103,9 @@ class Scheduler {
   void FinishModelReads();
 
   std::map<std::string, LiveWorker> Snapshot() const;
+  // Why pending jobs of `sweep_id` are not running (gangs waiting for
+  // workers), as the last lease found; empty when nothing waits.
+  std::vector<std::string> WaitingLines(int64_t sweep_id) const ABSL_LOCKS_EXCLUDED(mu_);
   const SchedulerOptions& options() const { return options_; }
 
   // Counters since construction, for /metrics: leases released because
@@ -119,6 +122,18 @@ class Scheduler {
     int64_t platform_id = 0;
     int64_t memory_bytes = 0;  // from the hello's platform; 0 = unknown
     UtilizationRoofs roofs;    // hello's roofs and peaks, raised by jobs that beat them
+    // Where its runner serves a gang's rendezvous when it leads one
+    // (WorkerHello.rendezvous_*; port 0: it cannot lead).
+    std::string rendezvous_host;
+    int32_t rendezvous_port = 0;
+    // Why its last lease found no job although jobs are pending.
+    std::vector<std::string> waiting;
+  };
+  // The idle workers of a worker's platform whose lease slots a lease
+  // claimed for a gang, with their stream serials.
+  struct ClaimedPeers {
+    db::GangCandidates candidates;
+    std::map<std::string, uint64_t> serials;
   };
 
   // OnHello's bookkeeping: `session` becomes the worker's stream (ending a
@@ -136,7 +151,43 @@ class Scheduler {
   // Leases the worker a job if the table says it may have one.
   void TryAssignLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
-                      absl::StatusOr<std::optional<db::Lease>> lease) ABSL_LOCKS_EXCLUDED(mu_);
+                      absl::StatusOr<std::optional<db::Lease>> lease,
+                      const ClaimedPeers& claimed = {}) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // A job's assignment, without an uploaded model's bytes; a result's
+  // acknowledgement.
+  static v1::CoordinatorMessage AssignmentMessage(const db::Lease& granted);
+  static v1::CoordinatorMessage AckMessage(int64_t job_id, int64_t attempt_id);
+
+  // ---- gangs (scheduler_gangs.cc) ----
+  // The gang candidates of the worker's platform; claims the lease slots of
+  // as many idle peers as the largest pending gang needs.
+  ClaimedPeers ClaimGangPeersLocked(const std::string& worker_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After a lease without a gang: frees the claimed peers, notes why
+  // nothing ran and how large gangs are. True when the lease should be
+  // tried again at once (it learned of a larger gang than it claimed for).
+  bool SettleClaimsLocked(const std::string& worker_id, const ClaimedPeers& claimed,
+                          const db::Lease* lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records every rank's lease and sends each its assignment with its
+  // GangRole; a rank that cannot be reached releases the gang.
+  void AssignGang(const std::string& worker_id, uint64_t stream_serial, const db::Lease& granted,
+                  const ClaimedPeers& claimed) ABSL_LOCKS_EXCLUDED(mu_);
+  // A gang rank's result: GANG_BROKEN releases the gang; a rank > 0's OK
+  // is acknowledged (rank 0's result is the job's); any other outcome is
+  // stored as the job's result, settling the gang.
+  void OnGangResult(const std::string& worker_id, const v1::JobResult& result, int rank)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Stores a gang's result, then frees its other ranks (cancelled, if
+  // still running) and offers them jobs.
+  void StoreGangResult(const std::string& worker_id, const v1::JobResult& result,
+                       v1::Measurement measurement) ABSL_LOCKS_EXCLUDED(mu_);
+  // Begins the release of the attempt's gang siblings and cancels them on
+  // their workers; returns them, for EndRelease once the database closed them.
+  std::vector<int64_t> ReleaseGangSiblings(int64_t attempt_id) ABSL_LOCKS_EXCLUDED(mu_);
+  void EndReleases(const std::vector<int64_t>& attempts) ABSL_LOCKS_EXCLUDED(mu_);
+  // CancelJob messages to the workers of `members`.
+  void CancelMembers(const std::vector<LeaseTable::GangMember>& members) ABSL_LOCKS_EXCLUDED(mu_);
   // Records a granted lease; the session to send it on (null when its
   // stream is gone) and whether the job is predicted not to fit.
   struct GrantedTo {
@@ -161,8 +212,10 @@ class Scheduler {
   void OnResult(const std::string& worker_id, const v1::JobResult& result) ABSL_LOCKS_EXCLUDED(mu_);
   // A job the worker stopped unmeasured while shutting down: released to
   // the queue (an attempt like a lost lease), then acknowledged.
-  void OnHandedBack(const std::string& worker_id, const v1::JobResult& result)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // With `handed_back` false: a rank of a broken gang (GANG_BROKEN), not
+  // a sign of shutdown; its gang is released whole either way.
+  void OnHandedBack(const std::string& worker_id, const v1::JobResult& result,
+                    bool handed_back = true) ABSL_LOCKS_EXCLUDED(mu_);
   // After the store (or release) of a worker's result message: no longer in
   // flight; with `ack` (committed, or refused for good) forgotten and
   // acknowledged to the worker.
@@ -172,6 +225,12 @@ class Scheduler {
   // new result, acknowledges what the store took or refused for good.
   void SettleStored(const std::string& worker_id, int64_t job_id, int64_t attempt_id,
                     const absl::StatusOr<db::StoreOutcome>& stored) ABSL_LOCKS_EXCLUDED(mu_);
+  // Stores the worker's result and, in the same write, leases its next job
+  // (with the gang peers `claimed` for it).
+  void StoreThenLeaseNext(const std::string& worker_id, int64_t job_id, int64_t attempt_id,
+                          int64_t platform_id, const v1::Measurement& measurement,
+                          const std::string& device, uint64_t stream_serial, ClaimedPeers claimed)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // After a store that leased nothing for the worker: offers it a job the
   // usual way (`clear_leasing`: the store had claimed its lease slot).
   void OfferNext(const std::string& worker_id, bool clear_leasing) ABSL_LOCKS_EXCLUDED(mu_);
@@ -209,6 +268,10 @@ class Scheduler {
   LeaseTable leases_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, WorkerLink> links_ ABSL_GUARDED_BY(mu_);  // by worker id
   std::function<void()> change_listener_ ABSL_GUARDED_BY(mu_);
+  // The most workers a pending job asked for at the last lease: how many
+  // idle peers a lease claims for a gang. Why pending jobs last waited.
+  int64_t gang_hint_ ABSL_GUARDED_BY(mu_) = 1;
+  std::vector<std::string> waiting_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> lease_expiries_{0};
   std::atomic<int64_t> results_stored_{0};
   // Reads uploaded models for assignments off the writer thread (null

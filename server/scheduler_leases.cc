@@ -23,8 +23,10 @@ bool PredictedOom(const db::Lease& lease, int64_t memory_bytes) {
              static_cast<double>(memory_bytes);
 }
 
+}  // namespace
+
 // The assignment of `granted`, without an uploaded model's bytes.
-v1::CoordinatorMessage AssignmentMessage(const db::Lease& granted) {
+v1::CoordinatorMessage Scheduler::AssignmentMessage(const db::Lease& granted) {
   v1::CoordinatorMessage message;
   v1::JobAssignment* assignment = message.mutable_assignment();
   assignment->set_job_id(granted.job_id);
@@ -44,8 +46,6 @@ v1::CoordinatorMessage AssignmentMessage(const db::Lease& granted) {
   return message;
 }
 
-}  // namespace
-
 void Scheduler::OfferPendingJobs() {
   absl::MutexLock lock(&mu_);
   for (const auto& [worker_id, link] : links_) TryAssignLocked(worker_id);
@@ -56,20 +56,36 @@ void Scheduler::TryAssignLocked(const std::string& worker_id) {
   const WorkerLink& link = links_.at(worker_id);  // BeginLease: connected, so linked
   const int64_t now = clock_->NowUnixMs();
   const uint64_t serial = link.session->stream_serial();
-  jobs_.LeaseNext(leases_.DeviceKindOf(worker_id), worker_id, now,
-                  StoredLeaseDeadline(now, options_.lease_timeout_ms),
-                  [this, worker_id, serial](absl::StatusOr<std::optional<db::Lease>> lease) {
-                    OnLeaseGranted(worker_id, serial, std::move(lease));
-                  });
+  ClaimedPeers claimed = ClaimGangPeersLocked(worker_id);
+  const db::GangCandidates candidates = claimed.candidates;
+  jobs_.LeaseNext(
+      leases_.DeviceKindOf(worker_id), worker_id, now,
+      StoredLeaseDeadline(now, options_.lease_timeout_ms),
+      [this, worker_id, serial,
+       claimed = std::move(claimed)](absl::StatusOr<std::optional<db::Lease>> lease) {
+        OnLeaseGranted(worker_id, serial, std::move(lease), claimed);
+      },
+      candidates);
 }
 
 void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_serial,
-                               absl::StatusOr<std::optional<db::Lease>> lease) {
+                               absl::StatusOr<std::optional<db::Lease>> lease,
+                               const ClaimedPeers& claimed) {
   if (!lease.ok()) {
     spdlog::error("leasing a job for {}: {}", worker_id, lease.status().ToString());
     absl::MutexLock lock(&mu_);
     leases_.EndLease(worker_id);  // ExpireLeases' periodic offer retries
+    SettleClaimsLocked(worker_id, claimed, nullptr);
     return;
+  }
+  if (lease->has_value() && !(*lease)->gang.empty()) {
+    AssignGang(worker_id, stream_serial, **lease, claimed);
+    return;
+  }
+  bool lease_again = false;
+  {
+    absl::MutexLock lock(&mu_);
+    lease_again = SettleClaimsLocked(worker_id, claimed, lease->has_value() ? &**lease : nullptr);
   }
   const int reused = lease->has_value() ? (*lease)->reused_results : 0;
   if (reused > 0) {
@@ -83,7 +99,7 @@ void Scheduler::OnLeaseGranted(const std::string& worker_id, uint64_t stream_ser
       // Jobs took results but none is running here: more may be pending
       // (a lease reuses at most a few hundred at a time). Each round takes
       // at least one job, so this ends.
-      if (reused > 0 && leases_.IsCurrentStream(worker_id, stream_serial)) {
+      if ((reused > 0 || lease_again) && leases_.IsCurrentStream(worker_id, stream_serial)) {
         TryAssignLocked(worker_id);
       }
     }
@@ -215,12 +231,16 @@ void Scheduler::Release(int64_t attempt_id, const std::string& reason) {
 }
 
 void Scheduler::WriteRelease(int64_t attempt_id, const std::string& reason) {
+  // A gang runs whole or not at all: the database closes its other ranks'
+  // attempts with this one, and their workers stop them.
+  const std::vector<int64_t> siblings = ReleaseGangSiblings(attempt_id);
   jobs_.Release(attempt_id, reason, clock_->NowUnixMs(), options_.max_attempts,
-                [this, attempt_id, reason](absl::StatusOr<v1::JobState> state) {
+                [this, attempt_id, reason, siblings](absl::StatusOr<v1::JobState> state) {
                   {
                     absl::MutexLock lock(&mu_);
                     leases_.EndRelease(attempt_id);
                   }
+                  EndReleases(siblings);
                   if (!state.ok()) {
                     spdlog::error("releasing attempt {}: {}", attempt_id,
                                   state.status().ToString());

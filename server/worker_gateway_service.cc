@@ -10,6 +10,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "common/address.h"
 #include "common/auth.h"
 #include "common/work_pool.h"
 #include "server/grpc_status.h"
@@ -105,7 +106,13 @@ class WorkerStream final
   // The hello, on a hello thread: the scheduler takes it (or refuses it);
   // then the stream reads on, or finishes if it was closed meanwhile.
   void AcceptHello() {
-    const absl::Status status = scheduler_->OnHello(session_, incoming_.hello());
+    // A worker that does not say where its gang rendezvous is reached is
+    // reached where its stream comes from.
+    v1::WorkerHello hello = incoming_.hello();
+    if (hello.rendezvous_address().empty()) {
+      hello.set_rendezvous_address(common::PeerHost(peer_));
+    }
+    const absl::Status status = scheduler_->OnHello(session_, hello);
     if (status.ok()) {
       worker_id_ = incoming_.hello().worker_id();
       if (ledger_ != nullptr) ledger_->Connected(worker_id_, incoming_.hello().device_kind());

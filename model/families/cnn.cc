@@ -104,11 +104,13 @@ constexpr ParamRule kCnnParams[] = {
      "blocks in each of the four groups (option blocks overrides it per group)"},
     kDevicesRule,
     {"filter", 1, 4096, true, "channels of the stem and the first group (then 2x, 4x, 8x)"},
+    kHostsRule,
     {"image", kCnnMinImage, 4096, true, "height and width of the input images", 0, 0,
      "the 7x7 average pool needs a final map of at least 7 (image >= 193)"},
     kInterOpThreadsRule,
     kIntraOpThreadsRule,
     {"output", 1, kMaxWidth, true, "classes (width of the last Linear)"},
+    kOverlapRule,
 };
 
 constexpr const char* kBlockFns[] = {"residual", "bottleneck"};

@@ -69,12 +69,14 @@ namespace {
 constexpr ParamRule kFcParams[] = {
     {"batch", 1, kMaxBatch, true, "examples per training step"},
     kDevicesRule,
+    kHostsRule,
     {"input", 1, kMaxWidth, true, "input features per example"},
     kInterOpThreadsRule,
     kIntraOpThreadsRule,
     {"layer", 1, 4096, true, "hidden Linear+ReLU layers"},
     {"node", 1, kMaxWidth, true, "units per hidden layer"},
     {"output", 1, kMaxWidth, true, "classes (width of the last Linear)"},
+    kOverlapRule,
 };
 
 // The FC step through the LayerLedger every layered family counts with

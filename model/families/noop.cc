@@ -12,9 +12,11 @@ namespace {
 constexpr ParamRule kNoopParams[] = {
     {"batch", 1, kMaxBatch, true, "unused (nothing runs); every family takes it"},
     kDevicesRule,
+    kHostsRule,
     {"index", 0, int64_t{1} << 40, true, "any number; tells otherwise identical jobs apart"},
     kInterOpThreadsRule,
     kIntraOpThreadsRule,
+    kOverlapRule,
 };
 
 // Nothing is built: no parameters, no work, no memory.

@@ -74,12 +74,14 @@ namespace {
 constexpr ParamRule kRetinaNetParams[] = {
     {"batch", 1, kMaxModelBatch, true, "images per training step"},
     kDevicesRule,
+    kHostsRule,
     {"image", 64, 4096, false, "height and width of the input images", 512, 32,
      "the FPN adds upsampled maps to the backbone's stride-8, -16 and -32 maps, which line "
      "up only when image is a multiple of 32"},
     kInterOpThreadsRule,
     kIntraOpThreadsRule,
     {"output", 1, 100000, false, "object classes", 80},
+    kOverlapRule,
 };
 
 // max_pool2d_with_indices 3×3/2, per output element: 8 compares; reads the

@@ -115,10 +115,12 @@ constexpr ParamRule kRnnParams[] = {
     {"batch", 1, kMaxBatch, true, "examples (sequences) per training step"},
     kDevicesRule,
     {"embed", 1, 65536, true, "embedding width = hidden size of every cell"},
+    kHostsRule,
     kInterOpThreadsRule,
     kIntraOpThreadsRule,
     {"layer", 1, 1024, true, "stacked recurrent layers"},
     {"length", 1, 65536, true, "time steps per sequence"},
+    kOverlapRule,
     {"vocab", 2, kMaxVocab, true, "vocabulary size (embedding rows, classes)"},
 };
 

@@ -26,8 +26,10 @@ namespace {
 constexpr ParamRule kTorchScriptParams[] = {
     {"batch", 1, kMaxBatch, true, "examples per training step (the -1 of the input shapes)"},
     kDevicesRule,
+    kHostsRule,
     kInterOpThreadsRule,
     kIntraOpThreadsRule,
+    kOverlapRule,
 };
 
 constexpr const char* kTorchScriptLosses[] = {"cross_entropy", "mse", "sum", "output"};

@@ -61,9 +61,11 @@ namespace {
 constexpr ParamRule kTransformerParams[] = {
     {"batch", 1, kMaxModelBatch, true, "sentence pairs per training step"},
     kDevicesRule,
+    kHostsRule,
     kInterOpThreadsRule,
     kIntraOpThreadsRule,
     {"length", 1, 65536, false, "source and target sequence length", 128},
+    kOverlapRule,
     {"vocab", 2, kMaxVocab, false, "shared source/target vocabulary (tied embeddings)", 32000},
 };
 

@@ -90,10 +90,12 @@ namespace {
 constexpr ParamRule kVisionParams[] = {
     {"batch", 1, kMaxModelBatch, true, "examples per training step"},
     kDevicesRule,
+    kHostsRule,
     {"image", 32, 4096, false, "height and width of the input images", 224},
     kInterOpThreadsRule,
     kIntraOpThreadsRule,
     {"output", 1, kMaxWidth, false, "classes", 1000},
+    kOverlapRule,
 };
 
 using Kind = VisionLayer::Kind;

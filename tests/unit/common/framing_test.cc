@@ -105,6 +105,19 @@ TEST(AddressTest, LoopbackHostHeaderIsALiteralOrLocalhost) {
   }
 }
 
+// Where a gang's rendezvous is reached when its worker does not say: the
+// address its stream came from.
+TEST(AddressTest, PeerHostIsTheAddressAStreamCameFrom) {
+  EXPECT_EQ(PeerHost("ipv4:10.0.0.5:41234"), "10.0.0.5");
+  EXPECT_EQ(PeerHost("ipv6:[fd00::5]:41234"), "fd00::5");
+  EXPECT_EQ(PeerHost("ipv6:[::1]:1"), "::1");
+  EXPECT_EQ(PeerHost("unix:/tmp/coordinator.sock"), "127.0.0.1");
+  EXPECT_EQ(PeerHost("unix:"), "127.0.0.1");
+  for (const char* unreadable : {"", "ipv4:", "ipv6:fd00::5:1", "ipv6:[fd00::5", "tcp:1.2.3.4:5"}) {
+    EXPECT_EQ(PeerHost(unreadable), "") << unreadable;
+  }
+}
+
 TEST(AddressTest, FlagBeatsEnvironmentBeatsDefault) {
   unsetenv(kCoordinatorEnv);
   EXPECT_EQ(*ResolveCoordinatorAddress(""), kDefaultCoordinatorAddress);

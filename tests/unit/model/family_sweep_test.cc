@@ -281,7 +281,7 @@ TEST(FamilySweepTest, TransformerDefaults) {
   (*spec.mutable_params())["image"] = Param("value: 224");
   EXPECT_EQ(Error(spec),
             "params.image: unknown parameter of family transformer; allowed: batch, devices, "
-            "inter_op_threads, intra_op_threads, length, vocab");
+            "hosts, inter_op_threads, intra_op_threads, length, overlap, vocab");
 }
 
 TEST(FamilySweepTest, ThreadCountsAreSweepVariablesOfEveryFamily) {

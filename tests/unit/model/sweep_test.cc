@@ -149,7 +149,8 @@ TEST(SweepValidationTest, DevicesIsASweepVariableOfCudaSweeps) {
   EXPECT_EQ(on_cpu.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(on_cpu.message(),
             "params.devices: 8 replicas need device cuda (one replica per GPU, gradients "
-            "all-reduced over NCCL); this sweep's device is cpu; allowed here: 1");
+            "all-reduced over NCCL); this sweep's device is cpu; allowed here: 1 (CPUs scale out "
+            "with params.hosts: one process per worker, gradients all-reduced over Gloo)");
   (*spec.mutable_params())["devices"].clear_values();
   (*spec.mutable_params())["devices"].set_value(1);
   EXPECT_TRUE(ValidateSweep(spec, kDefaultMaxJobs).ok());  // one replica is any device's
@@ -158,6 +159,39 @@ TEST(SweepValidationTest, DevicesIsASweepVariableOfCudaSweeps) {
   (*spec.mutable_params())["devices"].set_value(17);
   EXPECT_THAT(std::string(ValidateSweep(spec, kDefaultMaxJobs).message()),
               StartsWith("params.devices: 17 is out of range; allowed 1..16"));
+}
+
+// params.hosts: a gang of worker processes, on any device; params.overlap
+// whether its all-reduces overlap backward.
+TEST(SweepValidationTest, HostsAndOverlapAreSweepVariablesOfEveryDevice) {
+  v1::SweepSpec spec = Issue();
+  spec.set_device("cpu");
+  for (int64_t n : {1, 2, 4}) (*spec.mutable_params())["hosts"].mutable_values()->add_values(n);
+  for (int64_t o : {0, 1}) (*spec.mutable_params())["overlap"].mutable_values()->add_values(o);
+  ASSERT_TRUE(ValidateSweep(spec, kDefaultMaxJobs).ok()) << ValidateSweep(spec, kDefaultMaxJobs);
+  absl::StatusOr<std::vector<v1::ModelConfig>> configs = ExpandSweep(spec, kDefaultMaxJobs);
+  ASSERT_TRUE(configs.ok()) << configs.status();
+  ASSERT_EQ(configs->size(), 60u);
+  int gangs_of_four = 0;
+  int without_overlap = 0;
+  for (const v1::ModelConfig& c : *configs) {
+    gangs_of_four += DataParallelHosts(c) == 4;
+    without_overlap += !DataParallelOverlap(c);
+    EXPECT_EQ(DataParallelRanks(c), DataParallelHosts(c));
+  }
+  EXPECT_EQ(gangs_of_four, 20);
+  EXPECT_EQ(without_overlap, 30);
+  EXPECT_EQ(*MostDataParallelHosts(spec), 4);
+  EXPECT_EQ(DataParallelHosts(v1::ModelConfig()), 1);
+  EXPECT_TRUE(DataParallelOverlap(v1::ModelConfig()));
+
+  (*spec.mutable_params())["hosts"].set_value(65);
+  EXPECT_THAT(std::string(ValidateSweep(spec, kDefaultMaxJobs).message()),
+              StartsWith("params.hosts: 65 is out of range; allowed 1..64"));
+  (*spec.mutable_params())["hosts"].set_value(2);
+  (*spec.mutable_params())["overlap"].set_value(2);
+  EXPECT_THAT(std::string(ValidateSweep(spec, kDefaultMaxJobs).message()),
+              StartsWith("params.overlap: 2 is out of range; allowed 0..1"));
 }
 
 TEST(SweepValidationTest, EmptyPrecisionAndOptimizerGetDefaults) {
@@ -277,8 +311,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown device", R"pb(name: "n" device: "gpu")pb",
                 "device: 'gpu' is not one of cpu|cuda|tpu"},
         BadCase{"unknown key", R"pb(name: "n" params { key: "nodes" value { value: 3 } })pb",
-                "params.nodes: unknown parameter of family fc; allowed: batch, devices, input, "
-                "inter_op_threads, intra_op_threads, layer, node, output"},
+                "params.nodes: unknown parameter of family fc; allowed: batch, devices, hosts, "
+                "input, inter_op_threads, intra_op_threads, layer, node, output, overlap"},
         BadCase{"zero size", R"pb(name: "n" params { key: "layer" value { value: 0 } })pb",
                 "params.layer: 0 is out of range; allowed 1..4096"},
         BadCase{"negative size", R"pb(name: "n" params { key: "input" value { value: -5 } })pb",
@@ -518,7 +552,7 @@ TEST(SweepValidationTest, SchemaTable) {
   const FamilyDef* fc = FindFamily("fc");
   ASSERT_NE(fc, nullptr);
   EXPECT_EQ(FindFamily("FC"), nullptr);
-  EXPECT_EQ(fc->params.size(), 8u);
+  EXPECT_EQ(fc->params.size(), 10u);
   EXPECT_TRUE(fc->options.empty());
   EXPECT_EQ(FindParam(*fc, "layer")->max_value, 4096);
   EXPECT_EQ(FindParam(*fc, "batch")->max_value, int64_t{1} << 22);
@@ -546,7 +580,7 @@ TEST(SweepValidationTest, SchemaTable) {
   const FamilyDef* transformer = FindFamily("transformer");
   EXPECT_EQ(FindParam(*transformer, "length")->default_value, 128);
   EXPECT_EQ(FindParam(*transformer, "vocab")->default_value, 32000);
-  EXPECT_EQ(FindFamily("torchscript")->params.size(), 4u);
+  EXPECT_EQ(FindFamily("torchscript")->params.size(), 6u);
 }
 
 // ---- every family -----------------------------------------------------------

@@ -13,10 +13,12 @@ FAMILIES = {
             ("block", 1, 64, True, None, 0),
             ("devices", 1, 16, False, None, 0),
             ("filter", 1, 4096, True, None, 0),
+            ("hosts", 1, 64, False, None, 0),
             ("image", 193, 4096, True, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
             ("output", 1, 1048576, True, None, 0),
+            ("overlap", 0, 1, False, None, 0),
         ),
         "options": (
             ("block_fn", ("residual", "bottleneck"), None),
@@ -29,10 +31,12 @@ FAMILIES = {
         "params": (
             ("batch", 1, 1048576, True, None, 0),
             ("devices", 1, 16, False, None, 0),
+            ("hosts", 1, 64, False, None, 0),
             ("image", 32, 4096, False, 224, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
             ("output", 1, 1048576, False, 1000, 0),
+            ("overlap", 0, 1, False, None, 0),
         ),
         "options": (
             ("memory_format", ("channels_last", "contiguous"), "channels_last"),
@@ -43,12 +47,14 @@ FAMILIES = {
         "params": (
             ("batch", 1, 4194304, True, None, 0),
             ("devices", 1, 16, False, None, 0),
+            ("hosts", 1, 64, False, None, 0),
             ("input", 1, 1048576, True, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
             ("layer", 1, 4096, True, None, 0),
             ("node", 1, 1048576, True, None, 0),
             ("output", 1, 1048576, True, None, 0),
+            ("overlap", 0, 1, False, None, 0),
         ),
         "options": (
         ),
@@ -58,10 +64,12 @@ FAMILIES = {
         "params": (
             ("batch", 1, 1048576, True, None, 0),
             ("devices", 1, 16, False, None, 0),
+            ("hosts", 1, 64, False, None, 0),
             ("image", 32, 4096, False, 224, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
             ("output", 1, 1048576, False, 1000, 0),
+            ("overlap", 0, 1, False, None, 0),
         ),
         "options": (
             ("memory_format", ("channels_last", "contiguous"), "channels_last"),
@@ -72,9 +80,11 @@ FAMILIES = {
         "params": (
             ("batch", 1, 4194304, True, None, 0),
             ("devices", 1, 16, False, None, 0),
+            ("hosts", 1, 64, False, None, 0),
             ("index", 0, 1099511627776, True, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
+            ("overlap", 0, 1, False, None, 0),
         ),
         "options": (
         ),
@@ -84,10 +94,12 @@ FAMILIES = {
         "params": (
             ("batch", 1, 1048576, True, None, 0),
             ("devices", 1, 16, False, None, 0),
+            ("hosts", 1, 64, False, None, 0),
             ("image", 32, 4096, False, 224, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
             ("output", 1, 1048576, False, 1000, 0),
+            ("overlap", 0, 1, False, None, 0),
         ),
         "options": (
             ("memory_format", ("channels_last", "contiguous"), "channels_last"),
@@ -98,10 +110,12 @@ FAMILIES = {
         "params": (
             ("batch", 1, 1048576, True, None, 0),
             ("devices", 1, 16, False, None, 0),
+            ("hosts", 1, 64, False, None, 0),
             ("image", 64, 4096, False, 512, 32),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
             ("output", 1, 100000, False, 80, 0),
+            ("overlap", 0, 1, False, None, 0),
         ),
         "options": (
             ("memory_format", ("channels_last", "contiguous"), "channels_last"),
@@ -113,10 +127,12 @@ FAMILIES = {
             ("batch", 1, 4194304, True, None, 0),
             ("devices", 1, 16, False, None, 0),
             ("embed", 1, 65536, True, None, 0),
+            ("hosts", 1, 64, False, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
             ("layer", 1, 1024, True, None, 0),
             ("length", 1, 65536, True, None, 0),
+            ("overlap", 0, 1, False, None, 0),
             ("vocab", 2, 4194304, True, None, 0),
         ),
         "options": (
@@ -128,10 +144,12 @@ FAMILIES = {
         "params": (
             ("batch", 1, 1048576, True, None, 0),
             ("devices", 1, 16, False, None, 0),
+            ("hosts", 1, 64, False, None, 0),
             ("image", 32, 4096, False, 224, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
             ("output", 1, 1048576, False, 1000, 0),
+            ("overlap", 0, 1, False, None, 0),
         ),
         "options": (
             ("memory_format", ("channels_last", "contiguous"), "channels_last"),
@@ -142,8 +160,10 @@ FAMILIES = {
         "params": (
             ("batch", 1, 4194304, True, None, 0),
             ("devices", 1, 16, False, None, 0),
+            ("hosts", 1, 64, False, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
+            ("overlap", 0, 1, False, None, 0),
         ),
         "options": (
         ),
@@ -153,9 +173,11 @@ FAMILIES = {
         "params": (
             ("batch", 1, 1048576, True, None, 0),
             ("devices", 1, 16, False, None, 0),
+            ("hosts", 1, 64, False, None, 0),
             ("inter_op_threads", 1, 1024, False, None, 0),
             ("intra_op_threads", 1, 1024, False, None, 0),
             ("length", 1, 65536, False, 128, 0),
+            ("overlap", 0, 1, False, None, 0),
             ("vocab", 2, 4194304, False, 32000, 0),
         ),
         "options": (
