@@ -94,4 +94,43 @@ absl::StatusOr<v1::SweepStatus> MarkInterrupted(const std::string& db_path, int6
   return sweeps.Get(sweep_id, NowUnixMs());
 }
 
+absl::StatusOr<v1::SweepStatus> ContinueOrSubmit(const CommandContext& ctx,
+                                                 CoordinatorClient& client,
+                                                 const std::optional<v1::SweepStatus>& resumed,
+                                                 const std::optional<v1::SweepSpec>& spec,
+                                                 const std::string& workers,
+                                                 const std::string& db_path, int64_t max_jobs) {
+  if (resumed.has_value()) {
+    *ctx.err << "sweep " << resumed->sweep_id() << " (" << resumed->name() << "): continuing, "
+             << resumed->done_jobs() << " of " << resumed->total_jobs() << " jobs done, on "
+             << workers << ", database " << db_path << "\n"
+             << std::flush;
+    return *resumed;
+  }
+  absl::StatusOr<v1::SubmitSweepResponse> submitted = client.SubmitSweep(*spec, max_jobs);
+  if (!submitted.ok()) return submitted.status();
+  *ctx.err << "sweep " << submitted->sweep_id() << " (" << spec->name()
+           << "): " << submitted->jobs() << " jobs on " << workers << ", database " << db_path
+           << "\n"
+           << std::flush;
+  v1::SweepStatus status;
+  status.set_sweep_id(submitted->sweep_id());
+  status.set_name(spec->name());
+  return status;
+}
+
+void MarkAndSayInterrupted(const CommandContext& ctx, const std::string& db_path,
+                           int64_t sweep_id) {
+  absl::StatusOr<v1::SweepStatus> left = MarkInterrupted(db_path, sweep_id);
+  if (!left.ok()) {
+    *ctx.err << "paradnn: warning: could not mark sweep " << sweep_id
+             << " interrupted: " << left.status().message() << "\n";
+  } else if (left->state() == v1::SWEEP_INTERRUPTED) {
+    *ctx.err << "paradnn: sweep " << sweep_id << " interrupted with " << left->done_jobs() << " of "
+             << left->total_jobs() << " jobs done; `paradnn local --resume --db " << db_path
+             << "` (or the same command again) continues it\n";
+  }
+  *ctx.err << std::flush;
+}
+
 }  // namespace paradnn::client

@@ -3,6 +3,8 @@
 // the one the coordinator takes): which sweep a run continues, and marking
 // a sweep interrupted after Ctrl-C, so that it waits (its jobs not leased)
 // instead of being "running" forever or finished behind a new full sweep.
+// Also what a run says of it: the sweep continued or submitted, and the
+// sweep left interrupted.
 #ifndef PARADNN_CLIENT_LOCAL_RESUME_H_
 #define PARADNN_CLIENT_LOCAL_RESUME_H_
 
@@ -11,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "client/commands.h"
 #include "paradnn/v1/coordinator.pb.h"
 #include "paradnn/v1/sweep.pb.h"
 
@@ -28,6 +31,20 @@ absl::StatusOr<std::optional<v1::SweepStatus>> ClaimSweepToResume(const std::str
 
 // Marks `sweep_id` interrupted if it is running; its status after.
 absl::StatusOr<v1::SweepStatus> MarkInterrupted(const std::string& db_path, int64_t sweep_id);
+
+// The sweep a run follows on the private coordinator `client`: `resumed`
+// (ClaimSweepToResume) when set, else `spec` submitted; says which on
+// ctx.err, with `workers` ("2 local workers") and `db_path`.
+absl::StatusOr<v1::SweepStatus> ContinueOrSubmit(const CommandContext& ctx,
+                                                 CoordinatorClient& client,
+                                                 const std::optional<v1::SweepStatus>& resumed,
+                                                 const std::optional<v1::SweepSpec>& spec,
+                                                 const std::string& workers,
+                                                 const std::string& db_path, int64_t max_jobs);
+
+// Marks `sweep_id` interrupted (MarkInterrupted), so that no later run
+// mistakes it for running, and says how to continue it on ctx.err.
+void MarkAndSayInterrupted(const CommandContext& ctx, const std::string& db_path, int64_t sweep_id);
 
 }  // namespace paradnn::client
 

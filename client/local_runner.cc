@@ -1,6 +1,7 @@
 #include "client/local_runner.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -71,7 +73,55 @@ absl::Status ChildFailure(ChildProcess& child, const std::string& what) {
   return absl::UnavailableError(message);
 }
 
+// "0-3,8" from ascending CPUs, as the worker's --cpus reads them
+// (worker/cpu_list.h writes the same; the client links no worker code).
+std::string CpuListText(std::vector<int>::const_iterator begin,
+                        std::vector<int>::const_iterator end) {
+  std::vector<std::string> items;
+  while (begin != end) {
+    auto last = begin;
+    while (std::next(last) != end && *std::next(last) == *last + 1) ++last;
+    items.push_back(last == begin ? absl::StrCat(*begin) : absl::StrCat(*begin, "-", *last));
+    begin = std::next(last);
+  }
+  return absl::StrJoin(items, ",");
+}
+
+// The CPUs this process may run on, ascending; empty if unknown.
+std::vector<int> ProcessAffinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
 }  // namespace
+
+std::vector<std::string> SplitCpusAmongWorkers(const std::vector<int>& cpus, int workers) {
+  std::vector<std::string> lists;
+  if (workers < 2 || cpus.empty()) return lists;
+  const size_t n = cpus.size(), w = static_cast<size_t>(workers);
+  for (size_t i = 0; i < w; ++i) {
+    // n / w or n / w + 1 CPUs each; with n < w, one CPU shared by about w / n.
+    const size_t begin = i * n / w;
+    const size_t end = n >= w ? (i + 1) * n / w : begin + 1;
+    lists.push_back(CpuListText(cpus.begin() + static_cast<std::ptrdiff_t>(begin),
+                                cpus.begin() + static_cast<std::ptrdiff_t>(end)));
+  }
+  return lists;
+}
+
+absl::Status CheckHostsFitLocalWorkers(int64_t most_hosts, int workers) {
+  if (most_hosts <= workers) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("params.hosts: ", most_hosts, " needs ", most_hosts,
+                   " workers of one platform; paradnn local was given --workers ", workers,
+                   "; allowed here: 1..", workers, " (or run with --workers ", most_hosts, ")"));
+}
 
 absl::StatusOr<std::string> ExecutableDir() {
   std::error_code error;
@@ -150,7 +200,10 @@ std::string ChildProcess::ExitDescription() const {
 }
 
 bool ChildProcess::ExitedCleanly() const {
-  return !reaped_ || (WIFEXITED(wait_status_) && WEXITSTATUS(wait_status_) == 0);
+  // Our SIGTERM before its handler was set (a worker still probing) stopped it.
+  const bool our_sigterm =
+      terminated_ && WIFSIGNALED(wait_status_) && WTERMSIG(wait_status_) == SIGTERM;
+  return !reaped_ || our_sigterm || (WIFEXITED(wait_status_) && WEXITSTATUS(wait_status_) == 0);
 }
 
 void ChildProcess::Terminate() {
@@ -307,17 +360,42 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalOpt
   std::unique_ptr<LocalCluster> cluster(new LocalCluster(options.stop_grace));
   cluster->coordinator_ = *std::move(coordinator);
 
+  const std::vector<std::string> cpu_lists =
+      SplitCpusAmongWorkers(ProcessAffinity(), options.workers);
   for (int i = 1; i <= options.workers; ++i) {
     const std::string id = absl::StrCat("local-", i, "-", device);
-    absl::StatusOr<std::unique_ptr<ChildProcess>> worker =
-        ChildProcess::Start(absl::StrCat("paradnn-worker ", id),
-                            {*worker_bin, "--coordinator", cluster->address(), "--worker-id", id,
-                             "--device", device, "--log-level", options.log_level},
-                            absl::StrCat(cluster->coordinator_->temp_dir(), "/worker-", i, ".log"));
-    if (!worker.ok()) return worker.status();
-    cluster->workers_.push_back(*std::move(worker));
+    // Every worker can lead a gang: a port of its own, on loopback, where
+    // the other local workers reach it.
+    PendingWorker worker{absl::StrCat("paradnn-worker ", id),
+                         {*worker_bin, "--coordinator", cluster->address(), "--worker-id", id,
+                          "--device", device, "--log-level", options.log_level, "--rendezvous-port",
+                          "0", "--advertise-address", "127.0.0.1"},
+                         absl::StrCat(cluster->coordinator_->temp_dir(), "/worker-", i, ".log")};
+    if (!cpu_lists.empty()) worker.argv.insert(worker.argv.end(), {"--cpus", cpu_lists[i - 1]});
+    if (i > 1 && options.first_worker_alone) {
+      cluster->pending_.push_back(std::move(worker));
+    } else if (absl::Status started = cluster->StartWorker(worker); !started.ok()) {
+      return started;
+    }
   }
   return cluster;
+}
+
+absl::Status LocalCluster::StartWorker(const PendingWorker& worker) {
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child =
+      ChildProcess::Start(worker.name, worker.argv, worker.log_path);
+  if (!child.ok()) return child.status();
+  workers_.push_back(*std::move(child));
+  return absl::OkStatus();
+}
+
+absl::Status LocalCluster::StartPendingWorkers() {
+  std::vector<PendingWorker> pending = std::move(pending_);
+  pending_.clear();
+  for (const PendingWorker& worker : pending) {
+    if (absl::Status started = StartWorker(worker); !started.ok()) return started;
+  }
+  return absl::OkStatus();
 }
 
 LocalCluster::~LocalCluster() { Stop().IgnoreError(); }
@@ -357,56 +435,47 @@ absl::Status LocalCluster::Stop() {
 
 namespace {
 
-// The sweep this run follows: one to continue, or `spec` submitted.
-absl::StatusOr<v1::SweepStatus> ContinueOrSubmit(const CommandContext& ctx,
-                                                 const LocalOptions& options,
-                                                 CoordinatorClient& client,
-                                                 const std::optional<v1::SweepStatus>& resumed,
-                                                 const std::optional<v1::SweepSpec>& spec) {
-  const std::string workers =
-      absl::StrCat(options.workers, " local worker", options.workers == 1 ? "" : "s");
-  if (resumed.has_value()) {
-    *ctx.err << "sweep " << resumed->sweep_id() << " (" << resumed->name() << "): continuing, "
-             << resumed->done_jobs() << " of " << resumed->total_jobs() << " jobs done, on "
-             << workers << ", database " << options.db_path << "\n"
-             << std::flush;
-    return *resumed;
-  }
-  absl::StatusOr<v1::SubmitSweepResponse> submitted = client.SubmitSweep(*spec, options.max_jobs);
-  if (!submitted.ok()) return submitted.status();
-  *ctx.err << "sweep " << submitted->sweep_id() << " (" << spec->name()
-           << "): " << submitted->jobs() << " jobs on " << workers << ", database "
-           << options.db_path << "\n"
-           << std::flush;
-  v1::SweepStatus status;
-  status.set_sweep_id(submitted->sweep_id());
-  status.set_name(spec->name());
-  return status;
-}
-
-// Once every local worker is connected: FailedPrecondition when the sweep's
-// jobs of `most_replicas` devices exceed the GPUs each worker lends
-// (Platform.cuda_device_count), since the coordinator would hold them for a
-// larger host that never comes. Sets *settled once it could tell.
-absl::Status CheckLocalWorkersLendEnoughGpus(CoordinatorClient& client, int workers,
-                                             int64_t most_replicas, bool* settled) {
+// Tends the local workers while the sweep runs. Starts the workers
+// LocalOptions.first_worker_alone held back once one has connected (its
+// calibration is then cached for them). Once every worker is connected:
+// FailedPrecondition when the sweep's jobs could never be leased to them,
+// since the coordinator would hold them for workers that never come: jobs
+// of `most_replicas` devices need as many GPUs on one worker
+// (Platform.cuda_device_count); gangs of `most_hosts` need as many workers
+// of one platform fingerprint. Sets *settled once it could tell.
+absl::Status TendLocalWorkers(CoordinatorClient& client, LocalCluster& cluster, int workers,
+                              int64_t most_replicas, int64_t most_hosts, bool* settled) {
+  if (*settled && !cluster.workers_pending()) return absl::OkStatus();
   absl::StatusOr<std::vector<v1::WorkerInfo>> listed = client.ListWorkers();
   if (!listed.ok()) return absl::OkStatus();  // the watch reports a lost coordinator
   int connected = 0;
   int64_t lent = 0;
+  std::map<std::string, int64_t> by_platform;
   for (const v1::WorkerInfo& w : *listed) {
     if (!w.connected()) continue;
     ++connected;
     lent = std::max<int64_t>(lent, std::max(1, w.platform().cuda_device_count()));
+    ++by_platform[w.platform().fingerprint()];
   }
-  if (connected < workers) return absl::OkStatus();
+  if (connected > 0 && cluster.workers_pending()) {
+    if (absl::Status started = cluster.StartPendingWorkers(); !started.ok()) return started;
+  }
+  if (*settled || connected < workers) return absl::OkStatus();
   *settled = true;
-  if (most_replicas <= lent) return absl::OkStatus();
+  if (most_replicas > lent) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "params.devices: jobs of ", most_replicas, " data-parallel replicas need ", most_replicas,
+        " GPUs on one worker; the local worker", workers == 1 ? " lends " : "s lend at most ", lent,
+        " (a worker of --device cuda lends every visible GPU); they would wait for a larger host. "
+        "Submit this sweep to a coordinator with such a host, or drop those values"));
+  }
+  int64_t alike = 0;
+  for (const auto& [fingerprint, count] : by_platform) alike = std::max(alike, count);
+  if (most_hosts <= alike) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
-      "params.devices: jobs of ", most_replicas, " data-parallel replicas need ", most_replicas,
-      " GPUs on one worker; the local worker", workers == 1 ? " lends " : "s lend at most ", lent,
-      " (a worker of --device cuda lends every visible GPU); they would wait for a larger host. "
-      "Submit this sweep to a coordinator with such a host, or drop those values"));
+      "params.hosts: ", most_hosts, " needs ", most_hosts, " workers of one platform; the ",
+      workers, " local workers are of ", by_platform.size(),
+      " platform fingerprints (paradnn workers shows them); those jobs would wait for ever"));
 }
 
 // Watches the sweep to its end and prints its results. A worker starts by
@@ -414,18 +483,16 @@ absl::Status CheckLocalWorkersLendEnoughGpus(CoordinatorClient& client, int work
 // so rather than sit at 0 running.
 int WatchLocalSweep(const CommandContext& ctx, const LocalOptions& options,
                     CoordinatorClient& client, LocalCluster& cluster, int64_t sweep_id,
-                    int64_t most_replicas) {
+                    int64_t most_replicas, int64_t most_hosts) {
   const SteadyClock::time_point watch_start = SteadyClock::now();
   bool asked = false;
-  bool devices_settled = most_replicas <= 1;
+  bool fit_settled = most_replicas <= 1 && most_hosts <= 1;
   auto health = [&]() -> absl::Status {
     if (absl::Status alive = cluster.CheckAlive(); !alive.ok()) return alive;
-    if (!devices_settled) {
-      if (absl::Status enough = CheckLocalWorkersLendEnoughGpus(client, options.workers,
-                                                                most_replicas, &devices_settled);
-          !enough.ok()) {
-        return enough;
-      }
+    if (absl::Status tended = TendLocalWorkers(client, cluster, options.workers, most_replicas,
+                                               most_hosts, &fit_settled);
+        !tended.ok()) {
+      return tended;
     }
     if (asked || SteadyClock::now() - watch_start < kWorkerStartNotice) return absl::OkStatus();
     asked = true;
@@ -458,21 +525,6 @@ int WatchLocalSweep(const CommandContext& ctx, const LocalOptions& options,
   return code;
 }
 
-// Said in the file, so that no later run mistakes the sweep for running.
-void MarkAndSayInterrupted(const CommandContext& ctx, const std::string& db_path,
-                           int64_t sweep_id) {
-  absl::StatusOr<v1::SweepStatus> left = MarkInterrupted(db_path, sweep_id);
-  if (!left.ok()) {
-    *ctx.err << "paradnn: warning: could not mark sweep " << sweep_id
-             << " interrupted: " << left.status().message() << "\n";
-  } else if (left->state() == v1::SWEEP_INTERRUPTED) {
-    *ctx.err << "paradnn: sweep " << sweep_id << " interrupted with " << left->done_jobs() << " of "
-             << left->total_jobs() << " jobs done; `paradnn local --resume --db " << db_path
-             << "` (or the same command again) continues it\n";
-  }
-  *ctx.err << std::flush;
-}
-
 }  // namespace
 
 int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
@@ -494,14 +546,24 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
                                 options.db_path, "; without --resume it starts a new one")));
   }
   const v1::SweepSpec& run_spec = resumed->has_value() ? (*resumed)->spec() : *spec;
+  // Before anything starts: a gang larger than the local workers would wait
+  // for ever. A sweep claimed to continue waits again, as it was.
+  const int64_t most_hosts = model::MostDataParallelHosts(run_spec).value_or(1);
+  if (absl::Status fits = CheckHostsFitLocalWorkers(most_hosts, options.workers); !fits.ok()) {
+    if (resumed->has_value())
+      MarkInterrupted(options.db_path, (*resumed)->sweep_id()).IgnoreError();
+    return ReportError(ctx, fits);
+  }
 
   // From here a signal only sets the flag (and cancels the call in flight),
   // so that the children are always stopped before the CLI exits.
   ScopedInterruptHandler note_only(ctx.interrupts, [] {});
   auto interrupted = [&] { return ctx.interrupts != nullptr && ctx.interrupts->interrupted(); };
 
+  LocalOptions cluster_options = options;
+  cluster_options.first_worker_alone = options.workers > 1;
   absl::StatusOr<std::unique_ptr<LocalCluster>> cluster = LocalCluster::Start(
-      options, run_spec.device().empty() ? "cpu" : run_spec.device(), ctx.interrupts);
+      cluster_options, run_spec.device().empty() ? "cpu" : run_spec.device(), ctx.interrupts);
   if (!cluster.ok()) return ReportError(ctx, cluster.status());
   if (!(*cluster)->dashboard_address().empty()) {
     *ctx.err << "paradnn: dashboard on http://" << (*cluster)->dashboard_address()
@@ -514,13 +576,16 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
   if (!interrupted()) {
     // The private coordinator needs no token or TLS, whatever the CLI was given.
     CoordinatorClient client((*cluster)->address(), ctx.timeout_seconds, common::ClientSecurity());
-    absl::StatusOr<v1::SweepStatus> sweep = ContinueOrSubmit(ctx, options, client, *resumed, spec);
+    absl::StatusOr<v1::SweepStatus> sweep = ContinueOrSubmit(
+        ctx, client, *resumed, spec,
+        absl::StrCat(options.workers, " local worker", options.workers == 1 ? "" : "s"),
+        options.db_path, options.max_jobs);
     if (!sweep.ok()) {
       code = ReportError(ctx, sweep.status());
     } else {
       sweep_id = sweep->sweep_id();
       code = WatchLocalSweep(ctx, options, client, **cluster, sweep_id,
-                             model::MostDataParallelDevices(run_spec).value_or(1));
+                             model::MostDataParallelDevices(run_spec).value_or(1), most_hosts);
     }
   }
   if (absl::Status stopped = (*cluster)->Stop(); !stopped.ok()) {

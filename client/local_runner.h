@@ -33,6 +33,20 @@ absl::StatusOr<std::string> ExecutableDir();
 // cannot be read.
 std::string FileTail(const std::string& path, size_t max_bytes = 2000);
 
+// The --cpus of each of `workers` local workers that share `cpus` (this
+// process's affinity, ascending), in Linux's CPU list syntax: consecutive
+// blocks as even as possible ("0-1", "2-3" for 2 workers on 4 CPUs); with
+// more workers than CPUs, workers share CPUs round-robin by block (4
+// workers on CPUs 0-1: "0", "0", "1", "1", a core or half a core each).
+// Empty for fewer than 2 workers or no CPUs: one worker takes them all.
+std::vector<std::string> SplitCpusAmongWorkers(const std::vector<int>& cpus, int workers);
+
+// FailedPrecondition when a sweep whose gang jobs have `most_hosts`
+// processes (model::MostDataParallelHosts) cannot run on `workers` local
+// workers: "params.hosts: 4 needs 4 workers of one platform; paradnn local
+// was given --workers 2; allowed here: 1..2".
+absl::Status CheckHostsFitLocalWorkers(int64_t most_hosts, int workers);
+
 // One child process: its own process group (a terminal's Ctrl-C reaches
 // only the CLI, which then stops children in order), SIGTERM when the CLI
 // dies (PR_SET_PDEATHSIG), stdin from /dev/null, stdout and stderr to
@@ -55,7 +69,8 @@ class ChildProcess {
   bool Running();
   // "exited with status 1", "killed by signal 9"; "" while running.
   std::string ExitDescription() const;
-  // True when it exited with status 0 (or has not exited).
+  // True when it exited with status 0 (or has not exited), or ended by the
+  // SIGTERM of Terminate().
   bool ExitedCleanly() const;
 
   // Sends SIGTERM (once). Does not wait.
@@ -88,6 +103,11 @@ struct LocalOptions {
   bool resume = false;  // --resume: continue the newest interrupted sweep
   bool wide = false;    // --wide: every column of the results table
   int workers = 1;
+  // Start worker 1 alone and the others once it has connected
+  // (LocalCluster::StartPendingWorkers): the first run on a host calibrates
+  // its roofs once, on an idle host, and the other workers reuse the cache
+  // instead of calibrating all at once, each on a share of the CPUs.
+  bool first_worker_alone = false;
   OutputFormat format = OutputFormat::kTable;
   int64_t max_jobs = 0;            // 0: model::kDefaultMaxJobs
   std::string log_level = "warn";  // passed to the children
@@ -152,7 +172,10 @@ class PrivateCoordinator {
 class LocalCluster {
  public:
   // Starts the coordinator (PrivateCoordinator), then the workers for
-  // `device`.
+  // `device` (only the first with options.first_worker_alone). With several
+  // workers each gets its own --cpus (SplitCpusAmongWorkers), and every
+  // worker takes a free rendezvous port and advertises 127.0.0.1, so that
+  // they can form data-parallel gangs (params.hosts).
   static absl::StatusOr<std::unique_ptr<LocalCluster>> Start(const LocalOptions& options,
                                                              const std::string& device,
                                                              InterruptWatcher* interrupts);
@@ -169,6 +192,11 @@ class LocalCluster {
   // exited, with the tail of its log.
   absl::Status CheckAlive();
 
+  // Whether workers wait to be started (LocalOptions.first_worker_alone),
+  // and starting them (call once the first has connected).
+  bool workers_pending() const { return !pending_.empty(); }
+  absl::Status StartPendingWorkers();
+
   // Stops the children and removes the temporary directory. Returns an
   // error naming children that had to be killed or exited with a failure
   // not already reported by CheckAlive. Idempotent.
@@ -180,6 +208,13 @@ class LocalCluster {
   std::chrono::seconds stop_grace_;
   std::unique_ptr<PrivateCoordinator> coordinator_;
   std::vector<std::unique_ptr<ChildProcess>> workers_;
+  struct PendingWorker {
+    std::string name;
+    std::vector<std::string> argv;
+    std::string log_path;
+  };
+  std::vector<PendingWorker> pending_;
+  absl::Status StartWorker(const PendingWorker& worker);
   std::set<const ChildProcess*> reported_;  // worker failures CheckAlive returned
   bool stopped_ = false;
 };

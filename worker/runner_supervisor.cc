@@ -131,8 +131,14 @@ void RunnerSupervisor::Launch() {
   stderr_.assign(child->stderr_fd.Release());
   stdout_open_ = true;
   stderr_open_ = true;
-  spdlog::info("runner pid {} started: {} on {} (deadline {:.1f} s)", pid_, DescribeConfig(job_),
-               job_.device().empty() ? "default device" : job_.device(), deadline_.count());
+  spdlog::info("runner pid {} started: {} on {}{}{} (deadline {:.1f} s)", pid_,
+               DescribeConfig(job_), job_.device().empty() ? "default device" : job_.device(),
+               job_.cpus().empty() ? "" : ", CPUs " + job_.cpus(),
+               job_.has_gang()
+                   ? absl::StrCat(", gang rank ", job_.gang().host_rank(), " of ",
+                                  job_.gang().hosts(), " (", job_.gang().gang_tag(), ")")
+                   : "",
+               deadline_.count());
 
   WriteJob();
   ReadStdout();

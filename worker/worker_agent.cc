@@ -130,6 +130,9 @@ void WorkerAgent::OnOpen(uint64_t generation) {
   *hello->mutable_platform() = options_.platform;
   hello->set_version(common::kVersion);
   hello->set_harness(options_.harness);
+  hello->set_cpus(options_.cpus);
+  hello->set_rendezvous_address(options_.rendezvous_address);
+  hello->set_rendezvous_port(options_.rendezvous_port);
   hello->set_unacked_results(static_cast<int32_t>(unacked_.size()));
   Send(std::move(message));
 }

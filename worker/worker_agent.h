@@ -7,6 +7,9 @@
 // hello_ack.heartbeat_interval_ms. Each assignment runs in a fresh runner
 // (RunnerSupervisor) with its steps forwarded as progress (throttled) and its
 // Measurement sent as a result, which is kept until the coordinator acks it.
+// A rank of a data-parallel gang (RunnerJob.gang) runs like any job: the
+// role goes to the runner unchanged, and its result (GANG_BROKEN when a
+// peer failed) is forwarded like any other.
 // A cancel kills the matching runner. When the stream breaks the agent
 // reconnects with exponential backoff; a running job keeps running and its
 // result is sent once connected again.
@@ -59,6 +62,14 @@ struct WorkerAgentOptions {
   v1::Platform platform;
   // The runner's timing harness, "<backend>/<timing version>" (hello.harness).
   std::string harness;
+  // The CPUs runners are confined to (--cpus, "0-3,8"; "" = all): said in
+  // the hello and put into every RunnerJob, whose runner pins itself.
+  std::string cpus;
+  // Where this worker's runner serves a gang's rendezvous as rank 0
+  // (hello.rendezvous_address / rendezvous_port; "" = the address the
+  // coordinator sees the stream come from).
+  std::string rendezvous_address;
+  int rendezvous_port = 0;
   // runner_path and the runner time limits.
   RunnerSupervisorOptions runner;
 

@@ -67,8 +67,11 @@ void WorkerAgent::OnCancel(const v1::CancelJob& cancel) {
 void WorkerAgent::StartJob(const v1::JobAssignment& assignment) {
   const int64_t job_id = assignment.job_id();
   const int64_t attempt_id = assignment.attempt_id();
+  // The job as assigned (a gang rank's role included), with what only this
+  // worker knows: its device and CPUs.
   v1::RunnerJob job = assignment.job();
   job.set_device(options_.device);
+  job.set_cpus(options_.cpus);
   job.set_stream_steps(true);
   job.set_reference_probe_flops_per_sec(options_.platform.probe_flops_per_sec());
   job.set_reference_probe_threads(options_.platform.probe_threads());
@@ -130,6 +133,8 @@ void WorkerAgent::OnJobComplete(int64_t job_id, int64_t attempt_id, v1::Measurem
   // A runner this worker cannot start (the binary gone, not executable, no
   // processes left) says nothing about the job: it goes back to the queue
   // for another worker, and this one takes no work until it can start one.
+  // Any other outcome is the job's, GANG_BROKEN included (a peer rank
+  // failed, not this worker): forwarded as it is, for the coordinator.
   const bool worker_fault = measurement.outcome() == v1::CRASHED &&
                             absl::StartsWith(measurement.error(), "could not start the runner");
   if (worker_fault) {

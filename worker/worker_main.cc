@@ -1,4 +1,5 @@
-// paradnn-worker: one per host and device. Connects to the coordinator,
+// paradnn-worker: one per host and device, or several sharing a host's
+// CPUs (--cpus, each with its own id). Connects to the coordinator,
 // announces the platform, and runs each assigned job in a fresh
 // paradnn-runner child, one at a time, until SIGTERM/SIGINT.
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -29,10 +31,13 @@
 #include "common/version.h"
 #include "common/worker_identity.h"
 #include "platform/stack_findings.h"
+#include "worker/cpu_list.h"
 #include "worker/device_spec.h"
 #include "worker/platform_probe.h"
+#include "worker/rendezvous_endpoint.h"
 #include "worker/runner_zygote.h"
 #include "worker/worker_agent.h"
+#include "worker/worker_id_lock.h"
 
 namespace {
 
@@ -56,6 +61,9 @@ struct Flags {
   std::string flush_denormal = "on";
   paradnn::common::ClientSecurityFlags security;
   bool runner_zygote = true;
+  std::string cpus;
+  int64_t rendezvous_port = 0;
+  std::string advertise_address;
 };
 
 constexpr std::chrono::milliseconds kInitialBackoff{200};
@@ -113,8 +121,10 @@ void AddRunnerFlags(CLI::App& app, Flags* flags) {
       ->capture_default_str();
   app.add_option("--worker-id", flags->worker_id,
                  "Stable name of this worker in the coordinator (default: "
-                 "<hostname>-<device>-<first 8 hex digits of /etc/machine-id>); two live "
-                 "workers cannot share one");
+                 "<hostname>-<device>-<first 8 hex digits of /etc/machine-id>, then "
+                 "-cpus<--cpus> when given, then -2, -3, ... when another live worker of this "
+                 "host holds that id: a lock in --state-dir/worker-ids); two live workers cannot "
+                 "share one");
   app.add_option("--runner", flags->runner,
                  "Runner executable (default: the --backend's runner next to this program)");
   app.add_option("--backend", flags->backend,
@@ -193,6 +203,23 @@ void AddPlatformFlags(CLI::App& app, Flags* flags) {
       ->capture_default_str();
 }
 
+// Where this worker's runners run and meet the other ranks of a
+// data-parallel gang (docs/deployment.md, "Several workers on one host").
+void AddGangFlags(CLI::App& app, Flags* flags) {
+  app.add_option("--cpus", flags->cpus,
+                 "CPUs this worker's runners are confined to, as Linux writes CPU lists "
+                 "(0-3,8); every one must be in this process's affinity. Give the workers that "
+                 "share a host disjoint sets. Default: every CPU");
+  app.add_option("--rendezvous-port", flags->rendezvous_port,
+                 "TCP port this worker's runner serves a data-parallel gang's rendezvous on when "
+                 "it is the gang's rank 0 (one port: a worker runs one job at a time); 0 takes a "
+                 "free port at start-up. A firewall or Kubernetes needs a fixed one")
+      ->capture_default_str();
+  app.add_option("--advertise-address", flags->advertise_address,
+                 "Host name or IP address the other ranks of a gang reach this worker at (default: "
+                 "the address the coordinator sees this worker's stream come from)");
+}
+
 // What every runner this worker starts inherits: where the runner caches
 // the stack doctor's decision, the peak's FMA assumption, flush-to-zero.
 // The flags win over what this process inherited.
@@ -220,7 +247,58 @@ struct CheckedFlags {
   std::map<std::string, std::string> stack_requests;
   std::string address;
   paradnn::common::ClientSecurity security;
+  std::string cpus;  // canonical (FormatCpuList); "" = every CPU
+  int rendezvous_port = 0;
+  // Holds a default worker id for this process's life; unset for an
+  // explicit --worker-id.
+  std::optional<paradnn::worker::WorkerIdLock> id_lock;
 };
+
+// --cpus, --rendezvous-port and --advertise-address checked into `checked`.
+absl::Status CheckGangFlags(const Flags& flags, CheckedFlags* checked) {
+  if (!flags.cpus.empty()) {
+    absl::StatusOr<std::vector<int>> cpus = paradnn::worker::ParseCpuList(flags.cpus);
+    if (!cpus.ok()) return cpus.status();
+    if (absl::Status s = paradnn::worker::CheckCpusAllowed(*cpus, paradnn::worker::AllowedCpus());
+        !s.ok()) {
+      return s;
+    }
+    checked->cpus = paradnn::worker::FormatCpuList(*cpus);
+  }
+  absl::StatusOr<int> port = paradnn::worker::ResolveRendezvousPort(flags.rendezvous_port);
+  if (!port.ok()) return port.status();
+  checked->rendezvous_port = *port;
+  if (flags.rendezvous_port > 0) {
+    // Not fatal: what holds it now may let go before a gang needs it.
+    if (absl::Status free = paradnn::worker::CheckRendezvousPortFree(*port); !free.ok()) {
+      spdlog::warn("{}", std::string(free.message()));
+    }
+  }
+  return paradnn::worker::ValidateAdvertiseAddress(flags.advertise_address);
+}
+
+// The default id made distinct among the live workers of this host (the
+// --cpus set, then a lock per id in the state dir), and held.
+void ChooseDefaultWorkerId(Flags* flags, CheckedFlags* checked) {
+  std::string base = DefaultWorkerId(flags->device);
+  if (!checked->cpus.empty()) base += "-cpus" + checked->cpus;
+  absl::StatusOr<paradnn::worker::WorkerIdLock> lock =
+      paradnn::worker::WorkerIdLock::Take(flags->state_dir + "/worker-ids", base);
+  if (!lock.ok()) {
+    spdlog::warn(
+        "{}; calling this worker '{}' unlocked: another worker started alike on this host "
+        "would collide with it (give each its own --worker-id)",
+        std::string(lock.status().message()), base);
+    flags->worker_id = base;
+    return;
+  }
+  flags->worker_id = lock->id();
+  if (flags->worker_id != base) {
+    spdlog::info("worker id '{}' is held by another live worker of this host; this one is '{}'",
+                 base, flags->worker_id);
+  }
+  checked->id_lock = *std::move(lock);
+}
 
 absl::StatusOr<CheckedFlags> CheckFlags(Flags* flags) {
   CheckedFlags checked;
@@ -258,7 +336,8 @@ absl::StatusOr<CheckedFlags> CheckFlags(Flags* flags) {
                      "' is not an executable file (build paradnn-runner, or point --runner at "
                      "it)"));
   }
-  if (flags->worker_id.empty()) flags->worker_id = DefaultWorkerId(flags->device);
+  if (absl::Status s = CheckGangFlags(*flags, &checked); !s.ok()) return s;
+  if (flags->worker_id.empty()) ChooseDefaultWorkerId(flags, &checked);
   // The coordinator's rule, said here rather than as a refused hello.
   if (!paradnn::common::IsValidWorkerId(flags->worker_id)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -301,6 +380,9 @@ paradnn::worker::WorkerAgentOptions AgentOptions(const Flags& flags, CheckedFlag
   options.security = std::move(checked.security);
   options.worker_id = flags.worker_id;
   options.device = flags.device;
+  options.cpus = checked.cpus;
+  options.rendezvous_address = flags.advertise_address;
+  options.rendezvous_port = checked.rendezvous_port;
   options.harness = absl::StrCat(flags.backend, "/", paradnn::common::kTimingHarnessVersion);
   options.runner.runner_path = flags.runner;
   options.max_backoff = std::chrono::milliseconds(flags.max_backoff_ms);
@@ -380,6 +462,7 @@ int RunProcess(int argc, char** argv) {
   AddRunnerFlags(app, &flags);
   AddProcessFlags(app, &flags);
   AddPlatformFlags(app, &flags);
+  AddGangFlags(app, &flags);
   app.set_version_flag("--version", paradnn::common::kVersion);
   paradnn::common::AddConfigSources(&app);
   CLI11_PARSE(app, argc, argv);
@@ -397,9 +480,13 @@ int RunProcess(int argc, char** argv) {
   }
   ExportRunnerEnvironment(flags);
   paradnn::common::IgnoreSigpipe();
+  // Held until the process ends: the id is this worker's while it lives.
+  std::optional<paradnn::worker::WorkerIdLock> id_lock = std::move(checked->id_lock);
   paradnn::worker::WorkerAgentOptions options = AgentOptions(flags, *std::move(checked));
-  spdlog::info("paradnn-worker {} as '{}' on {}, runner {}", paradnn::common::kVersion,
-               flags.worker_id, flags.device, flags.runner);
+  spdlog::info("paradnn-worker {} as '{}' on {}{}, runner {}, rendezvous port {}",
+               paradnn::common::kVersion, flags.worker_id, flags.device,
+               options.cpus.empty() ? "" : " (CPUs " + options.cpus + ")", flags.runner,
+               options.rendezvous_port);
   return Serve(std::move(options));
 }
 

@@ -16,7 +16,9 @@
 // bytes on stdout, then sleep forever), sigkill (SIGKILL itself, like the
 // OOM killer), silent_exit (exit 0 without a result), ok_then_hang (an OK
 // result, then sleep forever), log_ok (a log event and stderr lines, then
-// as ok), steps_then_hang (3 steps, then sleep forever).
+// as ok), steps_then_hang (3 steps, then sleep forever), gang_broken (a
+// GANG_BROKEN result whose error echoes the job's gang role and cpus, as
+// GangEcho writes them).
 // With FAKE_RUNNER_PLATFORM=hang in the environment, --platform hangs;
 // FAKE_RUNNER_DELAY_MS=N makes "ok" take N ms; FAKE_RUNNER_BEHAVIOR_BY_NODE=
 // "9=crash,10=hang" gives jobs with params.node 9 and 10 those behaviors;
@@ -181,6 +183,28 @@ void EmitOk(const v1::RunnerJob& job) {
   Emit(event);
 }
 
+// What the runner was given of a gang and CPUs, for tests to compare.
+std::string GangEcho(const v1::RunnerJob& job) {
+  const v1::GangRole& gang = job.gang();
+  std::ostringstream echo;
+  echo << "gang rank " << gang.host_rank() << " of " << gang.hosts() << " x "
+       << gang.devices_per_host() << " at " << gang.rendezvous_host() << ":"
+       << gang.rendezvous_port() << " tag '" << gang.gang_tag() << "' secret '" << gang.secret()
+       << "' timeout " << gang.collective_timeout_s() << " peers " << gang.worker_ids_size()
+       << "; cpus '" << job.cpus() << "'";
+  return echo.str();
+}
+
+void EmitGangBroken(const v1::RunnerJob& job) {
+  v1::RunnerEvent event;
+  v1::Measurement* m = event.mutable_result();
+  m->set_outcome(v1::GANG_BROKEN);
+  m->set_error(GangEcho(job));
+  *m->mutable_config() = job.config();
+  m->set_device(job.device());
+  Emit(event);
+}
+
 v1::Platform FakePlatform() {
   v1::Platform platform;
   platform.set_fingerprint("fake-fingerprint");
@@ -308,6 +332,8 @@ int RunJobFromStdin() {
       Emit(event);
     }
     SleepForever();
+  } else if (behavior == "gang_broken") {
+    EmitGangBroken(job);
   } else if (behavior == "ok_then_hang") {
     EmitOk(job);
     SleepForever();

@@ -262,6 +262,63 @@ TEST_F(ConnectedAgentTest, ShutdownDrainsThenKillsTheRunningJobAndFlushesItsResu
   EXPECT_TRUE(service().WaitForEndedStreams(1));
 }
 
+// A worker sharing its host: its CPUs and rendezvous endpoint in the hello,
+// its CPUs in every job; a gang rank's role reaches the runner whole, and a
+// GANG_BROKEN result is forwarded like any result, the worker still healthy.
+TEST(WorkerAgentTest, SaysItsCpusAndRendezvousAndPassesAGangRoleThrough) {
+  GatewayServer gateway;
+  gateway.Start(0);
+  AgentHarness agent(Address(gateway.port), [](WorkerAgentOptions& options) {
+    options.cpus = "0-1,8";
+    options.rendezvous_address = "10.1.2.3";
+    options.rendezvous_port = 29501;
+  });
+  const int hello_at = gateway.service->WaitFor(IsHello);
+  ASSERT_GE(hello_at, 0);
+  const v1::WorkerHello hello = gateway.service->received()[hello_at].hello();
+  EXPECT_EQ(hello.cpus(), "0-1,8");
+  EXPECT_EQ(hello.rendezvous_address(), "10.1.2.3");
+  EXPECT_EQ(hello.rendezvous_port(), 29501);
+  ASSERT_TRUE(gateway.service->Send(HelloAck()));
+
+  v1::CoordinatorMessage gang_job = Assignment(51, 4, "gang_broken");
+  v1::GangRole* gang = gang_job.mutable_assignment()->mutable_job()->mutable_gang();
+  gang->set_host_rank(1);
+  gang->set_hosts(2);
+  gang->set_devices_per_host(1);
+  gang->set_rendezvous_host("10.0.0.5");
+  gang->set_rendezvous_port(29500);
+  gang->set_secret("s3cret");
+  gang->set_gang_tag("job 51 attempt 4");
+  gang->set_collective_timeout_s(30);
+  gang->add_worker_ids("a");
+  gang->add_worker_ids("test-worker");
+  ASSERT_TRUE(gateway.service->Send(gang_job));
+  const int result_at = gateway.service->WaitFor(IsResult(51));
+  ASSERT_GE(result_at, 0);
+  const v1::JobResult result = gateway.service->received()[result_at].result();
+  EXPECT_EQ(result.measurement().outcome(), v1::GANG_BROKEN);
+  EXPECT_EQ(result.measurement().error(),
+            "gang rank 1 of 2 x 1 at 10.0.0.5:29500 tag 'job 51 attempt 4' secret 's3cret' "
+            "timeout 30 peers 2; cpus '0-1,8'");
+  EXPECT_FALSE(result.handed_back());
+  ASSERT_TRUE(gateway.service->Send(Ack(51, 4)));
+
+  // Not a fault of this worker: it does not drain and takes the next job.
+  EXPECT_GE(
+      gateway.service->WaitFor(
+          [](const v1::WorkerMessage& m) { return m.has_heartbeat() && !m.heartbeat().draining(); },
+          result_at),
+      0);
+  ASSERT_TRUE(gateway.service->Send(Assignment(52, 1, "ok")));
+  const int next_at = gateway.service->WaitFor(IsResult(52));
+  ASSERT_GE(next_at, 0);
+  EXPECT_EQ(gateway.service->received()[next_at].result().measurement().outcome(), v1::OK);
+  ASSERT_TRUE(gateway.service->Send(Ack(52, 1)));
+  agent.Shutdown();
+  EXPECT_TRUE(agent.WaitStopped());
+}
+
 TEST(WorkerAgentTest, ShutdownWithoutCoordinatorStopsPromptly) {
   // Nothing listens on port 1: every attempt is refused.
   AgentHarness agent("127.0.0.1:1");

@@ -8,12 +8,14 @@
 
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/subprocess.h"
+#include "tests/support/temp_file.h"
 #include "tests/unit/worker/fake_gateway.h"
 #include "tests/unit/worker/fake_runner_path.h"
 
@@ -137,6 +139,68 @@ TEST(WorkerMainTest, RejectsARunnerThatIsNotExecutable) {
 TEST(WorkerMainTest, RejectsAWorkerIdTheCoordinatorWouldRefuse) {
   ExpectUsageError({"--runner", PARADNN_FAKE_RUNNER, "--worker-id", std::string(300, 'w')},
                    "--worker-id: 300 characters; must be 1..256 characters");
+}
+
+TEST(WorkerMainTest, RejectsBadGangFlagsNamingThem) {
+  ExpectUsageError({"--runner", PARADNN_FAKE_RUNNER, "--cpus", "3-1"},
+                   "--cpus: '3-1' is not a CPU list: a reversed range '3-1'");
+  ExpectUsageError({"--runner", PARADNN_FAKE_RUNNER, "--cpus", "0,x"},
+                   "--cpus: '0,x' is not a CPU list");
+  // CPU 1023 is beyond any affinity this test runs with.
+  ExpectUsageError({"--runner", PARADNN_FAKE_RUNNER, "--cpus", "0,1023"},
+                   "--cpus: CPU 1023 is outside this process's affinity; allowed: CPU");
+  ExpectUsageError({"--runner", PARADNN_FAKE_RUNNER, "--rendezvous-port", "70000"},
+                   "--rendezvous-port: 70000 is out of range; allowed: 1..65535, or 0");
+  ExpectUsageError({"--runner", PARADNN_FAKE_RUNNER, "--advertise-address", "10.0.0.1:29500"},
+                   "--advertise-address: '10.0.0.1:29500'");
+}
+
+// Starts paradnn-worker with `args` and returns the hello it sends to
+// `gateway` (empty if none came).
+v1::WorkerHello StartAndHello(FakeGateway& gateway, const std::vector<std::string>& args,
+                              std::unique_ptr<WorkerProcess>* worker) {
+  const size_t before = gateway.received().size();
+  *worker = std::make_unique<WorkerProcess>(args);
+  const int at = gateway.WaitFor(IsHello, before);
+  EXPECT_GE(at, 0);
+  return at < 0 ? v1::WorkerHello() : gateway.received()[at].hello();
+}
+
+// Two workers started alike on one host (the ranks of a gang sharing it)
+// get distinct default ids; one restarted gets its old id back.
+TEST(WorkerMainTest, WorkersOfOneHostGetDistinctStableDefaultIds) {
+  GatewayServer gateway;
+  gateway.Start(0);
+  testing::TempFolder state("worker-state");
+  const std::vector<std::string> args = {
+      "--coordinator", "127.0.0.1:" + std::to_string(gateway.port),
+      "--runner",      PARADNN_FAKE_RUNNER,
+      "--calibrate",   "never",
+      "--state-dir",   state.path()};
+  FakeGateway& service = *gateway.service;
+  std::unique_ptr<WorkerProcess> first, second, restarted, pinned;
+  const v1::WorkerHello first_hello = StartAndHello(service, args, &first);
+  const v1::WorkerHello second_hello = StartAndHello(service, args, &second);
+  ASSERT_FALSE(first_hello.worker_id().empty());
+  EXPECT_EQ(second_hello.worker_id(), first_hello.worker_id() + "-2");
+  // Each chose a rendezvous port; no --cpus: every CPU.
+  EXPECT_GT(first_hello.rendezvous_port(), 0);
+  EXPECT_GT(second_hello.rendezvous_port(), 0);
+  EXPECT_EQ(first_hello.cpus(), "");
+  EXPECT_EQ(first_hello.rendezvous_address(), "");
+
+  ExpectCleanExitOn(SIGTERM, *first, service);
+  EXPECT_EQ(StartAndHello(service, args, &restarted).worker_id(), first_hello.worker_id());
+
+  // --cpus is part of the default id and said in the hello.
+  std::vector<std::string> pinned_args = args;
+  pinned_args.insert(pinned_args.end(), {"--cpus", "0", "--rendezvous-port", "29517",
+                                         "--advertise-address", "127.0.0.1"});
+  const v1::WorkerHello pinned_hello = StartAndHello(service, pinned_args, &pinned);
+  EXPECT_EQ(pinned_hello.worker_id(), first_hello.worker_id() + "-cpus0");
+  EXPECT_EQ(pinned_hello.cpus(), "0");
+  EXPECT_EQ(pinned_hello.rendezvous_port(), 29517);
+  EXPECT_EQ(pinned_hello.rendezvous_address(), "127.0.0.1");
 }
 
 TEST(WorkerMainTest, RunsAJobAndExitsCleanlyOnSigterm) {
