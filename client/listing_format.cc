@@ -79,6 +79,9 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
                     s.predicted_jobs(), " predicted");
   }
   rows.push_back({"jobs", jobs});
+  // Pending jobs that wait for a reason (a gang for enough idle workers of
+  // one platform), one row each.
+  for (const std::string& line : s.waiting()) rows.push_back({"waiting", line});
   if (s.spec().run().budget_seconds() > 0) {
     rows.push_back(
         {"budget",

@@ -41,6 +41,10 @@ std::string FormatProgressLine(const v1::SweepStatus& status, double elapsed_sec
       "[", std::string(filled, '#'), std::string(bar_width - filled, '.'), "] ", c.finished, "/",
       c.total, " done, ", c.running, " running, ok ", c.ok, ", failed ", c.failed);
   if (c.cancelled > 0) absl::StrAppend(&line, ", cancelled ", c.cancelled);
+  // Nothing runs and something waits for a reason: say the first one.
+  if (c.running == 0 && status.waiting_size() > 0) {
+    absl::StrAppend(&line, ", waiting: ", status.waiting(0));
+  }
   double eta = EstimateRemainingSeconds(c, elapsed_seconds, baseline);
   // The model's estimate knows each remaining job's size; the rate only
   // the average of those done.

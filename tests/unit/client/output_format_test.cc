@@ -375,6 +375,10 @@ TEST(OutputFormatTest, SweepListing) {
   EXPECT_THAT(detail, HasSubstr("layer=4  node=32..512 x2"));
   EXPECT_THAT(detail, HasSubstr("ci=0.02"));
   EXPECT_THAT(detail, HasSubstr("12 total: 6 done, 0 running, 0 pending, 1 failed"));
+  EXPECT_THAT(detail, ::testing::Not(HasSubstr("waiting")));
+  s.add_waiting("1 pending job(s) of hosts 8 (first: job 3) need that many connected workers");
+  EXPECT_THAT(FormatSweepDetail(s),
+              ::testing::ContainsRegex("waiting +1 pending job\\(s\\) of hosts 8"));
 }
 
 TEST(OutputFormatTest, WorkerListing) {

@@ -46,6 +46,18 @@ TEST(ProgressTest, TheModelsEstimateWinsOverTheRateAndSaysSo) {
   EXPECT_THAT(FormatProgressLine(s, 5), HasSubstr("ETA 1:35 (model)"));
 }
 
+TEST(ProgressTest, WhyNothingRunsIsSaid) {
+  v1::SweepStatus s = Status(4, 1, 0, 1);
+  s.add_waiting("job 2 (hosts 4) waits for 4 idle workers of platform 3: 2 idle of 4 connected");
+  s.add_waiting("another line");
+  EXPECT_THAT(FormatProgressLine(s, 5),
+              HasSubstr("ok 1, failed 0, waiting: job 2 (hosts 4) waits for 4 idle workers of "
+                        "platform 3: 2 idle of 4 connected  elapsed"));
+  // While something runs the line stays as it was.
+  s.set_leased_jobs(1);
+  EXPECT_THAT(FormatProgressLine(s, 5), ::testing::Not(HasSubstr("waiting")));
+}
+
 TEST(ProgressTest, FinishedSweep) {
   v1::SweepStatus s = Status(12, 12, 0, 11);
   s.set_state(v1::SWEEP_DONE);
