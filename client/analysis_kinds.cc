@@ -10,6 +10,7 @@
 #include "client/analyze_flags.h"
 #include "client/metric_plot_scripts.h"
 #include "client/roofline_plot_script.h"
+#include "client/scale_out_views.h"
 #include "client/speedup_plot_scripts.h"
 #include "common/analysis_metrics.h"
 
@@ -107,10 +108,33 @@ void FillSpeedup(const AnalyzeFlags& flags, v1::AnalyzeRequest* request) {
 void ScalingOptions(CLI::App* command, AnalyzeFlags* flags) {
   command->add_option("--metric", flags->metric,
                       "Default examples_per_sec. " + common::AnalysisMetricHelp());
-  command->add_option("--field", flags->field, "The scaled field (default intra_op_threads)");
+  command->add_option("--field", flags->field,
+                      "The scaled field (default intra_op_threads); hosts or devices: the "
+                      "data-parallel analysis, as `analyze scale_out` (examples/s and the step, "
+                      "no --metric)");
+}
+
+void ScaleOutOptions(CLI::App* command, AnalyzeFlags* flags) {
+  command->add_option("--field", flags->field,
+                      "hosts (default: processes of a gang, one per worker) or devices (replicas "
+                      "per process)");
+}
+
+void FillScaleOut(const AnalyzeFlags& flags, v1::AnalyzeRequest* request) {
+  request->mutable_scale_out()->set_field(flags.field);
+}
+
+// Thread scaling, or for a data-parallel count the scale-out analysis: the
+// issue asks for it as `analyze scaling --field hosts|devices`.
+bool IsDataParallelCount(const std::string& field) {
+  return field == "hosts" || field == "devices";
 }
 
 void FillScaling(const AnalyzeFlags& flags, v1::AnalyzeRequest* request) {
+  if (IsDataParallelCount(flags.field)) {
+    FillScaleOut(flags, request);
+    return;
+  }
   v1::ScalingRequest* scaling = request->mutable_scaling();
   scaling->set_metric(flags.metric);
   scaling->set_field(flags.field);
@@ -171,7 +195,8 @@ constexpr AnalysisKind kAnalysisKinds[] = {
        return internal::SpeedupScript(r.speedup(), terminal, out_path);
      }},
     {"scaling",
-     "Throughput at 1 vs N threads for the same configurations (paper Fig. 4 on CPU threads)",
+     "Throughput at 1 vs N threads for the same configurations (paper Fig. 4 on CPU threads);\n"
+     "--field hosts|devices: the data-parallel scale_out analysis",
      ScalingOptions, FillScaling,
      [](const v1::AnalyzeResponse& r) { return internal::ScalingTable(r.scaling()); },
      [](const v1::AnalyzeResponse& r) { return internal::ScalingCsv(r.scaling()); },
@@ -189,6 +214,17 @@ constexpr AnalysisKind kAnalysisKinds[] = {
     {"bisect", nullptr, nullptr, nullptr,
      [](const v1::AnalyzeResponse& r) { return absl::StrCat(r.bisect().summary(), "\n"); },
      [](const v1::AnalyzeResponse&) { return std::string(); }, nullptr, nullptr},
+    {"scale_out",
+     "Data-parallel scaling over hosts or devices: throughput against N with the ideal line,\n"
+     "weak and strong efficiency against the smallest N, the step's breakdown and where\n"
+     "communication passes half of it (issue 39; the paper's future multi-chip work)",
+     ScaleOutOptions, FillScaleOut,
+     [](const v1::AnalyzeResponse& r) { return internal::ScaleOutTable(r.scale_out()); },
+     [](const v1::AnalyzeResponse& r) { return internal::ScaleOutCsv(r.scale_out()); },
+     nullptr,  // efficiencies and shares are ratios, seconds and examples/s stay
+     [](const v1::AnalyzeResponse& r, Terminal terminal, const std::string& out_path) {
+       return internal::ScaleOutScript(r.scale_out(), terminal, out_path);
+     }},
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <kainjow/mustache.hpp>
+#include <map>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -17,6 +19,7 @@
 #include "client/analysis_plots.h"
 #include "client/analysis_views.h"
 #include "common/state_names.h"
+#include "model/sweep.h"
 #include "platform/silicon_peak.h"
 
 namespace paradnn::client {
@@ -158,7 +161,63 @@ std::string InlineSvg(std::string svg, const std::string& id_prefix, const std::
   return out;
 }
 
+// The values params.`name` takes in `sweep`, as its expansion gives them;
+// none when the sweep does not set it or the family does not know it.
+std::set<int64_t> SweptValues(const v1::SweepStatus& sweep, const std::string& name) {
+  const auto param = sweep.spec().params().find(name);
+  const model::FamilyDef* family = model::FindFamily(sweep.family());
+  const model::ParamRule* rule = family == nullptr ? nullptr : model::FindParam(*family, name);
+  if (param == sweep.spec().params().end() || rule == nullptr) return {};
+  absl::StatusOr<std::vector<int64_t>> values =
+      model::ParamValues(param->second, *rule, absl::StrCat("params.", name));
+  if (!values.ok()) return {};
+  return std::set<int64_t>(values->begin(), values->end());
+}
+
+PlannedAnalysis ScaleOutSection(const std::string& family, const std::vector<int64_t>& sweep_ids,
+                                const std::string& field, const std::set<int64_t>& values) {
+  PlannedAnalysis analysis;
+  analysis.title = absl::StrCat(family, ": data-parallel scaling over ", field);
+  analysis.caption = absl::StrCat(
+      "Examples/s of the whole job against ", field, " (", absl::StrJoin(values, ", "),
+      ") on log axes, dashed the ideal line (the smallest N's throughput times N over it); "
+      "weak scaling keeps the per-replica batch, strong scaling the global batch; each "
+      "series' baseline says whether it was a 1-replica run on the same communication path "
+      "or a plain run. Right: the step of the first series stacked into compute, exposed "
+      "communication, optimizer and the rest; the table says where communication passes half "
+      "of the step.");
+  for (int64_t id : sweep_ids) analysis.request.mutable_selection()->add_sweep_ids(id);
+  (*analysis.request.mutable_selection()->mutable_where())["family"] = family;
+  analysis.request.mutable_scale_out()->set_field(field);
+  return analysis;
+}
+
 }  // namespace
+
+std::vector<PlannedAnalysis> PlanScaleOutSections(const std::vector<v1::SweepStatus>& sweeps) {
+  struct FamilyCounts {
+    std::vector<int64_t> sweep_ids;
+    std::map<std::string, std::set<int64_t>> values;  // hosts, devices
+  };
+  std::map<std::string, FamilyCounts> families;
+  for (const v1::SweepStatus& sweep : sweeps) {
+    FamilyCounts& family = families[sweep.family()];
+    family.sweep_ids.push_back(sweep.sweep_id());
+    for (const char* field : {"hosts", "devices"}) {
+      const std::set<int64_t> values = SweptValues(sweep, field);
+      family.values[field].insert(values.begin(), values.end());
+    }
+  }
+  std::vector<PlannedAnalysis> planned;
+  for (const auto& [name, family] : families) {
+    for (const char* field : {"hosts", "devices"}) {
+      const std::set<int64_t>& values = family.values.at(field);
+      if (values.size() > 1)
+        planned.push_back(ScaleOutSection(name, family.sweep_ids, field, values));
+    }
+  }
+  return planned;
+}
 
 absl::Status WriteReport(const ReportInput& input, const std::string& out_dir) {
   std::error_code error;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "client/analyze_command.h"
 #include "paradnn/v1/analysis.pb.h"
 #include "paradnn/v1/coordinator.pb.h"
 
@@ -37,6 +38,14 @@ struct ReportInput {
 // built into the binary, rendered with every text from `input` HTML-escaped.
 // Internal/Unavailable as PlotAnalysis returns them.
 absl::Status WriteReport(const ReportInput& input, const std::string& out_dir);
+
+// The report's data-parallel sections: per family whose sweeps take more
+// than one value of params.hosts, one scale_out analysis over them along
+// hosts, and the same for params.devices; none when neither varies. Each
+// section's figure is throughput against N with the ideal line beside the
+// step's breakdown; its table the weak and strong efficiencies and which
+// baseline they rest on. PlanReport (analyze_command.h) adds them. Pure.
+std::vector<PlannedAnalysis> PlanScaleOutSections(const std::vector<v1::SweepStatus>& sweeps);
 
 }  // namespace paradnn::client
 

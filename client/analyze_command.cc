@@ -42,7 +42,6 @@ struct FamilyPlan {
   std::map<std::string, int64_t> param_values;  // most values seen per varying parameter
   std::set<std::string> precisions;
   bool threads_vary = false;
-  bool devices_vary = false;  // params.devices: data-parallel replicas
 };
 
 v1::ResultSelection Selection(const std::vector<int64_t>& sweep_ids,
@@ -152,13 +151,6 @@ void PlanFamily(const std::string& family, const FamilyPlan& plan,
         "Examples/s at each thread count over the smallest, per configuration (paper Fig. 4's "
         "multi-chip overhead, on CPU threads); efficiency 100 % is perfect scaling."));
   }
-  if (plan.devices_vary) {
-    out->push_back(ScalingAnalysis(
-        plan, where_family, "devices", absl::StrCat(family, ": scaling with data-parallel devices"),
-        "Examples/s (every replica's) at each device count over the smallest, per "
-        "configuration (paper Fig. 4's multi-chip overhead); efficiency 100 % is perfect "
-        "scaling."));
-  }
 }
 
 }  // namespace
@@ -217,7 +209,6 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
       int64_t& seen = plan.param_values[name];
       seen = std::max(seen, count);
       if (name == "intra_op_threads") plan.threads_vary = true;
-      if (name == "devices") plan.devices_vary = true;
     }
     if (spec.precision().empty()) plan.precisions.insert("float32");
     for (const std::string& precision : spec.precision()) plan.precisions.insert(precision);
@@ -226,6 +217,10 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
   // Categorical options (block_fn, cell) are not numeric: they take no part
   // in heat-map axes or regressions.
   for (const auto& [family, plan] : families) PlanFamily(family, plan, &planned);
+  // Data-parallel sweeps (params.hosts or devices): scale-out per field.
+  for (PlannedAnalysis& scale_out : PlanScaleOutSections(sweeps)) {
+    planned.push_back(std::move(scale_out));
+  }
 
   PlannedAnalysis roofline;
   roofline.title = "Roofline";

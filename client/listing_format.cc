@@ -66,6 +66,31 @@ std::string FormatSweepList(const std::vector<v1::SweepStatus>& sweeps) {
                       {true, false, false, false, false, true, true, true});
 }
 
+namespace {
+
+// The run settings a sweep set ("defaults" for none), "ci=0.02 seed=7".
+std::string DescribeRunSettings(const v1::RunSettings& r) {
+  std::vector<std::string> parts;
+  if (r.ci() != 0) parts.push_back(absl::StrCat("ci=", r.ci()));
+  if (r.max_seconds() != 0) parts.push_back(absl::StrCat("max_seconds=", r.max_seconds()));
+  if (r.warmup_steps() != 0) parts.push_back(absl::StrCat("warmup_steps=", r.warmup_steps()));
+  if (r.min_steps() != 0) parts.push_back(absl::StrCat("min_steps=", r.min_steps()));
+  if (r.max_steps() != 0) parts.push_back(absl::StrCat("max_steps=", r.max_steps()));
+  if (r.intra_op_threads() != 0) {
+    parts.push_back(absl::StrCat("intra_op_threads=", r.intra_op_threads()));
+  }
+  if (r.inter_op_threads() != 0) {
+    parts.push_back(absl::StrCat("inter_op_threads=", r.inter_op_threads()));
+  }
+  if (r.timeout_seconds() != 0) {
+    parts.push_back(absl::StrCat("timeout_seconds=", r.timeout_seconds()));
+  }
+  if (r.seed() != 0) parts.push_back(absl::StrCat("seed=", r.seed()));
+  return parts.empty() ? "defaults" : absl::StrJoin(parts, " ");
+}
+
+}  // namespace
+
 std::string FormatSweepDetail(const v1::SweepStatus& s) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"family", s.family()});
@@ -124,26 +149,7 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
       {"precision", spec.precision().empty() ? "float32" : absl::StrJoin(spec.precision(), ", ")});
   rows.push_back(
       {"optimizer", spec.optimizer().empty() ? "rmsprop" : absl::StrJoin(spec.optimizer(), ", ")});
-  if (spec.has_run()) {
-    const v1::RunSettings& r = spec.run();
-    std::vector<std::string> parts;
-    if (r.ci() != 0) parts.push_back(absl::StrCat("ci=", r.ci()));
-    if (r.max_seconds() != 0) parts.push_back(absl::StrCat("max_seconds=", r.max_seconds()));
-    if (r.warmup_steps() != 0) parts.push_back(absl::StrCat("warmup_steps=", r.warmup_steps()));
-    if (r.min_steps() != 0) parts.push_back(absl::StrCat("min_steps=", r.min_steps()));
-    if (r.max_steps() != 0) parts.push_back(absl::StrCat("max_steps=", r.max_steps()));
-    if (r.intra_op_threads() != 0) {
-      parts.push_back(absl::StrCat("intra_op_threads=", r.intra_op_threads()));
-    }
-    if (r.inter_op_threads() != 0) {
-      parts.push_back(absl::StrCat("inter_op_threads=", r.inter_op_threads()));
-    }
-    if (r.timeout_seconds() != 0) {
-      parts.push_back(absl::StrCat("timeout_seconds=", r.timeout_seconds()));
-    }
-    if (r.seed() != 0) parts.push_back(absl::StrCat("seed=", r.seed()));
-    rows.push_back({"run", parts.empty() ? "defaults" : absl::StrJoin(parts, " ")});
-  }
+  if (spec.has_run()) rows.push_back({"run", DescribeRunSettings(spec.run())});
   std::string out = absl::StrCat("sweep ", s.sweep_id(), ": ", EscapeForTerminal(s.name()), "\n");
   std::string body = AlignColumns({"", ""}, rows, {false, false});
   // Drop the empty header line AlignColumns writes first.

@@ -144,6 +144,64 @@ function speedupNote(s, r) {
   return `geomean ${Fmt.significant3(num(s.geomean_speedup))}x${interval} (95 %; min ${Fmt.significant3(num(s.min_speedup))}x, max ${Fmt.significant3(num(s.max_speedup))}x) over ${(s.points || []).length} configurations; verdicts: ${verdicts || 'none'} (false discovery rate ${num(s.fdr) * 100} %, bars: 95 % intervals); only in baseline ${num(s.baseline_only)}, only in candidate ${num(s.candidate_only)}; ${scopeText(r)}`;
 }
 
+// The scale-out answer in words: per series its kind, baseline, largest
+// N's efficiency and where communication passes half of the step.
+function scaleOutNote(s, r) {
+  const series = (s.series || []).map((one) => {
+    const points = one.points || [];
+    const last = points[points.length - 1] || {};
+    const kind = one.mode === 'weak' ? `weak (batch ${one.batch})` : one.mode === 'strong' ? `strong (global batch ${one.global_batch})` : 'neither weak nor strong';
+    const efficiency = last.efficiency === undefined ? '' : `, ${Fmt.percent(last.efficiency * 100)} efficient at ${s.field}=${last.n}`;
+    return `${kind}${efficiency}; baseline ${one.baseline || '-'}; communication ≥ 50 %: ${one.crossover || '-'}`;
+  });
+  return `${series.length} series over ${s.field}: ${series.join(' · ')}; ${scopeText(r)}`;
+}
+
+// Throughput against N (log-log, dashed the ideal line) beside the first
+// series' step stacked into its parts.
+function scaleOutChart(s) {
+  const label = (one) => `${one.mode} ${one.mode === 'strong' ? 'B=' + one.global_batch : 'b=' + one.batch} ${one.config}`;
+  const lines = [];
+  for (const one of s.series || []) {
+    for (const p of one.points || []) {
+      const base = { series: label(one), n: Number(p.n), efficiency: p.efficiency, share: num(p.communication_share) };
+      lines.push({ ...base, kind: 'measured', value: num(p.examples_per_sec) });
+      if (one.mode !== 'neither') lines.push({ ...base, kind: 'ideal', value: num(p.ideal_examples_per_sec) });
+    }
+  }
+  const first = (s.series || [])[0] || { points: [] };
+  const parts = [];
+  for (const p of first.points || []) {
+    for (const [part, field] of [['compute', 'compute_s'], ['exposed communication', 'exposed_communication_s'], ['optimizer', 'optimizer_s'], ['other', 'other_s']]) {
+      parts.push({ n: String(p.n), part, ms: num(p[field]) * 1e3 });
+    }
+  }
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    hconcat: [
+      { width: 380, height: 260, title: `examples/s vs ${s.field} (dashed: ideal)`, data: { values: lines.filter((d) => d.value > 0) },
+        mark: { type: 'line', point: true },
+        encoding: {
+          x: { field: 'n', type: 'quantitative', scale: { type: 'log', base: 2 }, title: s.field },
+          y: { field: 'value', type: 'quantitative', scale: { type: 'log' }, title: 'examples/s (whole job)' },
+          color: { field: 'series', type: 'nominal', legend: { orient: 'bottom', columns: 1, labelLimit: 360 } },
+          strokeDash: { field: 'kind', type: 'nominal', scale: { domain: ['measured', 'ideal'], range: [[1, 0], [4, 4]] }, legend: null },
+          tooltip: [{ field: 'series' }, { field: 'n', title: s.field }, { field: 'kind' }, { field: 'value', format: '.4~s', title: 'examples/s' },
+            { field: 'efficiency', format: '.0%' }, { field: 'share', format: '.0%', title: 'communication share' }] } },
+      { width: 260, height: 260, title: `step of ${first.mode ? label(first) : 'no series'}`.slice(0, 60), data: { values: parts },
+        mark: 'bar',
+        encoding: {
+          x: { field: 'n', type: 'ordinal', sort: null, title: s.field },
+          y: { field: 'ms', type: 'quantitative', stack: 'zero', title: 'ms per step' },
+          color: { field: 'part', type: 'nominal', sort: ['compute', 'exposed communication', 'optimizer', 'other'],
+            scale: { range: ['#1f77b4', '#d62728', '#2ca02c', '#bbbbbb'] } },
+          order: { field: 'part', sort: 'ascending' },
+          tooltip: [{ field: 'n', title: s.field }, { field: 'part' }, { field: 'ms', format: '.3~f' }] } },
+    ],
+    resolve: { scale: { color: 'independent' } },
+  };
+}
+
 // The one table of the dashboard's analysis kinds, in the order the page
 // shows them. Per kind (its AnalyzeRequest oneof name): the panel's title,
 // its form's controls, the request's selection (default: this sweep) and
@@ -229,6 +287,17 @@ const kAnalysisPanels = {
     },
     auto: (ctx) => ctx.all.includes('intra_op_threads'),
     idle: 'Draw with a field whose levels vary, such as intra_op_threads in a sweep over threads.',
+  },
+  scale_out: {
+    title: 'Data-parallel scaling',
+    controls: (ctx) => ['field ', select('field', ['hosts', 'devices'], ctx.all.includes('hosts') ? 'hosts' : 'devices'), ' '],
+    request: (f) => ({ field: f.field }),
+    show: async (part, r, ctx, chart, note) => {
+      note.textContent = scaleOutNote(part, r);
+      await embed(chart, scaleOutChart(part));
+    },
+    auto: (ctx) => ctx.all.includes('hosts') || ctx.all.includes('devices'),
+    idle: 'Draw with a sweep over hosts (gang size) or devices (replicas per process).',
   },
 };
 

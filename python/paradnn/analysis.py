@@ -58,6 +58,8 @@ _KINDS: dict[str, _Kind] = {
     "history": _Kind(rows="series", nested="points",
                      leading={"config": "config", "hardware": "hardware"}),
     "bisect": _Kind(rows="decisions", reads_results=False),
+    "scale_out": _Kind(rows="series", nested="points",
+                       leading={"config": "config", "mode": "mode", "baseline_kind": "baseline_kind"}),
 }
 
 
@@ -158,7 +160,8 @@ def _set_field(message: Any, name: str, value: Any, kind: str) -> None:
 def frame(response: analysis_pb2.AnalyzeResponse) -> pd.DataFrame:
     """The response's rows as a DataFrame: heat-map cells (with their panel), sensitivity
     weights, roofline points, box-plot groups, speedup points, scaling levels, history
-    points (with their series' config and hardware) or bisect decisions. The response's
+    points (with their series' config and hardware), bisect decisions or scale-out points
+    (with their series' config, mode and baseline kind). The response's
     scalar fields (metric, unit, r_squared, geomean_speedup, ...) and the count of results
     are in `.attrs`."""
     kind = response.WhichOneof("analysis")

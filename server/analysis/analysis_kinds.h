@@ -2,9 +2,9 @@
 // kind of AnalyzeRequest, the one table of kinds it dispatches through, and
 // what more than one of them uses. Internal to server/analysis: the
 // single-sweep kinds are in single_sweep_analyses.cc, the comparisons
-// (speedup, scaling, history) in comparison_analyses.cc, the table in
-// analyzer.cc. A new kind adds its function here and its row to the table
-// (docs/extending.md "Add an analysis kind"); analysis_kinds_test fails,
+// (speedup, scaling, history) in comparison_analyses.cc, the data-parallel
+// scale-out in scaling_analysis.cc, the table in analyzer.cc. A new kind adds its function here and
+// its row to the table (docs/extending.md "Add an analysis kind"); analysis_kinds_test fails,
 // naming the kind, while the proto has a kind the table lacks.
 #ifndef PARADNN_SERVER_ANALYSIS_ANALYSIS_KINDS_H_
 #define PARADNN_SERVER_ANALYSIS_ANALYSIS_KINDS_H_
@@ -83,6 +83,10 @@ absl::StatusOr<v1::ScalingResponse> Scaling(const KindContext& context,
                                             const v1::ScalingRequest& request);
 absl::StatusOr<v1::HistoryResponse> History(const KindContext& context,
                                             const v1::HistoryRequest& request);
+
+// ---- Data-parallel scale-out over hosts or devices (scaling_analysis.cc) ----
+absl::StatusOr<v1::ScaleOutResponse> ScaleOut(const KindContext& context,
+                                              const v1::ScaleOutRequest& request);
 
 }  // namespace paradnn::server::analysis
 

@@ -68,6 +68,11 @@ constexpr AnalysisKind kAnalysisKinds[] = {
      [](const KindContext&, const v1::AnalyzeRequest& request, v1::AnalyzeResponse* response) {
        return Into(BisectStep(request.bisect()), response->mutable_bisect());
      }},
+    {v1::AnalyzeRequest::kScaleOut, "scale_out", kReadsResults,
+     [](const KindContext& context, const v1::AnalyzeRequest& request,
+        v1::AnalyzeResponse* response) {
+       return Into(ScaleOut(context, request.scale_out()), response->mutable_scale_out());
+     }},
 };
 
 const AnalysisKind* FindKind(v1::AnalyzeRequest::AnalysisCase request_case) {

@@ -145,3 +145,23 @@ def test_history_frame_has_a_row_per_point_with_its_series() -> None:
     assert list(points["hardware"]) == ["cpu AMD EPYC", "cpu AMD EPYC"]
     assert list(points["value"]) == [0.5, 0.6] and list(points["set_aside"]) == [False, True]
     assert points.attrs["metric"] == "step_time"
+
+
+def test_scale_out_request_and_frame_have_a_row_per_point_with_its_series() -> None:
+    request = paradnn.build_request("scale_out", 7, field="devices")
+    assert request.WhichOneof("analysis") == "scale_out" and request.scale_out.field == "devices"
+    response = analysis_pb2.AnalyzeResponse()
+    response.scale_out.field = "hosts"
+    series = response.scale_out.series.add(config="fc layer=2", mode="weak", batch=64,
+                                           baseline_kind="data-parallel 1 rank")
+    series.points.add(n=1, examples_per_sec=640.0, efficiency=1.0)
+    series.points.add(n=2, examples_per_sec=1000.0, efficiency=0.78, communication_share=0.2)
+    neither = response.scale_out.series.add(config="fc layer=4", mode="neither")
+    neither.points.add(n=1, examples_per_sec=500.0)  # no efficiency: NaN, not 0
+    points = paradnn.frame(response)
+    assert list(points["config"]) == ["fc layer=2", "fc layer=2", "fc layer=4"]
+    assert list(points["mode"]) == ["weak", "weak", "neither"]
+    assert list(points["baseline_kind"])[:2] == ["data-parallel 1 rank"] * 2
+    assert list(points["n"]) == [1, 2, 1]
+    assert points.loc[1, "efficiency"] == 0.78 and math.isnan(points.loc[2, "efficiency"])
+    assert points.attrs["field"] == "hosts"
