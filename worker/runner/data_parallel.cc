@@ -25,6 +25,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "worker/runner/gradient_buckets.h"
 
 namespace paradnn::runner {
 namespace {
@@ -64,6 +65,62 @@ class C10dCollectives final : public ReplicaCollectives {
   c10::intrusive_ptr<Group> group_;
 };
 
+// Plain averaging: one all-reduce per parameter after backward.
+class PerParameterSync final : public ReplicaSync {
+ public:
+  PerParameterSync(std::unique_ptr<ReplicaCollectives> collectives, int world, int parameters)
+      : collectives_(std::move(collectives)), world_(world), parameters_(parameters) {}
+
+  void BroadcastFromFirst(const std::vector<torch::Tensor>& parameters) override {
+    collectives_->BroadcastFromFirst(parameters);
+  }
+  GradientSyncTimes AverageGradients(const std::vector<torch::Tensor>& parameters) override {
+    const auto start = std::chrono::steady_clock::now();
+    GradientSyncTimes times;
+    for (const torch::Tensor& p : parameters) {
+      if (p.grad().defined()) times.allreduce_bytes += p.grad().numel() * p.grad().element_size();
+    }
+    paradnn::runner::AverageGradients(*collectives_, world_, parameters);
+    times.exposed_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    times.allreduce_s = times.exposed_s;
+    return times;
+  }
+  int buckets() const override { return parameters_; }
+  int64_t bucket_cap_bytes() const override { return 0; }
+
+ private:
+  std::unique_ptr<ReplicaCollectives> collectives_;
+  int world_;
+  int parameters_;
+};
+
+// DDP-style buckets (gradient_buckets.h).
+class BucketSync final : public ReplicaSync {
+ public:
+  BucketSync(c10::intrusive_ptr<c10d::ProcessGroup> group,
+             const std::vector<torch::Tensor>& parameters, bool overlap)
+      : group_(group), buckets_(parameters, std::move(group), overlap) {}
+
+  void BroadcastFromFirst(const std::vector<torch::Tensor>& parameters) override {
+    C10dCollectives<c10d::ProcessGroup>(group_).BroadcastFromFirst(parameters);
+  }
+  GradientSyncTimes AverageGradients(const std::vector<torch::Tensor>&) override {
+    const StepCommunication step = buckets_.FinishBackward();
+    GradientSyncTimes times;
+    times.exposed_s = step.exposed_s;
+    times.allreduce_s = step.allreduce_s;
+    times.allreduce_bytes = step.allreduce_bytes;
+    return times;
+  }
+  int buckets() const override { return buckets_.buckets(); }
+  int64_t bucket_cap_bytes() const override { return buckets_.bucket_cap_bytes(); }
+
+ private:
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  GradientBuckets buckets_;
+};
+
 }  // namespace
 
 absl::StatusOr<std::string> CollectiveBackendFor(torch::DeviceType device_type) {
@@ -98,37 +155,56 @@ std::shared_ptr<void> MakeReplicaStore() {
 #endif
 }
 
-std::unique_ptr<ReplicaCollectives> JoinReplicaGroup(const std::string& backend,
-                                                     const std::shared_ptr<void>& store, int rank,
-                                                     int world, std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<c10d::Store> ReplicaStore(const std::shared_ptr<void>& handle) {
+#ifdef PARADNN_HAVE_C10D
+  return *static_cast<const StorePtr*>(handle.get());
+#else
+  (void)handle;
+  return {};
+#endif
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> JoinProcessGroup(const std::string& backend,
+                                                        c10::intrusive_ptr<c10d::Store> store,
+                                                        int rank, int world,
+                                                        std::chrono::milliseconds timeout,
+                                                        const std::string& gloo_address) {
 #ifdef PARADNN_WITH_GLOO
-  const StorePtr& shared = *static_cast<const StorePtr*>(store.get());
   if (backend == "gloo") {
     auto options = c10d::ProcessGroupGloo::Options::create();
     options->timeout = timeout;
-    // Replicas are threads of this process: loopback is the whole network.
-    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    return std::make_unique<C10dCollectives<c10d::ProcessGroupGloo>>(
-        c10::make_intrusive<c10d::ProcessGroupGloo>(shared, rank, world, options));
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(gloo_address));
+    return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, options);
   }
 #endif
 #ifdef PARADNN_WITH_NCCL
-#ifndef PARADNN_WITH_GLOO
-  const StorePtr& shared = *static_cast<const StorePtr*>(store.get());
-#endif
   if (backend == "nccl") {
     auto options = c10d::ProcessGroupNCCL::Options::create();
     options->timeout = timeout;
-    return std::make_unique<C10dCollectives<c10d::ProcessGroupNCCL>>(
-        c10::make_intrusive<c10d::ProcessGroupNCCL>(shared, rank, world, options));
+    return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world, options);
   }
 #endif
   (void)store;
   (void)rank;
   (void)world;
   (void)timeout;
+  (void)gloo_address;
   throw std::invalid_argument("replica group backend '" + backend +
                               "' is not built into this paradnn-runner");
+}
+
+std::unique_ptr<ReplicaCollectives> JoinReplicaGroup(const std::string& backend,
+                                                     const std::shared_ptr<void>& store, int rank,
+                                                     int world, std::chrono::milliseconds timeout) {
+  // Replicas are threads of this process: loopback is the whole network.
+  return std::make_unique<C10dCollectives<c10d::ProcessGroup>>(
+      JoinProcessGroup(backend, ReplicaStore(store), rank, world, timeout, "127.0.0.1"));
+}
+
+std::unique_ptr<ReplicaSync> MakeBucketSync(c10::intrusive_ptr<c10d::ProcessGroup> group,
+                                            const std::vector<torch::Tensor>& parameters,
+                                            bool overlap) {
+  return std::make_unique<BucketSync>(std::move(group), parameters, overlap);
 }
 
 void AverageGradients(ReplicaCollectives& collectives, int world,
@@ -145,54 +221,69 @@ void AverageGradients(ReplicaCollectives& collectives, int world,
 
 ReplicaGroup::ReplicaGroup(const std::vector<torch::Device>& devices, const std::string& backend,
                            const MakeTrainer& make, std::chrono::milliseconds timeout)
-    : devices_(devices) {
+    : ReplicaGroup(devices, make,
+                   [backend, store = MakeReplicaStore(), world = static_cast<int>(devices.size()),
+                    timeout](int rank, Trainer& trainer) -> std::unique_ptr<ReplicaSync> {
+                     return std::make_unique<PerParameterSync>(
+                         JoinReplicaGroup(backend, store, rank, world, timeout), world,
+                         static_cast<int>(trainer.parameters().size()));
+                   }) {
   if (devices_.size() < 2) throw std::invalid_argument("a replica group needs 2 or more devices");
+}
+
+ReplicaGroup::ReplicaGroup(const std::vector<torch::Device>& devices, const MakeTrainer& make,
+                           const JoinSync& join)
+    : devices_(devices) {
+  if (devices_.empty()) throw std::invalid_argument("a replica group needs a device");
   for (size_t r = 0; r < devices_.size(); ++r) {
     trainers_.push_back(make(static_cast<int>(r), devices_[r]));
   }
-  const std::shared_ptr<void> store = MakeReplicaStore();
-  const int world = size();
-  for (int rank = 1; rank < world; ++rank) {
-    followers_.emplace_back([this, rank, backend, store, world, timeout] {
-      // Outlives the failure's record: closing the group makes replica 0's
-      // collective fail at once, and by then the cause must be there to find.
-      std::unique_ptr<ReplicaCollectives> collectives;
-      try {
+  for (int rank = 1; rank < size(); ++rank) StartFollower(rank, join);
+  JoinLeader(join);
+}
+
+void ReplicaGroup::StartFollower(int rank, const JoinSync& join) {
+  followers_.emplace_back([this, rank, join] {
+    // Outlives the failure's record: closing the group makes replica 0's
+    // collective fail at once, and by then the cause must be there to find.
+    std::unique_ptr<ReplicaSync> sync;
+    try {
 #ifdef PARADNN_WITH_NCCL
-        std::optional<c10::cuda::CUDAGuard> on_device;
-        if (devices_[rank].is_cuda()) on_device.emplace(devices_[rank]);
+      std::optional<c10::cuda::CUDAGuard> on_device;
+      if (devices_[rank].is_cuda()) on_device.emplace(devices_[rank]);
 #endif
-        collectives = JoinReplicaGroup(backend, store, rank, world, timeout);
-        Trainer& trainer = *trainers_[rank];
-        collectives->BroadcastFromFirst(trainer.parameters());
-        {
-          absl::MutexLock lock(&mu_);
-          ++ready_followers_;
-        }
-        released_cv_.SignalAll();
-        trainer.set_gradient_hook([&collectives, world](const std::vector<torch::Tensor>& p) {
-          AverageGradients(*collectives, world, p);
-        });
-        Follow(rank);
-        trainer.set_gradient_hook(nullptr);
-      } catch (...) {
-        trainers_[rank]->set_gradient_hook(nullptr);
+      Trainer& trainer = *trainers_[rank];
+      sync = join(rank, trainer);
+      sync->BroadcastFromFirst(trainer.parameters());
+      {
         absl::MutexLock lock(&mu_);
-        if (!follower_failure_) {
-          follower_failure_ = std::current_exception();
-          follower_failure_where_ = absl::StrCat("replica ", rank, " on ", devices_[rank].str());
-        }
-        released_cv_.SignalAll();
+        ++ready_followers_;
       }
-    });
-  }
+      released_cv_.SignalAll();
+      trainer.set_gradient_hook(
+          [&sync](const std::vector<torch::Tensor>& p) { (void)sync->AverageGradients(p); });
+      Follow(rank);
+      trainer.set_gradient_hook(nullptr);
+    } catch (...) {
+      trainers_[rank]->set_gradient_hook(nullptr);
+      absl::MutexLock lock(&mu_);
+      if (!follower_failure_) {
+        follower_failure_ = std::current_exception();
+        follower_failure_where_ = absl::StrCat("replica ", rank, " on ", devices_[rank].str());
+      }
+      released_cv_.SignalAll();
+    }
+  });
+}
+
+void ReplicaGroup::JoinLeader(const JoinSync& join) {
   try {
-    leader_collectives_ = JoinReplicaGroup(backend, store, 0, world, timeout);
-    leader_collectives_->BroadcastFromFirst(leader().parameters());
-    // Every replica holds replica 0's weights before the first step.
+    leader_sync_ = join(0, leader());
+    leader_sync_->BroadcastFromFirst(leader().parameters());
+    // Every replica holds rank 0's weights before the first step.
     {
       absl::MutexLock lock(&mu_);
-      while (ready_followers_ != world - 1 && !follower_failure_) released_cv_.Wait(&mu_);
+      while (ready_followers_ != size() - 1 && !follower_failure_) released_cv_.Wait(&mu_);
     }
     RethrowFollowerFailure();
   } catch (...) {
@@ -205,9 +296,11 @@ ReplicaGroup::ReplicaGroup(const std::vector<torch::Device>& devices, const std:
     RethrowFollowerFailure();
     throw;
   }
-  ReplicaCollectives* collectives = leader_collectives_.get();
-  leader().set_gradient_hook([collectives, world](const std::vector<torch::Tensor>& p) {
-    AverageGradients(*collectives, world, p);
+  leader().set_gradient_hook([this](const std::vector<torch::Tensor>& p) {
+    const GradientSyncTimes step = leader_sync_->AverageGradients(p);
+    leader_sync_totals_.exposed_s += step.exposed_s;
+    leader_sync_totals_.allreduce_s += step.allreduce_s;
+    leader_sync_totals_.allreduce_bytes += step.allreduce_bytes;
   });
 }
 

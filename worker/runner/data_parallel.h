@@ -1,20 +1,17 @@
-// Data-parallel training of one job over several devices of one host
-// (params.devices; docs/backends.md, "Data parallelism"). One replica per
-// device, each with its own model, synthetic batch and optimizer, on its own
-// thread of this process (no Python here, so threads need no processes to
-// run in parallel), joined by a c10d process group: NCCL on CUDA devices,
-// Gloo on the CPU (which CI runs this code on; a job's CPU replicas are
-// refused, see job_devices.cc). As DistributedDataParallel does, replica 0's
-// initial weights are broadcast to every replica, and each step's gradients
-// are summed over the replicas and divided by their count after backward,
-// before the optimizer update. Unlike DDP the all-reduces start after
-// backward has finished (one collective per parameter, no buckets, no
-// overlap with backward): the time is what plain synchronous data
-// parallelism costs, an upper bound on DDP's.
+// Data-parallel training of one job (docs/backends.md, "Data
+// parallelism"): params.devices replicas in this process, one per device,
+// each with its own model, synthetic batch and optimizer, on its own thread
+// (no Python here, so threads need no processes to run in parallel); and,
+// in a gang (gang_rendezvous.h), params.hosts such processes. Every replica
+// is one rank of one c10d process group: NCCL on CUDA devices, Gloo on the
+// CPU. As DistributedDataParallel does, rank 0's initial weights are
+// broadcast to every rank, and each step's gradients are averaged over the
+// ranks in buckets (gradient_buckets.h), all-reduced during backward
+// (params.overlap 1) or after it (0), before the optimizer update.
 //
 // Replica 0 is the caller's: its steps are the ones the timing loop times
-// (each ends when every replica's gradients have arrived); the other
-// replicas follow it step for step on their threads.
+// (each ends when every rank's gradients have arrived); the other replicas
+// of this process follow it step for step on their threads.
 // LibTorch translation unit: include only where LibTorch is needed.
 #ifndef PARADNN_WORKER_RUNNER_DATA_PARALLEL_H_
 #define PARADNN_WORKER_RUNNER_DATA_PARALLEL_H_
@@ -27,6 +24,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -36,6 +35,26 @@
 #include "worker/runner/model_builder.h"
 
 namespace paradnn::runner {
+
+// What averaging one step's gradients took on one replica.
+struct GradientSyncTimes {
+  double exposed_s = 0;    // the wait after backward (communication it did not hide)
+  double allreduce_s = 0;  // first all-reduce launch -> last completion
+  int64_t allreduce_bytes = 0;
+};
+
+// One replica's side of the gradient averaging. Throws what the collectives
+// throw (a peer died, a timeout).
+class ReplicaSync {
+ public:
+  virtual ~ReplicaSync() = default;
+  // Rank 0's values into this replica's parameters, in place.
+  virtual void BroadcastFromFirst(const std::vector<torch::Tensor>& parameters) = 0;
+  // After backward: every gradient the mean over the ranks.
+  virtual GradientSyncTimes AverageGradients(const std::vector<torch::Tensor>& parameters) = 0;
+  virtual int buckets() const = 0;
+  virtual int64_t bucket_cap_bytes() const = 0;
+};
 
 // The collective operations one replica takes part in.
 class ReplicaCollectives {
@@ -62,6 +81,25 @@ std::unique_ptr<ReplicaCollectives> JoinReplicaGroup(const std::string& backend,
 // A store for JoinReplicaGroup.
 std::shared_ptr<void> MakeReplicaStore();
 
+// Rank `rank` of `world` in a process group of `backend` over `store` (a
+// gang's, gang_rendezvous.h, or MakeReplicaStore's): Gloo listens on
+// `gloo_address`, this host's address on the route to its peers. Blocks
+// until every rank has joined (Gloo) or defers that to the first collective
+// (NCCL); collectives that wait longer than `timeout` throw.
+c10::intrusive_ptr<c10d::ProcessGroup> JoinProcessGroup(const std::string& backend,
+                                                        c10::intrusive_ptr<c10d::Store> store,
+                                                        int rank, int world,
+                                                        std::chrono::milliseconds timeout,
+                                                        const std::string& gloo_address);
+// The store inside MakeReplicaStore's handle.
+c10::intrusive_ptr<c10d::Store> ReplicaStore(const std::shared_ptr<void>& handle);
+
+// Gradient averaging in buckets over `group` (gradient_buckets.h), the
+// all-reduces launched during backward when `overlap`.
+std::unique_ptr<ReplicaSync> MakeBucketSync(c10::intrusive_ptr<c10d::ProcessGroup> group,
+                                            const std::vector<torch::Tensor>& parameters,
+                                            bool overlap);
+
 // Gradient averaging over `collectives`: every defined gradient all-reduced,
 // then divided by `world`. For Trainer::set_gradient_hook.
 void AverageGradients(ReplicaCollectives& collectives, int world,
@@ -74,10 +112,18 @@ class ReplicaGroup {
   // calling thread: model building draws from LibTorch's global generator).
   using MakeTrainer = std::function<std::unique_ptr<Trainer>(int rank, const torch::Device&)>;
 
+  // Joins local replica `local_rank` (its trainer built) to the ranks:
+  // called on that replica's thread.
+  using JoinSync = std::function<std::unique_ptr<ReplicaSync>(int local_rank, Trainer& trainer)>;
+
+  // One replica per entry of `devices` (at least 1), each joined by `join`.
+  // Throws what MakeTrainer or joining throws; a replica that fails to join
+  // makes replica 0's join throw too (after the group's timeout at most).
+  ReplicaGroup(const std::vector<torch::Device>& devices, const MakeTrainer& make,
+               const JoinSync& join);
   // One replica per entry of `devices` (at least 2), joined with `backend`
-  // (CollectiveBackendFor's). Throws what MakeTrainer or joining throws;
-  // a replica that fails to join makes replica 0's join throw too (after
-  // `timeout` at most).
+  // (CollectiveBackendFor's) in this process alone, averaging gradients one
+  // all-reduce per parameter after backward.
   ReplicaGroup(const std::vector<torch::Device>& devices, const std::string& backend,
                const MakeTrainer& make, std::chrono::milliseconds timeout);
   // Stops the followers after their last released step and joins them.
@@ -98,18 +144,27 @@ class ReplicaGroup {
   // one has failed): their weights are then final for those steps.
   void WaitForFollowers() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Replica 0's gradient averaging: its sum over the steps so far, and its
+  // buckets.
+  const GradientSyncTimes& leader_sync_totals() const { return leader_sync_totals_; }
+  int buckets() const { return leader_sync_->buckets(); }
+  int64_t bucket_cap_bytes() const { return leader_sync_->bucket_cap_bytes(); }
+
   // Where each replica runs, "cuda:0, cuda:1".
   std::string DeviceList() const;
   // Which follower failed ("replica 2 on cuda:2"); "" while none has.
   std::string FailureSite() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  void StartFollower(int rank, const JoinSync& join) ABSL_LOCKS_EXCLUDED(mu_);
+  void JoinLeader(const JoinSync& join) ABSL_LOCKS_EXCLUDED(mu_);
   void Follow(int rank) ABSL_LOCKS_EXCLUDED(mu_);
   void RethrowFollowerFailure() ABSL_LOCKS_EXCLUDED(mu_);
 
   std::vector<torch::Device> devices_;
   std::vector<std::unique_ptr<Trainer>> trainers_;
-  std::unique_ptr<ReplicaCollectives> leader_collectives_;
+  std::unique_ptr<ReplicaSync> leader_sync_;
+  GradientSyncTimes leader_sync_totals_;  // only the caller's thread touches it
   std::vector<std::thread> followers_;
 
   absl::Mutex mu_;

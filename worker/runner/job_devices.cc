@@ -44,10 +44,11 @@ absl::StatusOr<torch::Device> JobDevice(const std::string& name) {
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
-// Set to 1, lets a job's data-parallel replicas run on the CPU, joined over
-// Gloo: how CI, which has no GPU, runs the data-parallel code. Otherwise
-// refused: threads of one process share its cores and BLAS pool, so their
-// times say nothing of a multi-socket host's.
+// Set to 1, lets a job's data-parallel replicas (params.devices) run on the
+// CPU as threads of one process, joined over Gloo. Otherwise refused:
+// threads of one process share its cores and BLAS pool, so their times say
+// nothing of a multi-socket host's. A gang (params.hosts) on the CPU needs
+// no such setting: one replica per process, each on its worker's CPUs.
 constexpr const char* kCpuReplicasForTestsEnv = "PARADNN_TEST_CPU_REPLICAS";
 
 bool CpuReplicasForTests() {
@@ -99,6 +100,13 @@ absl::StatusOr<std::vector<torch::Device>> JobDevices(const v1::RunnerJob& job,
   if (!first.ok()) return first.status();
   const int64_t replicas = model::DataParallelDevices(job.config());
   absl::StatusOr<std::vector<torch::Device>> devices = ReplicaDevices(job_device, *first, replicas);
+  if (devices.ok() && job.has_gang()) {
+    // A gang's ranks join over c10d whatever their count here (CPU: Gloo).
+    if (absl::StatusOr<std::string> backend = CollectiveBackendFor(first->type()); !backend.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("hosts ", job.gang().hosts(), ": ", backend.status().message()));
+    }
+  }
   if (devices.ok() && replicas > 1 && first->is_cpu()) {
     m->add_suspect(absl::StrCat("CPU replicas (", kCpuReplicasForTestsEnv,
                                 "=1): threads of one process sharing its cores and BLAS pool; a "

@@ -20,8 +20,9 @@ namespace paradnn::runner {
 // empty), "cuda" (device 0, or GPUs 0..N-1 for N replicas) or "cuda:N".
 // InvalidArgument (the UNSUPPORTED outcome) saying why this runner cannot:
 // a device this LibTorch has not, too few GPUs, replicas on one pinned GPU,
-// or CPU replicas, which run only for tests ($PARADNN_TEST_CPU_REPLICAS=1)
-// and are then flagged suspect on `m`.
+// CPU replicas in one process, which run only for tests
+// ($PARADNN_TEST_CPU_REPLICAS=1) and are then flagged suspect on `m`, or a
+// gang (RunnerJob.gang) whose device this build cannot join over c10d.
 absl::StatusOr<std::vector<torch::Device>> JobDevices(const v1::RunnerJob& job, v1::Measurement* m);
 
 // Waits for the device's queued work: a step's time is the time to finish it.

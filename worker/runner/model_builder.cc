@@ -3,6 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
+#include <chrono>
 #include <stdexcept>
 
 #include "worker/runner/models/cnn.h"
@@ -210,6 +211,8 @@ Trainer::Trainer(const ModelSpec& spec, uint64_t seed, const BuildContext& conte
 Trainer::~Trainer() = default;
 
 torch::Tensor Trainer::Step() {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
   // Fresh gradient tensors each step (set_to_none), as TensorFlow computes
   // them and as PyTorch >= 2.0 does by default: no memset + accumulate.
   for (torch::Tensor& p : problem_.parameters) p.mutable_grad().reset();
@@ -222,8 +225,13 @@ torch::Tensor Trainer::Step() {
     loss = problem_.forward_loss();
   }
   loss.backward();
+  const Clock::time_point backward_done = Clock::now();
   if (gradient_hook_) gradient_hook_(problem_.parameters);
+  const Clock::time_point hook_done = Clock::now();
   optimizer_->Step();
+  parts_.compute_s += std::chrono::duration<double>(backward_done - start).count();
+  parts_.gradient_hook_s += std::chrono::duration<double>(hook_done - backward_done).count();
+  parts_.optimizer_s += std::chrono::duration<double>(Clock::now() - hook_done).count();
   return loss.detach();
 }
 

@@ -105,6 +105,17 @@ class Trainer {
   const std::vector<torch::Tensor>& parameters() const { return problem_.parameters; }
   // Whether the optimizer update runs fused (fused_optimizer.h).
   bool optimizer_fused() const { return optimizer_->fused(); }
+  // Seconds each part of the steps so far took, summed: zero_grad, forward
+  // and backward (compute_s); the gradient hook (gradient_hook_s: data
+  // parallelism's wait for the all-reduces); the optimizer update. Clock
+  // reads on the host: on CUDA a part ends when its kernels are queued, and
+  // the wait for the device lands in the part that next waits.
+  struct StepParts {
+    double compute_s = 0;
+    double gradient_hook_s = 0;
+    double optimizer_s = 0;
+  };
+  const StepParts& step_parts() const { return parts_; }
   // Called in every Step() between backward and the optimizer update, with
   // the parameters (their gradients set): data parallelism averages the
   // gradients there (data_parallel.h).
@@ -119,6 +130,7 @@ class Trainer {
   bool autocast_ = false;
   bool cuda_ = false;  // the problem lives on a CUDA device
   std::function<void(const std::vector<torch::Tensor>&)> gradient_hook_;
+  StepParts parts_;
 };
 
 }  // namespace paradnn::runner

@@ -6,8 +6,23 @@
 #define PARADNN_WORKER_RUNNER_THREAD_PINNING_H_
 
 #include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
 
 namespace paradnn::runner {
+
+// The CPUs of a list like "0-3,8" (RunnerJob.cpus), ascending and unique.
+// InvalidArgument naming the field `cpus` and its syntax when malformed.
+absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& list);
+
+// Confines every thread of this process to the CPUs of `list` (RunnerJob.cpus;
+// "" leaves the process as it is) and returns what was done, for
+// Measurement.thread_pinning. Call before LibTorch's thread pools start:
+// threads inherit the set of the thread that creates them. InvalidArgument
+// (the UNSUPPORTED outcome) naming `cpus` and the CPUs this process may use
+// when the list is malformed or names a CPU outside them.
+absl::StatusOr<std::string> ConfineProcessToCpus(const std::string& list);
 
 // When `threads` equals the number of CPUs this process may run on, pins
 // OpenMP thread i (the main thread is thread 0) to the i-th of those CPUs,

@@ -32,6 +32,8 @@
 #include "platform/stack_env.h"
 #include "platform/stack_findings.h"
 #include "worker/runner/data_parallel.h"
+#include "worker/runner/gang_rendezvous.h"
+#include "worker/runner/gang_training.h"
 #include "worker/runner/job_devices.h"
 #include "worker/runner/job_sentinel.h"
 #include "worker/runner/model_builder.h"
@@ -95,7 +97,8 @@ v1::Measurement& Fail(v1::Measurement& m, v1::Outcome outcome, std::string error
 
 // Sets LibTorch's and the BLAS library's thread pools and records what is in
 // effect.
-void ApplyThreads(const v1::RunSettings& settings, v1::Measurement* m, JobObserver* observer) {
+void ApplyThreads(const v1::RunSettings& settings, const std::string& confinement,
+                  v1::Measurement* m, JobObserver* observer) {
   at::set_num_threads(settings.intra_op_threads());
   std::string interop_note;
   try {
@@ -105,7 +108,8 @@ void ApplyThreads(const v1::RunSettings& settings, v1::Measurement* m, JobObserv
     interop_note = " (already fixed in this process)";
   }
   const int blas = SetBlasThreads(settings.intra_op_threads());
-  const std::string pinning = PinOpenMpThreads(at::get_num_threads());
+  std::string pinning = PinOpenMpThreads(at::get_num_threads());
+  if (!confinement.empty()) pinning = absl::StrCat(confinement, "; ", pinning);
   m->set_thread_pinning(pinning);
   m->set_intra_op_threads(at::get_num_threads());
   m->set_inter_op_threads(at::get_num_interop_threads());
@@ -230,9 +234,14 @@ double SubnormalFraction(const std::vector<torch::Tensor>& parameters) {
 // returns the loss.
 using StepFn = std::function<torch::Tensor()>;
 
-// Warm-up steps until `warmup` is satisfied; `step` counts them.
-void RunWarmup(const StepFn& train_step, const torch::Device& device, bool stream,
-               JobObserver* observer, WarmupRule* warmup, int* step, v1::Measurement* m) {
+// Rank 0's decision on every rank of a data-parallel gang (so that all run
+// the same steps); the value itself otherwise.
+using AgreeFn = std::function<int64_t(int64_t)>;
+
+// Warm-up steps until `warmup` is satisfied (rank 0's); `step` counts them.
+void RunWarmup(const StepFn& train_step, const AgreeFn& agree, const torch::Device& device,
+               bool stream, JobObserver* observer, WarmupRule* warmup, int* step,
+               v1::Measurement* m) {
   const auto warmup_start = SteadyClock::now();
   for (bool done = false; !done;) {
     const auto t0 = SteadyClock::now();
@@ -242,7 +251,7 @@ void RunWarmup(const StepFn& train_step, const torch::Device& device, bool strea
     const double seconds = SecondsSince(t0);
     if (*step == 0) m->set_first_loss(loss_value);
     StreamStep(observer, stream, ++*step, seconds, /*warmup=*/true, loss_value);
-    done = warmup->Add(seconds);
+    done = agree(warmup->Add(seconds) ? 1 : 0) != 0;
   }
   m->set_warmup_seconds(SecondsSince(warmup_start));
   Log(observer,
@@ -272,26 +281,29 @@ void FillRates(const ModelSpec& spec, int replicas, double median_seconds, v1::M
   m->set_executed_flops_per_sec(m->counts().executed_flops() / median_seconds);
 }
 
-// The job's model, built once per replica: one Trainer, or with several
-// devices a ReplicaGroup whose replica 0 the timing loop steps.
+// The job's model, built once per replica: one Trainer, or for a
+// data-parallel job (several devices, or a gang) a DataParallelRun whose
+// replica 0 the timing loop steps.
 struct JobTrainers {
   std::unique_ptr<Trainer> single;
-  std::unique_ptr<ReplicaGroup> replicas;
+  std::unique_ptr<DataParallelRun> data_parallel;
   Trainer* leader = nullptr;
   StepFn step;
+  AgreeFn agree = [](int64_t mine) { return mine; };
 };
 
 // Builds the job's model on `devices` (replica r on devices[r], seeded
-// seed + r; replica 0's weights broadcast to the others). Throws what the
-// model or the replica group throws.
-JobTrainers BuildTrainers(const ModelSpec& spec, const v1::RunSettings& settings,
-                          const std::string* torchscript_content,
+// seed + its global rank; rank 0's weights broadcast to the others).
+// Throws what the model or the replica group throws (GangBroken when the
+// gang cannot form).
+JobTrainers BuildTrainers(const v1::RunnerJob& job, const ModelSpec& spec,
+                          const v1::RunSettings& settings,
                           const std::vector<torch::Device>& devices, JobObserver* observer) {
   BuildContext context = ContextForPrecision(spec.precision);
-  context.torchscript_content = torchscript_content;
+  context.torchscript_content = &job.torchscript_content();
   context.device = devices.front();
   JobTrainers built;
-  if (devices.size() == 1) {
+  if (!IsDataParallel(job)) {
     built.single = std::make_unique<Trainer>(spec, settings.seed(), context);
     built.leader = built.single.get();
     built.step = [t = built.leader] { return t->Step(); };
@@ -300,31 +312,64 @@ JobTrainers BuildTrainers(const ModelSpec& spec, const v1::RunSettings& settings
   const std::string backend = CollectiveBackendFor(devices.front().type()).value();
   const auto timeout =
       std::chrono::milliseconds(static_cast<int64_t>(common::JobDeadlineSeconds(settings) * 1000));
-  built.replicas = std::make_unique<ReplicaGroup>(
-      devices, backend,
+  built.data_parallel = std::make_unique<DataParallelRun>(
+      job, backend, devices,
       [&](int rank, const torch::Device& device) {
         BuildContext on_device = context;
         on_device.device = device;
         return std::make_unique<Trainer>(spec, settings.seed() + rank, on_device);
       },
       timeout);
-  built.leader = &built.replicas->leader();
-  built.step = [group = built.replicas.get()] { return group->Step(); };
-  Log(observer, absl::StrFormat("data parallel: %d replicas on %s, joined over %s; each step's "
-                                "gradients all-reduced after backward and averaged",
-                                built.replicas->size(), built.replicas->DeviceList(), backend));
+  DataParallelRun* run = built.data_parallel.get();
+  built.leader = &run->leader();
+  built.step = [run] { return run->Step(); };
+  built.agree = [run](int64_t mine) { return run->FollowRankZero(mine); };
+  std::string devices_text;
+  for (const torch::Device& d : devices) {
+    absl::StrAppend(&devices_text, devices_text.empty() ? "" : ", ", d.str());
+  }
+  Log(observer, absl::StrCat("data parallel: ", devices.size(), " replicas on ", devices_text,
+                             ", joined over ", backend, "; ", run->Describe()));
   return built;
+}
+
+// The timed steps, in blocks of `block` steps, until rank 0's `rule` stops
+// them: each sample's seconds per step in `seconds_per_step`, the stop
+// reason rank 0's. Throws what the model throws.
+StopReason TimeSteps(JobTrainers& built, const torch::Device& device, bool stream, int block,
+                     JobObserver* observer, TimingStopRule* rule, int* step,
+                     std::vector<double>* seconds_per_step, v1::Measurement* m) {
+  for (;;) {
+    if (built.data_parallel) built.data_parallel->BeginSample();
+    const auto t0 = SteadyClock::now();
+    torch::Tensor loss;
+    for (int i = 0; i < block; ++i) loss = built.step();
+    // Waiting for the device (and reading the loss, which waits too)
+    // belongs inside the timing.
+    SynchronizeDevice(device);
+    const double loss_value = loss.item<double>();
+    const double seconds = SecondsSince(t0) / block;
+    if (built.data_parallel) built.data_parallel->EndSample(block);
+    seconds_per_step->push_back(seconds);
+    m->set_last_loss(loss_value);
+    *step += block;
+    StreamStep(observer, stream, *step, seconds, /*warmup=*/false, loss_value);
+    // The vote is outside the sample: one store round trip per sample.
+    const StopReason mine = rule->Add(seconds) ? rule->reason() : StopReason::kNone;
+    const auto agreed = static_cast<StopReason>(built.agree(static_cast<int64_t>(mine)));
+    if (agreed != StopReason::kNone) return agreed;
+  }
 }
 
 // Warm-up and timed steps; fills the timing fields of `m`. Throws what the
 // model throws.
-void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool stream,
-                  const std::string* torchscript_content, const std::vector<torch::Device>& devices,
-                  JobObserver* observer, v1::Measurement* m) {
+void TrainAndTime(const v1::RunnerJob& job, const ModelSpec& spec, const v1::RunSettings& settings,
+                  const std::vector<torch::Device>& devices, JobObserver* observer,
+                  v1::Measurement* m) {
   const auto build_start = SteadyClock::now();
   const torch::Device& device = devices.front();
   ResetDevicePeak(device);
-  JobTrainers built = BuildTrainers(spec, settings, torchscript_content, devices, observer);
+  JobTrainers built = BuildTrainers(job, spec, settings, devices, observer);
   Trainer* trainer = built.leader;
   m->set_build_seconds(SecondsSince(build_start));
   if (m->counts().params() == 0) {
@@ -340,14 +385,15 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
   }
   int step = 0;
   WarmupRule warmup(settings.warmup_steps(), settings.max_seconds());
-  RunWarmup(built.step, device, stream, observer, &warmup, &step, m);
+  RunWarmup(built.step, built.agree, device, job.stream_steps(), observer, &warmup, &step, m);
 
   // Short steps are timed in blocks: one clock read and one loss read (the
   // device sync) per block, so neither dominates what is measured.
   // max_steps bounds the steps executed, min_steps the samples: blocks
   // shrink so that both hold.
-  const int block = std::max(1, std::min(TimingBlockSteps(warmup.median_seconds()),
-                                         settings.max_steps() / std::max(2, settings.min_steps())));
+  const int block = static_cast<int>(
+      built.agree(std::max(1, std::min(TimingBlockSteps(warmup.median_seconds()),
+                                       settings.max_steps() / std::max(2, settings.min_steps())))));
   if (block > 1) {
     Log(observer, absl::StrFormat("timing in blocks of %d steps (warm-up median step %.1f us)",
                                   block, warmup.median_seconds() * 1e6));
@@ -361,21 +407,8 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
       std::max(settings.max_seconds(), 0.8 * deadline_s - SecondsSince(build_start)));
   std::vector<double> seconds_per_step;
   const auto timed_start = SteadyClock::now();
-  for (bool done = false; !done;) {
-    const auto t0 = SteadyClock::now();
-    torch::Tensor loss;
-    for (int i = 0; i < block; ++i) loss = built.step();
-    // Waiting for the device (and reading the loss, which waits too)
-    // belongs inside the timing.
-    SynchronizeDevice(device);
-    const double loss_value = loss.item<double>();
-    const double seconds = SecondsSince(t0) / block;
-    seconds_per_step.push_back(seconds);
-    m->set_last_loss(loss_value);
-    step += block;
-    StreamStep(observer, stream, step, seconds, /*warmup=*/false, loss_value);
-    done = rule.Add(seconds);
-  }
+  const StopReason stopped = TimeSteps(built, device, job.stream_steps(), block, observer, &rule,
+                                       &step, &seconds_per_step, m);
   m->set_timed_seconds(SecondsSince(timed_start));
   m->set_peak_device_memory_bytes(DevicePeakBytes(device));
   // The last timed step's gradients are still held (the next step drops them).
@@ -391,19 +424,31 @@ void TrainAndTime(const ModelSpec& spec, const v1::RunSettings& settings, bool s
         "(run.timeout_seconds) left no time for more",
         static_cast<int>(seconds_per_step.size()), settings.min_steps(), deadline_s));
   }
+  int ranks = 1;
+  if (built.data_parallel) {
+    Log(observer, absl::StrCat("final ", built.data_parallel->WeightsDigest()));
+    built.data_parallel->Finish(&seconds_per_step, m);
+    ranks = built.data_parallel->ranks();
+  }
   v1::StepStats stats = ComputeStepStats(seconds_per_step);
   stats.set_warmup_steps(warmup.steps());
-  stats.set_stop_reason(StopReasonName(rule.reason()));
+  stats.set_stop_reason(StopReasonName(stopped));
   stats.set_block_steps(block);
   *m->mutable_stats() = stats;
   for (double s : seconds_per_step) m->add_step_seconds(s);
-  FillRates(spec, static_cast<int>(devices.size()), stats.median_s(), m);
+  FillRates(spec, ranks, stats.median_s(), m);
 }
 
 // The job's run settings with defaults filled in; thread counts swept as
 // hyper-parameters override them.
-v1::RunSettings EffectiveSettings(const ModelSpec& spec, const v1::RunSettings& requested) {
-  v1::RunSettings settings = common::WithRunDefaults(requested);
+v1::RunSettings EffectiveSettings(const ModelSpec& spec, const v1::RunSettings& requested,
+                                  int confined_cpus) {
+  v1::RunSettings settings = requested;
+  // Confined to RunnerJob.cpus, the default is one thread per CPU of them.
+  if (settings.intra_op_threads() == 0 && confined_cpus > 0) {
+    settings.set_intra_op_threads(confined_cpus);
+  }
+  settings = common::WithRunDefaults(settings);
   if (auto it = spec.params.find(kIntraOpThreadsRule.name); it != spec.params.end()) {
     settings.set_intra_op_threads(static_cast<int32_t>(it->second));
   }
@@ -424,6 +469,43 @@ std::optional<std::string> HostMemoryShortfall(const v1::ModelCounts& counts) {
   return absl::StrFormat("memory estimate %.2f GiB exceeds host memory %.2f GiB",
                          process_estimate / (1 << 30),
                          static_cast<double>(host_memory) / (1 << 30));
+}
+
+// Checks the job's gang, confines the process to RunnerJob.cpus and sets
+// the thread pools (in that order: threads inherit the CPUs of the thread
+// that starts them). False, with `m` failed, when the job cannot run.
+bool PrepareProcess(const v1::RunnerJob& job, const ModelSpec& spec, v1::RunSettings* settings,
+                    v1::Measurement* m, JobObserver* observer) {
+  const int64_t hosts = model::DataParallelHosts(job.config());
+  if (job.has_gang()) {
+    const absl::Status valid =
+        ValidateGangRole(job.gang(), hosts, model::DataParallelDevices(job.config()));
+    if (!valid.ok()) {
+      Fail(*m, v1::ERROR, std::string(valid.message()));
+      return false;
+    }
+  } else if (hosts > 1) {
+    Fail(*m, v1::ERROR,
+         absl::StrCat("hosts ", hosts,
+                      ": a job of several hosts runs as a gang that a "
+                      "coordinator assigns (RunnerJob.gang); this job has none"));
+    return false;
+  }
+  const absl::StatusOr<std::string> confinement = ConfineProcessToCpus(job.cpus());
+  if (!confinement.ok()) {
+    Fail(*m, v1::UNSUPPORTED, std::string(confinement.status().message()));
+    return false;
+  }
+  const int confined_cpus =
+      job.cpus().empty() ? 0 : static_cast<int>(ParseCpuList(job.cpus())->size());
+  *settings = EffectiveSettings(spec, job.settings(), confined_cpus);
+  try {
+    ApplyThreads(*settings, *confinement, m, observer);
+  } catch (const std::exception& e) {
+    Fail(*m, v1::ERROR, absl::StrCat("setting thread counts: ", FirstErrorLine(e.what())));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -450,12 +532,8 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
     return m;
   }
 
-  const v1::RunSettings settings = EffectiveSettings(*spec, job.settings());
-  try {
-    ApplyThreads(settings, &m, observer);
-  } catch (const std::exception& e) {
-    return Fail(m, v1::ERROR, absl::StrCat("setting thread counts: ", FirstErrorLine(e.what())));
-  }
+  v1::RunSettings settings;
+  if (!PrepareProcess(job, *spec, &settings, &m, observer)) return m;
 
   if (!job.device().empty()) m.set_device(job.device());
   RecordStackInEffect(job.config(), &m);
@@ -485,8 +563,9 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   const SteadyClock::time_point before_at = SteadyClock::now();
   const std::optional<double> load_at_start = HostLoadAverage1();
   try {
-    TrainAndTime(*spec, settings, job.stream_steps(), &job.torchscript_content(), *devices,
-                 observer, &m);
+    TrainAndTime(job, *spec, settings, *devices, observer, &m);
+  } catch (const GangBroken& e) {
+    return Fail(m, v1::GANG_BROKEN, e.what());
   } catch (const c10::Error& e) {
     const std::string message = e.what_without_backtrace();
     const v1::Outcome outcome = ClassifyModelError(message);
