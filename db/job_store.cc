@@ -438,7 +438,8 @@ void JobStore::Release(int64_t attempt_id, const std::string& reason, int64_t no
           if (absl::Status s = close.Run(); !s.ok()) return s;
         }
         // A gang runs whole or not at all: its other ranks go with it.
-        if (absl::Status s = internal::CloseGangSiblings(db, attempt_id, reason, now_unix_ms);
+        if (absl::Status s = internal::CloseGangSiblings(
+                db, attempt_id, absl::StrCat("gang: ", reason), now_unix_ms);
             !s.ok()) {
           return s;
         }

@@ -137,7 +137,7 @@ v1::PredictedStep SweepPredictor::ToPredictedStep(const Group& group, const v1::
   if (batch != config.params().end() && p.seconds > 0) {
     // batch is per replica; the job's throughput counts every replica.
     step.set_examples_per_sec(
-        static_cast<double>(batch->second * model::DataParallelDevices(config)) / p.seconds);
+        static_cast<double>(batch->second * model::DataParallelRanks(config)) / p.seconds);
   }
   if (absl::StatusOr<model::ModelSpec> spec =
           model::ParseModelSpec(config, model::FieldStyle::kProto);

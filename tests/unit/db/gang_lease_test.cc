@@ -125,7 +125,9 @@ TEST_F(GangLeaseTest, ReleasingOneRankReleasesTheGangAndTheJobCountsOneAttempt) 
   ASSERT_TRUE(state.ok()) << state.status();
   EXPECT_EQ(*state, v1::JOB_PENDING);
   EXPECT_EQ(OpenAttempts(), 0);
-  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM attempts WHERE outcome = 'lease expired'"), 3);
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM attempts WHERE outcome = 'lease expired'"), 1);
+  EXPECT_EQ(*ScalarInt(*db_, "SELECT COUNT(*) FROM attempts WHERE outcome = 'gang: lease expired'"),
+            2);
   // Releasing another rank of it afterwards changes nothing.
   state = jobs_->ReleaseSync(lease->gang[0].attempt_id, "again", kNow + 6, 3);
   ASSERT_TRUE(state.ok());
