@@ -232,7 +232,11 @@ void AddSweepCommands(CLI::App& app, Flags* flags, Commands* commands) {
   local->add_flag("--resume", flags->resume,
                   "Continue the newest interrupted sweep of --db (Ctrl-C leaves a sweep "
                   "interrupted; running the same sweep file again continues it too)");
-  local->add_option("--workers", flags->workers, "Local workers to start")
+  local
+      ->add_option("--workers", flags->workers,
+                   "Local workers to start; with several, each gets its own --cpus (this "
+                   "process's CPUs split among them) and can join data-parallel gangs "
+                   "(params.hosts <= --workers)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   local->add_flag("--dashboard{127.0.0.1:0}", flags->dashboard_listen,

@@ -39,6 +39,7 @@
 #include "hostfacts/host_facts.h"
 #include "platform/silicon_peak.h"
 #include "platform/stack_findings.h"
+#include "worker/cpu_list.h"
 
 namespace paradnn::worker {
 
@@ -185,9 +186,13 @@ v1::Platform FallbackPlatform(const std::string& device_kind, const std::string&
   v1::Platform platform;
   platform.set_device_kind(device_kind);
   const hostfacts::CpuTopology cpu = hostfacts::ReadCpuTopology();
-  platform.set_logical_cpus(cpu.logical_cpus);
-  platform.set_sockets(cpu.sockets);
-  platform.set_cores(cpu.cores);
+  // As the runner counts them: the CPUs this process may use (a worker's
+  // --cpus), never more than the host has.
+  const int usable = static_cast<int>(AllowedCpus().size());
+  const bool confined = usable > 0 && usable < cpu.logical_cpus;
+  platform.set_logical_cpus(confined ? usable : cpu.logical_cpus);
+  platform.set_sockets(confined ? std::min(cpu.sockets, usable) : cpu.sockets);
+  platform.set_cores(confined ? std::min(cpu.cores, usable) : cpu.cores);
   platform.set_cpu_flags(hostfacts::RelevantCpuFlags(cpu.flags));
   if (const int64_t memory = hostfacts::HostMemoryBytes(); memory > 0) {
     platform.set_memory_bytes(memory);

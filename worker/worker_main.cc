@@ -3,6 +3,7 @@
 // announces the platform, and runs each assigned job in a fresh
 // paradnn-runner child, one at a time, until SIGTERM/SIGINT.
 #include <limits.h>
+#include <sched.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -11,15 +12,19 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/address.h"
 #include "common/auth.h"
@@ -277,6 +282,35 @@ absl::Status CheckGangFlags(const Flags& flags, CheckedFlags* checked) {
   return paradnn::worker::ValidateAdvertiseAddress(flags.advertise_address);
 }
 
+// Confines every thread of this process to `cpus` (canonical --cpus) before
+// it starts any child: the platform probe, the calibration, the stack
+// doctor, the zygote and every runner inherit the set, so a worker given
+// one CPU measures and reports one CPU (its roofs, its fingerprint) rather
+// than the host. Threads inherit the set of the thread that creates them;
+// those that already run are set one by one.
+absl::Status ConfineToCpus(const std::string& cpus) {
+  absl::StatusOr<std::vector<int>> list = paradnn::worker::ParseCpuList(cpus);
+  if (!list.ok()) return list.status();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : *list) CPU_SET(cpu, &set);
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    int tid = 0;
+    if (!absl::SimpleAtoi(task.path().filename().string(), &tid)) continue;
+    // A thread that has ended since the listing is no error.
+    if (::sched_setaffinity(tid, sizeof(set), &set) != 0 && errno != ESRCH) {
+      return absl::InternalError(absl::StrCat("--cpus ", cpus, ": sched_setaffinity of thread ",
+                                              tid, " failed: ", std::strerror(errno)));
+    }
+  }
+  if (::sched_setaffinity(0, sizeof(set), &set) != 0) {
+    return absl::InternalError(
+        absl::StrCat("--cpus ", cpus, ": sched_setaffinity failed: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 // The default id made distinct among the live workers of this host (the
 // --cpus set, then a lock per id in the state dir), and held.
 void ChooseDefaultWorkerId(Flags* flags, CheckedFlags* checked) {
@@ -477,6 +511,14 @@ int RunProcess(int argc, char** argv) {
   if (!checked.ok()) {
     spdlog::critical("{}", std::string(checked.status().message()));
     return 2;
+  }
+  if (!checked->cpus.empty()) {
+    if (absl::Status s = ConfineToCpus(checked->cpus); !s.ok()) {
+      spdlog::critical("{}", std::string(s.message()));
+      return 2;
+    }
+    spdlog::info("confined to CPUs {}: the platform probe, calibration and runners use only them",
+                 checked->cpus);
   }
   ExportRunnerEnvironment(flags);
   paradnn::common::IgnoreSigpipe();

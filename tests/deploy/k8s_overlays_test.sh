@@ -3,9 +3,12 @@
 # against the Kubernetes API schema, offline (deploy/k8s/tools/validate.cjs:
 # kubernetes-models' validators plus unknown-field detection). Then checks
 # design rules (one coordinator replica on a ReadWriteOnce volume, grace
-# periods longer than the drain flags, exclusive CPU) and proves with broken
-# copies that a misspelt field, a wrong type and a misspelt metadata field
-# fail the check.
+# periods longer than the drain flags, exclusive CPU; every LibTorch worker
+# ready for data-parallel gangs: a fixed --rendezvous-port declared as the
+# container port "rendezvous", --advertise-address=$(POD_IP) from the
+# downward API) and proves with broken copies that a misspelt field, a wrong
+# type and a misspelt metadata field fail the check, and that a worker
+# missing a part of its rendezvous breaks a rule.
 # Usage: k8s_overlays_test.sh SOURCE_DIR
 set -euo pipefail
 src=$1
@@ -25,10 +28,10 @@ for o in $overlays; do
 done
 
 # Design rules, read from the rendered objects.
-TOOLS=$tools node - "$tmp"/*.yaml <<'JS' || fail "a design rule does not hold"
+cat >"$tmp/rules.cjs" <<'JS'
 const fs = require("fs");
 const YAML = require(process.env.TOOLS + "/node_modules/yaml");
-let bad = 0;
+let bad = 0, gangWorkers = 0;
 const check = (ok, what) => { if (!ok) { console.log("rule: " + what); bad++; } };
 const flag = (args, name) => {
   const a = (args || []).find((x) => x.startsWith(`--${name}=`));
@@ -57,11 +60,34 @@ for (const file of process.argv.slice(2)) {
             /^[0-9]+$/.test(String(r.limits.cpu)),
             `${where}: whole CPUs with requests = limits (exclusive cores)`);
       check((c.args || []).some((a) => a.startsWith("--device=")), `${where}: --device missing`);
+      if (!(c.args || []).includes("--backend=jax")) gangRules(c, where);
     }
   }
 }
+// A LibTorch worker can be a rank of a data-parallel gang: a fixed
+// rendezvous port, declared as the container port "rendezvous", and the
+// pod's IP (downward API) as the address the other ranks reach it at. The
+// JAX runner refuses gangs.
+function gangRules(c, where) {
+  gangWorkers++;
+  const port = flag(c.args, "rendezvous-port");
+  check(Number.isInteger(port) && port >= 1 && port <= 65535,
+        `${where}: --rendezvous-port=N (a fixed port, 1..65535) missing`);
+  const named = (c.ports || []).find((p) => p.name === "rendezvous");
+  check(named && named.containerPort === port && (named.protocol || "TCP") === "TCP",
+        `${where}: container port "rendezvous" (TCP) must be --rendezvous-port's`);
+  check((c.args || []).includes("--advertise-address=$(POD_IP)"),
+        `${where}: --advertise-address=$(POD_IP) missing`);
+  const ip = (c.env || []).find((e) => e.name === "POD_IP");
+  check(ip && ip.valueFrom && ip.valueFrom.fieldRef &&
+        ip.valueFrom.fieldRef.fieldPath === "status.podIP",
+        `${where}: env POD_IP from the downward API (fieldRef status.podIP) missing`);
+}
+check(gangWorkers > 0, "no LibTorch worker rendered");
 process.exitCode = bad ? 1 : 0;
 JS
+design_rules() { TOOLS=$tools node "$tmp/rules.cjs" "$@"; }
+design_rules "$tmp"/*.yaml || fail "a design rule does not hold"
 
 # Negative cases: each broken copy must be refused, naming the problem.
 base=$tmp/$(echo "$overlays" | head -1).yaml
@@ -77,4 +103,16 @@ expect_refused unknown-field 's/readOnlyRootFilesystem:/readOnlyRootFileSystem:/
 expect_refused wrong-type 's/^  replicas: \([0-9]*\)$/  replicas: "\1x"/' 'must be integer'
 expect_refused metadata-typo '0,/^  labels:/s//  lables:/' 'unknown field "lables"'
 expect_refused probe-typo '0,/^          grpc:$/s//          grcp:/' 'unknown field "grcp"'
+# A worker without its pod IP, its rendezvous port or its container port is
+# refused by the rules, named.
+expect_rule_broken() {  # NAME SED-EXPRESSION NEEDLE
+  sed "$2" "$tmp/cpu.yaml" >"$tmp/rule-$1.yaml"
+  cmp -s "$tmp/cpu.yaml" "$tmp/rule-$1.yaml" && fail "rule case $1 changed nothing"
+  if design_rules "$tmp/rule-$1.yaml" >"$tmp/rule-$1.log"; then fail "rule case $1 was accepted"; fi
+  grep -qF -- "$3" "$tmp/rule-$1.log" || { cat "$tmp/rule-$1.log"; fail "rule case $1: no mention of $3"; }
+}
+expect_rule_broken no-advertise '/--advertise-address=/d' '--advertise-address=$(POD_IP) missing'
+expect_rule_broken no-pod-ip 's/fieldPath: status.podIP/fieldPath: status.hostIP/' 'env POD_IP'
+expect_rule_broken no-port '/--rendezvous-port=/d' '--rendezvous-port=N'
+expect_rule_broken port-mismatch 's/containerPort: 29500/containerPort: 29501/' 'container port "rendezvous"'
 echo "k8s: overlays $(echo $overlays) render ($("$kustomize" version | grep -o 'kustomize/v[0-9.]*')) and match the Kubernetes API schema"

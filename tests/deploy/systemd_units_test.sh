@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs the build into a temporary prefix (cmake --install) and checks what
 # lands there: the binaries, the systemd units with ExecStart= naming the
-# prefix, and `systemd-analyze verify` of the coordinator unit and two
-# instances of the worker template, with no warning at all. Two broken copies
-# (an unknown key, a missing binary) prove that verify catches them.
+# prefix, and `systemd-analyze verify` of the coordinator unit and three
+# instances of the worker template (cpu, cuda:0, and cpu0, a name that is no
+# device: one of several workers of a host), with no warning at all. Two
+# broken copies (an unknown key, a missing binary) prove that verify catches
+# them. The worker's settings come from the unit's Environment= and two
+# optional env files: the environment a unit instance gets is put together
+# here as systemd would and read back by the installed paradnn-worker.
 # Usage: systemd_units_test.sh BUILD_DIR
 set -euo pipefail
 build=$1
@@ -24,12 +28,14 @@ units=$prefix/lib/systemd/system
 for f in "$units/paradnn-coordinator.service" "$units/paradnn-worker@.service" \
          "$prefix/lib/sysusers.d/paradnn.conf" \
          "$prefix/share/doc/paradnn/coordinator.env.example" \
-         "$prefix/share/doc/paradnn/worker.env.example" "$prefix/share/doc/paradnn/deployment.md"; do
+         "$prefix/share/doc/paradnn/worker.env.example" \
+         "$prefix/share/doc/paradnn/worker-instance.env.example" \
+         "$prefix/share/doc/paradnn/deployment.md"; do
   [ -s "$f" ] || fail "$f not installed"
 done
 grep -q "^ExecStart=$prefix/bin/paradnn-coordinator\$" "$units/paradnn-coordinator.service" \
   || fail "coordinator ExecStart does not name $prefix/bin: $(grep ExecStart "$units/paradnn-coordinator.service")"
-grep -q "^ExecStart=$prefix/bin/paradnn-worker --device %I\$" "$units/paradnn-worker@.service" \
+grep -q "^ExecStart=$prefix/bin/paradnn-worker\$" "$units/paradnn-worker@.service" \
   || fail "worker ExecStart does not name $prefix/bin: $(grep ExecStart "$units/paradnn-worker@.service")"
 if grep -n "@[A-Z_]*@" "$units"/*.service; then fail "unreplaced @VARIABLE@ in a unit"; fi
 
@@ -48,7 +54,7 @@ verify() {
 # (cuda:0 escaped: systemd-analyze verify 252 takes a ':' in a name for a
 # path; systemctl takes either spelling, and %I unescapes both to cuda:0.)
 verify "$units" paradnn-coordinator.service paradnn-worker@cpu.service \
-  'paradnn-worker@cuda\x3a0.service' >"$tmp/verify.log" \
+  'paradnn-worker@cuda\x3a0.service' paradnn-worker@cpu0.service >"$tmp/verify.log" \
   || { cat "$tmp/verify.log"; fail "systemd-analyze verify found problems in the installed units"; }
 
 # Negative cases: verify must notice a misspelt key and a missing binary.
@@ -80,5 +86,9 @@ awk -v t="$ct" -v g="$grace" 'BEGIN { exit !(t > g) }' || fail "coordinator Time
 awk -v t="$wt" -v d="$drain" 'BEGIN { exit !(t > d) }' || fail "worker TimeoutStopSec=$wt <= drain $drain"
 grep -q '^KillMode=mixed$' "$units/paradnn-worker@.service" \
   || fail "worker unit must signal only the worker (KillMode=mixed) so that it can drain its runner"
+
+. "$(dirname "$0")/systemd_worker_env.sh"
+check_worker_instances "$units/paradnn-worker@.service" \
+  "$prefix/share/doc/paradnn/worker-instance.env.example" "$prefix/bin/paradnn-worker"
 
 echo "systemd units: installed to $prefix, verified ($(systemd-analyze --version | head -1))"

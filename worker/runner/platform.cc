@@ -4,6 +4,7 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 #include <link.h>
+#include <sched.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -90,6 +91,56 @@ std::string FieldText(const google::protobuf::Message& message,
       return reflection->GetMessage(message, field).ShortDebugString();
   }
   return "";
+}
+
+// A sysfs topology number of CPU `cpu` (physical_package_id, core_id); -1
+// when unreadable.
+int ReadCpuTopologyNumber(int cpu, const char* name) {
+  int value = -1;
+  const std::string text =
+      hostfacts::ReadTextFile(absl::StrCat("/sys/devices/system/cpu/cpu", cpu, "/topology/", name));
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) return -1;
+  return value;
+}
+
+// The host's CPU topology narrowed to the CPUs this process may run on
+// (sched_getaffinity: the worker's --cpus, taskset, a cgroup cpuset):
+// logical_cpus counts them, cores their distinct (package, core) pairs and
+// sockets their packages, so that a worker confined to one CPU reports one
+// CPU, its silicon peaks count its own cores and its fingerprint differs
+// from a 2-CPU worker's. The CPU ids themselves are kept out: two
+// equal-sized sets of one host (the ranks of a gang) describe one
+// platform. Unconfined, the host's figures as /proc/cpuinfo gives them.
+hostfacts::CpuTopology UsableCpuTopology() {
+  hostfacts::CpuTopology topo = hostfacts::ReadCpuTopology();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return topo;
+  const int usable = CPU_COUNT(&set);
+  if (usable <= 0 || usable >= topo.logical_cpus) return topo;
+  std::set<std::pair<int, int>> cores;
+  std::set<int> packages;
+  bool known = true;
+  for (int cpu = 0; cpu < CPU_SETSIZE && known; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    const int package = ReadCpuTopologyNumber(cpu, "physical_package_id");
+    const int core = ReadCpuTopologyNumber(cpu, "core_id");
+    known = package >= 0 && core >= 0;
+    cores.emplace(package, core);
+    packages.insert(package);
+  }
+  if (known) {
+    topo.cores = static_cast<int>(cores.size());
+    topo.sockets = static_cast<int>(packages.size());
+  } else {
+    // No sysfs topology: the host's cores per logical CPU, rounded up.
+    const int per_host = std::max(1, topo.cores);
+    topo.cores =
+        std::clamp((usable * per_host + topo.logical_cpus - 1) / topo.logical_cpus, 1, usable);
+    topo.sockets = std::clamp(topo.sockets, 1, topo.cores);
+  }
+  topo.logical_cpus = usable;
+  return topo;
 }
 
 }  // namespace
@@ -376,14 +427,15 @@ std::string DefaultRunnerStateDir() {
 }
 
 platform::CpuPeakFacts HostCpuPeakFacts(double measured_clock_hz) {
-  const hostfacts::CpuTopology topo = hostfacts::ReadCpuTopology();
+  // The cores this process may use: a confined worker's peak is its share.
+  const hostfacts::CpuTopology topo = UsableCpuTopology();
   const hostfacts::CpuClocks clocks = hostfacts::ReadCpuClocks(topo);
   platform::CpuPeakFacts facts;
   facts.vendor = topo.vendor;
   facts.family = topo.family;
   facts.model = topo.model;
   facts.flags = topo.flags;
-  // Per socket cores times sockets: ParseCpuInfo counts (socket, core) pairs.
+  // Distinct (socket, core) pairs among the CPUs this process may use.
   facts.cores = topo.cores;
   facts.base_clock_hz = clocks.base_hz;
   facts.max_clock_hz = clocks.max_hz;
@@ -406,7 +458,9 @@ void RecordMeasuredClock(const CoreClock& clock, v1::Platform* platform) {
 }
 
 void FillHostPlatform(v1::Platform* platform) {
-  const hostfacts::CpuTopology topo = hostfacts::ReadCpuTopology();
+  // sockets, cores and logical_cpus of this process's affinity (and so the
+  // fingerprint); the rest describes the host.
+  const hostfacts::CpuTopology topo = UsableCpuTopology();
   platform->set_device_kind("cpu");
   platform->set_device_name(topo.model_name.empty() ? "unknown CPU" : topo.model_name);
   platform->set_hostname(hostfacts::HostName());

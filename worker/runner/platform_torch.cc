@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -18,7 +19,7 @@ namespace paradnn::runner {
 v1::Platform CollectPlatform() {
   v1::Platform platform;
   // Before anything else touches the thread count.
-  platform.set_default_intra_op_threads(at::get_num_threads());
+  const int torch_threads = at::get_num_threads();
   {
     // LibTorch sends float32 matmuls to sgemm_; make sure the BLAS has been
     // entered (and has set up its thread pool) before describing it.
@@ -28,6 +29,12 @@ v1::Platform CollectPlatform() {
     (void)product.sum().item<float>();
   }
   FillHostPlatform(&platform);
+  // LibTorch's default (OMP_NUM_THREADS, else from the host's CPU count:
+  // 1 on a 2-CPU host) ignores the affinity: no more threads than the CPUs
+  // this process may use (logical_cpus, from the affinity).
+  platform.set_default_intra_op_threads(platform.logical_cpus() > 0
+                                            ? std::min(torch_threads, platform.logical_cpus())
+                                            : torch_threads);
   platform.set_libtorch_version(TORCH_VERSION);
   const std::string config = at::show_config();
   platform.set_parallel_backend(

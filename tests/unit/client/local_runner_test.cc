@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -213,6 +214,27 @@ TEST(ChildProcessTest, ExitStatusLogAndExecFailure) {
   EXPECT_EQ(child.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(child.status().message()), HasSubstr("No such file or directory"));
   std::filesystem::remove_all(dir);
+}
+
+// paradnn local --workers N: each worker its own CPUs, consecutive blocks
+// as even as possible, shared in turn when there are more workers than CPUs.
+TEST(SplitCpusAmongWorkersTest, ConsecutiveBlocksThenSharedInTurn) {
+  using Cpus = std::vector<std::string>;
+  EXPECT_EQ(SplitCpusAmongWorkers({0, 1, 2, 3}, 2), (Cpus{"0-1", "2-3"}));
+  EXPECT_EQ(SplitCpusAmongWorkers({0, 1}, 4), (Cpus{"0", "0", "1", "1"}));
+  EXPECT_EQ(SplitCpusAmongWorkers({0, 1, 2, 3, 4}, 3), (Cpus{"0", "1-2", "3-4"}));
+  // One worker takes every CPU: no --cpus.
+  EXPECT_TRUE(SplitCpusAmongWorkers({0, 1}, 1).empty());
+}
+
+TEST(CheckHostsFitLocalWorkersTest, AGangLargerThanTheWorkersIsRefusedNamingBoth) {
+  EXPECT_TRUE(CheckHostsFitLocalWorkers(2, 2).ok());
+  EXPECT_TRUE(CheckHostsFitLocalWorkers(1, 1).ok());
+  const absl::Status refused = CheckHostsFitLocalWorkers(4, 2);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.message(),
+            "params.hosts: 4 needs 4 workers of one platform; paradnn local was given --workers "
+            "2; allowed here: 1..2 (or run with --workers 4)");
 }
 
 TEST(FileTailTest, KeepsWholeLines) {

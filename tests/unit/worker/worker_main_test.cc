@@ -1,15 +1,21 @@
 // The paradnn-worker binary itself: flag validation, start-up (platform from
-// the runner), one job against the in-process fake gateway, and a clean
-// exit 0 on SIGTERM.
+// the runner), one job against the in-process fake gateway, a clean exit 0
+// on SIGTERM, and a --cpus worker confined with its runners, which report
+// only its CPUs (the real paradnn-runner, where it is built beside the
+// worker).
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +24,8 @@
 #include "tests/support/temp_file.h"
 #include "tests/unit/worker/fake_gateway.h"
 #include "tests/unit/worker/fake_runner_path.h"
+#include "worker/cpu_list.h"
+#include "worker/platform_probe.h"
 
 #ifndef PARADNN_WORKER_BINARY
 #error "PARADNN_WORKER_BINARY must name the paradnn-worker executable"
@@ -58,6 +66,7 @@ class WorkerProcess {
   }
 
   void Signal(int sig) { ::kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
 
   // The wait status once the process has exited within `timeout`.
   std::optional<int> Wait(milliseconds timeout) {
@@ -254,6 +263,121 @@ TEST(WorkerMainTest, ExitsOnSigintBeforeTheHandshake) {
   // Its hello proves the signal handlers are installed; no hello_ack follows.
   ASSERT_GE(gateway.service->WaitFor(IsHello), 0);
   ExpectCleanExitOn(SIGINT, worker, *gateway.service);
+}
+
+// Confines the calling thread (and so the children it spawns) to `cpus`
+// while it lives; restores the set it found.
+class ScopedAffinity {
+ public:
+  explicit ScopedAffinity(const std::vector<int>& cpus) {
+    CPU_ZERO(&saved_);
+    EXPECT_EQ(::sched_getaffinity(0, sizeof(saved_), &saved_), 0);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu : cpus) CPU_SET(cpu, &set);
+    EXPECT_EQ(::sched_setaffinity(0, sizeof(set), &set), 0);
+  }
+  ~ScopedAffinity() { ::sched_setaffinity(0, sizeof(saved_), &saved_); }
+
+ private:
+  cpu_set_t saved_;
+};
+
+// paradnn-runner where the worker looks for it (beside paradnn-worker); ""
+// where it is not built (PARADNN_BUILD_RUNNER=OFF).
+std::string RealRunner() {
+  const std::string path =
+      std::filesystem::path(PARADNN_WORKER_BINARY).parent_path() / "paradnn-runner";
+  return ::access(path.c_str(), X_OK) == 0 ? path : "";
+}
+
+// `paradnn-runner --platform` started under an affinity of `cpus`.
+v1::Platform RunnerPlatformOn(const std::string& runner, const std::vector<int>& cpus) {
+  ScopedAffinity affinity(cpus);
+  absl::StatusOr<v1::Platform> platform = QueryRunnerPlatform(runner, milliseconds(60'000));
+  EXPECT_TRUE(platform.ok()) << platform.status();
+  return platform.ok() ? *platform : v1::Platform();
+}
+
+// A pinned worker is measured as what it is: a runner confined to one CPU
+// reports one CPU (and one core's silicon peak) under a fingerprint of its
+// own, and any two single CPUs of a host are one platform (the ranks of a
+// gang), the CPU ids being no part of it.
+TEST(WorkerMainTest, TheRunnersPlatformCountsOnlyTheCpusItMayUse) {
+  const std::string runner = RealRunner();
+  if (runner.empty()) GTEST_SKIP() << "paradnn-runner is not built beside paradnn-worker";
+  const std::vector<int> cpus = AllowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs in this test's affinity";
+  const v1::Platform one = RunnerPlatformOn(runner, {cpus[0]});
+  const v1::Platform two = RunnerPlatformOn(runner, {cpus[0], cpus[1]});
+  const v1::Platform other_one = RunnerPlatformOn(runner, {cpus[1]});
+  EXPECT_EQ(one.logical_cpus(), 1);
+  EXPECT_EQ(one.cores(), 1);
+  EXPECT_EQ(one.sockets(), 1);
+  EXPECT_EQ(one.default_intra_op_threads(), 1);
+  EXPECT_EQ(two.logical_cpus(), 2);
+  EXPECT_GE(two.cores(), 1);
+  EXPECT_LE(two.cores(), 2);
+  EXPECT_LE(two.default_intra_op_threads(), 2);
+  ASSERT_GT(one.silicon_peaks_size(), 0);
+  EXPECT_EQ(one.silicon_peaks(0).basis().rfind("1 core x", 0), 0u) << one.silicon_peaks(0).basis();
+  EXPECT_NE(one.fingerprint(), two.fingerprint());
+  EXPECT_EQ(one.fingerprint(), other_one.fingerprint());
+}
+
+// The Cpus_allowed_list of every thread of process `pid`.
+std::set<std::string> AllowedCpuLists(pid_t pid) {
+  std::set<std::string> lists;
+  std::error_code ec;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) lists.insert(line.substr(line.find('\t') + 1));
+    }
+  }
+  return lists;
+}
+
+// The children of process `pid` (those of each of its threads); empty where
+// the kernel does not list them.
+std::vector<pid_t> ChildrenOf(pid_t pid) {
+  std::vector<pid_t> children;
+  std::error_code ec;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream in(task.path() / "children");
+    for (pid_t child; in >> child;) children.push_back(child);
+  }
+  return children;
+}
+
+// --cpus confines the worker itself before it starts a child: the platform
+// probe, the zygote and every runner inherit the set, and the hello
+// reports that many CPUs.
+TEST(WorkerMainTest, AWorkerWithCpusConfinesItselfAndItsRunners) {
+  const std::string real_runner = RealRunner();
+  const std::string cpu = std::to_string(AllowedCpus().back());
+  GatewayServer gateway;
+  gateway.Start(0);
+  testing::TempFolder state("worker-state");
+  std::unique_ptr<WorkerProcess> worker;
+  const v1::WorkerHello hello =
+      StartAndHello(*gateway.service,
+                    {"--coordinator", "127.0.0.1:" + std::to_string(gateway.port), "--runner",
+                     real_runner.empty() ? std::string(PARADNN_FAKE_RUNNER) : real_runner,
+                     "--calibrate", "never", "--state-dir", state.path(), "--cpus", cpu},
+                    &worker);
+  EXPECT_EQ(hello.cpus(), cpu);
+  EXPECT_EQ(AllowedCpuLists(worker->pid()), std::set<std::string>{cpu});
+  for (pid_t child : ChildrenOf(worker->pid())) {
+    EXPECT_EQ(AllowedCpuLists(child), std::set<std::string>{cpu}) << "child " << child;
+  }
+  if (!real_runner.empty()) {
+    EXPECT_EQ(hello.platform().logical_cpus(), 1);
+    EXPECT_EQ(hello.platform().cores(), 1);
+  }
+  ExpectCleanExitOn(SIGTERM, *worker, *gateway.service);
 }
 
 }  // namespace

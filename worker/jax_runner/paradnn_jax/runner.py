@@ -43,6 +43,21 @@ def _fail(m, outcome, error):
     return m
 
 
+def gang_refusal(job, spec):
+    """Why this runner cannot run `job` as one rank of a data-parallel gang
+    (RunnerJob.gang set, or params.hosts > 1), else "". Before the counts:
+    no rank waits on a rendezvous this runner never joins, and the other
+    ranks end GANG_BROKEN when it answers."""
+    hosts = spec.params.get("hosts", 1)
+    if not job.HasField("gang") and hosts <= 1:
+        return ""
+    hosts = max(hosts, job.gang.hosts)
+    what = "hosts %d" % hosts if hosts > 1 else "a gang role (rank %d)" % job.gang.host_rank
+    return ("%s: data-parallel gangs (params.hosts > 1) need the LibTorch runner "
+            "(paradnn-worker --backend libtorch); the JAX runner measures one process on one "
+            "device (docs/backends.md)" % what)
+
+
 def run_job(job, on_step, on_log, counting_runner, import_jax=None):
     """The Measurement of `job`. on_step(step, seconds, warmup, loss) only if
     job.stream_steps; on_log(line). `counting_runner`: the paradnn-runner
@@ -60,6 +75,9 @@ def run_job(job, on_step, on_log, counting_runner, import_jax=None):
         return _fail(m, mp.ERROR, str(e))
     except config_lib.UnsupportedFamily as e:
         return _fail(m, mp.UNSUPPORTED, str(e))
+    gang = gang_refusal(job, spec)
+    if gang:
+        return _fail(m, mp.UNSUPPORTED, gang)
     try:
         counts = counts_lib.job_counts(job, counting_runner)
     except counts_lib.CountsUnavailable as e:

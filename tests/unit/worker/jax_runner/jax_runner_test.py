@@ -348,6 +348,34 @@ class NoJaxJobTest(unittest.TestCase):
         self.assertIn("devices 2: the JAX runner measures one device", m.error)
         self.assertEqual(m.config.params["devices"], 2)
 
+    def test_gangs_are_the_libtorch_runners(self):
+        # params.hosts > 1 alone, as a sweep asks for it.
+        job = job_of(make_config("fc", layer=1, node=8, input=8, output=2, batch=4, hosts=2))
+        m = self.run_runner(job)
+        self.assertEqual(m.outcome, metrics_pb2.UNSUPPORTED)
+        self.assertIn("hosts 2: data-parallel gangs (params.hosts > 1) need the LibTorch runner",
+                      m.error)
+        self.assertEqual(m.config.params["hosts"], 2)
+        # A gang role, as the coordinator sends each rank, even of a noop.
+        job = job_of(make_config("noop", batch=1, index=0))
+        job.gang.host_rank = 1
+        job.gang.hosts = 4
+        job.gang.rendezvous_host = "10.0.0.7"
+        job.gang.rendezvous_port = 29500
+        m = self.run_runner(job)
+        self.assertEqual(m.outcome, metrics_pb2.UNSUPPORTED)
+        self.assertIn("hosts 4: data-parallel gangs", m.error)
+        self.assertIn("need the LibTorch runner", m.error)
+        # An empty role still is one.
+        job = job_of(make_config("noop", batch=1, index=0))
+        job.gang.SetInParent()
+        m = self.run_runner(job)
+        self.assertEqual(m.outcome, metrics_pb2.UNSUPPORTED)
+        self.assertIn("a gang role (rank 0): data-parallel gangs", m.error)
+        # hosts 1 is no gang.
+        job = job_of(make_config("noop", batch=1, index=0, hosts=1))
+        self.assertEqual(self.run_runner(job).outcome, metrics_pb2.OK)
+
     def test_config_errors_and_other_families_need_no_jax(self):
         job = metrics_pb2.RunnerJob()
         job.config.CopyFrom(make_config("fc", layer=0, node=8, input=8, output=2, batch=1))
