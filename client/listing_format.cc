@@ -182,7 +182,9 @@ std::string FormatWorkers(const std::vector<v1::WorkerInfo>& workers, int64_t no
   for (const v1::WorkerInfo& w : workers) {
     // The clock the OS reports beside the one measured at calibration: the
     // silicon peaks behind the roofs' "(peak ...)" rest on the measured one.
-    rows.push_back({w.worker_id(), Dash(w.device_kind()), Dash(w.state()), Dash(w.hostname()),
+    const std::string host =
+        w.cpus().empty() ? w.hostname() : absl::StrCat(w.hostname(), " (CPUs ", w.cpus(), ")");
+    rows.push_back({w.worker_id(), Dash(w.device_kind()), Dash(w.state()), Dash(host),
                     absl::StrCat(w.jobs_done()), Dash(w.platform().blas_backend()),
                     Dash(w.platform().libtorch_version()),
                     Dash(platform::PlatformClockText(w.platform())),

@@ -1,8 +1,7 @@
 #include "common/run_settings.h"
 
-#include <thread>
-
 #include "absl/strings/str_cat.h"
+#include "common/usable_cpus.h"
 
 namespace paradnn::common {
 
@@ -14,8 +13,7 @@ v1::RunSettings WithRunDefaults(const v1::RunSettings& settings) {
   if (out.min_steps() == 0) out.set_min_steps(kDefaultMinSteps);
   if (out.max_steps() == 0) out.set_max_steps(kDefaultMaxSteps);
   if (out.intra_op_threads() == 0) {
-    out.set_intra_op_threads(
-        static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())));
+    out.set_intra_op_threads(static_cast<int32_t>(UsableCpuCount()));
   }
   if (out.inter_op_threads() == 0) out.set_inter_op_threads(kDefaultInterOpThreads);
   return out;

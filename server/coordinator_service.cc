@@ -513,6 +513,7 @@ void CoordinatorService::ListWorkersNow(v1::ListWorkersResponse* response,
         worker.set_worker_state(it->second.state);
         worker.set_current_job_id(it->second.current_job_id);
         worker.set_waiting(it->second.waiting);
+        worker.set_cpus(it->second.cpus);
       } else {
         worker.set_worker_state(v1::WORKER_DISCONNECTED);
       }

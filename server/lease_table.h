@@ -80,6 +80,7 @@ struct LiveWorker {
   int64_t current_job_id = 0;
   std::string device_kind;
   std::string waiting;  // why an idle worker holds no job (the Scheduler fills it)
+  std::string cpus;     // its hello's --cpus (the Scheduler fills it)
 };
 
 // The lease deadline written to the database for a worker heard at `now`:

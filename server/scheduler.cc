@@ -158,6 +158,7 @@ absl::Status Scheduler::AdoptStream(const std::shared_ptr<WorkerSession>& sessio
   link.roofs = UtilizationRoofs(hello.platform());
   link.rendezvous_host = hello.rendezvous_address();
   link.rendezvous_port = hello.rendezvous_port();
+  link.cpus = hello.cpus();
   return absl::OkStatus();
 }
 
@@ -458,9 +459,9 @@ std::map<std::string, LiveWorker> Scheduler::Snapshot() const {
   std::map<std::string, LiveWorker> workers = leases_.Snapshot();
   for (auto& [worker_id, live] : workers) {
     auto link = links_.find(worker_id);
-    if (link != links_.end() && live.state == v1::WORKER_IDLE) {
-      live.waiting = absl::StrJoin(link->second.waiting, "; ");
-    }
+    if (link == links_.end()) continue;
+    live.cpus = link->second.cpus;
+    if (live.state == v1::WORKER_IDLE) live.waiting = absl::StrJoin(link->second.waiting, "; ");
   }
   return workers;
 }

@@ -126,6 +126,7 @@ class Scheduler {
     // (WorkerHello.rendezvous_*; port 0: it cannot lead).
     std::string rendezvous_host;
     int32_t rendezvous_port = 0;
+    std::string cpus;  // WorkerHello.cpus
     // Why its last lease found no job although jobs are pending.
     std::vector<std::string> waiting;
   };

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "common/clock.h"
+#include "common/usable_cpus.h"
 #include "hostfacts/host_facts.h"
 #include "platform/silicon_peak.h"
 #include "worker/runner/host_probe.h"
@@ -193,12 +193,12 @@ v1::BandwidthPoint MeasureBandwidth(const std::string& kernel, int64_t working_s
   return point;
 }
 
-int DefaultCalibrationThreads() {
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
+// Every CPU this process may use (a worker confined by --cpus calibrates its
+// own CPUs, without oversubscribing them).
+int DefaultCalibrationThreads() { return common::UsableCpuCount(); }
 
-// Trials and the start probe run on every CPU, as a default calibration
-// and the jobs of a host do.
+// Trials and the start probe run on every usable CPU, as a default
+// calibration and the jobs of a host do.
 void UseAllCpus() {
   const int threads = DefaultCalibrationThreads();
   at::set_num_threads(threads);

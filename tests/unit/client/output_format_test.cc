@@ -402,6 +402,9 @@ TEST(OutputFormatTest, WorkerListing) {
   EXPECT_THAT(text, HasSubstr("2.3.0"));
   EXPECT_THAT(text, HasSubstr("3s ago"));
   EXPECT_THAT(text, HasSubstr("jobs done"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("CPUs")));
+  w.set_cpus("0-1");
+  EXPECT_THAT(FormatWorkers({w}, 1'003'500), HasSubstr("box (CPUs 0-1)"));
 }
 
 // status and workers in CSV (raw numbers, quoted where needed) and JSON (an
