@@ -1,7 +1,6 @@
 #include "client/local_runner.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "client/local_resume.h"
 #include "client/sweep_file.h"
+#include "common/cpu_list.h"
 #include "common/subprocess.h"
 #include "model/sweep.h"
 
@@ -73,32 +73,6 @@ absl::Status ChildFailure(ChildProcess& child, const std::string& what) {
   return absl::UnavailableError(message);
 }
 
-// "0-3,8" from ascending CPUs, as the worker's --cpus reads them
-// (worker/cpu_list.h writes the same; the client links no worker code).
-std::string CpuListText(std::vector<int>::const_iterator begin,
-                        std::vector<int>::const_iterator end) {
-  std::vector<std::string> items;
-  while (begin != end) {
-    auto last = begin;
-    while (std::next(last) != end && *std::next(last) == *last + 1) ++last;
-    items.push_back(last == begin ? absl::StrCat(*begin) : absl::StrCat(*begin, "-", *last));
-    begin = std::next(last);
-  }
-  return absl::StrJoin(items, ",");
-}
-
-// The CPUs this process may run on, ascending; empty if unknown.
-std::vector<int> ProcessAffinity() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
-
 }  // namespace
 
 std::vector<std::string> SplitCpusAmongWorkers(const std::vector<int>& cpus, int workers) {
@@ -109,8 +83,9 @@ std::vector<std::string> SplitCpusAmongWorkers(const std::vector<int>& cpus, int
     // n / w or n / w + 1 CPUs each; with n < w, one CPU shared by about w / n.
     const size_t begin = i * n / w;
     const size_t end = n >= w ? (i + 1) * n / w : begin + 1;
-    lists.push_back(CpuListText(cpus.begin() + static_cast<std::ptrdiff_t>(begin),
-                                cpus.begin() + static_cast<std::ptrdiff_t>(end)));
+    lists.push_back(
+        common::FormatCpuList(std::vector<int>(cpus.begin() + static_cast<std::ptrdiff_t>(begin),
+                                               cpus.begin() + static_cast<std::ptrdiff_t>(end))));
   }
   return lists;
 }
@@ -361,7 +336,7 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalOpt
   cluster->coordinator_ = *std::move(coordinator);
 
   const std::vector<std::string> cpu_lists =
-      SplitCpusAmongWorkers(ProcessAffinity(), options.workers);
+      SplitCpusAmongWorkers(common::AllowedCpus(), options.workers);
   for (int i = 1; i <= options.workers; ++i) {
     const std::string id = absl::StrCat("local-", i, "-", device);
     // Every worker can lead a gang: a port of its own, on loopback, where

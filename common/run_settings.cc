@@ -1,7 +1,7 @@
 #include "common/run_settings.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/usable_cpus.h"
+#include "common/cpu_list.h"
 
 namespace paradnn::common {
 

@@ -32,6 +32,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/clock.h"
+#include "common/cpu_list.h"
 #include "common/fnv1a.h"
 #include "common/framing.h"
 #include "common/state_dir.h"
@@ -39,7 +40,6 @@
 #include "hostfacts/host_facts.h"
 #include "platform/silicon_peak.h"
 #include "platform/stack_findings.h"
-#include "worker/cpu_list.h"
 
 namespace paradnn::worker {
 
@@ -188,7 +188,7 @@ v1::Platform FallbackPlatform(const std::string& device_kind, const std::string&
   const hostfacts::CpuTopology cpu = hostfacts::ReadCpuTopology();
   // As the runner counts them: the CPUs this process may use (a worker's
   // --cpus), never more than the host has.
-  const int usable = static_cast<int>(AllowedCpus().size());
+  const int usable = static_cast<int>(common::AllowedCpus().size());
   const bool confined = usable > 0 && usable < cpu.logical_cpus;
   platform.set_logical_cpus(confined ? usable : cpu.logical_cpus);
   platform.set_sockets(confined ? std::min(cpu.sockets, usable) : cpu.sockets);

@@ -29,6 +29,7 @@
 #include "common/address.h"
 #include "common/auth.h"
 #include "common/config_sources.h"
+#include "common/cpu_list.h"
 #include "common/logging.h"
 #include "common/openmp_env.h"
 #include "common/shipped_main.h"
@@ -36,7 +37,6 @@
 #include "common/version.h"
 #include "common/worker_identity.h"
 #include "platform/stack_findings.h"
-#include "worker/cpu_list.h"
 #include "worker/device_spec.h"
 #include "worker/platform_probe.h"
 #include "worker/rendezvous_endpoint.h"
@@ -262,13 +262,13 @@ struct CheckedFlags {
 // --cpus, --rendezvous-port and --advertise-address checked into `checked`.
 absl::Status CheckGangFlags(const Flags& flags, CheckedFlags* checked) {
   if (!flags.cpus.empty()) {
-    absl::StatusOr<std::vector<int>> cpus = paradnn::worker::ParseCpuList(flags.cpus);
+    absl::StatusOr<std::vector<int>> cpus = paradnn::common::ParseCpuList(flags.cpus);
     if (!cpus.ok()) return cpus.status();
-    if (absl::Status s = paradnn::worker::CheckCpusAllowed(*cpus, paradnn::worker::AllowedCpus());
+    if (absl::Status s = paradnn::common::CheckCpusAllowed(*cpus, paradnn::common::AllowedCpus());
         !s.ok()) {
       return s;
     }
-    checked->cpus = paradnn::worker::FormatCpuList(*cpus);
+    checked->cpus = paradnn::common::FormatCpuList(*cpus);
   }
   absl::StatusOr<int> port = paradnn::worker::ResolveRendezvousPort(flags.rendezvous_port);
   if (!port.ok()) return port.status();
@@ -289,7 +289,7 @@ absl::Status CheckGangFlags(const Flags& flags, CheckedFlags* checked) {
 // than the host. Threads inherit the set of the thread that creates them;
 // those that already run are set one by one.
 absl::Status ConfineToCpus(const std::string& cpus) {
-  absl::StatusOr<std::vector<int>> list = paradnn::worker::ParseCpuList(cpus);
+  absl::StatusOr<std::vector<int>> list = paradnn::common::ParseCpuList(cpus);
   if (!list.ok()) return list.status();
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "common/clock.h"
-#include "common/usable_cpus.h"
+#include "common/cpu_list.h"
 #include "hostfacts/host_facts.h"
 #include "platform/silicon_peak.h"
 #include "worker/runner/host_probe.h"

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/cpu_list.h"
 
 namespace paradnn::runner {
 namespace {
@@ -163,16 +164,7 @@ std::string WhyNotMeasurable(const CoreClockOptions& options, const std::vector<
 
 }  // namespace
 
-std::vector<int> AffinityCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
+std::vector<int> AffinityCpus() { return common::AllowedCpus(); }
 
 void SummarizeCpuClocks(CoreClock* clock) {
   std::vector<double> hz;

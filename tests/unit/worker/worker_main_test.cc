@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
+#include "common/cpu_list.h"
 #include "common/subprocess.h"
 #include "tests/support/temp_file.h"
 #include "tests/unit/worker/fake_gateway.h"
 #include "tests/unit/worker/fake_runner_path.h"
-#include "worker/cpu_list.h"
 #include "worker/platform_probe.h"
 
 #ifndef PARADNN_WORKER_BINARY
@@ -306,7 +306,7 @@ v1::Platform RunnerPlatformOn(const std::string& runner, const std::vector<int>&
 TEST(WorkerMainTest, TheRunnersPlatformCountsOnlyTheCpusItMayUse) {
   const std::string runner = RealRunner();
   if (runner.empty()) GTEST_SKIP() << "paradnn-runner is not built beside paradnn-worker";
-  const std::vector<int> cpus = AllowedCpus();
+  const std::vector<int> cpus = common::AllowedCpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs in this test's affinity";
   const v1::Platform one = RunnerPlatformOn(runner, {cpus[0]});
   const v1::Platform two = RunnerPlatformOn(runner, {cpus[0], cpus[1]});
@@ -357,7 +357,7 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
 // reports that many CPUs.
 TEST(WorkerMainTest, AWorkerWithCpusConfinesItselfAndItsRunners) {
   const std::string real_runner = RealRunner();
-  const std::string cpu = std::to_string(AllowedCpus().back());
+  const std::string cpu = std::to_string(common::AllowedCpus().back());
   GatewayServer gateway;
   gateway.Start(0);
   testing::TempFolder state("worker-state");

@@ -26,6 +26,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/cpu_list.h"
 #include "common/framing.h"
 #include "common/subprocess.h"
 #include "paradnn/v1/metrics.pb.h"
@@ -57,13 +58,7 @@ int FreePort() {
 
 // CPU `i` of those this test may use, as a RunnerJob.cpus list.
 std::string OneAllowedCpu(int i) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  sched_getaffinity(0, sizeof(allowed), &allowed);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
-  }
+  const std::vector<int> cpus = common::AllowedCpus();
   return absl::StrCat(cpus.at(static_cast<size_t>(i) % cpus.size()));
 }
 
@@ -298,9 +293,9 @@ TEST(GangTest, BadCpusAndAssignmentsAreRefusedNamingTheField) {
   };
   const std::vector<Case> cases = {
       {[](v1::RunnerJob& j) { j.set_cpus("0-3,x"); }, v1::UNSUPPORTED,
-       "cpus '0-3,x': 'x' is not a CPU number or range"},
+       "cpus: '0-3,x' is not a CPU list: not a CPU number (0..1023) or range 'x'"},
       {[](v1::RunnerJob& j) { j.set_cpus("1023"); }, v1::UNSUPPORTED,
-       "cpus '1023': CPU 1023 is not among the CPUs this runner may use"},
+       "cpus: CPU 1023 is outside this process's affinity; allowed: "},
       {[](v1::RunnerJob& j) { j.mutable_gang()->set_host_rank(5); }, v1::ERROR,
        "gang.host_rank: 5 is out of range 0..1"},
       {[](v1::RunnerJob& j) { j.clear_gang(); }, v1::ERROR,

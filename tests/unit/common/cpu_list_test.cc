@@ -1,11 +1,11 @@
-#include "worker/cpu_list.h"
+#include "common/cpu_list.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace paradnn::worker {
+namespace paradnn::common {
 namespace {
 
 std::vector<int> Parsed(const std::string& text) {
@@ -85,4 +85,4 @@ TEST(CpuListTest, ThisProcessMayRunOnTheCpusItReports) {
 }
 
 }  // namespace
-}  // namespace paradnn::worker
+}  // namespace paradnn::common

@@ -1,10 +1,12 @@
-// The worker's --cpus: the CPUs its runners are confined to, in Linux's
-// cpulist syntax ("0-3,8", as /sys/devices/system/cpu/online and taskset -c
-// write it). Workers that share a host each get their own set, so that the
-// ranks of a data-parallel gang (or two single jobs) do not take each
-// other's cores; the runner pins itself to RunnerJob.cpus.
-#ifndef PARADNN_WORKER_CPU_LIST_H_
-#define PARADNN_WORKER_CPU_LIST_H_
+// CPU lists in Linux's cpulist syntax ("0-3,8", as
+// /sys/devices/system/cpu/online and taskset -c write it), and the CPUs this
+// process may run on. The worker's --cpus confines its runners; workers
+// that share a host each get their own set, so that the ranks of a
+// data-parallel gang (or two single jobs) do not take each other's cores;
+// the runner confines itself to RunnerJob.cpus; paradnn local splits its
+// CPUs among its workers; default thread counts follow the affinity.
+#ifndef PARADNN_COMMON_CPU_LIST_H_
+#define PARADNN_COMMON_CPU_LIST_H_
 
 #include <string>
 #include <vector>
@@ -12,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace paradnn::worker {
+namespace paradnn::common {
 
 // The largest CPU number a cpu_set_t (and so sched_setaffinity) can name.
 inline constexpr int kMaxCpuNumber = 1023;
@@ -34,6 +36,11 @@ std::string FormatCpuList(const std::vector<int>& cpus);
 // the kernel would not say.
 std::vector<int> AllowedCpus();
 
+// How many: AllowedCpus' count, or the online CPUs where the kernel would
+// not say; at least 1. Default thread counts (calibration, a job's intra-op
+// threads) follow it, so that a confined process does not oversubscribe.
+int UsableCpuCount();
+
 // OK when every CPU of `cpus` is in `allowed` (both ascending); else
 // InvalidArgument naming `field`, the CPUs outside and what is allowed:
 // "--cpus: CPU 5 is outside this process's affinity; allowed: CPUs 0-1
@@ -41,6 +48,6 @@ std::vector<int> AllowedCpus();
 absl::Status CheckCpusAllowed(const std::vector<int>& cpus, const std::vector<int>& allowed,
                               absl::string_view field = "--cpus");
 
-}  // namespace paradnn::worker
+}  // namespace paradnn::common
 
-#endif  // PARADNN_WORKER_CPU_LIST_H_
+#endif  // PARADNN_COMMON_CPU_LIST_H_

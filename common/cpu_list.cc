@@ -1,16 +1,17 @@
-#include "worker/cpu_list.h"
+#include "common/cpu_list.h"
 
 #include <sched.h>
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
-namespace paradnn::worker {
+namespace paradnn::common {
 namespace {
 
 constexpr char kSyntax[] =
@@ -81,6 +82,12 @@ std::vector<int> AllowedCpus() {
   return cpus;
 }
 
+int UsableCpuCount() {
+  const std::vector<int> allowed = AllowedCpus();
+  if (!allowed.empty()) return static_cast<int>(allowed.size());
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 absl::Status CheckCpusAllowed(const std::vector<int>& cpus, const std::vector<int>& allowed,
                               absl::string_view field) {
   std::vector<int> outside;
@@ -94,4 +101,4 @@ absl::Status CheckCpusAllowed(const std::vector<int>& cpus, const std::vector<in
       FormatCpuList(allowed), " (this process's affinity)"));
 }
 
-}  // namespace paradnn::worker
+}  // namespace paradnn::common
