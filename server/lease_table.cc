@@ -251,6 +251,12 @@ bool LeaseTable::IsInService(const std::string& worker_id) const {
          !worker->draining;
 }
 
+bool LeaseTable::IsOccupied(const std::string& worker_id) const {
+  const Worker* worker = FindWorker(worker_id);
+  return worker != nullptr &&
+         (worker->leasing || !worker->held.empty() || !worker->storing.empty());
+}
+
 bool LeaseTable::BeginLease(const std::string& worker_id) {
   if (!MayLease(worker_id, /*settling_attempt=*/0)) return false;
   workers_.at(worker_id).leasing = true;

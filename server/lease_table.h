@@ -144,6 +144,9 @@ class LeaseTable {
   // Connected, ready, answering and not draining: a worker a gang may count
   // on, busy or not.
   bool IsInService(const std::string& worker_id) const;
+  // Holds an attempt, has a lease in flight or a result being stored: its
+  // CPUs are measuring (or about to).
+  bool IsOccupied(const std::string& worker_id) const;
   // MayLease(worker, 0), and if so claims the worker's lease slot (one
   // lease in flight per worker).
   bool BeginLease(const std::string& worker_id);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/cpu_list.h"
 #include "common/human_units.h"
 #include "common/worker_identity.h"
 #include "server/result_validation.h"
@@ -159,6 +160,14 @@ absl::Status Scheduler::AdoptStream(const std::shared_ptr<WorkerSession>& sessio
   link.rendezvous_host = hello.rendezvous_address();
   link.rendezvous_port = hello.rendezvous_port();
   link.cpus = hello.cpus();
+  // CPU workers only: GPU workers of one host measure on their own devices.
+  link.hostname = hello.device_kind() == "cpu" ? hello.platform().hostname() : "";
+  link.cpu_set.clear();
+  if (!hello.cpus().empty()) {
+    absl::StatusOr<std::vector<int>> cpus = common::ParseCpuList(hello.cpus(), "hello.cpus");
+    // Unreadable: taken as every CPU of the host (the cautious reading).
+    if (cpus.ok()) link.cpu_set = *std::move(cpus);
+  }
   return absl::OkStatus();
 }
 
@@ -326,6 +335,10 @@ void Scheduler::OnResult(const std::string& worker_id, const v1::JobResult& resu
     absl::MutexLock lock(&mu_);
     WorkerLink& link = links_[worker_id];
     lease_next = leases_.ResultArrived(worker_id, attempt_id);
+    if (lease_next && !BusyCpuNeighbourLocked(worker_id, {}).empty()) {
+      leases_.EndLease(worker_id);  // its next job waits for the neighbour (OfferNext)
+      lease_next = false;
+    }
     if (lease_next) {
       device = leases_.DeviceKindOf(worker_id);
       stream_serial = link.session->stream_serial();
@@ -425,6 +438,13 @@ void Scheduler::OfferNext(const std::string& worker_id, bool clear_leasing) {
     absl::MutexLock lock(&mu_);
     if (clear_leasing) leases_.EndLease(worker_id);
     TryAssignLocked(worker_id);
+    // Neighbours that waited for its CPUs may measure now.
+    const auto self = links_.find(worker_id);
+    if (self != links_.end() && !self->second.hostname.empty()) {
+      for (const auto& [other, link] : links_) {
+        if (other != worker_id && link.hostname == self->second.hostname) TryAssignLocked(other);
+      }
+    }
   }
   NotifyChange();
 }

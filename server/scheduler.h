@@ -127,6 +127,11 @@ class Scheduler {
     std::string rendezvous_host;
     int32_t rendezvous_port = 0;
     std::string cpus;  // WorkerHello.cpus
+    // A CPU worker's host (Platform.hostname; "" for other devices, which
+    // measure on their own) and the CPUs of it its runners use (--cpus;
+    // empty: every CPU of the host), for one measurement at a time per CPU.
+    std::string hostname;
+    std::vector<int> cpu_set;
     // Why its last lease found no job although jobs are pending.
     std::vector<std::string> waiting;
   };
@@ -159,6 +164,14 @@ class Scheduler {
   // acknowledgement.
   static v1::CoordinatorMessage AssignmentMessage(const db::Lease& granted);
   static v1::CoordinatorMessage AckMessage(int64_t job_id, int64_t attempt_id);
+
+  // The worker of the same host whose CPUs overlap `worker_id`'s and that
+  // is measuring (LeaseTable::IsOccupied), but those in `except`; "" when
+  // none. Two jobs timed on the same CPUs would disturb each other: a
+  // worker waits for such a neighbour (a gang's own ranks may share CPUs).
+  std::string BusyCpuNeighbourLocked(const std::string& worker_id,
+                                     const std::vector<std::string>& except) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- gangs (scheduler_gangs.cc) ----
   // The gang candidates of the worker's platform; claims the lease slots of

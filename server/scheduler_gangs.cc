@@ -58,9 +58,13 @@ Scheduler::ClaimedPeers Scheduler::ClaimGangPeersLocked(const std::string& worke
   // Claims only when a gang is pending and this worker can lead one (its
   // runner serves the rendezvous): single-worker leases stay one-worker.
   if (gang_hint_ <= 1 || leader.rendezvous_port <= 0) return claimed;
+  std::vector<std::string> gang = {worker_id};
   for (const std::string& peer : idle) {
     if (static_cast<int64_t>(claimed.serials.size()) + 1 >= gang_hint_) break;
+    // A gang's ranks may share CPUs with each other, not with another job.
+    if (!BusyCpuNeighbourLocked(peer, gang).empty()) continue;
     if (!leases_.BeginLease(peer)) continue;  // busy, or leasing for itself
+    gang.push_back(peer);
     claimed.candidates.idle_peers.push_back(peer);
     claimed.serials[peer] = links_.at(peer).session->stream_serial();
   }

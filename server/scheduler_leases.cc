@@ -46,6 +46,26 @@ v1::CoordinatorMessage Scheduler::AssignmentMessage(const db::Lease& granted) {
   return message;
 }
 
+std::string Scheduler::BusyCpuNeighbourLocked(const std::string& worker_id,
+                                              const std::vector<std::string>& except) const {
+  const auto self = links_.find(worker_id);
+  if (self == links_.end() || self->second.hostname.empty()) return "";
+  const std::vector<int>& mine = self->second.cpu_set;
+  for (const auto& [other, link] : links_) {
+    if (other == worker_id || link.hostname != self->second.hostname ||
+        std::find(except.begin(), except.end(), other) != except.end() ||
+        !leases_.IsOccupied(other)) {
+      continue;
+    }
+    // An empty set is every CPU of the host: it overlaps any.
+    const bool overlap = mine.empty() || link.cpu_set.empty() ||
+                         std::find_first_of(mine.begin(), mine.end(), link.cpu_set.begin(),
+                                            link.cpu_set.end()) != mine.end();
+    if (overlap) return other;
+  }
+  return "";
+}
+
 void Scheduler::OfferPendingJobs() {
   absl::MutexLock lock(&mu_);
   for (const auto& [worker_id, link] : links_) TryAssignLocked(worker_id);
@@ -53,7 +73,13 @@ void Scheduler::OfferPendingJobs() {
 
 void Scheduler::TryAssignLocked(const std::string& worker_id) {
   if (!leases_.BeginLease(worker_id)) return;
-  const WorkerLink& link = links_.at(worker_id);  // BeginLease: connected, so linked
+  WorkerLink& link = links_.at(worker_id);  // BeginLease: connected, so linked
+  if (const std::string busy = BusyCpuNeighbourLocked(worker_id, {}); !busy.empty()) {
+    leases_.EndLease(worker_id);  // offered again when the neighbour's job ends (OfferNext)
+    link.waiting = {absl::StrCat("shares CPUs with ", busy,
+                                 ", which is measuring: one measurement at a time per CPU")};
+    return;
+  }
   const int64_t now = clock_->NowUnixMs();
   const uint64_t serial = link.session->stream_serial();
   ClaimedPeers claimed = ClaimGangPeersLocked(worker_id);

@@ -212,5 +212,66 @@ TEST_F(SchedulerGangTest, AOneRankFailureOtherThanABrokenGangIsTheJobsResultName
   EXPECT_EQ(ranks[0].first->WaitFor(v1::CoordinatorMessage::kCancel, 1).size(), 1u);
 }
 
+// CPU workers of one host whose CPUs overlap measure one at a time; with
+// disjoint CPUs, at once.
+class SchedulerCpuSharingTest : public SchedulerTest {
+ protected:
+  static v1::WorkerHello OnHost(const std::string& id, const std::string& cpus) {
+    v1::WorkerHello hello = GangHello(id, 0);
+    hello.mutable_platform()->set_hostname("one-host");
+    hello.set_cpus(cpus);
+    return hello;
+  }
+  FakeStream a_{1};
+  FakeStream b_{2};
+};
+
+TEST_F(SchedulerCpuSharingTest, WorkersSharingACpuTakeTurns) {
+  CreateSweep(3);
+  ASSERT_TRUE(scheduler_->OnHello(a_.session(), OnHost("a", "0")).ok());
+  auto first = a_.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_TRUE(scheduler_->OnHello(b_.session(), OnHost("b", "0")).ok());
+  WaitQuiet();
+  EXPECT_TRUE(b_.Sent(v1::CoordinatorMessage::kAssignment).empty())
+      << "b shares CPU 0 with a, which is measuring";
+  EXPECT_TRUE(Eventually([&] {
+    for (const auto& [id, live] : scheduler_->Snapshot()) {
+      if (id == "b" && live.waiting.find("shares CPUs with a") != std::string::npos) return true;
+    }
+    return false;
+  }));
+  // a's result frees CPU 0: one of the two measures next, never both.
+  scheduler_->OnWorkerMessage(
+      a_.session(), "a",
+      Result(first[0].assignment().job_id(), first[0].assignment().attempt_id()));
+  EXPECT_TRUE(Eventually([&] {
+    return a_.Sent(v1::CoordinatorMessage::kAssignment).size() +
+               b_.Sent(v1::CoordinatorMessage::kAssignment).size() ==
+           2;
+  }));
+  WaitQuiet();
+  EXPECT_EQ(a_.Sent(v1::CoordinatorMessage::kAssignment).size() +
+                b_.Sent(v1::CoordinatorMessage::kAssignment).size(),
+            2u);
+}
+
+TEST_F(SchedulerCpuSharingTest, WorkersOnDisjointCpusMeasureAtOnce) {
+  CreateSweep(3);
+  ASSERT_TRUE(scheduler_->OnHello(a_.session(), OnHost("a", "0")).ok());
+  ASSERT_TRUE(scheduler_->OnHello(b_.session(), OnHost("b", "1")).ok());
+  EXPECT_EQ(a_.WaitFor(v1::CoordinatorMessage::kAssignment, 1).size(), 1u);
+  EXPECT_EQ(b_.WaitFor(v1::CoordinatorMessage::kAssignment, 1).size(), 1u);
+}
+
+TEST_F(SchedulerCpuSharingTest, AWorkerWithoutCpusSharesEveryCpuOfItsHost) {
+  CreateSweep(3);
+  ASSERT_TRUE(scheduler_->OnHello(a_.session(), OnHost("a", "")).ok());
+  EXPECT_EQ(a_.WaitFor(v1::CoordinatorMessage::kAssignment, 1).size(), 1u);
+  ASSERT_TRUE(scheduler_->OnHello(b_.session(), OnHost("b", "1")).ok());
+  WaitQuiet();
+  EXPECT_TRUE(b_.Sent(v1::CoordinatorMessage::kAssignment).empty());
+}
+
 }  // namespace
 }  // namespace paradnn::server

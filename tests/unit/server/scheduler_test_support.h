@@ -74,7 +74,9 @@ inline v1::WorkerHello Hello(const std::string& id) {
   hello.set_worker_id(id);
   hello.set_device_kind("cpu");
   hello.mutable_platform()->set_fingerprint("fp-test");
-  hello.mutable_platform()->set_hostname("host");
+  // A host of its own: workers of one host whose CPUs overlap measure one
+  // at a time (scheduler_cpu_sharing tests), which these tests are not about.
+  hello.mutable_platform()->set_hostname("host-" + id);
   return hello;
 }
 
