@@ -9,6 +9,7 @@
 
 namespace paradnn::model {
 
+extern const FamilyDef kAllReduceFamily;
 extern const FamilyDef kCnnFamily;
 extern const FamilyDef kFcFamily;
 extern const FamilyDef kTorchScriptFamily;
@@ -25,9 +26,9 @@ namespace {
 
 // One line per family, in name order.
 const FamilyDef* const kFamilies[] = {
-    &kCnnFamily,          &kDenseNet121Family, &kFcFamily,          &kMobileNetV1Family,
-    &kNoopFamily,         &kResNet50Family,    &kRetinaNetFamily,   &kRnnFamily,
-    &kSqueezeNet10Family, &kTorchScriptFamily, &kTransformerFamily,
+    &kAllReduceFamily,   &kCnnFamily,          &kDenseNet121Family, &kFcFamily,
+    &kMobileNetV1Family, &kNoopFamily,         &kResNet50Family,    &kRetinaNetFamily,
+    &kRnnFamily,         &kSqueezeNet10Family, &kTorchScriptFamily, &kTransformerFamily,
 };
 
 }  // namespace

@@ -42,7 +42,8 @@ struct ModelSpec {
   OptimizerKind optimizer = OptimizerKind::kRmsProp;
   v1::TorchScriptModel torchscript;  // family torchscript only
 
-  // Examples per training step (every family has "batch").
+  // Examples per training step: every family that trains has "batch" (the
+  // allreduce family trains nothing and has none: never asked of it).
   int64_t batch() const { return Param("batch"); }
   // The value of a hyper-parameter the family declares; aborts (a broken
   // invariant) for a key that ParseModelSpec did not fill in.

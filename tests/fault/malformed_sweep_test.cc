@@ -81,10 +81,11 @@ std::vector<Malformed> Table() {
   return {
       {"unknown family", Yaml("batch: 2", "", "name: bad\nfamily: bert\n"),
        Proto(Param("batch", "value: 2"), "name: 'bad' family: 'bert' "), "family",
-       "one of cnn|densenet121|fc"},
+       "one of allreduce|cnn|densenet121|fc"},
       {"unknown hyper-parameter", Yaml(std::string(kFcParams) + ", depth: 3"),
        Proto(FcParamsProto() + Param("depth", "value: 3")), "params.depth",
-       "allowed: batch, devices, input, inter_op_threads, intra_op_threads, layer, node, output"},
+       "allowed: batch, devices, hosts, input, inter_op_threads, intra_op_threads, layer, node, "
+       "output, overlap"},
       {"zero batch", Yaml("layer: 2, node: 16, input: 8, output: 4, batch: 0"),
        Proto(FcParamsProto("batch", "value: 0")), "params.batch", "allowed 1..4194304"},
       {"negative width", Yaml("layer: 2, node: -16, input: 8, output: 4, batch: 2"),

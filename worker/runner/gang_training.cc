@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -86,6 +87,50 @@ bool IsDataParallel(const v1::RunnerJob& job) {
          params.count(model::kHostsRule.name) > 0 || params.count(model::kDevicesRule.name) > 0;
 }
 
+c10::intrusive_ptr<c10d::Store> DataParallelRun::Meet(const v1::RunnerJob& job,
+                                                      std::chrono::milliseconds* timeout,
+                                                      std::string* address) {
+  *address = "127.0.0.1";  // replicas of one process: loopback is the network
+  if (!job.has_gang()) return ReplicaStore(MakeReplicaStore());
+  gang_.emplace(JoinGang(job.gang()));
+  *address = gang_->membership().local_address;
+  hosts_ = job.gang().hosts();
+  *timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(job.gang().collective_timeout_s() * 1000));
+  return gang_->membership().store;
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> DataParallelRun::JoinGroup(
+    c10::intrusive_ptr<c10d::Store> store, int rank, std::chrono::milliseconds timeout,
+    const std::string& address) const {
+  if (!gang_) return JoinProcessGroup(backend_, std::move(store), rank, ranks_, timeout, address);
+  const v1::GangRole& role = gang_->role();
+  try {
+    return JoinProcessGroup(backend_, std::move(store), rank, ranks_, timeout, address);
+  } catch (const std::exception& e) {
+    throw GangBroken(absl::StrFormat(
+        "%s could not form the %s process group of %d ranks (listening on %s) within %g s: %s",
+        GangRankName(role, role.host_rank()), backend_, ranks_, address,
+        role.collective_timeout_s(), FirstLine(e)));
+  }
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> DataParallelRun::JoinControlGroup(
+    const c10::intrusive_ptr<c10d::Store>& store, std::chrono::milliseconds timeout,
+    const std::string& address) const {
+  absl::StatusOr<std::string> cpu_backend = CollectiveBackendFor(torch::kCPU);
+  if (!cpu_backend.ok()) return {};
+  const v1::GangRole& role = gang_->role();
+  try {
+    return JoinProcessGroup(*cpu_backend, c10::make_intrusive<c10d::PrefixStore>("control", store),
+                            role.host_rank(), hosts_, timeout, address);
+  } catch (const std::exception& e) {
+    throw GangBroken(absl::StrFormat(
+        "%s could not form the gang's control group of %d processes within %g s: %s",
+        GangRankName(role, role.host_rank()), hosts_, role.collective_timeout_s(), FirstLine(e)));
+  }
+}
+
 DataParallelRun::DataParallelRun(const v1::RunnerJob& job, const std::string& backend,
                                  const std::vector<torch::Device>& devices,
                                  const ReplicaGroup::MakeTrainer& make,
@@ -93,43 +138,18 @@ DataParallelRun::DataParallelRun(const v1::RunnerJob& job, const std::string& ba
     : backend_(backend),
       overlap_(model::DataParallelOverlap(job.config())),
       devices_per_host_(static_cast<int>(devices.size())) {
-  c10::intrusive_ptr<c10d::Store> store;
-  std::string address = "127.0.0.1";  // replicas of one process: loopback is the network
-  int first_rank = 0;
-  if (job.has_gang()) {
-    gang_.emplace(JoinGang(job.gang()));
-    store = gang_->membership().store;
-    address = gang_->membership().local_address;
-    hosts_ = job.gang().hosts();
-    first_rank = job.gang().host_rank() * devices_per_host_;
-    timeout =
-        std::chrono::milliseconds(static_cast<int64_t>(job.gang().collective_timeout_s() * 1000));
-  } else {
-    store = ReplicaStore(MakeReplicaStore());
-  }
+  std::string address;
+  c10::intrusive_ptr<c10d::Store> store = Meet(job, &timeout, &address);
   ranks_ = hosts_ * devices_per_host_;
-  const std::optional<v1::GangRole> role =
-      job.has_gang() ? std::optional<v1::GangRole>(job.gang()) : std::nullopt;
-  const int world = ranks_;
+  if (gang_) control_ = JoinControlGroup(store, timeout, address);
+  const int first_rank = gang_ ? gang_->role().host_rank() * devices_per_host_ : 0;
   const bool overlap = overlap_;
   ReplicaGroup::JoinSync join = [=](int local_rank,
                                     Trainer& trainer) -> std::unique_ptr<ReplicaSync> {
-    const int rank = first_rank + local_rank;
-    if (!role) {
-      return MakeBucketSync(JoinProcessGroup(backend, store, rank, world, timeout, address),
-                            trainer.parameters(), overlap);
-    }
-    c10::intrusive_ptr<c10d::ProcessGroup> group;
-    try {
-      group = JoinProcessGroup(backend, store, rank, world, timeout, address);
-    } catch (const std::exception& e) {
-      throw GangBroken(absl::StrFormat(
-          "%s could not form the %s process group of %d ranks (listening on %s) within %g s: %s",
-          GangRankName(*role, role->host_rank()), backend, world, address,
-          role->collective_timeout_s(), FirstLine(e)));
-    }
-    return std::make_unique<GangReplicaSync>(
-        MakeBucketSync(std::move(group), trainer.parameters(), overlap), *role);
+    std::unique_ptr<ReplicaSync> sync = MakeBucketSync(
+        JoinGroup(store, first_rank + local_rank, timeout, address), trainer.parameters(), overlap);
+    if (!gang_) return sync;
+    return std::make_unique<GangReplicaSync>(std::move(sync), gang_->role());
   };
   replicas_ = std::make_unique<ReplicaGroup>(
       devices,
@@ -139,20 +159,75 @@ DataParallelRun::DataParallelRun(const v1::RunnerJob& job, const std::string& ba
       join);
 }
 
+DataParallelRun::DataParallelRun(const v1::RunnerJob& job, const std::string& backend,
+                                 const torch::Device& device, int64_t bytes,
+                                 std::chrono::milliseconds timeout)
+    : backend_(backend), overlap_(false) {
+  std::string address;
+  c10::intrusive_ptr<c10d::Store> store = Meet(job, &timeout, &address);
+  ranks_ = hosts_;
+  group_ = JoinGroup(std::move(store), gang_ ? gang_->role().host_rank() : 0, timeout, address);
+  // Zeros stay zeros under a sum: no value grows into inf or a subnormal
+  // that could change the time of the additions.
+  message_.push_back(torch::zeros({bytes / 4}, torch::dtype(torch::kFloat32).device(device)));
+  zero_ = torch::zeros({});
+}
+
 DataParallelRun::~DataParallelRun() = default;
 
-torch::Tensor DataParallelRun::Step() { return replicas_->Step(); }
+torch::Tensor DataParallelRun::Step() { return replicas_ ? replicas_->Step() : AllReduceStep(); }
+
+torch::Tensor DataParallelRun::AllReduceStep() {
+  try {
+    group_->allreduce(message_)->wait();
+  } catch (const std::exception& e) {
+    if (!gang_) throw;
+    const v1::GangRole& role = gang_->role();
+    throw GangBroken(absl::StrFormat(
+        "%s: an all-reduce of %d bytes failed%s within the %g s collective timeout: %s",
+        GangRankName(role, role.host_rank()), message_.front().numel() * 4, PeerNote(role),
+        role.collective_timeout_s(), FirstLine(e)));
+  }
+  return zero_;
+}
 
 int64_t DataParallelRun::FollowRankZero(int64_t mine) {
-  return gang_ ? gang_->FollowRankZero(mine) : mine;
+  if (!gang_) return mine;
+  // Decisions travel over a process group, not the store: every rank leaves
+  // a collective at about the same moment, so no rank starts its next timed
+  // sample while another still waits for the decision. Through the store
+  // rank 0 went on at once, and its next collective waited out the others'
+  // store read (on a CPU shared with the store's thread, up to a scheduler
+  // tick: 4 ms samples of a 0.2 ms all-reduce in
+  // bench/allreduce_family_bench.cc). The allreduce family votes over its
+  // own group, a training gang over its control group.
+  const c10::intrusive_ptr<c10d::ProcessGroup>& group = group_ ? group_ : control_;
+  if (!group) return gang_->FollowRankZero(mine);
+  const torch::Device device = group_ ? message_.front().device() : torch::Device(torch::kCPU);
+  const bool root = gang_->role().host_rank() == 0;
+  std::vector<torch::Tensor> vote{
+      torch::full({1}, root ? mine : 0, torch::dtype(torch::kInt64).device(device))};
+  try {
+    group->allreduce(vote)->wait();
+  } catch (const std::exception& e) {
+    const v1::GangRole& role = gang_->role();
+    throw GangBroken(
+        absl::StrFormat("%s: rank 0's decision failed%s within the %g s collective "
+                        "timeout: %s",
+                        GangRankName(role, role.host_rank()), PeerNote(role),
+                        role.collective_timeout_s(), FirstLine(e)));
+  }
+  return vote.front().item<int64_t>();
 }
 
 void DataParallelRun::BeginSample() {
+  if (!replicas_) return;  // the allreduce family: the step is its only part
   parts_before_ = leader().step_parts();
   sync_before_ = replicas_->leader_sync_totals();
 }
 
 void DataParallelRun::EndSample(int block) {
+  if (!replicas_) return;
   const Trainer::StepParts& parts = leader().step_parts();
   const GradientSyncTimes& sync = replicas_->leader_sync_totals();
   const double steps = block;
@@ -164,15 +239,10 @@ void DataParallelRun::EndSample(int block) {
       static_cast<double>(sync.allreduce_bytes - sync_before_.allreduce_bytes) / steps);
 }
 
-v1::DataParallelStep DataParallelRun::OwnStep(const std::vector<double>& seconds_per_step) const {
-  v1::DataParallelStep step;
-  step.set_ranks(ranks_);
-  step.set_hosts(hosts_);
-  step.set_devices_per_host(devices_per_host_);
-  step.set_backend(backend_);
-  step.set_overlap(overlap_);
-  step.set_buckets(replicas_->buckets());
-  step.set_bucket_cap_bytes(replicas_->bucket_cap_bytes());
+void DataParallelRun::FillTrainingParts(const std::vector<double>& seconds_per_step,
+                                        v1::DataParallelStep* step) const {
+  step->set_buckets(replicas_->buckets());
+  step->set_bucket_cap_bytes(replicas_->bucket_cap_bytes());
   // The parts are averaged over the middle half of the samples by step
   // time: each sample's parts add up to its step, so these add up to about
   // the median step, which separate medians of each part need not (under
@@ -188,12 +258,33 @@ v1::DataParallelStep DataParallelRun::OwnStep(const std::vector<double>& seconds
     for (size_t k = from; k < to && k < order.size(); ++k) sum += part[order[k]];
     return order.empty() ? 0 : sum / static_cast<double>(std::min(to, order.size()) - from);
   };
-  step.set_compute_s(middle_mean(samples_.compute_s));
-  step.set_exposed_communication_s(middle_mean(samples_.exposed_s));
-  step.set_optimizer_s(middle_mean(samples_.optimizer_s));
-  step.set_allreduce_s(middle_mean(samples_.allreduce_s));
-  step.set_allreduce_bytes(
+  step->set_compute_s(middle_mean(samples_.compute_s));
+  step->set_exposed_communication_s(middle_mean(samples_.exposed_s));
+  step->set_optimizer_s(middle_mean(samples_.optimizer_s));
+  step->set_allreduce_s(middle_mean(samples_.allreduce_s));
+  step->set_allreduce_bytes(
       static_cast<int64_t>(std::llround(middle_mean(samples_.allreduce_bytes))));
+}
+
+v1::DataParallelStep DataParallelRun::OwnStep(const std::vector<double>& seconds_per_step) const {
+  v1::DataParallelStep step;
+  step.set_ranks(ranks_);
+  step.set_hosts(hosts_);
+  step.set_devices_per_host(devices_per_host_);
+  step.set_backend(backend_);
+  step.set_overlap(overlap_);
+  if (!replicas_) {
+    // The allreduce family: the step is one all-reduce, all of it exposed.
+    const int64_t bytes = message_.front().numel() * 4;
+    const double median = Median(seconds_per_step);
+    step.set_buckets(1);
+    step.set_bucket_cap_bytes(bytes);
+    step.set_exposed_communication_s(median);
+    step.set_allreduce_s(median);
+    step.set_allreduce_bytes(bytes);
+  } else {
+    FillTrainingParts(seconds_per_step, &step);
+  }
   step.set_slowest_rank(gang_ ? gang_->role().host_rank() * devices_per_host_ : 0);
   step.add_rank_median_step_s(Median(seconds_per_step));
   return step;
@@ -237,6 +328,10 @@ void DataParallelRun::Finish(std::vector<double>* seconds_per_step, v1::Measurem
 }
 
 std::string DataParallelRun::Describe() const {
+  if (!replicas_) {
+    return absl::StrFormat("%d ranks (%d hosts x 1 device), %s, one all-reduce of %d bytes a step",
+                           ranks_, hosts_, backend_, message_.front().numel() * 4);
+  }
   return absl::StrFormat(
       "%d ranks (%d hosts x %d devices), %s, gradients in %d buckets of up to %d bytes "
       "all-reduced %s",

@@ -40,10 +40,18 @@ class DataParallelRun {
   DataParallelRun(const v1::RunnerJob& job, const std::string& backend,
                   const std::vector<torch::Device>& devices, const ReplicaGroup::MakeTrainer& make,
                   std::chrono::milliseconds timeout);
+  // The allreduce family (model/families/allreduce.h): joins as above, but
+  // builds no model; this process is one rank (on `device`) and each
+  // Step() is one in-place sum all-reduce of a float32 tensor of `bytes`,
+  // waited for: what a bare c10d loop does, nothing more.
+  DataParallelRun(const v1::RunnerJob& job, const std::string& backend, const torch::Device& device,
+                  int64_t bytes, std::chrono::milliseconds timeout);
   ~DataParallelRun();
 
+  // Replica 0's trainer; training jobs only.
   Trainer& leader() { return replicas_->leader(); }
-  // One step of every replica here; returns replica 0's loss. A gang's
+  // One step of every replica here; returns replica 0's loss (the
+  // allreduce family: one all-reduce, and a 0-dim zero). A gang's
   // collectives that fail throw GangBroken.
   torch::Tensor Step();
   // Rank 0's `mine` on every rank; `mine` itself without a gang. Throws
@@ -69,6 +77,24 @@ class DataParallelRun {
     std::vector<double> compute_s, exposed_s, optimizer_s, allreduce_s;
     std::vector<double> allreduce_bytes;
   };
+  // Joins the gang (job.gang) or makes an in-process store; sets hosts_
+  // and, for a gang, `timeout` and `address` (what Gloo listens on).
+  c10::intrusive_ptr<c10d::Store> Meet(const v1::RunnerJob& job, std::chrono::milliseconds* timeout,
+                                       std::string* address);
+  // Rank `rank`'s process group over `store`; a gang's failure is GangBroken.
+  c10::intrusive_ptr<c10d::ProcessGroup> JoinGroup(c10::intrusive_ptr<c10d::Store> store, int rank,
+                                                   std::chrono::milliseconds timeout,
+                                                   const std::string& address) const;
+  // A training gang's control group: its processes (rank = host rank) over
+  // the CPU backend; null where the build has none (decisions then travel
+  // through the store).
+  c10::intrusive_ptr<c10d::ProcessGroup> JoinControlGroup(
+      const c10::intrusive_ptr<c10d::Store>& store, std::chrono::milliseconds timeout,
+      const std::string& address) const;
+  torch::Tensor AllReduceStep();
+  // A training step's parts: averages over the middle half of the samples.
+  void FillTrainingParts(const std::vector<double>& seconds_per_step,
+                         v1::DataParallelStep* step) const;
   v1::DataParallelStep OwnStep(const std::vector<double>& seconds_per_step) const;
 
   std::optional<GangControl> gang_;
@@ -77,7 +103,15 @@ class DataParallelRun {
   int hosts_ = 1;
   int devices_per_host_ = 1;
   int ranks_ = 1;
-  std::unique_ptr<ReplicaGroup> replicas_;
+  std::unique_ptr<ReplicaGroup> replicas_;  // training jobs
+  // A training gang's control group (JoinControlGroup): rank 0's decisions
+  // travel as a one-element all-reduce over it.
+  c10::intrusive_ptr<c10d::ProcessGroup> control_;
+  // The allreduce family: its group, its one-tensor message and the value
+  // Step() returns.
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  std::vector<torch::Tensor> message_;
+  torch::Tensor zero_;
   Trainer::StepParts parts_before_;
   GradientSyncTimes sync_before_;
   SampleParts samples_;

@@ -25,12 +25,14 @@
 #include "absl/strings/str_format.h"
 #include "common/run_settings.h"
 #include "hostfacts/host_facts.h"
+#include "model/families/allreduce.h"
 #include "model/families/noop.h"
 #include "model/family.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
 #include "platform/stack_env.h"
 #include "platform/stack_findings.h"
+#include "worker/runner/allreduce_job.h"
 #include "worker/runner/data_parallel.h"
 #include "worker/runner/gang_rendezvous.h"
 #include "worker/runner/gang_training.h"
@@ -45,6 +47,7 @@
 #include "worker/runner/stop_rule.h"
 #include "worker/runner/suspect_conditions.h"
 #include "worker/runner/thread_pinning.h"
+#include "worker/runner/timing_loop.h"
 
 namespace paradnn::runner {
 
@@ -66,16 +69,10 @@ using model::PrecisionName;
 using model::WeightElementBytes;
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
 constexpr int kDefaultProfileSteps = 3;
 
 // Long LibTorch messages (dispatcher dumps) are cut to keep results small.
 constexpr size_t kMaxErrorChars = 4000;
-
-double SecondsSince(SteadyClock::time_point start) {
-  return std::chrono::duration<double>(SteadyClock::now() - start).count();
-}
 
 int64_t PeakRssBytes() {
   struct rusage usage {};
@@ -176,17 +173,6 @@ std::string UnsupportedMessage(const ModelSpec& spec, const std::string& torch_m
                       FirstErrorLine(torch_message));
 }
 
-void StreamStep(JobObserver* observer, bool stream, int step, double seconds, bool warmup,
-                double loss) {
-  if (!stream || observer == nullptr) return;
-  v1::StepMetric metric;
-  metric.set_step(step);
-  metric.set_seconds(seconds);
-  metric.set_warmup(warmup);
-  metric.set_loss(loss);
-  observer->OnStep(metric);
-}
-
 // For families whose analytic counts are unknown until the model is built
 // (torchscript: counts are 0 from the family): the trainable parameters of
 // the built model and a memory estimate of weights + gradients + optimizer
@@ -230,34 +216,6 @@ double SubnormalFraction(const std::vector<torch::Tensor>& parameters) {
   return total > 0 ? subnormal / total : 0;
 }
 
-// One training step of the job (every replica's, under data parallelism);
-// returns the loss.
-using StepFn = std::function<torch::Tensor()>;
-
-// Rank 0's decision on every rank of a data-parallel gang (so that all run
-// the same steps); the value itself otherwise.
-using AgreeFn = std::function<int64_t(int64_t)>;
-
-// Warm-up steps until `warmup` is satisfied (rank 0's); `step` counts them.
-void RunWarmup(const StepFn& train_step, const AgreeFn& agree, const torch::Device& device,
-               bool stream, JobObserver* observer, WarmupRule* warmup, int* step,
-               v1::Measurement* m) {
-  const auto warmup_start = SteadyClock::now();
-  for (bool done = false; !done;) {
-    const auto t0 = SteadyClock::now();
-    torch::Tensor loss = train_step();
-    SynchronizeDevice(device);
-    const double loss_value = loss.item<double>();
-    const double seconds = SecondsSince(t0);
-    if (*step == 0) m->set_first_loss(loss_value);
-    StreamStep(observer, stream, ++*step, seconds, /*warmup=*/true, loss_value);
-    done = agree(warmup->Add(seconds) ? 1 : 0) != 0;
-  }
-  m->set_warmup_seconds(SecondsSince(warmup_start));
-  Log(observer,
-      absl::StrFormat("warm-up: %d steps in %.3f s", warmup->steps(), m->warmup_seconds()));
-}
-
 // The operator breakdown of a few more steps under LibTorch's profiler.
 void RecordProfile(const StepFn& train_step, const v1::RunSettings& settings, JobObserver* observer,
                    v1::Measurement* m) {
@@ -288,8 +246,7 @@ struct JobTrainers {
   std::unique_ptr<Trainer> single;
   std::unique_ptr<DataParallelRun> data_parallel;
   Trainer* leader = nullptr;
-  StepFn step;
-  AgreeFn agree = [](int64_t mine) { return mine; };
+  StepLoop loop;
 };
 
 // Builds the job's model on `devices` (replica r on devices[r], seeded
@@ -306,7 +263,7 @@ JobTrainers BuildTrainers(const v1::RunnerJob& job, const ModelSpec& spec,
   if (!IsDataParallel(job)) {
     built.single = std::make_unique<Trainer>(spec, settings.seed(), context);
     built.leader = built.single.get();
-    built.step = [t = built.leader] { return t->Step(); };
+    built.loop.step = [t = built.leader] { return t->Step(); };
     return built;
   }
   const std::string backend = CollectiveBackendFor(devices.front().type()).value();
@@ -322,8 +279,9 @@ JobTrainers BuildTrainers(const v1::RunnerJob& job, const ModelSpec& spec,
       timeout);
   DataParallelRun* run = built.data_parallel.get();
   built.leader = &run->leader();
-  built.step = [run] { return run->Step(); };
-  built.agree = [run](int64_t mine) { return run->FollowRankZero(mine); };
+  built.loop.step = [run] { return run->Step(); };
+  built.loop.agree = [run](int64_t mine) { return run->FollowRankZero(mine); };
+  built.loop.data_parallel = run;
   std::string devices_text;
   for (const torch::Device& d : devices) {
     absl::StrAppend(&devices_text, devices_text.empty() ? "" : ", ", d.str());
@@ -331,34 +289,6 @@ JobTrainers BuildTrainers(const v1::RunnerJob& job, const ModelSpec& spec,
   Log(observer, absl::StrCat("data parallel: ", devices.size(), " replicas on ", devices_text,
                              ", joined over ", backend, "; ", run->Describe()));
   return built;
-}
-
-// The timed steps, in blocks of `block` steps, until rank 0's `rule` stops
-// them: each sample's seconds per step in `seconds_per_step`, the stop
-// reason rank 0's. Throws what the model throws.
-StopReason TimeSteps(JobTrainers& built, const torch::Device& device, bool stream, int block,
-                     JobObserver* observer, TimingStopRule* rule, int* step,
-                     std::vector<double>* seconds_per_step, v1::Measurement* m) {
-  for (;;) {
-    if (built.data_parallel) built.data_parallel->BeginSample();
-    const auto t0 = SteadyClock::now();
-    torch::Tensor loss;
-    for (int i = 0; i < block; ++i) loss = built.step();
-    // Waiting for the device (and reading the loss, which waits too)
-    // belongs inside the timing.
-    SynchronizeDevice(device);
-    const double loss_value = loss.item<double>();
-    const double seconds = SecondsSince(t0) / block;
-    if (built.data_parallel) built.data_parallel->EndSample(block);
-    seconds_per_step->push_back(seconds);
-    m->set_last_loss(loss_value);
-    *step += block;
-    StreamStep(observer, stream, *step, seconds, /*warmup=*/false, loss_value);
-    // The vote is outside the sample: one store round trip per sample.
-    const StopReason mine = rule->Add(seconds) ? rule->reason() : StopReason::kNone;
-    const auto agreed = static_cast<StopReason>(built.agree(static_cast<int64_t>(mine)));
-    if (agreed != StopReason::kNone) return agreed;
-  }
 }
 
 // Warm-up and timed steps; fills the timing fields of `m`. Throws what the
@@ -383,60 +313,24 @@ void TrainAndTime(const v1::RunnerJob& job, const ModelSpec& spec, const v1::Run
   if (const double startup = SecondsSinceProcessStart(); startup >= 0) {
     Log(observer, absl::StrFormat("startup: %.2f s from process start to the first step", startup));
   }
-  int step = 0;
-  WarmupRule warmup(settings.warmup_steps(), settings.max_seconds());
-  RunWarmup(built.step, built.agree, device, job.stream_steps(), observer, &warmup, &step, m);
-
-  // Short steps are timed in blocks: one clock read and one loss read (the
-  // device sync) per block, so neither dominates what is measured.
-  // max_steps bounds the steps executed, min_steps the samples: blocks
-  // shrink so that both hold.
-  const int block = static_cast<int>(
-      built.agree(std::max(1, std::min(TimingBlockSteps(warmup.median_seconds()),
-                                       settings.max_steps() / std::max(2, settings.min_steps())))));
-  if (block > 1) {
-    Log(observer, absl::StrFormat("timing in blocks of %d steps (warm-up median step %.1f us)",
-                                  block, warmup.median_seconds() * 1e6));
-  }
-  TimingStopRule rule(settings.ci(), settings.max_seconds(), settings.min_steps(),
-                      std::max(2, settings.max_steps() / block));
-  // min_steps are taken past max_seconds, but not past the worker's
-  // deadline for the whole job: timing gives up at 80 % of it.
-  const double deadline_s = common::JobDeadlineSeconds(settings);
-  rule.set_hard_limit_seconds(
-      std::max(settings.max_seconds(), 0.8 * deadline_s - SecondsSince(build_start)));
-  std::vector<double> seconds_per_step;
-  const auto timed_start = SteadyClock::now();
-  const StopReason stopped = TimeSteps(built, device, job.stream_steps(), block, observer, &rule,
-                                       &step, &seconds_per_step, m);
-  m->set_timed_seconds(SecondsSince(timed_start));
+  TimedSteps timed =
+      WarmUpAndTime(built.loop, settings, device, job.stream_steps(), build_start, observer, m);
   m->set_peak_device_memory_bytes(DevicePeakBytes(device));
   // The last timed step's gradients are still held (the next step drops them).
   m->set_subnormal_gradient_fraction(device.is_cpu() && FlushDenormalState() != "on"
                                          ? SubnormalFraction(trainer->parameters())
                                          : -1);
 
-  if (settings.profile()) RecordProfile(built.step, settings, observer, m);
+  if (settings.profile()) RecordProfile(built.loop.step, settings, observer, m);
 
-  if (static_cast<int>(seconds_per_step.size()) < settings.min_steps()) {
-    m->add_suspect(absl::StrFormat(
-        "only %d timed steps of the %d asked for (min_steps): the job's %.0f s deadline "
-        "(run.timeout_seconds) left no time for more",
-        static_cast<int>(seconds_per_step.size()), settings.min_steps(), deadline_s));
-  }
   int ranks = 1;
   if (built.data_parallel) {
     Log(observer, absl::StrCat("final ", built.data_parallel->WeightsDigest()));
-    built.data_parallel->Finish(&seconds_per_step, m);
+    built.data_parallel->Finish(&timed.seconds_per_step, m);
     ranks = built.data_parallel->ranks();
   }
-  v1::StepStats stats = ComputeStepStats(seconds_per_step);
-  stats.set_warmup_steps(warmup.steps());
-  stats.set_stop_reason(StopReasonName(stopped));
-  stats.set_block_steps(block);
-  *m->mutable_stats() = stats;
-  for (double s : seconds_per_step) m->add_step_seconds(s);
-  FillRates(spec, ranks, stats.median_s(), m);
+  RecordTimedSteps(timed, settings, m);
+  FillRates(spec, ranks, m->stats().median_s(), m);
 }
 
 // The job's run settings with defaults filled in; thread counts swept as
@@ -563,7 +457,11 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
   const SteadyClock::time_point before_at = SteadyClock::now();
   const std::optional<double> load_at_start = HostLoadAverage1();
   try {
-    TrainAndTime(job, *spec, settings, *devices, observer, &m);
+    if (spec->family == model::kAllReduceFamilyName) {
+      MeasureAllReduce(job, *spec, settings, *devices, observer, &m);
+    } else {
+      TrainAndTime(job, *spec, settings, *devices, observer, &m);
+    }
   } catch (const GangBroken& e) {
     return Fail(m, v1::GANG_BROKEN, e.what());
   } catch (const c10::Error& e) {

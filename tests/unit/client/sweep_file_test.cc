@@ -302,14 +302,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.yaml:7: YAML does not parse"},
         BadFile{"repeated key", Replace("  input: 2000\n", "  input: 2000\n  layer: 8\n"),
                 "t.yaml:8: params.layer: repeated key (first at line 5)"},
-        BadFile{"unknown family", Replace("family: fc", "family: bert"),
-                "t.yaml:2: family: 'bert' is not a known family; one of cnn|densenet121|fc|"},
+        BadFile{
+            "unknown family", Replace("family: fc", "family: bert"),
+            "t.yaml:2: family: 'bert' is not a known family; one of allreduce|cnn|densenet121|fc|"},
         BadFile{"unknown device", Replace("device: cpu", "device: gpu"),
                 "t.yaml:3: device: 'gpu' is not one of cpu|cuda|tpu"},
         BadFile{"unknown parameter", Replace("  input: 2000", "  inputs: 2000"),
                 "t.yaml:7: params.inputs: unknown parameter of family fc; allowed: batch, devices, "
-                "input, "
-                "inter_op_threads, intra_op_threads, layer, node, output"},
+                "hosts, input, inter_op_threads, intra_op_threads, layer, node, output, overlap"},
         BadFile{"missing parameter", Replace("  output: 200\n", ""),
                 "t.yaml:4: params.output: missing; family fc requires"},
         BadFile{"zero size", Replace("layer: 4", "layer: 0"),

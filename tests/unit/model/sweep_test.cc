@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "model/families/allreduce.h"
+#include "model/families/torchscript.h"
 #include "tests/unit/model/sweep_test_specs.h"
 
 namespace paradnn::model {
@@ -306,7 +308,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"empty name", "", "name: missing"},
         BadCase{"control char in name", R"pb(name: "a\tb")pb", "name: control character"},
         BadCase{"unknown family", R"pb(name: "n" family: "bert")pb",
-                "family: 'bert' is not a known family; one of cnn|densenet121|fc|mobilenet_v1|"
+                "family: 'bert' is not a known family; one of allreduce|cnn|densenet121|fc|mobilenet_v1|"
                 "noop|resnet50|retinanet|rnn|squeezenet1_0|torchscript|transformer"},
         BadCase{"unknown device", R"pb(name: "n" device: "gpu")pb",
                 "device: 'gpu' is not one of cpu|cuda|tpu"},
@@ -442,7 +444,7 @@ TEST(SweepValidationTest, MissingFamilyAndDevice) {
   v1::SweepSpec spec = Issue();
   spec.clear_family();
   EXPECT_THAT(std::string(ValidateSweep(spec, 0).message()),
-              StartsWith("family: missing; one of cnn|densenet121|fc|"));
+              StartsWith("family: missing; one of allreduce|cnn|densenet121|fc|"));
   // An empty device means cpu.
   spec = Issue();
   spec.clear_device();
@@ -513,9 +515,9 @@ TEST(SweepValidationTest, ExactlyAtTheCapIsAllowed) {
 }
 
 TEST(SweepValidationTest, SchemaTable) {
-  ASSERT_EQ(AllFamilies().size(), 11u);
+  ASSERT_EQ(AllFamilies().size(), 12u);
   EXPECT_EQ(AllowedFamilies(),
-            "cnn|densenet121|fc|mobilenet_v1|noop|resnet50|retinanet|rnn|squeezenet1_0|"
+            "allreduce|cnn|densenet121|fc|mobilenet_v1|noop|resnet50|retinanet|rnn|squeezenet1_0|"
             "torchscript|transformer");
   auto by_name = [](const auto& a, const auto& b) { return std::string(a.name) < b.name; };
   EXPECT_TRUE(std::is_sorted(
@@ -526,9 +528,12 @@ TEST(SweepValidationTest, SchemaTable) {
     SCOPED_TRACE(family.name);
     EXPECT_TRUE(std::is_sorted(family.params.begin(), family.params.end(), by_name));
     EXPECT_TRUE(std::is_sorted(family.options.begin(), family.options.end(), by_name));
-    // Every family takes batch and the framework settings.
-    ASSERT_NE(FindParam(family, "batch"), nullptr);
-    EXPECT_TRUE(FindParam(family, "batch")->required);
+    // Every family takes batch (but allreduce, whose step trains no
+    // examples) and the framework settings.
+    if (std::string(family.name) != kAllReduceFamilyName) {
+      ASSERT_NE(FindParam(family, "batch"), nullptr);
+      EXPECT_TRUE(FindParam(family, "batch")->required);
+    }
     for (const char* threads : {"intra_op_threads", "inter_op_threads"}) {
       const ParamRule* p = FindParam(family, threads);
       ASSERT_NE(p, nullptr) << threads;
@@ -610,7 +615,7 @@ TEST(SweepValidationTest, EveryConfigurationTheSweepAcceptsTheJobParserAccepts) 
       if (o.allowed.empty() && o.default_value == nullptr) ADD_FAILURE() << o.name;
       if (o.allowed.empty()) spec.mutable_options()->erase(o.name);
     }
-    if (family->check_sweep != nullptr) {
+    if (std::string(family->name) == kTorchScriptFamilyName) {
       v1::TorchScriptModel* model = spec.mutable_torchscript();
       model->set_sha256(std::string(64, 'a'));
       v1::TensorSpec* input = model->add_inputs();

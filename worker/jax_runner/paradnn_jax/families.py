@@ -6,6 +6,19 @@ PARADNN_UPDATE_GENERATED=1 ctest -R model_test (in the build folder)."""
 # multiple_of), ...), "options": ((name, allowed values (() = free text), default
 # (None = required, "" = none)), ...)}
 FAMILIES = {
+    "allreduce": {
+        "summary": "communication roof: each step one float32 sum all-reduce of `bytes` over hosts ranks",
+        "params": (
+            ("bytes", 4, 1073741824, True, None, 4),
+            ("devices", 1, 1, False, None, 0),
+            ("hosts", 1, 64, False, None, 0),
+            ("inter_op_threads", 1, 1024, False, None, 0),
+            ("intra_op_threads", 1, 1024, False, None, 0),
+            ("overlap", 1, 1, False, None, 0),
+        ),
+        "options": (
+        ),
+    },
     "cnn": {
         "summary": "ResNet v1: stem, four groups of residual or bottleneck blocks, avgpool, Linear(output)",
         "params": (

@@ -376,6 +376,18 @@ class NoJaxJobTest(unittest.TestCase):
         job = job_of(make_config("noop", batch=1, index=0, hosts=1))
         self.assertEqual(self.run_runner(job).outcome, metrics_pb2.OK)
 
+    def test_allreduce_is_the_libtorch_runners(self):
+        # The communication roof joins a c10d process group: LibTorch only,
+        # refused before any rendezvous, alone or as a rank of a gang.
+        job = job_of(make_config("allreduce", bytes=4096, hosts=2))
+        job.gang.host_rank = 1
+        job.gang.hosts = 2
+        m = self.run_runner(job)
+        self.assertEqual(m.outcome, metrics_pb2.UNSUPPORTED)
+        self.assertIn("family 'allreduce' is built by paradnn-runner (LibTorch) only", m.error)
+        m = self.run_runner(job_of(make_config("allreduce", bytes=4096)))
+        self.assertEqual(m.outcome, metrics_pb2.UNSUPPORTED)
+
     def test_config_errors_and_other_families_need_no_jax(self):
         job = metrics_pb2.RunnerJob()
         job.config.CopyFrom(make_config("fc", layer=0, node=8, input=8, output=2, batch=1))

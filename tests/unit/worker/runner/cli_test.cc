@@ -140,7 +140,7 @@ TEST(CliTest, UsageErrorsNameTheFlag) {
     return args;
   };
   ExpectUsageError({"--family", "no_such_family", "--layer", "4"}, "--family");
-  ExpectUsageError({"--family", "no_such_family", "--layer", "4"}, "allowed: cnn|");
+  ExpectUsageError({"--family", "no_such_family", "--layer", "4"}, "allowed: allreduce|cnn|");
   ExpectUsageError({"--layer", "4"}, "--family");
   ExpectUsageError(with({}, "--batch"), "--batch");
   ExpectUsageError(with({"--layer", "0"}, "--layer"), "--layer");

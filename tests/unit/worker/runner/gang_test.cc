@@ -31,36 +31,11 @@
 #include "common/subprocess.h"
 #include "paradnn/v1/metrics.pb.h"
 #include "tests/support/wait_for.h"
+#include "tests/unit/worker/runner/rank_process.h"
 #include "tests/unit/worker/runner/tiny_fc.h"
 
 namespace paradnn::runner {
 namespace {
-
-using std::chrono::milliseconds;
-
-constexpr milliseconds kResultDeadline(90'000);  // generous: the host may be busy
-
-// A port nobody listens on now (bound to 0, read back, closed).
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    close(fd);
-    return -1;
-  }
-  close(fd);
-  return ntohs(address.sin_port);
-}
-
-// CPU `i` of those this test may use, as a RunnerJob.cpus list.
-std::string OneAllowedCpu(int i) {
-  const std::vector<int> cpus = common::AllowedCpus();
-  return absl::StrCat(cpus.at(static_cast<size_t>(i) % cpus.size()));
-}
 
 // Rank `host_rank` of a gang of `hosts` training the tiny FC model.
 v1::RunnerJob GangJob(int host_rank, int hosts, int port, bool overlap) {
@@ -86,99 +61,6 @@ v1::RunnerJob GangJob(int host_rank, int hosts, int port, bool overlap) {
   gang.set_collective_timeout_s(20);
   for (int r = 0; r < hosts; ++r) gang.add_worker_ids(absl::StrCat("w", r));
   return job;
-}
-
-// One paradnn-runner --job-stdin process: its job written to stdin, its
-// RunnerEvents read on a thread of their own.
-class RankProcess {
- public:
-  explicit RankProcess(const v1::RunnerJob& job) {
-    const char* dir = std::getenv("PARADNN_BIN_DIR");
-    const std::string runner = std::string(dir != nullptr ? dir : "bin") + "/paradnn-runner";
-    common::SpawnOptions options;
-    absl::StatusOr<common::ScopedFd> quiet = common::OpenForChild("/dev/null", O_WRONLY);
-    if (quiet.ok()) options.stderr_fd = quiet->get();
-    absl::StatusOr<common::SpawnedChild> child =
-        common::SpawnChild({runner, "--job-stdin", "--log-level", "warn"}, options);
-    if (!child.ok()) {
-      ADD_FAILURE() << child.status();
-      return;
-    }
-    pid_ = child->pid;
-    const std::string frame = common::EncodeFrame(job);
-    EXPECT_EQ(write(child->stdin_fd.get(), frame.data(), frame.size()),
-              static_cast<ssize_t>(frame.size()));
-    child->stdin_fd.Reset();
-    reader_ = std::thread([this, out = std::move(child->stdout_fd)]() mutable { Read(out.get()); });
-  }
-  ~RankProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);  // a no-op for a rank that has exited
-      waitpid(pid_, nullptr, 0);
-    }
-    if (reader_.joinable()) reader_.join();
-  }
-
-  void Kill() { kill(pid_, SIGKILL); }
-  bool ended() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
-    return ended_;
-  }
-  int steps() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
-    return steps_;
-  }
-  std::vector<std::string> logs() ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
-    return logs_;
-  }
-  // The result, once it arrived within kResultDeadline.
-  std::optional<v1::Measurement> Result() ABSL_LOCKS_EXCLUDED(mu_) {
-    const bool arrived = testing::WaitFor(
-        [this] {
-          absl::MutexLock lock(&mu_);
-          return result_.has_value() || ended_;
-        },
-        kResultDeadline);
-    absl::MutexLock lock(&mu_);
-    EXPECT_TRUE(arrived) << "no result within the deadline";
-    return result_;
-  }
-
- private:
-  void Read(int fd) ABSL_LOCKS_EXCLUDED(mu_) {
-    common::FrameDecoder decoder;
-    char buffer[65536];
-    for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) != 0;) {
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 || !decoder.Append(buffer, static_cast<size_t>(n)).ok()) break;
-      for (std::string payload; decoder.Next(&payload);) {
-        v1::RunnerEvent event;
-        if (!event.ParseFromString(payload)) continue;
-        absl::MutexLock lock(&mu_);
-        if (event.has_step()) ++steps_;
-        if (event.has_log()) logs_.push_back(event.log());
-        if (event.has_result()) result_ = event.result();
-      }
-    }
-    absl::MutexLock lock(&mu_);
-    ended_ = true;
-  }
-
-  pid_t pid_ = -1;
-  std::thread reader_;
-  absl::Mutex mu_;
-  int steps_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<std::string> logs_ ABSL_GUARDED_BY(mu_);
-  std::optional<v1::Measurement> result_ ABSL_GUARDED_BY(mu_);
-  bool ended_ ABSL_GUARDED_BY(mu_) = false;
-};
-
-// Starts one runner per job.
-std::vector<std::unique_ptr<RankProcess>> StartRanks(const std::vector<v1::RunnerJob>& jobs) {
-  std::vector<std::unique_ptr<RankProcess>> ranks;
-  for (const v1::RunnerJob& job : jobs) ranks.push_back(std::make_unique<RankProcess>(job));
-  return ranks;
 }
 
 std::string WeightsLine(RankProcess& rank) {
@@ -214,11 +96,16 @@ void ExpectGangTrains(int hosts, bool overlap) {
   ASSERT_EQ(dp.rank_median_step_s_size(), hosts);
   EXPECT_GE(dp.slowest_rank(), 0);
   EXPECT_LT(dp.slowest_rank(), hosts);
-  // The parts make up the step (medians of each, so not exactly).
-  const double median_step = dp.rank_median_step_s(dp.slowest_rank());
-  EXPECT_NEAR(dp.compute_s() + dp.exposed_communication_s() + dp.optimizer_s(), median_step,
-              0.35 * median_step)
-      << dp.DebugString();
+  // The parts make up a step of the slowest rank: an average over the
+  // middle half of its samples, each the sum of its parts, so between the
+  // job's fastest and slowest sample (the job's samples are, sample by
+  // sample, the slowest rank's). No timing threshold: a shared host moves
+  // the median, not these bounds.
+  const double parts = dp.compute_s() + dp.exposed_communication_s() + dp.optimizer_s();
+  EXPECT_GT(dp.compute_s(), 0) << dp.DebugString();
+  EXPECT_GE(dp.exposed_communication_s(), 0) << dp.DebugString();
+  EXPECT_GE(dp.optimizer_s(), 0) << dp.DebugString();
+  EXPECT_LE(parts, job.stats().max_s() * (1 + 1e-9)) << dp.DebugString();
   EXPECT_GT(dp.algorithm_bytes_per_sec(), 0);
   EXPECT_NEAR(dp.bus_bytes_per_sec(), dp.algorithm_bytes_per_sec() * 2 * (hosts - 1) / hosts,
               1e-6 * dp.bus_bytes_per_sec());

@@ -1,0 +1,370 @@
+// The allreduce family through the whole harness against a bare c10d Gloo
+// loop, in one run (issue 39, item 4: "harness >= 0.95 of it"). Two ranks,
+// two processes each, on 127.0.0.1, messages 4 KiB .. 64 MiB (x4), each
+// rank pinned to a CPU of its own where the host has two:
+//   harness: two real paradnn-runner processes run an `allreduce` job as a
+//            gang of two (RunnerJob.gang on a free port, as the coordinator
+//            assigns it); its figure is the job's median step (rank 0's
+//            Measurement: sample by sample the slower rank's, then the
+//            median), what a result stores;
+//   bare:    two copies of this program (--bare-rank) join a TCPStore and a
+//            ProcessGroupGloo and loop allreduce(...)->wait() on a zeroed
+//            float32 tensor: the same warm-up, the same samples of the same
+//            block of steps as the harness's job of that size took, the
+//            same slower-rank-per-sample median.
+// Rounds interleave the two (the harness first in even rounds, the bare
+// loop first in odd ones; this host's speed drifts); per size the table
+// gives the median over rounds of each, algbw = bytes / step, busbw =
+// algbw x 2(n-1)/n (x 1 for 2 ranks, nccl-tests), and harness / bare.
+// Usage: paradnn-bench-allreduce-family [--rounds R] [--max-mib M]
+//        [--max-seconds S] [--runner PATH]
+#include <ATen/Parallel.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+// ProcessGroupGloo.hpp declares its class where USE_C10D_GLOO is defined,
+// as LibTorch's CMake package does for every unit that links it.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/cpu_list.h"
+#include "common/framing.h"
+#include "common/subprocess.h"
+#include "hostfacts/host_facts.h"
+#include "paradnn/v1/metrics.pb.h"
+#include "worker/runner/platform_torch.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace common = paradnn::common;
+namespace v1 = paradnn::v1;
+
+constexpr int kRanks = 2;
+constexpr int kWarmupSteps = 3;
+constexpr auto kTimeout = std::chrono::seconds(120);
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// A port nobody listens on now (bound to 0, read back, closed).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    close(fd);
+    return -1;
+  }
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+// Rank r's CPU: the r-th this process may use, where there are two; none
+// (-1) on a one-CPU host, where pinning both ranks to it would only add
+// contention the harness does not have either.
+int RankCpu(int rank) {
+  const std::vector<int> cpus = common::AllowedCpus();
+  return cpus.size() >= kRanks ? cpus[static_cast<size_t>(rank)] : -1;
+}
+
+// ---- the bare loop: one rank (--bare-rank) -----------------------------------
+
+struct BareArgs {
+  int rank = -1, port = 0, samples = 0, block = 1, cpu = -1;
+  int64_t bytes = 0;
+};
+
+// Joins the group and prints "t1 t2 ..." (seconds per step of each sample).
+int RunBareRank(const BareArgs& a) {
+  if (a.cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(a.cpu, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+  }
+  at::set_num_threads(1);  // what the runner sets when confined to one CPU
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<uint16_t>(a.port);
+  store_options.isServer = a.rank == 0;
+  store_options.waitWorkers = false;
+  store_options.timeout = kTimeout;
+  auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", store_options);
+  auto options = c10d::ProcessGroupGloo::Options::create();
+  options->timeout = kTimeout;
+  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, a.rank, kRanks, options);
+  std::vector<at::Tensor> message{torch::zeros({a.bytes / 4}, torch::kFloat32)};
+  for (int i = 0; i < kWarmupSteps; ++i) group->allreduce(message)->wait();
+  std::vector<double> seconds(static_cast<size_t>(a.samples));
+  for (double& s : seconds) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < a.block; ++i) group->allreduce(message)->wait();
+    s = std::chrono::duration<double>(Clock::now() - t0).count() / a.block;
+  }
+  for (double s : seconds) std::printf("%.9g ", s);
+  std::printf("\n");
+  return 0;
+}
+
+// ---- children ----------------------------------------------------------------
+
+// A child whose stdout is read whole on a thread (so that neither child
+// blocks on a full pipe while we wait for the other).
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const std::string& input) {
+    common::SpawnOptions options;
+    absl::StatusOr<common::ScopedFd> quiet = common::OpenForChild("/dev/null", O_WRONLY);
+    if (quiet.ok()) options.stderr_fd = quiet->get();
+    absl::StatusOr<common::SpawnedChild> child = common::SpawnChild(argv, options);
+    if (!child.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(child.status().message()).c_str());
+      return;
+    }
+    pid_ = child->pid;
+    if (!input.empty() &&
+        write(child->stdin_fd.get(), input.data(), input.size()) != ssize_t(input.size())) {
+      std::fprintf(stderr, "could not write the job to %s\n", argv[0].c_str());
+    }
+    child->stdin_fd.Reset();
+    reader_ = std::thread([this, fd = std::move(child->stdout_fd)] {
+      char buffer[65536];
+      for (ssize_t n; (n = read(fd.get(), buffer, sizeof(buffer))) > 0;) out_.append(buffer, n);
+    });
+  }
+  // Waits for the child; returns its stdout.
+  std::string Wait() {
+    if (reader_.joinable()) reader_.join();
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    return out_;
+  }
+  ~Child() { Wait(); }
+
+ private:
+  pid_t pid_ = -1;
+  std::thread reader_;
+  std::string out_;
+};
+
+std::vector<double> ParseSeconds(const std::string& text) {
+  std::vector<double> values;
+  std::istringstream in(text);
+  for (double v; in >> v;) values.push_back(v);
+  return values;
+}
+
+// Sample by sample the slower rank's, as the harness's gather does.
+std::vector<double> Slowest(const std::vector<std::vector<double>>& ranks) {
+  std::vector<double> out = ranks.front();
+  for (const auto& r : ranks) {
+    for (size_t i = 0; i < out.size() && i < r.size(); ++i) out[i] = std::max(out[i], r[i]);
+  }
+  return out;
+}
+
+struct Options {
+  std::string self, runner;
+  double max_seconds = 1;
+};
+
+// The bare loop's median step for `samples` samples of `block` steps.
+double RunBare(const Options& o, int64_t bytes, int samples, int block) {
+  const int port = FreePort();
+  std::vector<std::unique_ptr<Child>> ranks;
+  for (int r = 0; r < kRanks; ++r) {
+    ranks.push_back(std::make_unique<Child>(
+        std::vector<std::string>{o.self, "--bare-rank", absl::StrCat(r), "--port",
+                                 absl::StrCat(port), "--bytes", absl::StrCat(bytes), "--samples",
+                                 absl::StrCat(samples), "--block", absl::StrCat(block), "--cpu",
+                                 absl::StrCat(RankCpu(r))},
+        ""));
+  }
+  std::vector<std::vector<double>> seconds;
+  for (auto& rank : ranks) seconds.push_back(ParseSeconds(rank->Wait()));
+  if (seconds[0].empty() || seconds[1].empty()) return 0;
+  return Median(Slowest(seconds));
+}
+
+v1::RunnerJob HarnessJob(const Options& o, int64_t bytes, int rank, int port) {
+  v1::RunnerJob job;
+  job.mutable_config()->set_family("allreduce");
+  (*job.mutable_config()->mutable_params())["bytes"] = bytes;
+  (*job.mutable_config()->mutable_params())["hosts"] = kRanks;
+  v1::RunSettings& s = *job.mutable_settings();
+  s.set_warmup_steps(kWarmupSteps);
+  s.set_min_steps(10);
+  s.set_max_seconds(o.max_seconds);
+  job.set_device("cpu");
+  if (RankCpu(rank) >= 0) job.set_cpus(absl::StrCat(RankCpu(rank)));
+  v1::GangRole& gang = *job.mutable_gang();
+  gang.set_host_rank(rank);
+  gang.set_hosts(kRanks);
+  gang.set_devices_per_host(1);
+  gang.set_rendezvous_host("127.0.0.1");
+  gang.set_rendezvous_port(port);
+  gang.set_secret("bench");
+  gang.set_gang_tag("bench");
+  gang.set_collective_timeout_s(120);
+  for (int r = 0; r < kRanks; ++r) gang.add_worker_ids(absl::StrCat("bench", r));
+  return job;
+}
+
+std::optional<v1::Measurement> ResultOf(const std::string& out) {
+  common::FrameDecoder decoder;
+  if (!decoder.Append(out.data(), out.size()).ok()) return std::nullopt;
+  for (std::string payload; decoder.Next(&payload);) {
+    v1::RunnerEvent event;
+    if (event.ParseFromString(payload) && event.has_result()) return event.result();
+  }
+  return std::nullopt;
+}
+
+// Rank 0's Measurement of an allreduce job of `bytes` run by a gang of two
+// paradnn-runner processes.
+std::optional<v1::Measurement> RunHarness(const Options& o, int64_t bytes) {
+  const int port = FreePort();
+  std::vector<std::unique_ptr<Child>> ranks;
+  for (int r = 0; r < kRanks; ++r) {
+    ranks.push_back(std::make_unique<Child>(
+        std::vector<std::string>{o.runner, "--job-stdin", "--log-level", "warn"},
+        common::EncodeFrame(HarnessJob(o, bytes, r, port))));
+  }
+  std::optional<v1::Measurement> m = ResultOf(ranks[0]->Wait());
+  ranks[1]->Wait();
+  if (!m || m->outcome() != v1::OK) {
+    std::fprintf(stderr, "harness %lld bytes: %s\n", static_cast<long long>(bytes),
+                 m ? m->error().c_str() : "no result");
+    return std::nullopt;
+  }
+  return m;
+}
+
+struct SizeRuns {
+  std::vector<double> harness_s, bare_s;
+  int samples = 0, block = 1;
+};
+
+std::string Size(int64_t bytes) {
+  return bytes >= (1 << 20) ? absl::StrCat(bytes >> 20, " MiB") : absl::StrCat(bytes >> 10, " KiB");
+}
+
+void PrintTable(const std::map<int64_t, SizeRuns>& runs) {
+  std::printf("\n%8s %6s | %10s %10s | %10s %10s | %6s | %s\n", "size", "rounds", "bare us",
+              "bare GB/s", "harn. us", "harn. GB/s", "ratio", "ratio per round");
+  for (const auto& [bytes, r] : runs) {
+    const double bare = Median(r.bare_s), harness = Median(r.harness_s);
+    std::string per_round;
+    for (size_t i = 0; i < r.bare_s.size() && i < r.harness_s.size(); ++i) {
+      absl::StrAppend(&per_round, i ? " " : "",
+                      absl::StrFormat("%.3f", r.bare_s[i] / r.harness_s[i]));
+    }
+    std::printf("%8s %6zu | %10.1f %10.3f | %10.1f %10.3f | %6.3f | %s\n", Size(bytes).c_str(),
+                r.harness_s.size(), bare * 1e6, bytes / bare / 1e9, harness * 1e6,
+                bytes / harness / 1e9, bare / harness, per_round.c_str());
+  }
+  std::printf(
+      "\nGB/s = 1e9 bytes/s of algbw (bytes / median step); busbw = algbw x 2(n-1)/n = algbw "
+      "here (2 ranks).\nratio: harness bandwidth / bare bandwidth (target >= 0.95), of the "
+      "medians over rounds; per round as measured.\n");
+}
+
+void PrintHostFacts() {
+  const paradnn::hostfacts::CpuTopology topology = paradnn::hostfacts::ReadCpuTopology();
+  const std::map<std::string, std::string> stack = paradnn::runner::StackInEffect();
+  const auto blas = stack.find("blas_core");
+  std::printf(
+      "host: %s, %d logical CPUs; BLAS core %s; intra-op threads 1 per rank; %d ranks "
+      "(processes, Gloo, 127.0.0.1), %s\n",
+      topology.model_name.c_str(), topology.logical_cpus,
+      blas == stack.end() ? "-" : blas->second.c_str(), kRanks,
+      RankCpu(1) >= 0 ? absl::StrCat("pinned to CPUs ", RankCpu(0), " and ", RankCpu(1)).c_str()
+                      : "unpinned (fewer than 2 CPUs)");
+}
+
+// One round of every size; the order of harness and bare alternates.
+void RunRound(const Options& o, int round, const std::vector<int64_t>& sizes,
+              std::map<int64_t, SizeRuns>* runs) {
+  for (int64_t bytes : sizes) {
+    SizeRuns& r = (*runs)[bytes];
+    const bool harness_first = round % 2 == 0 || r.samples == 0;
+    double bare = 0;
+    if (!harness_first) bare = RunBare(o, bytes, r.samples, r.block);
+    std::optional<v1::Measurement> m = RunHarness(o, bytes);
+    if (!m) continue;
+    r.samples = m->stats().steps();
+    r.block = std::max(1, m->stats().block_steps());
+    if (harness_first) bare = RunBare(o, bytes, r.samples, r.block);
+    if (bare <= 0) continue;
+    r.harness_s.push_back(m->stats().median_s());
+    r.bare_s.push_back(bare);
+    std::fprintf(stderr, "round %d %s: %d samples of %d steps: harness %.1f us, bare %.1f us\n",
+                 round, Size(bytes).c_str(), r.samples, r.block, m->stats().median_s() * 1e6,
+                 bare * 1e6);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BareArgs bare;
+  Options o;
+  int rounds = 3, max_mib = 64;
+  CLI::App app{"The allreduce family through paradnn-runner against a bare c10d Gloo loop"};
+  app.add_option("--rounds", rounds, "Interleaved rounds of every size")->capture_default_str();
+  app.add_option("--max-mib", max_mib, "Largest message, MiB (from 4 KiB, x4)")
+      ->capture_default_str();
+  app.add_option("--max-seconds", o.max_seconds, "The harness job's run.max_seconds")
+      ->capture_default_str();
+  app.add_option("--runner", o.runner, "paradnn-runner (default: beside this program)");
+  app.add_option("--bare-rank", bare.rank, "(internal) run one rank of the bare loop");
+  app.add_option("--port", bare.port, "(internal)");
+  app.add_option("--bytes", bare.bytes, "(internal)");
+  app.add_option("--samples", bare.samples, "(internal)");
+  app.add_option("--block", bare.block, "(internal)");
+  app.add_option("--cpu", bare.cpu, "(internal)");
+  CLI11_PARSE(app, argc, argv);
+  if (bare.rank >= 0) return RunBareRank(bare);
+
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  o.self = std::string(self, n > 0 ? static_cast<size_t>(n) : 0);
+  if (o.runner.empty()) o.runner = o.self.substr(0, o.self.rfind('/') + 1) + "paradnn-runner";
+  common::IgnoreSigpipe();
+  PrintHostFacts();
+  std::vector<int64_t> sizes;
+  for (int64_t bytes = 4 << 10; bytes <= (int64_t{max_mib} << 20); bytes *= 4) {
+    sizes.push_back(bytes);
+  }
+  std::map<int64_t, SizeRuns> runs;
+  for (int round = 0; round < rounds; ++round) RunRound(o, round, sizes, &runs);
+  PrintTable(runs);
+  return 0;
+}
