@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "client/allreduce_views.h"
 #include "client/analysis_kind_views.h"
 #include "client/analyze_flags.h"
 #include "client/metric_plot_scripts.h"
@@ -224,6 +225,18 @@ constexpr AnalysisKind kAnalysisKinds[] = {
      nullptr,  // efficiencies and shares are ratios, seconds and examples/s stay
      [](const v1::AnalyzeResponse& r, Terminal terminal, const std::string& out_path) {
        return internal::ScaleOutScript(r.scale_out(), terminal, out_path);
+     }},
+    {"allreduce",
+     "A platform's communication roof from allreduce sweeps: per platform, backend and ranks\n"
+     "the all-reduce's time and bus bandwidth by message size and the fitted alpha-beta model\n"
+     "(latency alpha, bus bandwidth beta) that scale_out and the roofline compare jobs with",
+     [](CLI::App*, AnalyzeFlags*) {},  // no options of its own
+     [](const AnalyzeFlags&, v1::AnalyzeRequest* request) { request->mutable_allreduce(); },
+     [](const v1::AnalyzeResponse& r) { return internal::AllreduceTable(r.allreduce()); },
+     [](const v1::AnalyzeResponse& r) { return internal::AllreduceCsv(r.allreduce()); },
+     nullptr,  // seconds and bytes/s stay
+     [](const v1::AnalyzeResponse& r, Terminal terminal, const std::string& out_path) {
+       return internal::AllreduceScript(r.allreduce(), terminal, out_path);
      }},
 };
 

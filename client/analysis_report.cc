@@ -201,6 +201,7 @@ std::vector<PlannedAnalysis> PlanScaleOutSections(const std::vector<v1::SweepSta
   };
   std::map<std::string, FamilyCounts> families;
   for (const v1::SweepStatus& sweep : sweeps) {
+    if (sweep.family() == kAllreduceFamily) continue;  // its hosts are ranks, not a scale-out
     FamilyCounts& family = families[sweep.family()];
     family.sweep_ids.push_back(sweep.sweep_id());
     for (const char* field : {"hosts", "devices"}) {
@@ -217,6 +218,26 @@ std::vector<PlannedAnalysis> PlanScaleOutSections(const std::vector<v1::SweepSta
     }
   }
   return planned;
+}
+
+std::vector<PlannedAnalysis> PlanAllreduceSections(const std::vector<v1::SweepStatus>& sweeps) {
+  PlannedAnalysis analysis;
+  for (const v1::SweepStatus& sweep : sweeps) {
+    if (sweep.family() == kAllreduceFamily) {
+      analysis.request.mutable_selection()->add_sweep_ids(sweep.sweep_id());
+    }
+  }
+  if (analysis.request.selection().sweep_ids().empty()) return {};
+  analysis.title = "allreduce: the communication roof";
+  analysis.caption =
+      "Bus bandwidth of one all-reduce against the message size (log x), per platform, backend "
+      "and ranks; the line is the alpha-beta roof t(M) = alpha + M x 2(n-1)/n / beta fitted in "
+      "relative least squares (alpha the latency, beta the asymptotic bus bandwidth; 95 % "
+      "intervals in the table). scale_out and the roofline compare data-parallel jobs of the "
+      "same platform, backend and ranks with the latest such roof.";
+  (*analysis.request.mutable_selection()->mutable_where())["family"] = kAllreduceFamily;
+  analysis.request.mutable_allreduce();
+  return {std::move(analysis)};
 }
 
 absl::Status WriteReport(const ReportInput& input, const std::string& out_dir) {

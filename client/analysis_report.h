@@ -47,6 +47,16 @@ absl::Status WriteReport(const ReportInput& input, const std::string& out_dir);
 // baseline they rest on. PlanReport (analyze_command.h) adds them. Pure.
 std::vector<PlannedAnalysis> PlanScaleOutSections(const std::vector<v1::SweepStatus>& sweeps);
 
+// The report's communication-roof section: one allreduce analysis over the
+// sweeps of family allreduce (bus bandwidth against message size with the
+// fitted alpha-beta roof per platform, backend and ranks); none when no
+// sweep is of that family. PlanReport adds it. Pure.
+std::vector<PlannedAnalysis> PlanAllreduceSections(const std::vector<v1::SweepStatus>& sweeps);
+
+// The family whose sweeps calibrate the communication roof: PlanReport
+// gives them the allreduce section instead of the training families'.
+inline constexpr char kAllreduceFamily[] = "allreduce";
+
 }  // namespace paradnn::client
 
 #endif  // PARADNN_CLIENT_ANALYSIS_REPORT_H_

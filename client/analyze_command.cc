@@ -216,10 +216,16 @@ std::vector<PlannedAnalysis> PlanReport(const std::vector<v1::SweepStatus>& swee
   std::vector<PlannedAnalysis> planned;
   // Categorical options (block_fn, cell) are not numeric: they take no part
   // in heat-map axes or regressions.
-  for (const auto& [family, plan] : families) PlanFamily(family, plan, &planned);
+  // The allreduce family times communication alone: its own section.
+  for (const auto& [family, plan] : families) {
+    if (family != kAllreduceFamily) PlanFamily(family, plan, &planned);
+  }
   // Data-parallel sweeps (params.hosts or devices): scale-out per field.
   for (PlannedAnalysis& scale_out : PlanScaleOutSections(sweeps)) {
     planned.push_back(std::move(scale_out));
+  }
+  for (PlannedAnalysis& allreduce : PlanAllreduceSections(sweeps)) {
+    planned.push_back(std::move(allreduce));
   }
 
   PlannedAnalysis roofline;

@@ -58,6 +58,8 @@ std::vector<std::string> PointRow(const v1::ScaleOutPoint& p) {
           Seconds(p.other_s()),
           Percent(p.communication_share()),
           p.bus_bytes_per_sec() > 0 ? WithPrefix(p.bus_bytes_per_sec(), "B/s") : "-",
+          p.roof_allreduce_s() > 0 ? Seconds(p.roof_allreduce_s()) : "-",
+          p.roof_fraction() > 0 ? Percent(p.roof_fraction()) : "-",
           p.data_parallel() ? p.backend() : "plain"};
 }
 
@@ -145,10 +147,10 @@ std::string ScaleOutTable(const v1::ScaleOutResponse& s) {
   std::string out =
       absl::StrFormat("scale-out over %s: %d series (%d weak, %d strong, %d neither)\n", s.field(),
                       s.series_size(), s.weak_series(), s.strong_series(), s.neither_series());
-  const std::vector<std::string> header = {s.field(),    "ranks",   "batch",        "global batch",
-                                           "examples/s", "ideal",   "speedup",      "eff.",
-                                           "step",       "compute", "exposed comm", "optimizer",
-                                           "other",      "comm %",  "bus BW",       "path"};
+  const std::vector<std::string> header = {
+      s.field(), "ranks",  "batch",  "global batch", "examples/s",   "ideal",
+      "speedup", "eff.",   "step",   "compute",      "exposed comm", "optimizer",
+      "other",   "comm %", "bus BW", "roof AR",      "of roof",      "path"};
   std::vector<bool> right(header.size(), true);
   right.back() = false;
   bool any_predicted = false;
@@ -159,6 +161,9 @@ std::string ScaleOutTable(const v1::ScaleOutResponse& s) {
       absl::StrAppend(&out, "  communication share crosses 50 %: ", series.crossover(), "\n");
     }
     if (!series.note().empty()) absl::StrAppend(&out, "  note: ", series.note(), "\n");
+    for (const std::string& roof : series.roofs()) {
+      absl::StrAppend(&out, "  all-reduce roof ", roof, "\n");
+    }
     Rows rows;
     for (const v1::ScaleOutPoint& p : series.points()) {
       any_predicted = any_predicted || p.predicted();
@@ -195,6 +200,10 @@ std::string ScaleOutCsv(const v1::ScaleOutResponse& s) {
                              "communication_share",
                              "allreduce_s",
                              "bus_bytes_per_sec",
+                             "allreduce_bytes",
+                             "buckets",
+                             "roof_allreduce_s",
+                             "roof_fraction",
                              "backend",
                              "data_parallel",
                              "predicted"});
@@ -225,6 +234,10 @@ std::string ScaleOutCsv(const v1::ScaleOutResponse& s) {
                                ShortestDouble(p.communication_share()),
                                ShortestDouble(p.allreduce_s()),
                                ShortestDouble(p.bus_bytes_per_sec()),
+                               absl::StrCat(p.allreduce_bytes()),
+                               absl::StrCat(p.buckets()),
+                               ShortestDouble(p.roof_allreduce_s()),
+                               ShortestDouble(p.roof_fraction()),
                                p.backend(),
                                p.data_parallel() ? "true" : "false",
                                p.predicted() ? "true" : "false"}));

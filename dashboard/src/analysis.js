@@ -109,7 +109,8 @@ function analysisContext(sweep, rows, sweeps) {
   const { varying, all } = varyingParams(sweep, rows);
   const x0 = varying[0] || all[0] || 'batch', y0 = varying[1] || varying[0] || all[1] || 'batch';
   const others = sweeps.filter((s) => Number(s.sweep_id) !== sweepId).map((s) => String(s.sweep_id));
-  return { sweepId, rows, all, x0, y0, others, axes: { x: x0, y: y0 } };
+  const family = (sweep.spec && sweep.spec.family) || sweep.family;
+  return { sweepId, rows, all, x0, y0, others, family, axes: { x: x0, y: y0 } };
 }
 
 // The selection of most panels: this sweep, with its predictions when the
@@ -199,6 +200,55 @@ function scaleOutChart(s) {
           tooltip: [{ field: 'n', title: s.field }, { field: 'part' }, { field: 'ms', format: '.3~f' }] } },
     ],
     resolve: { scale: { color: 'independent' } },
+  };
+}
+
+// The communication roofs in words: per series its roof (alpha, beta, what
+// it rests on) or why there is none.
+function allreduceNote(a, r) {
+  const si = (v, unit) => `${Fmt.significant3(v >= 1e9 ? v / 1e9 : v >= 1e6 ? v / 1e6 : v >= 1e3 ? v / 1e3 : v)} ${v >= 1e9 ? 'G' : v >= 1e6 ? 'M' : v >= 1e3 ? 'k' : ''}${unit}`;
+  const series = (a.series || []).map((one) => {
+    const roof = one.roof || {};
+    const name = `${one.platform || one.fingerprint}, ${one.backend}, ${one.ranks} ranks`;
+    if (!roof.fitted) return `${name}: no roof (${roof.note || 'not fitted'})`;
+    const beta = num(roof.beta_bytes_per_sec) > 0 ? si(num(roof.beta_bytes_per_sec), 'B/s') : 'unresolved (latency-bound)';
+    return `${name}: alpha ${Fmt.millis(num(roof.alpha_s) * 1e3)}, beta ${beta} over ${num(roof.sizes)} sizes (residual ${Fmt.percent(num(roof.relative_residual) * 100)}` +
+      `${roof.constraint ? '; ' + roof.constraint : ''})`;
+  });
+  return `${series.length} roof(s), t(M) = alpha + M·2(n-1)/n / beta: ${series.join(' · ')}${a.note ? '; ' + a.note : ''}; ${scopeText(r)}`;
+}
+
+// Bus bandwidth against message size (log x): the measured points and
+// each fitted roof's curve, one colour per (platform, backend, ranks).
+function allreduceChart(a) {
+  const points = [], curves = [];
+  for (const one of a.series || []) {
+    const name = `${one.platform || one.fingerprint}, ${one.backend}, ${one.ranks} ranks`;
+    const factor = one.ranks > 1 ? 2 * (one.ranks - 1) / one.ranks : 0;
+    const sizes = (one.points || []).map((p) => Number(p.bytes)).filter((b) => b > 0);
+    for (const p of one.points || []) {
+      if (Number(p.bytes) > 0 && factor > 0) points.push({ series: name, bytes: Number(p.bytes), busbw: num(p.bus_bytes_per_sec), time_ms: num(p.time_s) * 1e3, fraction: num(p.roof_fraction), runs: num(p.runs) });
+    }
+    const roof = one.roof || {};
+    if (!roof.fitted || !(num(roof.beta_bytes_per_sec) > 0) || factor === 0 || sizes.length < 2) continue;
+    const lo = Math.log(Math.min(...sizes)), hi = Math.log(Math.max(...sizes));
+    for (let k = 0; k < 40; k++) {
+      const bytes = Math.exp(lo + (hi - lo) * k / 39), bus = bytes * factor;
+      curves.push({ series: name, bytes, busbw: bus / (num(roof.alpha_s) + bus / num(roof.beta_bytes_per_sec)) });
+    }
+  }
+  const x = { field: 'bytes', type: 'quantitative', scale: { type: 'log', base: 2 }, title: 'message (bytes)' };
+  const y = { field: 'busbw', type: 'quantitative', title: 'bus bandwidth (B/s)', axis: { format: '.2~s' } };
+  const color = { field: 'series', type: 'nominal', legend: { orient: 'bottom', columns: 1, labelLimit: 360 } };
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 560, height: 300,
+    title: 'all-reduce bus bandwidth vs message size (lines: fitted roof)',
+    layer: [
+      { data: { values: curves }, mark: { type: 'line', strokeWidth: 2 }, encoding: { x, y, color } },
+      { data: { values: points }, mark: { type: 'point', filled: true, size: 60 },
+        encoding: { x, y, color, tooltip: [{ field: 'series' }, { field: 'bytes', format: ',' }, { field: 'time_ms', format: '.4~f', title: 'ms' },
+          { field: 'busbw', format: '.3~s', title: 'bus B/s' }, { field: 'fraction', format: '.0%', title: 'of roof' }, { field: 'runs' }] } },
+    ],
   };
 }
 
@@ -298,6 +348,17 @@ const kAnalysisPanels = {
     },
     auto: (ctx) => ctx.all.includes('hosts') || ctx.all.includes('devices'),
     idle: 'Draw with a sweep over hosts (gang size) or devices (replicas per process).',
+  },
+  allreduce: {
+    title: 'All-reduce roof',
+    controls: () => [],
+    request: () => ({}),
+    show: async (part, r, ctx, chart, note) => {
+      note.textContent = allreduceNote(part, r);
+      await embed(chart, allreduceChart(part));
+    },
+    auto: (ctx) => ctx.family === 'allreduce',
+    idle: 'Draw with a sweep of family allreduce (params.bytes over several sizes, hosts or devices for the ranks).',
   },
 };
 

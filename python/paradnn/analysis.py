@@ -60,6 +60,9 @@ _KINDS: dict[str, _Kind] = {
     "bisect": _Kind(rows="decisions", reads_results=False),
     "scale_out": _Kind(rows="series", nested="points",
                        leading={"config": "config", "mode": "mode", "baseline_kind": "baseline_kind"}),
+    "allreduce": _Kind(rows="series", nested="points",
+                       leading={"platform": "platform", "fingerprint": "fingerprint",
+                                "backend": "backend", "ranks": "ranks"}),
 }
 
 

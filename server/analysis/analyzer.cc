@@ -73,6 +73,11 @@ constexpr AnalysisKind kAnalysisKinds[] = {
         v1::AnalyzeResponse* response) {
        return Into(ScaleOut(context, request.scale_out()), response->mutable_scale_out());
      }},
+    {v1::AnalyzeRequest::kAllreduce, "allreduce", kReadsResults,
+     [](const KindContext& context, const v1::AnalyzeRequest& request,
+        v1::AnalyzeResponse* response) {
+       return Into(Allreduce(context, request.allreduce()), response->mutable_allreduce());
+     }},
 };
 
 const AnalysisKind* FindKind(v1::AnalyzeRequest::AnalysisCase request_case) {

@@ -51,6 +51,20 @@ v1::ScaleOutPoint CombineRepeats(const std::vector<const ScaleOutRun*>& runs) {
   point.set_allreduce_s(MedianOverRuns(runs, [](const ScaleOutRun& r) { return r.allreduce_s; }));
   point.set_bus_bytes_per_sec(
       MedianOverRuns(runs, [](const ScaleOutRun& r) { return r.bus_bytes_per_sec; }));
+  point.set_allreduce_bytes(static_cast<int64_t>(MedianOverRuns(
+      runs, [](const ScaleOutRun& r) { return static_cast<double>(r.allreduce_bytes); })));
+  point.set_buckets(first.buckets);
+  std::vector<const ScaleOutRun*> roofed;
+  for (const ScaleOutRun* run : runs) {
+    if (run->roof_allreduce_s > 0) roofed.push_back(run);
+  }
+  if (!roofed.empty()) {
+    point.set_roof_allreduce_s(
+        MedianOverRuns(roofed, [](const ScaleOutRun& r) { return r.roof_allreduce_s; }));
+    if (point.allreduce_s() > 0) {
+      point.set_roof_fraction(point.roof_allreduce_s() / point.allreduce_s());
+    }
+  }
   const double parts = point.compute_s() + point.exposed_communication_s() + point.optimizer_s();
   point.set_other_s(std::max(0.0, point.step_s() - parts));
   point.set_communication_share(

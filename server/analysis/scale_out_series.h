@@ -36,6 +36,11 @@ struct ScaleOutRun {
   double optimizer_s = 0;
   double allreduce_s = 0;
   double bus_bytes_per_sec = 0;
+  int64_t allreduce_bytes = 0;
+  int32_t buckets = 0;
+  // The platform's communication roof's time for this run's all-reduce
+  // (communication_roofs.h); 0 when it has none.
+  double roof_allreduce_s = 0;
 };
 
 // A configuration's (N, batch) that has results, none of them OK (an OOM,

@@ -1,10 +1,15 @@
 // The scale-out analysis (analysis_kinds.h): the selected results of
 // data-parallel sweeps read as ScaleOutRuns, each OK job's DataParallelStep
-// from its stored Measurement, then scale_out_series.h's arithmetic.
+// from its stored Measurement and its all-reduce against the platform's
+// communication roof (communication_roofs.h), then scale_out_series.h's
+// arithmetic.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -12,8 +17,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "db/result_store.h"
+#include "server/analysis/allreduce_fit.h"
 #include "server/analysis/analysis_kinds.h"
 #include "server/analysis/analysis_scope.h"
+#include "server/analysis/communication_roofs.h"
 #include "server/analysis/result_selection.h"
 #include "server/analysis/scale_out_series.h"
 
@@ -41,6 +48,63 @@ std::optional<int64_t> PositiveCount(const Selected& selected, const Record& rec
   return value;
 }
 
+// What the series of a (configuration, N, batch) say about roofs: those
+// compared with and those missing, each sentence once.
+using PointKey = std::tuple<std::string, int32_t, int64_t>;
+struct RoofNotes {
+  std::map<PointKey, std::set<std::string>> used;
+  std::map<PointKey, std::set<std::string>> missing;
+};
+
+// The platform's roof time for `run`'s all-reduce (alpha per bucket), and
+// which roof it was or that none exists, into `notes`.
+absl::Status CompareWithRoof(const Record& record, RoofBook* roofs, ScaleOutRun* run,
+                             RoofNotes* notes) {
+  if (!run->data_parallel || run->ranks <= 1 || run->allreduce_bytes <= 0) return absl::OkStatus();
+  absl::StatusOr<const v1::AllreduceRoof*> roof =
+      roofs->Find(record.platform_id, run->backend, run->ranks);
+  if (!roof.ok()) return roof.status();
+  const PointKey key{run->config, run->n, run->batch};
+  const std::string label = roofs->Label(record.platform_id, run->backend, run->ranks);
+  if (*roof == nullptr) {
+    notes->missing[key].insert(absl::StrCat("no all-reduce roof for platform ", label,
+                                            ": run an allreduce sweep (family allreduce, "
+                                            "params.bytes over several sizes)"));
+    return absl::OkStatus();
+  }
+  notes->used[key].insert(absl::StrCat(label, ": ", DescribeRoof(**roof)));
+  if (!(*roof)->fitted()) {
+    notes->missing[key].insert(
+        absl::StrCat("the all-reduce roof for platform ", label, " has no fit: ", (*roof)->note()));
+    return absl::OkStatus();
+  }
+  run->roof_allreduce_s = RoofSeconds(**roof, static_cast<double>(run->allreduce_bytes), run->ranks,
+                                      std::max(run->buckets, 1));
+  return absl::OkStatus();
+}
+
+// Each series' roofs and missing roofs, from its points' runs.
+void AddRoofNotes(const RoofNotes& notes, v1::ScaleOutResponse* response) {
+  for (v1::ScaleOutSeries& series : *response->mutable_series()) {
+    std::set<std::string> used;
+    std::set<std::string> missing;
+    for (const v1::ScaleOutPoint& point : series.points()) {
+      const PointKey key{series.config(), point.n(), point.batch()};
+      if (auto it = notes.used.find(key); it != notes.used.end()) {
+        used.insert(it->second.begin(), it->second.end());
+      }
+      if (auto it = notes.missing.find(key); it != notes.missing.end()) {
+        missing.insert(it->second.begin(), it->second.end());
+      }
+    }
+    for (const std::string& roof : used) series.add_roofs(roof);
+    if (missing.empty()) continue;
+    std::string note = series.note();
+    for (const std::string& line : missing) absl::StrAppend(&note, note.empty() ? "" : "; ", line);
+    series.set_note(note);
+  }
+}
+
 // The job's DataParallelStep into `run`, when its stored Measurement has one.
 absl::Status ReadStepParts(const db::Database& database, const Record& record, ScaleOutRun* run) {
   if (record.predicted) return absl::OkStatus();  // a prediction has no Measurement of its own
@@ -57,13 +121,16 @@ absl::Status ReadStepParts(const db::Database& database, const Record& record, S
   run->optimizer_s = step.optimizer_s();
   run->allreduce_s = step.allreduce_s();
   run->bus_bytes_per_sec = step.bus_bytes_per_sec();
+  run->allreduce_bytes = step.allreduce_bytes();
+  run->buckets = step.buckets();
   return absl::OkStatus();
 }
 
 // The runs and gaps of `selected` along `field`.
 absl::Status CollectScaleOutRuns(const db::Database& database, const Selected& selected,
                                  const std::string& field, std::vector<ScaleOutRun>* runs,
-                                 std::vector<ScaleOutGap>* gaps) {
+                                 std::vector<ScaleOutGap>* gaps, RoofNotes* notes) {
+  RoofBook roofs(&database);
   const std::string other = field == "hosts" ? "devices" : "hosts";
   for (const Record& record : selected.records) {
     const std::optional<int64_t> n = PositiveCount(selected, record, field);
@@ -90,6 +157,7 @@ absl::Status CollectScaleOutRuns(const db::Database& database, const Selected& s
     run.step_s = *step;
     run.predicted = record.predicted;
     if (absl::Status s = ReadStepParts(database, record, &run); !s.ok()) return s;
+    if (absl::Status s = CompareWithRoof(record, &roofs, &run, notes); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -126,11 +194,15 @@ absl::StatusOr<v1::ScaleOutResponse> ScaleOut(const KindContext& context,
   }
   std::vector<ScaleOutRun> runs;
   std::vector<ScaleOutGap> gaps;
-  if (absl::Status s = CollectScaleOutRuns(*context.database, *selected, field, &runs, &gaps);
+  RoofNotes notes;
+  if (absl::Status s =
+          CollectScaleOutRuns(*context.database, *selected, field, &runs, &gaps, &notes);
       !s.ok()) {
     return s;
   }
-  return BuildScaleOut(runs, gaps, field);
+  absl::StatusOr<v1::ScaleOutResponse> response = BuildScaleOut(runs, gaps, field);
+  if (response.ok()) AddRoofNotes(notes, &*response);
+  return response;
 }
 
 }  // namespace paradnn::server::analysis

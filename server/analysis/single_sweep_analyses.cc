@@ -29,6 +29,7 @@
 #include "server/analysis/analysis_math.h"
 #include "server/analysis/analysis_scope.h"
 #include "server/analysis/bisect_step.h"
+#include "server/analysis/communication_roofs.h"
 #include "server/analysis/history_series.h"
 #include "server/analysis/rerun_intervals.h"
 #include "server/analysis/result_selection.h"
@@ -253,6 +254,36 @@ int ElementBytes(const std::string& precision) { return precision == "float32" ?
 
 }  // namespace
 
+namespace {
+
+// Each of `platform_ids`' calibrated compute and memory roofs.
+absl::Status AddPlatformRoofs(const db::Database& database, const std::set<int64_t>& platform_ids,
+                              v1::RooflineResponse* response) {
+  for (int64_t platform_id : platform_ids) {
+    absl::StatusOr<v1::Platform> platform = db::ReadPlatform(database, platform_id);
+    if (absl::IsNotFound(platform.status())) continue;
+    if (!platform.ok()) return platform.status();
+    v1::PlatformRoofs* roofs = response->add_roofs();
+    roofs->set_platform_id(platform_id);
+    roofs->set_device_name(platform->device_name());
+    roofs->set_fingerprint(platform->fingerprint());
+    for (const v1::MatmulRoof& roof : platform->matmul_roofs()) {
+      v1::MatmulRoofValue* value = roofs->add_compute();
+      value->set_dtype(roof.dtype());
+      value->set_flops_per_sec(roof.flops_per_sec());
+      value->set_datasheet_flops_per_sec(roof.datasheet_flops_per_sec());
+      value->set_kernel(roof.kernel().empty() ? "matmul" : roof.kernel());
+      value->set_theoretical_flops_per_sec(roof.theoretical_flops_per_sec());
+    }
+    for (v1::BandwidthRoof& level : BandwidthRoofs(*platform)) {
+      *roofs->add_bandwidth() = std::move(level);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<v1::RooflineResponse> Roofline(const KindContext& context,
                                               const v1::RooflineRequest& request) {
   LoadPlan plan;
@@ -293,26 +324,11 @@ absl::StatusOr<v1::RooflineResponse> Roofline(const KindContext& context,
                      selected->records.size(), " results selected)"));
   }
 
-  for (int64_t platform_id : platform_ids) {
-    absl::StatusOr<v1::Platform> platform = db::ReadPlatform(*context.database, platform_id);
-    if (absl::IsNotFound(platform.status())) continue;
-    if (!platform.ok()) return platform.status();
-    v1::PlatformRoofs* roofs = response.add_roofs();
-    roofs->set_platform_id(platform_id);
-    roofs->set_device_name(platform->device_name());
-    roofs->set_fingerprint(platform->fingerprint());
-    for (const v1::MatmulRoof& roof : platform->matmul_roofs()) {
-      v1::MatmulRoofValue* value = roofs->add_compute();
-      value->set_dtype(roof.dtype());
-      value->set_flops_per_sec(roof.flops_per_sec());
-      value->set_datasheet_flops_per_sec(roof.datasheet_flops_per_sec());
-      value->set_kernel(roof.kernel().empty() ? "matmul" : roof.kernel());
-      value->set_theoretical_flops_per_sec(roof.theoretical_flops_per_sec());
-    }
-    for (v1::BandwidthRoof& level : BandwidthRoofs(*platform)) {
-      *roofs->add_bandwidth() = std::move(level);
-    }
+  if (absl::Status s = AddPlatformRoofs(*context.database, platform_ids, &response); !s.ok()) {
+    return s;
   }
+  // Data-parallel jobs under their platform's communication roof.
+  if (absl::Status s = AddCommunicationCeilings(*context.database, &response); !s.ok()) return s;
   if (request.include_ops()) {
     for (const Record* record : measured) {
       absl::StatusOr<std::optional<v1::Measurement>> measurement =

@@ -165,3 +165,22 @@ def test_scale_out_request_and_frame_have_a_row_per_point_with_its_series() -> N
     assert list(points["n"]) == [1, 2, 1]
     assert points.loc[1, "efficiency"] == 0.78 and math.isnan(points.loc[2, "efficiency"])
     assert points.attrs["field"] == "hosts"
+
+
+def test_allreduce_request_and_frame_have_a_row_per_size_with_its_platform_and_roof() -> None:
+    request = paradnn.build_request("allreduce", [7, 8])
+    assert request.WhichOneof("analysis") == "allreduce"
+    assert list(request.selection.sweep_ids) == [7, 8]
+    response = analysis_pb2.AnalyzeResponse()
+    series = response.allreduce.series.add(platform="AMD EPYC", fingerprint="cpu-a",
+                                           backend="gloo", ranks=4)
+    series.roof.fitted = True
+    series.roof.alpha_s = 40e-6
+    series.roof.beta_bytes_per_sec = 2e9
+    series.points.add(bytes=1024, time_s=4.1e-5, bus_bytes_per_sec=3.7e7, roof_fraction=0.98)
+    series.points.add(bytes=4 << 20, time_s=3.2e-3, bus_bytes_per_sec=1.97e9, roof_fraction=1.0)
+    points = paradnn.frame(response)
+    assert list(points["platform"]) == ["AMD EPYC"] * 2
+    assert list(points["backend"]) == ["gloo"] * 2 and list(points["ranks"]) == [4, 4]
+    assert list(points["bytes"]) == [1024, 4 << 20]
+    assert points.loc[1, "roof_fraction"] == 1.0
