@@ -30,7 +30,10 @@ WorldPoint At(double u, double v, double w) {
   const double bytes = 4 * (3 * layer * node * node + 4 * layer * node * batch);
   WorldPoint p;
   p.input.coordinates = {u, v, w};
-  p.input.prior_seconds = pr::PriorStepSeconds(flops, bytes, {100e9, 20e9});
+  pr::PriorRoofs roofs;
+  roofs.compute_flops_per_sec = 100e9;
+  roofs.memory_bytes_per_sec = 20e9;
+  p.input.prior_seconds = pr::PriorStepSeconds(flops, bytes, roofs);
   p.truth = p.input.prior_seconds * (1 + std::exp(-3 * v) * std::exp(-2 * w));
   return p;
 }

@@ -12,6 +12,7 @@
 #include "model/family.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
+#include "server/analysis/communication_roofs.h"
 #include "server/prediction/prediction_inputs.h"
 #include "server/utilization.h"
 
@@ -55,6 +56,22 @@ double Distance(const std::vector<double>& a, const std::vector<double>& b) {
   return std::sqrt(sum);
 }
 
+// The platform's all-reduce roofs (its latest allreduce sweep, fitted) of
+// the backend its device's gangs use, by rank count, into `roofs`: the
+// prior of a data-parallel configuration adds its gradients' all-reduce.
+absl::Status AddAllreduceRoofs(const db::Database& database, const v1::Platform& platform,
+                               pr::PriorRoofs* roofs) {
+  const std::string backend = platform.device_kind() == "cuda" ? "nccl" : "gloo";
+  absl::StatusOr<std::map<analysis::RoofKey, v1::AllreduceRoof>> fitted =
+      analysis::LoadLatestRoofs(database, platform.fingerprint());
+  if (!fitted.ok()) return fitted.status();
+  for (const auto& [key, roof] : *fitted) {
+    if (key.first != backend || !roof.fitted() || !(roof.beta_bytes_per_sec() > 0)) continue;
+    roofs->allreduce_by_ranks[key.second] = {roof.alpha_s(), roof.beta_bytes_per_sec()};
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<SweepPredictor> SweepPredictor::Of(const db::Database& database,
@@ -82,6 +99,7 @@ absl::StatusOr<SweepPredictor> SweepPredictor::Of(const db::Database& database,
       const v1::ModelConfig& first = out.rows_[group.rows.front()].config();
       group.roofs = pr::PriorRoofsOf(*platform, ComputeDtype(first.precision()),
                                      RoofKernelOf(first.family()));
+      if (absl::Status s = AddAllreduceRoofs(database, *platform, &group.roofs); !s.ok()) return s;
     }
     std::vector<pr::Observation> data;
     std::vector<double> fixed, steps;

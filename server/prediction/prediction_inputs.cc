@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "model/family.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
 #include "server/analysis/analysis_math.h"
@@ -44,7 +45,15 @@ double PriorOf(const v1::ModelConfig& config, const PriorRoofs& roofs) {
   absl::StatusOr<model::ModelSpec> spec = model::ParseModelSpec(config, model::FieldStyle::kProto);
   if (!spec.ok()) return 0;
   const v1::ModelCounts counts = model::CountModel(*spec);
-  return PriorStepSeconds(counts.executed_flops(), counts.bytes_per_step(), roofs);
+  const double compute = PriorStepSeconds(counts.executed_flops(), counts.bytes_per_step(), roofs);
+  if (compute <= 0) return compute;
+  // Data parallelism adds the gradients' all-reduce at the platform's
+  // all-reduce roof, not overlapped: float32 gradients (mixed precision
+  // keeps float32 masters; Gloo sums bfloat16 as float32), one latency (the
+  // buckets' latencies are small beside their bytes). The model learns how
+  // much backward hides.
+  return compute + AllreduceRoofSeconds(4.0 * static_cast<double>(counts.params()),
+                                        model::DataParallelRanks(config), roofs);
 }
 
 }  // namespace paradnn::server::prediction

@@ -75,6 +75,15 @@ double PriorStepSeconds(double executed_flops, double bytes_per_step, const Prio
   return seconds > 0 && std::isfinite(seconds) ? seconds : 0;
 }
 
+double AllreduceRoofSeconds(double bytes, int64_t ranks, const PriorRoofs& roofs) {
+  if (ranks < 2 || !(bytes > 0)) return 0;
+  const auto roof = roofs.allreduce_by_ranks.find(ranks);
+  if (roof == roofs.allreduce_by_ranks.end() || !(roof->second.bus_bytes_per_sec > 0)) return 0;
+  const double n = static_cast<double>(ranks);
+  return std::max(roof->second.latency_s, 0.0) +
+         bytes * 2 * (n - 1) / n / roof->second.bus_bytes_per_sec;
+}
+
 // ---- StepTimeModel ----------------------------------------------------------
 
 Eigen::VectorXd StepTimeModel::Features(const PredictorInput& input) const {

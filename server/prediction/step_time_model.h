@@ -23,6 +23,7 @@
 #ifndef PARADNN_SERVER_PREDICTION_STEP_TIME_MODEL_H_
 #define PARADNN_SERVER_PREDICTION_STEP_TIME_MODEL_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,21 @@ namespace paradnn::server::prediction {
 struct PriorRoofs {
   double compute_flops_per_sec = 0;  // calibrated roof of the job's kernel path and dtype
   double memory_bytes_per_sec = 0;   // DRAM plateau
+  // The platform's all-reduce roof per rank count (the allreduce family's
+  // alpha-beta fit, server/analysis/communication_roofs.h): latency and
+  // asymptotic bus bandwidth. A data-parallel configuration's prior adds
+  // the roof's time for its gradients; without a roof for its ranks, none.
+  struct Allreduce {
+    double latency_s = 0;
+    double bus_bytes_per_sec = 0;
+  };
+  std::map<int64_t, Allreduce> allreduce_by_ranks;
 };
+
+// The roof's time to all-reduce `bytes` over `ranks`: latency + bus bytes
+// (bytes x 2 (ranks - 1) / ranks) / bus bandwidth; 0 for one rank or
+// without a roof for `ranks`.
+double AllreduceRoofSeconds(double bytes, int64_t ranks, const PriorRoofs& roofs);
 
 // executed_flops / compute roof + bytes / bandwidth; 0 when a roof is not
 // positive or both counts are 0 (no prior: the model then learns log t).

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <vector>
 
+#include "model/model_counts.h"
+#include "model/model_spec.h"
 #include "server/prediction/acquisition.h"
+#include "server/prediction/prediction_inputs.h"
 #include "server/prediction/space_filling_design.h"
 
 namespace paradnn::server::prediction {
@@ -18,7 +21,7 @@ using ::testing::HasSubstr;
 // `node` at batch `batch` (log2 coordinates in [0, 1]) on a 100 GFLOP/s,
 // 20 GB/s host.
 struct World {
-  PriorRoofs roofs{100e9, 20e9};
+  PriorRoofs roofs{100e9, 20e9, {}};
   double efficiency_dip = 0;  // a small-matrix penalty the prior does not know
   double noise_sd = 0;        // lognormal measurement noise
 
@@ -103,6 +106,33 @@ std::vector<size_t> Every(const std::vector<World::Point>& grid) {
   std::vector<size_t> all(grid.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   return all;
+}
+
+// A data-parallel configuration's prior adds its float32 gradients'
+// all-reduce at the platform's roof for its rank count: latency + bus bytes
+// over bus bandwidth; one rank, or a rank count without a roof, adds none.
+TEST(StepTimeModelTest, ADataParallelPriorAddsTheAllreduceRoofsTime) {
+  PriorRoofs roofs{100e9, 20e9, {}};
+  roofs.allreduce_by_ranks[4] = {2e-4, 1e9};
+  EXPECT_DOUBLE_EQ(AllreduceRoofSeconds(8e6, 4, roofs), 2e-4 + 8e6 * 2 * 3 / 4 / 1e9);
+  EXPECT_EQ(AllreduceRoofSeconds(8e6, 1, roofs), 0);
+  EXPECT_EQ(AllreduceRoofSeconds(8e6, 2, roofs), 0) << "no roof for 2 ranks";
+
+  v1::ModelConfig config;
+  config.set_family("fc");
+  for (const auto& [key, value] : std::vector<std::pair<std::string, int64_t>>{
+           {"layer", 2}, {"node", 512}, {"input", 256}, {"output", 10}, {"batch", 64}}) {
+    (*config.mutable_params())[key] = value;
+  }
+  const double alone = PriorOf(config, roofs);
+  ASSERT_GT(alone, 0);
+  (*config.mutable_params())["hosts"] = 4;
+  const v1::ModelCounts counts =
+      model::CountModel(*model::ParseModelSpec(config, model::FieldStyle::kProto));
+  EXPECT_NEAR(PriorOf(config, roofs) - alone,
+              AllreduceRoofSeconds(4.0 * static_cast<double>(counts.params()), 4, roofs), 1e-12);
+  (*config.mutable_params())["hosts"] = 2;
+  EXPECT_NEAR(PriorOf(config, roofs), alone, 1e-12);
 }
 
 TEST(StepTimeModelTest, APureRooflineWorldIsRecoveredExactly) {
