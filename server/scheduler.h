@@ -129,7 +129,7 @@ class Scheduler {
     std::string cpus;  // WorkerHello.cpus
     // A CPU worker's host (Platform.hostname; "" for other devices, which
     // measure on their own) and the CPUs of it its runners use (--cpus;
-    // empty: every CPU of the host), for one measurement at a time per CPU.
+    // empty: not named), for one measurement at a time per CPU.
     std::string hostname;
     std::vector<int> cpu_set;
     // Why its last lease found no job although jobs are pending.
@@ -169,6 +169,8 @@ class Scheduler {
   // is measuring (LeaseTable::IsOccupied), but those in `except`; "" when
   // none. Two jobs timed on the same CPUs would disturb each other: a
   // worker waits for such a neighbour (a gang's own ranks may share CPUs).
+  // Only workers that name their CPUs (--cpus) are compared: one without
+  // is the host's only worker, as deployed (one per host and device).
   std::string BusyCpuNeighbourLocked(const std::string& worker_id,
                                      const std::vector<std::string>& except) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -49,19 +49,20 @@ v1::CoordinatorMessage Scheduler::AssignmentMessage(const db::Lease& granted) {
 std::string Scheduler::BusyCpuNeighbourLocked(const std::string& worker_id,
                                               const std::vector<std::string>& except) const {
   const auto self = links_.find(worker_id);
-  if (self == links_.end() || self->second.hostname.empty()) return "";
+  if (self == links_.end() || self->second.hostname.empty() || self->second.cpu_set.empty()) {
+    return "";
+  }
   const std::vector<int>& mine = self->second.cpu_set;
   for (const auto& [other, link] : links_) {
-    if (other == worker_id || link.hostname != self->second.hostname ||
+    if (other == worker_id || link.hostname != self->second.hostname || link.cpu_set.empty() ||
         std::find(except.begin(), except.end(), other) != except.end() ||
         !leases_.IsOccupied(other)) {
       continue;
     }
-    // An empty set is every CPU of the host: it overlaps any.
-    const bool overlap = mine.empty() || link.cpu_set.empty() ||
-                         std::find_first_of(mine.begin(), mine.end(), link.cpu_set.begin(),
-                                            link.cpu_set.end()) != mine.end();
-    if (overlap) return other;
+    if (std::find_first_of(mine.begin(), mine.end(), link.cpu_set.begin(), link.cpu_set.end()) !=
+        mine.end()) {
+      return other;
+    }
   }
   return "";
 }
