@@ -224,9 +224,20 @@ void Scheduler::OnWorkerMessage(const std::shared_ptr<WorkerSession>& session,
       OnResult(worker_id, message.result());
       return;
     case v1::WorkerMessage::kHeartbeat: {
-      absl::MutexLock lock(&mu_);
-      if (CurrentLinkLocked(worker_id, session) == nullptr) return;
-      OnHeartbeat(worker_id, message.heartbeat());
+      std::vector<int64_t> released;
+      {
+        absl::MutexLock lock(&mu_);
+        if (CurrentLinkLocked(worker_id, session) == nullptr) return;
+        released = OnHeartbeat(worker_id, message.heartbeat());
+      }
+      // Attempts held before this stream that the worker neither runs nor
+      // has a result for: given back (outside the lock: a release takes it,
+      // for a gang's other ranks).
+      for (int64_t attempt : released) WriteRelease(attempt, "worker reconnected without this job");
+      if (!released.empty()) {
+        absl::MutexLock lock(&mu_);
+        TryAssignLocked(worker_id);
+      }
       return;
     }
     case v1::WorkerMessage::kStarted:
@@ -250,7 +261,8 @@ Scheduler::WorkerLink* Scheduler::CurrentLinkLocked(const std::string& worker_id
   return it != links_.end() && it->second.session == session ? &it->second : nullptr;
 }
 
-void Scheduler::OnHeartbeat(const std::string& worker_id, const v1::Heartbeat& heartbeat) {
+std::vector<int64_t> Scheduler::OnHeartbeat(const std::string& worker_id,
+                                            const v1::Heartbeat& heartbeat) {
   const int64_t now = clock_->NowUnixMs();
   const LeaseTable::HeartbeatActions actions =
       leases_.Heartbeat(worker_id, heartbeat.running_attempt_id(), heartbeat.draining(), now);
@@ -260,12 +272,7 @@ void Scheduler::OnHeartbeat(const std::string& worker_id, const v1::Heartbeat& h
   }
   if (actions.began_draining)
     spdlog::info("worker {} is shutting down; no more jobs for it", worker_id);
-  // Attempts held before this stream that the worker neither runs nor has a
-  // result for: given back.
-  for (int64_t attempt : actions.released) {
-    WriteRelease(attempt, "worker reconnected without this job");
-  }
-  if (!actions.released.empty()) TryAssignLocked(worker_id);
+  return actions.released;
 }
 
 void Scheduler::OnHandedBack(const std::string& worker_id, const v1::JobResult& result,

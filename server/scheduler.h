@@ -257,12 +257,14 @@ class Scheduler {
   // in the lease table) and offers the next job.
   void SkipPredictedOom(const std::string& worker_id, int64_t platform_id, int64_t memory_bytes,
                         const db::Lease& lease) ABSL_LOCKS_EXCLUDED(mu_);
-  void OnHeartbeat(const std::string& worker_id, const v1::Heartbeat& heartbeat)
+  // Returns the attempts the heartbeat released (inherited, not run): the
+  // caller writes their release after the lock.
+  std::vector<int64_t> OnHeartbeat(const std::string& worker_id, const v1::Heartbeat& heartbeat)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Releases an attempt unless a release of it is already in flight.
   void Release(int64_t attempt_id, const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
   // The database half of a release the lease table has begun.
-  void WriteRelease(int64_t attempt_id, const std::string& reason);
+  void WriteRelease(int64_t attempt_id, const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
   void NotifyChange() ABSL_LOCKS_EXCLUDED(mu_);
   // The worker's link when `session` is its current stream, else null.
   WorkerLink* CurrentLinkLocked(const std::string& worker_id,

@@ -284,6 +284,29 @@ TEST_F(SchedulerTest, ReconnectingWorkerKeepsItsRunningJobAndDeliversTheResult) 
   EXPECT_EQ(Status(sweep).ok_results(), 1);
 }
 
+// A worker back on a new stream whose first heartbeat runs nothing gives
+// its earlier job back, and takes it again (the release is written outside
+// the scheduler's lock: it takes the lock for a gang's other ranks).
+TEST_F(SchedulerTest, AReconnectingWorkerThatRunsNothingGivesItsJobBack) {
+  CreateSweep(1);
+  FakeStream first(1);
+  ASSERT_TRUE(scheduler_->OnHello(first.session(), Hello("w1")).ok());
+  auto assignments = first.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(assignments.size(), 1u);
+  const v1::JobAssignment a = assignments[0].assignment();
+  first.session()->MarkClosed();
+  scheduler_->OnStreamClosed(first.session(), "w1");
+
+  FakeStream second(2);
+  ASSERT_TRUE(scheduler_->OnHello(second.session(), Hello("w1")).ok());
+  ASSERT_EQ(second.WaitFor(v1::CoordinatorMessage::kHelloAck, 1).size(), 1u);
+  scheduler_->OnWorkerMessage(second.session(), "w1", Heartbeat(0));
+  auto again = second.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].assignment().job_id(), a.job_id());
+  EXPECT_NE(again[0].assignment().attempt_id(), a.attempt_id());
+}
+
 TEST_F(SchedulerTest, CancelReachesTheWorkerRunningTheJob) {
   const int64_t sweep = CreateSweep(3);
   FakeStream stream(1);
