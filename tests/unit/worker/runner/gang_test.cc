@@ -49,17 +49,7 @@ v1::RunnerJob GangJob(int host_rank, int hosts, int port, bool overlap) {
   s.set_max_steps(40);
   s.set_max_seconds(1);
   job.set_device("cpu");
-  job.set_cpus(OneAllowedCpu(host_rank));
-  v1::GangRole& gang = *job.mutable_gang();
-  gang.set_host_rank(host_rank);
-  gang.set_hosts(hosts);
-  gang.set_devices_per_host(1);
-  gang.set_rendezvous_host("127.0.0.1");
-  gang.set_rendezvous_port(port);
-  gang.set_secret("s3cret");
-  gang.set_gang_tag("job 12 attempt 40");
-  gang.set_collective_timeout_s(20);
-  for (int r = 0; r < hosts; ++r) gang.add_worker_ids(absl::StrCat("w", r));
+  JoinTestGang(&job, host_rank, hosts, port, "job 12 attempt 40");
   return job;
 }
 

@@ -59,6 +59,23 @@ inline std::string OneAllowedCpu(int i) {
   return absl::StrCat(cpus.at(static_cast<size_t>(i) % cpus.size()));
 }
 
+// Makes `job` rank `host_rank` of a gang of `hosts` meeting on
+// 127.0.0.1:`port` under `tag`, on its own CPU where the host has several.
+inline void JoinTestGang(v1::RunnerJob* job, int host_rank, int hosts, int port,
+                         const std::string& tag) {
+  job->set_cpus(OneAllowedCpu(host_rank));
+  v1::GangRole& gang = *job->mutable_gang();
+  gang.set_host_rank(host_rank);
+  gang.set_hosts(hosts);
+  gang.set_devices_per_host(1);
+  gang.set_rendezvous_host("127.0.0.1");
+  gang.set_rendezvous_port(port);
+  gang.set_secret("s3cret");
+  gang.set_gang_tag(tag);
+  gang.set_collective_timeout_s(20);
+  for (int r = 0; r < hosts; ++r) gang.add_worker_ids(absl::StrCat("w", r));
+}
+
 // One paradnn-runner --job-stdin process: its job written to stdin, its
 // RunnerEvents read on a thread of their own.
 class RankProcess {
