@@ -226,8 +226,19 @@ std::string RooflineTable(const v1::RooflineResponse& r) {
     absl::StrAppend(&out, p.device_name(), " (platform ", p.platform_id(),
                     "): ", compute.empty() ? "no compute roofs" : absl::StrJoin(compute, ", "));
     if (!memory.empty()) absl::StrAppend(&out, "; ", absl::StrJoin(memory, ", "));
+    for (const v1::AllreduceRoof& c : p.communication()) {
+      if (!c.fitted()) continue;
+      absl::StrAppend(&out, "; all-reduce ", c.backend(), " ", c.ranks(),
+                      " ranks: ", HumanMillis(c.alpha_s() * 1e3), " + bytes at ",
+                      WithPrefix(c.beta_bytes_per_sec(), "B/s"), " (bus)");
+    }
     out += "\n";
   }
+  // Data-parallel jobs on a platform with an all-reduce roof: the FLOP/s the
+  // roof's all-reduce time caps the step at when none of it is hidden.
+  const bool ceilings = std::any_of(
+      r.points().begin(), r.points().end(),
+      [](const v1::RooflinePoint& p) { return p.communication_ceiling_flops_per_sec() > 0; });
   Rows rows;
   for (const v1::RooflinePoint& p : r.points()) {
     const auto roof = compute_roof.find({p.platform_id(), p.precision()});
@@ -235,11 +246,21 @@ std::string RooflineTable(const v1::RooflineResponse& r) {
                     absl::StrCat(p.platform_id()), HumanCount(p.intensity()),
                     HumanCount(p.flops_per_sec() / 1e9),
                     roof == compute_roof.end() ? "" : Percent(p.flops_per_sec() / roof->second)});
+    if (ceilings) {
+      rows.back().push_back(p.communication_ceiling_flops_per_sec() > 0
+                                ? HumanCount(p.communication_ceiling_flops_per_sec() / 1e9)
+                                : "");
+    }
   }
   if (!out.empty()) out += "\n";
-  absl::StrAppend(&out, AlignColumns({"job", "kind", "label", "precision", "platform", "FLOP/B",
-                                      "GFLOP/s", "of roof"},
-                                     rows, {true, false, false, false, true, true, true, true}));
+  std::vector<std::string> header = {"job",      "kind",   "label",   "precision",
+                                     "platform", "FLOP/B", "GFLOP/s", "of roof"};
+  std::vector<bool> right = {true, false, false, false, true, true, true, true};
+  if (ceilings) {
+    header.push_back("comm ceiling GFLOP/s");
+    right.push_back(true);
+  }
+  absl::StrAppend(&out, AlignColumns(header, rows, right));
   if (r.predicted_left_out() > 0) {
     absl::StrAppend(&out, r.predicted_left_out(),
                     " predicted results are not drawn: the model predicts step time, not the "

@@ -176,6 +176,25 @@ TEST(AnalysisViewsTest, RooflineTableShowsRoofsThenPoints) {
   EXPECT_THAT(model, HasSubstr("124"));    // GFLOP/s
   EXPECT_THAT(model, HasSubstr("50.0%"));  // of the float32 roof
   EXPECT_THAT(LineWith(text, "aten::addmm"), HasSubstr("op"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("comm ceiling")));
+}
+
+// A data-parallel job on a platform with an all-reduce roof: the roof beside
+// the platform's, and the ceiling its all-reduce sets in a column of its own.
+TEST(AnalysisViewsTest, RooflineTableShowsCommunicationCeilings) {
+  v1::AnalyzeResponse response = Roofline();
+  v1::RooflineResponse* r = response.mutable_roofline();
+  v1::AllreduceRoof* roof = r->mutable_roofs(0)->add_communication();
+  roof->set_fitted(true);
+  roof->set_backend("gloo");
+  roof->set_ranks(4);
+  roof->set_alpha_s(250e-6);
+  roof->set_beta_bytes_per_sec(1.5e9);
+  r->mutable_points(0)->set_communication_ceiling_flops_per_sec(80e9);
+  const std::string text = FormatAnalysis(response, OutputFormat::kTable);
+  EXPECT_THAT(text, HasSubstr("; all-reduce gloo 4 ranks: 250 µs + bytes at 1.50 GB/s (bus)"));
+  EXPECT_THAT(text, HasSubstr("comm ceiling GFLOP/s"));
+  EXPECT_THAT(LineWith(text, "fc layer=4, node=1024"), ::testing::EndsWith("  80"));
 }
 
 TEST(AnalysisViewsTest, RooflineCsvQuotesLabelsWithCommas) {
