@@ -46,6 +46,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/address.h"
 #include "common/cpu_list.h"
 #include "common/framing.h"
 #include "common/subprocess.h"
@@ -70,21 +71,8 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-// A port nobody listens on now (bound to 0, read back, closed).
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    close(fd);
-    return -1;
-  }
-  close(fd);
-  return ntohs(address.sin_port);
-}
+// A loopback port nobody listens on now; -1 if none could be bound.
+int FreePort() { return paradnn::common::FreeTcpPort("127.0.0.1").value_or(-1); }
 
 // Rank r's CPU: the r-th this process may use, where there are two; none
 // (-1) on a one-CPU host, where pinning both ranks to it would only add

@@ -4,8 +4,11 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "absl/strings/ascii.h"
@@ -130,6 +133,27 @@ std::string PeerHost(absl::string_view grpc_peer) {
     return std::string(grpc_peer.substr(1, close - 1));
   }
   return "";
+}
+
+absl::StatusOr<int> FreeTcpPort(const std::string& ipv4) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  if (::inet_pton(AF_INET, ipv4.c_str(), &address.sin_addr) != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("'", ipv4, "' is not an IPv4 address"));
+  }
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::UnavailableError(absl::StrCat("socket: ", std::strerror(errno)));
+  socklen_t length = sizeof(address);
+  const bool bound =
+      ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  const int error = errno;
+  ::close(fd);
+  if (!bound) {
+    return absl::UnavailableError(
+        absl::StrCat("binding a TCP port on ", ipv4, ": ", std::strerror(error)));
+  }
+  return static_cast<int>(ntohs(address.sin_port));
 }
 
 }  // namespace paradnn::common

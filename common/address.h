@@ -39,6 +39,11 @@ bool IsLoopbackHostHeader(std::string_view host);
 // "unix:..." (a peer on this host) -> "127.0.0.1"; "" when unreadable.
 std::string PeerHost(absl::string_view grpc_peer);
 
+// A TCP port free now on the IPv4 address `ipv4` ("0.0.0.0": every
+// interface): bound to port 0, read back, closed. Free now, not reserved:
+// another process may take it before its user binds it.
+absl::StatusOr<int> FreeTcpPort(const std::string& ipv4 = "127.0.0.1");
+
 }  // namespace paradnn::common
 
 #endif  // PARADNN_COMMON_ADDRESS_H_

@@ -187,15 +187,18 @@ absl::StatusOr<std::vector<std::string>> UnholdableGangs(sqlite3* db, const std:
 }
 
 // The most workers a pending job of `device` asks for (1 without gang jobs).
-// Only gang sweeps store a hosts row, so this reads nothing for the others.
+// Only sweeps that name hosts store a hosts row; the (key, int_value) index
+// is walked from the largest value down and stops at the first pending job,
+// instead of visiting every hosts row ever stored on each lease.
 absl::StatusOr<int64_t> MaxPendingHosts(sqlite3* db, const std::string& device) {
   Statement find(db,
-                 "SELECT COALESCE(MAX(d.int_value), 1) FROM job_params d JOIN jobs j "
-                 "ON j.id = d.job_id WHERE d.key = 'hosts' AND j.state = ? AND j.device = ?");
+                 "SELECT d.int_value FROM job_params d JOIN jobs j ON j.id = d.job_id "
+                 "WHERE d.key = 'hosts' AND j.state = ? AND j.device = ? "
+                 "ORDER BY d.int_value DESC LIMIT 1");
   find.Bind(1, static_cast<int>(v1::JOB_PENDING)).Bind(2, device);
   absl::StatusOr<bool> found = find.Step();
   if (!found.ok()) return found.status();
-  return *found ? find.ColumnInt(0) : int64_t{1};
+  return *found ? std::max<int64_t>(1, find.ColumnInt(0)) : int64_t{1};
 }
 
 // When a budgeted sweep's budget, counted from its first attempt, ends; 0
@@ -233,10 +236,14 @@ std::optional<Lease> GangWaits(const Lease& first, int64_t gang, const GangCandi
   Lease none;
   none.reused_results = reused;
   none.max_pending_hosts = max_hosts;
-  none.waiting.push_back(absl::StrCat(
-      "sweep ", first.sweep_id, ": job ", first.job_id, " (hosts ", gang, ") waits for ", gang,
-      " idle workers of platform ", candidates.platform_id, ": ", 1 + candidates.idle_peers.size(),
-      " idle of ", candidates.platform_workers, " connected"));
+  std::string line =
+      absl::StrCat("sweep ", first.sweep_id, ": job ", first.job_id, " (hosts ", gang,
+                   ") waits for ", gang, " idle workers of platform ", candidates.platform_id, ": ",
+                   1 + candidates.idle_peers.size(), " idle");
+  if (candidates.platform_workers != kPlatformWorkersNotCounted) {
+    absl::StrAppend(&line, " of ", candidates.platform_workers, " connected");
+  }
+  none.waiting.push_back(std::move(line));
   return none;
 }
 

@@ -7,6 +7,7 @@
 #define PARADNN_DB_JOB_STORE_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,6 +64,11 @@ struct GangCandidates {
   int64_t platform_workers = 1;
   int64_t platform_id = 0;  // named in waiting lines
 };
+// GangCandidates.platform_workers of a lease that did not count its
+// platform's workers (no gang was pending when it began): every gang may be
+// held, and one found first in run order waits while the caller leases
+// again, counting.
+inline constexpr int64_t kPlatformWorkersNotCounted = std::numeric_limits<int64_t>::max();
 
 // Whether `lease` holds a job to run (not only reused results).
 inline bool HasJob(const std::optional<Lease>& lease) {

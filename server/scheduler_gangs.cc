@@ -47,6 +47,13 @@ Scheduler::ClaimedPeers Scheduler::ClaimGangPeersLocked(const std::string& worke
   const WorkerLink& leader = links_.at(worker_id);
   claimed.candidates.platform_id = leader.platform_id;
   if (leader.platform_id == 0) return claimed;  // an unknown platform is nobody's peer
+  if (gang_hint_ <= 1) {
+    // No gang pending at the last lease: no walk over every worker on this
+    // hot path. A gang found first in run order waits, and the lease that
+    // learned of it leases again, counting (SettleClaimsLocked).
+    claimed.candidates.platform_workers = db::kPlatformWorkersNotCounted;
+    return claimed;
+  }
   int64_t in_service = 0;
   std::vector<std::string> idle;
   for (const auto& [peer, link] : links_) {
@@ -55,9 +62,9 @@ Scheduler::ClaimedPeers Scheduler::ClaimGangPeersLocked(const std::string& worke
     if (peer != worker_id) idle.push_back(peer);
   }
   claimed.candidates.platform_workers = std::max<int64_t>(1, in_service);
-  // Claims only when a gang is pending and this worker can lead one (its
-  // runner serves the rendezvous): single-worker leases stay one-worker.
-  if (gang_hint_ <= 1 || leader.rendezvous_port <= 0) return claimed;
+  // Claims only when this worker can lead a gang (its runner serves the
+  // rendezvous).
+  if (leader.rendezvous_port <= 0) return claimed;
   std::vector<std::string> gang = {worker_id};
   for (const std::string& peer : idle) {
     if (static_cast<int64_t>(claimed.serials.size()) + 1 >= gang_hint_) break;

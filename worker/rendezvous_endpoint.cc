@@ -10,6 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/address.h"
 #include "common/subprocess.h"
 
 namespace paradnn::worker {
@@ -48,18 +49,12 @@ absl::StatusOr<int> ResolveRendezvousPort(int64_t requested) {
   // take it before a gang this worker leads uses it. That gang's
   // rendezvous then fails, its ranks end GANG_BROKEN and the coordinator
   // retries the job as a gang. A fixed port avoids even that.
-  absl::StatusOr<common::ScopedFd> fd = BindEverywhere(0);
-  if (!fd.ok()) {
+  absl::StatusOr<int> port = common::FreeTcpPort("0.0.0.0");
+  if (!port.ok()) {
     return absl::UnavailableError(absl::StrCat(
-        "--rendezvous-port 0: cannot bind a TCP port to choose one: ", fd.status().message()));
+        "--rendezvous-port 0: cannot bind a TCP port to choose one: ", port.status().message()));
   }
-  sockaddr_in bound{};
-  socklen_t length = sizeof(bound);
-  if (::getsockname(fd->get(), reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("--rendezvous-port 0: getsockname: ", std::strerror(errno)));
-  }
-  return static_cast<int>(ntohs(bound.sin_port));
+  return *port;
 }
 
 absl::Status CheckRendezvousPortFree(int port) {

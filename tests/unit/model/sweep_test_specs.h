@@ -72,6 +72,24 @@ inline void ExpectStacksRefused(const v1::SweepSpec& base, const std::vector<Ref
   }
 }
 
+// The issue's example sweep: 5 node values x 2 batch values.
+// clang-format off
+inline constexpr const char* kIssueExample = R"pb(
+  name: "fc-small"
+  family: "fc"
+  device: "cpu"
+  params { key: "layer" value { value: 4 } }
+  params { key: "node" value { range { min: 32 max: 512 mul: 2 } } }
+  params { key: "input" value { value: 2000 } }
+  params { key: "output" value { value: 200 } }
+  params { key: "batch" value { values { values: [ 64, 256 ] } } }
+  precision: "float32"
+  run { ci: 0.02 max_seconds: 10 }
+)pb";
+// clang-format on
+
+inline v1::SweepSpec Issue() { return Spec(kIssueExample); }
+
 }  // namespace paradnn::model
 
 #endif  // PARADNN_TESTS_UNIT_MODEL_SWEEP_TEST_SPECS_H_

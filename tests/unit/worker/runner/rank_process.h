@@ -26,6 +26,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/address.h"
 #include "common/cpu_list.h"
 #include "common/framing.h"
 #include "common/subprocess.h"
@@ -37,21 +38,8 @@ namespace paradnn::runner {
 inline constexpr std::chrono::milliseconds kResultDeadline(
     90'000);  // generous: the host may be busy
 
-// A port nobody listens on now (bound to 0, read back, closed).
-inline int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    close(fd);
-    return -1;
-  }
-  close(fd);
-  return ntohs(address.sin_port);
-}
+// A loopback port nobody listens on now; -1 if none could be bound.
+inline int FreePort() { return common::FreeTcpPort("127.0.0.1").value_or(-1); }
 
 // CPU `i` of those this test may use, as a RunnerJob.cpus list.
 inline std::string OneAllowedCpu(int i) {
