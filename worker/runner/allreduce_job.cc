@@ -32,6 +32,7 @@ void MeasureAllReduce(const v1::RunnerJob& job, const model::ModelSpec& spec,
   StepLoop loop;
   loop.step = [&run] { return run.Step(); };
   loop.agree = [&run](int64_t mine) { return run.FollowRankZero(mine); };
+  loop.agree_is_collective = run.in_gang();
   loop.data_parallel = &run;
   TimedSteps timed =
       WarmUpAndTime(loop, settings, device, job.stream_steps(), build_start, observer, m);

@@ -66,6 +66,9 @@ class DataParallelRun {
   void Finish(std::vector<double>* seconds_per_step, v1::Measurement* m);
 
   int ranks() const { return ranks_; }
+  // Whether this process is one rank of a gang (FollowRankZero is then a
+  // collective).
+  bool in_gang() const { return gang_.has_value(); }
   // What the job runs on, for its log: "2 ranks (2 hosts x 1 device), gloo, ..."
   std::string Describe() const;
   // "weights fnv1a 0x...": replica 0's weights after the last step, equal on

@@ -35,6 +35,13 @@ int TimingBlockSteps(double median_step_seconds) {
                     kMaxBlockSteps);
 }
 
+int VoteEverySamples(double sample_seconds) {
+  if (!(sample_seconds > 0)) return kMaxVoteEverySamples;
+  const double samples = std::floor(kVoteIntervalSeconds / sample_seconds);
+  return samples >= kMaxVoteEverySamples ? kMaxVoteEverySamples
+                                         : std::max(1, static_cast<int>(samples));
+}
+
 const char* StopReasonName(StopReason reason) {
   switch (reason) {
     case StopReason::kNone:
@@ -70,7 +77,7 @@ double TimingStopRule::ci_rel() const {
   return Ci95HalfWidthCorrelated(stddev, n_, lag1()) / mean_;
 }
 
-bool TimingStopRule::Add(double step_seconds) {
+bool TimingStopRule::Add(double step_seconds, int block) {
   if (reason_ != StopReason::kNone) return true;
   if (n_ == 0) first_ = step_seconds;
   const double shifted = step_seconds - first_;
@@ -78,7 +85,7 @@ bool TimingStopRule::Add(double step_seconds) {
   shifted_sum_ += shifted;
   last_shifted_ = shifted;
   ++n_;
-  elapsed_ += step_seconds;
+  elapsed_ += step_seconds * std::max(1, block);
   const double delta = step_seconds - mean_;
   mean_ += delta / n_;
   m2_ += delta * (step_seconds - mean_);

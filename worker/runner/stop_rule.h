@@ -52,6 +52,20 @@ inline constexpr int kMaxBlockSteps = 256;
 // ceil(kBlockTargetSeconds / median) within [2, kMaxBlockSteps].
 int TimingBlockSteps(double median_step_seconds);
 
+// A gang's ranks learn rank 0's stopping decision through a collective, and
+// a collective between two samples disturbs the sample after it: on a
+// 2-vCPU host a 1 MiB Gloo all-reduce that follows a one-element one took
+// 2.3-3.8 ms (median of 50) instead of 0.5-0.8 ms. So a gang votes only
+// every VoteEverySamples samples, about every kVoteIntervalSeconds of
+// timing, and the samples right after a vote stay a small minority.
+inline constexpr double kVoteIntervalSeconds = 0.05;
+inline constexpr int kMaxVoteEverySamples = 32;
+
+// Samples between a gang's votes for samples of `sample_seconds` (the
+// warm-up median times the block): floor(kVoteIntervalSeconds / it) within
+// [1, kMaxVoteEverySamples]; kMaxVoteEverySamples for 0 or NaN.
+int VoteEverySamples(double sample_seconds);
+
 // Why timing stopped.
 enum class StopReason {
   kNone,        // still running
@@ -65,8 +79,8 @@ const char* StopReasonName(StopReason reason);
 
 // Timing stops at the first step after which
 //   1. steps >= max(min_steps, 2) and ci95_half_width / mean <= ci  -> "ci";
-//   2. steps >= max(min_steps, 2) and the sum of timed step seconds >=
-//      max_seconds                                                  -> "max_seconds";
+//   2. steps >= max(min_steps, 2) and the seconds the timed samples took
+//      (blocks whole) >= max_seconds                                -> "max_seconds";
 //   3. steps >= max_steps                                           -> "max_steps".
 // Checked in that order, so a step that meets several bounds reports the
 // first. min_steps (at least two: a single sample has no spread) are always
@@ -77,8 +91,11 @@ class TimingStopRule {
   // Arguments as in effective RunSettings (defaults applied, validated).
   TimingStopRule(double ci, double max_seconds, int min_steps, int max_steps);
 
-  // Records one timed step; returns true when timing should stop.
-  bool Add(double step_seconds);
+  // Records one timed sample of `block` steps, `step_seconds` each (its
+  // time / block); returns true when timing should stop. The CI is over
+  // samples; max_seconds and the hard limit count the block's every step,
+  // so that they bound the time timing takes.
+  bool Add(double step_seconds, int block = 1);
 
   // A bound above every other: once the timed steps have used this many
   // seconds (after two), timing stops ("max_seconds") even short of

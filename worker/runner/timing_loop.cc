@@ -48,27 +48,33 @@ void RunWarmup(const StepLoop& loop, const torch::Device& device, bool stream,
 
 // The timed steps, in blocks of `block` steps, until rank 0's `rule` stops
 // them: each sample's seconds per step in `seconds_per_step`, the stop
-// reason rank 0's. Throws what the step throws.
-StopReason TimeSteps(const StepLoop& loop, const torch::Device& device, bool stream, int block,
-                     JobObserver* observer, TimingStopRule* rule, int* step,
-                     std::vector<double>* seconds_per_step, v1::Measurement* m) {
-  for (;;) {
+// reason rank 0's. A gang votes after every `vote_every`-th sample and after
+// the last sample `rule` allows (every rank counts the same samples, so all
+// vote together); rank 0's reason waits for the next vote, and the samples
+// taken meanwhile are kept. Throws what the step throws.
+StopReason TimeSteps(const StepLoop& loop, const torch::Device& device, bool stream,
+                     const TimedSteps& plan, int max_samples, JobObserver* observer,
+                     TimingStopRule* rule, int* step, std::vector<double>* seconds_per_step,
+                     v1::Measurement* m) {
+  StopReason mine = StopReason::kNone;
+  for (int samples = 1;; ++samples) {
     if (loop.data_parallel != nullptr) loop.data_parallel->BeginSample();
     const auto t0 = SteadyClock::now();
     torch::Tensor loss;
-    for (int i = 0; i < block; ++i) loss = loop.step();
+    for (int i = 0; i < plan.block; ++i) loss = loop.step();
     // Waiting for the device (and reading the loss, which waits too)
     // belongs inside the timing.
     SynchronizeDevice(device);
     const double loss_value = loss.item<double>();
-    const double seconds = SecondsSince(t0) / block;
-    if (loop.data_parallel != nullptr) loop.data_parallel->EndSample(block);
+    const double seconds = SecondsSince(t0) / plan.block;
+    if (loop.data_parallel != nullptr) loop.data_parallel->EndSample(plan.block);
     seconds_per_step->push_back(seconds);
     m->set_last_loss(loss_value);
-    *step += block;
+    *step += plan.block;
     StreamStep(observer, stream, *step, seconds, /*warmup=*/false, loss_value);
-    // The vote is outside the sample: one one-element all-reduce per sample.
-    const StopReason mine = rule->Add(seconds) ? rule->reason() : StopReason::kNone;
+    if (mine == StopReason::kNone && rule->Add(seconds, plan.block)) mine = rule->reason();
+    if (samples % plan.vote_every != 0 && samples < max_samples) continue;
+    // The vote is outside the sample: one one-element all-reduce.
     const auto agreed = static_cast<StopReason>(loop.agree(static_cast<int64_t>(mine)));
     if (agreed != StopReason::kNone) return agreed;
   }
@@ -102,15 +108,23 @@ TimedSteps WarmUpAndTime(const StepLoop& loop, const v1::RunSettings& settings,
               absl::StrFormat("timing in blocks of %d steps (warm-up median step %.1f us)",
                               timed.block, warmup.median_seconds() * 1e6));
   }
-  TimingStopRule rule(settings.ci(), settings.max_seconds(), settings.min_steps(),
-                      std::max(2, settings.max_steps() / timed.block));
+  if (loop.agree_is_collective) {
+    timed.vote_every = static_cast<int>(
+        loop.agree(VoteEverySamples(warmup.median_seconds() * timed.block)));
+  }
+  if (timed.vote_every > 1) {
+    TimingLog(observer,
+              absl::StrFormat("the gang agrees on stopping every %d samples", timed.vote_every));
+  }
+  const int max_samples = std::max(2, settings.max_steps() / timed.block);
+  TimingStopRule rule(settings.ci(), settings.max_seconds(), settings.min_steps(), max_samples);
   // min_steps are taken past max_seconds, but not past the worker's
   // deadline for the whole job: timing gives up at 80 % of it.
   const double deadline_s = common::JobDeadlineSeconds(settings);
   rule.set_hard_limit_seconds(
       std::max(settings.max_seconds(), 0.8 * deadline_s - SecondsSince(build_start)));
   const auto timed_start = SteadyClock::now();
-  timed.stopped = TimeSteps(loop, device, stream, timed.block, observer, &rule, &step,
+  timed.stopped = TimeSteps(loop, device, stream, timed, max_samples, observer, &rule, &step,
                             &timed.seconds_per_step, m);
   m->set_timed_seconds(SecondsSince(timed_start));
   return timed;

@@ -37,6 +37,9 @@ using AgreeFn = std::function<int64_t(int64_t)>;
 struct StepLoop {
   StepFn step;
   AgreeFn agree = [](int64_t mine) { return mine; };
+  // Whether agree() is a collective of a gang: then the timed samples vote
+  // on stopping only every VoteEverySamples (stop_rule.h) samples.
+  bool agree_is_collective = false;
   // Records its step parts around each timed sample; may be null.
   DataParallelRun* data_parallel = nullptr;
 };
@@ -46,6 +49,7 @@ struct TimedSteps {
   std::vector<double> seconds_per_step;  // one per sample: its time / block
   StopReason stopped = StopReason::kNone;
   int block = 1;
+  int vote_every = 1;  // samples between the gang's votes on stopping
   int warmup_steps = 0;
 };
 

@@ -281,6 +281,7 @@ JobTrainers BuildTrainers(const v1::RunnerJob& job, const ModelSpec& spec,
   built.leader = &run->leader();
   built.loop.step = [run] { return run->Step(); };
   built.loop.agree = [run](int64_t mine) { return run->FollowRankZero(mine); };
+  built.loop.agree_is_collective = run->in_gang();
   built.loop.data_parallel = run;
   std::string devices_text;
   for (const torch::Device& d : devices) {

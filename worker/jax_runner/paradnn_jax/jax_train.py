@@ -156,7 +156,7 @@ def train_and_time(spec, settings, device, on_step, on_log, m):
         m.last_loss = loss
         step_no += block
         on_step(step_no, seconds, False, loss)
-        done = rule.add(seconds)
+        done = rule.add(seconds, block)
     m.timed_seconds = time.perf_counter() - timed_start
 
     stats = compute_step_stats(samples)

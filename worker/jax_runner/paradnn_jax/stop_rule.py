@@ -129,7 +129,8 @@ def block_steps_for(warmup_median, max_steps, min_steps):
 class TimingStopRule:
     """Timing stops at the first step after which
       1. steps >= max(min_steps, 2) and ci95_half_width / mean <= ci -> "ci";
-      2. steps >= 2 and the sum of timed step seconds >= max_seconds -> "max_seconds";
+      2. steps >= 2 and the seconds the samples took (blocks whole) >= max_seconds
+                                                                       -> "max_seconds";
       3. steps >= max_steps                                           -> "max_steps".
     Mean and variance kept incrementally (Welford), as stop_rule.cc."""
 
@@ -150,12 +151,14 @@ class TimingStopRule:
         stddev = math.sqrt(self._m2 / (self.steps - 1))
         return ci95_half_width(stddev, self.steps) / self.mean
 
-    def add(self, step_seconds):
-        """Records one timed step; True when timing should stop."""
+    def add(self, step_seconds, block=1):
+        """Records one timed sample of `block` steps of `step_seconds` each;
+        True when timing should stop. max_seconds counts the block's every
+        step, so that it bounds the time timing takes."""
         if self.reason:
             return True
         self.steps += 1
-        self.elapsed_seconds += step_seconds
+        self.elapsed_seconds += step_seconds * max(1, block)
         delta = step_seconds - self.mean
         self.mean += delta / self.steps
         self._m2 += delta * (step_seconds - self.mean)

@@ -295,6 +295,11 @@ class StopRuleTest(unittest.TestCase):
         while not rule.add(next(stream)):
             pass
         self.assertEqual((rule.reason, rule.steps), ("max_steps", 4))
+        # A block's every step counts against max_seconds (as stop_rule.cc).
+        rule = stop_rule.TimingStopRule(0.001, 5.0, 2, 1000)
+        for x in (0.25, 0.75):
+            rule.add(x, 8)
+        self.assertEqual((rule.reason, rule.steps, rule.elapsed_seconds), ("max_seconds", 2, 8.0))
 
     def test_block_steps(self):
         self.assertEqual(stop_rule.timing_block_steps(2e-3), 1)

@@ -49,6 +49,19 @@ TEST(TimingStopRuleTest, NoisyStreamRunsToMaxSeconds) {
   EXPECT_STREQ(StopReasonName(rule.reason()), "max_seconds");
 }
 
+TEST(TimingStopRuleTest, MaxSecondsCountsEveryStepOfABlock) {
+  // Samples of 8 steps of 0.25 / 0.75 s: the 5-s budget is spent after the
+  // second sample (8 s of timing), not after the tenth as if each sample
+  // were one step.
+  TimingStopRule rule(0.02, /*max_seconds=*/5, /*min_steps=*/2, 10000);
+  int samples = 0;
+  while (!rule.Add(samples++ % 2 ? 0.75 : 0.25, /*block=*/8)) {
+  }
+  EXPECT_EQ(samples, 2);
+  EXPECT_EQ(rule.reason(), StopReason::kMaxSeconds);
+  EXPECT_DOUBLE_EQ(rule.elapsed_seconds(), 8.0);
+}
+
 TEST(TimingStopRuleTest, MinStepsHoldEvenPastMaxSeconds) {
   // 4-s steps against a 5-s budget: the budget is spent after two steps, but
   // the five steps asked for are still taken.
@@ -190,6 +203,20 @@ TEST(TimingBlockStepsTest, OnlyShortStepsAreTimedInBlocks) {
     if (block == kMaxBlockSteps) continue;
     EXPECT_GE(block * step, kBlockTargetSeconds * 0.999) << step;
     EXPECT_LT((block - 1) * step, kBlockTargetSeconds) << step;
+  }
+}
+
+TEST(VoteEverySamplesTest, AGangVotesAboutEveryIntervalOfSamples) {
+  EXPECT_EQ(VoteEverySamples(0.0), kMaxVoteEverySamples);
+  EXPECT_EQ(VoteEverySamples(std::nan("")), kMaxVoteEverySamples);
+  EXPECT_EQ(VoteEverySamples(1e-6), kMaxVoteEverySamples);
+  EXPECT_EQ(VoteEverySamples(5e-3), 10);  // floor(50 ms / 5 ms)
+  EXPECT_EQ(VoteEverySamples(kVoteIntervalSeconds), 1);
+  EXPECT_EQ(VoteEverySamples(7.0), 1);  // long steps: every sample, as before
+  // Votes are never further apart than the interval, unless one sample is.
+  for (double sample : {2e-3, 3.3e-3, 11e-3, 26e-3}) {
+    EXPECT_LE(VoteEverySamples(sample) * sample, kVoteIntervalSeconds * 1.0001) << sample;
+    EXPECT_GT((VoteEverySamples(sample) + 1) * sample, kVoteIntervalSeconds) << sample;
   }
 }
 
