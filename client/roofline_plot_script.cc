@@ -270,6 +270,35 @@ void AddPlatformRoofs(const v1::PlatformRoofs& roofs, const std::string& name, c
   }
 }
 
+// Each data-parallel job's communication ceiling (RooflinePoint: the FLOP/s
+// its step reaches at most with its all-reduce at the platform's roof, none
+// of it hidden): a bar over the job's point, x / kCeilingHalfWidth to x *
+// kCeilingHalfWidth, so that the gap between point and bar shows how close
+// communication comes to limiting the job. Widens `bounds` to the bars.
+constexpr double kCeilingHalfWidth = 1.4;
+
+std::vector<std::vector<double>> CommunicationCeilings(const v1::RooflineResponse& roofline,
+                                                       RooflineBounds* bounds) {
+  std::vector<std::vector<double>> bars;  // x, y, dx, dy (gnuplot vectors)
+  for (const auto& point : roofline.points()) {
+    const double ceiling = point.communication_ceiling_flops_per_sec();
+    if (!Positive(point.intensity()) || !Positive(ceiling)) continue;
+    const double x = point.intensity();
+    bars.push_back({x / kCeilingHalfWidth, ceiling, x * kCeilingHalfWidth - x / kCeilingHalfWidth, 0});
+    bounds->y_lo = std::min(bounds->y_lo, ceiling);
+    bounds->y_hi = std::max(bounds->y_hi, ceiling);
+  }
+  return bars;
+}
+
+void AddCommunicationCeilings(const std::vector<std::vector<double>>& bars, RooflinePlot* plot) {
+  if (bars.empty()) return;
+  const std::string data = plot->AddBlock("ceilings", bars);
+  plot->elements.push_back(absl::StrCat(
+      "$", data, " using 1:2:3:4 with vectors nohead lw 3 lc rgb '#b22222' title ",
+      Quote("communication ceilings (each data-parallel job's all-reduce at its platform's roof)")));
+}
+
 // The measured points, a group at a time.
 void AddPointGroups(const PointGroups& groups, RooflinePlot* plot) {
   for (const auto& [key, group] : groups) {
@@ -291,6 +320,7 @@ std::string RooflineScript(const v1::RooflineResponse& roofline, Terminal termin
   size_t skipped = 0;
   const PointGroups groups = GroupPoints(roofline, platform_name, &bounds, &skipped);
   const double peak_lo = WidenToRoofs(roofline, &bounds);
+  const std::vector<std::vector<double>> ceilings = CommunicationCeilings(roofline, &bounds);
   if (groups.empty() && !std::isfinite(peak_lo)) {
     Prologue(out, terminal, Canvas{640, 360}, out_path);
     MessageFigure(out, title, "no points and no calibrated roofs to draw");
@@ -304,6 +334,7 @@ std::string RooflineScript(const v1::RooflineResponse& roofline, Terminal termin
     AddPlatformRoofs(roofs, platform_name.at(roofs.platform_id()),
                      kRoofColors[roof_color++ % kRoofColorCount], bounds, &plot);
   }
+  AddCommunicationCeilings(ceilings, &plot);
   AddPointGroups(groups, &plot);
   // The key sits under the x label in two columns (gnuplot 5.4's "below"
   // overlaps the x label): the bottom margin grows with its rows.

@@ -192,7 +192,13 @@ const Charts = (() => {
       .map((p) => ({
         job_id: Number(p.job_id), label: p.label, precision: p.precision,
         kind: p.op ? 'operator' : 'job', intensity: p.intensity, gflops: p.flops_per_sec / 1e9,
+        comm_gflops: (p.communication_ceiling_flops_per_sec || 0) / 1e9,
       }));
+    // A data-parallel job's communication ceiling: a bar over its point at
+    // the FLOP/s its all-reduce at the platform's roof allows.
+    const ceilings = points.filter((p) => p.comm_gflops > 0).map((p) => ({
+      label: p.label, job_id: p.job_id, x: p.intensity / 1.4, x2: p.intensity * 1.4, gflops: p.comm_gflops,
+    }));
     const xs = points.map((p) => p.intensity);
     const xmin = xs.length ? Math.min(...xs) / 4 : 0.1;
     const xmax = xs.length ? Math.max(...xs) * 4 : 1000;
@@ -222,6 +228,19 @@ const Charts = (() => {
             x: { field: 'x', type: 'quantitative', scale: log },
             y: { field: 'y', type: 'quantitative', scale: log },
             text: { field: 'text' },
+          },
+        },
+        {
+          data: { values: ceilings },
+          mark: { type: 'rule', strokeWidth: 2, color: '#b22222', clip: true },
+          encoding: {
+            x: { field: 'x', type: 'quantitative', scale: log },
+            x2: { field: 'x2' },
+            y: { field: 'gflops', type: 'quantitative', scale: log },
+            tooltip: [
+              { field: 'label' }, { field: 'job_id', title: 'job' },
+              { field: 'gflops', format: '.3~s', title: 'communication ceiling GFLOP/s' },
+            ],
           },
         },
         {

@@ -269,6 +269,23 @@ TEST(GnuplotScriptTest, RooflineIsLogLogWithEveryPlatformsRoofs) {
   EXPECT_THAT(script, HasSubstr("pt 4"));
 }
 
+TEST(GnuplotScriptTest, RooflineDrawsDataParallelJobsCommunicationCeilings) {
+  v1::AnalyzeResponse response = Roofline();
+  EXPECT_THAT(GnuplotScript(response, "/tmp/r.svg"), Not(HasSubstr("communication ceilings")));
+  v1::RooflinePoint& job = *response.mutable_roofline()->mutable_points(0);
+  job.set_communication_roof_s(0.004);
+  job.set_communication_ceiling_flops_per_sec(9.0e13);  // above every roof: the y range grows
+  const std::string script = GnuplotScript(response, "/tmp/r.svg");
+  EXPECT_THAT(script, HasSubstr("with vectors nohead"));
+  EXPECT_THAT(script, HasSubstr("communication ceilings (each data-parallel job"));
+  // A bar over the job's intensity (85 FLOP/byte) at its ceiling.
+  EXPECT_THAT(script, HasSubstr(absl::StrFormat("%.10g %.10g %.10g 0\n", 85.0 / 1.4, 9.0e13,
+                                                85.0 * 1.4 - 85.0 / 1.4)));
+  EXPECT_THAT(script, HasSubstr(absl::StrFormat("set yrange [%.10g:%.10g]", 2.1e12 / 1000 / 3,
+                                                9.0e13 * 3)))
+      << script;
+}
+
 // Panels of two families, each with its own batch values.
 v1::AnalyzeResponse FamilyPanels() {
   v1::AnalyzeResponse response;
