@@ -106,6 +106,20 @@ const std::vector<ResultField>& ResultFields() {
       {"measurement.peak_device_memory_bytes", std::nullopt,
        ShownColumn{"peak_device_mib", "device MiB", SU::kRate, SW::kIfPositive, kWideOnly, 1,
                    kMiB}},
+      // A data-parallel job's step (DataParallelStep, docs/measurement.md):
+      // its ranks, the communication backward did not hide, the all-reduce's
+      // own time and its bus bandwidth (nccl-tests); blank elsewhere.
+      {"measurement.data_parallel.ranks", std::nullopt,
+       ShownColumn{"ranks", "ranks", SU::kInteger, SW::kIfPositive, kWideOnly}},
+      {"measurement.data_parallel.exposed_communication_s", std::nullopt,
+       ShownColumn{"exposed_comm_ms", "exposed comm", SU::kMillis, SW::kIfTimedPositive,
+                   kWideOnly, 1e3}},
+      {"measurement.data_parallel.allreduce_s", std::nullopt,
+       ShownColumn{"allreduce_ms", "all-reduce", SU::kMillis, SW::kIfTimedPositive, kWideOnly,
+                   1e3}},
+      {"measurement.data_parallel.bus_bytes_per_sec", std::nullopt,
+       ShownColumn{"busbw_gb_per_sec", "busbw GB/s", SU::kRate, SW::kIfTimedPositive, kWideOnly,
+                   1, 1e9}},
       {"measurement.outcome", StoredColumn{"outcome", SqlType::kInteger},
        ShownColumn{"outcome", "outcome", SU::kText, SW::kOutcome, kNarrowAndDashboard}},
       {"worker_id", std::nullopt,
