@@ -284,7 +284,8 @@ std::vector<std::vector<double>> CommunicationCeilings(const v1::RooflineRespons
     const double ceiling = point.communication_ceiling_flops_per_sec();
     if (!Positive(point.intensity()) || !Positive(ceiling)) continue;
     const double x = point.intensity();
-    bars.push_back({x / kCeilingHalfWidth, ceiling, x * kCeilingHalfWidth - x / kCeilingHalfWidth, 0});
+    bars.push_back(
+        {x / kCeilingHalfWidth, ceiling, x * kCeilingHalfWidth - x / kCeilingHalfWidth, 0});
     bounds->y_lo = std::min(bounds->y_lo, ceiling);
     bounds->y_hi = std::max(bounds->y_hi, ceiling);
   }
@@ -296,7 +297,8 @@ void AddCommunicationCeilings(const std::vector<std::vector<double>>& bars, Roof
   const std::string data = plot->AddBlock("ceilings", bars);
   plot->elements.push_back(absl::StrCat(
       "$", data, " using 1:2:3:4 with vectors nohead lw 3 lc rgb '#b22222' title ",
-      Quote("communication ceilings (each data-parallel job's all-reduce at its platform's roof)")));
+      Quote(
+          "communication ceilings (each data-parallel job's all-reduce at its platform's roof)")));
 }
 
 // The measured points, a group at a time.

@@ -109,8 +109,8 @@ TimedSteps WarmUpAndTime(const StepLoop& loop, const v1::RunSettings& settings,
                               timed.block, warmup.median_seconds() * 1e6));
   }
   if (loop.agree_is_collective) {
-    timed.vote_every = static_cast<int>(
-        loop.agree(VoteEverySamples(warmup.median_seconds() * timed.block)));
+    timed.vote_every =
+        static_cast<int>(loop.agree(VoteEverySamples(warmup.median_seconds() * timed.block)));
   }
   if (timed.vote_every > 1) {
     TimingLog(observer,

@@ -281,8 +281,8 @@ TEST(GnuplotScriptTest, RooflineDrawsDataParallelJobsCommunicationCeilings) {
   // A bar over the job's intensity (85 FLOP/byte) at its ceiling.
   EXPECT_THAT(script, HasSubstr(absl::StrFormat("%.10g %.10g %.10g 0\n", 85.0 / 1.4, 9.0e13,
                                                 85.0 * 1.4 - 85.0 / 1.4)));
-  EXPECT_THAT(script, HasSubstr(absl::StrFormat("set yrange [%.10g:%.10g]", 2.1e12 / 1000 / 3,
-                                                9.0e13 * 3)))
+  EXPECT_THAT(script,
+              HasSubstr(absl::StrFormat("set yrange [%.10g:%.10g]", 2.1e12 / 1000 / 3, 9.0e13 * 3)))
       << script;
 }
 

@@ -102,14 +102,15 @@ TEST(OutputFormatTest, ColumnsAreJobParamsThenMeasurements) {
   const ResultTable table = BuildResultTable(Rows());
   std::vector<std::string> names;
   for (const ResultColumn& c : table.columns) names.push_back(c.name);
-  EXPECT_EQ(absl::StrJoin(names, " "),
-            "job_id batch layer node precision optimizer source examples_per_sec suspect "
-            "step_median_ms predicted_low_ms predicted_high_ms predicted_from step_ci95_pct "
-            "rerun_pct rerun_basis host_speed_pct step_p10_ms step_p90_ms step_cv steps "
-            "stop_reason model_gflops_per_sec "
-            "executed_gflops_per_sec mfu_pct hfu_pct silicon_mfu_pct intra_op_threads params "
-            "peak_rss_mib peak_device_mib ranks exposed_comm_ms allreduce_ms busbw_gb_per_sec outcome "
-            "worker reused_from_job error");
+  EXPECT_EQ(
+      absl::StrJoin(names, " "),
+      "job_id batch layer node precision optimizer source examples_per_sec suspect "
+      "step_median_ms predicted_low_ms predicted_high_ms predicted_from step_ci95_pct "
+      "rerun_pct rerun_basis host_speed_pct step_p10_ms step_p90_ms step_cv steps "
+      "stop_reason model_gflops_per_sec "
+      "executed_gflops_per_sec mfu_pct hfu_pct silicon_mfu_pct intra_op_threads params "
+      "peak_rss_mib peak_device_mib ranks exposed_comm_ms allreduce_ms busbw_gb_per_sec outcome "
+      "worker reused_from_job error");
   ASSERT_EQ(table.rows.size(), 3u);
   const std::string human = FormatHumanTable(table);
   EXPECT_THAT(human, HasSubstr("16.8%"));  // MFU of the OK row
