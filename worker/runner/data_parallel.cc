@@ -34,66 +34,14 @@ namespace {
 using StorePtr = c10::intrusive_ptr<c10d::Store>;
 #endif
 
-// One replica's side of a c10d process group (ProcessGroupGloo or
-// ProcessGroupNCCL: c10d::ProcessGroup in LibTorch 1.13, c10d::Backend in
-// 2.x, with the same collective calls).
-template <typename Group>
-class C10dCollectives final : public ReplicaCollectives {
- public:
-  explicit C10dCollectives(c10::intrusive_ptr<Group> group) : group_(std::move(group)) {}
-
-  void AllReduceSum(const std::vector<torch::Tensor>& tensors) override {
-    // Every collective is started before the first wait, so that the
-    // backend may run them back to back.
-    std::vector<std::vector<at::Tensor>> one_each;
-    one_each.reserve(tensors.size());
-    for (const torch::Tensor& t : tensors) one_each.push_back({t});
-    std::vector<decltype(group_->allreduce(one_each.front()))> works;
-    works.reserve(one_each.size());
-    for (std::vector<at::Tensor>& one : one_each) works.push_back(group_->allreduce(one));
-    for (auto& work : works) work->wait();
+// Rank 0's values into every rank's `tensors`, in place, one broadcast each.
+void BroadcastRankZero(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
+                       const std::vector<torch::Tensor>& tensors) {
+  for (const torch::Tensor& t : tensors) {
+    std::vector<at::Tensor> one = {t};
+    group->broadcast(one)->wait();  // BroadcastOptions: root rank 0
   }
-
-  void BroadcastFromFirst(const std::vector<torch::Tensor>& tensors) override {
-    for (const torch::Tensor& t : tensors) {
-      std::vector<at::Tensor> one = {t};
-      group_->broadcast(one)->wait();  // BroadcastOptions: root rank 0
-    }
-  }
-
- private:
-  c10::intrusive_ptr<Group> group_;
-};
-
-// Plain averaging: one all-reduce per parameter after backward.
-class PerParameterSync final : public ReplicaSync {
- public:
-  PerParameterSync(std::unique_ptr<ReplicaCollectives> collectives, int world, int parameters)
-      : collectives_(std::move(collectives)), world_(world), parameters_(parameters) {}
-
-  void BroadcastFromFirst(const std::vector<torch::Tensor>& parameters) override {
-    collectives_->BroadcastFromFirst(parameters);
-  }
-  GradientSyncTimes AverageGradients(const std::vector<torch::Tensor>& parameters) override {
-    const auto start = std::chrono::steady_clock::now();
-    GradientSyncTimes times;
-    for (const torch::Tensor& p : parameters) {
-      if (p.grad().defined()) times.allreduce_bytes += p.grad().numel() * p.grad().element_size();
-    }
-    paradnn::runner::AverageGradients(*collectives_, world_, parameters);
-    times.exposed_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    times.allreduce_s = times.exposed_s;
-    return times;
-  }
-  int buckets() const override { return parameters_; }
-  int64_t bucket_cap_bytes() const override { return 0; }
-
- private:
-  std::unique_ptr<ReplicaCollectives> collectives_;
-  int world_;
-  int parameters_;
-};
+}
 
 // DDP-style buckets (gradient_buckets.h).
 class BucketSync final : public ReplicaSync {
@@ -103,7 +51,7 @@ class BucketSync final : public ReplicaSync {
       : group_(group), buckets_(parameters, std::move(group), overlap) {}
 
   void BroadcastFromFirst(const std::vector<torch::Tensor>& parameters) override {
-    C10dCollectives<c10d::ProcessGroup>(group_).BroadcastFromFirst(parameters);
+    BroadcastRankZero(group_, parameters);
   }
   GradientSyncTimes AverageGradients(const std::vector<torch::Tensor>&) override {
     const StepCommunication step = buckets_.FinishBackward();
@@ -193,42 +141,10 @@ c10::intrusive_ptr<c10d::ProcessGroup> JoinProcessGroup(const std::string& backe
                               "' is not built into this paradnn-runner");
 }
 
-std::unique_ptr<ReplicaCollectives> JoinReplicaGroup(const std::string& backend,
-                                                     const std::shared_ptr<void>& store, int rank,
-                                                     int world, std::chrono::milliseconds timeout) {
-  // Replicas are threads of this process: loopback is the whole network.
-  return std::make_unique<C10dCollectives<c10d::ProcessGroup>>(
-      JoinProcessGroup(backend, ReplicaStore(store), rank, world, timeout, "127.0.0.1"));
-}
-
 std::unique_ptr<ReplicaSync> MakeBucketSync(c10::intrusive_ptr<c10d::ProcessGroup> group,
                                             const std::vector<torch::Tensor>& parameters,
                                             bool overlap) {
   return std::make_unique<BucketSync>(std::move(group), parameters, overlap);
-}
-
-void AverageGradients(ReplicaCollectives& collectives, int world,
-                      const std::vector<torch::Tensor>& parameters) {
-  std::vector<torch::Tensor> gradients;
-  gradients.reserve(parameters.size());
-  for (const torch::Tensor& p : parameters) {
-    if (p.grad().defined()) gradients.push_back(p.grad());
-  }
-  collectives.AllReduceSum(gradients);
-  torch::NoGradGuard no_grad;
-  for (torch::Tensor& g : gradients) g.div_(world);
-}
-
-ReplicaGroup::ReplicaGroup(const std::vector<torch::Device>& devices, const std::string& backend,
-                           const MakeTrainer& make, std::chrono::milliseconds timeout)
-    : ReplicaGroup(devices, make,
-                   [backend, store = MakeReplicaStore(), world = static_cast<int>(devices.size()),
-                    timeout](int rank, Trainer& trainer) -> std::unique_ptr<ReplicaSync> {
-                     return std::make_unique<PerParameterSync>(
-                         JoinReplicaGroup(backend, store, rank, world, timeout), world,
-                         static_cast<int>(trainer.parameters().size()));
-                   }) {
-  if (devices_.size() < 2) throw std::invalid_argument("a replica group needs 2 or more devices");
 }
 
 ReplicaGroup::ReplicaGroup(const std::vector<torch::Device>& devices, const MakeTrainer& make,

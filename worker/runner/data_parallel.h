@@ -56,29 +56,13 @@ class ReplicaSync {
   virtual int64_t bucket_cap_bytes() const = 0;
 };
 
-// The collective operations one replica takes part in.
-class ReplicaCollectives {
- public:
-  virtual ~ReplicaCollectives() = default;
-  // Sums every tensor over the replicas, in place.
-  virtual void AllReduceSum(const std::vector<torch::Tensor>& tensors) = 0;
-  // Replica 0's values into every replica's tensors, in place.
-  virtual void BroadcastFromFirst(const std::vector<torch::Tensor>& tensors) = 0;
-};
-
 // What this runner's LibTorch can join replicas with on `device_type`:
 // "nccl" (CUDA, built with NCCL), "gloo" (CPU, built with Gloo), or
 // Unimplemented saying what the build lacks.
 absl::StatusOr<std::string> CollectiveBackendFor(torch::DeviceType device_type);
 
-// Replica `rank` of `world`'s side of a process group over the in-process
-// `store` shared by every replica (c10d::HashStore). Blocks until every
-// replica has joined (Gloo) or defers that to the first collective (NCCL).
-// Collectives that wait longer than `timeout` throw.
-std::unique_ptr<ReplicaCollectives> JoinReplicaGroup(const std::string& backend,
-                                                     const std::shared_ptr<void>& store, int rank,
-                                                     int world, std::chrono::milliseconds timeout);
-// A store for JoinReplicaGroup.
+// An in-process store (c10d::HashStore) for replicas that are threads of
+// one process, for JoinProcessGroup through ReplicaStore.
 std::shared_ptr<void> MakeReplicaStore();
 
 // Rank `rank` of `world` in a process group of `backend` over `store` (a
@@ -100,11 +84,6 @@ std::unique_ptr<ReplicaSync> MakeBucketSync(c10::intrusive_ptr<c10d::ProcessGrou
                                             const std::vector<torch::Tensor>& parameters,
                                             bool overlap);
 
-// Gradient averaging over `collectives`: every defined gradient all-reduced,
-// then divided by `world`. For Trainer::set_gradient_hook.
-void AverageGradients(ReplicaCollectives& collectives, int world,
-                      const std::vector<torch::Tensor>& parameters);
-
 // The replicas of one job. Not thread-safe: one caller drives replica 0.
 class ReplicaGroup {
  public:
@@ -121,11 +100,6 @@ class ReplicaGroup {
   // makes replica 0's join throw too (after the group's timeout at most).
   ReplicaGroup(const std::vector<torch::Device>& devices, const MakeTrainer& make,
                const JoinSync& join);
-  // One replica per entry of `devices` (at least 2), joined with `backend`
-  // (CollectiveBackendFor's) in this process alone, averaging gradients one
-  // all-reduce per parameter after backward.
-  ReplicaGroup(const std::vector<torch::Device>& devices, const std::string& backend,
-               const MakeTrainer& make, std::chrono::milliseconds timeout);
   // Stops the followers after their last released step and joins them.
   ~ReplicaGroup();
   ReplicaGroup(const ReplicaGroup&) = delete;

@@ -31,6 +31,19 @@ ReplicaGroup::MakeTrainer SeededBy(uint64_t seed) {
   };
 }
 
+// Two replicas on the CPU, threads of this process, joined over Gloo as a
+// data-parallel job without a gang joins them (gang_training.cc): gradient
+// buckets, all-reduced after backward (overlap false, so that a replica
+// that fails before its all-reduces leaves the other waiting in them).
+ReplicaGroup CpuPair(uint64_t seed, milliseconds timeout) {
+  return ReplicaGroup({torch::kCPU, torch::kCPU}, SeededBy(seed),
+                      [store = MakeReplicaStore(), timeout](int rank, Trainer& trainer) {
+                        return MakeBucketSync(JoinProcessGroup("gloo", ReplicaStore(store), rank, 2,
+                                                               timeout, "127.0.0.1"),
+                                              trainer.parameters(), /*overlap=*/false);
+                      });
+}
+
 bool SameWeights(Trainer& a, Trainer& b) {
   if (a.parameters().size() != b.parameters().size()) return false;
   for (size_t i = 0; i < a.parameters().size(); ++i) {
@@ -50,27 +63,8 @@ TEST(DataParallelTest, ThisBuildJoinsCpuReplicasOverGloo) {
   }
 }
 
-TEST(DataParallelTest, AveragedGradientsAreTheMeanOverReplicas) {
-  const std::shared_ptr<void> store = MakeReplicaStore();
-  std::vector<torch::Tensor> grads(2);
-  std::vector<std::thread> replicas;
-  for (int rank = 0; rank < 2; ++rank) {
-    replicas.emplace_back([&, rank] {
-      auto collectives = JoinReplicaGroup("gloo", store, rank, 2, milliseconds(20'000));
-      torch::Tensor weight = torch::zeros({3}, torch::requires_grad());
-      weight.mutable_grad() = torch::full({3}, static_cast<float>(rank + 1));
-      AverageGradients(*collectives, 2, {weight});
-      grads[rank] = weight.grad().clone();
-    });
-  }
-  for (std::thread& t : replicas) t.join();
-  for (const torch::Tensor& g : grads) {
-    EXPECT_TRUE(torch::allclose(g, torch::full({3}, 1.5F))) << g;
-  }
-}
-
 TEST(DataParallelTest, ReplicasStartFromReplicaZerosWeightsAndTrainInStep) {
-  ReplicaGroup group({torch::kCPU, torch::kCPU}, "gloo", SeededBy(7), milliseconds(20'000));
+  ReplicaGroup group = CpuPair(7, milliseconds(20'000));
   ASSERT_EQ(group.size(), 2);
   EXPECT_EQ(group.DeviceList(), "cpu, cpu");
   // Seeded 7 and 8, then replica 0's weights broadcast: equal.
@@ -91,7 +85,7 @@ TEST(DataParallelTest, ReplicasStartFromReplicaZerosWeightsAndTrainInStep) {
 }
 
 TEST(DataParallelTest, AFollowersFailureIsWhatTheStepThrows) {
-  ReplicaGroup group({torch::kCPU, torch::kCPU}, "gloo", SeededBy(1), milliseconds(2'000));
+  ReplicaGroup group = CpuPair(1, milliseconds(2'000));
   (void)group.Step();
   group.replica(1).set_gradient_hook([](const std::vector<torch::Tensor>&) {
     throw std::runtime_error("replica 1 ran out of device memory (injected)");
@@ -109,7 +103,8 @@ TEST(DataParallelTest, AFollowersFailureIsWhatTheStepThrows) {
 }
 
 TEST(DataParallelTest, ABackendThisBuildLacksIsRefused) {
-  EXPECT_THROW(JoinReplicaGroup("mpi", MakeReplicaStore(), 0, 1, milliseconds(1'000)),
+  EXPECT_THROW(JoinProcessGroup("mpi", ReplicaStore(MakeReplicaStore()), 0, 1, milliseconds(1'000),
+                                "127.0.0.1"),
                std::invalid_argument);
 }
 
