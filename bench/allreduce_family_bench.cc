@@ -32,6 +32,7 @@
 // as LibTorch's CMake package does for every unit that links it.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <boost/math/distributions/binomial.hpp>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -183,8 +184,22 @@ struct Options {
   double max_seconds = 1;
 };
 
-// The bare loop's median step for `samples` samples of `block` steps.
-double RunBare(const Options& o, int64_t bytes, int samples, int block) {
+// The median and the 10th percentile of a run's per-sample step times.
+struct RunFigures {
+  double median_s = 0, p10_s = 0;
+};
+
+RunFigures FiguresOf(std::vector<double> seconds) {
+  RunFigures f;
+  if (seconds.empty()) return f;
+  f.median_s = Median(seconds);
+  std::sort(seconds.begin(), seconds.end());
+  f.p10_s = seconds[seconds.size() / 10];
+  return f;
+}
+
+// The bare loop's figures for `samples` samples of `block` steps.
+RunFigures RunBare(const Options& o, int64_t bytes, int samples, int block) {
   const int port = FreePort();
   std::vector<std::unique_ptr<Child>> ranks;
   for (int r = 0; r < kRanks; ++r) {
@@ -197,8 +212,8 @@ double RunBare(const Options& o, int64_t bytes, int samples, int block) {
   }
   std::vector<std::vector<double>> seconds;
   for (auto& rank : ranks) seconds.push_back(ParseSeconds(rank->Wait()));
-  if (seconds[0].empty() || seconds[1].empty()) return 0;
-  return Median(Slowest(seconds));
+  if (seconds[0].empty() || seconds[1].empty()) return {};
+  return FiguresOf(Slowest(seconds));
 }
 
 v1::RunnerJob HarnessJob(const Options& o, int64_t bytes, int rank, int port) {
@@ -256,32 +271,62 @@ std::optional<v1::Measurement> RunHarness(const Options& o, int64_t bytes) {
 }
 
 struct SizeRuns {
-  std::vector<double> harness_s, bare_s;
+  std::vector<double> harness_s, bare_s;          // each round's median
+  std::vector<double> harness_p10_s, bare_p10_s;  // and 10th percentile
   int samples = 0, block = 1;
 };
+
+// A distribution-free 95 % confidence interval of the median of `values`:
+// the order statistics k and n + 1 - k with the largest k for which
+// P(k <= Binomial(n, 1/2) <= n - k) >= 0.95 (Boost.Math's binomial CDF);
+// {0, 0} below 6 values, where no such k exists.
+std::pair<double, double> MedianCi95(std::vector<double> values) {
+  const int n = static_cast<int>(values.size());
+  if (n < 6) return {0, 0};
+  std::sort(values.begin(), values.end());
+  const boost::math::binomial_distribution<double> half(n, 0.5);
+  int k = 0;
+  while (k + 1 <= n / 2 && 1 - 2 * boost::math::cdf(half, k) >= 0.95) ++k;
+  // k: the largest count with P(B <= k - 1) <= 2.5 %, order statistics k and
+  // n + 1 - k, 1-based.
+  return {values[static_cast<size_t>(k - 1)], values[static_cast<size_t>(n - k)]};
+}
+
+std::vector<double> Ratios(const std::vector<double>& bare, const std::vector<double>& harness) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < bare.size() && i < harness.size(); ++i) {
+    ratios.push_back(bare[i] / harness[i]);
+  }
+  return ratios;
+}
 
 std::string Size(int64_t bytes) {
   return bytes >= (1 << 20) ? absl::StrCat(bytes >> 20, " MiB") : absl::StrCat(bytes >> 10, " KiB");
 }
 
 void PrintTable(const std::map<int64_t, SizeRuns>& runs) {
-  std::printf("\n%8s %6s | %10s %10s | %10s %10s | %6s | %s\n", "size", "rounds", "bare us",
-              "bare GB/s", "harn. us", "harn. GB/s", "ratio", "ratio per round");
+  std::printf("\n%8s %6s | %10s %10s | %10s %10s | %6s %6s %13s | %6s | %s\n", "size", "rounds",
+              "bare us", "bare GB/s", "harn. us", "harn. GB/s", "ratio", "paired", "paired ci95",
+              "floor", "paired ratio per round");
   for (const auto& [bytes, r] : runs) {
     const double bare = Median(r.bare_s), harness = Median(r.harness_s);
+    const std::vector<double> ratios = Ratios(r.bare_s, r.harness_s);
+    const std::pair<double, double> ci = MedianCi95(ratios);
     std::string per_round;
-    for (size_t i = 0; i < r.bare_s.size() && i < r.harness_s.size(); ++i) {
-      absl::StrAppend(&per_round, i ? " " : "",
-                      absl::StrFormat("%.3f", r.bare_s[i] / r.harness_s[i]));
-    }
-    std::printf("%8s %6zu | %10.1f %10.3f | %10.1f %10.3f | %6.3f | %s\n", Size(bytes).c_str(),
-                r.harness_s.size(), bare * 1e6, bytes / bare / 1e9, harness * 1e6,
-                bytes / harness / 1e9, bare / harness, per_round.c_str());
+    for (double ratio : ratios) absl::StrAppend(&per_round, absl::StrFormat(" %.2f", ratio));
+    std::printf("%8s %6zu | %10.1f %10.3f | %10.1f %10.3f | %6.3f %6.3f %13s | %6.3f |%s\n",
+                Size(bytes).c_str(), r.harness_s.size(), bare * 1e6, bytes / bare / 1e9,
+                harness * 1e6, bytes / harness / 1e9, bare / harness, Median(ratios),
+                ci.first > 0 ? absl::StrFormat("%.2f-%.2f", ci.first, ci.second).c_str() : "-",
+                Median(Ratios(r.bare_p10_s, r.harness_p10_s)), per_round.c_str());
   }
   std::printf(
       "\nGB/s = 1e9 bytes/s of algbw (bytes / median step); busbw = algbw x 2(n-1)/n = algbw "
       "here (2 ranks).\nratio: harness bandwidth / bare bandwidth (target >= 0.95), of the "
-      "medians over rounds; per round as measured.\n");
+      "medians over rounds. paired: the median of the per-round ratios (each round runs both "
+      "back to back, so the host's drift between rounds cancels), with its distribution-free "
+      "95 %% confidence interval. floor: the median over rounds of the ratio of the runs' 10th "
+      "percentiles, the fast path without the host's slow wake-ups.\n");
 }
 
 void PrintHostFacts() {
@@ -303,19 +348,23 @@ void RunRound(const Options& o, int round, const std::vector<int64_t>& sizes,
   for (int64_t bytes : sizes) {
     SizeRuns& r = (*runs)[bytes];
     const bool harness_first = round % 2 == 0 || r.samples == 0;
-    double bare = 0;
+    RunFigures bare;
     if (!harness_first) bare = RunBare(o, bytes, r.samples, r.block);
     std::optional<v1::Measurement> m = RunHarness(o, bytes);
     if (!m) continue;
     r.samples = m->stats().steps();
     r.block = std::max(1, m->stats().block_steps());
     if (harness_first) bare = RunBare(o, bytes, r.samples, r.block);
-    if (bare <= 0) continue;
-    r.harness_s.push_back(m->stats().median_s());
-    r.bare_s.push_back(bare);
+    if (bare.median_s <= 0) continue;
+    const RunFigures harness =
+        FiguresOf(std::vector<double>(m->step_seconds().begin(), m->step_seconds().end()));
+    r.harness_s.push_back(harness.median_s);
+    r.bare_s.push_back(bare.median_s);
+    r.harness_p10_s.push_back(harness.p10_s);
+    r.bare_p10_s.push_back(bare.p10_s);
     std::fprintf(stderr, "round %d %s: %d samples of %d steps: harness %.1f us, bare %.1f us\n",
-                 round, Size(bytes).c_str(), r.samples, r.block, m->stats().median_s() * 1e6,
-                 bare * 1e6);
+                 round, Size(bytes).c_str(), r.samples, r.block, harness.median_s * 1e6,
+                 bare.median_s * 1e6);
   }
 }
 
