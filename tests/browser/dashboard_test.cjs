@@ -226,12 +226,15 @@ async function checkWorkersAndFleet(page, base) {
 }
 
 // `paradnn local --dashboard` prints its private coordinator's dashboard,
-// which serves the sweep while it runs.
-async function checkLocalDashboard() {
+// which serves the sweep while it runs. The sweep is data-parallel (hosts 1
+// and 2, two local workers): once it is done, a coordinator serving the same
+// database draws its scaling panel.
+async function checkLocalDashboard(browser) {
   const sweep = path.join(work, 'tiny.yaml');
   fs.writeFileSync(sweep, 'name: tiny\nfamily: fc\ndevice: cpu\nparams: {layer: 1, node: {values: [32, 64]}, ' +
-    'input: 64, output: 8, batch: 8}\nrun: {max_seconds: 0.5, warmup_steps: 1}\n');
-  const local = spawn(path.join(binDir, 'paradnn'), ['local', '--dashboard', '--db', path.join(work, 'local.db'), sweep],
+    'input: 64, output: 8, batch: 8, hosts: {values: [1, 2]}}\nrun: {max_seconds: 0.5, warmup_steps: 1}\n');
+  const db = path.join(work, 'local.db');
+  const local = spawn(path.join(binDir, 'paradnn'), ['local', '--dashboard', '--workers', '2', '--db', db, sweep],
     { stdio: ['ignore', 'ignore', 'pipe'] });
   children.push(local);
   let stderr = '';
@@ -253,6 +256,21 @@ async function checkLocalDashboard() {
   assert.strictEqual(sweeps[0].name, 'tiny');
   const code = await new Promise((resolve) => (local.exitCode !== null ? resolve(local.exitCode) : local.on('exit', resolve)));
   assert.strictEqual(code, 0, stderr);
+
+  const httpFile = path.join(work, 'local-http');
+  start('paradnn-coordinator', ['--db', db, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0',
+    '--metrics-address-file', httpFile]);
+  const base = 'http://' + (await waitForFile(httpFile, 30));
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`${base}/#/sweep/${sweeps[0].sweep_id}`);
+  await page.waitForSelector('#scale_out-chart svg, #scale_out-chart .error', { timeout: 60000 });
+  assert.strictEqual(await page.locator('#scale_out-chart .error').count(), 0,
+    await page.locator('#scale_out-chart').innerText());
+  assert.match(await page.locator('#scale_out-note').innerText(), /communication/);
+  await page.locator('#scale_out').screenshot({ path: path.join(outDir, 'dashboard-scale-out.png') });
+  assert.deepStrictEqual(errors, [], 'no script errors on the data-parallel sweep page');
 }
 
 async function main() {
@@ -289,10 +307,10 @@ async function main() {
     await checkWorkersAndFleet(page, base);
     assert.deepStrictEqual(errors, [], 'no script errors on any page');
     await checkForeignPages(browser, base);
+    await checkLocalDashboard(browser);
   } finally {
     await browser.close();
   }
-  await checkLocalDashboard();
   console.log(`dashboard test passed; screenshots in ${outDir}`);
 }
 
