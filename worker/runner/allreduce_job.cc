@@ -34,8 +34,10 @@ void MeasureAllReduce(const v1::RunnerJob& job, const model::ModelSpec& spec,
   loop.agree = [&run](int64_t mine) { return run.FollowRankZero(mine); };
   loop.agree_is_collective = run.in_gang();
   loop.data_parallel = &run;
-  TimedSteps timed =
-      WarmUpAndTime(loop, settings, device, job.stream_steps(), build_start, observer, m);
+  TimedSteps timed;
+  run.RunPublishingFailures([&] {
+    timed = WarmUpAndTime(loop, settings, device, job.stream_steps(), build_start, observer, m);
+  });
   m->set_peak_device_memory_bytes(DevicePeakBytes(device));
   m->set_subnormal_gradient_fraction(-1);  // no gradients
   run.Finish(&timed.seconds_per_step, m);

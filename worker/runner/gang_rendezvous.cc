@@ -263,4 +263,58 @@ std::vector<std::string> GangControl::GatherAtRankZero(const std::string& mine) 
   }
 }
 
+namespace {
+
+std::string FailureKey(int rank) { return absl::StrCat("paradnn/failure/", rank); }
+std::string FailureReadKey(int rank) { return absl::StrCat("paradnn/failure-read/", rank); }
+
+}  // namespace
+
+void GangControl::PublishFailure(v1::Outcome outcome, const std::string& message) {
+  try {
+    membership_.store->set(FailureKey(membership_.role.host_rank()),
+                           Bytes(absl::StrCat(static_cast<int>(outcome), "\n", message)));
+  } catch (const std::exception&) {
+    // The store (rank 0's process) is gone: the peers learn GANG_BROKEN.
+  }
+}
+
+std::optional<GangPeerFailed> GangControl::PeerFailure() {
+  const v1::GangRole& role = membership_.role;
+  c10d::Store& store = *membership_.store;
+  try {
+    for (int rank = 0; rank < role.hosts(); ++rank) {
+      if (rank == role.host_rank() || !store.check({FailureKey(rank)})) continue;
+      const std::string text = Text(store.get(FailureKey(rank)));
+      store.set(FailureReadKey(role.host_rank()), Bytes("1"));
+      const size_t newline = text.find('\n');
+      int outcome = v1::ERROR;
+      if (newline == std::string::npos || !absl::SimpleAtoi(text.substr(0, newline), &outcome) ||
+          !v1::Outcome_IsValid(outcome)) {
+        outcome = v1::ERROR;
+      }
+      return GangPeerFailed(
+          static_cast<v1::Outcome>(outcome),
+          absl::StrCat(GangRankName(role, rank), " failed first: ",
+                       newline == std::string::npos ? text : text.substr(newline + 1)));
+    }
+  } catch (const std::exception&) {
+    // No store, no word from the peers: the gang broke, as far as we know.
+  }
+  return std::nullopt;
+}
+
+void GangControl::AwaitFailureRead(std::chrono::milliseconds timeout) {
+  const v1::GangRole& role = membership_.role;
+  std::vector<std::string> keys;
+  for (int rank = 0; rank < role.hosts(); ++rank) {
+    if (rank != role.host_rank()) keys.push_back(FailureReadKey(rank));
+  }
+  try {
+    membership_.store->wait(keys, timeout);
+  } catch (const std::exception&) {
+    // A peer that never read it reports GANG_BROKEN; ours is stored either way.
+  }
+}
+
 }  // namespace paradnn::runner

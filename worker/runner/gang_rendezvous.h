@@ -15,7 +15,9 @@
 #ifndef PARADNN_WORKER_RUNNER_GANG_RENDEZVOUS_H_
 #define PARADNN_WORKER_RUNNER_GANG_RENDEZVOUS_H_
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -31,6 +33,19 @@ namespace paradnn::runner {
 class GangBroken : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A peer's own failure (an OOM, a model error), which broke this rank's
+// collectives: the job's outcome, as the peer classified it. what() names
+// the peer: "rank 1 (worker w1) failed first: ...".
+class GangPeerFailed : public std::runtime_error {
+ public:
+  GangPeerFailed(v1::Outcome outcome, const std::string& what)
+      : std::runtime_error(what), outcome_(outcome) {}
+  v1::Outcome outcome() const { return outcome_; }
+
+ private:
+  v1::Outcome outcome_;
 };
 
 // OK when `gang` describes a rank of a job with `hosts` processes of
@@ -73,6 +88,19 @@ class GangControl {
   // Every rank's `mine`, by host rank, on rank 0; empty on the others, which
   // only send. Throws GangBroken naming a rank that sent nothing in time.
   std::vector<std::string> GatherAtRankZero(const std::string& mine);
+
+  // A rank that fails on its own (an OOM, a model error) publishes it here
+  // before its collectives close, so that the peers whose collectives then
+  // break report that failure, not GANG_BROKEN: whichever rank's result
+  // reaches the coordinator first settles the job. Best effort: a store
+  // that is gone is ignored.
+  void PublishFailure(v1::Outcome outcome, const std::string& message);
+  // The first peer's published failure (by host rank), acknowledged to it;
+  // nullopt when none was published or the store is gone.
+  std::optional<GangPeerFailed> PeerFailure();
+  // Rank 0 after PublishFailure (the store lives in its process): waits up
+  // to `timeout` until every other rank has acknowledged the failure.
+  void AwaitFailureRead(std::chrono::milliseconds timeout);
 
   const v1::GangRole& role() const { return membership_.role; }
   const GangMembership& membership() const { return membership_; }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "model/family.h"
 #include "worker/runner/gradient_buckets.h"
+#include "worker/runner/outcome.h"
 #include "worker/runner/step_stats.h"
 
 namespace paradnn::runner {
@@ -189,6 +191,46 @@ torch::Tensor DataParallelRun::AllReduceStep() {
         role.collective_timeout_s(), FirstLine(e)));
   }
   return zero_;
+}
+
+void DataParallelRun::RunPublishingFailures(const std::function<void()>& body) {
+  if (!gang_) {
+    body();
+    return;
+  }
+  try {
+    body();
+  } catch (const GangBroken&) {
+    if (std::optional<GangPeerFailed> peer = gang_->PeerFailure()) throw *peer;
+    throw;
+  } catch (const GangPeerFailed&) {
+    throw;
+  } catch (const c10::Error& e) {
+    const std::string message = e.what_without_backtrace();
+    PublishOwnFailure(ClassifyModelError(message), message);
+    throw;
+  } catch (const std::bad_alloc& e) {
+    PublishOwnFailure(v1::OOM, absl::StrCat("std::bad_alloc: ", e.what()));
+    throw;
+  } catch (const std::exception& e) {
+    PublishOwnFailure(ClassifyModelError(e.what()), e.what());
+    throw;
+  }
+}
+
+void DataParallelRun::PublishOwnFailure(v1::Outcome outcome, const std::string& message) {
+  gang_->PublishFailure(outcome, message);
+  // Closing this rank's collectives breaks the peers' at once, not at their
+  // collective timeout.
+  group_.reset();
+  control_.reset();
+  replicas_.reset();
+  // Rank 0's store lives in this process: it stays until the peers have
+  // read the failure (a few seconds at most).
+  const auto wait = std::min(
+      std::chrono::milliseconds(5000),
+      std::chrono::milliseconds(static_cast<int64_t>(gang_->role().collective_timeout_s() * 1000)));
+  if (gang_->role().host_rank() == 0) gang_->AwaitFailureRead(wait);
 }
 
 int64_t DataParallelRun::FollowRankZero(int64_t mine) {

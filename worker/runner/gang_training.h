@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,15 @@ class DataParallelRun {
   void Finish(std::vector<double>* seconds_per_step, v1::Measurement* m);
 
   int ranks() const { return ranks_; }
+  // Runs `body` (the job's timed steps). A failure of this rank's own (an
+  // OOM, a model error) is published to the gang and this rank's
+  // collectives are closed before it propagates, so that the peers learn of
+  // it at once; a GangBroken that a peer's published failure caused becomes
+  // that failure (GangPeerFailed): a benchmark failure on any rank is the
+  // job's outcome, whichever rank's result the coordinator stores. Without
+  // a gang, just runs `body`.
+  void RunPublishingFailures(const std::function<void()>& body);
+
   // Whether this process is one rank of a gang (FollowRankZero is then a
   // collective).
   bool in_gang() const { return gang_.has_value(); }
@@ -95,6 +105,8 @@ class DataParallelRun {
       const c10::intrusive_ptr<c10d::Store>& store, std::chrono::milliseconds timeout,
       const std::string& address) const;
   torch::Tensor AllReduceStep();
+  // RunPublishingFailures' side of this rank's own failure.
+  void PublishOwnFailure(v1::Outcome outcome, const std::string& message);
   // A training step's parts: averages over the middle half of the samples.
   void FillTrainingParts(const std::vector<double>& seconds_per_step,
                          v1::DataParallelStep* step) const;

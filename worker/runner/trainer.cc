@@ -314,8 +314,16 @@ void TrainAndTime(const v1::RunnerJob& job, const ModelSpec& spec, const v1::Run
   if (const double startup = SecondsSinceProcessStart(); startup >= 0) {
     Log(observer, absl::StrFormat("startup: %.2f s from process start to the first step", startup));
   }
-  TimedSteps timed =
-      WarmUpAndTime(built.loop, settings, device, job.stream_steps(), build_start, observer, m);
+  TimedSteps timed;
+  const auto time_steps = [&] {
+    timed =
+        WarmUpAndTime(built.loop, settings, device, job.stream_steps(), build_start, observer, m);
+  };
+  if (built.data_parallel) {
+    built.data_parallel->RunPublishingFailures(time_steps);
+  } else {
+    time_steps();
+  }
   m->set_peak_device_memory_bytes(DevicePeakBytes(device));
   // The last timed step's gradients are still held (the next step drops them).
   m->set_subnormal_gradient_fraction(device.is_cpu() && FlushDenormalState() != "on"
@@ -465,6 +473,8 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
     }
   } catch (const GangBroken& e) {
     return Fail(m, v1::GANG_BROKEN, e.what());
+  } catch (const GangPeerFailed& e) {
+    return Fail(m, e.outcome(), e.what());
   } catch (const c10::Error& e) {
     const std::string message = e.what_without_backtrace();
     const v1::Outcome outcome = ClassifyModelError(message);
