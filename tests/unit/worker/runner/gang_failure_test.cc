@@ -78,26 +78,27 @@ std::pair<Thrown, Thrown> RunGangWithAFailingRank(int failing) {
   return {thrown[0], thrown[1]};
 }
 
+// The failing rank threw its own failure, as it would without a gang; its
+// peer, whose all-reduce broke, reports that failure, named, as an OOM.
+void ExpectThePeerReportsTheFailure(const Thrown& failing, const Thrown& peer,
+                                    const std::string& failing_name) {
+  EXPECT_FALSE(failing.peer_failed);
+  EXPECT_TRUE(absl::StrContains(failing.what, "not enough memory (injected)")) << failing.what;
+  EXPECT_TRUE(peer.peer_failed) << peer.what;
+  EXPECT_EQ(peer.outcome, v1::OOM) << peer.what;
+  EXPECT_TRUE(absl::StartsWith(peer.what, failing_name + " failed first: ")) << peer.what;
+  EXPECT_TRUE(absl::StrContains(peer.what, "not enough memory (injected)")) << peer.what;
+}
+
 TEST(GangFailureTest, ARankZeroReportsItsPeersOomNotGangBroken) {
   const auto [rank0, rank1] = RunGangWithAFailingRank(1);
-  // Rank 1 threw its own failure, as it would without a gang.
-  EXPECT_FALSE(rank1.peer_failed);
-  EXPECT_TRUE(absl::StrContains(rank1.what, "not enough memory (injected)")) << rank1.what;
-  // Rank 0's all-reduce broke, and it says why: rank 1's OOM.
-  EXPECT_TRUE(rank0.peer_failed) << rank0.what;
-  EXPECT_EQ(rank0.outcome, v1::OOM) << rank0.what;
-  EXPECT_TRUE(absl::StartsWith(rank0.what, "rank 1 (worker w1) failed first: ")) << rank0.what;
-  EXPECT_TRUE(absl::StrContains(rank0.what, "not enough memory (injected)")) << rank0.what;
+  ExpectThePeerReportsTheFailure(rank1, rank0, "rank 1 (worker w1)");
 }
 
 TEST(GangFailureTest, APeerReadsRankZerosOomBeforeItsStoreIsGone) {
   // Rank 0 serves the store: it stays until rank 1 has read the failure.
   const auto [rank0, rank1] = RunGangWithAFailingRank(0);
-  EXPECT_FALSE(rank0.peer_failed);
-  EXPECT_TRUE(absl::StrContains(rank0.what, "not enough memory (injected)")) << rank0.what;
-  EXPECT_TRUE(rank1.peer_failed) << rank1.what;
-  EXPECT_EQ(rank1.outcome, v1::OOM) << rank1.what;
-  EXPECT_TRUE(absl::StartsWith(rank1.what, "rank 0 (worker w0) failed first: ")) << rank1.what;
+  ExpectThePeerReportsTheFailure(rank0, rank1, "rank 0 (worker w0)");
 }
 
 }  // namespace
