@@ -1,6 +1,7 @@
 #include "model/layer_ledger.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 namespace paradnn::model {
@@ -71,6 +72,7 @@ void LayerLedger::Matmul(double macs, double in, double out, double weights, dou
   b_.activation_bwd_bytes += batch_ * (out * e_a_ + in * e_in);           // dW: read dY and X
   if (input_grad) b_.activation_bwd_bytes += batch_ * (out + in) * e_a_;  // dX
   Track(out);
+  Heavy();
 }
 
 void LayerLedger::ActivationMatmul(double macs, double a, double b, double out) {
@@ -79,6 +81,7 @@ void LayerLedger::ActivationMatmul(double macs, double a, double b, double out) 
   b_.activation_fwd_bytes += batch_ * (a + b + out) * e_a_;
   b_.activation_bwd_bytes += batch_ * ((out + b + a) + (out + a + b)) * e_a_;  // dA, dB
   Track(out);
+  Heavy();
 }
 
 void LayerLedger::RecurrentMatmul(double steps, double macs, double in, double out, double weights,
@@ -98,6 +101,7 @@ void LayerLedger::RecurrentMatmul(double steps, double macs, double in, double o
   b_.activation_bwd_bytes += steps * batch_ * (out + in) * e_a_;        // dW
   b_.activation_bwd_bytes += (steps - 1) * batch_ * (out + in) * e_a_;  // dX
   Track(out, steps);
+  Heavy(static_cast<int64_t>(steps));  // step t needs step t - 1's state
 }
 
 void LayerLedger::Elementwise(const ElementwiseCost& cost, double elems, double steps) {
@@ -170,6 +174,7 @@ void LayerLedger::Embedding(double rows, double width, double table_rows, bool t
     b_.bias_relu_flops += table;
   }
   Track(rows * width, 1, e_w_);
+  Heavy();
 }
 
 void LayerLedger::Loss(double elems, double fwd_flops, double bwd_flops, double fwd_passes,
@@ -181,8 +186,41 @@ void LayerLedger::Loss(double elems, double fwd_flops, double bwd_flops, double 
   for (int k = 0; k < static_cast<int>(kept); ++k) Track(elems);
 }
 
+void LayerLedger::Heavy(int64_t count) {
+  heavy_ops_ += count;
+  path_ += count;
+}
+
+void LayerLedger::BeginBranches() {
+  regions_.push_back({path_, 0});
+  path_ = 0;
+}
+
+void LayerLedger::NextBranch() {
+  assert(!regions_.empty());
+  regions_.back().longest_branch = std::max(regions_.back().longest_branch, path_);
+  path_ = 0;
+}
+
+void LayerLedger::EndBranches() {
+  assert(!regions_.empty());
+  const BranchRegion region = regions_.back();
+  regions_.pop_back();
+  path_ = region.path_before + std::max(region.longest_branch, path_);
+}
+
+OperatorWidth LayerLedger::width() const {
+  // Regions still open count as closed here.
+  int64_t path = path_;
+  for (auto region = regions_.rbegin(); region != regions_.rend(); ++region) {
+    path = region->path_before + std::max(region->longest_branch, path);
+  }
+  return {heavy_ops_, path};
+}
+
 WorkCounts LayerLedger::Finish() const {
   WorkCounts out;
+  out.width = width();
   out.breakdown = b_;
   WorkBreakdown& b = out.breakdown;
   StepTotals t;

@@ -46,6 +46,7 @@
 #define PARADNN_MODEL_LAYER_LEDGER_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "model/model_counts.h"
 #include "model/model_spec.h"
@@ -197,6 +198,18 @@ class LayerLedger {
   int64_t params() const { return params_; }
   double macs_per_example() const { return macs_; }
 
+  // Branches that run beside each other (for OperatorWidth): between
+  // BeginBranches and EndBranches, each NextBranch starts another branch
+  // from the same input; the longest branch counts toward the longest
+  // path, every branch's heavy operators toward the total. Nestable.
+  // Matmul, ActivationMatmul, Embedding and each step of RecurrentMatmul
+  // are heavy operators; outside branches they run one after another.
+  void BeginBranches();
+  void NextBranch();
+  void EndBranches();
+  // The heavy operators so far and the longest chain of them.
+  OperatorWidth width() const;
+
   // The counts of the step. model_flops = 6·macs_per_example·B.
   WorkCounts Finish() const;
 
@@ -209,6 +222,8 @@ class LayerLedger {
   void Params(double n, bool first_use, bool read_for_input_grad);
   // `times` tensors of `elems` per example, of `element_bytes` (0: e_a).
   void Track(double elems_per_example, double times = 1, double element_bytes = 0);
+  // `count` heavy operators, one after another on the current branch.
+  void Heavy(int64_t count = 1);
 
   ModelSpec spec_;
   double batch_;
@@ -224,6 +239,16 @@ class LayerLedger {
   double second_ = 0;
   double workspace_ = 0;
   WorkBreakdown b_;
+  // OperatorWidth: heavy operators, the chain on the current branch since
+  // its region began, and per open region the chain before it and its
+  // longest branch so far.
+  struct BranchRegion {
+    int64_t path_before = 0;
+    int64_t longest_branch = 0;
+  };
+  int64_t heavy_ops_ = 0;
+  int64_t path_ = 0;
+  std::vector<BranchRegion> regions_;
 };
 
 }  // namespace paradnn::model

@@ -82,9 +82,26 @@ struct StepTotals {
 // peak_memory_estimate_bytes.
 double FillStepCounts(const StepTotals& t, WorkBreakdown* b, v1::ModelCounts* c);
 
+// A model's operator parallelism as Wang, Wu, Wang, Hazelwood and Brooks
+// measure it (ACM TACO 2021): its heavy operators (matmuls, convolutions,
+// embedding lookups; the forward pass) and the longest chain of them that
+// must run one after another. Their ratio, the average width, is how many
+// operators could run at once on average: the number of inter-op pools
+// their guideline starts from (issue 40).
+struct OperatorWidth {
+  int64_t heavy_ops = 0;
+  int64_t longest_path = 0;  // heavy operators on the longest dependent chain
+  // heavy_ops / longest_path; 0 for a model without heavy operators.
+  double average() const {
+    return longest_path > 0 ? static_cast<double>(heavy_ops) / static_cast<double>(longest_path)
+                            : 0;
+  }
+};
+
 struct WorkCounts {
   v1::ModelCounts counts;
   WorkBreakdown breakdown;
+  OperatorWidth width;
 };
 
 // Counts for a valid `spec` (as ParseModelSpec returns), by its family.

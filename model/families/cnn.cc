@@ -214,16 +214,19 @@ WorkCounts CountCnn(const ModelSpec& spec) {
     const CnnConvLayer& first = convs[i];
     // The block input feeds the main path and the shortcut.
     l.Fork(Elems(first.in_channels, first.in_size), 2);
+    l.BeginBranches();  // the main path beside the projection shortcut
     for (size_t k = 0; k < main_convs; ++k, ++i) {
       CountConv(convs[i], /*stem=*/false, &l);
       CountBnRelu(convs[i], /*relu=*/k + 1 < main_convs, &l);
     }
     const CnnConvLayer& last = convs[i - 1];
+    l.NextBranch();
     if (i < convs.size() && convs[i].projection) {
       CountConv(convs[i], /*stem=*/false, &l);
       CountBnRelu(convs[i], /*relu=*/false, &l);
       ++i;
     }
+    l.EndBranches();
     const double block_out = Elems(last.out_channels, last.out_size);
     l.Elementwise(kAddCost, block_out);
     l.Elementwise(kReluInPlaceCost, block_out);

@@ -124,6 +124,7 @@ BackboneOutputs CountBackbone(LayerLedger& l, double side) {
       const double stride = (first && stage > 0) ? 2 : 1;
       const double out_side = side / stride;
       l.Fork(cin * Sq(side), 2);  // main path and shortcut
+      l.BeginBranches();
       Conv(l, 1, cin, w, side, side, false);
       l.Norm(kBatchNormCost, w * Sq(side), w);
       l.Elementwise(kReluCost, w * Sq(side));
@@ -132,10 +133,12 @@ BackboneOutputs CountBackbone(LayerLedger& l, double side) {
       l.Elementwise(kReluCost, w * Sq(out_side));
       Conv(l, 1, w, 4 * w, out_side, out_side, false);
       l.Norm(kBatchNormCost, 4 * w * Sq(out_side), 4 * w);
+      l.NextBranch();
       if (first) {
         Conv(l, 1, cin, 4 * w, side, out_side, false);
         l.Norm(kBatchNormCost, 4 * w * Sq(out_side), 4 * w);
       }
+      l.EndBranches();
       l.Elementwise(kAddCost, 4 * w * Sq(out_side));
       l.Elementwise(kReluCost, 4 * w * Sq(out_side));
       cin = 4 * w;
@@ -155,11 +158,16 @@ void CountHeadsAndLosses(LayerLedger& l, const RetinaNetShape& s, const double* 
   const double anchors = kRetinaNetAnchors;
   const double classes = static_cast<double>(s.output);
   double positions = 0;
+  // The ten subnets (class and box on each level) side by side; the FPN
+  // before them is counted as one chain, so the width is a little low.
+  l.BeginBranches();
   for (int level = 3; level <= 7; ++level) {
     const double ls = level_side[level];
     positions += Sq(ls);
-    l.Fork(f * Sq(ls), 2);  // class and box subnets
-    for (double predicted : {anchors * classes, anchors * 4}) {
+    l.Fork(f * Sq(ls), 2);                        // class and box subnets
+    for (int subnet = 0; subnet < 2; ++subnet) {  // class, box
+      if (level > 3 || subnet > 0) l.NextBranch();
+      const double predicted = subnet == 0 ? anchors * classes : anchors * 4;
       for (int64_t k = 0; k < kRetinaNetHeadConvs; ++k) {
         Conv(l, 3, f, f, ls, ls, true, true, /*first_use=*/level == 3);
         l.Elementwise(kReluCost, f * Sq(ls));
@@ -168,6 +176,7 @@ void CountHeadsAndLosses(LayerLedger& l, const RetinaNetShape& s, const double* 
       l.Elementwise(kCopyCost, predicted * Sq(ls));  // permute to [B, H·W·A, ·]
     }
   }
+  l.EndBranches();
   const double total_anchors = anchors * positions;
   l.Elementwise(kCopyCost, total_anchors * classes);  // cat over levels
   l.Elementwise(kCopyCost, total_anchors * 4);

@@ -71,10 +71,14 @@ constexpr ParamRule kTransformerParams[] = {
 
 void CountAttention(LayerLedger& l, double lq, double lk, bool causal) {
   const double d = kTransformerModel, h = kTransformerHeads;
+  l.BeginBranches();  // Q, K and V from their inputs, side by side
   l.Matmul(lq * d * d, lq * d, lq * d, d * d, d, true);  // Q
+  l.NextBranch();
   l.Matmul(lk * d * d, lk * d, lk * d, d * d, d, true);  // K
+  l.NextBranch();
   l.Matmul(lk * d * d, lk * d, lk * d, d * d, d, true);  // V
-  l.Elementwise(kCopyCost, lq * d);                      // split heads of Q, K, V
+  l.EndBranches();
+  l.Elementwise(kCopyCost, lq * d);  // split heads of Q, K, V
   l.Elementwise(kCopyCost, lk * d);
   l.Elementwise(kCopyCost, lk * d);
   l.Elementwise(kScaleCost, lq * d);                             // Q / √d_k
@@ -107,12 +111,18 @@ WorkCounts CountTransformer(const ModelSpec& spec) {
   const double len = static_cast<double>(s.length), v = static_cast<double>(s.vocab);
   const double d = kTransformerModel;
   LayerLedger l(spec);
+  // The source and target embeddings side by side (the decoder's first
+  // self-attention could run beside the encoder too: not counted, so the
+  // width is a little low).
+  l.BeginBranches();
   for (int side = 0; side < 2; ++side) {  // source, target
+    if (side == 1) l.NextBranch();
     l.Embedding(len, d, v, /*tied=*/true);
     l.Elementwise(kScaleCost, len * d);        // · √d
     l.Elementwise(kAddConstantCost, len * d);  // + positions
     l.Elementwise(kDropoutCost, len * d);
   }
+  l.EndBranches();
   for (int64_t k = 0; k < kTransformerLayers; ++k) {
     l.Fork(len * d, 4);  // Q, K, V, residual
     CountAttention(l, len, len, /*causal=*/false);

@@ -188,9 +188,22 @@ class LayerList {
     Push(l);
   }
 
+  // Branch markers (VisionLayer::Kind::kBranches): `in` is the shape they
+  // stand at.
+  void Branches(const std::string& name, FeatureShape in) { Marker(Kind::kBranches, name, in); }
+  void NextBranch(const std::string& name, FeatureShape in) { Marker(Kind::kNextBranch, name, in); }
+  void EndBranches(const std::string& name, FeatureShape in) {
+    Marker(Kind::kEndBranches, name, in);
+  }
+
   std::vector<VisionLayer> Take() { return std::move(layers_); }
 
  private:
+  void Marker(Kind kind, const std::string& name, FeatureShape in) {
+    VisionLayer l = Make(kind, name, in);
+    l.out = in;
+    Push(l);
+  }
   static VisionLayer Make(Kind kind, const std::string& name, FeatureShape in) {
     VisionLayer l{};
     l.kind = kind;
@@ -235,6 +248,7 @@ std::vector<VisionLayer> ResNet50Layers(int64_t image, int64_t output) {
       const int64_t stride = (b == 0 && g > 0) ? 2 : 1;
       const FeatureShape block_in = x;
       L.Fork(p + "fork", block_in, 2);  // main path and shortcut
+      L.Branches(p + "branches", block_in);
       FeatureShape y = L.Conv(p + "conv1", block_in, width, 1, 1, 0);
       y = L.BatchNorm(p + "bn1", y);
       y = L.Relu(p + "relu1", y);
@@ -244,11 +258,13 @@ std::vector<VisionLayer> ResNet50Layers(int64_t image, int64_t output) {
       y = L.Relu(p + "relu2", y);
       y = L.Conv(p + "conv3", y, 4 * width, 1, 1, 0);
       y = L.BatchNorm(p + "bn3", y);
+      L.NextBranch(p + "shortcut", block_in);
       FeatureShape shortcut = block_in;
       if (b == 0) {
         shortcut = L.Conv(p + "downsample.0", block_in, 4 * width, 1, stride, 0);
         shortcut = L.BatchNorm(p + "downsample.1", shortcut);
       }
+      L.EndBranches(p + "joined", y);
       x = L.Add(p + "add", y, shortcut);
       x = L.Relu(p + "relu3", x);
     }
@@ -330,10 +346,13 @@ FeatureShape Fire(LayerList& L, const std::string& p, FeatureShape x, int64_t sq
   x = L.Conv(p + "squeeze", x, squeeze, 1, 1, 0, 1, true);
   x = L.Relu(p + "squeeze_activation", x);
   L.Fork(p + "fork", x, 2);  // both expands read the squeeze output
+  L.Branches(p + "branches", x);
   FeatureShape a = L.Conv(p + "expand1x1", x, expand1, 1, 1, 0, 1, true);
   a = L.Relu(p + "expand1x1_activation", a);
+  L.NextBranch(p + "expand3x3_branch", x);
   FeatureShape b = L.Conv(p + "expand3x3", x, expand3, 3, 1, 1, 1, true);
   b = L.Relu(p + "expand3x3_activation", b);
+  L.EndBranches(p + "joined", b);
   return L.Concat(p + "cat", {a, b});
 }
 

@@ -82,6 +82,13 @@ struct VisionLayer {
     kConcat,         // channel concatenation of `operands` tensors into `out`
     kDropout,        // p = 0.5, training mode
     kFork,           // `in` is read by `operands` consumers: backward sums their gradients
+    // Markers, no work: the layers between kBranches and kEndBranches form
+    // branches that run side by side, each after kBranches or kNextBranch
+    // (a ResNet block's main path and projection, a fire module's expands;
+    // LayerLedger::BeginBranches, for the operator width).
+    kBranches,
+    kNextBranch,
+    kEndBranches,
   };
   Kind kind;
   // The LibTorch module path (e.g. "layer1.0.conv1"); parameters are

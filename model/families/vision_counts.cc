@@ -65,6 +65,15 @@ void CountVisionLayer(const VisionLayer& l, LayerLedger* ledger) {
     case Kind::kFork:
       ledger->Fork(n_in, static_cast<int>(l.operands));
       break;
+    case Kind::kBranches:
+      ledger->BeginBranches();
+      break;
+    case Kind::kNextBranch:
+      ledger->NextBranch();
+      break;
+    case Kind::kEndBranches:
+      ledger->EndBranches();
+      break;
   }
 }
 

@@ -83,6 +83,11 @@ std::string DescribeJson(const v1::ModelConfig& config, const WorkCounts& work) 
                           {"activations_backward", b.activation_bwd_bytes}};
   j["other_flops_breakdown"] = {
       {"bias_relu", b.bias_relu_flops}, {"loss", b.loss_flops}, {"optimizer", b.optimizer_flops}};
+  // Heavy operators over the longest chain of them (model_counts.h): the
+  // inter-op pools the thread guideline starts from.
+  j["operator_width"] = {{"heavy_ops", work.width.heavy_ops},
+                         {"longest_path", work.width.longest_path},
+                         {"average", work.width.average()}};
   return j.dump(2) + "\n";
 }
 

@@ -20,7 +20,8 @@ using model::WorkCounts;
 absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message);
 
 // --describe: the config, every ModelCounts field (as JSON numbers), the
-// derived arithmetic intensities and the byte/FLOP breakdown, indented.
+// derived arithmetic intensities, the byte/FLOP breakdown and the operator
+// width (heavy operators, longest chain, average), indented.
 std::string DescribeJson(const v1::ModelConfig& config, const WorkCounts& work);
 
 // Rows of the operator table FormatSummary appends to a profiled result.
