@@ -12,6 +12,7 @@ namespace paradnn::model {
 extern const FamilyDef kAllReduceFamily;
 extern const FamilyDef kCnnFamily;
 extern const FamilyDef kFcFamily;
+extern const FamilyDef kInceptionFamily;
 extern const FamilyDef kTorchScriptFamily;
 extern const FamilyDef kRnnFamily;
 extern const FamilyDef kDenseNet121Family;
@@ -26,9 +27,10 @@ namespace {
 
 // One line per family, in name order.
 const FamilyDef* const kFamilies[] = {
-    &kAllReduceFamily,   &kCnnFamily,          &kDenseNet121Family, &kFcFamily,
-    &kMobileNetV1Family, &kNoopFamily,         &kResNet50Family,    &kRetinaNetFamily,
-    &kRnnFamily,         &kSqueezeNet10Family, &kTorchScriptFamily, &kTransformerFamily,
+    &kAllReduceFamily,   &kCnnFamily,         &kDenseNet121Family,  &kFcFamily,
+    &kInceptionFamily,   &kMobileNetV1Family, &kNoopFamily,         &kResNet50Family,
+    &kRetinaNetFamily,   &kRnnFamily,         &kSqueezeNet10Family, &kTorchScriptFamily,
+    &kTransformerFamily,
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "worker/runner/models/cnn.h"
 #include "worker/runner/models/fc.h"
+#include "worker/runner/models/inception.h"
 #include "worker/runner/models/retinanet.h"
 #include "worker/runner/models/rnn.h"
 #include "worker/runner/models/torchscript.h"
@@ -31,6 +32,7 @@ const BuilderEntry kBuilders[] = {
     {"cnn", BuildCnnProblem},
     {"densenet121", BuildVisionProblem},
     {"fc", BuildFcProblem},
+    {"inception", BuildInceptionProblem},
     {"mobilenet_v1", BuildVisionProblem},
     {"resnet50", BuildVisionProblem},
     {"retinanet", BuildRetinaNetProblem},

@@ -224,7 +224,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"empty name", "", "name: missing"},
         BadCase{"control char in name", R"pb(name: "a\tb")pb", "name: control character"},
         BadCase{"unknown family", R"pb(name: "n" family: "bert")pb",
-                "family: 'bert' is not a known family; one of allreduce|cnn|densenet121|fc|mobilenet_v1|"
+                "family: 'bert' is not a known family; one of allreduce|cnn|densenet121|fc|inception|mobilenet_v1|"
                 "noop|resnet50|retinanet|rnn|squeezenet1_0|torchscript|transformer"},
         BadCase{"unknown device", R"pb(name: "n" device: "gpu")pb",
                 "device: 'gpu' is not one of cpu|cuda|tpu"},
@@ -431,9 +431,10 @@ TEST(SweepValidationTest, ExactlyAtTheCapIsAllowed) {
 }
 
 TEST(SweepValidationTest, SchemaTable) {
-  ASSERT_EQ(AllFamilies().size(), 12u);
+  ASSERT_EQ(AllFamilies().size(), 13u);
   EXPECT_EQ(AllowedFamilies(),
-            "allreduce|cnn|densenet121|fc|mobilenet_v1|noop|resnet50|retinanet|rnn|squeezenet1_0|"
+            "allreduce|cnn|densenet121|fc|inception|mobilenet_v1|noop|resnet50|retinanet|rnn|"
+            "squeezenet1_0|"
             "torchscript|transformer");
   auto by_name = [](const auto& a, const auto& b) { return std::string(a.name) < b.name; };
   EXPECT_TRUE(std::is_sorted(

@@ -72,6 +72,25 @@ FAMILIES = {
         "options": (
         ),
     },
+    "inception": {
+        "summary": "Inception-style: stem, blocks of `branches` parallel 1x1 -> 3x3 branches concatenated, global avgpool, Linear(output)",
+        "params": (
+            ("batch", 1, 4194304, True, None, 0),
+            ("block", 1, 64, True, None, 0),
+            ("branches", 1, 16, True, None, 0),
+            ("devices", 1, 16, False, None, 0),
+            ("filter", 1, 1024, True, None, 0),
+            ("hosts", 1, 64, False, None, 0),
+            ("image", 2, 4096, True, None, 0),
+            ("inter_op_threads", 1, 1024, False, None, 0),
+            ("intra_op_threads", 1, 1024, False, None, 0),
+            ("output", 1, 1048576, True, None, 0),
+            ("overlap", 0, 1, False, None, 0),
+        ),
+        "options": (
+            ("memory_format", ("channels_last", "contiguous"), "channels_last"),
+        ),
+    },
     "mobilenet_v1": {
         "summary": "MobileNet v1 (width 1.0, depthwise-separable convs), image x image RGB",
         "params": (

@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "worker/runner/models/conv_layers.h"
+
 namespace paradnn::runner {
 
 // From the model library (model/), which the runner builds models from.
@@ -13,17 +15,6 @@ using model::CnnShape;
 using model::CnnShapeOf;
 using model::ModelSpec;
 namespace {
-
-torch::nn::Conv2d MakeConv(int64_t in, int64_t out, int64_t kernel, int64_t stride,
-                           int64_t padding) {
-  return torch::nn::Conv2d(
-      torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(false));
-}
-
-torch::nn::BatchNorm2d MakeBatchNorm(int64_t channels) {
-  return torch::nn::BatchNorm2d(
-      torch::nn::BatchNorm2dOptions(channels).eps(1e-5).momentum(0.1).affine(true));
-}
 
 torch::Tensor RunConv(torch::nn::Conv2d& conv, const torch::Tensor& x,
                       const CnnConvObserver& observer) {
