@@ -54,8 +54,9 @@ int TimingBlockSteps(double median_step_seconds);
 
 // A gang's ranks learn rank 0's stopping decision through a collective, and
 // a collective between two samples disturbs the sample after it: on a
-// 2-vCPU host a 1 MiB Gloo all-reduce that follows a one-element one took
-// 2.3-3.8 ms (median of 50) instead of 0.5-0.8 ms. So a gang votes only
+// 2-vCPU host whose vCPUs were kept from halting, a 1 MiB Gloo all-reduce
+// that follows a one-element one took 2.3-3.8 ms (median of 50) instead of
+// 0.5-0.8 ms (docs/measurement.md, "Data parallelism"). So a gang votes only
 // every VoteEverySamples samples, about every kVoteIntervalSeconds of
 // timing, and the samples right after a vote stay a small minority.
 inline constexpr double kVoteIntervalSeconds = 0.05;
