@@ -49,12 +49,25 @@ std::optional<int64_t> PositiveCount(const Selected& selected, const Record& rec
 }
 
 // What the series of a (configuration, N, batch) say about roofs: those
-// compared with and those missing, each sentence once.
+// compared with and those missing, each sentence once; and the platforms
+// their runs came from.
 using PointKey = std::tuple<std::string, int32_t, int64_t>;
 struct RoofNotes {
   std::map<PointKey, std::set<std::string>> used;
   std::map<PointKey, std::set<std::string>> missing;
+  std::map<PointKey, std::set<int64_t>> platforms;
 };
+
+// A series whose points ran on several platforms compares hosts as much as
+// N: said in its note (a one-host emulation whose baseline ran on a worker
+// of another CPU share is the usual cause).
+std::string MixedPlatformsNote(const std::set<int64_t>& platforms) {
+  if (platforms.size() < 2) return "";
+  return absl::StrCat("its points ran on ", platforms.size(), " platforms (ids ",
+                      absl::StrJoin(platforms, ", "),
+                      "): the efficiencies compare those hosts as well as N; select one "
+                      "platform's results (--where fingerprint=F) to compare N alone");
+}
 
 // The platform's roof time for `run`'s all-reduce (alpha per bucket), and
 // which roof it was or that none exists, into `notes`.
@@ -96,6 +109,16 @@ void AddRoofNotes(const RoofNotes& notes, v1::ScaleOutResponse* response) {
       if (auto it = notes.missing.find(key); it != notes.missing.end()) {
         missing.insert(it->second.begin(), it->second.end());
       }
+    }
+    std::set<int64_t> platforms;
+    for (const v1::ScaleOutPoint& point : series.points()) {
+      if (auto it = notes.platforms.find({series.config(), point.n(), point.batch()});
+          it != notes.platforms.end()) {
+        platforms.insert(it->second.begin(), it->second.end());
+      }
+    }
+    if (const std::string mixed = MixedPlatformsNote(platforms); !mixed.empty()) {
+      missing.insert(mixed);
     }
     for (const std::string& roof : used) series.add_roofs(roof);
     if (missing.empty()) continue;
@@ -156,6 +179,7 @@ absl::Status CollectScaleOutRuns(const db::Database& database, const Selected& s
     run.batch = *batch;
     run.step_s = *step;
     run.predicted = record.predicted;
+    if (!record.predicted) notes->platforms[{config, run.n, run.batch}].insert(record.platform_id);
     if (absl::Status s = ReadStepParts(database, record, &run); !s.ok()) return s;
     if (absl::Status s = CompareWithRoof(record, &roofs, &run, notes); !s.ok()) return s;
   }

@@ -26,6 +26,7 @@ struct GangJob {
   double exposed_s = 0;  // with a DataParallelStep unless `plain`
   bool plain = false;
   v1::Outcome outcome = v1::OK;
+  bool on_gpu_platform = false;  // stored on the fixture's other platform
 };
 
 class ScaleOutAnalyzerTest : public AnalyzerTest {
@@ -64,14 +65,15 @@ class ScaleOutAnalyzerTest : public AnalyzerTest {
       for (int64_t rank = 1; rank < job.hosts; ++rank) {
         peers.idle_peers.push_back(absl::StrCat("peer-", i, "-", rank));
       }
+      const int64_t platform = job.on_gpu_platform ? gpu_platform_ : cpu_platform_;
       peers.platform_workers = job.hosts;
-      peers.platform_id = cpu_platform_;
+      peers.platform_id = platform;
       absl::StatusOr<std::optional<db::Lease>> lease =
           job_store.LeaseNextSync("cpu", "w0", kNow, kNow + 60'000, peers);
       EXPECT_TRUE(lease.ok() && lease->has_value());
       if (!lease.ok() || !lease->has_value()) return 0;
       absl::StatusOr<db::StoreOutcome> stored = result_store.StoreSync(
-          (*lease)->job_id, (*lease)->attempt_id, "w0", cpu_platform_, MeasurementOf(job), kNow);
+          (*lease)->job_id, (*lease)->attempt_id, "w0", platform, MeasurementOf(job), kNow);
       EXPECT_TRUE(stored.ok()) << stored.status();
     }
     return sweep.ok() ? *sweep : 0;
@@ -139,6 +141,25 @@ TEST_F(ScaleOutAnalyzerTest, WeakAndStrongSeriesFromStoredGangs) {
   EXPECT_EQ(strong.global_batch(), 128);
   EXPECT_EQ(strong.baseline_kind(), "plain");
   EXPECT_NEAR(strong.points(1).speedup(), 0.2 / 0.125, 1e-12);
+}
+
+TEST_F(ScaleOutAnalyzerTest, ASeriesOverSeveralPlatformsSaysSo) {
+  GangJob baseline{1, 64, 0.10};
+  baseline.on_gpu_platform = true;  // the baseline ran on another worker's platform
+  const int64_t sweep = StoreGangs({baseline, {2, 64, 0.12, 0.01}, {1, 128, 0.2}, {2, 128, 0.22}});
+  absl::StatusOr<v1::AnalyzeResponse> r = ScaleOutOf(sweep, "hosts");
+  ASSERT_TRUE(r.ok()) << r.status();
+  int mixed = 0;
+  for (const v1::ScaleOutSeries& series : r->scale_out().series()) {
+    if (series.note().find("platforms (ids") == std::string::npos) continue;
+    ++mixed;
+    EXPECT_NE(series.note().find("ran on 2 platforms"), std::string::npos) << series.note();
+    EXPECT_NE(series.note().find("--where fingerprint="), std::string::npos) << series.note();
+  }
+  // Only weak batch 64 holds the baseline of the other platform; weak batch
+  // 128 and strong global 128 (hosts 1 batch 128, hosts 2 batch 64) do not.
+  EXPECT_EQ(mixed, 1) << r->DebugString();
+  EXPECT_GE(r->scale_out().series_size(), 3);
 }
 
 TEST_F(ScaleOutAnalyzerTest, AFailedBaselineIsNamed) {
