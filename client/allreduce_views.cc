@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "client/analysis_kind_views.h"
 #include "client/output_format.h"
+#include "model/families/allreduce.h"
 
 namespace paradnn::client::internal {
 namespace {
@@ -27,8 +28,6 @@ constexpr int kCurveSamples = 48;
 
 std::string DurationText(double seconds) { return HumanMillis(seconds * 1e3); }
 
-double BusFactor(int32_t ranks) { return ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0; }
-
 // "Synthetic cpu cpu-a, gloo, 4 ranks".
 std::string SeriesName(const v1::AllreduceSeries& s) {
   return absl::StrCat(s.platform().empty() ? s.fingerprint() : s.platform(), ", ", s.backend(),
@@ -43,7 +42,7 @@ std::string Interval(bool has_low, double low, bool has_high, double high, absl:
 
 // The roof's bus bandwidth at `bytes`: busbytes / (alpha + busbytes / beta).
 double RoofBusBandwidth(const v1::AllreduceRoof& roof, double bytes, int32_t ranks) {
-  const double bus = bytes * BusFactor(ranks);
+  const double bus = bytes * model::AllReduceBusFactor(ranks);
   const double t =
       roof.alpha_s() + (roof.beta_bytes_per_sec() > 0 ? bus / roof.beta_bytes_per_sec() : 0);
   return t > 0 ? bus / t : NAN;

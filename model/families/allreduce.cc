@@ -66,8 +66,7 @@ WorkCounts CountAllReduce(const ModelSpec& spec) {
   const int64_t ranks = ParamOr(spec, "hosts", 1) * ParamOr(spec, "devices", 1);
   v1::ModelCounts& c = work.counts;
   c.set_params(bytes / 4);
-  c.set_bytes_per_step(static_cast<double>(bytes) * 2 * static_cast<double>(ranks - 1) /
-                       static_cast<double>(ranks));
+  c.set_bytes_per_step(static_cast<double>(bytes) * AllReduceBusFactor(ranks));
   c.set_peak_memory_estimate_bytes(2 * static_cast<double>(bytes));
   return work;
 }

@@ -30,6 +30,13 @@ inline constexpr int64_t kMaxAllReduceBytes = int64_t{1} << 30;
 // The message of a valid allreduce spec, in bytes.
 int64_t AllReduceBytes(const ModelSpec& spec);
 
+// nccl-tests' bus bandwidth factor of an all-reduce over `ranks`:
+// 2 (ranks - 1) / ranks (busbw = algbw x factor, bus bytes = bytes x factor);
+// 0 for one rank (or fewer), which moves nothing.
+inline double AllReduceBusFactor(int64_t ranks) {
+  return ranks > 1 ? 2.0 * static_cast<double>(ranks - 1) / static_cast<double>(ranks) : 0;
+}
+
 }  // namespace paradnn::model
 
 #endif  // PARADNN_MODEL_FAMILIES_ALLREDUCE_H_

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "boost/math/distributions/students_t.hpp"
+#include "model/families/allreduce.h"
 
 namespace paradnn::server::analysis {
 namespace {
@@ -118,10 +119,7 @@ void FitOnBound(const Eigen::MatrixXd& design, int runs, double alpha, double g,
 
 }  // namespace
 
-double BusBytes(double bytes, int32_t ranks) {
-  if (ranks <= 1) return 0;
-  return bytes * 2.0 * (ranks - 1) / ranks;
-}
+double BusBytes(double bytes, int32_t ranks) { return bytes * model::AllReduceBusFactor(ranks); }
 
 v1::AllreduceRoof FitAllreduceRoof(const std::vector<AllreduceSample>& samples, int32_t ranks) {
   v1::AllreduceRoof roof;

@@ -52,7 +52,7 @@ std::optional<int64_t> PositiveCount(const Selected& selected, const Record& rec
 // compared with and those missing, each sentence once; and the platforms
 // their runs came from.
 using PointKey = std::tuple<std::string, int32_t, int64_t>;
-struct RoofNotes {
+struct SeriesNotes {
   std::map<PointKey, std::set<std::string>> used;
   std::map<PointKey, std::set<std::string>> missing;
   std::map<PointKey, std::set<int64_t>> platforms;
@@ -72,7 +72,7 @@ std::string MixedPlatformsNote(const std::set<int64_t>& platforms) {
 // The platform's roof time for `run`'s all-reduce (alpha per bucket), and
 // which roof it was or that none exists, into `notes`.
 absl::Status CompareWithRoof(const Record& record, RoofBook* roofs, ScaleOutRun* run,
-                             RoofNotes* notes) {
+                             SeriesNotes* notes) {
   if (!run->data_parallel || run->ranks <= 1 || run->allreduce_bytes <= 0) return absl::OkStatus();
   absl::StatusOr<const v1::AllreduceRoof*> roof =
       roofs->Find(record.platform_id, run->backend, run->ranks);
@@ -97,7 +97,7 @@ absl::Status CompareWithRoof(const Record& record, RoofBook* roofs, ScaleOutRun*
 }
 
 // Each series' roofs and missing roofs, from its points' runs.
-void AddRoofNotes(const RoofNotes& notes, v1::ScaleOutResponse* response) {
+void AddSeriesNotes(const SeriesNotes& notes, v1::ScaleOutResponse* response) {
   for (v1::ScaleOutSeries& series : *response->mutable_series()) {
     std::set<std::string> used;
     std::set<std::string> missing;
@@ -152,7 +152,7 @@ absl::Status ReadStepParts(const db::Database& database, const Record& record, S
 // The runs and gaps of `selected` along `field`.
 absl::Status CollectScaleOutRuns(const db::Database& database, const Selected& selected,
                                  const std::string& field, std::vector<ScaleOutRun>* runs,
-                                 std::vector<ScaleOutGap>* gaps, RoofNotes* notes) {
+                                 std::vector<ScaleOutGap>* gaps, SeriesNotes* notes) {
   RoofBook roofs(&database);
   const std::string other = field == "hosts" ? "devices" : "hosts";
   for (const Record& record : selected.records) {
@@ -218,14 +218,14 @@ absl::StatusOr<v1::ScaleOutResponse> ScaleOut(const KindContext& context,
   }
   std::vector<ScaleOutRun> runs;
   std::vector<ScaleOutGap> gaps;
-  RoofNotes notes;
+  SeriesNotes notes;
   if (absl::Status s =
           CollectScaleOutRuns(*context.database, *selected, field, &runs, &gaps, &notes);
       !s.ok()) {
     return s;
   }
   absl::StatusOr<v1::ScaleOutResponse> response = BuildScaleOut(runs, gaps, field);
-  if (response.ok()) AddRoofNotes(notes, &*response);
+  if (response.ok()) AddSeriesNotes(notes, &*response);
   return response;
 }
 

@@ -30,6 +30,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "model/families/allreduce.h"
 
 namespace paradnn::runner {
 namespace {
@@ -363,7 +364,7 @@ double AllReduceBusFactor(int ranks) {
     throw std::invalid_argument(
         absl::StrCat("AllReduceBusFactor: ranks must be >= 1 (got ", ranks, ")"));
   }
-  return 2.0 * (ranks - 1) / ranks;
+  return model::AllReduceBusFactor(ranks);
 }
 
 }  // namespace paradnn::runner

@@ -147,9 +147,9 @@ class GradientBuckets {
   std::chrono::steady_clock::time_point first_launch_ ABSL_GUARDED_BY(mu_);
 };
 
-// nccl-tests' bus bandwidth factor for all-reduce over `ranks`:
-// 2 (ranks - 1) / ranks (busbw = algbw * factor; 0 for one rank). Throws
-// std::invalid_argument for ranks < 1.
+// model::AllReduceBusFactor (nccl-tests' 2 (ranks - 1) / ranks; 0 for one
+// rank) for a world the runner joined. Throws std::invalid_argument for
+// ranks < 1, which no world has.
 double AllReduceBusFactor(int ranks);
 
 }  // namespace paradnn::runner
