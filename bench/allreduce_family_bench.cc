@@ -17,7 +17,7 @@
 // gives the median over rounds of each, algbw = bytes / step, busbw =
 // algbw x 2(n-1)/n (x 1 for 2 ranks, nccl-tests), and harness / bare.
 // Usage: paradnn-bench-allreduce-family [--rounds R] [--max-mib M]
-//        [--max-seconds S] [--runner PATH]
+//        [--sizes-kib K,K,...] [--max-seconds S] [--runner PATH]
 #include <ATen/Parallel.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -374,10 +374,14 @@ int main(int argc, char** argv) {
   BareArgs bare;
   Options o;
   int rounds = 3, max_mib = 64;
+  std::vector<int64_t> sizes_kib;
   CLI::App app{"The allreduce family through paradnn-runner against a bare c10d Gloo loop"};
   app.add_option("--rounds", rounds, "Interleaved rounds of every size")->capture_default_str();
   app.add_option("--max-mib", max_mib, "Largest message, MiB (from 4 KiB, x4)")
       ->capture_default_str();
+  app.add_option("--sizes-kib", sizes_kib,
+                 "Only these message sizes, KiB (instead of the x4 series)")
+      ->delimiter(',');
   app.add_option("--max-seconds", o.max_seconds, "The harness job's run.max_seconds")
       ->capture_default_str();
   app.add_option("--runner", o.runner, "paradnn-runner (default: beside this program)");
@@ -397,9 +401,11 @@ int main(int argc, char** argv) {
   common::IgnoreSigpipe();
   PrintHostFacts();
   std::vector<int64_t> sizes;
-  for (int64_t bytes = 4 << 10; bytes <= (int64_t{max_mib} << 20); bytes *= 4) {
+  for (int64_t bytes = 4 << 10; sizes_kib.empty() && bytes <= (int64_t{max_mib} << 20);
+       bytes *= 4) {
     sizes.push_back(bytes);
   }
+  for (int64_t kib : sizes_kib) sizes.push_back(kib << 10);
   std::map<int64_t, SizeRuns> runs;
   for (int round = 0; round < rounds; ++round) RunRound(o, round, sizes, &runs);
   PrintTable(runs);

@@ -29,9 +29,13 @@ double WarmupRule::median_seconds() const {
   return QuantileSorted(sorted, 0.5);
 }
 
-int TimingBlockSteps(double median_step_seconds) {
-  if (!(median_step_seconds > 0) || median_step_seconds >= kBlockBelowSeconds) return 1;
-  return std::clamp(static_cast<int>(std::ceil(kBlockTargetSeconds / median_step_seconds)), 2,
+double WarmupRule::fastest_seconds() const {
+  return seconds_.empty() ? 0 : *std::min_element(seconds_.begin(), seconds_.end());
+}
+
+int TimingBlockSteps(double step_seconds) {
+  if (!(step_seconds > 0) || step_seconds >= kBlockBelowSeconds) return 1;
+  return std::clamp(static_cast<int>(std::ceil(kBlockTargetSeconds / step_seconds)), 2,
                     kMaxBlockSteps);
 }
 

@@ -101,12 +101,12 @@ TimedSteps WarmUpAndTime(const StepLoop& loop, const v1::RunSettings& settings,
   // max_steps bounds the steps executed, min_steps the samples: blocks
   // shrink so that both hold.
   timed.block = static_cast<int>(
-      loop.agree(std::max(1, std::min(TimingBlockSteps(warmup.median_seconds()),
+      loop.agree(std::max(1, std::min(TimingBlockSteps(warmup.fastest_seconds()),
                                       settings.max_steps() / std::max(2, settings.min_steps())))));
   if (timed.block > 1) {
     TimingLog(observer,
-              absl::StrFormat("timing in blocks of %d steps (warm-up median step %.1f us)",
-                              timed.block, warmup.median_seconds() * 1e6));
+              absl::StrFormat("timing in blocks of %d steps (fastest warm-up step %.1f us)",
+                              timed.block, warmup.fastest_seconds() * 1e6));
   }
   if (loop.agree_is_collective) {
     timed.vote_every =

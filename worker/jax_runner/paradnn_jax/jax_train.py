@@ -139,10 +139,10 @@ def train_and_time(spec, settings, device, on_step, on_log, m):
     on_log("warm-up: %d steps in %.3f s (the first includes XLA compilation)"
            % (warmup.steps, m.warmup_seconds))
 
-    block = block_steps_for(warmup.median_seconds(), settings.max_steps, settings.min_steps)
+    block = block_steps_for(warmup.fastest_seconds(), settings.max_steps, settings.min_steps)
     if block > 1:
-        on_log("timing in blocks of %d steps (warm-up median step %.1f us)"
-               % (block, warmup.median_seconds() * 1e6))
+        on_log("timing in blocks of %d steps (fastest warm-up step %.1f us)"
+               % (block, warmup.fastest_seconds() * 1e6))
     rule = TimingStopRule(settings.ci, settings.max_seconds, settings.min_steps,
                           max(2, settings.max_steps // block))
     samples = []

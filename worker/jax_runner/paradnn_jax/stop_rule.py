@@ -111,19 +111,25 @@ class WarmupRule:
             return 0.0
         return quantile_sorted(sorted(self.seconds), 0.5)
 
+    def fastest_seconds(self):
+        """The fastest warm-up step: what sizes timing blocks (stall-free,
+        so that a warm-up with stalls does not switch a job from block means
+        to single-step medians; stop_rule.h)."""
+        return min(self.seconds) if self.seconds else 0.0
 
-def timing_block_steps(median_step_seconds):
-    """Steps per timed sample for steps of the warm-up median."""
-    if not (median_step_seconds > 0) or median_step_seconds >= BLOCK_BELOW_SECONDS:
+
+def timing_block_steps(step_seconds):
+    """Steps per timed sample for steps of the fastest warm-up step."""
+    if not (step_seconds > 0) or step_seconds >= BLOCK_BELOW_SECONDS:
         return 1
-    return min(max(int(math.ceil(BLOCK_TARGET_SECONDS / median_step_seconds)), 2),
+    return min(max(int(math.ceil(BLOCK_TARGET_SECONDS / step_seconds)), 2),
                MAX_BLOCK_STEPS)
 
 
-def block_steps_for(warmup_median, max_steps, min_steps):
+def block_steps_for(warmup_fastest, max_steps, min_steps):
     """The block size trainer.cc uses: blocks shrink so that max_steps bounds
     the steps executed and min_steps samples still fit."""
-    return max(1, min(timing_block_steps(warmup_median), max_steps // max(2, min_steps)))
+    return max(1, min(timing_block_steps(warmup_fastest), max_steps // max(2, min_steps)))
 
 
 class TimingStopRule:

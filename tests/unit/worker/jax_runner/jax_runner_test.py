@@ -306,6 +306,14 @@ class StopRuleTest(unittest.TestCase):
         self.assertEqual(stop_rule.timing_block_steps(1e-4), 50)
         self.assertEqual(stop_rule.timing_block_steps(1e-7), 256)
         self.assertEqual(stop_rule.block_steps_for(1e-4, 100, 5), 20)
+        # Blocks come from the fastest warm-up step: two stalls of three
+        # leave the block as it would be without them (stop_rule.h).
+        rule = stop_rule.WarmupRule(3, 0.0)
+        self.assertEqual(rule.fastest_seconds(), 0.0)
+        for x in (150e-6, 3.4e-3, 3.5e-3):
+            rule.add(x)
+        self.assertEqual(stop_rule.timing_block_steps(rule.median_seconds()), 1)
+        self.assertEqual(stop_rule.timing_block_steps(rule.fastest_seconds()), 34)
 
 
 class NoJaxJobTest(unittest.TestCase):

@@ -227,6 +227,20 @@ TEST(WarmupRuleTest, MedianOfTheWarmupSteps) {
   rule.Add(0.001);
   rule.Add(0.002);
   EXPECT_DOUBLE_EQ(rule.median_seconds(), 0.002);
+  EXPECT_DOUBLE_EQ(rule.fastest_seconds(), 0.001);
+}
+
+// Blocks are sized from the fastest warm-up step, so that stalls during the
+// warm-up (two of three 4 KiB all-reduces that waited for a halted vCPU)
+// do not switch the job to single steps.
+TEST(WarmupRuleTest, StallsDoNotChooseTheBlock) {
+  WarmupRule rule(3, 0);
+  EXPECT_EQ(rule.fastest_seconds(), 0);
+  rule.Add(150e-6);
+  rule.Add(3.4e-3);
+  rule.Add(3.5e-3);
+  EXPECT_EQ(TimingBlockSteps(rule.median_seconds()), 1);
+  EXPECT_EQ(TimingBlockSteps(rule.fastest_seconds()), 34);
 }
 
 }  // namespace
