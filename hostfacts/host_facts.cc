@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -27,17 +28,24 @@ std::pair<absl::string_view, absl::string_view> SplitKeyValue(absl::string_view 
 
 }  // namespace
 
-CpuTopology ParseCpuInfo(absl::string_view cpuinfo) {
+CpuTopology ParseCpuInfo(absl::string_view cpuinfo, const std::vector<int>& only_cpus) {
   CpuTopology topo;
   std::set<std::string> sockets;
   std::set<std::pair<std::string, std::string>> cores;
   std::string physical_id;
   bool have_core_ids = false;
+  bool counted = true;  // whether the current processor is among only_cpus
   for (absl::string_view line : absl::StrSplit(cpuinfo, '\n')) {
     auto [key, value] = SplitKeyValue(line);
     if (key == "processor") {
-      ++topo.logical_cpus;
+      int number = -1;
+      counted = only_cpus.empty() ||
+                (absl::SimpleAtoi(value, &number) &&
+                 std::find(only_cpus.begin(), only_cpus.end(), number) != only_cpus.end());
+      if (counted) ++topo.logical_cpus;
       physical_id.clear();
+    } else if (!counted) {
+      continue;
     } else if (key == "model name" && topo.model_name.empty()) {
       topo.model_name = std::string(value);
     } else if (key == "physical id") {
@@ -136,11 +144,13 @@ std::string ReadTextFile(const std::string& path) {
   return buffer.str();
 }
 
-CpuTopology ReadCpuTopology() {
-  CpuTopology topo = ParseCpuInfo(ReadTextFile("/proc/cpuinfo"));
+CpuTopology ReadCpuTopology(const std::vector<int>& only_cpus) {
+  CpuTopology topo = ParseCpuInfo(ReadTextFile("/proc/cpuinfo"), only_cpus);
   if (topo.logical_cpus == 0) {
     const long online = ::sysconf(_SC_NPROCESSORS_ONLN);  // NOLINT(runtime/int): sysconf's
-    topo.logical_cpus = online > 0 ? static_cast<int>(online) : 0;
+    topo.logical_cpus = !only_cpus.empty() ? static_cast<int>(only_cpus.size())
+                        : online > 0       ? static_cast<int>(online)
+                                           : 0;
     topo.cores = topo.logical_cpus;
   }
   return topo;

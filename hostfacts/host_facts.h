@@ -30,8 +30,10 @@ struct CpuTopology {
   double mhz = 0;      // "cpu MHz" of the first processor (current clock)
 };
 
-// Parses /proc/cpuinfo text (x86 or aarch64 layout).
-CpuTopology ParseCpuInfo(absl::string_view cpuinfo);
+// Parses /proc/cpuinfo text (x86 or aarch64 layout). With `only_cpus`,
+// counts only those processors (a process's CPU share: its cores and
+// sockets); empty counts all.
+CpuTopology ParseCpuInfo(absl::string_view cpuinfo, const std::vector<int>& only_cpus = {});
 
 // MemTotal of /proc/meminfo text in bytes; -1 if absent.
 int64_t ParseMemTotalBytes(absl::string_view meminfo);
@@ -67,9 +69,10 @@ std::string BoostState(absl::string_view cpufreq_boost, absl::string_view intel_
 // The text of the file at `path`; "" when it cannot be read.
 std::string ReadTextFile(const std::string& path);
 
-// ParseCpuInfo of this host's /proc/cpuinfo; where it lists no processor,
-// the online CPUs (sysconf) as logical CPUs and cores.
-CpuTopology ReadCpuTopology();
+// ParseCpuInfo of this host's /proc/cpuinfo (of `only_cpus` among them,
+// when given); where it lists no processor, the online CPUs (sysconf, or
+// only_cpus) as logical CPUs and cores.
+CpuTopology ReadCpuTopology(const std::vector<int>& only_cpus = {});
 
 // ParseCpuClocks of cpu0's cpufreq files and `topology`.
 CpuClocks ReadCpuClocks(const CpuTopology& topology);

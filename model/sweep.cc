@@ -25,6 +25,7 @@
 #include "model/sweep_text.h"
 #include "platform/stack_env.h"
 #include "platform/stack_findings.h"
+#include "platform/thread_profile.h"
 
 namespace paradnn::model {
 namespace {
@@ -151,7 +152,7 @@ std::vector<std::string> SortedKeys(const Map& map) {
 // values. Returns how many.
 absl::StatusOr<int64_t> CheckStack(const v1::SweepSpec& spec, const std::string& key) {
   const std::string path = absl::StrCat("stack.", EchoKey(key));
-  // blas_core, aten_capability, or env.NAME of an allowed variable.
+  // blas_core, aten_capability, threads, or env.NAME of an allowed variable.
   if (absl::Status s = platform::ValidateStackKey(key, path); !s.ok()) return s;
   const platform::StackSettingInfo* info = platform::FindStackSettingInfo(key);
   const std::string device = spec.device().empty() ? kDefaultDevice : spec.device();
@@ -159,12 +160,23 @@ absl::StatusOr<int64_t> CheckStack(const v1::SweepSpec& spec, const std::string&
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": stack settings choose CPU libraries' kernels; this sweep's device is ", device));
   }
+  if (key == platform::kThreadsStackKey) {
+    for (const ParamRule* rule : {&kIntraOpThreadsRule, &kInterOpThreadsRule}) {
+      if (spec.params().count(rule->name) > 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": sets the thread counts itself, and params.", rule->name,
+                         " does too; keep one (intra=T,inter=I values cover explicit counts)"));
+      }
+    }
+  }
   const v1::StringValues& list = spec.stack().at(key);
   if (list.values().empty()) {
+    std::string allowed = "value (\"\" unsets the variable)";
+    if (info != nullptr) allowed = absl::StrCat("of auto, as-installed or ", info->names_help);
+    if (key == platform::kThreadsStackKey)
+      allowed = absl::StrCat("of ", platform::ThreadProfileHelp());
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": empty list; give at least one ",
-                     info != nullptr ? absl::StrCat("of auto, as-installed or ", info->names_help)
-                                     : std::string("value (\"\" unsets the variable)")));
+        absl::StrCat(path, ": empty list; give at least one ", allowed));
   }
   std::set<std::string> seen;
   for (int i = 0; i < list.values_size(); ++i) {

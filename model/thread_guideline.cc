@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace paradnn::model {
 namespace {
+
+// The runner's switch that keeps libgomp's defaults (openmp_env.cc): the
+// baselines run OpenMP as installed, not with paradnn's short spin.
+constexpr char kKeepOpenMpEnv[] = "PARADNN_RUNNER_KEEP_OPENMP_ENV";
 
 int PhysicalCores(const CpuCores& cores) {
   return std::max(1, cores.physical_cores > 0 ? cores.physical_cores : cores.logical_cpus);
@@ -40,6 +45,7 @@ ThreadSettings IntelRecommendedSettings(const CpuCores& cores) {
            {"OMP_PROC_BIND", "close"},
            {"OMP_PLACES", "cores"},
            {"GOMP_SPINCOUNT", "1000"}};
+  s.pinning = ThreadPinning::kOff;  // OMP_PROC_BIND places the threads
   s.why = absl::StrFormat(
       "Intel's recommendation: intra-op = %d physical cores per socket, inter-op = %d "
       "socket(s), block time 1 ms, compact affinity (KMP_* for Intel OpenMP, their GNU OpenMP "
@@ -54,8 +60,73 @@ ThreadSettings TensorFlowDefaultSettings(const CpuCores& cores) {
   s.name = "tensorflow";
   s.intra_op_threads = logical;
   s.inter_op_threads = logical;
+  s.pinning = ThreadPinning::kOff;
+  s.env = {{kKeepOpenMpEnv, "1"}};
   s.why = absl::StrFormat("the TensorFlow guide's defaults: both pools = %d logical CPUs", logical);
   return s;
+}
+
+ThreadSettings LibTorchDefaultSettings() {
+  ThreadSettings s;
+  s.name = "libtorch";
+  s.pinning = ThreadPinning::kOff;
+  s.env = {{kKeepOpenMpEnv, "1"}};
+  s.why = "LibTorch's own defaults: no thread count set, no pinning, libgomp's default spin";
+  return s;
+}
+
+ThreadSettings ResolveThreadProfile(const platform::ThreadProfile& profile,
+                                    const OperatorWidth& width, const CpuCores& cores) {
+  using Kind = platform::ThreadProfileKind;
+  switch (profile.kind) {
+    case Kind::kLibTorch:
+      return LibTorchDefaultSettings();
+    case Kind::kIntel:
+      return IntelRecommendedSettings(cores);
+    case Kind::kTensorFlow:
+      return TensorFlowDefaultSettings(cores);
+    case Kind::kGuideline:
+      return GuidelineSettings(width, cores);
+    case Kind::kExplicit:
+      break;
+  }
+  ThreadSettings s;
+  s.name = platform::ThreadProfileValue(profile);
+  s.intra_op_threads = profile.intra_op_threads;
+  s.inter_op_threads = profile.inter_op_threads;
+  if (profile.pin.has_value()) s.pinning = *profile.pin ? ThreadPinning::kOn : ThreadPinning::kOff;
+  s.why = "explicit counts";
+  return s;
+}
+
+std::map<std::string, std::string> ThreadProfileEnvironment(
+    const platform::ThreadProfile& profile) {
+  // Only the environment: the counts do not matter here.
+  return ResolveThreadProfile(profile, OperatorWidth{}, CpuCores{1, 1, 1}).env;
+}
+
+std::string SettingsToCopy(const ThreadSettings& settings, const RanWith& ran) {
+  std::string lines;
+  for (const auto& [name, value] : settings.env) {
+    if (name == kKeepOpenMpEnv) continue;  // paradnn's own; a script has no such step
+    absl::StrAppend(&lines, "export ", name, "=", value, "\n");
+  }
+  if (!ran.runner_spincount.empty() && settings.env.empty()) {
+    absl::StrAppend(&lines, "export GOMP_SPINCOUNT=", ran.runner_spincount,
+                    "  # paradnn's runner ran with this short spin\n");
+  }
+  if (ran.threads_pinned && settings.env.count("OMP_PROC_BIND") == 0) {
+    absl::StrAppend(&lines,
+                    "export OMP_PROC_BIND=true  # one OpenMP thread per core, as measured\n");
+  }
+  if (settings.intra_op_threads == 0 && settings.inter_op_threads == 0) {
+    absl::StrAppend(&lines, "# nothing to set: LibTorch's own thread counts\n");
+    return lines;
+  }
+  absl::StrAppend(&lines, "torch.set_num_threads(", settings.intra_op_threads, ")\n",
+                  "torch.set_num_interop_threads(", settings.inter_op_threads,
+                  ")  # before any inter-op work starts\n");
+  return lines;
 }
 
 }  // namespace paradnn::model

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "model/model_counts.h"
+#include "platform/thread_profile.h"
 
 namespace paradnn::model {
 
@@ -23,11 +24,20 @@ struct CpuCores {
   int sockets = 1;
 };
 
+// Whether the runner pins its OpenMP threads one per CPU.
+enum class ThreadPinning {
+  kRunnerRule,  // when the intra-op threads equal the process's CPUs
+  kOn,          // thread i on the i-th CPU of the process, whatever the count
+  kOff,         // never (the OpenMP runtime's own placement)
+};
+
 // One process's parallelism settings.
 struct ThreadSettings {
-  std::string name;  // "guideline", "intel", "tensorflow"
+  std::string name;  // "guideline", "intel", "tensorflow", "libtorch", "intra=2,inter=1"
+  // 0 (libtorch only): what LibTorch picks by itself, not set.
   int intra_op_threads = 0;
   int inter_op_threads = 0;
+  ThreadPinning pinning = ThreadPinning::kRunnerRule;
   // Environment variables the settings set for the OpenMP runtime (empty:
   // left as installed).
   std::map<std::string, std::string> env;
@@ -51,6 +61,39 @@ ThreadSettings IntelRecommendedSettings(const CpuCores& cores);
 // The TensorFlow performance guide's defaults: both pools the number of
 // logical CPUs.
 ThreadSettings TensorFlowDefaultSettings(const CpuCores& cores);
+
+// LibTorch's own defaults: no thread count set, no pinning, libgomp's
+// defaults (PARADNN_RUNNER_KEEP_OPENMP_ENV=1 keeps the runner from setting
+// its short spin, docs/measurement.md).
+ThreadSettings LibTorchDefaultSettings();
+
+// What `profile` means for a model of `width` on `cores`: one of the above,
+// or the explicit counts (pin=on|off, else the runner's rule). The baselines
+// other than the guideline leave the pinning to the OpenMP runtime (kOff):
+// neither LibTorch nor the guides pin threads themselves.
+ThreadSettings ResolveThreadProfile(const platform::ThreadProfile& profile,
+                                    const OperatorWidth& width, const CpuCores& cores);
+
+// The environment a job's runner starts in under `profile`, before any
+// library reads it: NAME -> value. Not model- or host-dependent, so the
+// worker computes it before the runner knows the model.
+std::map<std::string, std::string> ThreadProfileEnvironment(const platform::ThreadProfile& profile);
+
+// What a measurement under `settings` ran with besides them: whether its
+// OpenMP threads were pinned one per CPU (Measurement.thread_pinning), and
+// the runner's default GOMP_SPINCOUNT where the settings kept it ("" where
+// they set the OpenMP environment themselves).
+struct RanWith {
+  bool threads_pinned = false;
+  std::string runner_spincount;
+};
+
+// The lines a user copies into a training script to run as measured: the
+// environment (export NAME=value, set before Python starts: the settings'
+// own, the runner's spin count, OMP_PROC_BIND=true where threads were
+// pinned) and the torch.set_num_threads / set_num_interop_threads calls;
+// for LibTorch's defaults a line saying nothing is set.
+std::string SettingsToCopy(const ThreadSettings& settings, const RanWith& ran);
 
 }  // namespace paradnn::model
 

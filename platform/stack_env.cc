@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "platform/stack_findings.h"
+#include "platform/thread_profile.h"
 
 namespace paradnn::platform {
 namespace {
@@ -138,7 +139,7 @@ absl::Status ValidateEnvStackValue(absl::string_view value, absl::string_view fi
 
 absl::Status ValidateStackKey(absl::string_view key, absl::string_view field) {
   if (IsEnvStackKey(key)) return ValidateEnvStackKey(key, field);
-  if (FindStackSettingInfo(key) != nullptr) return absl::OkStatus();
+  if (FindStackSettingInfo(key) != nullptr || key == kThreadsStackKey) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat(field, ": not a stack setting; allowed: ", AllowedStackKeysHelp()));
 }
@@ -146,13 +147,15 @@ absl::Status ValidateStackKey(absl::string_view key, absl::string_view field) {
 absl::Status ValidateStackKeyValue(absl::string_view key, absl::string_view value,
                                    absl::string_view field) {
   if (IsEnvStackKey(key)) return ValidateEnvStackValue(value, field);
+  if (key == kThreadsStackKey) return ParseThreadProfile(value, field).status();
   const StackSettingInfo* info = FindStackSettingInfo(key);
   if (info == nullptr) return ValidateStackKey(key, field);
   return ValidateStackValue(*info, value, field);
 }
 
 std::string AllowedStackKeysHelp() {
-  return absl::StrCat(KnownSettingNames(), " or ", AllowedEnvHelp());
+  return absl::StrCat(KnownSettingNames(), ", ", kThreadsStackKey, " (", ThreadProfileHelp(),
+                      ") or ", AllowedEnvHelp());
 }
 
 }  // namespace paradnn::platform

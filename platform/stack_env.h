@@ -50,17 +50,19 @@ absl::Status ValidateEnvStackKey(absl::string_view key, absl::string_view field)
 // "<field>: ...".
 absl::Status ValidateEnvStackValue(absl::string_view value, absl::string_view field);
 
-// Any stack key: blas_core, aten_capability (platform/stack_findings.h) or
-// env.NAME (ValidateEnvStackKey). InvalidArgument "<field>: not a stack
-// setting; allowed: ..." for another key.
+// Any stack key: blas_core, aten_capability (platform/stack_findings.h),
+// threads (platform/thread_profile.h) or env.NAME (ValidateEnvStackKey). InvalidArgument "<field>:
+// not a stack setting; allowed: ..." for another key.
 absl::Status ValidateStackKey(absl::string_view key, absl::string_view field);
 
 // The value of a key ValidateStackKey accepts: ValidateStackValue for
-// blas_core and aten_capability, ValidateEnvStackValue for env.NAME.
+// blas_core and aten_capability, ParseThreadProfile for threads,
+// ValidateEnvStackValue for env.NAME.
 absl::Status ValidateStackKeyValue(absl::string_view key, absl::string_view value,
                                    absl::string_view field);
 
-// "blas_core, aten_capability or env.NAME (NAME starting with OMP_, ...)".
+// "blas_core, aten_capability, threads (...) or env.NAME (NAME starting
+// with OMP_, ...)".
 std::string AllowedStackKeysHelp();
 
 }  // namespace paradnn::platform

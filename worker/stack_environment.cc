@@ -4,8 +4,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "model/thread_guideline.h"
 #include "platform/stack_env.h"
 #include "platform/stack_findings.h"
+#include "platform/thread_profile.h"
 
 extern char** environ;
 
@@ -28,12 +30,23 @@ absl::StatusOr<std::vector<std::string>> JobEnvironment(
     const std::vector<std::string>& base, const StackChoices& choices,
     const google::protobuf::Map<std::string, std::string>& stack) {
   std::vector<std::string> entries = base;
+  // The thread profile's OpenMP environment first, so that an env.NAME of
+  // the same job has the last word.
+  if (auto it = stack.find(platform::kThreadsStackKey); it != stack.end()) {
+    absl::StatusOr<platform::ThreadProfile> profile =
+        platform::ParseThreadProfile(it->second, "config.stack.threads");
+    if (!profile.ok()) return profile.status();
+    for (const auto& [name, value] : model::ThreadProfileEnvironment(*profile)) {
+      Replace(&entries, name, value);
+    }
+  }
   for (const auto& [component, value] : stack) {
     const std::string field = absl::StrCat("config.stack.", component);
     // Checked again here: a worker runs what any coordinator sends it.
     if (absl::Status s = platform::ValidateStackKey(component, field); !s.ok()) return s;
     if (absl::Status s = platform::ValidateStackKeyValue(component, value, field); !s.ok())
       return s;
+    if (component == platform::kThreadsStackKey) continue;  // done above
     const platform::StackSettingInfo* info = platform::FindStackSettingInfo(component);
     if (info == nullptr) {  // env.NAME: the variable as given, "" unset
       Replace(&entries, platform::EnvStackVariable(component),

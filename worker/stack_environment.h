@@ -31,7 +31,9 @@ struct StackChoices {
 // setting of `stack` applied: its variable set, or unset for an installed
 // value that had none, and its choice variable (PARADNN_*_CHOICE) set to
 // as-installed, auto or forced; env.NAME sets NAME to the value ("" unsets
-// it), for allowed names only (platform/stack_env.h). InvalidArgument naming
+// it), for allowed names only (platform/stack_env.h); threads sets its
+// profile's OpenMP environment (model::ThreadProfileEnvironment) before
+// any env.NAME. InvalidArgument naming
 // "config.stack.<key>" and what is allowed for an unknown key or value.
 absl::StatusOr<std::vector<std::string>> JobEnvironment(
     const std::vector<std::string>& base, const StackChoices& choices,

@@ -50,10 +50,10 @@ absl::StatusOr<std::string> ConfineProcessToCpus(const std::string& list) {
                       " threads so far and every later one)");
 }
 
-std::string PinOpenMpThreads(int threads) {
+std::string PinOpenMpThreads(int threads, bool always) {
   const std::vector<int> cpus = common::AllowedCpus();
   if (cpus.empty()) return "threads not pinned (CPU affinity unreadable)";
-  if (threads != static_cast<int>(cpus.size())) {
+  if (!always && threads != static_cast<int>(cpus.size())) {
     return absl::StrCat("threads not pinned (", threads, " intra-op threads, ", cpus.size(),
                         " CPUs allowed)");
   }
@@ -68,8 +68,11 @@ std::string PinOpenMpThreads(int threads) {
     CPU_SET(cpus[static_cast<size_t>(i) % cpus.size()], &one);
     if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0) pinned += 1;
   }
+  const std::vector<int> used(
+      cpus.begin(),
+      cpus.begin() + std::min<std::ptrdiff_t>(team, static_cast<std::ptrdiff_t>(cpus.size())));
   return absl::StrCat("OpenMP threads pinned one per CPU (", pinned, " of ", team, " on CPUs ",
-                      absl::StrJoin(cpus, ","), ")");
+                      absl::StrJoin(used, ","), ")");
 }
 
 }  // namespace paradnn::runner

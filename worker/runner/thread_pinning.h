@@ -32,8 +32,10 @@ absl::StatusOr<std::string> ConfineProcessToCpus(const std::string& list);
 // (FC 4x64, batch 256, 2 threads) 4 of 12 processes ran at 3.8 ms per step
 // instead of 1.4 ms; with OMP_PROC_BIND=true 12 of 12 ran at 1.36-1.48 ms.
 // With fewer threads than CPUs nothing is pinned, so runners sharing a host
-// do not pile onto the same CPUs. Returns what was done, for the result.
-std::string PinOpenMpThreads(int threads);
+// do not pile onto the same CPUs, unless `always` (a job's threads profile
+// with pin=on): then thread i goes to the i-th CPU whatever the count.
+// Returns what was done, for the result.
+std::string PinOpenMpThreads(int threads, bool always = false);
 
 }  // namespace paradnn::runner
 

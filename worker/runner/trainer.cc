@@ -32,12 +32,14 @@
 #include "model/model_spec.h"
 #include "platform/stack_env.h"
 #include "platform/stack_findings.h"
+#include "platform/thread_profile.h"
 #include "worker/runner/allreduce_job.h"
 #include "worker/runner/data_parallel.h"
 #include "worker/runner/gang_rendezvous.h"
 #include "worker/runner/gang_training.h"
 #include "worker/runner/job_devices.h"
 #include "worker/runner/job_sentinel.h"
+#include "worker/runner/job_threads.h"
 #include "worker/runner/model_builder.h"
 #include "worker/runner/op_profiler.h"
 #include "worker/runner/outcome.h"
@@ -92,37 +94,17 @@ v1::Measurement& Fail(v1::Measurement& m, v1::Outcome outcome, std::string error
   return m;
 }
 
-// Sets LibTorch's and the BLAS library's thread pools and records what is in
-// effect.
-void ApplyThreads(const v1::RunSettings& settings, const std::string& confinement,
-                  v1::Measurement* m, JobObserver* observer) {
-  at::set_num_threads(settings.intra_op_threads());
-  std::string interop_note;
-  try {
-    at::set_num_interop_threads(settings.inter_op_threads());
-  } catch (const c10::Error&) {
-    // Settable once per process; a second job in one process keeps the first.
-    interop_note = " (already fixed in this process)";
-  }
-  const int blas = SetBlasThreads(settings.intra_op_threads());
-  std::string pinning = PinOpenMpThreads(at::get_num_threads());
-  if (!confinement.empty()) pinning = absl::StrCat(confinement, "; ", pinning);
-  m->set_thread_pinning(pinning);
-  m->set_intra_op_threads(at::get_num_threads());
-  m->set_inter_op_threads(at::get_num_interop_threads());
-  Log(observer,
-      absl::StrCat("threads: intra-op ", m->intra_op_threads(), " (requested ",
-                   settings.intra_op_threads(), "), inter-op ", m->inter_op_threads(),
-                   " (requested ", settings.inter_op_threads(), ")", interop_note, ", BLAS pool ",
-                   blas < 0 ? std::string("n/a") : absl::StrCat(blas), "; ", pinning));
-}
-
 // Records the stack settings this process runs with (Measurement.stack)
 // and flags a job whose requested name did not take (a core this OpenBLAS
 // does not know falls back to its own pick). An env.NAME setting is
 // recorded as this process found NAME ("" unset), so results pivot on it.
 void RecordStackInEffect(const v1::ModelConfig& config, v1::Measurement* m) {
   for (auto& [component, value] : StackInEffect()) (*m->mutable_stack())[component] = value;
+  // A threads profile always takes (its counts are intra_op_threads and
+  // inter_op_threads): recorded as asked, so results pivot on it.
+  if (auto it = config.stack().find(platform::kThreadsStackKey); it != config.stack().end()) {
+    (*m->mutable_stack())[it->first] = it->second;
+  }
   for (const auto& [key, requested] : config.stack()) {
     if (!platform::IsEnvStackKey(key)) continue;
     const char* value = std::getenv(platform::EnvStackVariable(key).c_str());
@@ -403,7 +385,7 @@ bool PrepareProcess(const v1::RunnerJob& job, const ModelSpec& spec, v1::RunSett
       job.cpus().empty() ? 0 : static_cast<int>(ParseCpuList(job.cpus())->size());
   *settings = EffectiveSettings(spec, job.settings(), confined_cpus);
   try {
-    ApplyThreads(*settings, *confinement, m, observer);
+    ApplyJobThreads(*settings, JobThreadProfile(job, spec), *confinement, m, observer);
   } catch (const std::exception& e) {
     Fail(*m, v1::ERROR, absl::StrCat("setting thread counts: ", FirstErrorLine(e.what())));
     return false;

@@ -36,6 +36,24 @@ TEST(HostFactsTest, ParsesCpuTopology) {
   EXPECT_EQ(RelevantCpuFlags(topo.flags), "fma avx2 avx512f avx512_bf16 amx_tile amx_bf16");
 }
 
+// A process's CPU share: its own cores and sockets (the thread profiles
+// resolve on it).
+TEST(HostFactsTest, CountsOnlyTheGivenCpus) {
+  CpuTopology topo = ParseCpuInfo(CpuInfo(), {0, 1, 2, 3});  // socket 0, both threads
+  EXPECT_EQ(topo.sockets, 1);
+  EXPECT_EQ(topo.cores, 2);
+  EXPECT_EQ(topo.logical_cpus, 4);
+  topo = ParseCpuInfo(CpuInfo(), {0, 2, 4, 6});  // one thread of every core
+  EXPECT_EQ(topo.sockets, 2);
+  EXPECT_EQ(topo.cores, 4);
+  EXPECT_EQ(topo.logical_cpus, 4);
+  topo = ParseCpuInfo(CpuInfo(), {7});
+  EXPECT_EQ(topo.sockets, 1);
+  EXPECT_EQ(topo.cores, 1);
+  EXPECT_EQ(topo.logical_cpus, 1);
+  EXPECT_EQ(topo.model_name, "Example CPU @ 2.00GHz");
+}
+
 TEST(HostFactsTest, CpuInfoWithoutTopologyFallsBackToLogicalCpus) {
   const CpuTopology topo = ParseCpuInfo("processor : 0\nprocessor : 1\n");
   EXPECT_EQ(topo.sockets, 1);

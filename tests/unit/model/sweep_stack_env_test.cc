@@ -76,5 +76,35 @@ TEST(SweepEnvStackTest, RefusedVariablesAndValuesNameTheFieldAndWhatIsAllowed) {
       });
 }
 
+// The threads profile: one axis whose values are whole settings.
+TEST(SweepThreadsStackTest, ProfilesAreOneAxisAndExcludeTheThreadParams) {
+  v1::SweepSpec spec = Spec(kOneFc);
+  SetStack(&spec, "threads", {"libtorch", "guideline", "intra=1,inter=2,pin=off"});
+  std::vector<v1::ModelConfig> configs;
+  ASSERT_NO_FATAL_FAILURE(ExpandValid(spec, 0, 3, &configs));
+  EXPECT_EQ(configs[2].stack().at("threads"), "intra=1,inter=2,pin=off");
+  ExpectStacksRefused(
+      Spec(kOneFc),
+      {
+          {"threads",
+           {"guideline", "fastest"},
+           "cpu",
+           "stack.threads[1]: 'fastest' is not a profile name or key=value list; allowed: "
+           "libtorch, intel, tensorflow, guideline or intra=T,inter=I[,pin=on|off]"},
+          {"threads",
+           {},
+           "cpu",
+           "stack.threads: empty list; give at least one of libtorch, intel, tensorflow"},
+          {"threads", {"intel"}, "cuda", "stack.threads: stack settings choose CPU libraries"},
+      });
+  (*spec.mutable_params())["intra_op_threads"].set_value(2);
+  const absl::Status both = ValidateSweep(spec, 0);
+  EXPECT_EQ(both.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(both.message().find("stack.threads: sets the thread counts itself, and "
+                                "params.intra_op_threads does too"),
+            absl::string_view::npos)
+      << both;
+}
+
 }  // namespace
 }  // namespace paradnn::model

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "model/families/fc.h"
 #include "model/families/vision.h"
 #include "model/model_counts.h"
@@ -72,7 +75,61 @@ TEST(ThreadGuidelineTest, TensorFlowsDefaultsAreEveryLogicalCpuForBothPools) {
   EXPECT_EQ(s.name, "tensorflow");
   EXPECT_EQ(s.intra_op_threads, 64);
   EXPECT_EQ(s.inter_op_threads, 64);
-  EXPECT_TRUE(s.env.empty());
+  EXPECT_EQ(s.pinning, ThreadPinning::kOff);
+  // OpenMP as installed: the runner's own short spin is kept out.
+  EXPECT_EQ(s.env, (std::map<std::string, std::string>{{"PARADNN_RUNNER_KEEP_OPENMP_ENV", "1"}}));
+}
+
+platform::ThreadProfile Profile(const char* value) {
+  return *platform::ParseThreadProfile(value, "stack.threads");
+}
+
+TEST(ThreadGuidelineTest, ProfilesResolveOnTheHostTheyRunOn) {
+  const OperatorWidth wide{26, 8};
+  EXPECT_EQ(ResolveThreadProfile(Profile("guideline"), wide, kTwoSocketXeon).inter_op_threads, 3);
+  EXPECT_EQ(ResolveThreadProfile(Profile("guideline"), wide, kTwoVcpus).inter_op_threads, 2);
+  EXPECT_EQ(ResolveThreadProfile(Profile("intel"), wide, kTwoSocketXeon).intra_op_threads, 16);
+  EXPECT_EQ(ResolveThreadProfile(Profile("tensorflow"), wide, kTwoVcpus).intra_op_threads, 2);
+  const ThreadSettings libtorch = ResolveThreadProfile(Profile("libtorch"), wide, kTwoSocketXeon);
+  EXPECT_EQ(libtorch.name, "libtorch");
+  EXPECT_EQ(libtorch.intra_op_threads, 0);  // LibTorch picks
+  EXPECT_EQ(libtorch.inter_op_threads, 0);
+  EXPECT_EQ(libtorch.pinning, ThreadPinning::kOff);
+  const ThreadSettings exact =
+      ResolveThreadProfile(Profile("intra=3,inter=2,pin=on"), wide, kTwoVcpus);
+  EXPECT_EQ(exact.name, "intra=3,inter=2,pin=on");
+  EXPECT_EQ(exact.intra_op_threads, 3);  // as asked, even past the host's CPUs
+  EXPECT_EQ(exact.inter_op_threads, 2);
+  EXPECT_EQ(exact.pinning, ThreadPinning::kOn);
+  EXPECT_EQ(ResolveThreadProfile(Profile("intra=1,inter=1"), wide, kTwoVcpus).pinning,
+            ThreadPinning::kRunnerRule);
+}
+
+TEST(ThreadGuidelineTest, OnlyTheBaselinesSetTheOpenMpEnvironment) {
+  EXPECT_EQ(ThreadProfileEnvironment(Profile("intel")).at("OMP_PLACES"), "cores");
+  EXPECT_EQ(ThreadProfileEnvironment(Profile("libtorch")).at("PARADNN_RUNNER_KEEP_OPENMP_ENV"),
+            "1");
+  EXPECT_TRUE(ThreadProfileEnvironment(Profile("guideline")).empty());
+  EXPECT_TRUE(ThreadProfileEnvironment(Profile("intra=2,inter=1")).empty());
+}
+
+TEST(ThreadGuidelineTest, TheLinesToCopyReproduceWhatWasMeasured) {
+  // The guideline, pinned, with the runner's short spin.
+  ThreadSettings s = GuidelineSettings(OperatorWidth{5, 5}, kTwoVcpus);
+  EXPECT_EQ(SettingsToCopy(s, RanWith{true, "1000"}),
+            "export GOMP_SPINCOUNT=1000  # paradnn's runner ran with this short spin\n"
+            "export OMP_PROC_BIND=true  # one OpenMP thread per core, as measured\n"
+            "torch.set_num_threads(2)\n"
+            "torch.set_num_interop_threads(1)  # before any inter-op work starts\n");
+  // Intel's: its own environment, not the runner's spin.
+  s = IntelRecommendedSettings(kTwoVcpus);
+  const std::string intel = SettingsToCopy(s, RanWith{false, ""});
+  EXPECT_NE(intel.find("export KMP_BLOCKTIME=1\n"), std::string::npos) << intel;
+  EXPECT_NE(intel.find("export OMP_PROC_BIND=close\n"), std::string::npos) << intel;
+  EXPECT_EQ(intel.find("PARADNN"), std::string::npos) << intel;
+  // LibTorch's own: nothing to set.
+  EXPECT_EQ(SettingsToCopy(LibTorchDefaultSettings(), RanWith{}),
+            "# nothing to set: LibTorch's own thread counts\n");
 }
 
 }  // namespace

@@ -79,9 +79,9 @@ TEST(JobEnvironmentTest, AutoIsTheDoctorsChoiceAndANameIsForced) {
 TEST(JobEnvironmentTest, UnknownSettingsAndValuesAreRefusedByName) {
   absl::StatusOr<std::vector<std::string>> env =
       JobEnvironment(kWorkerEnv, Choices(), Stack({{"omp_threads", "4"}}));
-  EXPECT_EQ(env.status().message().substr(0, 94),
-            "config.stack.omp_threads: not a stack setting; allowed: blas_core, aten_capability or "
-            "env.NAME");
+  EXPECT_EQ(env.status().message().substr(0, 93),
+            "config.stack.omp_threads: not a stack setting; allowed: blas_core, aten_capability, "
+            "threads (");
   env = JobEnvironment(kWorkerEnv, Choices(), Stack({{"blas_core", "x;rm -rf"}}));
   EXPECT_EQ(env.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(env.status().message().find("config.stack.blas_core: 'x;rm -rf' is not auto"),
@@ -127,6 +127,34 @@ TEST(JobEnvironmentTest, EnvSettingsOutsideTheAllowlistAreRefusedByTheWorkerToo)
   EXPECT_EQ(env.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(env.status().message().find("config.stack.env.OMP_WAIT_POLICY: 'passive; id'"),
             absl::string_view::npos);
+}
+
+TEST(JobEnvironmentTest, AThreadsProfileSetsItsOpenMpEnvironmentBeforeEnvSettings) {
+  absl::StatusOr<std::vector<std::string>> env =
+      JobEnvironment(kWorkerEnv, Choices(), Stack({{"threads", "intel"}}));
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_TRUE(Has(*env, "OMP_PROC_BIND=close"));
+  EXPECT_TRUE(Has(*env, "OMP_PLACES=cores"));
+  EXPECT_TRUE(Has(*env, "KMP_BLOCKTIME=1"));
+  // An env.NAME of the same job has the last word.
+  env = JobEnvironment(kWorkerEnv, Choices(),
+                       Stack({{"threads", "intel"}, {"env.OMP_PROC_BIND", "spread"}}));
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_TRUE(Has(*env, "OMP_PROC_BIND=spread"));
+  EXPECT_FALSE(Has(*env, "OMP_PROC_BIND=close"));
+  // LibTorch's defaults keep the runner from setting its short spin.
+  env = JobEnvironment(kWorkerEnv, Choices(), Stack({{"threads", "libtorch"}}));
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_TRUE(Has(*env, "PARADNN_RUNNER_KEEP_OPENMP_ENV=1"));
+  // Explicit counts need no environment: the runner sets them.
+  env = JobEnvironment(kWorkerEnv, Choices(), Stack({{"threads", "intra=1,inter=2"}}));
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ(*env, kWorkerEnv);
+  env = JobEnvironment(kWorkerEnv, Choices(), Stack({{"threads", "intra=1"}}));
+  EXPECT_EQ(env.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(env.status().message().find("config.stack.threads: 'intra=1' needs both"),
+            absl::string_view::npos)
+      << env.status();
 }
 
 }  // namespace

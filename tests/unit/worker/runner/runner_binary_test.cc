@@ -16,10 +16,13 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "common/cpu_list.h"
 #include "common/framing.h"
 #include "common/subprocess.h"
+#include "model/thread_guideline.h"
 #include "paradnn/v1/metrics.pb.h"
 #include "platform/stack_findings.h"
+#include "platform/thread_profile.h"
 #include "worker/runner/stack_doctor.h"
 
 namespace paradnn::runner {
@@ -49,7 +52,8 @@ std::string RunnerPath() {
 
 // Runs the runner with `args`, feeding `input` on stdin; stdout through a
 // pipe, stderr through a temporary file (so neither can block the other).
-ProcessResult RunRunner(const std::vector<std::string>& args, const std::string& input = "") {
+ProcessResult RunRunner(const std::vector<std::string>& args, const std::string& input = "",
+                        const std::vector<std::string>* environment = nullptr) {
   ProcessResult result;
   char err_path[] = "/tmp/paradnn_runner_test_XXXXXX";
   const int err_fd = mkstemp(err_path);
@@ -58,6 +62,7 @@ ProcessResult RunRunner(const std::vector<std::string>& args, const std::string&
   argv.insert(argv.end(), args.begin(), args.end());
   common::SpawnOptions options;
   options.stderr_fd = err_fd;
+  options.environment = environment;
   absl::StatusOr<common::SpawnedChild> child = common::SpawnChild(argv, options);
   if (!child.ok()) {
     ADD_FAILURE() << child.status();
@@ -146,6 +151,50 @@ TEST(RunnerBinaryTest, JobStdinStreamsStepsThenOneResult) {
   EXPECT_EQ(m.config().params().at("node"), 32);
   EXPECT_EQ(m.config().precision(), "float32");
   EXPECT_FALSE(m.stats().stop_reason().empty());
+}
+
+// The measurement of TinyJob under the stack.threads `profile`, run in the
+// environment the worker gives it (model::ThreadProfileEnvironment).
+v1::Measurement MeasureWithThreads(const std::string& profile) {
+  v1::RunnerJob job = TinyJob();
+  job.set_stream_steps(false);
+  (*job.mutable_config()->mutable_stack())["threads"] = profile;
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
+  for (const auto& [name, value] :
+       model::ThreadProfileEnvironment(*platform::ParseThreadProfile(profile, "threads"))) {
+    environment.push_back(name + "=" + value);
+  }
+  const ProcessResult r =
+      RunRunner({"--job-stdin", "--log-level", "warn"}, common::EncodeFrame(job), &environment);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<v1::RunnerEvent> events = DecodeEvents(r.out);
+  if (events.empty() || !events.back().has_result()) return {};
+  return events.back().result();
+}
+
+TEST(RunnerBinaryTest, ThreadsProfilesSetThePoolsAndAreRecordedAsAsked) {
+  v1::Measurement m = MeasureWithThreads("intra=1,inter=2,pin=on");
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_EQ(m.intra_op_threads(), 1);
+  EXPECT_EQ(m.inter_op_threads(), 2);
+  EXPECT_TRUE(absl::StrContains(m.thread_pinning(), "pinned one per CPU (1 of 1 on CPUs"))
+      << m.thread_pinning();
+  EXPECT_EQ(m.stack().at("threads"), "intra=1,inter=2,pin=on");
+  for (const std::string& suspect : m.suspect()) EXPECT_FALSE(absl::StartsWith(suspect, "stack"));
+
+  m = MeasureWithThreads("libtorch");
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_GE(m.intra_op_threads(), 1);  // what LibTorch picked
+  EXPECT_TRUE(absl::StrContains(m.thread_pinning(), "threads not pinned (threads libtorch)"))
+      << m.thread_pinning();
+  EXPECT_EQ(m.stack().at("threads"), "libtorch");
+
+  // The guideline for a plain FC (width 1): one pool of every CPU.
+  m = MeasureWithThreads("guideline");
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_EQ(m.inter_op_threads(), 1);
+  EXPECT_EQ(m.intra_op_threads(), static_cast<int>(common::AllowedCpus().size()));
 }
 
 TEST(RunnerBinaryTest, JobStdinWithoutStreamingSendsNoSteps) {
