@@ -24,6 +24,7 @@
 #include "client/output_format.h"
 #include "client/predict_command.h"
 #include "client/presets.h"
+#include "client/tune_command.h"
 #include "common/address.h"
 #include "common/auth.h"
 #include "common/config_sources.h"
@@ -80,6 +81,7 @@ struct Flags {
   client::CompareFlags compare;
   client::HistoryFlags history;
   client::BisectFlags bisect;
+  client::TuneFlags tune;
   std::string out_dir = "paradnn-report";
   // predict
   std::string predict_config;
@@ -161,6 +163,7 @@ struct Commands {
   CLI::App* compare;
   CLI::App* history;
   CLI::App* bisect;
+  CLI::App* tune;
   CLI::App* predict;
 
   // Commands that need no coordinator address or client credentials
@@ -332,6 +335,7 @@ void AddAnalysisCommands(CLI::App& app, Flags* flags, Commands* commands) {
   commands->compare = client::AddCompareCommand(app, &flags->compare, &flags->format);
   commands->history = client::AddHistoryCommand(app, &flags->history, &flags->format);
   commands->bisect = client::AddBisectCommand(app, &flags->bisect, &flags->format);
+  commands->tune = client::AddTuneCommand(app, &flags->tune);
 
   CLI::App* predict = commands->predict = app.add_subcommand(
       "predict",
@@ -507,6 +511,7 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
     return client::RunPredict(ctx, flags.sweep_id, flags.predict_config, flags.neighbours, format);
   }
   if (commands.local->parsed()) return client::RunLocal(ctx, LocalOptionsOf(flags, source, format));
+  if (commands.tune->parsed()) return client::RunTune(ctx, flags.tune, flags.log_level);
   return client::kExitUsage;
 }
 

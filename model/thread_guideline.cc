@@ -120,7 +120,12 @@ std::string SettingsToCopy(const ThreadSettings& settings, const RanWith& ran) {
                     "export OMP_PROC_BIND=true  # one OpenMP thread per core, as measured\n");
   }
   if (settings.intra_op_threads == 0 && settings.inter_op_threads == 0) {
-    absl::StrAppend(&lines, "# nothing to set: LibTorch's own thread counts\n");
+    absl::StrAppend(&lines, "# nothing to set: LibTorch's own thread counts");
+    if (ran.intra_op_threads > 0) {
+      absl::StrAppend(&lines, " (here intra-op ", ran.intra_op_threads, ", inter-op ",
+                      ran.inter_op_threads, ")");
+    }
+    absl::StrAppend(&lines, "\n");
     return lines;
   }
   absl::StrAppend(&lines, "torch.set_num_threads(", settings.intra_op_threads, ")\n",

@@ -86,6 +86,9 @@ std::map<std::string, std::string> ThreadProfileEnvironment(const platform::Thre
 struct RanWith {
   bool threads_pinned = false;
   std::string runner_spincount;
+  // The counts it ran with (0: unknown), said beside LibTorch's own.
+  int intra_op_threads = 0;
+  int inter_op_threads = 0;
 };
 
 // The lines a user copies into a training script to run as measured: the

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/cpu_list.h"
 #include "hostfacts/host_facts.h"
 #include "model/model_counts.h"
 #include "platform/thread_profile.h"
@@ -53,7 +52,15 @@ std::optional<model::ThreadSettings> JobThreadProfile(const v1::RunnerJob& job,
   absl::StatusOr<platform::ThreadProfile> profile =
       platform::ParseThreadProfile(it->second, "config.stack.threads");
   if (!profile.ok()) throw std::invalid_argument(std::string(profile.status().message()));
-  const hostfacts::CpuTopology topology = hostfacts::ReadCpuTopology(common::AllowedCpus());
+  // After ConfineProcessToCpus: RunnerJob.cpus where given, else what the
+  // process started with (not the main thread's affinity, which libgomp
+  // narrows under OMP_PROC_BIND).
+  std::vector<int> cpus = ProcessCpusAtStart();
+  if (!job.cpus().empty()) {
+    absl::StatusOr<std::vector<int>> confined = ParseCpuList(job.cpus());
+    if (confined.ok()) cpus = *confined;
+  }
+  const hostfacts::CpuTopology topology = hostfacts::ReadCpuTopology(cpus);
   model::CpuCores cores;
   cores.logical_cpus = topology.logical_cpus;
   cores.physical_cores = topology.cores;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -21,11 +22,23 @@ absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& list) {
   return common::ParseCpuList(list, "cpus");
 }
 
+std::vector<int> ProcessCpusAtStart() {
+  const int places = omp_get_num_places();
+  if (places <= 0) return common::AllowedCpus();
+  std::set<int> cpus;
+  for (int place = 0; place < places; ++place) {
+    std::vector<int> ids(static_cast<size_t>(std::max(0, omp_get_place_num_procs(place))));
+    if (!ids.empty()) omp_get_place_proc_ids(place, ids.data());
+    cpus.insert(ids.begin(), ids.end());
+  }
+  return cpus.empty() ? common::AllowedCpus() : std::vector<int>(cpus.begin(), cpus.end());
+}
+
 absl::StatusOr<std::string> ConfineProcessToCpus(const std::string& list) {
   if (list.empty()) return std::string();
   absl::StatusOr<std::vector<int>> cpus = ParseCpuList(list);
   if (!cpus.ok()) return cpus.status();
-  if (absl::Status allowed = common::CheckCpusAllowed(*cpus, common::AllowedCpus(), "cpus");
+  if (absl::Status allowed = common::CheckCpusAllowed(*cpus, ProcessCpusAtStart(), "cpus");
       !allowed.ok()) {
     return allowed;
   }

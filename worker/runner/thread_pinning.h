@@ -16,6 +16,13 @@ namespace paradnn::runner {
 // InvalidArgument naming the field `cpus` and its syntax when malformed.
 absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& list);
 
+// The CPUs this process started with: where OMP_PROC_BIND or OMP_PLACES is
+// set (a threads profile's OpenMP environment), libgomp binds the main
+// thread to its first place before main(), so the main thread's affinity
+// (common::AllowedCpus) says one core; its places list every CPU it found
+// at start. Elsewhere AllowedCpus.
+std::vector<int> ProcessCpusAtStart();
+
 // Confines every thread of this process to the CPUs of `list` (RunnerJob.cpus;
 // "" leaves the process as it is) and returns what was done, for
 // Measurement.thread_pinning. Call before LibTorch's thread pools start:

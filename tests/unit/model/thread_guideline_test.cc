@@ -130,6 +130,8 @@ TEST(ThreadGuidelineTest, TheLinesToCopyReproduceWhatWasMeasured) {
   // LibTorch's own: nothing to set.
   EXPECT_EQ(SettingsToCopy(LibTorchDefaultSettings(), RanWith{}),
             "# nothing to set: LibTorch's own thread counts\n");
+  EXPECT_EQ(SettingsToCopy(LibTorchDefaultSettings(), RanWith{false, "", 1, 2}),
+            "# nothing to set: LibTorch's own thread counts (here intra-op 1, inter-op 2)\n");
 }
 
 }  // namespace

@@ -190,6 +190,13 @@ TEST(RunnerBinaryTest, ThreadsProfilesSetThePoolsAndAreRecordedAsAsked) {
       << m.thread_pinning();
   EXPECT_EQ(m.stack().at("threads"), "libtorch");
 
+  // Intel's: physical cores per socket, its OpenMP environment placing them.
+  m = MeasureWithThreads("intel");
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_EQ(m.intra_op_threads(), static_cast<int>(common::AllowedCpus().size()))
+      << m.thread_pinning();
+  EXPECT_EQ(m.inter_op_threads(), 1);
+
   // The guideline for a plain FC (width 1): one pool of every CPU.
   m = MeasureWithThreads("guideline");
   ASSERT_EQ(m.outcome(), v1::OK) << m.error();
