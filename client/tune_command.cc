@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
@@ -197,21 +198,19 @@ std::string LinesToCopy(const ConfigBest& best, const model::CpuCores& cores,
 
 }  // namespace
 
-std::string FormatTuneReport(const std::string& host, int64_t search_sweep, int64_t confirm_sweep,
-                             size_t candidates, const std::map<std::string, std::string>& baselines,
-                             const std::vector<TunedConfig>& configs,
-                             const std::map<std::string, TuneVerdict>& geomeans) {
-  std::string out = absl::StrCat(
-      "paradnn tune on ", host, "\nsearch: ", candidates, " thread settings (sweep ", search_sweep,
-      "); confirmation: each configuration's best beside the baselines in fresh "
-      "interleaved rounds (sweep ",
-      confirm_sweep, ")\nthe baselines on this host:\n");
+std::string FormatTuneReport(const TuneReport& report) {
+  std::string out =
+      absl::StrCat("paradnn tune on ", report.host, "\nsearch: ", report.candidates.size(),
+                   " thread settings (sweep ", report.search_sweep,
+                   "); confirmation: each configuration's best beside the baselines in fresh "
+                   "interleaved rounds (sweep ",
+                   report.confirm_sweep, ")\nthe baselines on this host:\n");
   for (const char* baseline : kTuneBaselines) {
-    const auto it = baselines.find(baseline);
+    const auto it = report.baselines.find(baseline);
     absl::StrAppendFormat(&out, "  %-11s %s\n", baseline,
-                          it == baselines.end() ? "no result" : it->second);
+                          it == report.baselines.end() ? "no result" : it->second);
   }
-  for (const TunedConfig& c : configs) {
+  for (const TunedConfig& c : report.configs) {
     absl::StrAppend(&out, "\n", ConfigName(c.best.config), "\n");
     absl::StrAppendFormat(&out, "  best: %s at %.3f ms per step (confirmation median)\n",
                           c.best.settings, c.confirmed_step_seconds * 1e3);
@@ -234,17 +233,22 @@ std::string FormatTuneReport(const std::string& host, int64_t search_sweep, int6
                               it->second.verdict);
       }
     }
+    for (const auto& [baseline, v] : c.vs) {
+      if (v.verdict != "slower") continue;
+      absl::StrAppend(&out, "  note: ", baseline,
+                      " beat the search's best in the confirmation rounds; run with it\n");
+    }
     absl::StrAppend(&out, "  to copy into a training script:\n");
     for (absl::string_view line : absl::StrSplit(c.lines_to_copy, '\n', absl::SkipEmpty())) {
       absl::StrAppend(&out, "    ", line, "\n");
     }
   }
-  if (!geomeans.empty()) {
-    absl::StrAppend(&out, "\ngeometric mean over ", configs.size(), " configuration",
-                    configs.size() == 1 ? "" : "s", ":\n");
+  if (!report.geomeans.empty()) {
+    absl::StrAppend(&out, "\ngeometric mean over ", report.configs.size(), " configuration",
+                    report.configs.size() == 1 ? "" : "s", ":\n");
     for (const char* baseline : kTuneBaselines) {
-      const auto g = geomeans.find(baseline);
-      if (g == geomeans.end()) continue;
+      const auto g = report.geomeans.find(baseline);
+      if (g == report.geomeans.end()) continue;
       absl::StrAppendFormat(&out, "  vs %-11s %5.2fx  (%s)\n", baseline, g->second.speedup,
                             g->second.verdict);
     }
@@ -252,8 +256,39 @@ std::string FormatTuneReport(const std::string& host, int64_t search_sweep, int6
   absl::StrAppend(&out,
                   "\nspeedup: the baseline's median step / the best's, with its 95 % interval "
                   "and verdict as `paradnn compare --field stack.threads BASELINE BEST --sweep ",
-                  confirm_sweep, "` gives them\n");
+                  report.confirm_sweep, "` gives them\n");
   return out;
+}
+
+std::string FormatTuneJson(const TuneReport& report) {
+  nlohmann::ordered_json j;
+  j["host"] = report.host;
+  j["search_sweep"] = report.search_sweep;
+  j["confirm_sweep"] = report.confirm_sweep;
+  j["candidates"] = report.candidates;
+  j["baselines"] = report.baselines;
+  auto verdict_json = [](const TuneVerdict& v) {
+    return nlohmann::ordered_json{
+        {"speedup", v.speedup}, {"low", v.low}, {"high", v.high}, {"verdict", v.verdict}};
+  };
+  nlohmann::ordered_json configs = nlohmann::ordered_json::array();
+  for (const TunedConfig& c : report.configs) {
+    nlohmann::ordered_json config;
+    config["config"] = ConfigName(c.best.config);
+    config["params"] = std::map<std::string, int64_t>(c.best.config.params().begin(),
+                                                      c.best.config.params().end());
+    config["best"] = c.best.settings;
+    config["step_seconds"] = c.confirmed_step_seconds;
+    config["search"] = c.best.by_settings;
+    for (const auto& [baseline, v] : c.vs) config["vs"][baseline] = verdict_json(v);
+    config["lines_to_copy"] = c.lines_to_copy;
+    configs.push_back(config);
+  }
+  j["configurations"] = configs;
+  for (const auto& [baseline, g] : report.geomeans) {
+    j["geomeans"][baseline] = {{"speedup", g.speedup}, {"verdicts", g.verdict}};
+  }
+  return j.dump(2) + "\n";
 }
 
 CLI::App* AddTuneCommand(CLI::App& app, TuneFlags* flags) {
@@ -279,6 +314,9 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneFlags* flags) {
   tune->add_option("--fdr", flags->fdr, "False discovery rate of the verdicts")
       ->capture_default_str();
   tune->add_option("--max-jobs", flags->max_jobs, "Refuse sweeps of more jobs (0: the default)");
+  tune->add_option("--format", flags->format, "table, or json for scripts")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   return tune;
 }
 
@@ -335,11 +373,17 @@ int RunTune(const CommandContext& ctx, const TuneFlags& flags, const std::string
         return s;
     }
     for (TunedConfig& c : configs) c.lines_to_copy = LinesToCopy(c.best, cores, confirm->second);
-    const std::string host = absl::StrFormat(
-        "%s: %d logical CPUs, %d physical cores, %d socket(s); %s", platform->device_name(),
-        cores.logical_cpus, cores.physical_cores, cores.sockets, platform->blas_backend());
-    *ctx.out << FormatTuneReport(host, search->first, confirm->first, candidates.size(),
-                                 BaselinesRan(confirm->second), configs, Geomeans(configs))
+    TuneReport report;
+    report.host = absl::StrFormat("%s: %d logical CPUs, %d physical cores, %d socket(s); %s",
+                                  platform->device_name(), cores.logical_cpus, cores.physical_cores,
+                                  cores.sockets, platform->blas_backend());
+    report.search_sweep = search->first;
+    report.confirm_sweep = confirm->first;
+    report.candidates = candidates;
+    report.baselines = BaselinesRan(confirm->second);
+    report.geomeans = Geomeans(configs);
+    report.configs = std::move(configs);
+    *ctx.out << (flags.format == "json" ? FormatTuneJson(report) : FormatTuneReport(report))
              << std::flush;
     return absl::OkStatus();
   }();

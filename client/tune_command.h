@@ -13,6 +13,7 @@
 #define PARADNN_CLIENT_TUNE_COMMAND_H_
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ struct TuneFlags {
   int confirm_rounds = 3;
   double fdr = 0.05;
   int64_t max_jobs = 0;
+  std::string format = "table";  // table | json
 };
 
 // `tune` and its options on `app`.
@@ -54,16 +56,27 @@ struct TunedConfig {
   std::string lines_to_copy;              // model::SettingsToCopy
 };
 
-// The report: the host and sweeps, what the baselines ran as, per
+// What a tune found, for the table and JSON.
+struct TuneReport {
+  std::string host;  // "AMD EPYC: 2 logical CPUs, 2 physical cores, 1 socket(s); OpenBLAS ..."
+  int64_t search_sweep = 0;
+  int64_t confirm_sweep = 0;
+  std::vector<std::string> candidates;           // the search's settings
+  std::map<std::string, std::string> baselines;  // what each ran as ("intra-op 2, ...")
+  std::vector<TunedConfig> configs;
+  std::map<std::string, TuneVerdict> geomeans;  // per baseline, over configs
+};
+
+// The table: the host and sweeps, what the baselines ran as, per
 // configuration its best settings, the search's runners-up, its step time
 // and against each baseline the speedup, its 95 % interval and the verdict,
 // and the lines to copy; then each baseline's geometric mean.
-// `baselines`: what each baseline ran as on this host ("intra-op 2,
-// inter-op 1, not pinned").
-std::string FormatTuneReport(const std::string& host, int64_t search_sweep, int64_t confirm_sweep,
-                             size_t candidates, const std::map<std::string, std::string>& baselines,
-                             const std::vector<TunedConfig>& configs,
-                             const std::map<std::string, TuneVerdict>& geomeans);
+std::string FormatTuneReport(const TuneReport& report);
+
+// The same as one JSON object (--format json): host, sweeps, candidates,
+// baselines, configurations (config, best, step_seconds, search, vs
+// {baseline: {speedup, low, high, verdict}}, lines_to_copy) and geomeans.
+std::string FormatTuneJson(const TuneReport& report);
 
 }  // namespace paradnn::client
 

@@ -40,6 +40,8 @@ TEST(TunePlanTest, LargeHostsAreSearchedOverTheGuidelinesRange) {
   EXPECT_FALSE(Has(c, "intra=16,inter=3"));  // 48 threads on 32 CPUs
   EXPECT_FALSE(Has(c, "intra=1,inter=4"));   // beyond the guideline's pools
   EXPECT_LE(c.size(), 24u);
+  // Narrow models there: pools 1 and 2 only (docs/tuning.md says 16 values).
+  EXPECT_EQ(SearchCandidates({32, 16, 1}, 1.0).size(), 16u);
 }
 
 TEST(TunePlanTest, OnlyCpuSweepsWithoutThreadSettingsAreTuned) {
@@ -126,9 +128,15 @@ TEST(TuneReportTest, SaysTheBestItsVerdictsAndTheLinesToCopy) {
   c.vs["intel"] = {1.01, 0.95, 1.07, "no difference detected"};
   c.vs["guideline"] = {1.0, 1.0, 1.0, "is the best"};
   c.lines_to_copy = "torch.set_num_threads(1)\ntorch.set_num_interop_threads(1)\n";
-  const std::string report = FormatTuneReport(
-      "Example CPU: 2 logical CPUs", 3, 4, 8, {{"libtorch", "intra-op 2, inter-op 2"}}, {c},
-      {{"libtorch", {1.25, 0, 0, "faster in 1, slower in 0 of 1"}}});
+  TuneReport tuned;
+  tuned.host = "Example CPU: 2 logical CPUs";
+  tuned.search_sweep = 3;
+  tuned.confirm_sweep = 4;
+  tuned.candidates = std::vector<std::string>(8, "x");
+  tuned.baselines = {{"libtorch", "intra-op 2, inter-op 2"}};
+  tuned.configs = {c};
+  tuned.geomeans = {{"libtorch", {1.25, 0, 0, "faster in 1, slower in 0 of 1"}}};
+  const std::string report = FormatTuneReport(tuned);
   EXPECT_THAT(report, HasSubstr("paradnn tune on Example CPU: 2 logical CPUs\n"));
   EXPECT_THAT(report, HasSubstr("search: 8 thread settings (sweep 3)"));
   EXPECT_THAT(report, HasSubstr("  libtorch    intra-op 2, inter-op 2\n"));
@@ -142,6 +150,12 @@ TEST(TuneReportTest, SaysTheBestItsVerdictsAndTheLinesToCopy) {
   EXPECT_THAT(report, HasSubstr("    torch.set_num_threads(1)\n"));
   EXPECT_THAT(report, HasSubstr("  vs libtorch     1.25x  (faster in 1, slower in 0 of 1)\n"));
   EXPECT_THAT(report, HasSubstr("paradnn compare --field stack.threads BASELINE BEST --sweep 4"));
+
+  const std::string json = FormatTuneJson(tuned);
+  EXPECT_THAT(json, HasSubstr("\"best\": \"intra=1,inter=1\""));
+  EXPECT_THAT(json, HasSubstr("\"verdict\": \"faster\""));
+  EXPECT_THAT(json, HasSubstr("\"node\": 64"));
+  EXPECT_THAT(json, HasSubstr("\"confirm_sweep\": 4"));
 }
 
 }  // namespace
