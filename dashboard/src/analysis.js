@@ -15,17 +15,29 @@ function select(name, values, chosen) {
   return el('select', { name }, values.map((v) => el('option', { value: v, selected: v === chosen }, v === '' ? '(none)' : v)));
 }
 
+// A sweep whose stack.threads axis varies (paradnn tune's sweeps,
+// docs/tuning.md) is about thread settings: the counts that ran are fields
+// too, and its heat map is intra-op threads x inter-op pools per model.
+const kThreadFields = ['intra_op_threads', 'inter_op_threads'];
+
 function varyingParams(sweep, rows) {
   const values = {};
+  const add = (k, v) => (values[k] = values[k] || new Set()).add(v);
   for (const r of rows) {
-    for (const [k, v] of Object.entries((r.config && r.config.params) || {})) (values[k] = values[k] || new Set()).add(v);
-    for (const [k, v] of Object.entries((r.config && r.config.options) || {})) (values[k] = values[k] || new Set()).add(v);
+    for (const [k, v] of Object.entries((r.config && r.config.params) || {})) add(k, v);
+    for (const [k, v] of Object.entries((r.config && r.config.options) || {})) add(k, v);
+    for (const [k, v] of Object.entries((r.config && r.config.stack) || {})) add('stack.' + k, v);
   }
+  const threads = values['stack.threads'] && values['stack.threads'].size > 1;
+  const models = Object.keys(values).filter((k) => values[k].size > 1 && !k.startsWith('stack.'));
   const varying = Object.keys(values).filter((k) => values[k].size > 1).sort();
   const family = (sweep.spec && sweep.spec.family) || sweep.family;
   const preferred = family === 'fc' ? ['node', 'batch'] : ['batch', 'filters', 'hidden', 'layer'];
-  varying.sort((a, b) => (preferred.indexOf(a) + 1 || 99) - (preferred.indexOf(b) + 1 || 99));
-  return { varying, all: Object.keys(values).sort() };
+  const byPreference = (a, b) => (preferred.indexOf(a) + 1 || 99) - (preferred.indexOf(b) + 1 || 99);
+  varying.sort(byPreference);
+  models.sort(byPreference);
+  const all = Object.keys(values).concat(threads ? kThreadFields : []).sort();
+  return { varying: threads ? kThreadFields : varying, all, panel: threads ? (models[0] || '') : '' };
 }
 
 // The heat map's cells, each with the jobs it holds and their statistics
@@ -50,7 +62,7 @@ function heatmapCells(heatmap, rows) {
         x: c.x, y: c.y, panel: panel.panel_value, value,
         predicted: num(c.predicted_results),
         label: value === null ? 'no OK result' : Fmt.metric(value, heatmap.unit) + (num(c.predicted_results) ? ' (~predicted)' : ''),
-        short: value === null ? (num(c.oom_results) + num(c.predicted_oom_results) ? 'OOM' : '') : Fmt.metric(value, heatmap.unit === 'fraction' ? 'fraction' : '').replace(/ $/, ''),
+        short: value === null ? (num(c.oom_results) + num(c.predicted_oom_results) ? 'OOM' : '') : Fmt.metric(value, ['fraction', 's'].includes(heatmap.unit) ? heatmap.unit : '').replace(/ $/, ''),
         configuration: `${heatmap.x}=${c.x} ${heatmap.y}=${c.y}` + (heatmap.panel ? ` ${heatmap.panel}=${panel.panel_value}` : '') +
           (one ? ' · ' + configText(one.config, [heatmap.x, heatmap.y, heatmap.panel]) : ''),
         statistics: `${num(c.ok_results)} ok, ${num(c.oom_results)} OOM, ${num(c.predicted_oom_results)} predicted OOM, ${num(c.failed_results)} failed`,
@@ -71,6 +83,8 @@ function fieldValue(row, field) {
   if (field === 'precision' || field === 'optimizer' || field === 'family') return c[field];
   if (field === 'worker') return row.worker_id;
   if (field === 'repeat') return String(num(row.repeat));
+  if (field.startsWith('stack.') && c.stack) return c.stack[field.slice(6)];
+  if (kThreadFields.includes(field) && row.measurement) return String(num(row.measurement[field]));
   return undefined;
 }
 
@@ -106,11 +120,11 @@ function analysisPanel(id, title, controls, run) {
 // the heat map's current axes (its cells' click filters the results by them).
 function analysisContext(sweep, rows, sweeps) {
   const sweepId = Number(sweep.sweep_id);
-  const { varying, all } = varyingParams(sweep, rows);
+  const { varying, all, panel } = varyingParams(sweep, rows);
   const x0 = varying[0] || all[0] || 'batch', y0 = varying[1] || varying[0] || all[1] || 'batch';
   const others = sweeps.filter((s) => Number(s.sweep_id) !== sweepId).map((s) => String(s.sweep_id));
   const family = (sweep.spec && sweep.spec.family) || sweep.family;
-  return { sweepId, rows, all, x0, y0, others, family, axes: { x: x0, y: y0 } };
+  return { sweepId, rows, all, x0, y0, panel0: panel, others, family, axes: { x: x0, y: y0 } };
 }
 
 // The selection of most panels: this sweep, with its predictions when the
@@ -262,7 +276,8 @@ const kAnalysisPanels = {
   heatmap: {
     title: 'Heat map',
     controls: (ctx) => ['x ', select('x', ctx.all, ctx.x0), ' y ', select('y', ctx.all, ctx.y0),
-      ' panel ', select('panel', [''].concat(ctx.all), ''), ' metric ', select('metric', kMetrics, 'examples_per_sec'), ' ', predictedBox(), ' '],
+      ' panel ', select('panel', [''].concat(ctx.all), ctx.panel0 || ''),
+      ' metric ', select('metric', kMetrics, ctx.x0 === 'intra_op_threads' ? 'step_time' : 'examples_per_sec'), ' ', predictedBox(), ' '],
     request: (f, ctx) => {
       ctx.axes = { x: f.x, y: f.y };
       return { metric: f.metric, x: f.x, y: f.y, panel: f.panel };
@@ -366,6 +381,7 @@ const kAnalysisPanels = {
 const kNoPanel = {
   history: 'across every sweep, not one: `paradnn history`',
   bisect: 'runs jobs of its own: `paradnn bisect`',
+  tuning: 'a table of findings, no chart: `paradnn analyze tuning`',
 };
 
 // The panels of one sweep's page, in kAnalysisPanels' order.

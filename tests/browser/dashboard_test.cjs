@@ -273,6 +273,29 @@ async function checkLocalDashboard(browser) {
   assert.deepStrictEqual(errors, [], 'no script errors on the data-parallel sweep page');
 }
 
+// A sweep of thread settings (stack.threads, as paradnn tune runs them):
+// its heat map opens as intra-op threads x inter-op pools, one panel per
+// batch, each cell the step time of the counts that ran.
+async function checkTuningHeatmap(page, base, address) {
+  const sweep = path.join(work, 'threads.yaml');
+  fs.writeFileSync(sweep, 'name: threads\nfamily: fc\ndevice: cpu\nparams: {layer: 1, node: 32, input: 64, ' +
+    'output: 8, batch: {values: [8, 16]}}\nstack: {threads: ["intra=1,inter=1", "intra=2,inter=1", ' +
+    '"intra=1,inter=2"]}\nrun: {max_seconds: 0.3, warmup_steps: 1}\n');
+  const sweepId = cli(address, 'submit', sweep, '-q').trim();
+  cli(address, 'watch', sweepId);
+  await page.goto(`${base}/#/sweep/${sweepId}`);
+  await page.waitForSelector('#heatmap-chart svg .cells_marks path, #heatmap-chart .error', { timeout: 60000 });
+  assert.strictEqual(await page.locator('#heatmap select[name="x"]').inputValue(), 'intra_op_threads');
+  assert.strictEqual(await page.locator('#heatmap select[name="y"]').inputValue(), 'inter_op_threads');
+  assert.strictEqual(await page.locator('#heatmap select[name="panel"]').inputValue(), 'batch');
+  assert.strictEqual(await page.locator('#heatmap select[name="metric"]').inputValue(), 'step_time');
+  // Two intra-op x two inter-op counts in each of two panels (batch 8, 16):
+  // three settings ran, the fourth cell of each panel (2 x 2) has none.
+  assert.strictEqual(await page.locator('#heatmap-chart svg .cells_marks path').count(), 8);
+  assert.match(await page.locator('#heatmap-note').innerText(), /8 cells/);
+  await page.locator('#heatmap').screenshot({ path: path.join(outDir, 'dashboard-tuning-heatmap.png') });
+}
+
 async function main() {
   fs.mkdirSync(outDir, { recursive: true });
   const addressFile = path.join(work, 'address');
@@ -305,6 +328,7 @@ async function main() {
     assert.ok(rows.every((r) => r.measurement && r.measurement.outcome === 'OK'), 'every job measured OK');
     await checkSweepPage(page, sweepId, rows);
     await checkWorkersAndFleet(page, base);
+    await checkTuningHeatmap(page, base, address);
     assert.deepStrictEqual(errors, [], 'no script errors on any page');
     await checkForeignPages(browser, base);
     await checkLocalDashboard(browser);
