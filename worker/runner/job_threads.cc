@@ -9,8 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "hostfacts/host_facts.h"
+#include "model/families/torchscript.h"
 #include "model/model_counts.h"
 #include "platform/thread_profile.h"
+#include "worker/runner/models/torchscript_width.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/thread_pinning.h"
 
@@ -43,6 +45,18 @@ std::string Pin(model::ThreadPinning pinning, const std::string& name, int threa
   return absl::StrCat("threads not pinned (threads ", name, ")");
 }
 
+// The model's average operator width: from the layer ledger, or for a
+// TorchScript model from its graph (0, one pool, where it does not load:
+// building the model reports why).
+model::OperatorWidth JobWidth(const v1::RunnerJob& job, const model::ModelSpec& spec) {
+  if (spec.family != model::kTorchScriptFamilyName) return model::CountWork(spec).width;
+  try {
+    return TorchScriptWidth(job.torchscript_content());
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 }  // namespace
 
 std::optional<model::ThreadSettings> JobThreadProfile(const v1::RunnerJob& job,
@@ -65,7 +79,7 @@ std::optional<model::ThreadSettings> JobThreadProfile(const v1::RunnerJob& job,
   cores.logical_cpus = topology.logical_cpus;
   cores.physical_cores = topology.cores;
   cores.sockets = topology.sockets;
-  return model::ResolveThreadProfile(*profile, model::CountWork(spec).width, cores);
+  return model::ResolveThreadProfile(*profile, JobWidth(job, spec), cores);
 }
 
 void ApplyJobThreads(const v1::RunSettings& settings,

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <torch/csrc/jit/ir/irparser.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "worker/runner/models/torchscript_width.h"
 #include "worker/runner/trainer.h"
 
 namespace paradnn::runner {
@@ -55,6 +57,16 @@ class SelfLoss(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return ((self.fc(x) - 1.0) ** 2).mean()
 
+class TwoBranches(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+        self.b = torch.nn.Linear(8, 8)
+        self.out = torch.nn.Linear(16, 2)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(torch.cat([self.a(x), self.b(x)], 1))
+
+torch.jit.save(torch.jit.script(TwoBranches()), out + "/two_branches.pt")
 torch.jit.save(torch.jit.script(Mlp()), out + "/mlp.pt")
 torch.jit.save(torch.jit.script(Regressor()), out + "/regressor.pt")
 torch.jit.save(torch.jit.script(SelfLoss()), out + "/self_loss.pt")
@@ -229,6 +241,63 @@ TEST_F(TorchScriptModelTest, WrongInputShapeIsAnErrorNotACrash) {
   const v1::Measurement m = RunJob(job, nullptr);
   EXPECT_EQ(m.outcome(), v1::ERROR);
   EXPECT_FALSE(m.error().empty());
+}
+
+// The guideline's width from a TorchScript model's graph: heavy operators
+// over the longest chain of them.
+TEST_F(TorchScriptModelTest, WidthComesFromTheGraph) {
+  model::OperatorWidth w = TorchScriptWidth(Model("mlp.pt"));  // fc1 -> norm -> fc2
+  EXPECT_EQ(w.heavy_ops, 2);
+  EXPECT_EQ(w.longest_path, 2);
+  w = TorchScriptWidth(Model("two_branches.pt"));  // a || b, then out
+  EXPECT_EQ(w.heavy_ops, 3);
+  EXPECT_EQ(w.longest_path, 2);
+  EXPECT_DOUBLE_EQ(w.average(), 1.5);
+}
+
+model::OperatorWidth WidthOfIr(const std::string& ir) {
+  auto graph = std::make_shared<torch::jit::Graph>();
+  torch::jit::parseIR(ir, graph.get());
+  return GraphOperatorWidth(graph);
+}
+
+TEST(TorchScriptWidthTest, BranchesAddOperatorsNotChain) {
+  const model::OperatorWidth w = WidthOfIr(R"IR(
+graph(%x : Tensor, %w : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::mm(%x, %w)
+  %b : Tensor = aten::mm(%x, %w)
+  %c : Tensor = aten::add(%a, %b, %one)
+  %d : Tensor = aten::mm(%c, %w)
+  return (%d))IR");
+  EXPECT_EQ(w.heavy_ops, 3);
+  EXPECT_EQ(w.longest_path, 2);
+}
+
+TEST(TorchScriptWidthTest, AnIfRunsItsLargerBlockAsOneStep) {
+  const model::OperatorWidth w = WidthOfIr(R"IR(
+graph(%x : Tensor, %w : Tensor, %cond : bool):
+  %y : Tensor = prim::If(%cond)
+    block0():
+      %a : Tensor = aten::mm(%x, %w)
+      %b : Tensor = aten::mm(%a, %w)
+      -> (%b)
+    block1():
+      -> (%x)
+  %z : Tensor = aten::linear(%y, %w, %w)
+  return (%z))IR");
+  EXPECT_EQ(w.heavy_ops, 3);
+  EXPECT_EQ(w.longest_path, 3);
+}
+
+TEST(TorchScriptWidthTest, AGraphWithoutHeavyOperatorsHasNoWidth) {
+  const model::OperatorWidth w = WidthOfIr(R"IR(
+graph(%x : Tensor):
+  %y : Tensor = aten::relu(%x)
+  return (%y))IR");
+  EXPECT_EQ(w.heavy_ops, 0);
+  EXPECT_EQ(w.longest_path, 0);
+  EXPECT_EQ(w.average(), 0);
 }
 
 TEST(TorchScriptFamilyTest, CheckNamesTheField) {
