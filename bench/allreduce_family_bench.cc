@@ -13,7 +13,9 @@
 //            block of steps as the harness's job of that size took, the
 //            same slower-rank-per-sample median.
 // Rounds interleave the two (the harness first in even rounds, the bare
-// loop first in odd ones; this host's speed drifts); per size the table
+// loop first in odd ones, with the block the harness took last round, and
+// again after it where the harness took another; this host's speed
+// drifts); per size the table
 // gives the median over rounds of each, algbw = bytes / step, busbw =
 // algbw x 2(n-1)/n (x 1 for 2 ranks, nccl-tests), and harness / bare.
 // Usage: paradnn-bench-allreduce-family [--rounds R] [--max-mib M]
@@ -352,9 +354,13 @@ void RunRound(const Options& o, int round, const std::vector<int64_t>& sizes,
     if (!harness_first) bare = RunBare(o, bytes, r.samples, r.block);
     std::optional<v1::Measurement> m = RunHarness(o, bytes);
     if (!m) continue;
+    const int block_before = r.block;
     r.samples = m->stats().steps();
     r.block = std::max(1, m->stats().block_steps());
-    if (harness_first) bare = RunBare(o, bytes, r.samples, r.block);
+    // A sample of one step and a sample of a block are different statistics
+    // where steps stall (docs/measurement.md): the bare loop that ran first
+    // with last round's block runs again with this one's.
+    if (harness_first || r.block != block_before) bare = RunBare(o, bytes, r.samples, r.block);
     if (bare.median_s <= 0) continue;
     const RunFigures harness =
         FiguresOf(std::vector<double>(m->step_seconds().begin(), m->step_seconds().end()));
