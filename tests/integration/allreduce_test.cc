@@ -4,7 +4,6 @@
 // loopback; every size stores one OK result whose data_parallel carries the
 // all-reduce's bandwidths.
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <chrono>
 #include <fstream>
@@ -25,20 +24,10 @@ using std::chrono::seconds;
 // Every stored result's Measurement (the results.measurement blobs).
 std::vector<v1::Measurement> StoredMeasurements(const std::string& db_path) {
   std::vector<v1::Measurement> out;
-  sqlite3* db = nullptr;
-  sqlite3_stmt* statement = nullptr;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
-      sqlite3_prepare_v2(db, "SELECT measurement FROM results ORDER BY id", -1, &statement,
-                         nullptr) == SQLITE_OK) {
-    while (sqlite3_step(statement) == SQLITE_ROW) {
-      v1::Measurement m;
-      const void* blob = sqlite3_column_blob(statement, 0);
-      EXPECT_TRUE(m.ParseFromArray(blob, sqlite3_column_bytes(statement, 0)));
-      out.push_back(m);
-    }
+  for (auto& [id, m] :
+       QueryMeasurements(db_path, "SELECT id, measurement FROM results ORDER BY id")) {
+    out.push_back(std::move(m));
   }
-  sqlite3_finalize(statement);
-  sqlite3_close(db);
   return out;
 }
 

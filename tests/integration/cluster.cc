@@ -15,23 +15,31 @@ using std::chrono::seconds;
 
 namespace {
 
-// Opens `db_path` read-only and steps `sql` once; `read` gets the first row
-// when there is one. False, with `error`, when the file or the statement
-// fails.
-bool ReadFirstRow(const std::string& db_path, const std::string& sql, std::string* error,
-                  const std::function<void(sqlite3_stmt*)>& read) {
+// Opens `db_path` read-only and steps `sql`; `read` gets the first row when
+// there is one, or with `every_row` each row. False, with `error`, when the
+// file or the statement fails.
+bool ReadRows(const std::string& db_path, const std::string& sql, std::string* error,
+              const std::function<void(sqlite3_stmt*)>& read, bool every_row = false) {
   sqlite3* db = nullptr;
   bool ok = sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK;
   if (ok) {
     sqlite3_busy_timeout(db, 5000);
     sqlite3_stmt* stmt = nullptr;
     ok = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK;
-    if (ok && sqlite3_step(stmt) == SQLITE_ROW) read(stmt);
+    while (ok && sqlite3_step(stmt) == SQLITE_ROW) {
+      read(stmt);
+      if (!every_row) break;
+    }
     sqlite3_finalize(stmt);
   }
   if (!ok) *error = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
   sqlite3_close(db);
   return ok;
+}
+
+bool ReadFirstRow(const std::string& db_path, const std::string& sql, std::string* error,
+                  const std::function<void(sqlite3_stmt*)>& read) {
+  return ReadRows(db_path, sql, error, read);
 }
 
 }  // namespace
@@ -64,6 +72,22 @@ std::string QueryText(const std::string& db_path, const std::string& sql) {
                            }))
       << sql << ": " << error;
   return value;
+}
+
+std::vector<std::pair<int64_t, v1::Measurement>> QueryMeasurements(const std::string& db_path,
+                                                                   const std::string& sql) {
+  std::vector<std::pair<int64_t, v1::Measurement>> rows;
+  std::string error;
+  EXPECT_TRUE(ReadRows(
+      db_path, sql, &error,
+      [&](sqlite3_stmt* stmt) {
+        v1::Measurement m;
+        EXPECT_TRUE(m.ParseFromArray(sqlite3_column_blob(stmt, 1), sqlite3_column_bytes(stmt, 1)));
+        rows.emplace_back(sqlite3_column_int64(stmt, 0), std::move(m));
+      },
+      /*every_row=*/true))
+      << sql << ": " << error;
+  return rows;
 }
 
 void Cluster::StartCoordinator(const std::vector<std::string>& extra) {

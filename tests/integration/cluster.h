@@ -7,8 +7,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "paradnn/v1/metrics.pb.h"
 #include "tests/integration/test_processes.h"
 
 namespace paradnn::testing {
@@ -20,6 +22,10 @@ int64_t QueryInt(const std::string& db_path, const std::string& sql);
 std::optional<int64_t> TryQueryInt(const std::string& db_path, const std::string& sql);
 // The first column of the first row as text ("" for none or NULL).
 std::string QueryText(const std::string& db_path, const std::string& sql);
+// Every row of `sql`, which selects an integer (a sweep or result id) and a
+// Measurement blob (results.measurement), with the blob parsed.
+std::vector<std::pair<int64_t, v1::Measurement>> QueryMeasurements(const std::string& db_path,
+                                                                   const std::string& sql);
 
 class Cluster {
  public:

@@ -4,7 +4,6 @@
 // to copy; every setting ran as asked. And a sweep that sets thread counts
 // itself is refused before anything starts.
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <chrono>
 #include <fstream>
@@ -24,22 +23,12 @@ using std::chrono::seconds;
 // sweep id -> each stored result's Measurement.
 std::multimap<int64_t, v1::Measurement> StoredMeasurements(const std::string& db_path) {
   std::multimap<int64_t, v1::Measurement> out;
-  sqlite3* db = nullptr;
-  sqlite3_stmt* statement = nullptr;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
-      sqlite3_prepare_v2(db,
+  for (auto& [sweep, m] :
+       QueryMeasurements(db_path,
                          "SELECT jobs.sweep_id, results.measurement FROM results "
-                         "JOIN jobs ON jobs.id = results.job_id ORDER BY results.id",
-                         -1, &statement, nullptr) == SQLITE_OK) {
-    while (sqlite3_step(statement) == SQLITE_ROW) {
-      v1::Measurement m;
-      const void* blob = sqlite3_column_blob(statement, 1);
-      EXPECT_TRUE(m.ParseFromArray(blob, sqlite3_column_bytes(statement, 1)));
-      out.emplace(sqlite3_column_int64(statement, 0), m);
-    }
+                         "JOIN jobs ON jobs.id = results.job_id ORDER BY results.id")) {
+    out.emplace(sweep, std::move(m));
   }
-  sqlite3_finalize(statement);
-  sqlite3_close(db);
   return out;
 }
 
