@@ -13,6 +13,7 @@
 #include "client/roofline_plot_script.h"
 #include "client/scale_out_views.h"
 #include "client/speedup_plot_scripts.h"
+#include "client/tuning_views.h"
 #include "common/analysis_metrics.h"
 
 namespace paradnn::client {
@@ -141,6 +142,21 @@ void FillScaling(const AnalyzeFlags& flags, v1::AnalyzeRequest* request) {
   scaling->set_field(flags.field);
 }
 
+void TuningOptions(CLI::App* command, AnalyzeFlags* flags) {
+  command->add_option("--metric", flags->metric,
+                      "Default step_time. " + common::AnalysisMetricHelp());
+  command
+      ->add_option("--fdr", flags->fdr,
+                   "False discovery rate of the verdicts across configurations (default 0.05)")
+      ->check(CLI::Range(0.0, 1.0));
+}
+
+void FillTuning(const AnalyzeFlags& flags, v1::AnalyzeRequest* request) {
+  v1::TuningRequest* tuning = request->mutable_tuning();
+  tuning->set_metric(flags.metric);
+  tuning->set_fdr(flags.fdr);
+}
+
 // ---- The table ------------------------------------------------------------------
 
 constexpr AnalysisKind kAnalysisKinds[] = {
@@ -238,6 +254,16 @@ constexpr AnalysisKind kAnalysisKinds[] = {
      [](const v1::AnalyzeResponse& r, Terminal terminal, const std::string& out_path) {
        return internal::AllreduceScript(r.allreduce(), terminal, out_path);
      }},
+    {"tuning",
+     "The thread-setting findings of Wang et al. (TACO 2021) checked per family on sweeps that\n"
+     "vary stack.threads (paradnn tune) or intra_op_threads/inter_op_threads: narrow models\n"
+     "fastest with one pool and every core, wide models with several pools, small batches\n"
+     "gaining more from pools than large ones; with the measurements behind each",
+     TuningOptions, FillTuning,
+     [](const v1::AnalyzeResponse& r) { return internal::TuningTable(r.tuning()); },
+     [](const v1::AnalyzeResponse& r) { return internal::TuningCsv(r.tuning()); },
+     [](v1::AnalyzeResponse* r) { internal::TuningToDisplayUnits(r->mutable_tuning()); },
+     nullptr},  // no figure: the table is the answer
 };
 
 }  // namespace

@@ -36,7 +36,7 @@ struct AnalyzeFlags {
   std::string baseline;
   std::string candidate;
   std::string color_by;
-  double fdr = 0;    // speedup: the verdicts' false discovery rate (0 = 0.05)
+  double fdr = 0;    // speedup, tuning: the verdicts' false discovery rate (0 = 0.05)
   std::string plot;  // FILE.png|.svg
   std::string db;    // --db FILE: analyse this database file, no coordinator needed
 };

@@ -13,7 +13,7 @@
 namespace paradnn::client {
 namespace {
 
-double Median(std::vector<double> values) {
+double MedianOfRounds(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
   if (n == 0) return 0;
@@ -119,7 +119,7 @@ std::vector<ConfigBest> BestPerConfiguration(const std::vector<v1::ResultRow>& r
     ConfigBest best;
     best.config = configs[key];
     for (const auto& [settings, values] : steps[key]) {
-      best.by_settings.emplace_back(settings, Median(values));
+      best.by_settings.emplace_back(settings, MedianOfRounds(values));
     }
     std::sort(best.by_settings.begin(), best.by_settings.end(),
               [](const auto& a, const auto& b) { return a.second < b.second; });

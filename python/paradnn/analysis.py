@@ -63,6 +63,7 @@ _KINDS: dict[str, _Kind] = {
     "allreduce": _Kind(rows="series", nested="points",
                        leading={"platform": "platform", "fingerprint": "fingerprint",
                                 "backend": "backend", "ranks": "ranks"}),
+    "tuning": _Kind(rows="configs"),
 }
 
 

@@ -4,7 +4,8 @@
 // single-sweep kinds are in single_sweep_analyses.cc, the comparisons
 // (speedup, scaling, history) in comparison_analyses.cc, the data-parallel
 // scale-out in scaling_analysis.cc, the all-reduce roof in
-// allreduce_analysis.cc, the table in analyzer.cc. A new kind adds its function here and
+// allreduce_analysis.cc, the thread-setting findings in tuning_analysis.cc,
+// the table in analyzer.cc. A new kind adds its function here and
 // its row to the table (docs/extending.md "Add an analysis kind"); analysis_kinds_test fails,
 // naming the kind, while the proto has a kind the table lacks.
 #ifndef PARADNN_SERVER_ANALYSIS_ANALYSIS_KINDS_H_
@@ -92,6 +93,10 @@ absl::StatusOr<v1::ScaleOutResponse> ScaleOut(const KindContext& context,
 // ---- A platform's communication roof (allreduce_analysis.cc) ----
 absl::StatusOr<v1::AllreduceResponse> Allreduce(const KindContext& context,
                                                 const v1::AllreduceRequest& request);
+
+// ---- The paper's thread-setting findings as checks (tuning_analysis.cc) ----
+absl::StatusOr<v1::TuningResponse> Tuning(const KindContext& context,
+                                          const v1::TuningRequest& request);
 
 }  // namespace paradnn::server::analysis
 

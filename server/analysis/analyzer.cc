@@ -78,6 +78,11 @@ constexpr AnalysisKind kAnalysisKinds[] = {
         v1::AnalyzeResponse* response) {
        return Into(Allreduce(context, request.allreduce()), response->mutable_allreduce());
      }},
+    {v1::AnalyzeRequest::kTuning, "tuning", kReadsResults,
+     [](const KindContext& context, const v1::AnalyzeRequest& request,
+        v1::AnalyzeResponse* response) {
+       return Into(Tuning(context, request.tuning()), response->mutable_tuning());
+     }},
 };
 
 const AnalysisKind* FindKind(v1::AnalyzeRequest::AnalysisCase request_case) {

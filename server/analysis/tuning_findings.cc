@@ -1,0 +1,383 @@
+#include "server/analysis/tuning_findings.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <numeric>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/analysis_metrics.h"
+#include "server/analysis/analysis_math.h"
+#include "server/analysis/comparison_stats.h"
+
+namespace paradnn::server::analysis {
+namespace {
+
+constexpr char kTuningAgrees[] = "agrees";
+constexpr char kTuningDisagrees[] = "disagrees";
+constexpr char kTuningNoDifference[] = "no difference detected";
+constexpr char kTuningNotMeasured[] = "not measured";
+
+// One configuration while the response is built: indexes into its settings.
+struct TuningSummary {
+  const TuningConfigRuns* runs = nullptr;
+  std::string unit;             // the metric's, for the checks' details
+  std::vector<double> medians;  // per setting
+  std::vector<size_t> order;    // settings, best first
+  int32_t max_intra = 0;
+  int best = -1;
+  int one_pool = -1;    // the best with inter-op 1
+  int pools = -1;       // the best with inter-op > 1
+  int every_core = -1;  // the best with inter-op 1 and the largest intra-op count
+  double pool_gain = 0;
+  std::string pools_verdict;   // several pools against one pool
+  std::string narrow_verdict;  // the best against every core in one pool
+};
+
+// A value that is lower when better: the metric itself, or a rate's inverse.
+double TuningTimeLike(double value, bool lower_is_better) {
+  return lower_is_better ? value : 1 / value;
+}
+
+// The rounds of `a` against `b` for EstimateRatio (B over A), time-like.
+std::vector<ComparisonRound> TuningRounds(const TuningSettingRuns& a, const TuningSettingRuns& b,
+                                          bool lower_is_better) {
+  std::map<std::string, ComparisonRound> by_round;
+  for (const TuningRun& run : a.runs) {
+    if (run.value > 0) by_round[run.round].a.push_back(TuningTimeLike(run.value, lower_is_better));
+  }
+  for (const TuningRun& run : b.runs) {
+    if (run.value > 0) by_round[run.round].b.push_back(TuningTimeLike(run.value, lower_is_better));
+  }
+  std::vector<ComparisonRound> rounds;
+  rounds.reserve(by_round.size());
+  for (auto& [round, pair] : by_round) rounds.push_back(std::move(pair));
+  return rounds;
+}
+
+// The verdict on B against A of each pair, as speedup_verdicts.cc judges a
+// speedup's points: each pair's spread moderated by the others', then
+// Benjamini-Hochberg across the pairs.
+std::vector<std::string> JudgeTuningPairs(const std::vector<std::vector<ComparisonRound>>& pairs,
+                                          double fdr) {
+  std::vector<RoundSpread> spreads;
+  spreads.reserve(pairs.size());
+  for (const std::vector<ComparisonRound>& rounds : pairs) {
+    spreads.push_back(PairedRoundSpread(rounds));
+  }
+  const SpreadPrior prior = FitSpreadPrior(spreads);
+  std::vector<RatioEstimate> estimates;
+  std::vector<double> p_values;
+  estimates.reserve(pairs.size());
+  p_values.reserve(pairs.size());
+  for (const std::vector<ComparisonRound>& rounds : pairs) {
+    estimates.push_back(EstimateRatio(rounds, /*rerun_rel_sd=*/0, 0.95, prior));
+    p_values.push_back(estimates.back().basis.empty() ? 1.0 : estimates.back().p_value);
+  }
+  const std::vector<double> q_values = BenjaminiHochberg(p_values);
+  std::vector<std::string> verdicts;
+  verdicts.reserve(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    verdicts.emplace_back(VerdictName(Judge(estimates[i], q_values[i], fdr)));
+  }
+  return verdicts;
+}
+
+// Medians, order and the bests of one configuration.
+TuningSummary SummarizeTuningConfig(const TuningConfigRuns& runs, const std::string& unit,
+                                    bool lower_is_better) {
+  TuningSummary s;
+  s.runs = &runs;
+  s.unit = unit;
+  for (const TuningSettingRuns& setting : runs.settings) {
+    std::vector<double> values;
+    values.reserve(setting.runs.size());
+    for (const TuningRun& run : setting.runs) values.push_back(run.value);
+    s.medians.push_back(Median(std::move(values)));
+    s.max_intra = std::max(s.max_intra, setting.intra_op_threads);
+  }
+  s.order.resize(runs.settings.size());
+  std::iota(s.order.begin(), s.order.end(), size_t{0});
+  std::sort(s.order.begin(), s.order.end(), [&](size_t a, size_t b) {
+    const double ta = TuningTimeLike(s.medians[a], lower_is_better);
+    const double tb = TuningTimeLike(s.medians[b], lower_is_better);
+    return std::tie(ta, runs.settings[a].setting) < std::tie(tb, runs.settings[b].setting);
+  });
+  for (size_t i : s.order) {
+    const TuningSettingRuns& setting = runs.settings[i];
+    const int index = static_cast<int>(i);
+    if (s.best < 0) s.best = index;
+    if (setting.inter_op_threads == 1 && s.one_pool < 0) s.one_pool = index;
+    if (setting.inter_op_threads > 1 && s.pools < 0) s.pools = index;
+    if (setting.inter_op_threads == 1 && setting.intra_op_threads == s.max_intra &&
+        s.every_core < 0) {
+      s.every_core = index;
+    }
+  }
+  if (s.one_pool >= 0 && s.pools >= 0) {
+    s.pool_gain = TuningTimeLike(s.medians[static_cast<size_t>(s.one_pool)], lower_is_better) /
+                  TuningTimeLike(s.medians[static_cast<size_t>(s.pools)], lower_is_better);
+  }
+  return s;
+}
+
+// Whether the best setting of `s` ran in one pool on every core measured.
+bool BestIsEveryCore(const TuningSummary& s) {
+  const TuningSettingRuns& best = s.runs->settings[static_cast<size_t>(s.best)];
+  return best.inter_op_threads == 1 && best.intra_op_threads == s.max_intra;
+}
+
+// The pools verdict of every configuration with both kinds of setting, and
+// the narrow verdict of every narrow one whose best is not every core in
+// one pool.
+void JudgeTuningSummaries(std::vector<TuningSummary>* summaries, bool lower_is_better, double fdr) {
+  std::vector<std::vector<ComparisonRound>> pools_pairs, narrow_pairs;
+  std::vector<TuningSummary*> pools_of, narrow_of;
+  for (TuningSummary& s : *summaries) {
+    const std::vector<TuningSettingRuns>& settings = s.runs->settings;
+    if (s.one_pool >= 0 && s.pools >= 0) {
+      pools_pairs.push_back(TuningRounds(settings[static_cast<size_t>(s.one_pool)],
+                                         settings[static_cast<size_t>(s.pools)], lower_is_better));
+      pools_of.push_back(&s);
+    }
+    const bool narrow = s.runs->width.has_value() && *s.runs->width < kNarrowWidth;
+    if (narrow && s.every_core >= 0 && !BestIsEveryCore(s)) {
+      narrow_pairs.push_back(TuningRounds(settings[static_cast<size_t>(s.every_core)],
+                                          settings[static_cast<size_t>(s.best)], lower_is_better));
+      narrow_of.push_back(&s);
+    }
+  }
+  const std::vector<std::string> pools = JudgeTuningPairs(pools_pairs, fdr);
+  for (size_t i = 0; i < pools.size(); ++i) pools_of[i]->pools_verdict = pools[i];
+  const std::vector<std::string> narrow = JudgeTuningPairs(narrow_pairs, fdr);
+  for (size_t i = 0; i < narrow.size(); ++i) narrow_of[i]->narrow_verdict = narrow[i];
+}
+
+v1::TuningConfig TuningConfigOf(const TuningSummary& s) {
+  const TuningConfigRuns& runs = *s.runs;
+  v1::TuningConfig out;
+  out.set_config(runs.config);
+  out.set_family(runs.family);
+  out.set_platform(runs.platform);
+  if (runs.width.has_value()) out.set_width(*runs.width);
+  out.set_max_intra_op_threads(s.max_intra);
+  for (size_t i : s.order) {
+    const TuningSettingRuns& setting = runs.settings[i];
+    v1::TuningSetting* row = out.add_settings();
+    row->set_setting(setting.setting);
+    row->set_intra_op_threads(setting.intra_op_threads);
+    row->set_inter_op_threads(setting.inter_op_threads);
+    row->set_runs(static_cast<int32_t>(setting.runs.size()));
+    row->set_value(s.medians[i]);
+  }
+  auto name = [&](int index) { return runs.settings[static_cast<size_t>(index)].setting; };
+  auto value = [&](int index) { return s.medians[static_cast<size_t>(index)]; };
+  out.set_best_setting(name(s.best));
+  out.set_best_value(value(s.best));
+  if (s.one_pool >= 0) {
+    out.set_one_pool_setting(name(s.one_pool));
+    out.set_one_pool_value(value(s.one_pool));
+  }
+  if (s.pools >= 0) {
+    out.set_pools_setting(name(s.pools));
+    out.set_pools_value(value(s.pools));
+  }
+  out.set_pool_gain(s.pool_gain);
+  out.set_pools_verdict(s.pools_verdict);
+  return out;
+}
+
+// "intra=2,inter=1 (intra-op 2, inter-op 1) at 0.0123 s".
+std::string TuningSettingText(const TuningSummary& s, int index) {
+  const TuningSettingRuns& setting = s.runs->settings[static_cast<size_t>(index)];
+  return absl::StrFormat("%s (intra-op %d, inter-op %d) at %.4g%s%s", setting.setting,
+                         setting.intra_op_threads, setting.inter_op_threads,
+                         s.medians[static_cast<size_t>(index)], s.unit.empty() ? "" : " ", s.unit);
+}
+
+// Narrow models train fastest with one pool and every core.
+v1::TuningCheck NarrowCheck(const TuningSummary& s) {
+  v1::TuningCheck check;
+  check.set_config(s.runs->config);
+  check.set_platform(s.runs->platform);
+  if (s.every_core < 0) {
+    check.set_outcome(kTuningNotMeasured);
+    check.set_detail(absl::StrCat("no setting ran with one pool and every core measured (intra-op ",
+                                  s.max_intra, ")"));
+  } else if (BestIsEveryCore(s)) {
+    check.set_outcome(kTuningAgrees);
+    check.set_detail(absl::StrCat("best: ", TuningSettingText(s, s.best)));
+  } else {
+    const std::string versus =
+        absl::StrCat("best ", TuningSettingText(s, s.best), " against one pool and every core ",
+                     TuningSettingText(s, s.every_core), ": ");
+    if (s.narrow_verdict == "faster") {
+      check.set_outcome(kTuningDisagrees);
+    } else if (s.narrow_verdict == "not enough data") {
+      check.set_outcome(kTuningNotMeasured);
+    } else {
+      check.set_outcome(kTuningNoDifference);
+    }
+    check.set_detail(absl::StrCat(versus, s.narrow_verdict));
+  }
+  return check;
+}
+
+// Wide models train fastest with several pools.
+v1::TuningCheck WideCheck(const TuningSummary& s) {
+  v1::TuningCheck check;
+  check.set_config(s.runs->config);
+  check.set_platform(s.runs->platform);
+  if (s.one_pool < 0 || s.pools < 0) {
+    check.set_outcome(kTuningNotMeasured);
+    check.set_detail(s.pools < 0 ? "no setting ran with several pools"
+                                 : "no setting ran with one pool");
+    return check;
+  }
+  if (s.pools_verdict == "faster") {
+    check.set_outcome(kTuningAgrees);
+  } else if (s.pools_verdict == "slower") {
+    check.set_outcome(kTuningDisagrees);
+  } else if (s.pools_verdict == "not enough data") {
+    check.set_outcome(kTuningNotMeasured);
+  } else {
+    check.set_outcome(kTuningNoDifference);
+  }
+  check.set_detail(absl::StrFormat("several pools %s against one pool %s, gain %.2fx: %s",
+                                   TuningSettingText(s, s.pools), TuningSettingText(s, s.one_pool),
+                                   s.pool_gain, s.pools_verdict));
+  return check;
+}
+
+// Small batches gain more from pools than large ones: the smallest and
+// largest batch of one group.
+v1::TuningCheck BatchCheck(const TuningSummary& small, const TuningSummary& large) {
+  v1::TuningCheck check;
+  check.set_config(absl::StrCat(small.runs->batch_group, ", batch ", *small.runs->batch, " vs ",
+                                *large.runs->batch));
+  check.set_platform(small.runs->platform);
+  if (small.pool_gain <= 0 || large.pool_gain <= 0) {
+    check.set_outcome(kTuningNotMeasured);
+    check.set_detail(
+        absl::StrCat("needs one-pool and several-pools results at both batches; batch ",
+                     *(small.pool_gain <= 0 ? small : large).runs->batch, " lacks them"));
+    return check;
+  }
+  check.set_outcome(small.pool_gain > large.pool_gain ? kTuningAgrees : kTuningDisagrees);
+  check.set_detail(absl::StrFormat("pool gain %.2fx at batch %d, %.2fx at batch %d",
+                                   small.pool_gain, *small.runs->batch, large.pool_gain,
+                                   *large.runs->batch));
+  return check;
+}
+
+// The text and key of each finding, in the response's order.
+struct TuningFindingInfo {
+  const char* key;
+  const char* finding;
+  const char* unit;  // what `applies` counts
+};
+constexpr TuningFindingInfo kNarrowFinding = {
+    "narrow_one_pool", "narrow models train fastest with one pool and every core",
+    "configurations"};
+constexpr TuningFindingInfo kWideFinding = {
+    "wide_pools", "wide models train fastest with several pools", "configurations"};
+constexpr TuningFindingInfo kBatchFinding = {
+    "small_batch_pools", "small batches gain more from pools than large ones", "batch groups"};
+
+// Adds `check` to `family`'s row of `info` in `rows`.
+void CountTuningCheck(const TuningFindingInfo& info, const std::string& family,
+                      v1::TuningCheck check, std::map<std::string, v1::TuningFinding>* rows) {
+  v1::TuningFinding& row = (*rows)[family];
+  row.set_key(info.key);
+  row.set_finding(info.finding);
+  row.set_family(family);
+  row.set_applies(row.applies() + 1);
+  if (check.outcome() == kTuningAgrees) row.set_agree(row.agree() + 1);
+  if (check.outcome() == kTuningDisagrees) row.set_disagree(row.disagree() + 1);
+  if (check.outcome() == kTuningNoDifference) row.set_no_difference(row.no_difference() + 1);
+  if (check.outcome() == kTuningNotMeasured) row.set_not_measured(row.not_measured() + 1);
+  *row.add_checks() = std::move(check);
+}
+
+// "this host agrees in 3 of 4 fc configurations; no difference detected in 1".
+std::string TuningStatement(const TuningFindingInfo& info, const v1::TuningFinding& row) {
+  std::string out = absl::StrCat("this host agrees in ", row.agree(), " of ", row.applies(), " ",
+                                 row.family(), " ", info.unit);
+  const std::pair<const char*, int32_t> others[] = {{kTuningDisagrees, row.disagree()},
+                                                    {kTuningNoDifference, row.no_difference()},
+                                                    {kTuningNotMeasured, row.not_measured()}};
+  for (const auto& [outcome, count] : others) {
+    if (count > 0) absl::StrAppend(&out, "; ", outcome, " in ", count);
+  }
+  return out;
+}
+
+void AppendTuningFindings(const TuningFindingInfo& info,
+                          std::map<std::string, v1::TuningFinding> rows,
+                          v1::TuningResponse* response) {
+  for (auto& [family, row] : rows) {
+    row.set_statement(TuningStatement(info, row));
+    *response->add_findings() = std::move(row);
+  }
+}
+
+// The batch finding's groups: per batch group, its configurations by batch.
+void AddBatchFindings(const std::vector<TuningSummary>& summaries, v1::TuningResponse* response) {
+  // family, batch group, platform -> batch -> configuration
+  using GroupKey = std::tuple<std::string, std::string, std::string>;
+  std::map<GroupKey, std::map<int64_t, const TuningSummary*>> groups;
+  for (const TuningSummary& s : summaries) {
+    if (!s.runs->batch.has_value()) continue;
+    groups[{s.runs->family, s.runs->batch_group, s.runs->platform}].emplace(*s.runs->batch, &s);
+  }
+  std::map<std::string, v1::TuningFinding> rows;
+  for (const auto& [key, by_batch] : groups) {
+    if (by_batch.size() < 2) continue;
+    CountTuningCheck(kBatchFinding, std::get<0>(key),
+                     BatchCheck(*by_batch.begin()->second, *by_batch.rbegin()->second), &rows);
+  }
+  AppendTuningFindings(kBatchFinding, std::move(rows), response);
+}
+
+}  // namespace
+
+v1::TuningResponse SummarizeTuning(const std::vector<TuningConfigRuns>& configs,
+                                   const std::string& metric, bool lower_is_better, double fdr) {
+  const common::AnalysisMetric* info = common::FindAnalysisMetric(metric);
+  const std::string unit = info == nullptr ? "" : info->unit;
+  std::vector<TuningSummary> summaries;
+  summaries.reserve(configs.size());
+  for (const TuningConfigRuns& runs : configs) {
+    if (!runs.settings.empty()) {
+      summaries.push_back(SummarizeTuningConfig(runs, unit, lower_is_better));
+    }
+  }
+  std::sort(summaries.begin(), summaries.end(), [](const TuningSummary& a, const TuningSummary& b) {
+    return std::tie(a.runs->family, a.runs->config, a.runs->platform) <
+           std::tie(b.runs->family, b.runs->config, b.runs->platform);
+  });
+  JudgeTuningSummaries(&summaries, lower_is_better, fdr);
+  v1::TuningResponse response;
+  response.set_metric(metric);
+  response.set_lower_is_better(lower_is_better);
+  response.set_fdr(fdr);
+  std::map<std::string, v1::TuningFinding> narrow, wide;
+  for (const TuningSummary& s : summaries) {
+    *response.add_configs() = TuningConfigOf(s);
+    if (!s.runs->width.has_value()) continue;
+    if (*s.runs->width < kNarrowWidth) {
+      CountTuningCheck(kNarrowFinding, s.runs->family, NarrowCheck(s), &narrow);
+    } else {
+      CountTuningCheck(kWideFinding, s.runs->family, WideCheck(s), &wide);
+    }
+  }
+  AppendTuningFindings(kNarrowFinding, std::move(narrow), &response);
+  AppendTuningFindings(kWideFinding, std::move(wide), &response);
+  AddBatchFindings(summaries, &response);
+  return response;
+}
+
+}  // namespace paradnn::server::analysis
