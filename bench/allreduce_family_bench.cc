@@ -20,6 +20,7 @@
 // algbw x 2(n-1)/n (x 1 for 2 ranks, nccl-tests), and harness / bare.
 // Usage: paradnn-bench-allreduce-family [--rounds R] [--max-mib M]
 //        [--sizes-kib K,K,...] [--max-seconds S] [--runner PATH]
+//        [--variant-env NAME=VALUE ...]
 #include <ATen/Parallel.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -130,8 +131,10 @@ int RunBareRank(const BareArgs& a) {
 // blocks on a full pipe while we wait for the other).
 class Child {
  public:
-  Child(const std::vector<std::string>& argv, const std::string& input) {
+  Child(const std::vector<std::string>& argv, const std::string& input,
+        const std::vector<std::string>* environment = nullptr) {
     common::SpawnOptions options;
+    options.environment = environment;
     absl::StatusOr<common::ScopedFd> quiet = common::OpenForChild("/dev/null", O_WRONLY);
     if (quiet.ok()) options.stderr_fd = quiet->get();
     absl::StatusOr<common::SpawnedChild> child = common::SpawnChild(argv, options);
@@ -184,6 +187,9 @@ std::vector<double> Slowest(const std::vector<std::vector<double>>& ranks) {
 struct Options {
   std::string self, runner;
   double max_seconds = 1;
+  // --variant-env: the whole environment of a second harness run per round
+  // (this process's plus NAME=VALUE entries); empty: none.
+  std::vector<std::string> variant_environment;
 };
 
 // The median and the 10th percentile of a run's per-sample step times.
@@ -254,13 +260,14 @@ std::optional<v1::Measurement> ResultOf(const std::string& out) {
 
 // Rank 0's Measurement of an allreduce job of `bytes` run by a gang of two
 // paradnn-runner processes.
-std::optional<v1::Measurement> RunHarness(const Options& o, int64_t bytes) {
+std::optional<v1::Measurement> RunHarness(const Options& o, int64_t bytes,
+                                          const std::vector<std::string>* environment = nullptr) {
   const int port = FreePort();
   std::vector<std::unique_ptr<Child>> ranks;
   for (int r = 0; r < kRanks; ++r) {
     ranks.push_back(std::make_unique<Child>(
         std::vector<std::string>{o.runner, "--job-stdin", "--log-level", "warn"},
-        common::EncodeFrame(HarnessJob(o, bytes, r, port))));
+        common::EncodeFrame(HarnessJob(o, bytes, r, port)), environment));
   }
   std::optional<v1::Measurement> m = ResultOf(ranks[0]->Wait());
   ranks[1]->Wait();
@@ -274,6 +281,7 @@ std::optional<v1::Measurement> RunHarness(const Options& o, int64_t bytes) {
 
 struct SizeRuns {
   std::vector<double> harness_s, bare_s;          // each round's median
+  std::vector<double> variant_s, variant_bare_s;  // --variant-env's, and its round's bare
   std::vector<double> harness_p10_s, bare_p10_s;  // and 10th percentile
   int samples = 0, block = 1;
 };
@@ -321,6 +329,11 @@ void PrintTable(const std::map<int64_t, SizeRuns>& runs) {
                 harness * 1e6, bytes / harness / 1e9, bare / harness, Median(ratios),
                 ci.first > 0 ? absl::StrFormat("%.2f-%.2f", ci.first, ci.second).c_str() : "-",
                 Median(Ratios(r.bare_p10_s, r.harness_p10_s)), per_round.c_str());
+    if (r.variant_s.empty()) continue;
+    const std::vector<double> variant = Ratios(r.variant_bare_s, r.variant_s);
+    const std::pair<double, double> vci = MedianCi95(variant);
+    std::printf("%8s %6zu | --variant-env: paired %.3f %s\n", "", variant.size(), Median(variant),
+                vci.first > 0 ? absl::StrFormat("%.2f-%.2f", vci.first, vci.second).c_str() : "-");
   }
   std::printf(
       "\nGB/s = 1e9 bytes/s of algbw (bytes / median step); busbw = algbw x 2(n-1)/n = algbw "
@@ -350,6 +363,11 @@ void RunRound(const Options& o, int round, const std::vector<int64_t>& sizes,
   for (int64_t bytes : sizes) {
     SizeRuns& r = (*runs)[bytes];
     const bool harness_first = round % 2 == 0 || r.samples == 0;
+    const bool variant = !o.variant_environment.empty();
+    // The variant runs before the pair in odd rounds and after it in even
+    // ones, so that neither runs in the same place every round.
+    std::optional<v1::Measurement> variant_m;
+    if (variant && !harness_first) variant_m = RunHarness(o, bytes, &o.variant_environment);
     RunFigures bare;
     if (!harness_first) bare = RunBare(o, bytes, r.samples, r.block);
     std::optional<v1::Measurement> m = RunHarness(o, bytes);
@@ -368,6 +386,14 @@ void RunRound(const Options& o, int round, const std::vector<int64_t>& sizes,
     r.bare_s.push_back(bare.median_s);
     r.harness_p10_s.push_back(harness.p10_s);
     r.bare_p10_s.push_back(bare.p10_s);
+    if (variant && harness_first) variant_m = RunHarness(o, bytes, &o.variant_environment);
+    // Paired with this round's bare loop where it took the same block.
+    if (variant_m && std::max(1, variant_m->stats().block_steps()) == r.block) {
+      r.variant_s.push_back(FiguresOf(std::vector<double>(variant_m->step_seconds().begin(),
+                                                          variant_m->step_seconds().end()))
+                                .median_s);
+      r.variant_bare_s.push_back(bare.median_s);
+    }
     std::fprintf(stderr, "round %d %s: %d samples of %d steps: harness %.1f us, bare %.1f us\n",
                  round, Size(bytes).c_str(), r.samples, r.block, harness.median_s * 1e6,
                  bare.median_s * 1e6);
@@ -391,6 +417,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-seconds", o.max_seconds, "The harness job's run.max_seconds")
       ->capture_default_str();
   app.add_option("--runner", o.runner, "paradnn-runner (default: beside this program)");
+  std::vector<std::string> variant_env;
+  app.add_option("--variant-env", variant_env,
+                 "NAME=VALUE for a second harness run per round (e.g. PARADNN_RUNNER_MALLOC="
+                 "as-installed), reported as its own paired ratio against the round's bare loop");
   app.add_option("--bare-rank", bare.rank, "(internal) run one rank of the bare loop");
   app.add_option("--port", bare.port, "(internal)");
   app.add_option("--bytes", bare.bytes, "(internal)");
@@ -404,6 +434,11 @@ int main(int argc, char** argv) {
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   o.self = std::string(self, n > 0 ? static_cast<size_t>(n) : 0);
   if (o.runner.empty()) o.runner = o.self.substr(0, o.self.rfind('/') + 1) + "paradnn-runner";
+  if (!variant_env.empty()) {
+    for (char** e = environ; *e != nullptr; ++e) o.variant_environment.emplace_back(*e);
+    o.variant_environment.insert(o.variant_environment.end(), variant_env.begin(),
+                                 variant_env.end());
+  }
   common::IgnoreSigpipe();
   PrintHostFacts();
   std::vector<int64_t> sizes;
