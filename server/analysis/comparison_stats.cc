@@ -275,4 +275,28 @@ Verdict Judge(const RatioEstimate& estimate, double adjusted_p_value, double fdr
   return Verdict::kNoDifference;
 }
 
+std::vector<JudgedPair> JudgePairs(const std::vector<PairRounds>& pairs, double fdr) {
+  std::vector<RoundSpread> spreads;
+  for (const PairRounds& pair : pairs) {
+    if (!pair.predicted) spreads.push_back(PairedRoundSpread(pair.rounds));
+  }
+  const SpreadPrior prior = FitSpreadPrior(spreads);
+  std::vector<JudgedPair> judged(pairs.size());
+  std::vector<double> p_values;
+  p_values.reserve(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (!pairs[i].predicted) {
+      judged[i].estimate = EstimateRatio(pairs[i].rounds, pairs[i].rerun_rel_sd, 0.95, prior);
+    }
+    judged[i].p_value = judged[i].estimate.basis.empty() ? 1.0 : judged[i].estimate.p_value;
+    p_values.push_back(judged[i].p_value);
+  }
+  const std::vector<double> q_values = BenjaminiHochberg(p_values);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    judged[i].q_value = q_values[i];
+    judged[i].verdict = Judge(judged[i].estimate, q_values[i], fdr);
+  }
+  return judged;
+}
+
 }  // namespace paradnn::server::analysis

@@ -135,6 +135,29 @@ const char* VerdictName(Verdict verdict);
 // detected.
 Verdict Judge(const RatioEstimate& estimate, double adjusted_p_value, double fdr = 0.05);
 
+// One comparison (B against A, time-like values) among several judged
+// together: its runs by round, the re-run spread standing in for a side
+// measured once (EstimateRatio), and whether a side is a prediction.
+struct PairRounds {
+  std::vector<ComparisonRound> rounds;
+  double rerun_rel_sd = 0;
+  bool predicted = false;
+};
+
+struct JudgedPair {
+  RatioEstimate estimate;  // empty (no basis) for a predicted pair
+  double p_value = 1;
+  double q_value = 1;
+  Verdict verdict = Verdict::kNotEnoughData;
+};
+
+// Each pair's 95 % ratio estimate, its spread moderated by the measured
+// pairs' (FitSpreadPrior: one configuration's 2-4 rounds say little about
+// its spread, the others' say more), Benjamini-Hochberg across the pairs
+// and the verdict at `fdr`; same order. What `paradnn compare` and the
+// tuning analysis judge by.
+std::vector<JudgedPair> JudgePairs(const std::vector<PairRounds>& pairs, double fdr);
+
 }  // namespace paradnn::server::analysis
 
 #endif  // PARADNN_SERVER_ANALYSIS_COMPARISON_STATS_H_

@@ -78,33 +78,22 @@ void AddSpeedupVerdicts(const std::vector<SpeedupRow>& rows, bool lower_is_bette
                         v1::SpeedupResponse* response) {
   std::map<std::string, ConfigRuns> configs =
       CollectRuns(rows, response->baseline(), response->candidate(), lower_is_better);
-  std::vector<std::vector<ComparisonRound>> rounds_of_point;
-  std::vector<RoundSpread> spreads;
+  std::vector<PairRounds> pairs;
+  pairs.reserve(static_cast<size_t>(response->points_size()));
   for (const v1::SpeedupPoint& point : response->points()) {
     const ConfigRuns& runs = configs[point.config()];
-    std::vector<ComparisonRound>& rounds = rounds_of_point.emplace_back();
-    rounds.reserve(runs.rounds.size());
-    for (const auto& [key, round] : runs.rounds) rounds.push_back(round);
-    if (!runs.predicted) spreads.push_back(PairedRoundSpread(rounds));
+    PairRounds& pair = pairs.emplace_back();
+    pair.rounds.reserve(runs.rounds.size());
+    for (const auto& [key, round] : runs.rounds) pair.rounds.push_back(round);
+    pair.rerun_rel_sd = runs.rerun_rel_sd;
+    pair.predicted = runs.predicted;
   }
-  // One configuration's 2-4 rounds say little about its spread; the
-  // others' say more (comparison_stats.h, SpreadPrior).
-  const SpreadPrior prior = FitSpreadPrior(spreads);
-  std::vector<RatioEstimate> estimates;
-  std::vector<double> p_values;
-  for (int i = 0; i < response->points_size(); ++i) {
-    const ConfigRuns& runs = configs[response->points(i).config()];
-    RatioEstimate estimate = runs.predicted ? RatioEstimate{}
-                                            : EstimateRatio(rounds_of_point[static_cast<size_t>(i)],
-                                                            runs.rerun_rel_sd, 0.95, prior);
-    p_values.push_back(estimate.basis.empty() ? 1.0 : estimate.p_value);
-    estimates.push_back(std::move(estimate));
-  }
-  const std::vector<double> q_values = BenjaminiHochberg(p_values);
+  const std::vector<JudgedPair> judged = JudgePairs(pairs, fdr);
   response->set_fdr(fdr);
   for (int i = 0; i < response->points_size(); ++i) {
     v1::SpeedupPoint* point = response->mutable_points(i);
-    const RatioEstimate& estimate = estimates[static_cast<size_t>(i)];
+    const JudgedPair& pair = judged[static_cast<size_t>(i)];
+    const RatioEstimate& estimate = pair.estimate;
     // The estimate is of the candidate's time over the baseline's: a
     // speedup is its reciprocal, the interval's ends swapped. Where it has a
     // basis, the point is the estimate's (the mean of log ratios the
@@ -113,14 +102,13 @@ void AddSpeedupVerdicts(const std::vector<SpeedupRow>& rows, bool lower_is_bette
     if (!estimate.basis.empty() && estimate.ratio > 0) point->set_speedup(1 / estimate.ratio);
     point->set_speedup_low(estimate.high > 0 ? 1 / estimate.high : 0);
     point->set_speedup_high(estimate.low > 0 ? 1 / estimate.low : 0);
-    point->set_p_value(p_values[static_cast<size_t>(i)]);
-    point->set_q_value(q_values[static_cast<size_t>(i)]);
+    point->set_p_value(pair.p_value);
+    point->set_q_value(pair.q_value);
     point->set_interval_basis(estimate.basis);
     point->set_baseline_runs(static_cast<int32_t>(estimate.runs_a));
     point->set_candidate_runs(static_cast<int32_t>(estimate.runs_b));
-    const Verdict verdict = Judge(estimate, q_values[static_cast<size_t>(i)], fdr);
-    point->set_verdict(VerdictName(verdict));
-    switch (verdict) {
+    point->set_verdict(VerdictName(pair.verdict));
+    switch (pair.verdict) {
       case Verdict::kFaster:
         response->set_faster(response->faster() + 1);
         break;

@@ -58,30 +58,17 @@ std::vector<ComparisonRound> TuningRounds(const TuningSettingRuns& a, const Tuni
   return rounds;
 }
 
-// The verdict on B against A of each pair, as speedup_verdicts.cc judges a
-// speedup's points: each pair's spread moderated by the others', then
-// Benjamini-Hochberg across the pairs.
+// The verdict on B against A of each pair, as `paradnn compare` judges a
+// speedup's points (JudgePairs).
 std::vector<std::string> JudgeTuningPairs(const std::vector<std::vector<ComparisonRound>>& pairs,
                                           double fdr) {
-  std::vector<RoundSpread> spreads;
-  spreads.reserve(pairs.size());
-  for (const std::vector<ComparisonRound>& rounds : pairs) {
-    spreads.push_back(PairedRoundSpread(rounds));
-  }
-  const SpreadPrior prior = FitSpreadPrior(spreads);
-  std::vector<RatioEstimate> estimates;
-  std::vector<double> p_values;
-  estimates.reserve(pairs.size());
-  p_values.reserve(pairs.size());
-  for (const std::vector<ComparisonRound>& rounds : pairs) {
-    estimates.push_back(EstimateRatio(rounds, /*rerun_rel_sd=*/0, 0.95, prior));
-    p_values.push_back(estimates.back().basis.empty() ? 1.0 : estimates.back().p_value);
-  }
-  const std::vector<double> q_values = BenjaminiHochberg(p_values);
+  std::vector<PairRounds> rounds;
+  rounds.reserve(pairs.size());
+  for (const std::vector<ComparisonRound>& pair : pairs) rounds.push_back({pair, 0, false});
   std::vector<std::string> verdicts;
   verdicts.reserve(pairs.size());
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    verdicts.emplace_back(VerdictName(Judge(estimates[i], q_values[i], fdr)));
+  for (const JudgedPair& judged : JudgePairs(rounds, fdr)) {
+    verdicts.emplace_back(VerdictName(judged.verdict));
   }
   return verdicts;
 }
