@@ -76,6 +76,10 @@ const std::vector<ResultField>& ResultFields() {
        ShownColumn{"step_p90_ms", "p90", SU::kMillis, SW::kIfTimed, kWideOnly, 1e3}},
       {"measurement.stats.cv", StoredColumn{"step_cv", SqlType::kReal},
        ShownColumn{"step_cv", "cv", SU::kRatio, SW::kIfTimed, kWideOnly}},
+      // The timed time spent in samples over 3x the median (docs/measurement.md
+      // "Stalls"): what the median leaves out and the mean keeps in.
+      {"measurement.stats.stall_share", std::nullopt,
+       ShownColumn{"stall_pct", "stalls", SU::kPercent, SW::kIfTimedPositive, kWideOnly, 100}},
       {"measurement.stats.steps", StoredColumn{"steps", SqlType::kInteger},
        ShownColumn{"steps", "steps", SU::kInteger, SW::kIfTimed, kDashboard}},
       {"measurement.stats.stop_reason", StoredColumn{"stop_reason", SqlType::kText},
@@ -97,6 +101,10 @@ const std::vector<ResultField>& ResultFields() {
                    kNarrowAndDashboard, 100}},
       {"measurement.intra_op_threads", StoredColumn{"intra_op_threads", SqlType::kInteger},
        ShownColumn{"intra_op_threads", "threads", SU::kInteger, SW::kIfTimed, kWideOnly}},
+      // Concurrent replicas (docs/tuning.md): P processes whose host steps
+      // these are; blank for one process.
+      {"measurement.concurrent_replicas.replicas", std::nullopt,
+       ShownColumn{"replicas", "replicas", SU::kInteger, SW::kIfPositive, kWideOnly}},
       {"measurement.counts.params", StoredColumn{"params", SqlType::kInteger},
        ShownColumn{"params", "#params", SU::kCount, SW::kIfPositive, kDashboard}},
       // The runner's peak resident memory, and on a CUDA device the caching

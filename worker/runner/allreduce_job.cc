@@ -34,6 +34,11 @@ void MeasureAllReduce(const v1::RunnerJob& job, const model::ModelSpec& spec,
   loop.agree = [&run](int64_t mine) { return run.FollowRankZero(mine); };
   loop.agree_is_collective = run.in_gang();
   loop.data_parallel = &run;
+  // Gloo's wait() returns when the all-reduce is done, so each op is timed
+  // on its own: blocks would fold the ops that stalled into every sample,
+  // and whether a job took blocks would depend on its warm-up's luck. On an
+  // accelerator ops queue, and a sync per op would add its latency: blocks.
+  loop.time_each_step = device.is_cpu();
   TimedSteps timed;
   run.RunPublishingFailures([&] {
     timed = WarmUpAndTime(loop, settings, device, job.stream_steps(), build_start, observer, m);

@@ -132,6 +132,10 @@ std::string FormatSummary(const v1::Measurement& m) {
                       s.median_s() * 1e3, s.mean_s() * 1e3, s.ci95_rel() * 100, s.cv() * 100));
   row("", absl::StrFormat("p10 %.3f ms, p90 %.3f ms, min %.3f ms, max %.3f ms", s.p10_s() * 1e3,
                           s.p90_s() * 1e3, s.min_s() * 1e3, s.max_s() * 1e3));
+  if (s.stalled_samples() > 0) {
+    row("", absl::StrFormat("%d samples stalled (> 3x the median): %.1f %% of the timed time",
+                            s.stalled_samples(), s.stall_share() * 100));
+  }
   row("GFLOP/s", absl::StrFormat("%.1f model (6 x MACs), %.1f executed",
                                  m.model_flops_per_sec() / 1e9, m.executed_flops_per_sec() / 1e9));
   row("steps", absl::StrFormat("%d timed after %d warm-up; stopped by %s", s.steps(),

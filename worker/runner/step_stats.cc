@@ -107,6 +107,16 @@ v1::StepStats ComputeStepStats(const std::vector<double>& seconds) {
   stats.set_cv(mean > 0 ? stddev / mean : 0);
   stats.set_ci95_half_width_s(half);
   stats.set_ci95_rel(mean > 0 ? half / mean : 0);
+  const double stall_above = kStallFactor * stats.median_s();
+  double stalled_sum = 0;
+  int stalled = 0;
+  for (double s : seconds) {
+    if (s <= stall_above) continue;
+    stalled_sum += s;
+    ++stalled;
+  }
+  stats.set_stalled_samples(stalled);
+  stats.set_stall_share(sum > 0 ? stalled_sum / sum : 0);
   return stats;
 }
 

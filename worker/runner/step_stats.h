@@ -45,9 +45,12 @@ double EffectiveSamples(int n, double lag1);
 // 0 when n < 2.
 double Ci95HalfWidthCorrelated(double stddev, int n, double lag1);
 
+// A sample longer than this many times the median is a stall.
+inline constexpr double kStallFactor = 3.0;
+
 // Fills steps, median, mean, stddev (sample, n-1), p10, p90, min, max, cv,
-// lag1_autocorrelation, effective_samples and the CI fields (by
-// Ci95HalfWidthCorrelated) from `seconds`. warmup_steps and stop_reason are left for the
+// lag1_autocorrelation, effective_samples, the CI fields (by
+// Ci95HalfWidthCorrelated), stalled_samples and stall_share from `seconds`. warmup_steps and stop_reason are left for the
 // caller. All statistics are 0 for an empty input; with one sample stddev, cv
 // and the CI are 0.
 v1::StepStats ComputeStepStats(const std::vector<double>& seconds);

@@ -63,10 +63,11 @@ StopReason TimeSteps(const StepLoop& loop, const torch::Device& device, bool str
     torch::Tensor loss;
     for (int i = 0; i < plan.block; ++i) loss = loop.step();
     // Waiting for the device (and reading the loss, which waits too)
-    // belongs inside the timing.
+    // belongs inside the timing, unless the step ended when step() returned.
+    double seconds = SecondsSince(t0) / plan.block;
     SynchronizeDevice(device);
-    const double loss_value = loss.item<double>();
-    const double seconds = SecondsSince(t0) / plan.block;
+    const double loss_value = loop.time_each_step ? 0.0 : loss.item<double>();
+    if (!loop.time_each_step) seconds = SecondsSince(t0) / plan.block;
     if (loop.data_parallel != nullptr) loop.data_parallel->EndSample(plan.block);
     seconds_per_step->push_back(seconds);
     m->set_last_loss(loss_value);
@@ -93,6 +94,7 @@ TimedSteps WarmUpAndTime(const StepLoop& loop, const v1::RunSettings& settings,
   TimedSteps timed;
   int step = 0;
   WarmupRule warmup(settings.warmup_steps(), settings.max_seconds());
+  if (observer != nullptr) observer->BeforeWarmup();
   RunWarmup(loop, device, stream, observer, &warmup, &step, m);
   timed.warmup_steps = warmup.steps();
 
@@ -100,9 +102,12 @@ TimedSteps WarmUpAndTime(const StepLoop& loop, const v1::RunSettings& settings,
   // device sync) per block, so neither dominates what is measured.
   // max_steps bounds the steps executed, min_steps the samples: blocks
   // shrink so that both hold.
-  timed.block = static_cast<int>(
-      loop.agree(std::max(1, std::min(TimingBlockSteps(warmup.fastest_seconds()),
-                                      settings.max_steps() / std::max(2, settings.min_steps())))));
+  const int block_steps =
+      loop.time_each_step ? 1
+                          : std::max(1, std::min(TimingBlockSteps(warmup.fastest_seconds()),
+                                                 settings.max_steps() /
+                                                     std::max(2, settings.min_steps())));
+  timed.block = static_cast<int>(loop.agree(block_steps));
   if (timed.block > 1) {
     TimingLog(observer,
               absl::StrFormat("timing in blocks of %d steps (fastest warm-up step %.1f us)",

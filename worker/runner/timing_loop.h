@@ -42,6 +42,10 @@ struct StepLoop {
   bool agree_is_collective = false;
   // Records its step parts around each timed sample; may be null.
   DataParallelRun* data_parallel = nullptr;
+  // Every step its own sample, never blocks: for steps that end on the
+  // host when step() returns (a CPU collective's wait()), where a sample
+  // costs no more than a clock read (docs/measurement.md "Stalls").
+  bool time_each_step = false;
 };
 
 // What the loop timed.

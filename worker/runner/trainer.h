@@ -20,6 +20,9 @@ class JobObserver {
   virtual void OnStep(const v1::StepMetric& step) = 0;
   // Facts worth keeping beside the result (thread settings, warm-up length).
   virtual void OnLog(const std::string& line) = 0;
+  // Once, with the model built, before the first warm-up step (concurrent
+  // replicas wait there for one another, job_replicas.h).
+  virtual void BeforeWarmup() {}
 };
 
 // Measures `job` on the CPU and returns the Measurement with config (defaults

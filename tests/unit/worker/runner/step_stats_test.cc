@@ -55,6 +55,19 @@ TEST(StepStatsTest, KnownSample) {
   EXPECT_NEAR(s.ci95_rel(), s.ci95_half_width_s() / 5, 1e-12);
 }
 
+TEST(StepStatsTest, StallsAreSamplesAboveThreeTimesTheMedian) {
+  // Median 0.1 (four 0.1s, one 0.3 exactly at 3x, two stalls of 3.5):
+  // 7 of 7.7 seconds in the two stalls; 0.3 is not above 3x the median.
+  const std::vector<double> v = {0.1, 3.5, 0.1, 0.3, 0.1, 3.5, 0.1};
+  const v1::StepStats s = ComputeStepStats(v);
+  EXPECT_DOUBLE_EQ(s.median_s(), 0.1);
+  EXPECT_EQ(s.stalled_samples(), 2);
+  EXPECT_NEAR(s.stall_share(), 7.0 / 7.7, 1e-12);
+  const v1::StepStats steady = ComputeStepStats({1, 2, 2, 3});
+  EXPECT_EQ(steady.stalled_samples(), 0);
+  EXPECT_EQ(steady.stall_share(), 0);
+}
+
 TEST(StepStatsTest, UncorrelatedOrderKeepsTheIndependentInterval) {
   // The same values in an order with negative lag-1 autocorrelation.
   const std::vector<double> v = {2, 9, 4, 7, 4, 5, 4, 5};
