@@ -313,6 +313,9 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneFlags* flags) {
       ->capture_default_str();
   tune->add_option("--fdr", flags->fdr, "False discovery rate of the verdicts")
       ->capture_default_str();
+  tune->add_flag("--replicas", flags->replicas,
+                 "Also search P training processes at once on disjoint cores (the host's "
+                 "throughput of P models, not one model's speed)");
   tune->add_option("--max-jobs", flags->max_jobs, "Refuse sweeps of more jobs (0: the default)");
   tune->add_option("--format", flags->format, "table, or json for scripts")
       ->check(CLI::IsMember({"table", "json"}))
@@ -343,7 +346,7 @@ int RunTune(const CommandContext& ctx, const TuneFlags& flags, const std::string
     const model::CpuCores cores{platform->logical_cpus(), platform->cores(),
                                 std::max(1, platform->sockets())};
     const std::vector<std::string> candidates =
-        SearchCandidates(cores, WidestWidth(*spec, flags.max_jobs));
+        SearchCandidates(cores, WidestWidth(*spec, flags.max_jobs), flags.replicas);
     auto search =
         RunSweep(ctx, client, **cluster,
                  TuneSweep(*spec, candidates, flags.search_rounds, "-tune-search"), flags.max_jobs);

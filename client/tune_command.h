@@ -32,6 +32,9 @@ struct TuneFlags {
   double fdr = 0.05;
   int64_t max_jobs = 0;
   std::string format = "table";  // table | json
+  // Also search concurrent replicas: the host's throughput of P training
+  // processes, not one model's speed.
+  bool replicas = false;
 };
 
 // `tune` and its options on `app`.

@@ -42,7 +42,8 @@ std::string ConfigKey(const v1::ModelConfig& config) {
 
 }  // namespace
 
-std::vector<std::string> SearchCandidates(const model::CpuCores& cores, double widest_width) {
+std::vector<std::string> SearchCandidates(const model::CpuCores& cores, double widest_width,
+                                          bool with_replicas) {
   const int logical = std::max(1, cores.logical_cpus);
   const int physical = std::max(1, cores.physical_cores > 0 ? cores.physical_cores : logical);
   const int pools =
@@ -59,6 +60,16 @@ std::vector<std::string> SearchCandidates(const model::CpuCores& cores, double w
         candidates.push_back(counts);
       }
     }
+  }
+  if (!with_replicas) return candidates;
+  // P processes of the physical cores / P threads each; one per socket too.
+  std::vector<int> replicas = Doublings(physical, 0);
+  if (cores.sockets > 1) replicas.push_back(cores.sockets);
+  std::sort(replicas.begin(), replicas.end());
+  replicas.erase(std::unique(replicas.begin(), replicas.end()), replicas.end());
+  for (int p : replicas) {
+    if (p < 2) continue;
+    candidates.push_back(absl::StrCat("intra=", physical / p, ",inter=1,replicas=", p));
   }
   return candidates;
 }

@@ -28,7 +28,11 @@ inline constexpr const char* kTuneBaselines[] = {"libtorch", "intel", "tensorflo
 // model (at least 2), with T x I within the logical CPUs; where T is every
 // CPU and I is 1, with pin=on and pin=off both. Exhaustive on small hosts
 // (8 values on 2 CPUs); guided by the guideline's range on large ones.
-std::vector<std::string> SearchCandidates(const model::CpuCores& cores, double widest_width);
+// `with_replicas` adds concurrent replicas (docs/tuning.md): P = 2, 4, ...
+// up to the physical cores, and the sockets, each of physical cores / P
+// intra-op threads and one inter-op thread.
+std::vector<std::string> SearchCandidates(const model::CpuCores& cores, double widest_width,
+                                          bool with_replicas = false);
 
 // OK for a sweep `paradnn tune` can take: CPU, no stack.threads axis and
 // no thread-count params (the tuner chooses them). Otherwise

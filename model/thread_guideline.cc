@@ -95,7 +95,11 @@ ThreadSettings ResolveThreadProfile(const platform::ThreadProfile& profile,
   s.intra_op_threads = profile.intra_op_threads;
   s.inter_op_threads = profile.inter_op_threads;
   if (profile.pin.has_value()) s.pinning = *profile.pin ? ThreadPinning::kOn : ThreadPinning::kOff;
-  s.why = "explicit counts";
+  s.replicas = profile.replicas;
+  s.why = profile.replicas > 1
+              ? absl::StrCat("explicit counts, ", profile.replicas,
+                             " processes at once on disjoint CPUs")
+              : "explicit counts";
   return s;
 }
 
@@ -104,6 +108,25 @@ std::map<std::string, std::string> ThreadProfileEnvironment(
   // Only the environment: the counts do not matter here.
   return ResolveThreadProfile(profile, OperatorWidth{}, CpuCores{1, 1, 1}).env;
 }
+
+namespace {
+
+// "taskset -c 0 python train.py & taskset -c 1 python train.py &" for
+// `replicas` processes of `threads` CPUs each (the first three written out).
+std::string ReplicaLaunchExample(int replicas, int threads) {
+  std::string out;
+  const int shown = std::min(replicas, 3);
+  for (int r = 0; r < shown; ++r) {
+    const int first = r * threads, last = first + threads - 1;
+    absl::StrAppend(&out, r > 0 ? " " : "", "taskset -c ",
+                    threads > 1 ? absl::StrCat(first, "-", last) : absl::StrCat(first),
+                    " python train.py &");
+  }
+  if (replicas > shown) absl::StrAppend(&out, " ...");
+  return out;
+}
+
+}  // namespace
 
 std::string SettingsToCopy(const ThreadSettings& settings, const RanWith& ran) {
   std::string lines;
@@ -131,6 +154,11 @@ std::string SettingsToCopy(const ThreadSettings& settings, const RanWith& ran) {
   absl::StrAppend(&lines, "torch.set_num_threads(", settings.intra_op_threads, ")\n",
                   "torch.set_num_interop_threads(", settings.inter_op_threads,
                   ")  # before any inter-op work starts\n");
+  if (settings.replicas > 1) {
+    absl::StrAppend(&lines, "# ", settings.replicas,
+                    " training processes at once, each on its own CPUs, e.g. ",
+                    ReplicaLaunchExample(settings.replicas, settings.intra_op_threads), "\n");
+  }
   return lines;
 }
 

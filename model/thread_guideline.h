@@ -38,6 +38,9 @@ struct ThreadSettings {
   int intra_op_threads = 0;
   int inter_op_threads = 0;
   ThreadPinning pinning = ThreadPinning::kRunnerRule;
+  // Processes of the job at once, each on its own share of the CPUs with
+  // the counts above (explicit profiles' replicas=P; 1 otherwise).
+  int replicas = 1;
   // Environment variables the settings set for the OpenMP runtime (empty:
   // left as installed).
   std::map<std::string, std::string> env;

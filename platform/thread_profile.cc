@@ -12,6 +12,7 @@ namespace paradnn::platform {
 namespace {
 
 constexpr int kMaxThreads = 1024;
+constexpr int kMaxReplicas = 256;
 constexpr size_t kMaxValueLength = 64;
 
 const std::map<std::string, ThreadProfileKind>& NamedProfiles() {
@@ -65,6 +66,11 @@ absl::StatusOr<ThreadProfile> ParseThreadProfile(absl::string_view value, absl::
         return Bad(value, field, absl::StrCat("has pin=", kv[1], ", not on or off"));
       }
       profile.pin = kv[1] == "on";
+    } else if (key == "replicas") {
+      if (!absl::SimpleAtoi(kv[1], &profile.replicas) || profile.replicas < 1 ||
+          profile.replicas > kMaxReplicas) {
+        return Bad(value, field, absl::StrCat("has replicas=", kv[1], ", not 1..256"));
+      }
     } else {
       return Bad(value, field, absl::StrCat("has the unknown key '", key, "'"));
     }
@@ -82,12 +88,13 @@ std::string ThreadProfileValue(const ThreadProfile& profile) {
   std::string value =
       absl::StrCat("intra=", profile.intra_op_threads, ",inter=", profile.inter_op_threads);
   if (profile.pin.has_value()) absl::StrAppend(&value, ",pin=", *profile.pin ? "on" : "off");
+  if (profile.replicas > 1) absl::StrAppend(&value, ",replicas=", profile.replicas);
   return value;
 }
 
 std::string ThreadProfileHelp() {
-  return "libtorch, intel, tensorflow, guideline or intra=T,inter=I[,pin=on|off] "
-         "(T and I 1..1024)";
+  return "libtorch, intel, tensorflow, guideline or intra=T,inter=I[,pin=on|off][,replicas=P] "
+         "(T and I 1..1024, P 1..256)";
 }
 
 }  // namespace paradnn::platform

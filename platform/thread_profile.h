@@ -25,7 +25,7 @@ enum class ThreadProfileKind {
   kIntel,       // "intel": Intel's recommended settings
   kTensorFlow,  // "tensorflow": the TensorFlow guide's defaults
   kGuideline,   // "guideline": pools = the model's width, intra = cores / pools
-  kExplicit,    // "intra=T,inter=I[,pin=on|off]"
+  kExplicit,    // "intra=T,inter=I[,pin=on|off][,replicas=P]"
 };
 
 struct ThreadProfile {
@@ -36,19 +36,24 @@ struct ThreadProfile {
   // kExplicit only: pin=on|off; absent = the runner's rule (pin when the
   // intra-op threads equal the process's CPUs).
   std::optional<bool> pin;
+  // kExplicit only: replicas=P, P processes of the job at once, each on its
+  // own share of the CPUs with the counts above (the paper's pools for
+  // throughput; docs/tuning.md "Concurrent replicas"). 1: one process.
+  int replicas = 1;
 };
 
 // The profile of a stack value: libtorch, intel, tensorflow, guideline, or
-// intra=T,inter=I with an optional ,pin=on|off (keys in any order, each
-// once; intra and inter required). InvalidArgument "<field>: '<value>' ..."
+// intra=T,inter=I with optional ,pin=on|off and ,replicas=P (keys in any
+// order, each once; intra and inter required). InvalidArgument "<field>: '<value>' ..."
 // naming what is allowed otherwise.
 absl::StatusOr<ThreadProfile> ParseThreadProfile(absl::string_view value, absl::string_view field);
 
-// The canonical stack value of `profile` ("intra=2,inter=1,pin=off").
+// The canonical stack value of `profile` ("intra=2,inter=1,pin=off",
+// replicas only when above 1).
 std::string ThreadProfileValue(const ThreadProfile& profile);
 
-// "libtorch, intel, tensorflow, guideline or intra=T,inter=I[,pin=on|off]
-// (T and I 1..1024)".
+// "libtorch, intel, tensorflow, guideline or
+// intra=T,inter=I[,pin=on|off][,replicas=P] (T and I 1..1024, P 1..256)".
 std::string ThreadProfileHelp();
 
 }  // namespace paradnn::platform

@@ -39,6 +39,7 @@
 #include "worker/runner/gang_training.h"
 #include "worker/runner/job_devices.h"
 #include "worker/runner/job_sentinel.h"
+#include "worker/runner/job_replicas.h"
 #include "worker/runner/job_threads.h"
 #include "worker/runner/model_builder.h"
 #include "worker/runner/op_profiler.h"
@@ -417,6 +418,7 @@ v1::Measurement RunJob(const v1::RunnerJob& job, JobObserver* observer) {
     return m;
   }
 
+  if (JobReplicas(job) > 1) return RunReplicas(job, observer);
   v1::RunSettings settings;
   if (!PrepareProcess(job, *spec, &settings, &m, observer)) return m;
 

@@ -44,6 +44,19 @@ TEST(TunePlanTest, LargeHostsAreSearchedOverTheGuidelinesRange) {
   EXPECT_EQ(SearchCandidates({32, 16, 1}, 1.0).size(), 16u);
 }
 
+TEST(TunePlanTest, ReplicasAreSearchedOnlyWhenAskedFor) {
+  EXPECT_FALSE(Has(SearchCandidates({2, 2, 1}, 1.0), "intra=1,inter=1,replicas=2"));
+  const std::vector<std::string> small = SearchCandidates({2, 2, 1}, 1.0, true);
+  EXPECT_EQ(small.size(), 9u);
+  EXPECT_EQ(small.back(), "intra=1,inter=1,replicas=2");
+  // 2 sockets of 12 physical cores (48 hyper-threads): P = 2, 4, 8, 16, 24.
+  const std::vector<std::string> large = SearchCandidates({48, 24, 2}, 1.0, true);
+  EXPECT_TRUE(Has(large, "intra=12,inter=1,replicas=2"));  // one per socket
+  EXPECT_TRUE(Has(large, "intra=6,inter=1,replicas=4"));
+  EXPECT_TRUE(Has(large, "intra=1,inter=1,replicas=24"));
+  EXPECT_FALSE(Has(large, "intra=1,inter=1,replicas=48"));  // physical cores only
+}
+
 TEST(TunePlanTest, OnlyCpuSweepsWithoutThreadSettingsAreTuned) {
   v1::SweepSpec spec;
   spec.set_family("fc");

@@ -34,6 +34,12 @@ TEST(ThreadProfileTest, ExplicitCountsInAnyOrderWithOptionalPinning) {
   EXPECT_EQ(ThreadProfileValue(*p), "intra=1,inter=1,pin=off");
   EXPECT_EQ(ParseThreadProfile("pin=on,intra=4,inter=1", "f")->pin, true);
   EXPECT_EQ(ThreadProfileValue(*ParseThreadProfile("intel", "f")), "intel");
+  p = ParseThreadProfile("replicas=2,intra=1,inter=1", "f");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->replicas, 2);
+  EXPECT_EQ(ThreadProfileValue(*p), "intra=1,inter=1,replicas=2");
+  EXPECT_EQ(ThreadProfileValue(*ParseThreadProfile("intra=1,inter=1,replicas=1", "f")),
+            "intra=1,inter=1");
 }
 
 TEST(ThreadProfileTest, BadValuesNameTheFieldAndWhatIsAllowed) {
@@ -47,6 +53,8 @@ TEST(ThreadProfileTest, BadValuesNameTheFieldAndWhatIsAllowed) {
       {"intra=2", "needs both intra= and inter="},
       {"intra=2,inter=1,pin=yes", "has pin=yes, not on or off"},
       {"intra=2,inter=1,intra=3", "sets intra twice"},
+      {"intra=1,inter=1,replicas=0", "has replicas=0, not 1..256"},
+      {"intra=1,inter=1,replicas=x", "has replicas=x, not 1..256"},
       {"intra=2,inter=1,pools=2", "has the unknown key 'pools'"},
       {"", "is not a profile name or key=value list"},
   };

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
 #include "common/framing.h"
 #include "common/subprocess.h"
@@ -202,6 +203,39 @@ TEST(RunnerBinaryTest, ThreadsProfilesSetThePoolsAndAreRecordedAsAsked) {
   ASSERT_EQ(m.outcome(), v1::OK) << m.error();
   EXPECT_EQ(m.inter_op_threads(), 1);
   EXPECT_EQ(m.intra_op_threads(), static_cast<int>(common::AllowedCpus().size()));
+}
+
+TEST(RunnerBinaryTest, ThreadsReplicasRunTogetherOnDisjointCpusAndGiveTheHostsSteps) {
+  const std::vector<int> cpus = common::AllowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU: no two replicas on CPUs of their own";
+  const v1::Measurement m = MeasureWithThreads("intra=1,inter=1,replicas=2");
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  const v1::ConcurrentReplicas& c = m.concurrent_replicas();
+  ASSERT_EQ(c.replicas(), 2);
+  ASSERT_EQ(c.cpus_size(), 2);
+  const std::vector<int> upper(cpus.begin() + static_cast<long>((cpus.size() + 1) / 2),
+                               cpus.end());
+  EXPECT_EQ(c.cpus(1), common::FormatCpuList(upper));
+  EXPECT_NE(c.cpus(0), c.cpus(1));
+  ASSERT_EQ(c.median_step_s_size(), 2);
+  ASSERT_GE(c.slowest_replica(), 0);
+  ASSERT_LT(c.slowest_replica(), 2);
+  const double slowest = c.median_step_s(c.slowest_replica());
+  EXPECT_GE(slowest, c.median_step_s(1 - c.slowest_replica()));
+  // The host finishes two steps of the batch in one replica step.
+  EXPECT_DOUBLE_EQ(m.stats().median_s(), slowest / 2);
+  EXPECT_NEAR(m.examples_per_sec(), 16 / m.stats().median_s(), 1e-6 * m.examples_per_sec());
+  EXPECT_GT(c.timed_overlap(), 0);
+  EXPECT_LE(c.timed_overlap(), 1);
+  EXPECT_EQ(m.intra_op_threads(), 1);  // each replica's
+  EXPECT_EQ(m.config().stack().at("threads"), "intra=1,inter=1,replicas=2");
+  EXPECT_EQ(m.stack().at("threads"), "intra=1,inter=1,replicas=2");
+
+  const v1::Measurement too_many =
+      MeasureWithThreads(absl::StrCat("intra=1,inter=1,replicas=", cpus.size() + 1));
+  EXPECT_EQ(too_many.outcome(), v1::UNSUPPORTED);
+  EXPECT_TRUE(absl::StrContains(too_many.error(), "each replica needs one of its own"))
+      << too_many.error();
 }
 
 TEST(RunnerBinaryTest, JobStdinWithoutStreamingSendsNoSteps) {
