@@ -18,6 +18,7 @@
 #include "client/commands.h"
 #include "client/compare_command.h"
 #include "client/did_you_mean.h"
+#include "client/fleet_events_command.h"
 #include "client/history_command.h"
 #include "client/interrupt.h"
 #include "client/local_runner.h"
@@ -90,6 +91,7 @@ struct Flags {
   int64_t fleet_sweep = 0;
   double fleet_window = 0;
   std::string fleet_format = "table";
+  client::FleetEventFlags fleet_events;
 };
 
 void AddWide(CLI::App* command, Flags* flags) {
@@ -154,6 +156,7 @@ struct Commands {
   CLI::App* results;
   CLI::App* workers;
   CLI::App* fleet;
+  client::FleetEventCommands fleet_events;
   CLI::App* cancel;
   CLI::App* local;
   CLI::App* presets;
@@ -301,6 +304,7 @@ void AddListingCommands(CLI::App& app, Flags* flags, Commands* commands) {
                    "table, csv (a row per device kind and the total, raw numbers) or json")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
+  commands->fleet_events = client::AddFleetEventCommands(fleet, &flags->fleet_events);
 
   commands->presets = app.add_subcommand(
       "presets",
@@ -476,6 +480,12 @@ int Dispatch(const Flags& flags, const Commands& commands, const client::Command
     return client::RunResults(ctx, flags.result_sweeps, format, view, flags.results_db);
   }
   if (commands.workers->parsed()) return client::RunWorkers(ctx, format);
+  if (commands.fleet_events.ingest->parsed()) {
+    return client::RunFleetIngest(ctx, flags.fleet_events);
+  }
+  if (commands.fleet_events.report->parsed()) {
+    return client::RunFleetReport(ctx, flags.fleet_events);
+  }
   if (commands.fleet->parsed()) {
     return client::RunFleet(ctx, flags.fleet_sweep, flags.fleet_window, flags.fleet_format);
   }

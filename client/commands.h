@@ -72,6 +72,12 @@ class CoordinatorClient {
   absl::StatusOr<v1::AnalyzeResponse> Analyze(const v1::AnalyzeRequest& request);
   absl::StatusOr<v1::FleetGoodputResponse> FleetGoodput(const v1::FleetGoodputRequest& request);
   absl::StatusOr<v1::PredictResponse> Predict(const v1::PredictRequest& request);
+  // Streams the batches `next` fills (until it returns false) as one
+  // IngestFleetEvents call, without the unary deadline (a file of millions
+  // of lines takes what it takes); Cancelled when interrupted.
+  absl::StatusOr<v1::IngestFleetEventsResponse> IngestFleetEvents(
+      const std::function<bool(v1::FleetEventLines*)>& next, InterruptWatcher* interrupts);
+  absl::StatusOr<v1::FleetReportResponse> FleetReport(const v1::FleetReportRequest& request);
 
   // Follows WatchSweep until the sweep is no longer running and returns its
   // final status. `on_tick(latest, elapsed_seconds)` runs on the calling

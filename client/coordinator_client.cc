@@ -176,6 +176,29 @@ absl::StatusOr<v1::FleetGoodputResponse> CoordinatorClient::FleetGoodput(
   return Unary(&v1::Coordinator::Stub::FleetGoodput, request);
 }
 
+absl::StatusOr<v1::FleetReportResponse> CoordinatorClient::FleetReport(
+    const v1::FleetReportRequest& request) {
+  return Unary(&v1::Coordinator::Stub::FleetReport, request);
+}
+
+absl::StatusOr<v1::IngestFleetEventsResponse> CoordinatorClient::IngestFleetEvents(
+    const std::function<bool(v1::FleetEventLines*)>& next, InterruptWatcher* interrupts) {
+  grpc::ClientContext context;
+  v1::IngestFleetEventsResponse response;
+  std::unique_ptr<grpc::ClientWriter<v1::FleetEventLines>> writer =
+      stub_->IngestFleetEvents(&context, &response);
+  for (v1::FleetEventLines batch; next(&batch); batch.Clear()) {
+    if (interrupts != nullptr && interrupts->interrupted()) {
+      context.TryCancel();
+      break;
+    }
+    if (!writer->Write(batch)) break;  // the call ended: Finish says why
+  }
+  writer->WritesDone();
+  if (grpc::Status s = writer->Finish(); !s.ok()) return Annotate(s);
+  return response;
+}
+
 absl::StatusOr<v1::PredictResponse> CoordinatorClient::Predict(const v1::PredictRequest& request) {
   return Unary(&v1::Coordinator::Stub::Predict, request);
 }

@@ -315,6 +315,16 @@ CREATE INDEX attempts_open_gang ON attempts(gang_id)
   WHERE finished_unix_ms IS NULL AND gang_id IS NOT NULL;
 )sql";
 
+// Version 16: a user's own fleet's training-job events (docs/fleet-events.md),
+// each stored once: the key is the event's deterministic serialization.
+constexpr const char kSchemaV16[] = R"sql(
+CREATE TABLE fleet_events (
+  job   TEXT NOT NULL,
+  event BLOB NOT NULL,
+  PRIMARY KEY (job, event)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -335,6 +345,7 @@ const std::vector<Migration>& Migrations() {
       {13, "workers, results: harness; results: reused_from_job_id", kSchemaV13},
       {14, "workers, results: trust_domain; spot_checks: re-measured reuses", kSchemaV14},
       {15, "attempts: gang_id, gang_rank (data-parallel gangs)", kSchemaV15},
+      {16, "fleet_events: a user's training jobs' events", kSchemaV16},
   };
   return *kMigrations;
 }

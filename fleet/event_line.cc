@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
 namespace paradnn::fleet {
@@ -128,7 +129,8 @@ absl::Status ReadTimes(const Json& line, v1::TrainingEvent* event) {
   absl::StatusOr<double> end = NumberField(line, "end");
   if (!end.ok()) return end.status();
   if (*end < *start) {
-    return Bad("end", absl::StrCat(*end, " is before start ", *start), "end >= start");
+    return Bad("end", absl::StrFormat("%.6f is before start %.6f", *end, *start),
+               "end >= start");
   }
   event->set_start(*start);
   event->set_end(*end);

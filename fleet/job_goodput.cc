@@ -157,7 +157,7 @@ std::string IdealSeconds(const std::vector<const v1::TrainingEvent*>& kept,
   const double devices = job->devices();
   double ideal = 0;
   for (const v1::TrainingEvent* step : kept) {
-    if (!counted && !step->has_flops()) return absl::StrCat("no flops on step ", step->step());
+    if (!counted && !step->has_flops()) return "kept steps without flops";
     const double flops = counted ? counted->flops : step->flops();
     const double bytes = counted ? counted->bytes : (step->has_bytes() ? step->bytes() : 0.0);
     double seconds = flops / (devices * roof->flops_per_sec);
@@ -246,6 +246,15 @@ DecomposedJob DecomposeJob(std::vector<v1::TrainingEvent> events, const RoofLook
   if (!job.program_blank().empty()) job.set_ideal_s(0);
   SetShares(&job);
   return out;
+}
+
+double BadputSeconds(const v1::GoodputParts& parts, const std::string& cause) {
+  if (cause == "initialization") return parts.initialization_s();
+  if (cause == "compilation") return parts.compilation_s();
+  if (cause == "data_loading") return parts.data_loading_s();
+  if (cause == "checkpointing") return parts.checkpointing_s();
+  if (cause == "lost_progress") return parts.lost_progress_s();
+  return parts.other_s();
 }
 
 std::string JobSizeBucket(int devices) {

@@ -42,6 +42,11 @@ struct DecomposedJob {
 DecomposedJob DecomposeJob(std::vector<v1::TrainingEvent> events, const RoofLookup& roofs,
                            const ModelCostLookup& model_cost);
 
+// The badput causes, in the format's order, and a job's seconds of one.
+inline constexpr const char* kBadputCauses[] = {"initialization", "compilation", "data_loading",
+                                                "checkpointing",  "lost_progress", "other"};
+double BadputSeconds(const v1::GoodputParts& parts, const std::string& cause);
+
 // "1", "2-8", "9-64" or "65+" requested devices.
 std::string JobSizeBucket(int devices);
 

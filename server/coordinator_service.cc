@@ -12,6 +12,7 @@
 #include "common/state_names.h"
 #include "model/sweep.h"
 #include "server/analysis/rerun_intervals.h"
+#include "server/fleet_intake.h"
 #include "server/grpc_status.h"
 #include "server/repeat_rounds.h"
 #include "server/sweep_predictor.h"
@@ -556,6 +557,26 @@ grpc::ServerUnaryReactor* CoordinatorService::FleetGoodput(grpc::CallbackServerC
           ReadFleetGoodput(*database_, options_.ledger, *request, clock_->NowUnixMs());
       const absl::Status status = goodput.status();
       if (goodput.ok()) *response = *std::move(goodput);
+      reactor->Finish(ToGrpc(status));
+    });
+  });
+}
+
+grpc::ServerReadReactor<v1::FleetEventLines>* CoordinatorService::IngestFleetEvents(
+    grpc::CallbackServerContext* context, v1::IngestFleetEventsResponse* response) {
+  return StartStream<grpc::ServerReadReactor<v1::FleetEventLines>>(
+      context, [&] { return new FleetIngestReactor(database_, response); });
+}
+
+grpc::ServerUnaryReactor* CoordinatorService::FleetReport(grpc::CallbackServerContext* context,
+                                                          const v1::FleetReportRequest* request,
+                                                          v1::FleetReportResponse* response) {
+  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
+    // Reads and decomposes every stored event: off the callback thread.
+    queries_->Run([this, reactor, request, response] {
+      absl::StatusOr<v1::FleetReportResponse> report = BuildFleetReport(*database_, *request);
+      const absl::Status status = report.status();
+      if (report.ok()) *response = *std::move(report);
       reactor->Finish(ToGrpc(status));
     });
   });

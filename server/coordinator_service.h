@@ -89,6 +89,11 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   grpc::ServerUnaryReactor* FleetGoodput(grpc::CallbackServerContext* context,
                                          const v1::FleetGoodputRequest* request,
                                          v1::FleetGoodputResponse* response) override;
+  grpc::ServerReadReactor<v1::FleetEventLines>* IngestFleetEvents(
+      grpc::CallbackServerContext* context, v1::IngestFleetEventsResponse* response) override;
+  grpc::ServerUnaryReactor* FleetReport(grpc::CallbackServerContext* context,
+                                        const v1::FleetReportRequest* request,
+                                        v1::FleetReportResponse* response) override;
   grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
                                     const v1::PredictRequest* request,
                                     v1::PredictResponse* response) override;

