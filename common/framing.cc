@@ -1,5 +1,7 @@
 #include "common/framing.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,6 +39,17 @@ absl::StatusOr<size_t> ReadFully(int fd, char* out, size_t size) {
 }
 
 }  // namespace
+
+std::string DeterministicBytes(const google::protobuf::MessageLite& message) {
+  std::string bytes;
+  {  // the streams write into `bytes` until they are gone
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
 
 std::string EncodeFrame(const google::protobuf::MessageLite& message) {
   std::string payload = message.SerializeAsString();

@@ -19,6 +19,10 @@ namespace paradnn::common {
 // coordinator's largest --max-model-bytes) plus the job.
 inline constexpr uint32_t kMaxFrameBytes = (1u << 30) + (16u << 20);
 
+// `message` serialized deterministically (map entries in key order): equal
+// messages give equal bytes, so the bytes can serve as a key.
+std::string DeterministicBytes(const google::protobuf::MessageLite& message);
+
 // Returns the frame (header + payload) for `message`.
 std::string EncodeFrame(const google::protobuf::MessageLite& message);
 

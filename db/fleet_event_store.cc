@@ -1,36 +1,18 @@
 #include "db/fleet_event_store.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/framing.h"
 #include "db/stores_internal.h"
 
 namespace paradnn::db {
-namespace {
-
-// The stored form and key: every field, in a deterministic encoding.
-std::string Serialized(const v1::TrainingEvent& event) {
-  std::string bytes;
-  {  // the streams write into `bytes` until they are gone
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    event.SerializeToCodedStream(&coded);
-  }
-  return bytes;
-}
-
-}  // namespace
-
 void FleetEventStore::Add(std::vector<v1::TrainingEvent> events, Callback<int64_t> done) {
   // Serialized on the caller's thread: the writer thread only writes.
   auto rows = std::make_shared<std::vector<std::pair<std::string, std::string>>>();
   rows->reserve(events.size());
-  for (const v1::TrainingEvent& e : events) rows->emplace_back(e.job(), Serialized(e));
+  for (const v1::TrainingEvent& e : events) rows->emplace_back(e.job(), common::DeterministicBytes(e));  // stored form and key
   internal::WriteValue<int64_t>(
       db_,
       [rows](sqlite3* db) -> absl::StatusOr<int64_t> {

@@ -38,9 +38,8 @@ from torch import nn
 try:
     from paradnn.goodput import Recorder
 except ImportError:
-    # A checkout without the package installed (or without its grpc and pandas,
-    # which paradnn/__init__ imports): the module itself needs only the standard
-    # library, so load it from the source tree.
+    # A checkout without the package installed: the module needs only the
+    # standard library, so load it from the source tree.
     _SOURCE = Path(__file__).resolve().parents[1] / "python" / "paradnn" / "goodput.py"
     _spec = importlib.util.spec_from_file_location("paradnn_goodput", _SOURCE)
     _goodput = importlib.util.module_from_spec(_spec)

@@ -1,8 +1,5 @@
 #include "fleet/event_line.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/framing.h"
 
 namespace paradnn::fleet {
 namespace {
@@ -280,15 +278,6 @@ absl::StatusOr<v1::TrainingEvent> ParseEventLine(absl::string_view text) {
   return event;
 }
 
-std::string EventKey(const v1::TrainingEvent& event) {
-  std::string key;
-  {  // the streams write into `key` until they are gone
-    google::protobuf::io::StringOutputStream stream(&key);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    event.SerializeToCodedStream(&coded);
-  }
-  return key;
-}
+std::string EventKey(const v1::TrainingEvent& event) { return common::DeterministicBytes(event); }
 
 }  // namespace paradnn::fleet

@@ -10,15 +10,33 @@ The generated protobuf and gRPC modules are paradnn.v1 (made from
 proto/paradnn/v1 when the package is built).
 """
 
-# paradnn.v1's modules are attributes of the package once it is imported.
-from paradnn.v1 import analysis_pb2, coordinator_pb2, coordinator_pb2_grpc  # noqa: F401
-from paradnn.v1 import metrics_pb2, sweep_pb2  # noqa: F401
-from paradnn.analysis import KINDS, build_request, frame, response_frame
-from paradnn.client import Client, CoordinatorError, connect
-from paradnn.database import Database, open_db
-from paradnn.frames import result_frame, sweeps_frame, workers_frame
+# Loaded on first use (PEP 562), so that `import paradnn.goodput` in a
+# training job needs neither gRPC, protobuf nor pandas.
+_LAZY = {
+    "KINDS": "paradnn.analysis", "build_request": "paradnn.analysis",
+    "frame": "paradnn.analysis", "response_frame": "paradnn.analysis",
+    "Client": "paradnn.client", "CoordinatorError": "paradnn.client", "connect": "paradnn.client",
+    "Database": "paradnn.database", "open_db": "paradnn.database",
+    "result_frame": "paradnn.frames", "sweeps_frame": "paradnn.frames",
+    "workers_frame": "paradnn.frames",
+}
 
-__all__ = [
-    "KINDS", "Client", "CoordinatorError", "Database", "build_request", "connect", "frame",
-    "open_db", "response_frame", "result_frame", "sweeps_frame", "workers_frame",
-]
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    if name == "v1":  # the generated modules, as attributes of paradnn.v1
+        import importlib
+
+        for generated in ("analysis_pb2", "coordinator_pb2", "coordinator_pb2_grpc",
+                          "metrics_pb2", "sweep_pb2", "fleet_events_pb2"):
+            importlib.import_module(f"paradnn.v1.{generated}")
+        return globals()["v1"]
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'paradnn' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
