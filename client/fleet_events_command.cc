@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/fleet_plot.h"
 #include "fleet/job_goodput.h"
 
 namespace paradnn::client {
@@ -92,6 +93,8 @@ FleetEventCommands AddFleetEventCommands(CLI::App* fleet, FleetEventFlags* flags
   commands.report->add_option("--top", flags->top, "Jobs shown per badput cause")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  commands.report->add_option("--plot", flags->plot,
+                              "Draw where the device time went, per device kind (*.svg, *.png)");
   commands.report->add_option("--format", flags->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
@@ -189,6 +192,16 @@ std::string FormatFleetReport(const v1::FleetReportResponse& report) {
   for (const auto& [why, jobs] : report.program_blank()) {
     out += absl::StrFormat("  blank for %d jobs: %s\n", jobs, why);
   }
+  if (report.references_size() > 0) {
+    out += "\nprogram goodput of one-device jobs beside paradnn's fastest result of the same "
+           "configuration on that device kind\n";
+    for (const v1::ParadnnReference& r : report.references()) {
+      out += absl::StrFormat("  %-24s %6.1f%%   paradnn %6.1f%% (%.3f ms per step, job %d, %s)\n",
+                             r.job().substr(0, 24), r.job_program() * 100,
+                             r.paradnn_program() * 100, r.paradnn_step_s() * 1e3,
+                             r.result_job_id(), r.stack());
+    }
+  }
   for (const std::string& line : report.incomplete()) out += "incomplete: " + line + "\n";
   return out;
 }
@@ -208,6 +221,11 @@ int RunFleetReport(const CommandContext& ctx, const FleetEventFlags& flags) {
   CoordinatorClient client(ctx.address, ctx.timeout_seconds);
   absl::StatusOr<v1::FleetReportResponse> report = client.FleetReport(request);
   if (!report.ok()) return ReportError(ctx, report.status());
+  if (!flags.plot.empty()) {
+    if (absl::Status drawn = PlotFleetReport(*report, flags.plot); !drawn.ok()) {
+      return ReportError(ctx, drawn);
+    }
+  }
   if (flags.format == "json") {
     std::string json;
     google::protobuf::util::JsonPrintOptions options;

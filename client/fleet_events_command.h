@@ -21,6 +21,7 @@ struct FleetEventFlags {
   bool jobs = false;               // report: every job's decomposition too
   int top = 5;                     // report: jobs per badput cause
   std::string format = "table";    // report: table | json
+  std::string plot;                // report: a figure, *.svg or *.png
 };
 
 struct FleetEventCommands {

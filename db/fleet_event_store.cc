@@ -8,7 +8,7 @@
 #include "db/stores_internal.h"
 
 namespace paradnn::db {
-void FleetEventStore::Add(std::vector<v1::TrainingEvent> events, Callback<int64_t> done) {
+void FleetEventStore::Add(const std::vector<v1::TrainingEvent>& events, Callback<int64_t> done) {
   // Serialized on the caller's thread: the writer thread only writes.
   auto rows = std::make_shared<std::vector<std::pair<std::string, std::string>>>();
   rows->reserve(events.size());
@@ -31,9 +31,9 @@ void FleetEventStore::Add(std::vector<v1::TrainingEvent> events, Callback<int64_
       std::move(done));
 }
 
-absl::StatusOr<int64_t> FleetEventStore::AddSync(std::vector<v1::TrainingEvent> events) {
-  return internal::Await<int64_t>(
-      db_, [&](Callback<int64_t> done) { Add(std::move(events), std::move(done)); });
+absl::StatusOr<int64_t> FleetEventStore::AddSync(const std::vector<v1::TrainingEvent>& events) {
+  return internal::Await<int64_t>(db_,
+                                  [&](Callback<int64_t> done) { Add(events, std::move(done)); });
 }
 
 absl::Status ForEachFleetJob(

@@ -23,8 +23,8 @@ class FleetEventStore {
   explicit FleetEventStore(Database* db) : db_(db) {}
 
   // Stores `events` in one transaction; `done` gets how many were new.
-  void Add(std::vector<v1::TrainingEvent> events, Callback<int64_t> done);
-  absl::StatusOr<int64_t> AddSync(std::vector<v1::TrainingEvent> events);
+  void Add(const std::vector<v1::TrainingEvent>& events, Callback<int64_t> done);
+  absl::StatusOr<int64_t> AddSync(const std::vector<v1::TrainingEvent>& events);
 
   absl::StatusOr<int64_t> Count() const;
 

@@ -213,6 +213,7 @@ DecomposedJob DecomposeJob(std::vector<v1::TrainingEvent> events, const RoofLook
   if (!out.incomplete.empty()) return out;
 
   *job.mutable_attributes() = submitted->attributes();
+  *job.mutable_model_params() = submitted->model_params();
   job.set_submitted(submitted->time());
   job.set_ended(ended != nullptr ? ended->time() : last);
   job.set_status(ended != nullptr ? ended->status() : "");

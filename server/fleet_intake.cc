@@ -6,7 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "db/platform_store.h"
 #include "db/statement.h"
 #include "fleet/event_line.h"
@@ -166,6 +168,106 @@ void AddBreakdowns(const std::vector<v1::JobGoodput>& jobs, v1::FleetReportRespo
       report->mutable_by_day());
 }
 
+// "fc batch=64 input=200 layer=2 ..." (params and options in key order).
+std::string ConfigText(const v1::ModelConfig& config) {
+  std::map<std::string, std::string> values;
+  for (const auto& [key, value] : config.params()) values[key] = absl::StrCat(value);
+  for (const auto& [key, value] : config.options()) values[key] = value;
+  std::string text = config.family();
+  for (const auto& [key, value] : values) absl::StrAppend(&text, " ", key, "=", value);
+  return text;
+}
+
+// The fastest OK paradnn result on workers of `kind` of the configuration
+// `params` give (those keys equal; others free: the stack's settings
+// searched) of `family` at `precision`; nullopt when there is none.
+struct MeasuredConfig {
+  int64_t job_id = 0;
+  double step_s = 0;
+  v1::ModelConfig config;
+};
+absl::StatusOr<std::optional<MeasuredConfig>> FastestResult(
+    const db::Database& database, const std::string& kind, const std::string& family,
+    const std::string& precision, const google::protobuf::Map<std::string, double>& params) {
+  std::string sql =
+      "SELECT r.job_id, r.step_median_s, j.config FROM results r JOIN jobs j ON j.id = r.job_id "
+      "JOIN sweeps s ON s.id = j.sweep_id JOIN workers w ON w.id = r.worker_id "
+      "WHERE r.outcome = ? AND r.step_median_s > 0 AND w.device_kind = ? AND s.family = ? "
+      "AND j.precision = ?";
+  const std::map<std::string, double> sorted(params.begin(), params.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    sql += " AND EXISTS (SELECT 1 FROM job_params p WHERE p.job_id = j.id AND p.key = ? AND "
+           "p.int_value = ?)";
+  }
+  sql += " ORDER BY r.step_median_s LIMIT 1";
+  std::optional<MeasuredConfig> found;
+  absl::Status read = database.Read([&](sqlite3* db) -> absl::Status {
+    db::Statement query(db, sql.c_str());
+    query.Bind(1, static_cast<int64_t>(v1::OK)).Bind(2, kind).Bind(3, family).Bind(4, precision);
+    int index = 5;
+    for (const auto& [key, value] : sorted) {
+      query.Bind(index, key).Bind(index + 1, static_cast<int64_t>(value));
+      index += 2;
+    }
+    absl::StatusOr<bool> row = query.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::OkStatus();
+    MeasuredConfig m;
+    m.job_id = query.ColumnInt(0);
+    m.step_s = query.ColumnDouble(1);
+    if (!m.config.ParseFromString(query.ColumnBlob(2))) {
+      return absl::DataLossError(absl::StrCat("jobs.config of job ", m.job_id, " does not parse"));
+    }
+    found = std::move(m);
+    return absl::OkStatus();
+  });
+  if (!read.ok()) return read;
+  return found;
+}
+
+// For each one-device job whose model paradnn counts (program goodput from
+// paradnn's counts): the program goodput paradnn's fastest measured result
+// of the same configuration reaches on a worker of the same device kind.
+absl::Status AddParadnnReferences(const db::Database& database,
+                                  const std::vector<v1::JobGoodput>& jobs,
+                                  const fleet::RoofLookup& roofs, v1::FleetReportResponse* report) {
+  for (const v1::JobGoodput& job : jobs) {
+    if (job.devices() != 1 || !job.has_program() ||
+        !absl::StartsWith(job.flops_source(), "paradnn counts")) {
+      continue;
+    }
+    v1::TrainingEvent submitted;
+    *submitted.mutable_attributes() = job.attributes();
+    *submitted.mutable_model_params() = job.model_params();
+    const std::optional<fleet::StepCost> cost = fleet::ParadnnStepCost(submitted);
+    const auto precision = job.attributes().find("precision");
+    const std::string dtype = precision == job.attributes().end() ? "float32" : precision->second;
+    const std::optional<fleet::DeviceRoof> roof = roofs(job.device_kind(), dtype);
+    if (!cost || !roof) continue;
+    absl::StatusOr<std::optional<MeasuredConfig>> measured = FastestResult(
+        database, job.device_kind(), job.attributes().at("model"), dtype, job.model_params());
+    if (!measured.ok()) return measured.status();
+    if (!measured->has_value()) continue;
+    double ideal = cost->flops / roof->flops_per_sec;
+    if (roof->bytes_per_sec > 0) ideal = std::max(ideal, cost->bytes / roof->bytes_per_sec);
+    v1::ParadnnReference& r = *report->add_references();
+    r.set_job(job.job());
+    r.set_device_kind(job.device_kind());
+    r.set_model(ConfigText((*measured)->config));
+    r.set_job_program(job.program());
+    r.set_paradnn_step_s((*measured)->step_s);
+    r.set_paradnn_program(ideal / (*measured)->step_s);
+    r.set_result_job_id((*measured)->job_id);
+    std::vector<std::string> stack;
+    for (const auto& [key, value] : (*measured)->config.stack()) {
+      stack.push_back(absl::StrCat(key, "=", value));
+    }
+    std::sort(stack.begin(), stack.end());
+    r.set_stack(stack.empty() ? "the worker's own" : absl::StrJoin(stack, " "));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 FleetIngestReactor::FleetIngestReactor(db::Database* database,
@@ -198,7 +300,7 @@ void FleetIngestReactor::OnReadDone(bool ok) {
     }
   }
   const int64_t good = static_cast<int64_t>(events.size());
-  store_.Add(std::move(events), [this, good](absl::StatusOr<int64_t> added) {
+  store_.Add(events, [this, good](absl::StatusOr<int64_t> added) {
     if (!added.ok()) {
       Finish(Internal(added.status()));
       return;
@@ -217,7 +319,7 @@ absl::StatusOr<v1::FleetReportResponse> BuildFleetReport(const db::Database& dat
   };
   v1::FleetReportResponse report;
   std::vector<v1::JobGoodput> jobs;
-  const absl::Status read = db::ForEachFleetJob(
+  absl::Status read = db::ForEachFleetJob(
       database, [&](const std::string& job, std::vector<v1::TrainingEvent> events) -> absl::Status {
         report.set_events(report.events() + static_cast<int64_t>(events.size()));
         fleet::DecomposedJob d =
@@ -238,6 +340,10 @@ absl::StatusOr<v1::FleetReportResponse> BuildFleetReport(const db::Database& dat
   *report.mutable_fleet() = fleet::AggregateGoodput(all, "");
   AddBreakdowns(jobs, &report);
   AddBadputSources(jobs, request.top_jobs() > 0 ? request.top_jobs() : kDefaultTopJobs, &report);
+  if (absl::Status references = AddParadnnReferences(database, jobs, lookup, &report);
+      !references.ok()) {
+    return references;
+  }
   roofs.AddUsed(&report);
   if (request.jobs()) {
     for (v1::JobGoodput& job : jobs) *report.add_jobs() = std::move(job);

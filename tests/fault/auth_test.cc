@@ -130,6 +130,13 @@ std::map<std::string, Call> EveryRpc(const std::shared_ptr<grpc::Channel>& chann
   calls[c + "Analyze"] = Unary(coordinator, &Stub::Analyze);
   calls[c + "FleetGoodput"] = Unary(coordinator, &Stub::FleetGoodput);
   calls[c + "Predict"] = Unary(coordinator, &Stub::Predict);
+  calls[c + "FleetReport"] = Unary(coordinator, &Stub::FleetReport);
+  calls[c + "IngestFleetEvents"] = [coordinator](grpc::ClientContext* context) {
+    v1::IngestFleetEventsResponse response;
+    auto writer = coordinator->IngestFleetEvents(context, &response);
+    writer->WritesDone();  // no lines: a call let through stores nothing
+    return writer->Finish();
+  };
   calls["/paradnn.v1.WorkerGateway/Connect"] = [gateway](grpc::ClientContext* context) {
     auto stream = gateway->Connect(context);
     // Not a hello: a stream let through is ended by the gateway at once.

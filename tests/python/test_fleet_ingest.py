@@ -82,9 +82,14 @@ def test_a_synthetic_fleet_reports_its_known_answers(coordinator: str, tmp_path:
     assert device_s == sorted(device_s, reverse=True)
     assert got["badput"][0]["top_jobs"]
 
-    table = run_cli(coordinator, "fleet", "report", "--roofs", str(roofs))
+    figure = tmp_path / "fleet.svg"
+    table = run_cli(coordinator, "fleet", "report", "--roofs", str(roofs), "--plot", str(figure))
     assert table.returncode == 0 and "by device kind" in table.stdout
     assert "largest badput" in table.stdout
+    svg = figure.read_text()
+    assert "waiting for devices" in svg and "lost progress" in svg and "h100" in svg
+    refused = run_cli(coordinator, "fleet", "report", "--plot", str(tmp_path / "fleet.pdf"))
+    assert refused.returncode != 0 and "--plot" in refused.stderr
 
 
 def test_the_recorders_example_end_to_end(coordinator: str, tmp_path: Path) -> None:
@@ -109,3 +114,28 @@ def test_the_recorders_example_end_to_end(coordinator: str, tmp_path: Path) -> N
     assert parts["initialization_s"] > 0
     assert job["flops_source"] == "paradnn counts (fc)"
     assert 0 < job["scheduling"] < 1 and 0 < job["runtime"] < 1 and 0 < job["program"] < 1
+
+
+def test_the_report_sets_paradnns_own_result_beside_a_job(cluster, tmp_path: Path) -> None:
+    """The Recorder's example trains the cluster sweep's FC (node 128, batch 64) on
+    `cpu`: the report names the sweep's result of that configuration and the
+    program goodput it reaches."""
+    pytest.importorskip("torch")
+    events = tmp_path / "reference.jsonl"
+    subprocess.run([sys.executable, str(SOURCE_DIR / "examples" / "goodput_train.py"), "--out",
+                    str(events), "--job", "reference-1", "--steps", "30", "--preempt-at", "0",
+                    "--threads", "1"], check=True, capture_output=True, timeout=300)
+    assert run_cli(cluster.address, "fleet", "ingest", str(events)).returncode == 0
+    roofs = tmp_path / "roofs.json"
+    roofs.write_text(json.dumps({"roofs": {"cpu": {"flops_per_sec": 1e11}}}))
+    report = run_cli(cluster.address, "fleet", "report", "--roofs", str(roofs), "--format", "json")
+    assert report.returncode == 0, report.stderr
+    references = [r for r in json.loads(report.stdout).get("references", [])
+                  if r["job"] == "reference-1"]
+    assert len(references) == 1, report.stdout
+    reference = references[0]
+    assert "node=128" in reference["model"] and "batch=64" in reference["model"]
+    assert reference["paradnn_step_s"] > 0 and int(reference["result_job_id"]) > 0
+    assert 0 < reference["paradnn_program"] and 0 < reference["job_program"]
+    table = run_cli(cluster.address, "fleet", "report", "--roofs", str(roofs))
+    assert "paradnn's fastest result of the same configuration" in table.stdout

@@ -325,6 +325,7 @@ v1::Measurement RunReplicas(const v1::RunnerJob& job, JobObserver* observer) {
     close(child.ready_fd);
   }
   std::vector<ReplicaRun> runs;
+  runs.reserve(children.size());
   for (size_t r = 0; r < children.size(); ++r) {
     runs.push_back(CollectReplica(children[r], static_cast<int>(r), replicas,
                                   common::FormatCpuList(shares[r])));

@@ -54,6 +54,55 @@ void ExpectClose(double actual, const Json& expected, const std::string& what, d
       << what << ": " << actual << " against the known " << want;
 }
 
+// Every job of the events file, decomposed (each line must read).
+std::vector<v1::JobGoodput> DecomposeFile(const std::string& path, const RoofLookup& lookup) {
+  std::map<std::string, std::vector<v1::TrainingEvent>> by_job;
+  std::set<std::string> seen;
+  std::ifstream in(path);
+  int line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    absl::StatusOr<v1::TrainingEvent> e = ParseEventLine(line);
+    EXPECT_TRUE(e.ok()) << "line " << line_number << ": " << e.status();
+    if (e.ok() && seen.insert(EventKey(*e)).second) by_job[e->job()].push_back(*e);
+  }
+  std::vector<v1::JobGoodput> all;
+  for (auto& [job, events] : by_job) {
+    DecomposedJob d = DecomposeJob(std::move(events), lookup, ParadnnStepCost);
+    EXPECT_TRUE(d.incomplete.empty()) << job << ": " << d.incomplete;
+    all.push_back(d.goodput);
+  }
+  return all;
+}
+
+void ExpectShare(bool has, double actual, const Json& known, const std::string& what, double rel,
+                 double abs) {
+  if (known.is_null()) {
+    EXPECT_FALSE(has) << what << " should be blank";
+  } else {
+    ExpectClose(actual, known, what, rel, abs);
+  }
+}
+
+// One job's figures against the generator's.
+void ExpectJobEqualsKnown(const v1::JobGoodput& g, const Json& known, double rel, double abs) {
+  ExpectClose(g.elapsed_s(), known.at("elapsed_seconds"), "elapsed", rel, abs);
+  ExpectClose(g.holding_s(), known.at("holding_seconds"), "holding", rel, abs);
+  ExpectClose(g.parts().productive_s(), known.at("productive_seconds"), "productive", rel, abs);
+  const Json& bad = known.at("badput_seconds");
+  for (const char* cause : kBadputCauses) {
+    ExpectClose(BadputSeconds(g.parts(), cause), bad.at(cause), cause, rel, abs);
+  }
+  EXPECT_EQ(g.kept_steps(), known.at("kept_steps").get<int64_t>());
+  EXPECT_EQ(g.lost_steps(), known.at("lost_steps").get<int64_t>());
+  ExpectClose(g.kept_span_s(), known.at("kept_step_seconds"), "kept steps", rel, abs);
+  ExpectShare(g.has_scheduling(), g.scheduling(), known.at("scheduling_goodput"), "scheduling",
+              rel, abs);
+  ExpectShare(g.has_runtime(), g.runtime(), known.at("runtime_goodput"), "runtime", rel, abs);
+  ExpectShare(g.has_program(), g.program(), known.at("program_goodput"), "program", rel, abs);
+  if (g.has_program()) ExpectClose(g.ideal_s(), known.at("ideal_seconds"), "ideal", rel, abs);
+}
+
 TEST(SyntheticFleetTest, EveryFigureEqualsTheKnownOne) {
   const Fleet fleet = Generate(/*jobs=*/80, /*steps_per_job=*/60, /*seed=*/7);
   ASSERT_FALSE(fleet.events.empty()) << "bench/fleet_synth.py failed";
@@ -68,59 +117,15 @@ TEST(SyntheticFleetTest, EveryFigureEqualsTheKnownOne) {
                       roofs.at(kind).at("bytes_per_sec").get<double>()};
   };
 
-  std::map<std::string, std::vector<v1::TrainingEvent>> by_job;
-  std::set<std::string> seen;
-  std::ifstream in(fleet.events);
-  int line_number = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_number;
-    absl::StatusOr<v1::TrainingEvent> e = ParseEventLine(line);
-    ASSERT_TRUE(e.ok()) << "line " << line_number << ": " << e.status();
-    if (seen.insert(EventKey(*e)).second) by_job[e->job()].push_back(*e);
-  }
-  std::map<std::string, v1::JobGoodput> decomposed;
-  std::vector<v1::JobGoodput> all;
-  for (auto& [job, events] : by_job) {
-    DecomposedJob d = DecomposeJob(std::move(events), lookup, ParadnnStepCost);
-    ASSERT_TRUE(d.incomplete.empty()) << job << ": " << d.incomplete;
-    all.push_back(d.goodput);
-    decomposed[job] = d.goodput;
-  }
+  const std::vector<v1::JobGoodput> all = DecomposeFile(fleet.events, lookup);
+  std::map<std::string, const v1::JobGoodput*> decomposed;
+  for (const v1::JobGoodput& g : all) decomposed[g.job()] = &g;
   ASSERT_EQ(answers.at("jobs").size(), decomposed.size());
   for (const Json& known : answers.at("jobs")) {
     const std::string job = known.at("job").get<std::string>();
     SCOPED_TRACE(job);
     ASSERT_EQ(decomposed.count(job), 1u);
-    const v1::JobGoodput& g = decomposed[job];
-    ExpectClose(g.elapsed_s(), known.at("elapsed_seconds"), "elapsed", rel, abs);
-    ExpectClose(g.holding_s(), known.at("holding_seconds"), "holding", rel, abs);
-    ExpectClose(g.parts().productive_s(), known.at("productive_seconds"), "productive", rel, abs);
-    const Json& bad = known.at("badput_seconds");
-    ExpectClose(g.parts().initialization_s(), bad.at("initialization"), "init", rel, abs);
-    ExpectClose(g.parts().compilation_s(), bad.at("compilation"), "compile", rel, abs);
-    ExpectClose(g.parts().data_loading_s(), bad.at("data_loading"), "data", rel, abs);
-    ExpectClose(g.parts().checkpointing_s(), bad.at("checkpointing"), "checkpoint", rel, abs);
-    ExpectClose(g.parts().lost_progress_s(), bad.at("lost_progress"), "lost", rel, abs);
-    ExpectClose(g.parts().other_s(), bad.at("other"), "other", rel, abs);
-    EXPECT_EQ(g.kept_steps(), known.at("kept_steps").get<int64_t>());
-    EXPECT_EQ(g.lost_steps(), known.at("lost_steps").get<int64_t>());
-    ExpectClose(g.kept_span_s(), known.at("kept_step_seconds"), "kept steps", rel, abs);
-    if (known.at("scheduling_goodput").is_null()) {
-      EXPECT_FALSE(g.has_scheduling());
-    } else {
-      ExpectClose(g.scheduling(), known.at("scheduling_goodput"), "scheduling", rel, abs);
-    }
-    if (known.at("runtime_goodput").is_null()) {
-      EXPECT_FALSE(g.has_runtime());
-    } else {
-      ExpectClose(g.runtime(), known.at("runtime_goodput"), "runtime", rel, abs);
-    }
-    if (known.at("program_goodput").is_null()) {
-      EXPECT_FALSE(g.has_program()) << "known blank: " << known.at("program_blank_reason");
-    } else {
-      ExpectClose(g.program(), known.at("program_goodput"), "program", rel, abs);
-      ExpectClose(g.ideal_s(), known.at("ideal_seconds"), "ideal", rel, abs);
-    }
+    ExpectJobEqualsKnown(*decomposed[job], known, rel, abs);
   }
 
   std::vector<const v1::JobGoodput*> pointers;
