@@ -29,13 +29,12 @@ std::string AggregateRow(const v1::GoodputAggregate& a, const std::string& name)
     return holding > 0 ? absl::StrFormat("%5.1f%%", seconds / holding * 100) : std::string("    -");
   };
   const v1::GoodputParts& p = a.device_parts();
-  return absl::StrFormat("%-14s %6d %s %s %s %s | %s %s %s %s %s %s\n", name.substr(0, 14),
-                         a.jobs(), Percent(a.has_scheduling(), a.scheduling()),
-                         Percent(a.has_runtime(), a.runtime()),
-                         Percent(a.has_program(), a.program()), Percent(a.has_mpg(), a.mpg()),
-                         part(p.initialization_s()), part(p.compilation_s()),
-                         part(p.data_loading_s()), part(p.checkpointing_s()),
-                         part(p.lost_progress_s()), part(p.other_s()));
+  return absl::StrFormat(
+      "%-14s %6d %s %s %s %s | %s %s %s %s %s %s\n", name.substr(0, 14), a.jobs(),
+      Percent(a.has_scheduling(), a.scheduling()), Percent(a.has_runtime(), a.runtime()),
+      Percent(a.has_program(), a.program()), Percent(a.has_mpg(), a.mpg()),
+      part(p.initialization_s()), part(p.compilation_s()), part(p.data_loading_s()),
+      part(p.checkpointing_s()), part(p.lost_progress_s()), part(p.other_s()));
 }
 
 std::string AggregateTable(const std::string& title,
@@ -107,9 +106,8 @@ int RunFleetIngest(const CommandContext& ctx, const FleetEventFlags& flags) {
   for (const std::string& path : flags.files) {
     absl::StatusOr<v1::IngestFleetEventsResponse> r = IngestOne(ctx, client, path);
     if (!r.ok()) return ReportError(ctx, r.status());
-    *ctx.out << absl::StrFormat(
-        "%s: %d lines, %d events stored, %d already stored, %d bad lines\n", path, r->lines(),
-        r->stored(), r->duplicates(), r->bad_lines());
+    *ctx.out << absl::StrFormat("%s: %d lines, %d events stored, %d already stored, %d bad lines\n",
+                                path, r->lines(), r->stored(), r->duplicates(), r->bad_lines());
     for (const v1::FleetLineError& e : r->errors()) {
       *ctx.err << absl::StrFormat("%s:%d: %s\n", e.source(), e.line_number(), e.error());
     }
@@ -128,8 +126,9 @@ absl::StatusOr<std::vector<v1::FleetRoof>> ParseRoofsFile(const std::string& tex
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("roofs") ||
       !doc.at("roofs").is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not a roofs file; allowed: {\"roofs\": {\"DEVICE_KIND\": {\"flops_per_sec\": N, "
-              "\"bytes_per_sec\": N, \"dtype\": \"float32\"}}}"));
+        path,
+        ": not a roofs file; allowed: {\"roofs\": {\"DEVICE_KIND\": {\"flops_per_sec\": N, "
+        "\"bytes_per_sec\": N, \"dtype\": \"float32\"}}}"));
   }
   std::vector<v1::FleetRoof> roofs;
   for (const auto& [kind, fields] : doc.at("roofs").items()) {
@@ -141,8 +140,8 @@ absl::StatusOr<std::vector<v1::FleetRoof>> ParseRoofsFile(const std::string& tex
       if (!fields.is_object() || (!fields.contains(field) && required) ||
           (fields.contains(field) &&
            (!fields.at(field).is_number() || !(fields.at(field).get<double>() >= 0)))) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ": roofs.", kind, ".", field,
-                                                       ": a number >= 0 (one device's)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": roofs.", kind, ".", field, ": a number >= 0 (one device's)"));
       }
     }
     roof.set_flops_per_sec(fields.at("flops_per_sec").get<double>());
@@ -161,13 +160,15 @@ std::string FormatFleetReport(const v1::FleetReportResponse& report) {
   if (report.fleet().jobs() == 0) {
     return absl::StrCat("no complete jobs among ", report.events(), " stored events\n");
   }
-  std::string out = absl::StrFormat("%d jobs, %d events\n\n", report.fleet().jobs(), report.events());
+  std::string out =
+      absl::StrFormat("%d jobs, %d events\n\n", report.fleet().jobs(), report.events());
   out += absl::StrFormat("%-14s %6s %7s %7s %7s %7s | %6s %6s %6s %6s %6s %6s\n", "", "jobs",
-                         "sched", "runtime", "program", "MPG", "init", "compile", "data",
-                         "ckpt", "lost", "other");
+                         "sched", "runtime", "program", "MPG", "init", "compile", "data", "ckpt",
+                         "lost", "other");
   out += AggregateRow(report.fleet(), "fleet");
-  out += "(sched, runtime, program, MPG: device-time weighted; init .. other: badput, shares of "
-         "the device time holding devices)\n";
+  out +=
+      "(sched, runtime, program, MPG: device-time weighted; init .. other: badput, shares of "
+      "the device time holding devices)\n";
   out += AggregateTable("device kind", report.by_device_kind());
   out += AggregateTable("job size (devices)", report.by_size());
   out += AggregateTable("framework", report.by_framework());
@@ -180,8 +181,8 @@ std::string FormatFleetReport(const v1::FleetReportResponse& report) {
                            b.share_of_holding() * 100);
     for (const v1::JobGoodput& j : b.top_jobs()) {
       out += absl::StrFormat("      %-40s %12.0f  %s x %d\n", j.job().substr(0, 40),
-                             j.devices() * fleet::BadputSeconds(j.parts(), b.cause()), j.device_kind(),
-                             j.devices());
+                             j.devices() * fleet::BadputSeconds(j.parts(), b.cause()),
+                             j.device_kind(), j.devices());
     }
   }
   out += "\nprogram goodput against\n";
@@ -193,13 +194,14 @@ std::string FormatFleetReport(const v1::FleetReportResponse& report) {
     out += absl::StrFormat("  blank for %d jobs: %s\n", jobs, why);
   }
   if (report.references_size() > 0) {
-    out += "\nprogram goodput of one-device jobs beside paradnn's fastest result of the same "
-           "configuration on that device kind\n";
+    out +=
+        "\nprogram goodput of one-device jobs beside paradnn's fastest result of the same "
+        "configuration on that device kind\n";
     for (const v1::ParadnnReference& r : report.references()) {
-      out += absl::StrFormat("  %-24s %6.1f%%   paradnn %6.1f%% (%.3f ms per step, job %d, %s)\n",
-                             r.job().substr(0, 24), r.job_program() * 100,
-                             r.paradnn_program() * 100, r.paradnn_step_s() * 1e3,
-                             r.result_job_id(), r.stack());
+      out +=
+          absl::StrFormat("  %-24s %6.1f%%   paradnn %6.1f%% (%.3f ms per step, job %d, %s)\n",
+                          r.job().substr(0, 24), r.job_program() * 100, r.paradnn_program() * 100,
+                          r.paradnn_step_s() * 1e3, r.result_job_id(), r.stack());
     }
   }
   for (const std::string& line : report.incomplete()) out += "incomplete: " + line + "\n";

@@ -19,10 +19,14 @@ std::vector<double> Segments(const v1::GoodputAggregate& a) {
   if (!(elapsed > 0)) return std::vector<double>(8, 0.0);
   const v1::GoodputParts& p = a.device_parts();
   auto percent = [elapsed](double seconds) { return 100 * seconds / elapsed; };
-  return {percent(elapsed - a.device_holding_s()), percent(p.productive_s()),
-          percent(p.initialization_s()),           percent(p.compilation_s()),
-          percent(p.data_loading_s()),             percent(p.checkpointing_s()),
-          percent(p.lost_progress_s()),            percent(p.other_s())};
+  return {percent(elapsed - a.device_holding_s()),
+          percent(p.productive_s()),
+          percent(p.initialization_s()),
+          percent(p.compilation_s()),
+          percent(p.data_loading_s()),
+          percent(p.checkpointing_s()),
+          percent(p.lost_progress_s()),
+          percent(p.other_s())};
 }
 
 // No '%' in it: gnuplot reads tic labels as formats.
@@ -35,8 +39,8 @@ std::string Label(const v1::GoodputAggregate& a, const std::string& name) {
 
 std::string FleetPlotScript(const v1::FleetReportResponse& report, const std::string& out_path) {
   using gnuplot::Quote;
-  const gnuplot::Terminal terminal = absl::EndsWith(out_path, ".svg") ? gnuplot::Terminal::kSvg
-                                                                      : gnuplot::Terminal::kPng;
+  const gnuplot::Terminal terminal =
+      absl::EndsWith(out_path, ".svg") ? gnuplot::Terminal::kSvg : gnuplot::Terminal::kPng;
   std::vector<std::vector<double>> rows = {Segments(report.fleet())};
   std::vector<std::string> labels = {Label(report.fleet(), "fleet")};
   for (const v1::GoodputAggregate& kind : report.by_device_kind()) {
@@ -46,8 +50,9 @@ std::string FleetPlotScript(const v1::FleetReportResponse& report, const std::st
   std::ostringstream out;
   gnuplot::Prologue(out, terminal, {std::max(640, 150 * static_cast<int>(rows.size())), 480},
                     out_path);
-  out << "set title " << Quote(absl::StrCat("Where the device time went: ", report.fleet().jobs(),
-                                            " jobs since submission"))
+  out << "set title "
+      << Quote(absl::StrCat("Where the device time went: ", report.fleet().jobs(),
+                            " jobs since submission"))
       << "\n";
   out << "set style data histograms\nset style histogram rowstacked\n";
   out << "set style fill solid 0.9 border -1\nset boxwidth 0.6\n";
@@ -55,8 +60,8 @@ std::string FleetPlotScript(const v1::FleetReportResponse& report, const std::st
   out << "set key outside right top vertical\n";
   out << "set xtics " << gnuplot::IndexTics(labels) << " rotate by -20\n";
   gnuplot::Datablock(out, "time", rows);
-  const char* kSegments[] = {"waiting for devices", "productive",    "initialization",
-                             "compilation",         "data loading",  "checkpointing",
+  const char* kSegments[] = {"waiting for devices", "productive",   "initialization",
+                             "compilation",         "data loading", "checkpointing",
                              "lost progress",       "other"};
   const char* kColours[] = {"#bbbbbb", "#2ca02c", "#1f77b4", "#9467bd",
                             "#ff7f0e", "#8c564b", "#d62728", "#7f7f7f"};

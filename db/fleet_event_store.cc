@@ -12,7 +12,8 @@ void FleetEventStore::Add(const std::vector<v1::TrainingEvent>& events, Callback
   // Serialized on the caller's thread: the writer thread only writes.
   auto rows = std::make_shared<std::vector<std::pair<std::string, std::string>>>();
   rows->reserve(events.size());
-  for (const v1::TrainingEvent& e : events) rows->emplace_back(e.job(), common::DeterministicBytes(e));  // stored form and key
+  for (const v1::TrainingEvent& e : events)
+    rows->emplace_back(e.job(), common::DeterministicBytes(e));  // stored form and key
   internal::WriteValue<int64_t>(
       db_,
       [rows](sqlite3* db) -> absl::StatusOr<int64_t> {
@@ -56,8 +57,8 @@ absl::Status ForEachFleetJob(
       }
       v1::TrainingEvent event;
       if (!event.ParseFromString(rows.ColumnBlob(1))) {
-        return absl::DataLossError(absl::StrCat("fleet_events: an event of job ", job,
-                                                " does not parse"));
+        return absl::DataLossError(
+            absl::StrCat("fleet_events: an event of job ", job, " does not parse"));
       }
       events.push_back(std::move(event));
     }

@@ -74,7 +74,8 @@ absl::StatusOr<std::string> StringField(const Json& line, const std::string& fie
   const std::string allowed =
       absl::StrCat("a string of ", min_chars, "-", max_chars, " characters, no control characters");
   const Json& value = line.at(field);
-  if (!value.is_string()) return Bad(field, absl::StrCat(Shown(value), " is not a string"), allowed);
+  if (!value.is_string())
+    return Bad(field, absl::StrCat(Shown(value), " is not a string"), allowed);
   const std::string text = value.get<std::string>();
   bool control = false;
   const size_t chars = CodePoints(text, &control);
@@ -118,8 +119,8 @@ absl::Status ReadTimes(const Json& line, v1::TrainingEvent* event) {
   }
   for (const char* field : {"start", "end"}) {
     if (!line.contains(field)) {
-      return Bad(field, "missing", absl::StrCat("Unix seconds; a ", event->event(),
-                                                " is a span with start and end"));
+      return Bad(field, "missing",
+                 absl::StrCat("Unix seconds; a ", event->event(), " is a span with start and end"));
     }
   }
   absl::StatusOr<double> start = NumberField(line, "start");
@@ -127,8 +128,7 @@ absl::Status ReadTimes(const Json& line, v1::TrainingEvent* event) {
   absl::StatusOr<double> end = NumberField(line, "end");
   if (!end.ok()) return end.status();
   if (*end < *start) {
-    return Bad("end", absl::StrFormat("%.6f is before start %.6f", *end, *start),
-               "end >= start");
+    return Bad("end", absl::StrFormat("%.6f is before start %.6f", *end, *start), "end >= start");
   }
   event->set_start(*start);
   event->set_end(*end);
@@ -161,8 +161,7 @@ absl::Status ReadSubmitted(const Json& line, v1::TrainingEvent* event) {
 
 absl::Status ReadStep(const Json& line, v1::TrainingEvent* event) {
   if (!line.contains("step")) {
-    return Bad("step", "missing",
-               event->event() == "step" ? "an integer >= 1" : "an integer >= 0");
+    return Bad("step", "missing", event->event() == "step" ? "an integer >= 1" : "an integer >= 0");
   }
   absl::StatusOr<int64_t> step = IntegerField(line, "step", event->event() == "step" ? 1 : 0);
   if (!step.ok()) return step.status();

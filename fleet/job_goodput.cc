@@ -99,8 +99,8 @@ struct Boundary {
 
 // Seconds of holding time by cause (kCauses: other): every instant gets the
 // first cause whose span covers it.
-std::array<double, kCauses + 1> ClassifyHolding(const std::vector<Interval>& holding,
-                                                const std::vector<std::pair<Interval, int>>& spans) {
+std::array<double, kCauses + 1> ClassifyHolding(
+    const std::vector<Interval>& holding, const std::vector<std::pair<Interval, int>>& spans) {
   std::vector<Boundary> boundaries;
   for (const Interval& h : holding) {
     boundaries.push_back({h.from, kCauses, +1});
@@ -161,7 +161,8 @@ std::string IdealSeconds(const std::vector<const v1::TrainingEvent*>& kept,
     const double flops = counted ? counted->flops : step->flops();
     const double bytes = counted ? counted->bytes : (step->has_bytes() ? step->bytes() : 0.0);
     double seconds = flops / (devices * roof->flops_per_sec);
-    if (roof->bytes_per_sec > 0) seconds = std::max(seconds, bytes / (devices * roof->bytes_per_sec));
+    if (roof->bytes_per_sec > 0)
+      seconds = std::max(seconds, bytes / (devices * roof->bytes_per_sec));
     ideal += seconds;
   }
   job->set_ideal_s(ideal);

@@ -43,7 +43,7 @@ DecomposedJob DecomposeJob(std::vector<v1::TrainingEvent> events, const RoofLook
                            const ModelCostLookup& model_cost);
 
 // The badput causes, in the format's order, and a job's seconds of one.
-inline constexpr const char* kBadputCauses[] = {"initialization", "compilation", "data_loading",
+inline constexpr const char* kBadputCauses[] = {"initialization", "compilation",   "data_loading",
                                                 "checkpointing",  "lost_progress", "other"};
 double BadputSeconds(const v1::GoodputParts& parts, const std::string& cause);
 

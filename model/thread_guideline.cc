@@ -96,10 +96,9 @@ ThreadSettings ResolveThreadProfile(const platform::ThreadProfile& profile,
   s.inter_op_threads = profile.inter_op_threads;
   if (profile.pin.has_value()) s.pinning = *profile.pin ? ThreadPinning::kOn : ThreadPinning::kOff;
   s.replicas = profile.replicas;
-  s.why = profile.replicas > 1
-              ? absl::StrCat("explicit counts, ", profile.replicas,
-                             " processes at once on disjoint CPUs")
-              : "explicit counts";
+  s.why = profile.replicas > 1 ? absl::StrCat("explicit counts, ", profile.replicas,
+                                              " processes at once on disjoint CPUs")
+                               : "explicit counts";
   return s;
 }
 

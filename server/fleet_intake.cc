@@ -196,8 +196,9 @@ absl::StatusOr<std::optional<MeasuredConfig>> FastestResult(
       "AND j.precision = ?";
   const std::map<std::string, double> sorted(params.begin(), params.end());
   for (size_t i = 0; i < sorted.size(); ++i) {
-    sql += " AND EXISTS (SELECT 1 FROM job_params p WHERE p.job_id = j.id AND p.key = ? AND "
-           "p.int_value = ?)";
+    sql +=
+        " AND EXISTS (SELECT 1 FROM job_params p WHERE p.job_id = j.id AND p.key = ? AND "
+        "p.int_value = ?)";
   }
   sql += " ORDER BY r.step_median_s LIMIT 1";
   std::optional<MeasuredConfig> found;
@@ -336,6 +337,7 @@ absl::StatusOr<v1::FleetReportResponse> BuildFleetReport(const db::Database& dat
       });
   if (!read.ok()) return read;
   std::vector<const v1::JobGoodput*> all;
+  all.reserve(jobs.size());
   for (const v1::JobGoodput& job : jobs) all.push_back(&job);
   *report.mutable_fleet() = fleet::AggregateGoodput(all, "");
   AddBreakdowns(jobs, &report);

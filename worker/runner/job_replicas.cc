@@ -104,9 +104,8 @@ class ReplicaObserver : public JobObserver {
     span[0] = observer.go_ns() + static_cast<int64_t>(m.warmup_seconds() * 1e9);
     span[1] = span[0] + static_cast<int64_t>(m.timed_seconds() * 1e9);
   }
-  const std::string out =
-      std::string(reinterpret_cast<const char*>(span.data()), sizeof(span)) +
-      common::EncodeFrame(m);
+  const std::string out = std::string(reinterpret_cast<const char*>(span.data()), sizeof(span)) +
+                          common::EncodeFrame(m);
   for (size_t done = 0; done < out.size();) {
     const ssize_t n = write(result_fd, out.data() + done, out.size() - done);
     if (n < 0 && errno == EINTR) continue;
@@ -156,8 +155,7 @@ bool StartReplica(const v1::RunnerJob& one, int r, ReplicaChild* child) {
 
 // The parent's side of a child's result: its run, or an ERROR naming the
 // replica when it left none.
-ReplicaRun CollectReplica(const ReplicaChild& child, int r, int replicas,
-                          const std::string& cpus) {
+ReplicaRun CollectReplica(const ReplicaChild& child, int r, int replicas, const std::string& cpus) {
   ReplicaRun run;
   run.cpus = cpus;
   const std::string out = ReadAll(child.result_fd);
@@ -340,11 +338,11 @@ v1::Measurement RunReplicas(const v1::RunnerJob& job, JobObserver* observer) {
     (*m.mutable_stack())[platform::kThreadsStackKey] = value;
   }
   if (observer != nullptr) {
-    observer->OnLog(absl::StrFormat("%d concurrent replicas on CPUs %s; the slowest (%d) gives "
-                                    "the host's steps, timed together %.0f %% of its span",
-                                    replicas, absl::StrJoin(m.concurrent_replicas().cpus(), " | "),
-                                    m.concurrent_replicas().slowest_replica(),
-                                    m.concurrent_replicas().timed_overlap() * 100));
+    observer->OnLog(absl::StrFormat(
+        "%d concurrent replicas on CPUs %s; the slowest (%d) gives "
+        "the host's steps, timed together %.0f %% of its span",
+        replicas, absl::StrJoin(m.concurrent_replicas().cpus(), " | "),
+        m.concurrent_replicas().slowest_replica(), m.concurrent_replicas().timed_overlap() * 100));
   }
   return m;
 }

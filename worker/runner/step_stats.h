@@ -50,9 +50,9 @@ inline constexpr double kStallFactor = 3.0;
 
 // Fills steps, median, mean, stddev (sample, n-1), p10, p90, min, max, cv,
 // lag1_autocorrelation, effective_samples, the CI fields (by
-// Ci95HalfWidthCorrelated), stalled_samples and stall_share from `seconds`. warmup_steps and stop_reason are left for the
-// caller. All statistics are 0 for an empty input; with one sample stddev, cv
-// and the CI are 0.
+// Ci95HalfWidthCorrelated), stalled_samples and stall_share from `seconds`. warmup_steps and
+// stop_reason are left for the caller. All statistics are 0 for an empty input; with one sample
+// stddev, cv and the CI are 0.
 v1::StepStats ComputeStepStats(const std::vector<double>& seconds);
 
 }  // namespace paradnn::runner

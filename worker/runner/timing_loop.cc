@@ -103,10 +103,10 @@ TimedSteps WarmUpAndTime(const StepLoop& loop, const v1::RunSettings& settings,
   // max_steps bounds the steps executed, min_steps the samples: blocks
   // shrink so that both hold.
   const int block_steps =
-      loop.time_each_step ? 1
-                          : std::max(1, std::min(TimingBlockSteps(warmup.fastest_seconds()),
-                                                 settings.max_steps() /
-                                                     std::max(2, settings.min_steps())));
+      loop.time_each_step
+          ? 1
+          : std::max(1, std::min(TimingBlockSteps(warmup.fastest_seconds()),
+                                 settings.max_steps() / std::max(2, settings.min_steps())));
   timed.block = static_cast<int>(loop.agree(block_steps));
   if (timed.block > 1) {
     TimingLog(observer,

@@ -42,9 +42,10 @@ struct StepLoop {
   bool agree_is_collective = false;
   // Records its step parts around each timed sample; may be null.
   DataParallelRun* data_parallel = nullptr;
-  // Every step its own sample, never blocks: for steps that end on the
-  // host when step() returns (a CPU collective's wait()), where a sample
-  // costs no more than a clock read (docs/measurement.md "Stalls").
+  // Every step its own sample, never blocks, timed to step()'s return and
+  // its loss not read: for steps that end on the host when step() returns
+  // and whose loss is a constant (a CPU collective's wait()), where a
+  // sample costs no more than a clock read (docs/measurement.md "Stalls").
   bool time_each_step = false;
 };
 

@@ -66,11 +66,12 @@ TEST(BisectSettingsTest, PairsOverCommasAndFlagsWithCommasInsideValues) {
 
 TEST(BisectSettingsTest, RefusalsNameTheFlagTheSettingAndWhatIsAllowed) {
   EXPECT_THAT(SettingsError({"blas_core"}), StartsWith("--bad: 'blas_core' is not NAME=VALUE"));
-  EXPECT_THAT(SettingsError({"omp=4"}),
-              StartsWith("--bad omp: not a setting bisect can switch; allowed: intra_op_threads, "
-                         "inter_op_threads, blas_core, aten_capability, threads (libtorch, "
-                         "intel, tensorflow, guideline or intra=T,inter=I[,pin=on|off][,replicas=P] (T "
-                         "and I 1..1024, P 1..256)) or env.NAME with NAME starting with OMP_"));
+  EXPECT_THAT(
+      SettingsError({"omp=4"}),
+      StartsWith("--bad omp: not a setting bisect can switch; allowed: intra_op_threads, "
+                 "inter_op_threads, blas_core, aten_capability, threads (libtorch, "
+                 "intel, tensorflow, guideline or intra=T,inter=I[,pin=on|off][,replicas=P] (T "
+                 "and I 1..1024, P 1..256)) or env.NAME with NAME starting with OMP_"));
   EXPECT_THAT(SettingsError({"env.LD_PRELOAD=x"}),
               StartsWith("--bad env.LD_PRELOAD: LD_PRELOAD is not a performance variable"));
   EXPECT_THAT(SettingsError({"env.OMP_WAIT_POLICY=a b"}),

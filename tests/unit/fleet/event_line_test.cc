@@ -12,9 +12,9 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 TEST(EventLineTest, ReadsEveryKindsFields) {
-  absl::StatusOr<v1::TrainingEvent> e = ParseEventLine(
-      R"({"v":1,"job":"j1","event":"submitted","time":10.5,"framework":"pytorch",)"
-      R"("model":"fc","precision":"","model_params":{"layer":4,"batch":64}})");
+  absl::StatusOr<v1::TrainingEvent> e =
+      ParseEventLine(R"({"v":1,"job":"j1","event":"submitted","time":10.5,"framework":"pytorch",)"
+                     R"("model":"fc","precision":"","model_params":{"layer":4,"batch":64}})");
   ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_EQ(e->job(), "j1");
   EXPECT_EQ(e->time(), 10.5);
@@ -65,7 +65,8 @@ TEST(EventLineTest, BadLinesNameTheFieldAndWhatIsAllowed) {
       {R"({"v":1,"job":"j","event":"started","time":-1})", "time: -1 is not a finite number"},
       {R"({"v":1,"job":"j","event":"started","time":"noon"})", "time: \"noon\" is not a finite"},
       {R"({"v":1,"job":"j","event":"init","time":1})", "time: is not a field of init"},
-      {R"({"v":1,"job":"j","event":"init","start":2,"end":1})", "end: 1.000000 is before start 2.000000"},
+      {R"({"v":1,"job":"j","event":"init","start":2,"end":1})",
+       "end: 1.000000 is before start 2.000000"},
       {R"({"v":1,"job":"j","event":"started","time":1,"devices":2})",
        "devices: is not a field of started"},
       {R"({"v":1,"job":"j","event":"granted","time":1,"devices":0})", "devices: 0 is below 1"},
@@ -94,8 +95,7 @@ TEST(EventLineTest, BadLinesNameTheFieldAndWhatIsAllowed) {
 TEST(EventLineTest, CodePointsNotBytesCountTowardsLengths) {
   std::string job;
   for (int i = 0; i < 256; ++i) job += "\xc3\xa9";  // é, two bytes each
-  EXPECT_TRUE(
-      ParseEventLine(R"({"v":1,"job":")" + job + R"(","event":"started","time":1})").ok());
+  EXPECT_TRUE(ParseEventLine(R"({"v":1,"job":")" + job + R"(","event":"started","time":1})").ok());
   EXPECT_FALSE(
       ParseEventLine(R"({"v":1,"job":")" + job + R"(x","event":"started","time":1})").ok());
   // U+0085 (NEL) is a control character too.

@@ -86,19 +86,19 @@ TEST(JobGoodputTest, EveryHeldSecondHasOneCauseAndTheSharesFollow) {
 }
 
 TEST(JobGoodputTest, AFailedJobLosesWhatItDidNotSave) {
-  const DecomposedJob d = DecomposeJob(
-      Events({
-          R"("event":"submitted","time":0)",
-          R"("event":"requested","time":0,"device_kind":"a100","devices":1)",
-          R"("event":"granted","time":0,"devices":1)",
-          R"("event":"step","start":0,"end":1,"step":1,"examples":8)",
-          R"("event":"checkpoint_save","start":1,"end":2,"step":1)",
-          R"("event":"step","start":2,"end":3,"step":2,"examples":8)",
-          R"("event":"step","start":3,"end":4,"step":3,"examples":8)",
-          R"("event":"failed","time":4,"reason":"NaN loss")",
-          R"("event":"ended","time":5,"status":"failed")",
-      }),
-      TeraflopRoof, nullptr);
+  const DecomposedJob d =
+      DecomposeJob(Events({
+                       R"("event":"submitted","time":0)",
+                       R"("event":"requested","time":0,"device_kind":"a100","devices":1)",
+                       R"("event":"granted","time":0,"devices":1)",
+                       R"("event":"step","start":0,"end":1,"step":1,"examples":8)",
+                       R"("event":"checkpoint_save","start":1,"end":2,"step":1)",
+                       R"("event":"step","start":2,"end":3,"step":2,"examples":8)",
+                       R"("event":"step","start":3,"end":4,"step":3,"examples":8)",
+                       R"("event":"failed","time":4,"reason":"NaN loss")",
+                       R"("event":"ended","time":5,"status":"failed")",
+                   }),
+                   TeraflopRoof, nullptr);
   const v1::JobGoodput& g = d.goodput;
   EXPECT_EQ(g.kept_steps(), 1);
   EXPECT_EQ(g.lost_steps(), 2);

@@ -96,8 +96,8 @@ void ExpectJobEqualsKnown(const v1::JobGoodput& g, const Json& known, double rel
   EXPECT_EQ(g.kept_steps(), known.at("kept_steps").get<int64_t>());
   EXPECT_EQ(g.lost_steps(), known.at("lost_steps").get<int64_t>());
   ExpectClose(g.kept_span_s(), known.at("kept_step_seconds"), "kept steps", rel, abs);
-  ExpectShare(g.has_scheduling(), g.scheduling(), known.at("scheduling_goodput"), "scheduling",
-              rel, abs);
+  ExpectShare(g.has_scheduling(), g.scheduling(), known.at("scheduling_goodput"), "scheduling", rel,
+              abs);
   ExpectShare(g.has_runtime(), g.runtime(), known.at("runtime_goodput"), "runtime", rel, abs);
   ExpectShare(g.has_program(), g.program(), known.at("program_goodput"), "program", rel, abs);
   if (g.has_program()) ExpectClose(g.ideal_s(), known.at("ideal_seconds"), "ideal", rel, abs);

@@ -87,12 +87,13 @@ TEST(EnvStackValueTest, ValuesAreShortAndHoldNoPathOrSecondWord) {
 TEST(StackKeyTest, KnownSettingsAndEnvKeysOnlyWithTheirOwnValues) {
   EXPECT_TRUE(ValidateStackKey("blas_core", "f").ok());
   EXPECT_TRUE(ValidateStackKey("aten_capability", "f").ok());
-  EXPECT_THAT(std::string(ValidateStackKey("omp_threads", "stack.omp_threads").message()),
-              StartsWith("stack.omp_threads: not a stack setting; allowed: blas_core, "
-                         "aten_capability, threads (libtorch, intel, tensorflow, guideline or "
-                         "intra=T,inter=I[,pin=on|off][,replicas=P] (T and I 1..1024, P 1..256)) or "
-                         "env.NAME with NAME "
-                         "starting with OMP_"));
+  EXPECT_THAT(
+      std::string(ValidateStackKey("omp_threads", "stack.omp_threads").message()),
+      StartsWith("stack.omp_threads: not a stack setting; allowed: blas_core, "
+                 "aten_capability, threads (libtorch, intel, tensorflow, guideline or "
+                 "intra=T,inter=I[,pin=on|off][,replicas=P] (T and I 1..1024, P 1..256)) or "
+                 "env.NAME with NAME "
+                 "starting with OMP_"));
   EXPECT_TRUE(ValidateStackKeyValue("blas_core", "Haswell", "f").ok());
   EXPECT_FALSE(ValidateStackKeyValue("blas_core", "Sky lake", "f").ok());
   EXPECT_FALSE(ValidateStackKeyValue("aten_capability", "", "f").ok());

@@ -9,7 +9,6 @@
 namespace paradnn::runner {
 namespace {
 
-
 TEST(JobReplicasTest, SplitsCpusIntoContiguousSharesLargerFirst) {
   using Shares = std::vector<std::vector<int>>;
   EXPECT_EQ(SplitCpus({0, 1}, 2), (Shares{{0}, {1}}));
@@ -32,7 +31,7 @@ TEST(JobReplicasTest, ReplicasComeFromTheThreadsProfile) {
 }
 
 ReplicaRun ReplicaOf(const std::vector<double>& steps, int64_t from_ns, int64_t to_ns,
-               const std::string& cpus) {
+                     const std::string& cpus) {
   ReplicaRun run;
   run.cpus = cpus;
   run.timed_from_ns = from_ns;

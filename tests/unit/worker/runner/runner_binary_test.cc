@@ -213,8 +213,7 @@ TEST(RunnerBinaryTest, ThreadsReplicasRunTogetherOnDisjointCpusAndGiveTheHostsSt
   const v1::ConcurrentReplicas& c = m.concurrent_replicas();
   ASSERT_EQ(c.replicas(), 2);
   ASSERT_EQ(c.cpus_size(), 2);
-  const std::vector<int> upper(cpus.begin() + static_cast<long>((cpus.size() + 1) / 2),
-                               cpus.end());
+  const std::vector<int> upper(cpus.begin() + static_cast<long>((cpus.size() + 1) / 2), cpus.end());
   EXPECT_EQ(c.cpus(1), common::FormatCpuList(upper));
   EXPECT_NE(c.cpus(0), c.cpus(1));
   ASSERT_EQ(c.median_step_s_size(), 2);
