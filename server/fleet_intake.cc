@@ -1,6 +1,7 @@
 #include "server/fleet_intake.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <utility>
@@ -178,7 +179,7 @@ std::string ConfigText(const v1::ModelConfig& config) {
   return text;
 }
 
-// The fastest OK paradnn result on workers of `kind` of the configuration
+// The fastest OK one-device paradnn result on workers of `kind` of the configuration
 // `params` give (those keys equal; others free: the stack's settings
 // searched) of `family` at `precision`; nullopt when there is none.
 struct MeasuredConfig {
@@ -193,7 +194,8 @@ absl::StatusOr<std::optional<MeasuredConfig>> FastestResult(
       "SELECT r.job_id, r.step_median_s, j.config FROM results r JOIN jobs j ON j.id = r.job_id "
       "JOIN sweeps s ON s.id = j.sweep_id JOIN workers w ON w.id = r.worker_id "
       "WHERE r.outcome = ? AND r.step_median_s > 0 AND w.device_kind = ? AND s.family = ? "
-      "AND j.precision = ?";
+      "AND j.precision = ? AND NOT EXISTS (SELECT 1 FROM job_params d WHERE d.job_id = j.id "
+      "AND d.key IN ('hosts', 'devices') AND d.int_value > 1)";
   const std::map<std::string, double> sorted(params.begin(), params.end());
   for (size_t i = 0; i < sorted.size(); ++i) {
     sql +=
@@ -226,27 +228,33 @@ absl::StatusOr<std::optional<MeasuredConfig>> FastestResult(
   return found;
 }
 
-// For each one-device job whose model paradnn counts (program goodput from
-// paradnn's counts): the program goodput paradnn's fastest measured result
-// of the same configuration reaches on a worker of the same device kind.
+// For each job whose model paradnn counts (program goodput from paradnn's
+// counts): the program goodput paradnn's fastest one-device result of the
+// same configuration reaches on a worker of the same device kind; for an
+// N-device job, of its batch / N (one device's share of the work, which the
+// job's own program goodput is per device too).
 absl::Status AddParadnnReferences(const db::Database& database,
                                   const std::vector<v1::JobGoodput>& jobs,
                                   const fleet::RoofLookup& roofs, v1::FleetReportResponse* report) {
   for (const v1::JobGoodput& job : jobs) {
-    if (job.devices() != 1 || !job.has_program() ||
-        !absl::StartsWith(job.flops_source(), "paradnn counts")) {
-      continue;
+    if (!job.has_program() || !absl::StartsWith(job.flops_source(), "paradnn counts")) continue;
+    // One device's work: an N-device job's batch / N (data parallelism).
+    google::protobuf::Map<std::string, double> per_device = job.model_params();
+    if (job.devices() > 1) {
+      const auto batch = per_device.find("batch");
+      if (batch == per_device.end() || std::fmod(batch->second, job.devices()) != 0) continue;
+      batch->second /= job.devices();
     }
     v1::TrainingEvent submitted;
     *submitted.mutable_attributes() = job.attributes();
-    *submitted.mutable_model_params() = job.model_params();
+    *submitted.mutable_model_params() = per_device;
     const std::optional<fleet::StepCost> cost = fleet::ParadnnStepCost(submitted);
     const auto precision = job.attributes().find("precision");
     const std::string dtype = precision == job.attributes().end() ? "float32" : precision->second;
     const std::optional<fleet::DeviceRoof> roof = roofs(job.device_kind(), dtype);
     if (!cost || !roof) continue;
-    absl::StatusOr<std::optional<MeasuredConfig>> measured = FastestResult(
-        database, job.device_kind(), job.attributes().at("model"), dtype, job.model_params());
+    absl::StatusOr<std::optional<MeasuredConfig>> measured =
+        FastestResult(database, job.device_kind(), job.attributes().at("model"), dtype, per_device);
     if (!measured.ok()) return measured.status();
     if (!measured->has_value()) continue;
     double ideal = cost->flops / roof->flops_per_sec;

@@ -139,3 +139,19 @@ def test_the_report_sets_paradnns_own_result_beside_a_job(cluster, tmp_path: Pat
     assert 0 < reference["paradnn_program"] and 0 < reference["job_program"]
     table = run_cli(cluster.address, "fleet", "report", "--roofs", str(roofs))
     assert "paradnn's fastest result of the same configuration" in table.stdout
+
+    # Four devices at batch 256: one device's share is the sweep's batch 64.
+    params = {"layer": 2, "node": 128, "input": 200, "output": 20, "batch": 256}
+    lines = [{"event": "submitted", "time": 0, "model": "fc", "model_params": params},
+             {"event": "requested", "time": 0, "device_kind": "cpu", "devices": 4},
+             {"event": "granted", "time": 0, "devices": 4},
+             {"event": "step", "start": 0, "end": 1, "step": 1, "examples": 256},
+             {"event": "ended", "time": 1, "status": "completed"}]
+    four = tmp_path / "four.jsonl"
+    four.write_text("".join(json.dumps({"v": 1, "job": "reference-4", **line}) + "\n"
+                            for line in lines))
+    assert run_cli(cluster.address, "fleet", "ingest", str(four)).returncode == 0
+    report = run_cli(cluster.address, "fleet", "report", "--roofs", str(roofs), "--format", "json")
+    by_job = {r["job"]: r for r in json.loads(report.stdout)["references"]}
+    assert "batch=64" in by_job["reference-4"]["model"], by_job
+    assert by_job["reference-4"]["result_job_id"] == by_job["reference-1"]["result_job_id"]
