@@ -306,8 +306,17 @@ v1::Measurement RunReplicas(const v1::RunnerJob& job, JobObserver* observer) {
   std::vector<ReplicaChild> children(shares.size());
   for (size_t r = 0; r < shares.size(); ++r) {
     if (!StartReplica(ReplicaJob(job, shares[r]), static_cast<int>(r), &children[r])) {
-      // The children started so far see their pipes close and end.
-      return Unsupported(job, absl::StrCat("starting replica ", r, ": ", std::strerror(errno)));
+      const std::string why = std::strerror(errno);
+      for (size_t started = 0; started < r; ++started) {  // none may run alone
+        kill(children[started].pid, SIGKILL);
+        while (waitpid(children[started].pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        for (int fd :
+             {children[started].ready_fd, children[started].go_fd, children[started].result_fd}) {
+          close(fd);
+        }
+      }
+      return Unsupported(job, absl::StrCat("starting replica ", r, ": ", why));
     }
   }
   // Every replica has built its model (or ended: EOF) before any warms up.
