@@ -6,11 +6,13 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -23,22 +25,32 @@ namespace {
 
 using Json = nlohmann::json;
 
+// A generated fleet's files, removed with their folder when it goes.
 struct Fleet {
-  std::string events, answers, roofs;
+  std::string dir, events, answers, roofs;
+  Fleet() = default;
+  Fleet(const Fleet&) = delete;
+  Fleet& operator=(const Fleet&) = delete;
+  ~Fleet() {
+    std::error_code ignored;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+  }
 };
 
-// Generates a fleet into a fresh folder; empty paths where it failed.
-Fleet Generate(int jobs, int steps_per_job, int seed) {
+// Generates a fleet into a fresh folder of `fleet`; events empty where it
+// failed.
+void Generate(int jobs, int steps_per_job, int seed, Fleet* fleet) {
   std::string dir = ::testing::TempDir() + "fleet_synth_XXXXXX";
-  if (mkdtemp(dir.data()) == nullptr) return {};
-  const Fleet fleet{dir + "/events.jsonl", dir + "/answers.json", dir + "/roofs.json"};
+  if (mkdtemp(dir.data()) == nullptr) return;
+  fleet->dir = dir;
+  fleet->answers = dir + "/answers.json";
+  fleet->roofs = dir + "/roofs.json";
   const char* python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
   const std::string command = absl::StrCat(
       python, " ", PARADNN_SOURCE_DIR, "/bench/fleet_synth.py --jobs ", jobs, " --steps-per-job ",
-      steps_per_job, " --seed ", seed, " --shuffle --out ", fleet.events, " --answers ",
-      fleet.answers, " --roofs ", fleet.roofs, " > /dev/null");
-  if (std::system(command.c_str()) != 0) return {};
-  return fleet;
+      steps_per_job, " --seed ", seed, " --shuffle --out ", dir, "/events.jsonl --answers ",
+      fleet->answers, " --roofs ", fleet->roofs, " > /dev/null");
+  if (std::system(command.c_str()) == 0) fleet->events = dir + "/events.jsonl";
 }
 
 Json ReadJson(const std::string& path) {
@@ -104,7 +116,8 @@ void ExpectJobEqualsKnown(const v1::JobGoodput& g, const Json& known, double rel
 }
 
 TEST(SyntheticFleetTest, EveryFigureEqualsTheKnownOne) {
-  const Fleet fleet = Generate(/*jobs=*/80, /*steps_per_job=*/60, /*seed=*/7);
+  Fleet fleet;
+  Generate(/*jobs=*/80, /*steps_per_job=*/60, /*seed=*/7, &fleet);
   ASSERT_FALSE(fleet.events.empty()) << "bench/fleet_synth.py failed";
   const Json answers = ReadJson(fleet.answers);
   const Json roofs = ReadJson(fleet.roofs).at("roofs");
