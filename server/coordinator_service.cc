@@ -294,6 +294,20 @@ Reactor* CoordinatorService::StartStream(grpc::CallbackServerContext* context, S
   return start();
 }
 
+// For calls that read much of the database (fleet goodput, reports, fits).
+template <typename Response, typename Compute>
+grpc::ServerUnaryReactor* CoordinatorService::AnswerOnQueryThread(
+    grpc::CallbackServerContext* context, Response* response, Compute compute) {
+  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
+    queries_->Run([reactor, response, compute = std::move(compute)] {
+      absl::StatusOr<Response> answer = compute();
+      const absl::Status status = answer.status();
+      if (answer.ok()) *response = *std::move(answer);
+      reactor->Finish(ToGrpc(status));
+    });
+  });
+}
+
 grpc::ServerUnaryReactor* CoordinatorService::SubmitSweep(grpc::CallbackServerContext* context,
                                                           const v1::SubmitSweepRequest* request,
                                                           v1::SubmitSweepResponse* response) {
@@ -550,15 +564,8 @@ grpc::ServerUnaryReactor* CoordinatorService::Analyze(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* CoordinatorService::FleetGoodput(grpc::CallbackServerContext* context,
                                                            const v1::FleetGoodputRequest* request,
                                                            v1::FleetGoodputResponse* response) {
-  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
-    // Fleet goodput reads every attempt in its window.
-    queries_->Run([this, reactor, request, response] {
-      absl::StatusOr<v1::FleetGoodputResponse> goodput =
-          ReadFleetGoodput(*database_, options_.ledger, *request, clock_->NowUnixMs());
-      const absl::Status status = goodput.status();
-      if (goodput.ok()) *response = *std::move(goodput);
-      reactor->Finish(ToGrpc(status));
-    });
+  return AnswerOnQueryThread(context, response, [this, request] {
+    return ReadFleetGoodput(*database_, options_.ledger, *request, clock_->NowUnixMs());
   });
 }
 
@@ -571,36 +578,22 @@ grpc::ServerReadReactor<v1::FleetEventLines>* CoordinatorService::IngestFleetEve
 grpc::ServerUnaryReactor* CoordinatorService::FleetReport(grpc::CallbackServerContext* context,
                                                           const v1::FleetReportRequest* request,
                                                           v1::FleetReportResponse* response) {
-  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
-    // Reads and decomposes every stored event: off the callback thread.
-    queries_->Run([this, reactor, request, response] {
-      absl::StatusOr<v1::FleetReportResponse> report = BuildFleetReport(*database_, *request);
-      const absl::Status status = report.status();
-      if (report.ok()) *response = *std::move(report);
-      reactor->Finish(ToGrpc(status));
-    });
-  });
+  return AnswerOnQueryThread(context, response,
+                             [this, request] { return BuildFleetReport(*database_, *request); });
 }
 
 grpc::ServerUnaryReactor* CoordinatorService::Predict(grpc::CallbackServerContext* context,
                                                       const v1::PredictRequest* request,
                                                       v1::PredictResponse* response) {
-  return StartUnary(context, [&](grpc::ServerUnaryReactor* reactor) {
-    // A fit reads the sweep's results and solves its model: off the callback
-    // thread. Its cost is bounded (one group, FitOptions' caps); a call whose
-    // client gave up (its deadline passed while it waited) is not fitted.
-    queries_->Run([this, context, reactor, request, response] {
-      if (context->IsCancelled()) {
-        reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
-                                     "the call ended (its deadline passed) before the fit began"));
-        return;
-      }
-      absl::StatusOr<v1::PredictResponse> answer = PredictFromSweep(database_, *request);
-      const absl::Status status = answer.status();
-      if (answer.ok()) *response = *std::move(answer);
-      reactor->Finish(ToGrpc(status));
-    });
-  });
+  // A fit's cost is bounded (one group, FitOptions' caps); a call whose client
+  // gave up (its deadline passed while it waited) is not fitted.
+  return AnswerOnQueryThread(
+      context, response, [this, context, request]() -> absl::StatusOr<v1::PredictResponse> {
+        if (context->IsCancelled()) {
+          return absl::CancelledError("the call ended (its deadline passed) before the fit began");
+        }
+        return PredictFromSweep(database_, *request);
+      });
 }
 
 }  // namespace paradnn::server

@@ -129,6 +129,11 @@ class CoordinatorService final : public v1::Coordinator::CallbackService {
   grpc::ServerUnaryReactor* StartUnary(grpc::CallbackServerContext* context, Body body) const;
   template <typename Reactor, typename Start>
   Reactor* StartStream(grpc::CallbackServerContext* context, Start start) const;
+  // StartUnary whose body runs `compute` (returning StatusOr<Response>) on
+  // a query thread and finishes the call with its answer.
+  template <typename Response, typename Compute>
+  grpc::ServerUnaryReactor* AnswerOnQueryThread(grpc::CallbackServerContext* context,
+                                                Response* response, Compute compute);
   void NotifierLoop() ABSL_LOCKS_EXCLUDED(watch_mu_);
   // SubmitSweep's work after the call's own checks, on the planning thread;
   // finishes `reactor`.
