@@ -92,12 +92,14 @@ TEST(RetinaNetModelTest, LossFallsInFloat32) {
 
 // Pure bfloat16 learns more slowly than float32: SGD's small updates round
 // away in 8-bit mantissas, and the loss itself moves in steps of 1/64 near 3.
-// On an AMD EPYC (AVX-512 BF16, no AMX) the best of the last 5 of 15 steps
-// was 4.9 % under the first (2.94 -> 2.80; 2.78 at step 6), on the Intel
-// Xeons (AMX) over 10 %; 3 % is still several loss quanta, which a step
-// that learns nothing does not reach.
+// On an AMD EPYC (AVX-512 BF16, no AMX) the 15 steps ran 2.94, 2.92, 2.91,
+// 2.88, 2.86, 2.78, 2.77, 2.88, then 2.80-2.88: the best of the last 5 of
+// the first 8 is 5.9 % under the first; on the Intel Xeons (AMX) over 10 %.
+// 3 % is still several loss quanta, which a step that learns nothing does
+// not reach. 8 steps, not more: LibTorch 1.13 runs these bfloat16
+// convolutions with its slow reference kernels (~10 s a step on one core).
 TEST(RetinaNetModelTest, LossFallsInBFloat16) {
-  const std::vector<double> losses = TrainLosses(Learnable(Precision::kBFloat16), 15);
+  const std::vector<double> losses = TrainLosses(Learnable(Precision::kBFloat16), 8);
   for (double loss : losses) EXPECT_TRUE(std::isfinite(loss));
   EXPECT_LT(*std::min_element(losses.end() - 5, losses.end()), 0.97 * losses.front())
       << ::testing::PrintToString(losses);
@@ -106,7 +108,8 @@ TEST(RetinaNetModelTest, LossFallsInBFloat16) {
 TEST(RetinaNetModelTest, MixedBFloat16Trains) {
   const ModelSpec spec = Learnable(Precision::kMixedBf16);
   Trainer trainer(spec, 1, ContextForPrecision(spec.precision));
-  const std::vector<double> losses = StepLosses(trainer, 6);
+  // 2.944, 2.927, 2.908, 2.884 on the EPYC: 4 steps show the fall.
+  const std::vector<double> losses = StepLosses(trainer, 4);
   for (const auto& p : trainer.parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
   EXPECT_TRUE(std::isfinite(losses.back()));
   EXPECT_LT(losses.back(), losses.front());
