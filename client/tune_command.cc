@@ -183,6 +183,7 @@ std::string LinesToCopy(const ConfigBest& best, const model::CpuCores& cores,
   const model::ThreadSettings settings =
       model::ResolveThreadProfile(*profile, model::CountWork(*spec).width, cores);
   model::RanWith ran;
+  ran.hyper_threads = cores.logical_cpus > cores.physical_cores && cores.physical_cores > 0;
   for (const v1::ResultRow& row : rows) {
     const auto it = row.config().stack().find(platform::kThreadsStackKey);
     if (it == row.config().stack().end() || it->second != best.settings) continue;

@@ -61,15 +61,26 @@ std::vector<std::string> SearchCandidates(const model::CpuCores& cores, double w
       }
     }
   }
+  // With hyper-threads: every physical core with its siblings idle, beside
+  // the same count spread over every logical CPU.
+  const std::string on_cores = physical < logical ? ",cores=physical" : "";
+  if (physical < logical)
+    candidates.push_back(absl::StrCat("intra=", physical, ",inter=1", on_cores));
   if (!with_replicas) return candidates;
-  // P processes of the physical cores / P threads each; one per socket too.
+  // P processes of the physical cores / P threads each (their shares cut
+  // from the physical cores: contiguous halves of every logical CPU would
+  // pair siblings); one per socket too, and with its memory on its node.
   std::vector<int> replicas = Doublings(physical, 0);
   if (cores.sockets > 1) replicas.push_back(cores.sockets);
   std::sort(replicas.begin(), replicas.end());
   replicas.erase(std::unique(replicas.begin(), replicas.end()), replicas.end());
   for (int p : replicas) {
     if (p < 2) continue;
-    candidates.push_back(absl::StrCat("intra=", physical / p, ",inter=1,replicas=", p));
+    candidates.push_back(absl::StrCat("intra=", physical / p, ",inter=1,replicas=", p, on_cores));
+  }
+  if (cores.sockets > 1) {
+    candidates.push_back(absl::StrCat("intra=", physical / cores.sockets,
+                                      ",inter=1,replicas=", cores.sockets, on_cores, ",numa=on"));
   }
   return candidates;
 }

@@ -26,11 +26,14 @@ inline constexpr const char* kTuneBaselines[] = {"libtorch", "intel", "tensorflo
 // intra=T,inter=I for T in 1, 2, 4, ... and the physical and logical core
 // counts, I in 1, 2, 4, ... up to the guideline's pools for the widest
 // model (at least 2), with T x I within the logical CPUs; where T is every
-// CPU and I is 1, with pin=on and pin=off both. Exhaustive on small hosts
-// (8 values on 2 CPUs); guided by the guideline's range on large ones.
-// `with_replicas` adds concurrent replicas (docs/tuning.md): P = 2, 4, ...
-// up to the physical cores, and the sockets, each of physical cores / P
-// intra-op threads and one inter-op thread.
+// CPU and I is 1, with pin=on and pin=off both; with hyper-threads, every
+// physical core with the siblings idle (cores=physical). Exhaustive on
+// small hosts (8 values on 2 CPUs); guided by the guideline's range on
+// large ones. `with_replicas` adds concurrent replicas (docs/tuning.md):
+// P = 2, 4, ... up to the physical cores, and the sockets, each of physical
+// cores / P intra-op threads and one inter-op thread (on physical cores
+// where there are hyper-threads), and on several sockets one per socket
+// with its memory on its node (numa=on).
 std::vector<std::string> SearchCandidates(const model::CpuCores& cores, double widest_width,
                                           bool with_replicas = false);
 

@@ -105,6 +105,10 @@ const std::vector<ResultField>& ResultFields() {
       // these are; blank for one process.
       {"measurement.concurrent_replicas.replicas", std::nullopt,
        ShownColumn{"replicas", "replicas", SU::kInteger, SW::kIfPositive, kWideOnly}},
+      // Where the runner put its threads, CPUs and memory (docs/tuning.md
+      // "Placement"), as it did it.
+      {"measurement.thread_pinning", std::nullopt,
+       ShownColumn{"thread_pinning", "placement", SU::kText, SW::kIfSet, kWideOnly}},
       {"measurement.counts.params", StoredColumn{"params", SqlType::kInteger},
        ShownColumn{"params", "#params", SU::kCount, SW::kIfPositive, kDashboard}},
       // The runner's peak resident memory, and on a CUDA device the caching

@@ -27,6 +27,7 @@ ThreadSettings GuidelineSettings(const OperatorWidth& width, const CpuCores& cor
   s.name = "guideline";
   s.inter_op_threads = pools;
   s.intra_op_threads = std::max(1, physical / pools);
+  s.physical_cores = true;
   s.why = absl::StrFormat(
       "inter-op pools = the model's average width %.2f (%d heavy operators, longest chain %d) "
       "rounded, within 1..%d physical cores; intra-op = %d physical cores / %d pools",
@@ -96,6 +97,8 @@ ThreadSettings ResolveThreadProfile(const platform::ThreadProfile& profile,
   s.inter_op_threads = profile.inter_op_threads;
   if (profile.pin.has_value()) s.pinning = *profile.pin ? ThreadPinning::kOn : ThreadPinning::kOff;
   s.replicas = profile.replicas;
+  s.physical_cores = profile.physical_cores;
+  s.numa = profile.numa;
   s.why = profile.replicas > 1 ? absl::StrCat("explicit counts, ", profile.replicas,
                                               " processes at once on disjoint CPUs")
                                : "explicit counts";
@@ -112,17 +115,50 @@ namespace {
 
 // "taskset -c 0 python train.py & taskset -c 1 python train.py &" for
 // `replicas` processes of `threads` CPUs each (the first three written out).
-std::string ReplicaLaunchExample(int replicas, int threads) {
+// Under numa=on, "numactl --cpunodebind=0 --membind=0 python train.py &
+// ..." instead: one process per node, its memory there.
+std::string ReplicaLaunchExample(int replicas, int threads, bool numa) {
   std::string out;
   const int shown = std::min(replicas, 3);
   for (int r = 0; r < shown; ++r) {
     const int first = r * threads, last = first + threads - 1;
-    absl::StrAppend(&out, r > 0 ? " " : "", "taskset -c ",
-                    threads > 1 ? absl::StrCat(first, "-", last) : absl::StrCat(first),
-                    " python train.py &");
+    absl::StrAppend(&out, r > 0 ? " " : "");
+    if (numa) {
+      absl::StrAppend(&out, "numactl --cpunodebind=", r, " --membind=", r, " python train.py &");
+    } else {
+      absl::StrAppend(&out, "taskset -c ",
+                      threads > 1 ? absl::StrCat(first, "-", last) : absl::StrCat(first),
+                      " python train.py &");
+    }
   }
   if (replicas > shown) absl::StrAppend(&out, " ...");
   return out;
+}
+
+// How to start the training process(es) where the CPUs or the memory were
+// placed: on hosts with hyper-threads, one CPU per physical core (lscpu's
+// CORE column numbers cores across sockets); under numa=on, numactl.
+std::string PlacementLines(const ThreadSettings& settings, const RanWith& ran) {
+  std::string lines;
+  if (settings.replicas > 1) {
+    absl::StrAppend(
+        &lines, "# ", settings.replicas, " training processes at once, each on its ",
+        settings.numa ? "NUMA node's CPUs with its memory there" : "own CPUs", ", e.g. ",
+        ReplicaLaunchExample(settings.replicas, settings.intra_op_threads, settings.numa), "\n");
+    return lines;
+  }
+  if (settings.physical_cores && ran.hyper_threads) {
+    absl::StrAppend(&lines,
+                    "# one CPU per physical core, siblings idle, as measured:\n"
+                    "taskset -c $(lscpu -p=CPU,CORE | awk -F, '!/^#/ && !seen[$2]++ "
+                    "{printf \"%s%s\", sep, $1; sep=\",\"}') python train.py\n");
+  }
+  if (settings.numa) {
+    absl::StrAppend(&lines,
+                    "numactl --cpunodebind=0 --membind=0 python train.py  # memory on the node "
+                    "of its CPUs, as measured\n");
+  }
+  return lines;
 }
 
 }  // namespace
@@ -153,11 +189,7 @@ std::string SettingsToCopy(const ThreadSettings& settings, const RanWith& ran) {
   absl::StrAppend(&lines, "torch.set_num_threads(", settings.intra_op_threads, ")\n",
                   "torch.set_num_interop_threads(", settings.inter_op_threads,
                   ")  # before any inter-op work starts\n");
-  if (settings.replicas > 1) {
-    absl::StrAppend(&lines, "# ", settings.replicas,
-                    " training processes at once, each on its own CPUs, e.g. ",
-                    ReplicaLaunchExample(settings.replicas, settings.intra_op_threads), "\n");
-  }
+  absl::StrAppend(&lines, PlacementLines(settings, ran));
   return lines;
 }
 

@@ -41,6 +41,11 @@ struct ThreadSettings {
   // Processes of the job at once, each on its own share of the CPUs with
   // the counts above (explicit profiles' replicas=P; 1 otherwise).
   int replicas = 1;
+  // The process on one logical CPU per physical core (the guideline's rule;
+  // explicit profiles' cores=physical), and its memory bound to the NUMA
+  // nodes of its CPUs (explicit numa=on).
+  bool physical_cores = false;
+  bool numa = false;
   // Environment variables the settings set for the OpenMP runtime (empty:
   // left as installed).
   std::map<std::string, std::string> env;
@@ -92,13 +97,18 @@ struct RanWith {
   // The counts it ran with (0: unknown), said beside LibTorch's own.
   int intra_op_threads = 0;
   int inter_op_threads = 0;
+  // The host has hyper-thread siblings (logical CPUs > physical cores):
+  // only then does running on physical cores need a line of its own.
+  bool hyper_threads = false;
 };
 
 // The lines a user copies into a training script to run as measured: the
 // environment (export NAME=value, set before Python starts: the settings'
 // own, the runner's spin count, OMP_PROC_BIND=true where threads were
-// pinned) and the torch.set_num_threads / set_num_interop_threads calls;
-// for LibTorch's defaults a line saying nothing is set.
+// pinned) and the torch.set_num_threads / set_num_interop_threads calls,
+// then how to start the process(es) where the settings placed them
+// (replicas, physical cores, numactl); for LibTorch's defaults a line
+// saying nothing is set.
 std::string SettingsToCopy(const ThreadSettings& settings, const RanWith& ran);
 
 }  // namespace paradnn::model

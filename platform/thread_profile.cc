@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kMaxThreads = 1024;
 constexpr int kMaxReplicas = 256;
-constexpr size_t kMaxValueLength = 64;
+constexpr size_t kMaxValueLength = 96;
 
 const std::map<std::string, ThreadProfileKind>& NamedProfiles() {
   static const auto* named = new std::map<std::string, ThreadProfileKind>{
@@ -66,6 +66,16 @@ absl::StatusOr<ThreadProfile> ParseThreadProfile(absl::string_view value, absl::
         return Bad(value, field, absl::StrCat("has pin=", kv[1], ", not on or off"));
       }
       profile.pin = kv[1] == "on";
+    } else if (key == "cores") {
+      if (kv[1] != "physical" && kv[1] != "logical") {
+        return Bad(value, field, absl::StrCat("has cores=", kv[1], ", not physical or logical"));
+      }
+      profile.physical_cores = kv[1] == "physical";
+    } else if (key == "numa") {
+      if (kv[1] != "on" && kv[1] != "off") {
+        return Bad(value, field, absl::StrCat("has numa=", kv[1], ", not on or off"));
+      }
+      profile.numa = kv[1] == "on";
     } else if (key == "replicas") {
       if (!absl::SimpleAtoi(kv[1], &profile.replicas) || profile.replicas < 1 ||
           profile.replicas > kMaxReplicas) {
@@ -89,11 +99,14 @@ std::string ThreadProfileValue(const ThreadProfile& profile) {
       absl::StrCat("intra=", profile.intra_op_threads, ",inter=", profile.inter_op_threads);
   if (profile.pin.has_value()) absl::StrAppend(&value, ",pin=", *profile.pin ? "on" : "off");
   if (profile.replicas > 1) absl::StrAppend(&value, ",replicas=", profile.replicas);
+  if (profile.physical_cores) absl::StrAppend(&value, ",cores=physical");
+  if (profile.numa) absl::StrAppend(&value, ",numa=on");
   return value;
 }
 
 std::string ThreadProfileHelp() {
-  return "libtorch, intel, tensorflow, guideline or intra=T,inter=I[,pin=on|off][,replicas=P] "
+  return "libtorch, intel, tensorflow, guideline or "
+         "intra=T,inter=I[,pin=on|off][,replicas=P][,cores=physical|logical][,numa=on|off] "
          "(T and I 1..1024, P 1..256)";
 }
 

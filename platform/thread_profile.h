@@ -25,7 +25,7 @@ enum class ThreadProfileKind {
   kIntel,       // "intel": Intel's recommended settings
   kTensorFlow,  // "tensorflow": the TensorFlow guide's defaults
   kGuideline,   // "guideline": pools = the model's width, intra = cores / pools
-  kExplicit,    // "intra=T,inter=I[,pin=on|off][,replicas=P]"
+  kExplicit,    // "intra=T,inter=I[,pin=on|off][,replicas=P][,cores=..][,numa=..]"
 };
 
 struct ThreadProfile {
@@ -40,20 +40,33 @@ struct ThreadProfile {
   // own share of the CPUs with the counts above (the paper's pools for
   // throughput; docs/tuning.md "Concurrent replicas"). 1: one process.
   int replicas = 1;
+  // kExplicit only: cores=physical runs the process (every replica) on one
+  // logical CPU per physical core of its CPUs, hyper-thread siblings idle;
+  // cores=logical (the default) on every CPU it has.
+  bool physical_cores = false;
+  // kExplicit only: numa=on cuts replica shares along NUMA nodes and binds
+  // each process's memory to the node of its CPUs (numactl
+  // --cpunodebind=N --membind=N; one process per socket is
+  // replicas=<sockets>,numa=on); off (the default) leaves memory to the
+  // kernel's first-touch policy.
+  bool numa = false;
 };
 
 // The profile of a stack value: libtorch, intel, tensorflow, guideline, or
-// intra=T,inter=I with optional ,pin=on|off and ,replicas=P (keys in any
-// order, each once; intra and inter required). InvalidArgument "<field>: '<value>' ..."
+// intra=T,inter=I with optional ,pin=on|off, ,replicas=P,
+// ,cores=physical|logical and ,numa=on|off (keys in any order, each once;
+// intra and inter required). InvalidArgument "<field>: '<value>' ..."
 // naming what is allowed otherwise.
 absl::StatusOr<ThreadProfile> ParseThreadProfile(absl::string_view value, absl::string_view field);
 
 // The canonical stack value of `profile` ("intra=2,inter=1,pin=off",
-// replicas only when above 1).
+// replicas only when above 1, cores only when physical, numa only when on:
+// the defaults are left out so that equal settings are one value).
 std::string ThreadProfileValue(const ThreadProfile& profile);
 
 // "libtorch, intel, tensorflow, guideline or
-// intra=T,inter=I[,pin=on|off][,replicas=P] (T and I 1..1024, P 1..256)".
+// intra=T,inter=I[,pin=on|off][,replicas=P][,cores=physical|logical][,numa=on|off]
+// (T and I 1..1024, P 1..256)".
 std::string ThreadProfileHelp();
 
 }  // namespace paradnn::platform

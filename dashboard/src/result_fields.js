@@ -30,6 +30,7 @@ const kResultFields = [
   { name: 'silicon_mfu_pct', title: 'MFU(si)', unit: 'percent', when: 'if_timed_positive', path: 'measurement.silicon_mfu', predictedPath: '', multiply: 100, divide: 1, dashboard: true },
   { name: 'intra_op_threads', title: 'threads', unit: 'integer', when: 'if_timed', path: 'measurement.intra_op_threads', predictedPath: '', multiply: 1, divide: 1, dashboard: false },
   { name: 'replicas', title: 'replicas', unit: 'integer', when: 'if_positive', path: 'measurement.concurrent_replicas.replicas', predictedPath: '', multiply: 1, divide: 1, dashboard: false },
+  { name: 'thread_pinning', title: 'placement', unit: 'text', when: 'if_set', path: 'measurement.thread_pinning', predictedPath: '', multiply: 1, divide: 1, dashboard: false },
   { name: 'params', title: '#params', unit: 'count', when: 'if_positive', path: 'measurement.counts.params', predictedPath: '', multiply: 1, divide: 1, dashboard: true },
   { name: 'peak_rss_mib', title: 'RSS MiB', unit: 'rate', when: 'if_positive', path: 'measurement.peak_rss_bytes', predictedPath: '', multiply: 1, divide: 1048576, dashboard: false },
   { name: 'peak_device_mib', title: 'device MiB', unit: 'rate', when: 'if_positive', path: 'measurement.peak_device_memory_bytes', predictedPath: '', multiply: 1, divide: 1048576, dashboard: false },

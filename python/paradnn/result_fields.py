@@ -31,6 +31,7 @@ SHOWN_FIELDS = (
     ("silicon_mfu_pct", "MFU(si)", "percent", "if_timed_positive", "measurement.silicon_mfu", "", 100.0, 1.0),
     ("intra_op_threads", "threads", "integer", "if_timed", "measurement.intra_op_threads", "", 1.0, 1.0),
     ("replicas", "replicas", "integer", "if_positive", "measurement.concurrent_replicas.replicas", "", 1.0, 1.0),
+    ("thread_pinning", "placement", "text", "if_set", "measurement.thread_pinning", "", 1.0, 1.0),
     ("params", "#params", "count", "if_positive", "measurement.counts.params", "", 1.0, 1.0),
     ("peak_rss_mib", "RSS MiB", "rate", "if_positive", "measurement.peak_rss_bytes", "", 1.0, 1048576.0),
     ("peak_device_mib", "device MiB", "rate", "if_positive", "measurement.peak_device_memory_bytes", "", 1.0, 1048576.0),

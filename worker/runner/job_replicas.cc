@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/cpu_list.h"
+#include "common/cpu_places.h"
 #include "common/framing.h"
 #include "common/subprocess.h"
 #include "model/families/allreduce.h"
@@ -190,6 +191,40 @@ double TimedOverlap(const std::vector<ReplicaRun>& runs, size_t slowest) {
   return span > 0 ? std::clamp(static_cast<double>(to - from) / span, 0.0, 1.0) : 0.0;
 }
 
+// The CPUs of each replica: the job's (RunnerJob.cpus, else this
+// process's), one per physical core under cores=physical, cut along NUMA
+// nodes under numa=on (each child then binds its memory to its node),
+// else in contiguous shares.
+absl::StatusOr<std::vector<std::vector<int>>> ReplicaShares(const v1::RunnerJob& job) {
+  const platform::ThreadProfile profile = *platform::ParseThreadProfile(
+      job.config().stack().at(platform::kThreadsStackKey), "stack.threads");
+  std::vector<int> cpus = ProcessCpusAtStart();
+  if (!job.cpus().empty()) {
+    absl::StatusOr<std::vector<int>> listed = common::ParseCpuList(job.cpus(), "cpus");
+    if (!listed.ok()) return listed.status();
+    cpus = *listed;
+  }
+  std::vector<common::CpuPlace> places = common::ReadCpuPlaces(cpus);
+  if (profile.physical_cores) {
+    cpus = common::PhysicalCoreCpus(places);
+    places = common::ReadCpuPlaces(cpus);
+  }
+  const std::string cores = profile.physical_cores ? " physical cores" : " CPUs";
+  if (cpus.size() < static_cast<size_t>(profile.replicas)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "stack.threads replicas=%d: the job may use %d%s (%s), and each replica needs one of its "
+        "own",
+        profile.replicas, cpus.size(), cores, common::FormatCpuList(cpus)));
+  }
+  if (!profile.numa) return common::SplitCpus(cpus, profile.replicas);
+  absl::StatusOr<std::vector<common::NodeShare>> by_node =
+      common::SplitCpusByNode(places, profile.replicas, "stack.threads");
+  if (!by_node.ok()) return by_node.status();
+  std::vector<std::vector<int>> shares;
+  for (common::NodeShare& share : *by_node) shares.push_back(std::move(share.cpus));
+  return shares;
+}
+
 }  // namespace
 
 int JobReplicas(const v1::RunnerJob& job) {
@@ -198,19 +233,6 @@ int JobReplicas(const v1::RunnerJob& job) {
   absl::StatusOr<platform::ThreadProfile> profile =
       platform::ParseThreadProfile(it->second, "config.stack.threads");
   return profile.ok() ? profile->replicas : 1;
-}
-
-std::vector<std::vector<int>> SplitCpus(const std::vector<int>& cpus, int replicas) {
-  std::vector<std::vector<int>> shares;
-  if (replicas < 1 || cpus.size() < static_cast<size_t>(replicas)) return shares;
-  const size_t base = cpus.size() / replicas, larger = cpus.size() % replicas;
-  size_t next = 0;
-  for (size_t r = 0; r < static_cast<size_t>(replicas); ++r) {
-    const size_t size = base + (r < larger ? 1 : 0);
-    shares.emplace_back(cpus.begin() + next, cpus.begin() + next + size);
-    next += size;
-  }
-  return shares;
 }
 
 v1::Measurement MergeReplicas(const std::vector<ReplicaRun>& runs) {
@@ -291,18 +313,9 @@ v1::Measurement RunReplicas(const v1::RunnerJob& job, JobObserver* observer) {
                                          "runs on ",
                                          job.device()));
   }
-  std::vector<int> cpus = ProcessCpusAtStart();
-  if (!job.cpus().empty()) {
-    absl::StatusOr<std::vector<int>> listed = common::ParseCpuList(job.cpus(), "cpus");
-    if (!listed.ok()) return Unsupported(job, std::string(listed.status().message()));
-    cpus = *listed;
-  }
-  const std::vector<std::vector<int>> shares = SplitCpus(cpus, replicas);
-  if (shares.empty()) {
-    return Unsupported(job, absl::StrFormat("stack.threads replicas=%d: the job may use %d CPUs "
-                                            "(%s), and each replica needs one of its own",
-                                            replicas, cpus.size(), common::FormatCpuList(cpus)));
-  }
+  const absl::StatusOr<std::vector<std::vector<int>>> placed = ReplicaShares(job);
+  if (!placed.ok()) return Unsupported(job, std::string(placed.status().message()));
+  const std::vector<std::vector<int>>& shares = *placed;
   std::vector<ReplicaChild> children(shares.size());
   for (size_t r = 0; r < shares.size(); ++r) {
     if (!StartReplica(ReplicaJob(job, shares[r]), static_cast<int>(r), &children[r])) {

@@ -22,11 +22,6 @@ namespace paradnn::runner {
 // malformed one (the job reports that itself) or for replicas=1.
 int JobReplicas(const v1::RunnerJob& job);
 
-// `cpus` (ascending) in `replicas` contiguous shares whose sizes differ by
-// at most one, the larger first; empty when there are fewer CPUs than
-// replicas.
-std::vector<std::vector<int>> SplitCpus(const std::vector<int>& cpus, int replicas);
-
 // One replica's run: its Measurement, its CPUs, and when its timed steps
 // began and ended (steady clock, nanoseconds; the clock is the host's, so
 // the processes' spans compare).

@@ -42,9 +42,20 @@ absl::StatusOr<std::string> ConfineProcessToCpus(const std::string& list) {
       !allowed.ok()) {
     return allowed;
   }
+  absl::StatusOr<int> threads = SetProcessAffinity(*cpus);
+  if (!threads.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cpus '", list, "': ", threads.status().message()));
+  }
+  return absl::StrCat("process confined to CPUs ", common::FormatCpuList(*cpus),
+                      " (RunnerJob.cpus: its ", std::max(*threads, 1),
+                      " threads so far and every later one)");
+}
+
+absl::StatusOr<int> SetProcessAffinity(const std::vector<int>& cpus) {
   cpu_set_t wanted;
   CPU_ZERO(&wanted);
-  for (int cpu : *cpus) CPU_SET(cpu, &wanted);
+  for (int cpu : cpus) CPU_SET(cpu, &wanted);
   // sched_setaffinity sets one thread's mask: set every thread started so
   // far (logging, a zygote's leftovers), and the ones to come inherit it.
   int threads = 0;
@@ -56,11 +67,9 @@ absl::StatusOr<std::string> ConfineProcessToCpus(const std::string& list) {
   }
   if (sched_setaffinity(0, sizeof(wanted), &wanted) != 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cpus '", list, "': sched_setaffinity failed: ", std::strerror(errno)));
+        absl::StrCat("sched_setaffinity failed: ", std::strerror(errno)));
   }
-  return absl::StrCat("process confined to CPUs ", common::FormatCpuList(*cpus),
-                      " (RunnerJob.cpus: its ", std::max(threads, 1),
-                      " threads so far and every later one)");
+  return threads;
 }
 
 std::string PinOpenMpThreads(int threads, bool always) {

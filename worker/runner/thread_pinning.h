@@ -31,6 +31,11 @@ std::vector<int> ProcessCpusAtStart();
 // when the list is malformed or names a CPU outside them.
 absl::StatusOr<std::string> ConfineProcessToCpus(const std::string& list);
 
+// Sets the CPUs of every thread of this process (and so of the threads it
+// starts later) to `cpus`; how many threads it set. InvalidArgument with
+// the kernel's reason when sched_setaffinity refuses.
+absl::StatusOr<int> SetProcessAffinity(const std::vector<int>& cpus);
+
 // When `threads` equals the number of CPUs this process may run on, pins
 // OpenMP thread i (the main thread is thread 0) to the i-th of those CPUs,
 // as OMP_PROC_BIND=true would; decided per job, because the thread count

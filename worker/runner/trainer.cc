@@ -46,6 +46,7 @@
 #include "worker/runner/outcome.h"
 #include "worker/runner/platform.h"
 #include "worker/runner/platform_torch.h"
+#include "worker/runner/process_placement.h"
 #include "worker/runner/step_stats.h"
 #include "worker/runner/stop_rule.h"
 #include "worker/runner/suspect_conditions.h"
@@ -382,11 +383,30 @@ bool PrepareProcess(const v1::RunnerJob& job, const ModelSpec& spec, v1::RunSett
     Fail(*m, v1::UNSUPPORTED, std::string(confinement.status().message()));
     return false;
   }
-  const int confined_cpus =
-      job.cpus().empty() ? 0 : static_cast<int>(ParseCpuList(job.cpus())->size());
-  *settings = EffectiveSettings(spec, job.settings(), confined_cpus);
+  const std::vector<int> cpus =
+      job.cpus().empty() ? ProcessCpusAtStart() : *ParseCpuList(job.cpus());
+  *settings = EffectiveSettings(spec, job.settings(),
+                                job.cpus().empty() ? 0 : static_cast<int>(cpus.size()));
+  std::optional<model::ThreadSettings> profile;
   try {
-    ApplyJobThreads(*settings, JobThreadProfile(job, spec), *confinement, m, observer);
+    profile = JobThreadProfile(job, spec);
+  } catch (const std::exception& e) {
+    Fail(*m, v1::ERROR, absl::StrCat("setting thread counts: ", FirstErrorLine(e.what())));
+    return false;
+  }
+  std::string placement = *confinement;
+  if (profile.has_value() && (profile->physical_cores || profile->numa)) {
+    const absl::StatusOr<std::string> placed =
+        PlaceProcess(cpus, profile->physical_cores, profile->numa);
+    if (!placed.ok()) {
+      Fail(*m, v1::UNSUPPORTED,
+           absl::StrCat("stack.threads ", profile->name, ": ", placed.status().message()));
+      return false;
+    }
+    placement = placement.empty() ? *placed : absl::StrCat(placement, "; ", *placed);
+  }
+  try {
+    ApplyJobThreads(*settings, profile, placement, m, observer);
   } catch (const std::exception& e) {
     Fail(*m, v1::ERROR, absl::StrCat("setting thread counts: ", FirstErrorLine(e.what())));
     return false;

@@ -70,8 +70,9 @@ TEST(BisectSettingsTest, RefusalsNameTheFlagTheSettingAndWhatIsAllowed) {
       SettingsError({"omp=4"}),
       StartsWith("--bad omp: not a setting bisect can switch; allowed: intra_op_threads, "
                  "inter_op_threads, blas_core, aten_capability, threads (libtorch, "
-                 "intel, tensorflow, guideline or intra=T,inter=I[,pin=on|off][,replicas=P] (T "
-                 "and I 1..1024, P 1..256)) or env.NAME with NAME starting with OMP_"));
+                 "intel, tensorflow, guideline or intra=T,inter=I[,pin=on|off][,replicas=P][,"
+                 "cores=physical|logical][,numa=on|off] (T and I 1..1024, P 1..256)) or env.NAME "
+                 "with NAME starting with OMP_"));
   EXPECT_THAT(SettingsError({"env.LD_PRELOAD=x"}),
               StartsWith("--bad env.LD_PRELOAD: LD_PRELOAD is not a performance variable"));
   EXPECT_THAT(SettingsError({"env.OMP_WAIT_POLICY=a b"}),

@@ -37,11 +37,14 @@ TEST(TunePlanTest, LargeHostsAreSearchedOverTheGuidelinesRange) {
   EXPECT_TRUE(Has(c, "intra=8,inter=2"));
   EXPECT_TRUE(Has(c, "intra=8,inter=3"));
   EXPECT_TRUE(Has(c, "intra=16,inter=2"));
-  EXPECT_FALSE(Has(c, "intra=16,inter=3"));  // 48 threads on 32 CPUs
-  EXPECT_FALSE(Has(c, "intra=1,inter=4"));   // beyond the guideline's pools
+  EXPECT_FALSE(Has(c, "intra=16,inter=3"));                // 48 threads on 32 CPUs
+  EXPECT_FALSE(Has(c, "intra=1,inter=4"));                 // beyond the guideline's pools
+  EXPECT_TRUE(Has(c, "intra=16,inter=1,cores=physical"));  // siblings idle
   EXPECT_LE(c.size(), 24u);
-  // Narrow models there: pools 1 and 2 only (docs/tuning.md says 16 values).
-  EXPECT_EQ(SearchCandidates({32, 16, 1}, 1.0).size(), 16u);
+  // Narrow models there: pools 1 and 2 only (docs/tuning.md says 17 values).
+  EXPECT_EQ(SearchCandidates({32, 16, 1}, 1.0).size(), 17u);
+  // No hyper-threads: physical and logical are one.
+  EXPECT_FALSE(Has(SearchCandidates({16, 16, 1}, 1.0), "intra=16,inter=1,cores=physical"));
 }
 
 TEST(TunePlanTest, ReplicasAreSearchedOnlyWhenAskedFor) {
@@ -50,11 +53,18 @@ TEST(TunePlanTest, ReplicasAreSearchedOnlyWhenAskedFor) {
   EXPECT_EQ(small.size(), 9u);
   EXPECT_EQ(small.back(), "intra=1,inter=1,replicas=2");
   // 2 sockets of 12 physical cores (48 hyper-threads): P = 2, 4, 8, 16, 24.
+  // Their shares are cut from the physical cores (halves of every logical
+  // CPU would pair siblings), one per socket also with its memory there.
   const std::vector<std::string> large = SearchCandidates({48, 24, 2}, 1.0, true);
-  EXPECT_TRUE(Has(large, "intra=12,inter=1,replicas=2"));  // one per socket
-  EXPECT_TRUE(Has(large, "intra=6,inter=1,replicas=4"));
-  EXPECT_TRUE(Has(large, "intra=1,inter=1,replicas=24"));
-  EXPECT_FALSE(Has(large, "intra=1,inter=1,replicas=48"));  // physical cores only
+  EXPECT_TRUE(Has(large, "intra=12,inter=1,replicas=2,cores=physical"));  // one per socket
+  EXPECT_TRUE(Has(large, "intra=12,inter=1,replicas=2,cores=physical,numa=on"));
+  EXPECT_TRUE(Has(large, "intra=6,inter=1,replicas=4,cores=physical"));
+  EXPECT_TRUE(Has(large, "intra=1,inter=1,replicas=24,cores=physical"));
+  EXPECT_FALSE(Has(large, "intra=1,inter=1,replicas=48,cores=physical"));  // physical cores only
+  // Two sockets without hyper-threads.
+  const std::vector<std::string> sockets = SearchCandidates({16, 16, 2}, 1.0, true);
+  EXPECT_TRUE(Has(sockets, "intra=8,inter=1,replicas=2"));
+  EXPECT_TRUE(Has(sockets, "intra=8,inter=1,replicas=2,numa=on"));
 }
 
 TEST(TunePlanTest, OnlyCpuSweepsWithoutThreadSettingsAreTuned) {

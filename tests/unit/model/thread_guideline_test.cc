@@ -127,6 +127,26 @@ TEST(ThreadGuidelineTest, TheLinesToCopyReproduceWhatWasMeasured) {
   EXPECT_NE(intel.find("export KMP_BLOCKTIME=1\n"), std::string::npos) << intel;
   EXPECT_NE(intel.find("export OMP_PROC_BIND=close\n"), std::string::npos) << intel;
   EXPECT_EQ(intel.find("PARADNN"), std::string::npos) << intel;
+  // The guideline on a host with hyper-threads: started on one CPU per core.
+  s = GuidelineSettings(OperatorWidth{5, 5}, CpuCores{4, 2, 1});
+  RanWith smt{true, "1000"};
+  smt.hyper_threads = true;
+  const std::string guideline = SettingsToCopy(s, smt);
+  EXPECT_NE(guideline.find("# one CPU per physical core, siblings idle, as measured:\n"
+                           "taskset -c $(lscpu -p=CPU,CORE | awk -F, '!/^#/ && !seen[$2]++ "
+                           "{printf \"%s%s\", sep, $1; sep=\",\"}') python train.py\n"),
+            std::string::npos)
+      << guideline;
+  // One process per socket, memory on its node.
+  platform::ThreadProfile per_socket =
+      *platform::ParseThreadProfile("intra=8,inter=1,replicas=2,numa=on", "f");
+  const std::string numa = SettingsToCopy(ResolveThreadProfile(per_socket, {}, CpuCores{16, 16, 2}),
+                                          RanWith{true, "1000"});
+  EXPECT_NE(numa.find("# 2 training processes at once, each on its NUMA node's CPUs with its "
+                      "memory there, e.g. numactl --cpunodebind=0 --membind=0 python train.py & "
+                      "numactl --cpunodebind=1 --membind=1 python train.py &\n"),
+            std::string::npos)
+      << numa;
   // LibTorch's own: nothing to set.
   EXPECT_EQ(SettingsToCopy(LibTorchDefaultSettings(), RanWith{}),
             "# nothing to set: LibTorch's own thread counts\n");

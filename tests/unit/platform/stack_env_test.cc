@@ -91,7 +91,8 @@ TEST(StackKeyTest, KnownSettingsAndEnvKeysOnlyWithTheirOwnValues) {
       std::string(ValidateStackKey("omp_threads", "stack.omp_threads").message()),
       StartsWith("stack.omp_threads: not a stack setting; allowed: blas_core, "
                  "aten_capability, threads (libtorch, intel, tensorflow, guideline or "
-                 "intra=T,inter=I[,pin=on|off][,replicas=P] (T and I 1..1024, P 1..256)) or "
+                 "intra=T,inter=I[,pin=on|off][,replicas=P][,cores=physical|logical][,numa=on|"
+                 "off] (T and I 1..1024, P 1..256)) or "
                  "env.NAME with NAME "
                  "starting with OMP_"));
   EXPECT_TRUE(ValidateStackKeyValue("blas_core", "Haswell", "f").ok());

@@ -40,6 +40,17 @@ TEST(ThreadProfileTest, ExplicitCountsInAnyOrderWithOptionalPinning) {
   EXPECT_EQ(ThreadProfileValue(*p), "intra=1,inter=1,replicas=2");
   EXPECT_EQ(ThreadProfileValue(*ParseThreadProfile("intra=1,inter=1,replicas=1", "f")),
             "intra=1,inter=1");
+  p = ParseThreadProfile("numa=on,cores=physical,intra=4,inter=1,replicas=2", "f");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->physical_cores);
+  EXPECT_TRUE(p->numa);
+  EXPECT_EQ(ThreadProfileValue(*p), "intra=4,inter=1,replicas=2,cores=physical,numa=on");
+  // The defaults are one value with the settings left out.
+  EXPECT_EQ(ThreadProfileValue(*ParseThreadProfile("intra=2,inter=1,cores=logical,numa=off", "f")),
+            "intra=2,inter=1");
+  EXPECT_TRUE(
+      ParseThreadProfile("intra=1024,inter=1024,pin=off,replicas=256,cores=logical,numa=off", "f")
+          .ok());
 }
 
 TEST(ThreadProfileTest, BadValuesNameTheFieldAndWhatIsAllowed) {
@@ -56,6 +67,8 @@ TEST(ThreadProfileTest, BadValuesNameTheFieldAndWhatIsAllowed) {
       {"intra=1,inter=1,replicas=0", "has replicas=0, not 1..256"},
       {"intra=1,inter=1,replicas=x", "has replicas=x, not 1..256"},
       {"intra=2,inter=1,pools=2", "has the unknown key 'pools'"},
+      {"intra=2,inter=1,cores=smt", "has cores=smt, not physical or logical"},
+      {"intra=2,inter=1,numa=1", "has numa=1, not on or off"},
       {"", "is not a profile name or key=value list"},
   };
   for (const auto& bad : kBad) {

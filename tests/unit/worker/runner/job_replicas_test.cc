@@ -9,16 +9,6 @@
 namespace paradnn::runner {
 namespace {
 
-TEST(JobReplicasTest, SplitsCpusIntoContiguousSharesLargerFirst) {
-  using Shares = std::vector<std::vector<int>>;
-  EXPECT_EQ(SplitCpus({0, 1}, 2), (Shares{{0}, {1}}));
-  EXPECT_EQ(SplitCpus({0, 1, 2, 3, 4}, 2), (Shares{{0, 1, 2}, {3, 4}}));
-  EXPECT_EQ(SplitCpus({2, 3, 8, 9}, 4), (Shares{{2}, {3}, {8}, {9}}));
-  EXPECT_EQ(SplitCpus({0, 1}, 1), (Shares{{0, 1}}));
-  EXPECT_TRUE(SplitCpus({0, 1}, 3).empty());
-  EXPECT_TRUE(SplitCpus({0, 1}, 0).empty());
-}
-
 TEST(JobReplicasTest, ReplicasComeFromTheThreadsProfile) {
   v1::RunnerJob job;
   EXPECT_EQ(JobReplicas(job), 1);

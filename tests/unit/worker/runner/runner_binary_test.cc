@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/cpu_list.h"
+#include "common/cpu_places.h"
 #include "common/framing.h"
 #include "common/subprocess.h"
 #include "model/thread_guideline.h"
@@ -234,6 +235,53 @@ TEST(RunnerBinaryTest, ThreadsReplicasRunTogetherOnDisjointCpusAndGiveTheHostsSt
       MeasureWithThreads(absl::StrCat("intra=1,inter=1,replicas=", cpus.size() + 1));
   EXPECT_EQ(too_many.outcome(), v1::UNSUPPORTED);
   EXPECT_TRUE(absl::StrContains(too_many.error(), "each replica needs one of its own"))
+      << too_many.error();
+}
+
+// cores=physical and numa=on on this host's real topology (planning on
+// made-up ones with hyper-threads and two sockets: cpu_places_test).
+TEST(RunnerBinaryTest, ThreadsPlacementKeepsOffSiblingsAndBindsMemoryToTheNode) {
+  const std::vector<int> cpus = common::AllowedCpus();
+  const std::vector<common::CpuPlace> places = common::ReadCpuPlaces(cpus);
+  const std::vector<int> physical = common::PhysicalCoreCpus(places);
+  const std::vector<int> nodes = common::NodesOf(common::ReadCpuPlaces(physical));
+  const std::string node_text =
+      absl::StrCat(nodes.size() == 1 ? "NUMA node " : "NUMA nodes ", common::FormatCpuList(nodes));
+  v1::Measurement m = MeasureWithThreads("intra=1,inter=1,cores=physical,numa=on");
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_TRUE(absl::StrContains(
+      m.thread_pinning(), absl::StrCat("physical cores: CPUs ", common::FormatCpuList(physical))))
+      << m.thread_pinning();
+  // Read back from the kernel (get_mempolicy), not what was asked.
+  EXPECT_TRUE(absl::StrContains(m.thread_pinning(),
+                                absl::StrCat("memory bound to ", node_text, " (MPOL_BIND)")))
+      << m.thread_pinning();
+  EXPECT_EQ(m.stack().at("threads"), "intra=1,inter=1,cores=physical,numa=on");
+
+  // Without them: the first-touch default, nothing narrowed.
+  m = MeasureWithThreads("intra=1,inter=1,cores=logical,numa=off");
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_FALSE(absl::StrContains(m.thread_pinning(), "physical cores")) << m.thread_pinning();
+  EXPECT_FALSE(absl::StrContains(m.thread_pinning(), "memory")) << m.thread_pinning();
+  EXPECT_EQ(m.stack().at("threads"), "intra=1,inter=1,cores=logical,numa=off");
+
+  // The guideline runs on physical cores.
+  m = MeasureWithThreads("guideline");
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_TRUE(absl::StrContains(m.thread_pinning(), "physical cores: CPUs")) << m.thread_pinning();
+
+  if (physical.size() < 2) return;
+  // One replica per share of a node, each bound to it.
+  m = MeasureWithThreads("intra=1,inter=1,replicas=2,numa=on");
+  ASSERT_EQ(m.outcome(), v1::OK) << m.error();
+  EXPECT_EQ(m.concurrent_replicas().replicas(), 2);
+  EXPECT_TRUE(absl::StrContains(m.thread_pinning(), "memory bound to NUMA node"))
+      << m.thread_pinning();
+  const v1::Measurement too_many = MeasureWithThreads(
+      absl::StrCat("intra=1,inter=1,cores=physical,replicas=", physical.size() + 1));
+  EXPECT_EQ(too_many.outcome(), v1::UNSUPPORTED);
+  EXPECT_TRUE(absl::StrContains(
+      too_many.error(), absl::StrCat("the job may use ", physical.size(), " physical cores")))
       << too_many.error();
 }
 
