@@ -13,20 +13,16 @@ usage: bench/fleet_bench.py [--jobs 10000] [--steps-per-job 1000] [--keep DIR]
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
+import time
 
-# bench/bisect.py would shadow the standard library's bisect.
 _HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-
 ROOT = os.path.dirname(_HERE)
 BIN = os.environ.get("PARADNN_BIN_DIR", os.path.join(ROOT, "build", "bin"))
 

@@ -45,19 +45,12 @@ usage:
 
 from __future__ import annotations
 
-import os
+import argparse
+import json
+import random
 import sys
-
-# bench/bisect.py would shadow the standard library's bisect, which `random`
-# imports: drop this script's directory from the module path first.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import random  # noqa: E402
-import time as wallclock  # noqa: E402
-from datetime import datetime, timezone  # noqa: E402
+import time as wallclock
+from datetime import datetime, timezone
 
 FORMAT = "paradnn fleet-synth answers v1"
 TICKS = 1024  # grid: 1/1024 s, exact in binary and in decimal

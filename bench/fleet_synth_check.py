@@ -24,19 +24,12 @@ Exit status 0 when every figure matches within the answers' tolerance.
 
 from __future__ import annotations
 
-import os
+import argparse
+import json
+import math
 import sys
-
-# bench/bisect.py would shadow the standard library's bisect: drop this
-# script's directory from the module path before any standard import uses it.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import unicodedata  # noqa: E402
-from datetime import datetime, timezone  # noqa: E402
+import unicodedata
+from datetime import datetime, timezone
 
 # ---- the format (docs/fleet-events.md, "Lines") --------------------------------
 

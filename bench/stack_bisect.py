@@ -17,7 +17,7 @@ beside them what testing one setting at a time would need for the same
 rounds: A and A-with-the-setting in each of the reference's 4 rounds, 8 a
 setting, 24 for three (16 if every round measured A once for all three).
 
-usage: bench/bisect.py [--keep DIR] [--good-core auto] [--bad-core Prescott]
+usage: bench/stack_bisect.py [--keep DIR] [--good-core auto] [--bad-core Prescott]
 """
 import argparse
 import json
