@@ -106,7 +106,7 @@ def main():
     where = ("applies" if cores >= TARGET_CORES
              else f"not applicable here: {cores} logical CPUs < {TARGET_CORES}")
     print(f"\ntarget (>= {TARGET_CORES} cores): geometric mean >= {TARGET_GEOMEAN}x over "
-          f"LibTorch's defaults and never slower than a baseline: {geomean:.2f}x, "
+          f"LibTorch's defaults and never slower than a baseline: {geomean:.3f}x, "
           f"{slower} slower verdicts -> {'met' if met else 'not met'} ({where})")
     print(f"databases kept in {folder}" if args.keep else "")
 

@@ -22,15 +22,15 @@ namespace {
 // libnuma's numa_set_membind is a thin wrapper over set_mempolicy, and
 // calling the kernel needs neither libnuma-dev at build time nor libnuma1
 // on the host.
-constexpr size_t kMaskWords = 1024 / (sizeof(unsigned long) * CHAR_BIT);
+constexpr size_t kWordBits = sizeof(unsigned long) * CHAR_BIT;
+constexpr size_t kMaskWords = 1024 / kWordBits;
 using NodeMask = std::array<unsigned long, kMaskWords>;
-constexpr size_t kMaskBits = kMaskWords * sizeof(unsigned long) * CHAR_BIT;
+constexpr size_t kMaskBits = kMaskWords * kWordBits;
 
 std::vector<int> NodesIn(const NodeMask& mask) {
   std::vector<int> nodes;
   for (size_t bit = 0; bit < kMaskBits; ++bit) {
-    const size_t word = bit / (sizeof(unsigned long) * CHAR_BIT);
-    if ((mask[word] >> (bit % (sizeof(unsigned long) * CHAR_BIT))) & 1UL) {
+    if ((mask[bit / kWordBits] >> (bit % kWordBits)) & 1UL) {
       nodes.push_back(static_cast<int>(bit));
     }
   }
@@ -48,8 +48,7 @@ absl::StatusOr<std::string> BindMemory(const std::vector<int>& nodes) {
     if (node < 0 || static_cast<size_t>(node) >= kMaskBits) {
       return absl::InvalidArgumentError(absl::StrCat("numa=on: node ", node, " is out of range"));
     }
-    mask[node / (sizeof(unsigned long) * CHAR_BIT)] |=
-        1UL << (node % (sizeof(unsigned long) * CHAR_BIT));
+    mask[node / kWordBits] |= 1UL << (node % kWordBits);
   }
   // The kernel reads maxnode - 1 bits.
   if (syscall(SYS_set_mempolicy, MPOL_BIND, mask.data(), kMaskBits + 1) != 0) {
