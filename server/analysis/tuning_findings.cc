@@ -239,9 +239,44 @@ v1::TuningCheck WideCheck(const TuningSummary& s) {
   return check;
 }
 
+// Per round, time-like: the best several pools' median over the best one
+// pool's (below 1 where pools help).
+std::map<std::string, double> PoolRatioByRound(const TuningSummary& s, bool lower_is_better) {
+  std::map<std::string, std::vector<double>> one, pools;
+  for (const TuningRun& run : s.runs->settings[static_cast<size_t>(s.one_pool)].runs) {
+    if (run.value > 0) one[run.round].push_back(TuningTimeLike(run.value, lower_is_better));
+  }
+  for (const TuningRun& run : s.runs->settings[static_cast<size_t>(s.pools)].runs) {
+    if (run.value > 0) pools[run.round].push_back(TuningTimeLike(run.value, lower_is_better));
+  }
+  std::map<std::string, double> ratio;
+  for (const auto& [round, values] : pools) {
+    const auto it = one.find(round);
+    if (it != one.end()) ratio[round] = Median(values) / Median(it->second);
+  }
+  return ratio;
+}
+
+// Rounds for JudgePairs: A = the small batch's pool ratio, B = the large
+// batch's, in the rounds both have. B "slower" (larger) than A is pools
+// gaining more at the small batch: the paper's finding.
+std::vector<ComparisonRound> BatchGainRounds(const TuningSummary& small, const TuningSummary& large,
+                                             bool lower_is_better) {
+  const std::map<std::string, double> a = PoolRatioByRound(small, lower_is_better);
+  const std::map<std::string, double> b = PoolRatioByRound(large, lower_is_better);
+  std::vector<ComparisonRound> rounds;
+  for (const auto& [round, ratio] : a) {
+    const auto it = b.find(round);
+    if (it != b.end()) rounds.push_back({{ratio}, {it->second}});
+  }
+  return rounds;
+}
+
 // Small batches gain more from pools than large ones: the smallest and
-// largest batch of one group.
-v1::TuningCheck BatchCheck(const TuningSummary& small, const TuningSummary& large) {
+// largest batch of one group, by `verdict` (JudgePairs on BatchGainRounds;
+// "" where either batch lacks one-pool or several-pools results).
+v1::TuningCheck BatchCheck(const TuningSummary& small, const TuningSummary& large,
+                           const std::string& verdict) {
   v1::TuningCheck check;
   check.set_config(absl::StrCat(small.runs->batch_group, ", batch ", *small.runs->batch, " vs ",
                                 *large.runs->batch));
@@ -253,10 +288,19 @@ v1::TuningCheck BatchCheck(const TuningSummary& small, const TuningSummary& larg
                      *(small.pool_gain <= 0 ? small : large).runs->batch, " lacks them"));
     return check;
   }
-  check.set_outcome(small.pool_gain > large.pool_gain ? kTuningAgrees : kTuningDisagrees);
-  check.set_detail(absl::StrFormat("pool gain %.2fx at batch %d, %.2fx at batch %d",
-                                   small.pool_gain, *small.runs->batch, large.pool_gain,
-                                   *large.runs->batch));
+  const std::string gains =
+      absl::StrFormat("pool gain %.2fx at batch %d, %.2fx at batch %d", small.pool_gain,
+                      *small.runs->batch, large.pool_gain, *large.runs->batch);
+  if (verdict == VerdictName(Verdict::kSlower)) {
+    check.set_outcome(kTuningAgrees);
+  } else if (verdict == VerdictName(Verdict::kFaster)) {
+    check.set_outcome(kTuningDisagrees);
+  } else if (verdict == VerdictName(Verdict::kNoDifference)) {
+    check.set_outcome(kTuningNoDifference);
+  } else {
+    check.set_outcome(kTuningNotMeasured);
+  }
+  check.set_detail(absl::StrCat(gains, "; the gains' ratio paired by round: ", verdict));
   return check;
 }
 
@@ -312,7 +356,8 @@ void AppendTuningFindings(const TuningFindingInfo& info,
 }
 
 // The batch finding's groups: per batch group, its configurations by batch.
-void AddBatchFindings(const std::vector<TuningSummary>& summaries, v1::TuningResponse* response) {
+void AddBatchFindings(const std::vector<TuningSummary>& summaries, bool lower_is_better, double fdr,
+                      v1::TuningResponse* response) {
   // family, batch group, platform -> batch -> configuration
   using GroupKey = std::tuple<std::string, std::string, std::string>;
   std::map<GroupKey, std::map<int64_t, const TuningSummary*>> groups;
@@ -320,11 +365,31 @@ void AddBatchFindings(const std::vector<TuningSummary>& summaries, v1::TuningRes
     if (!s.runs->batch.has_value()) continue;
     groups[{s.runs->family, s.runs->batch_group, s.runs->platform}].emplace(*s.runs->batch, &s);
   }
-  std::map<std::string, v1::TuningFinding> rows;
+  // The smallest and largest batch of each group, judged together (one
+  // false discovery rate across the groups).
+  struct BatchEnds {
+    std::string family;
+    const TuningSummary* small;
+    const TuningSummary* large;
+    std::string verdict;
+  };
+  std::vector<BatchEnds> ends;
+  std::vector<std::vector<ComparisonRound>> pairs;
+  std::vector<BatchEnds*> judged_ends;
   for (const auto& [key, by_batch] : groups) {
     if (by_batch.size() < 2) continue;
-    CountTuningCheck(kBatchFinding, std::get<0>(key),
-                     BatchCheck(*by_batch.begin()->second, *by_batch.rbegin()->second), &rows);
+    ends.push_back({std::get<0>(key), by_batch.begin()->second, by_batch.rbegin()->second, ""});
+  }
+  for (BatchEnds& e : ends) {
+    if (e.small->pool_gain <= 0 || e.large->pool_gain <= 0) continue;
+    pairs.push_back(BatchGainRounds(*e.small, *e.large, lower_is_better));
+    judged_ends.push_back(&e);
+  }
+  const std::vector<std::string> verdicts = JudgeTuningPairs(pairs, fdr);
+  for (size_t i = 0; i < verdicts.size(); ++i) judged_ends[i]->verdict = verdicts[i];
+  std::map<std::string, v1::TuningFinding> rows;
+  for (const BatchEnds& e : ends) {
+    CountTuningCheck(kBatchFinding, e.family, BatchCheck(*e.small, *e.large, e.verdict), &rows);
   }
   AppendTuningFindings(kBatchFinding, std::move(rows), response);
 }
@@ -363,7 +428,7 @@ v1::TuningResponse SummarizeTuning(const std::vector<TuningConfigRuns>& configs,
   }
   AppendTuningFindings(kNarrowFinding, std::move(narrow), &response);
   AppendTuningFindings(kWideFinding, std::move(wide), &response);
-  AddBatchFindings(summaries, &response);
+  AddBatchFindings(summaries, lower_is_better, fdr, &response);
   return response;
 }
 

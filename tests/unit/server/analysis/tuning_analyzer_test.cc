@@ -224,7 +224,8 @@ TEST_F(TuningAnalyzerTest, SmallBatchGainsMoreFromPoolsAndNarrowDisagreementIsCo
   EXPECT_THAT(batch->checks(0).config(), HasSubstr(", batch 16 vs 512"));
   EXPECT_THAT(batch->checks(0).config(), ::testing::Not(HasSubstr("batch=")));
   EXPECT_THAT(batch->checks(0).detail(),
-              HasSubstr("pool gain 1.50x at batch 16, 1.00x at batch 512"));
+              HasSubstr("pool gain 1.50x at batch 16, 1.00x at batch 512; the gains' ratio "
+                        "paired by round: slower"));
 
   const v1::TuningFinding* narrow = FindingOf(*tuning, "narrow_one_pool", "fc");
   ASSERT_NE(narrow, nullptr);
@@ -261,6 +262,45 @@ TEST_F(TuningAnalyzerTest, RefusesSweepsThatDoNotVaryTheThreadSettings) {
             absl::StrCat("analyze tuning needs results that vary stack.threads or "
                          "intra_op_threads/inter_op_threads; sweep ",
                          sweep, " has none — paradnn tune makes such sweeps"));
+}
+
+// Pool gains that differ by less than the rounds' noise are no agreement:
+// 0.98x at batch 16 (the rounds' jitter moves it by 2 %) and 0.985x at 512.
+TEST_F(TuningAnalyzerTest, BatchGainsWithinTheNoiseAreNoDifference) {
+  const int64_t sweep = StoreTuneSweep({
+      {"fc", NarrowFc(16), {{"intra=2,inter=1", 2, 1, 0.0150}, {"intra=1,inter=2", 1, 2, 0.0153}}},
+      {"fc",
+       NarrowFc(512),
+       {{"intra=2,inter=1", 2, 1, 0.100}, {"intra=1,inter=2", 1, 2, 0.1015}},
+       /*jitter=*/false},
+  });
+  absl::StatusOr<v1::TuningResponse> tuning = Tune(sweep);
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  const v1::TuningFinding* batch = FindingOf(*tuning, "small_batch_pools", "fc");
+  ASSERT_NE(batch, nullptr);
+  EXPECT_EQ(batch->agree(), 0);
+  EXPECT_EQ(batch->no_difference(), 1);
+  EXPECT_EQ(batch->checks(0).outcome(), "no difference detected");
+  EXPECT_EQ(batch->statement(),
+            "this host agrees in 0 of 1 fc batch groups; no difference detected in 1");
+}
+
+// The large batch gaining more from pools is a disagreement, said as one.
+TEST_F(TuningAnalyzerTest, LargeBatchGainingMoreFromPoolsDisagrees) {
+  const int64_t sweep = StoreTuneSweep({
+      {"fc", NarrowFc(16), {{"intra=2,inter=1", 2, 1, 0.015}, {"intra=1,inter=2", 1, 2, 0.015}}},
+      {"fc",
+       NarrowFc(512),
+       {{"intra=2,inter=1", 2, 1, 0.150}, {"intra=1,inter=2", 1, 2, 0.100}},
+       /*jitter=*/false},
+  });
+  absl::StatusOr<v1::TuningResponse> tuning = Tune(sweep);
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  const v1::TuningFinding* batch = FindingOf(*tuning, "small_batch_pools", "fc");
+  ASSERT_NE(batch, nullptr);
+  EXPECT_EQ(batch->disagree(), 1);
+  EXPECT_EQ(batch->checks(0).outcome(), "disagrees");
+  EXPECT_THAT(batch->checks(0).detail(), HasSubstr("1.00x at batch 16, 1.50x at batch 512"));
 }
 
 }  // namespace
