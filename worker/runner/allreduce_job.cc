@@ -5,14 +5,40 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/run_settings.h"
 #include "model/families/allreduce.h"
 #include "worker/runner/data_parallel.h"
 #include "worker/runner/gang_training.h"
 #include "worker/runner/job_devices.h"
+#include "worker/runner/step_stats.h"
 #include "worker/runner/timing_loop.h"
 
 namespace paradnn::runner {
+namespace {
+
+// Above this share of the timed time in stalls, a Gloo job says why.
+constexpr double kGlooStallSuspectShare = 0.25;
+
+// Why a CPU all-reduce stalls, diagnosed on the 2-vCPU hosts here (perf
+// sched timehist; docs/measurement.md "Stalls"): Gloo's device thread
+// handles a pair's socket events only when it gets the pair's lock
+// (try_lock; gloo/transport/tcp/pair.cc) and otherwise returns to a
+// level-triggered epoll that reports the same event at once, so while a
+// worker thread that holds the lock waits for the CPU the device thread
+// spins, until the scheduler's tick ends its slice.
+std::string GlooStallSuspect(const v1::StepStats& stats) {
+  return absl::StrFormat(
+      "stalls took %.0f %% of the timed time (%d of %d ops over %.0fx the median; mean %.3f ms "
+      "against a median of %.3f ms); the likely cause, diagnosed on the 2-vCPU hosts paradnn is "
+      "tested on: Gloo's device thread spins on a pair whose lock a worker thread holds while "
+      "that worker waits for the CPU, until the scheduler's tick (about 4 ms) ends the spin "
+      "(docs/measurement.md \"Stalls\")",
+      stats.stall_share() * 100, stats.stalled_samples(), stats.steps(), kStallFactor,
+      stats.mean_s() * 1e3, stats.median_s() * 1e3);
+}
+
+}  // namespace
 
 void MeasureAllReduce(const v1::RunnerJob& job, const model::ModelSpec& spec,
                       const v1::RunSettings& settings, const std::vector<torch::Device>& devices,
@@ -47,6 +73,9 @@ void MeasureAllReduce(const v1::RunnerJob& job, const model::ModelSpec& spec,
   m->set_subnormal_gradient_fraction(-1);  // no gradients
   run.Finish(&timed.seconds_per_step, m);
   RecordTimedSteps(timed, settings, m);
+  if (backend == "gloo" && m->stats().stall_share() > kGlooStallSuspectShare) {
+    m->add_suspect(GlooStallSuspect(m->stats()));
+  }
 }
 
 }  // namespace paradnn::runner
