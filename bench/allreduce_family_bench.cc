@@ -56,6 +56,7 @@
 #include "common/subprocess.h"
 #include "hostfacts/host_facts.h"
 #include "paradnn/v1/metrics.pb.h"
+#include "worker/runner/gloo_device_nice.h"
 #include "worker/runner/platform_torch.h"
 
 namespace {
@@ -110,7 +111,10 @@ int RunBareRank(const BareArgs& a) {
   auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", store_options);
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->timeout = kTimeout;
+  const std::vector<int> threads_before = paradnn::runner::ThreadIds();
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  // PARADNN_GLOO_DEVICE_NICE applies here as in the runner.
+  (void)paradnn::runner::ReniceNewThreads(threads_before);
   auto group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, a.rank, kRanks, options);
   std::vector<at::Tensor> message{torch::zeros({a.bytes / 4}, torch::kFloat32)};
   for (int i = 0; i < kWarmupSteps; ++i) group->allreduce(message)->wait();

@@ -25,6 +25,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include <spdlog/spdlog.h>
+#include "worker/runner/gloo_device_nice.h"
 #include "worker/runner/gradient_buckets.h"
 
 namespace paradnn::runner {
@@ -121,7 +123,12 @@ c10::intrusive_ptr<c10d::ProcessGroup> JoinProcessGroup(const std::string& backe
   if (backend == "gloo") {
     auto options = c10d::ProcessGroupGloo::Options::create();
     options->timeout = timeout;
+    const std::vector<int> threads_before = ThreadIds();
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(gloo_address));
+    // The device starts its event loop thread; the group's workers come next.
+    if (const std::string reniced = ReniceNewThreads(threads_before); !reniced.empty()) {
+      spdlog::info("{}", reniced);
+    }
     return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, options);
   }
 #endif
