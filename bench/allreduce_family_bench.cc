@@ -18,6 +18,9 @@
 // drifts); per size the table
 // gives the median over rounds of each, algbw = bytes / step, busbw =
 // algbw x 2(n-1)/n (x 1 for 2 ranks, nccl-tests), and harness / bare.
+// PARADNN_GLOO_DEVICE_NICE=N in this program's environment reaches both
+// sides (worker/runner/gloo_device_nice.h): the comparison without Gloo's
+// tick stalls (docs/measurement.md "Stalls").
 // Usage: paradnn-bench-allreduce-family [--rounds R] [--max-mib M]
 //        [--sizes-kib K,K,...] [--max-seconds S] [--runner PATH]
 //        [--variant-env NAME=VALUE ...]

@@ -30,6 +30,10 @@ constexpr const char* kAllowedPrefixes[] = {"OMP_",  "GOMP_",   "KMP_",      "MK
                                             "DNNL_", "ONEDNN_", "MALLOC_",   "TORCH_", "PYTORCH_",
                                             "CUDA_", "CUBLAS_", "CUBLASLT_", "CUDNN_", "NCCL_"};
 
+// paradnn's own runner knobs a sweep may set, by full name (no prefix of
+// PARADNN_ is open: its other variables are the worker's and the tests').
+constexpr const char* kAllowedRunnerKnobs[] = {"PARADNN_GLOO_DEVICE_NICE"};
+
 // Variables within those prefixes that the worker owns: which GPUs a
 // runner sees is the worker's --device (its lease), not a sweep's.
 constexpr const char* kWorkerOwnedVariables[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"};
@@ -82,7 +86,8 @@ const std::vector<std::string>& AllowedEnvPrefixes() {
 std::string AllowedEnvHelp() {
   return absl::StrCat(
       "env.NAME with NAME starting with ", absl::StrJoin(AllowedEnvPrefixes(), ", "),
-      " and naming no file, library or tool (no ", absl::StrJoin(kRefusedParts, ", "), " part)");
+      " and naming no file, library or tool (no ", absl::StrJoin(kRefusedParts, ", "),
+      " part), or paradnn's runner knob ", absl::StrJoin(kAllowedRunnerKnobs, ", "));
 }
 
 absl::Status ValidateEnvStackKey(absl::string_view key, absl::string_view field) {
@@ -107,6 +112,10 @@ absl::Status ValidateEnvStackKey(absl::string_view key, absl::string_view field)
         absl::StrCat(field, ": ", name,
                      " is the worker's: which GPU a job runs on is the worker's --device; "
                      "choose it with the sweep's device (cuda) and the workers that take it"));
+  }
+  if (std::find(std::begin(kAllowedRunnerKnobs), std::end(kAllowedRunnerKnobs), name) !=
+      std::end(kAllowedRunnerKnobs)) {
+    return absl::OkStatus();
   }
   const bool prefixed =
       std::any_of(std::begin(kAllowedPrefixes), std::end(kAllowedPrefixes),

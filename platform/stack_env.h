@@ -40,8 +40,9 @@ std::string AllowedEnvHelp();
 // tool (PATH, DIR, FILE, HOME, LIBRARY, LIBRARIES, PRELOAD, TOOL, DUMP,
 // PROFILE, TRACE, OUT, OUTPUT), and not a variable another stack setting owns
 // (OPENBLAS_CORETYPE is blas_core) or the worker does (CUDA_VISIBLE_DEVICES,
-// CUDA_DEVICE_ORDER). Otherwise InvalidArgument "<field>:
-// ..." saying what is allowed.
+// CUDA_DEVICE_ORDER); or PARADNN_GLOO_DEVICE_NICE, paradnn's one runner
+// knob a sweep may set (worker/runner/gloo_device_nice.h). Otherwise
+// InvalidArgument "<field>: ..." saying what is allowed.
 absl::Status ValidateEnvStackKey(absl::string_view key, absl::string_view field);
 
 // OK for "" (the variable unset) or up to 128 letters, digits and

@@ -1,10 +1,11 @@
-// An experimental knob against the Gloo stalls of docs/measurement.md
-// "Stalls": PARADNN_GLOO_DEVICE_NICE=N (0..19) lowers the priority of the
-// threads a Gloo device starts (its event loop) to nice N, so that a worker
-// thread holding a pair's lock is not kept off the CPU by the device thread
-// spinning on that lock. Unset: Gloo as installed, what a user's job gets.
-// Read by the runner's process groups and by the bare loop of
-// bench/allreduce_family_bench.cc, so both can be compared under it.
+// The mitigation of the Gloo stalls of docs/measurement.md "Stalls":
+// PARADNN_GLOO_DEVICE_NICE=N (0..19; a sweep sets it as the stack setting
+// env.PARADNN_GLOO_DEVICE_NICE, recorded with the result) lowers the
+// priority of the threads a Gloo device starts (its event loop) to nice N,
+// so that a worker thread holding a pair's lock is not kept off the CPU by
+// the device thread spinning on that lock. Unset: Gloo as installed, what a
+// user's job gets. Read by the runner's process groups and by the bare loop
+// of bench/allreduce_family_bench.cc, so both can be compared under it.
 // Torch-free.
 #ifndef PARADNN_WORKER_RUNNER_GLOO_DEVICE_NICE_H_
 #define PARADNN_WORKER_RUNNER_GLOO_DEVICE_NICE_H_

@@ -24,6 +24,16 @@ TEST(EnvStackKeyTest, PerformanceVariablesOfTheRunnersLibrariesAreAllowed) {
   }
   EXPECT_EQ(EnvStackVariable("env.OMP_WAIT_POLICY"), "OMP_WAIT_POLICY");
   EXPECT_TRUE(IsEnvStackKey("env.anything"));
+  // paradnn's one runner knob a sweep may set, by its full name; the rest of
+  // PARADNN_ is the worker's and the tests'.
+  EXPECT_TRUE(ValidateEnvStackKey("env.PARADNN_GLOO_DEVICE_NICE", "f").ok());
+  for (const char* key : {"env.PARADNN_RUNNER_MALLOC", "env.PARADNN_TEST_CPU_REPLICAS",
+                          "env.PARADNN_GLOO_DEVICE_NICE_X"}) {
+    EXPECT_THAT(std::string(ValidateEnvStackKey(key, "f").message()),
+                HasSubstr("is not a performance variable a sweep may set"))
+        << key;
+  }
+  EXPECT_THAT(AllowedEnvHelp(), HasSubstr("or paradnn's runner knob PARADNN_GLOO_DEVICE_NICE"));
   EXPECT_FALSE(IsEnvStackKey("blas_core"));
 }
 
