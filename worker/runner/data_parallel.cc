@@ -18,6 +18,7 @@
 
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
+#include <spdlog/spdlog.h>
 #include <torch/version.h>
 
 #include <optional>
@@ -25,7 +26,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include <spdlog/spdlog.h>
 #include "worker/runner/gloo_device_nice.h"
 #include "worker/runner/gradient_buckets.h"
 

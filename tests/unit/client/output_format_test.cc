@@ -108,7 +108,8 @@ TEST(OutputFormatTest, ColumnsAreJobParamsThenMeasurements) {
       "step_median_ms predicted_low_ms predicted_high_ms predicted_from step_ci95_pct "
       "rerun_pct rerun_basis host_speed_pct step_p10_ms step_p90_ms step_cv stall_pct steps "
       "stop_reason model_gflops_per_sec "
-      "executed_gflops_per_sec mfu_pct hfu_pct silicon_mfu_pct intra_op_threads replicas params "
+      "executed_gflops_per_sec mfu_pct hfu_pct silicon_mfu_pct intra_op_threads replicas "
+      "thread_pinning params "
       "peak_rss_mib peak_device_mib ranks exposed_comm_ms allreduce_ms busbw_gb_per_sec outcome "
       "worker reused_from_job error");
   ASSERT_EQ(table.rows.size(), 3u);

@@ -3,9 +3,15 @@
 #include "worker/runner/data_parallel.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -13,6 +19,7 @@
 
 #include "model/model_spec.h"
 #include "tests/unit/worker/runner/tiny_fc.h"
+#include "worker/runner/gloo_device_nice.h"
 
 namespace paradnn::runner {
 namespace {
@@ -100,6 +107,50 @@ TEST(DataParallelTest, AFollowersFailureIsWhatTheStepThrows) {
   }
   EXPECT_EQ(group.FailureSite(), "replica 1 on cpu");
   EXPECT_THROW((void)group.Step(), std::runtime_error);  // and every step after
+}
+
+// The nice value of thread `tid` of this process (/proc: field 19 of stat,
+// after the command's closing parenthesis); -100 when unreadable.
+int ThreadNice(int tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = text.rfind(')');
+  if (paren == std::string::npos) return -100;
+  std::istringstream fields(text.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 19 && fields >> field; ++i) {
+    if (i == 19) return std::stoi(field);
+  }
+  return -100;
+}
+
+// env.PARADNN_GLOO_DEVICE_NICE reaches the Gloo device the runner's process
+// groups create: its new threads, and only they, run at that nice value.
+TEST(DataParallelTest, GlooDeviceThreadsTakeTheNiceOfTheStackSetting) {
+  if (getpriority(PRIO_PROCESS, 0) == 19) GTEST_SKIP() << "the test itself runs at nice 19";
+  const std::vector<int> before = ThreadIds();
+  setenv(kGlooDeviceNiceEnv, "19", 1);
+  auto group = JoinProcessGroup("gloo", ReplicaStore(MakeReplicaStore()), 0, 1,
+                                milliseconds(10'000), "127.0.0.1");
+  unsetenv(kGlooDeviceNiceEnv);
+  int reniced = 0;
+  for (int tid : ThreadIds()) {
+    const bool old = std::binary_search(before.begin(), before.end(), tid);
+    if (ThreadNice(tid) == 19) ++reniced;
+    if (old) {
+      EXPECT_NE(ThreadNice(tid), 19) << "thread " << tid << " existed before the group";
+    }
+  }
+  EXPECT_GE(reniced, 1);  // the device's event loop
+  // Without the setting, a new group's device threads keep the process's nice.
+  const std::vector<int> between = ThreadIds();
+  auto plain = JoinProcessGroup("gloo", ReplicaStore(MakeReplicaStore()), 0, 1,
+                                milliseconds(10'000), "127.0.0.1");
+  for (int tid : ThreadIds()) {
+    if (!std::binary_search(between.begin(), between.end(), tid)) {
+      EXPECT_NE(ThreadNice(tid), 19);
+    }
+  }
 }
 
 TEST(DataParallelTest, ABackendThisBuildLacksIsRefused) {
