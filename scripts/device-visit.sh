@@ -15,7 +15,8 @@
 #   scripts/device-visit.sh OUT [--cpu] [--runner PATH] [--pack DIR] [--sweeps DIR]
 #
 # OUT receives at most 8 files: paradnn.db, results.csv, platforms.json,
-# speedup.txt, summary.txt, visit.log, logs.txt. Every stage checks the time
+# speedup.txt, summary.txt, visit.log, logs.txt and tune.txt (paradnn tune
+# on the host's CPU cores, on the GPU host or with PARADNN_VISIT_TUNE=1). Every stage checks the time
 # left of PARADNN_VISIT_SECONDS (default 450) and is skipped, said so, when
 # it would not fit. --runner uses a built runner instead of building one;
 # --sweeps takes the {gpu,cpu}-{fc,cnn,lstm}.yaml files from another folder.
@@ -225,6 +226,17 @@ if "$python" -c 'import jax' 2> /dev/null; then
   fi
 else
   log "skipped: the JAX stage ($python has no jax)"
+fi
+
+# tune: the framework-tuning benchmark's FC on this host's CPU cores (issue
+# 40's 16-core run), last, in what time is left; on the GPU host, or where
+# PARADNN_VISIT_TUNE=1 asks for it on the CPU path.
+if [ "$device" = cuda ] || [ "${PARADNN_VISIT_TUNE:-0}" = 1 ]; then
+  if fits 150 "paradnn tune on $(nproc) CPUs ($sweeps/tune-fc.yaml)"; then
+    "$bin/paradnn" tune "$sweeps/tune-fc.yaml" --db "$work/tune.db" --search-rounds 1 \
+      --confirm-rounds 2 > "$out/tune.txt" 2> "$work/tune.log"
+    log "paradnn tune (exit $?): $(grep -m1 -A1 '^geometric mean' "$out/tune.txt" | tail -1 | tr -s ' ')"
+  fi
 fi
 
 # ---- what comes back ----------------------------------------------------------------
