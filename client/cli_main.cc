@@ -68,6 +68,7 @@ struct Flags {
   size_t top_ops = 10;
   std::string db_path = "paradnn.db";
   int workers = 1;
+  bool one_at_a_time = false;
   bool resume = false;                 // local --resume
   std::string budget;                  // submit, local: --budget DURATION
   double budget_seconds = 0;           // parsed from `budget`
@@ -245,6 +246,10 @@ void AddSweepCommands(CLI::App& app, Flags* flags, Commands* commands) {
                    "(params.hosts <= --workers)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  local->add_flag("--one-at-a-time", flags->one_at_a_time,
+                  "With several --workers, time one job at a time (a gang's ranks together): "
+                  "no job measured beside another on this host, as a scaling sweep's 1-rank "
+                  "baselines need (they share memory bandwidth and caches otherwise)");
   local->add_flag("--dashboard{127.0.0.1:0}", flags->dashboard_listen,
                   "Serve the web dashboard while the sweep runs (docs/dashboard.md), on "
                   "127.0.0.1 and a free port, or --dashboard=HOST:PORT; the address is printed");
@@ -440,6 +445,7 @@ client::LocalOptions LocalOptionsOf(const Flags& flags, const client::SweepSourc
   options.sweep = source;
   options.db_path = flags.db_path;
   options.workers = flags.workers;
+  options.one_at_a_time = flags.one_at_a_time;
   options.dashboard_listen = flags.dashboard_listen;
   options.resume = flags.resume;
   options.wide = flags.wide;

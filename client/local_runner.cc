@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/local_resume.h"
+#include "client/local_startup.h"
 #include "client/sweep_file.h"
 #include "common/cpu_list.h"
 #include "common/subprocess.h"
@@ -329,6 +330,9 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalOpt
   if (options.max_jobs > 0) {
     coordinator_options.extra_args = {"--max-jobs", absl::StrCat(options.max_jobs)};
   }
+  if (options.one_at_a_time) {
+    coordinator_options.extra_args.push_back("--one-measurement-per-host");
+  }
   absl::StatusOr<std::unique_ptr<PrivateCoordinator>> coordinator =
       PrivateCoordinator::Start(coordinator_options, interrupts);
   if (!coordinator.ok()) return coordinator.status();
@@ -551,10 +555,16 @@ int RunLocal(const CommandContext& ctx, const LocalOptions& options) {
   if (!interrupted()) {
     // The private coordinator needs no token or TLS, whatever the CLI was given.
     CoordinatorClient client((*cluster)->address(), ctx.timeout_seconds, common::ClientSecurity());
-    absl::StatusOr<v1::SweepStatus> sweep = ContinueOrSubmit(
-        ctx, client, *resumed, spec,
-        absl::StrCat(options.workers, " local worker", options.workers == 1 ? "" : "s"),
-        options.db_path, options.max_jobs);
+    absl::Status ready = absl::OkStatus();
+    if (options.one_at_a_time && options.workers > 1) {
+      ready = AwaitAllLocalWorkers(ctx, client, **cluster, options.workers);
+    }
+    absl::StatusOr<v1::SweepStatus> sweep =
+        !ready.ok() ? absl::StatusOr<v1::SweepStatus>(ready)
+                    : ContinueOrSubmit(ctx, client, *resumed, spec,
+                                       absl::StrCat(options.workers, " local worker",
+                                                    options.workers == 1 ? "" : "s"),
+                                       options.db_path, options.max_jobs);
     if (!sweep.ok()) {
       code = ReportError(ctx, sweep.status());
     } else {

@@ -103,6 +103,10 @@ struct LocalOptions {
   bool resume = false;  // --resume: continue the newest interrupted sweep
   bool wide = false;    // --wide: every column of the results table
   int workers = 1;
+  // --one-at-a-time: the private coordinator leases one job at a time
+  // (--one-measurement-per-host), a gang's ranks together: each job timed
+  // alone on the host, as a scaling sweep's baselines need.
+  bool one_at_a_time = false;
   // Start worker 1 alone and the others once it has connected
   // (LocalCluster::StartPendingWorkers): the first run on a host calibrates
   // its roofs once, on an idle host, and the other workers reuse the cache

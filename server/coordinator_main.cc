@@ -23,6 +23,25 @@ namespace {
 using paradnn::server::CoordinatorServer;
 using paradnn::server::CoordinatorServerOptions;
 
+// The scheduler's flags (SchedulerOptions).
+void AddSchedulingFlags(CLI::App& app, CoordinatorServerOptions* options) {
+  app.add_option("--heartbeat-ms", options->heartbeat_ms, "Interval workers send heartbeats at")
+      ->check(CLI::Range(int64_t{50}, int64_t{600'000}))
+      ->capture_default_str();
+  app.add_option("--lease-timeout-ms", options->lease_timeout_ms,
+                 "A job whose worker is silent this long goes back to the queue")
+      ->check(CLI::Range(int64_t{200}, int64_t{86'400'000}))
+      ->capture_default_str();
+  app.add_option("--max-attempts", options->max_attempts,
+                 "Infrastructure failures (lost workers) before a job is FAILED")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_flag("--one-measurement-per-host", options->one_measurement_per_host,
+               "Lease one job at a time per host (a gang's ranks together), whatever the "
+               "workers' --cpus: for one-host emulations of several hosts, where jobs side by side "
+               "share memory bandwidth and caches");
+}
+
 // A flat list of flag definitions, one per option: long, not complex.
 void AddFlags(CLI::App& app, CoordinatorServerOptions* options) {
   app.add_option("--listen", options->listen,
@@ -44,17 +63,7 @@ void AddFlags(CLI::App& app, CoordinatorServerOptions* options) {
                  "Refuse sweeps that expand to more jobs than this")
       ->check(CLI::Range(int64_t{1}, int64_t{10'000'000}))
       ->capture_default_str();
-  app.add_option("--heartbeat-ms", options->heartbeat_ms, "Interval workers send heartbeats at")
-      ->check(CLI::Range(int64_t{50}, int64_t{600'000}))
-      ->capture_default_str();
-  app.add_option("--lease-timeout-ms", options->lease_timeout_ms,
-                 "A job whose worker is silent this long goes back to the queue")
-      ->check(CLI::Range(int64_t{200}, int64_t{86'400'000}))
-      ->capture_default_str();
-  app.add_option("--max-attempts", options->max_attempts,
-                 "Infrastructure failures (lost workers) before a job is FAILED")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
+  AddSchedulingFlags(app, options);
   app.add_option("--shutdown-grace-seconds", options->shutdown_grace_seconds,
                  "On SIGTERM, how long workers may take to finish the jobs they are running")
       ->capture_default_str();

@@ -259,6 +259,7 @@ absl::Status CoordinatorServer::Parts::Open() {
   scheduler_options.heartbeat_interval_ms = options.heartbeat_ms;
   scheduler_options.lease_timeout_ms = options.lease_timeout_ms;
   scheduler_options.max_attempts = options.max_attempts;
+  scheduler_options.one_measurement_per_host = options.one_measurement_per_host;
   scheduler = std::make_unique<Scheduler>(database.get(), &clock, scheduler_options);
   ledger = std::make_unique<ConnectionLedger>(&clock);
   CoordinatorOptions coordinator_options;

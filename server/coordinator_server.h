@@ -42,6 +42,8 @@ struct CoordinatorServerOptions {
   int64_t heartbeat_ms = 2000;
   int64_t lease_timeout_ms = 15000;
   int max_attempts = 3;
+  // SchedulerOptions.one_measurement_per_host (--one-measurement-per-host).
+  bool one_measurement_per_host = false;
   int64_t max_message_bytes = 64 << 20;
   int64_t max_model_bytes = int64_t{256} << 20;
   // db::DatabaseOptions.reuse_spot_check_every.

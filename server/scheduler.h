@@ -63,7 +63,23 @@ struct SchedulerOptions {
   int64_t heartbeat_interval_ms = 2000;
   int64_t lease_timeout_ms = 15000;
   int max_attempts = 3;
+  // One measurement at a time per host (--one-measurement-per-host): a
+  // worker waits while another of its host measures, whatever their CPUs;
+  // a gang's ranks run together. For one-host emulations of several hosts,
+  // where jobs beside each other share memory bandwidth and caches.
+  bool one_measurement_per_host = false;
 };
+
+// A worker's CPUs as (hostname, CPU) pairs: CPU numbers of two hosts differ.
+using HostCpus = std::set<std::pair<std::string, int>>;
+
+// The ids of `peers` ordered so that a gang's next rank goes to CPUs no
+// earlier rank (the leader first) has, and only when every CPU has one to
+// a second layer: with 4 workers on 2 CPUs ("0", "0", "1", "1"), a 2-rank
+// gang takes one worker of each CPU. A worker without --cpus (empty) holds
+// no CPU another has. Pure.
+std::vector<std::string> SpreadOverCpus(const HostCpus& leader,
+                                        std::vector<std::pair<std::string, HostCpus>> peers);
 
 // The error text of a PREDICTED_OOM result, e.g. "memory estimate 31.2 GiB
 // exceeds the worker's 23.5 GiB (33500000000 > 25232932864 bytes)".
@@ -171,6 +187,11 @@ class Scheduler {
   // worker waits for such a neighbour (a gang's own ranks may share CPUs).
   // Only workers that name their CPUs (--cpus) are compared: one without
   // is the host's only worker, as deployed (one per host and device).
+  // With one_measurement_per_host, any measuring worker of the same host.
+  // SpreadOverCpus of the workers' --cpus on their hosts.
+  std::vector<std::string> SpreadOverCpusLocked(const std::string& leader,
+                                                const std::vector<std::string>& peers) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string BusyCpuNeighbourLocked(const std::string& worker_id,
                                      const std::vector<std::string>& except) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -43,6 +44,42 @@ int64_t ParamOr(const v1::ModelConfig& config, const char* name, int64_t otherwi
 
 }  // namespace
 
+std::vector<std::string> SpreadOverCpus(const HostCpus& leader,
+                                        std::vector<std::pair<std::string, HostCpus>> peers) {
+  HostCpus taken = leader;
+  std::vector<std::string> ordered;
+  while (!peers.empty()) {
+    auto next = std::find_if(peers.begin(), peers.end(), [&](const auto& peer) {
+      return std::none_of(peer.second.begin(), peer.second.end(),
+                          [&](const auto& cpu) { return taken.count(cpu) > 0; });
+    });
+    if (next == peers.end()) {  // every CPU has a rank: a second layer
+      taken.clear();
+      next = peers.begin();
+    }
+    taken.insert(next->second.begin(), next->second.end());
+    ordered.push_back(next->first);
+    peers.erase(next);
+  }
+  return ordered;
+}
+
+std::vector<std::string> Scheduler::SpreadOverCpusLocked(
+    const std::string& leader, const std::vector<std::string>& peers) const {
+  // CPU numbers of two hosts differ: (host, CPU) pairs.
+  std::vector<std::pair<std::string, HostCpus>> placed;
+  placed.reserve(peers.size() + 1);
+  for (const std::string& worker : peers) placed.emplace_back(worker, HostCpus{});
+  placed.emplace_back(leader, HostCpus{});
+  for (auto& [worker, cpus] : placed) {
+    const WorkerLink& link = links_.at(worker);
+    for (int cpu : link.cpu_set) cpus.emplace(link.hostname, cpu);
+  }
+  HostCpus leader_cpus = std::move(placed.back().second);
+  placed.pop_back();
+  return SpreadOverCpus(leader_cpus, std::move(placed));
+}
+
 Scheduler::ClaimedPeers Scheduler::ClaimGangPeersLocked(const std::string& worker_id) {
   ClaimedPeers claimed;
   const WorkerLink& leader = links_.at(worker_id);
@@ -67,7 +104,7 @@ Scheduler::ClaimedPeers Scheduler::ClaimGangPeersLocked(const std::string& worke
   // rendezvous).
   if (leader.rendezvous_port <= 0) return claimed;
   std::vector<std::string> gang = {worker_id};
-  for (const std::string& peer : idle) {
+  for (const std::string& peer : SpreadOverCpusLocked(worker_id, idle)) {
     if (static_cast<int64_t>(claimed.serials.size()) + 1 >= gang_hint_) break;
     // A gang's ranks may share CPUs with each other, not with another job.
     if (!BusyCpuNeighbourLocked(peer, gang).empty()) continue;

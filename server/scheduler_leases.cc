@@ -48,19 +48,22 @@ v1::CoordinatorMessage Scheduler::AssignmentMessage(const db::Lease& granted) {
 
 std::string Scheduler::BusyCpuNeighbourLocked(const std::string& worker_id,
                                               const std::vector<std::string>& except) const {
+  const bool whole_host = options_.one_measurement_per_host;
   const auto self = links_.find(worker_id);
-  if (self == links_.end() || self->second.hostname.empty() || self->second.cpu_set.empty()) {
+  if (self == links_.end() || self->second.hostname.empty() ||
+      (!whole_host && self->second.cpu_set.empty())) {
     return "";
   }
   const std::vector<int>& mine = self->second.cpu_set;
   for (const auto& [other, link] : links_) {
-    if (other == worker_id || link.hostname != self->second.hostname || link.cpu_set.empty() ||
+    if (other == worker_id || link.hostname != self->second.hostname ||
+        (!whole_host && link.cpu_set.empty()) ||
         std::find(except.begin(), except.end(), other) != except.end() ||
         !leases_.IsOccupied(other)) {
       continue;
     }
-    if (std::find_first_of(mine.begin(), mine.end(), link.cpu_set.begin(), link.cpu_set.end()) !=
-        mine.end()) {
+    if (whole_host || std::find_first_of(mine.begin(), mine.end(), link.cpu_set.begin(),
+                                         link.cpu_set.end()) != mine.end()) {
       return other;
     }
   }
@@ -77,8 +80,12 @@ void Scheduler::TryAssignLocked(const std::string& worker_id) {
   WorkerLink& link = links_.at(worker_id);  // BeginLease: connected, so linked
   if (const std::string busy = BusyCpuNeighbourLocked(worker_id, {}); !busy.empty()) {
     leases_.EndLease(worker_id);  // offered again when the neighbour's job ends (OfferNext)
-    link.waiting = {absl::StrCat("shares CPUs with ", busy,
-                                 ", which is measuring: one measurement at a time per CPU")};
+    link.waiting = {options_.one_measurement_per_host
+                        ? absl::StrCat("shares its host with ", busy,
+                                       ", which is measuring: one measurement at a time per host "
+                                       "(--one-measurement-per-host)")
+                        : absl::StrCat("shares CPUs with ", busy,
+                                       ", which is measuring: one measurement at a time per CPU")};
     return;
   }
   const int64_t now = clock_->NowUnixMs();

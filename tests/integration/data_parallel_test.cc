@@ -1,5 +1,6 @@
-// Data-parallel gangs end to end (issue 39): `paradnn local --workers 4`
-// runs an FC sweep over params.hosts 1, 2 and 4 with the real runner, each
+// Data-parallel gangs end to end (issue 39): `paradnn local --workers 4
+// --one-at-a-time` runs an FC sweep over params.hosts 1, 2 and 4 with the
+// real runner, one job at a time, each
 // gang's ranks joined by c10d Gloo across worker processes on loopback; the
 // scale-out analysis and the report are drawn from what it stored.
 #include <gtest/gtest.h>
@@ -32,10 +33,20 @@ TEST(DataParallelTest, ALocalSweepOverHostsScalesOutAndIsAnalysed) {
                                "  hosts: {values: [1, 2, 4]}\n"
                                "  batch: {values: [16, 32, 64]}\n"
                                "run: {max_seconds: 0.5, warmup_steps: 2}\n";
+  // --one-at-a-time: no job timed beside another (a gang's ranks together).
   CommandResult local = RunCommand(
-      {BinDir() + "/paradnn", "local", sweep_file, "--db", db, "--workers", "4"}, seconds(540));
+      {BinDir() + "/paradnn", "local", sweep_file, "--db", db, "--workers", "4", "--one-at-a-time"},
+      seconds(540));
   ASSERT_EQ(local.exit_code, 0) << local.out << local.err;
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM results"), 9);
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT count(*) FROM attempts a JOIN attempts b ON a.id < b.id AND "
+                     "a.job_id != b.job_id AND a.started_unix_ms < b.finished_unix_ms AND "
+                     "b.started_unix_ms < a.finished_unix_ms"),
+            0)
+      << QueryText(db,
+                   "SELECT group_concat(job_id || ':' || worker_id || '@' || started_unix_ms || "
+                   "'-' || finished_unix_ms, ' ') FROM attempts");
   EXPECT_EQ(QueryInt(db, "SELECT count(*) FROM results WHERE outcome = " + std::to_string(kOk)), 9)
       << QueryText(db, "SELECT group_concat(error, ' | ') FROM results");
   // Every hosts-4 job ran as one gang of four attempts, one per worker.

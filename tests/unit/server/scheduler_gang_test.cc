@@ -274,5 +274,69 @@ TEST_F(SchedulerCpuSharingTest, OnlyWorkersThatNameTheirCpusAreCompared) {
   EXPECT_EQ(b_.WaitFor(v1::CoordinatorMessage::kAssignment, 1).size(), 1u);
 }
 
+// One measurement at a time per host (--one-measurement-per-host): workers
+// on disjoint CPUs of one host take turns too.
+class SchedulerOnePerHostTest : public SchedulerCpuSharingTest {
+ protected:
+  void SetUp() override {
+    SchedulerCpuSharingTest::SetUp();
+    SchedulerOptions options;
+    options.heartbeat_interval_ms = 100;
+    options.lease_timeout_ms = 1000;
+    options.max_attempts = 2;
+    options.one_measurement_per_host = true;
+    scheduler_ = std::make_unique<Scheduler>(database_.get(), &clock_, options);
+  }
+};
+
+TEST_F(SchedulerOnePerHostTest, WorkersOnDisjointCpusTakeTurns) {
+  CreateSweep(3);
+  ASSERT_TRUE(scheduler_->OnHello(a_.session(), OnHost("a", "0")).ok());
+  auto first = a_.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_TRUE(scheduler_->OnHello(b_.session(), OnHost("b", "1")).ok());
+  WaitQuiet();
+  EXPECT_TRUE(b_.Sent(v1::CoordinatorMessage::kAssignment).empty())
+      << "b is on a's host, and a is measuring";
+  EXPECT_TRUE(Eventually([&] {
+    for (const auto& [id, live] : scheduler_->Snapshot()) {
+      if (id == "b" && live.waiting.find("shares its host with a") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }));
+  scheduler_->OnWorkerMessage(
+      a_.session(), "a",
+      Result(first[0].assignment().job_id(), first[0].assignment().attempt_id()));
+  EXPECT_TRUE(Eventually([&] {
+    return a_.Sent(v1::CoordinatorMessage::kAssignment).size() +
+               b_.Sent(v1::CoordinatorMessage::kAssignment).size() ==
+           2;
+  }));
+  WaitQuiet();
+  EXPECT_EQ(a_.Sent(v1::CoordinatorMessage::kAssignment).size() +
+                b_.Sent(v1::CoordinatorMessage::kAssignment).size(),
+            2u);
+}
+
+// A gang's ranks spread over the host's CPUs before doubling up.
+TEST(SpreadOverCpusTest, RanksTakeCpusNoEarlierRankHasFirst) {
+  auto on = [](std::initializer_list<int> cpus, const std::string& host = "h") {
+    HostCpus set;
+    for (int cpu : cpus) set.emplace(host, cpu);
+    return set;
+  };
+  // paradnn local --workers 4 on 2 CPUs: "0", "0", "1", "1"; w0 leads.
+  EXPECT_EQ(SpreadOverCpus(on({0}), {{"w1", on({0})}, {"w2", on({1})}, {"w3", on({1})}}),
+            (std::vector<std::string>{"w2", "w1", "w3"}));
+  // Shares of two CPUs each: a peer overlapping the leader waits its layer.
+  EXPECT_EQ(SpreadOverCpus(on({0, 1}), {{"a", on({1, 2})}, {"b", on({2, 3})}, {"c", on({4})}}),
+            (std::vector<std::string>{"b", "c", "a"}));
+  // Another host's CPU 0 is not this host's; workers without --cpus hold none.
+  EXPECT_EQ(SpreadOverCpus(on({0}), {{"x", on({0})}, {"y", on({0}, "g")}, {"z", {}}}),
+            (std::vector<std::string>{"y", "z", "x"}));
+}
+
 }  // namespace
 }  // namespace paradnn::server
