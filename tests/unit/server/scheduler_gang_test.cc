@@ -222,38 +222,39 @@ class SchedulerCpuSharingTest : public SchedulerTest {
     hello.set_cpus(cpus);
     return hello;
   }
+  // a (CPUs `a_cpus`) measures; b (`b_cpus`) waits, saying `waiting`;
+  // a's result lets one of the two measure next, never both.
+  void ExpectTheyTakeTurns(const char* a_cpus, const char* b_cpus, const std::string& waiting) {
+    CreateSweep(3);
+    ASSERT_TRUE(scheduler_->OnHello(a_.session(), OnHost("a", a_cpus)).ok());
+    auto first = a_.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
+    ASSERT_EQ(first.size(), 1u);
+    ASSERT_TRUE(scheduler_->OnHello(b_.session(), OnHost("b", b_cpus)).ok());
+    WaitQuiet();
+    EXPECT_TRUE(b_.Sent(v1::CoordinatorMessage::kAssignment).empty()) << "a is measuring";
+    EXPECT_TRUE(Eventually([&] {
+      for (const auto& [id, live] : scheduler_->Snapshot()) {
+        if (id == "b" && live.waiting.find(waiting) != std::string::npos) return true;
+      }
+      return false;
+    }));
+    scheduler_->OnWorkerMessage(
+        a_.session(), "a",
+        Result(first[0].assignment().job_id(), first[0].assignment().attempt_id()));
+    auto both = [&] {
+      return a_.Sent(v1::CoordinatorMessage::kAssignment).size() +
+             b_.Sent(v1::CoordinatorMessage::kAssignment).size();
+    };
+    EXPECT_TRUE(Eventually([&] { return both() == 2; }));
+    WaitQuiet();
+    EXPECT_EQ(both(), 2u);
+  }
   FakeStream a_{1};
   FakeStream b_{2};
 };
 
 TEST_F(SchedulerCpuSharingTest, WorkersSharingACpuTakeTurns) {
-  CreateSweep(3);
-  ASSERT_TRUE(scheduler_->OnHello(a_.session(), OnHost("a", "0")).ok());
-  auto first = a_.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
-  ASSERT_EQ(first.size(), 1u);
-  ASSERT_TRUE(scheduler_->OnHello(b_.session(), OnHost("b", "0")).ok());
-  WaitQuiet();
-  EXPECT_TRUE(b_.Sent(v1::CoordinatorMessage::kAssignment).empty())
-      << "b shares CPU 0 with a, which is measuring";
-  EXPECT_TRUE(Eventually([&] {
-    for (const auto& [id, live] : scheduler_->Snapshot()) {
-      if (id == "b" && live.waiting.find("shares CPUs with a") != std::string::npos) return true;
-    }
-    return false;
-  }));
-  // a's result frees CPU 0: one of the two measures next, never both.
-  scheduler_->OnWorkerMessage(
-      a_.session(), "a",
-      Result(first[0].assignment().job_id(), first[0].assignment().attempt_id()));
-  EXPECT_TRUE(Eventually([&] {
-    return a_.Sent(v1::CoordinatorMessage::kAssignment).size() +
-               b_.Sent(v1::CoordinatorMessage::kAssignment).size() ==
-           2;
-  }));
-  WaitQuiet();
-  EXPECT_EQ(a_.Sent(v1::CoordinatorMessage::kAssignment).size() +
-                b_.Sent(v1::CoordinatorMessage::kAssignment).size(),
-            2u);
+  ExpectTheyTakeTurns("0", "0", "shares CPUs with a");
 }
 
 TEST_F(SchedulerCpuSharingTest, WorkersOnDisjointCpusMeasureAtOnce) {
@@ -290,34 +291,7 @@ class SchedulerOnePerHostTest : public SchedulerCpuSharingTest {
 };
 
 TEST_F(SchedulerOnePerHostTest, WorkersOnDisjointCpusTakeTurns) {
-  CreateSweep(3);
-  ASSERT_TRUE(scheduler_->OnHello(a_.session(), OnHost("a", "0")).ok());
-  auto first = a_.WaitFor(v1::CoordinatorMessage::kAssignment, 1);
-  ASSERT_EQ(first.size(), 1u);
-  ASSERT_TRUE(scheduler_->OnHello(b_.session(), OnHost("b", "1")).ok());
-  WaitQuiet();
-  EXPECT_TRUE(b_.Sent(v1::CoordinatorMessage::kAssignment).empty())
-      << "b is on a's host, and a is measuring";
-  EXPECT_TRUE(Eventually([&] {
-    for (const auto& [id, live] : scheduler_->Snapshot()) {
-      if (id == "b" && live.waiting.find("shares its host with a") != std::string::npos) {
-        return true;
-      }
-    }
-    return false;
-  }));
-  scheduler_->OnWorkerMessage(
-      a_.session(), "a",
-      Result(first[0].assignment().job_id(), first[0].assignment().attempt_id()));
-  EXPECT_TRUE(Eventually([&] {
-    return a_.Sent(v1::CoordinatorMessage::kAssignment).size() +
-               b_.Sent(v1::CoordinatorMessage::kAssignment).size() ==
-           2;
-  }));
-  WaitQuiet();
-  EXPECT_EQ(a_.Sent(v1::CoordinatorMessage::kAssignment).size() +
-                b_.Sent(v1::CoordinatorMessage::kAssignment).size(),
-            2u);
+  ExpectTheyTakeTurns("0", "1", "shares its host with a");
 }
 
 // A gang's ranks spread over the host's CPUs before doubling up.
