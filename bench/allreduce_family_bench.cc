@@ -114,7 +114,7 @@ int RunBareRank(const BareArgs& a) {
   auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", store_options);
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->timeout = kTimeout;
-  const std::vector<int> threads_before = paradnn::runner::ThreadIds();
+  const std::vector<int> threads_before = paradnn::common::ThreadIds();
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
   // PARADNN_GLOO_DEVICE_NICE applies here as in the runner.
   (void)paradnn::runner::ReniceNewThreads(threads_before);

@@ -1,7 +1,6 @@
 #include "client/analysis_plots.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -24,12 +23,6 @@ using gnuplot::Finish;
 using gnuplot::MessageFigure;
 using gnuplot::Prologue;
 using gnuplot::Terminal;
-
-std::string Lower(absl::string_view text) { return absl::AsciiStrToLower(text); }
-
-std::string Extension(const std::string& path) {
-  return Lower(std::filesystem::path(path).extension().string());
-}
 
 std::string ScriptFor(const v1::AnalyzeResponse& response, Terminal terminal,
                       const std::string& out_path) {
@@ -108,21 +101,18 @@ std::string NativeSvgTooltips(const std::string& svg) {
 
 std::string GnuplotScript(const v1::AnalyzeResponse& response, const std::string& out_path) {
   // PlotAnalysis refuses other extensions; anything not .svg draws a PNG.
-  const Terminal terminal = Extension(out_path) == ".svg" ? Terminal::kSvg : Terminal::kPng;
+  const Terminal terminal = gnuplot::PlotTerminal(out_path).value_or(Terminal::kPng);
   return WithSubtitle(ScriptFor(response, terminal, out_path),
                       ScopeSummary(response.scope(), /*compact=*/true));
 }
 
 absl::Status PlotAnalysis(const v1::AnalyzeResponse& response, const std::string& out_path) {
-  const std::string extension = Extension(out_path);
-  if (extension != ".png" && extension != ".svg") {
-    return absl::InvalidArgumentError(absl::StrCat("--plot: cannot draw '", out_path,
-                                                   "': the file name must end in .png or .svg"));
-  }
+  const absl::StatusOr<Terminal> terminal = gnuplot::PlotTerminal(out_path);
+  if (!terminal.ok()) return terminal.status();
   if (absl::Status s = gnuplot::Run(GnuplotScript(response, out_path), out_path); !s.ok()) {
     return s;
   }
-  if (extension != ".svg") return absl::OkStatus();
+  if (*terminal != Terminal::kSvg) return absl::OkStatus();
   std::string svg;
   {
     std::ifstream in(out_path, std::ios::binary);

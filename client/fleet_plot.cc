@@ -4,7 +4,6 @@
 #include <sstream>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/gnuplot.h"
@@ -39,8 +38,9 @@ std::string Label(const v1::GoodputAggregate& a, const std::string& name) {
 
 std::string FleetPlotScript(const v1::FleetReportResponse& report, const std::string& out_path) {
   using gnuplot::Quote;
+  // PlotFleetReport refuses other extensions; anything not .svg draws a PNG.
   const gnuplot::Terminal terminal =
-      absl::EndsWith(out_path, ".svg") ? gnuplot::Terminal::kSvg : gnuplot::Terminal::kPng;
+      gnuplot::PlotTerminal(out_path).value_or(gnuplot::Terminal::kPng);
   std::vector<std::vector<double>> rows = {Segments(report.fleet())};
   std::vector<std::string> labels = {Label(report.fleet(), "fleet")};
   for (const v1::GoodputAggregate& kind : report.by_device_kind()) {
@@ -75,9 +75,9 @@ std::string FleetPlotScript(const v1::FleetReportResponse& report, const std::st
 }
 
 absl::Status PlotFleetReport(const v1::FleetReportResponse& report, const std::string& out_path) {
-  if (!absl::EndsWith(out_path, ".svg") && !absl::EndsWith(out_path, ".png")) {
-    return absl::InvalidArgumentError(absl::StrCat("--plot: cannot draw '", out_path,
-                                                   "': the file name must end in .png or .svg"));
+  if (absl::StatusOr<gnuplot::Terminal> terminal = gnuplot::PlotTerminal(out_path);
+      !terminal.ok()) {
+    return terminal.status();
   }
   return gnuplot::Run(FleetPlotScript(report, out_path), out_path);
 }

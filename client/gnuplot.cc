@@ -214,6 +214,15 @@ absl::Status RunIn(const TempDir& dir, const std::string& script_text,
 
 }  // namespace
 
+absl::StatusOr<Terminal> PlotTerminal(const std::string& out_path) {
+  const std::string extension =
+      absl::AsciiStrToLower(std::filesystem::path(out_path).extension().string());
+  if (extension == ".svg") return Terminal::kSvg;
+  if (extension == ".png") return Terminal::kPng;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--plot: cannot draw '", out_path, "': the file name must end in .png or .svg"));
+}
+
 absl::Status Run(const std::string& script, const std::string& out_path) {
   absl::StatusOr<std::string> dir = MakeTempDir();
   if (!dir.ok()) return dir.status();

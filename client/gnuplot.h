@@ -45,6 +45,11 @@ void MessageFigure(std::ostringstream& out, const std::string& title, const std:
 // Closes the output; returns the program.
 std::string Finish(std::ostringstream& out);
 
+// The terminal a --plot file names by its extension, .svg or .png in any
+// case; InvalidArgument "--plot: cannot draw 'F': the file name must end in
+// .png or .svg" otherwise.
+absl::StatusOr<Terminal> PlotTerminal(const std::string& out_path);
+
 // Runs `script` (which writes `out_path`). Unavailable when gnuplot is not
 // installed; Internal with gnuplot's output when it fails or writes nothing.
 absl::Status Run(const std::string& script, const std::string& out_path);

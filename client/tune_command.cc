@@ -212,7 +212,7 @@ std::string FormatTuneReport(const TuneReport& report) {
                           it == report.baselines.end() ? "no result" : it->second);
   }
   for (const TunedConfig& c : report.configs) {
-    absl::StrAppend(&out, "\n", ConfigName(c.best.config), "\n");
+    absl::StrAppend(&out, "\n", model::ConfigName(c.best.config), "\n");
     absl::StrAppendFormat(&out, "  best: %s at %.3f ms per step (confirmation median)\n",
                           c.best.settings, c.confirmed_step_seconds * 1e3);
     std::vector<std::string> ranking;
@@ -275,7 +275,7 @@ std::string FormatTuneJson(const TuneReport& report) {
   nlohmann::ordered_json configs = nlohmann::ordered_json::array();
   for (const TunedConfig& c : report.configs) {
     nlohmann::ordered_json config;
-    config["config"] = ConfigName(c.best.config);
+    config["config"] = model::ConfigName(c.best.config);
     config["params"] = std::map<std::string, int64_t>(c.best.config.params().begin(),
                                                       c.best.config.params().end());
     config["best"] = c.best.settings;

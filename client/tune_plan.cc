@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "model/family.h"
+#include "model/sweep.h"
 #include "platform/thread_profile.h"
 
 namespace paradnn::client {
@@ -31,7 +32,7 @@ std::vector<int> Doublings(int limit, int extra) {
 
 // The key of a configuration without its stack.threads value.
 std::string ConfigKey(const v1::ModelConfig& config) {
-  std::string key = absl::StrCat(ConfigName(config), " precision=", config.precision(),
+  std::string key = absl::StrCat(model::ConfigName(config), " precision=", config.precision(),
                                  " optimizer=", config.optimizer());
   const std::map<std::string, std::string> stack(config.stack().begin(), config.stack().end());
   for (const auto& [name, value] : stack) {
@@ -167,16 +168,6 @@ bool PointIsConfig(const std::string& point_config, const v1::ModelConfig& confi
     if (it != mine.end() && it->second != kv[1]) return false;
   }
   return true;
-}
-
-std::string ConfigName(const v1::ModelConfig& config) {
-  std::string name = config.family();
-  const std::map<std::string, int64_t> params(config.params().begin(), config.params().end());
-  for (const auto& [key, value] : params) absl::StrAppend(&name, " ", key, "=", value);
-  const std::map<std::string, std::string> options(config.options().begin(),
-                                                   config.options().end());
-  for (const auto& [key, value] : options) absl::StrAppend(&name, " ", key, "=", value);
-  return name;
 }
 
 }  // namespace paradnn::client

@@ -67,9 +67,6 @@ std::vector<ConfigBest> BestPerConfiguration(const std::vector<v1::ResultRow>& r
 // optimizer agree.
 bool PointIsConfig(const std::string& point_config, const v1::ModelConfig& config);
 
-// "fc layer=4 node=32 batch=64" for tables: family, params, options.
-std::string ConfigName(const v1::ModelConfig& config);
-
 }  // namespace paradnn::client
 
 #endif  // PARADNN_CLIENT_TUNE_PLAN_H_

@@ -3,10 +3,12 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <thread>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -80,6 +82,17 @@ std::vector<int> AllowedCpus() {
     if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
   }
   return cpus;
+}
+
+std::vector<int> ThreadIds() {
+  std::vector<int> ids;
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
+    int tid = 0;
+    if (absl::SimpleAtoi(task.path().filename().string(), &tid)) ids.push_back(tid);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
 }
 
 int UsableCpuCount() {

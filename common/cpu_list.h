@@ -36,6 +36,11 @@ std::string FormatCpuList(const std::vector<int>& cpus);
 // the kernel would not say.
 std::vector<int> AllowedCpus();
 
+// The ids of this process's threads (/proc/self/task), ascending: what
+// the runner confines to its CPUs and what it tells apart before and after
+// a library starts threads of its own.
+std::vector<int> ThreadIds();
+
 // How many: AllowedCpus' count, or the online CPUs where the kernel would
 // not say; at least 1. Default thread counts (calibration, a job's intra-op
 // threads) follow it, so that a confined process does not oversubscribe.

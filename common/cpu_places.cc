@@ -71,6 +71,7 @@ std::vector<CpuPlace> ReadCpuPlaces(const std::vector<int>& cpus, const std::str
     // CPU numbers, which no known core id of package 0 can collide with
     // because package and core are both unknown together or not at all).
     const bool known = package >= 0 && core >= 0;
+    place.topology_known = known;
     place.package = known ? package : 0;
     place.core = known ? core : -1 - cpu;
     const auto node = node_of.find(cpu);

@@ -22,6 +22,9 @@ struct CpuPlace {
   int package = 0;  // topology/physical_package_id
   int core = 0;     // topology/core_id (unique within its package)
   int node = 0;     // the node/nodeN whose cpulist holds it
+  // False where the topology files were missing: package and core are then
+  // the stand-ins ReadCpuPlaces describes.
+  bool topology_known = false;
 };
 
 // The places of `cpus` under `root` (kSysfsSystemRoot, or a copy of its

@@ -404,6 +404,16 @@ absl::Status ValidateSweep(const v1::SweepSpec& spec, int64_t max_jobs) {
   return absl::OkStatus();
 }
 
+std::string ConfigName(const v1::ModelConfig& config) {
+  std::string name = config.family();
+  const std::map<std::string, int64_t> params(config.params().begin(), config.params().end());
+  for (const auto& [key, value] : params) absl::StrAppend(&name, " ", key, "=", value);
+  const std::map<std::string, std::string> options(config.options().begin(),
+                                                   config.options().end());
+  for (const auto& [key, value] : options) absl::StrAppend(&name, " ", key, "=", value);
+  return name;
+}
+
 std::string ConfigKey(const v1::ModelConfig& config) {
   std::string key = absl::StrCat(config.family(), "|", config.precision(), "|", config.optimizer(),
                                  "|", config.torchscript().sha256());

@@ -79,6 +79,10 @@ inline constexpr int kDefaultTargetRepeats = 10;
 // 1), or kDefaultTargetRepeats for a target interval without repeats.
 int MaxRepeats(const v1::SweepSpec& spec);
 
+// "fc layer=4 node=32 batch=64" for tables and reports: the family, its
+// parameters, then its options, each sorted by name.
+std::string ConfigName(const v1::ModelConfig& config);
+
 // Equal for equal configurations (family, precision, optimizer, model,
 // parameters, options, stack) whatever the map order protobuf serializes.
 std::string ConfigKey(const v1::ModelConfig& config);

@@ -15,6 +15,7 @@
 #include "fleet/event_line.h"
 #include "fleet/job_goodput.h"
 #include "fleet/model_cost.h"
+#include "model/sweep.h"
 #include "server/analysis/analysis_math.h"
 
 namespace paradnn::server {
@@ -169,16 +170,6 @@ void AddBreakdowns(const std::vector<v1::JobGoodput>& jobs, v1::FleetReportRespo
       report->mutable_by_day());
 }
 
-// "fc batch=64 input=200 layer=2 ..." (params and options in key order).
-std::string ConfigText(const v1::ModelConfig& config) {
-  std::map<std::string, std::string> values;
-  for (const auto& [key, value] : config.params()) values[key] = absl::StrCat(value);
-  for (const auto& [key, value] : config.options()) values[key] = value;
-  std::string text = config.family();
-  for (const auto& [key, value] : values) absl::StrAppend(&text, " ", key, "=", value);
-  return text;
-}
-
 // The fastest OK one-device paradnn result on workers of `kind` of the configuration
 // `params` give (those keys equal; others free: the stack's settings
 // searched) of `family` at `precision`; nullopt when there is none.
@@ -262,7 +253,7 @@ absl::Status AddParadnnReferences(const db::Database& database,
     v1::ParadnnReference& r = *report->add_references();
     r.set_job(job.job());
     r.set_device_kind(job.device_kind());
-    r.set_model(ConfigText((*measured)->config));
+    r.set_model(model::ConfigName((*measured)->config));
     r.set_job_program(job.program());
     r.set_paradnn_step_s((*measured)->step_s);
     r.set_paradnn_program(ideal / (*measured)->step_s);

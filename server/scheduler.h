@@ -188,6 +188,8 @@ class Scheduler {
   // Only workers that name their CPUs (--cpus) are compared: one without
   // is the host's only worker, as deployed (one per host and device).
   // With one_measurement_per_host, any measuring worker of the same host.
+  // `worker`'s --cpus on its host.
+  HostCpus HostCpusOfLocked(const std::string& worker) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // SpreadOverCpus of the workers' --cpus on their hosts.
   std::vector<std::string> SpreadOverCpusLocked(const std::string& leader,
                                                 const std::vector<std::string>& peers) const

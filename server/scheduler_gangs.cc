@@ -48,36 +48,43 @@ std::vector<std::string> SpreadOverCpus(const HostCpus& leader,
                                         std::vector<std::pair<std::string, HostCpus>> peers) {
   HostCpus taken = leader;
   std::vector<std::string> ordered;
-  while (!peers.empty()) {
-    auto next = std::find_if(peers.begin(), peers.end(), [&](const auto& peer) {
-      return std::none_of(peer.second.begin(), peer.second.end(),
-                          [&](const auto& cpu) { return taken.count(cpu) > 0; });
-    });
-    if (next == peers.end()) {  // every CPU has a rank: a second layer
+  ordered.reserve(peers.size());
+  std::vector<bool> placed(peers.size(), false);
+  size_t first = 0;  // the first peer not placed yet
+  auto disjoint = [&taken](const HostCpus& cpus) {
+    return std::none_of(cpus.begin(), cpus.end(),
+                        [&taken](const auto& cpu) { return taken.count(cpu) > 0; });
+  };
+  while (ordered.size() < peers.size()) {
+    // Where every peer holds CPUs of its own (one worker per host) the
+    // first unplaced one is taken each time: linear on a large fleet.
+    size_t next = first;
+    while (next < peers.size() && (placed[next] || !disjoint(peers[next].second))) ++next;
+    if (next == peers.size()) {  // every CPU has a rank: a second layer
       taken.clear();
-      next = peers.begin();
+      next = first;
     }
-    taken.insert(next->second.begin(), next->second.end());
-    ordered.push_back(next->first);
-    peers.erase(next);
+    placed[next] = true;
+    taken.insert(peers[next].second.begin(), peers[next].second.end());
+    ordered.push_back(std::move(peers[next].first));
+    while (first < peers.size() && placed[first]) ++first;
   }
   return ordered;
 }
 
+HostCpus Scheduler::HostCpusOfLocked(const std::string& worker) const {
+  HostCpus cpus;
+  const WorkerLink& link = links_.at(worker);
+  for (int cpu : link.cpu_set) cpus.emplace(link.hostname, cpu);
+  return cpus;
+}
+
 std::vector<std::string> Scheduler::SpreadOverCpusLocked(
     const std::string& leader, const std::vector<std::string>& peers) const {
-  // CPU numbers of two hosts differ: (host, CPU) pairs.
   std::vector<std::pair<std::string, HostCpus>> placed;
-  placed.reserve(peers.size() + 1);
-  for (const std::string& worker : peers) placed.emplace_back(worker, HostCpus{});
-  placed.emplace_back(leader, HostCpus{});
-  for (auto& [worker, cpus] : placed) {
-    const WorkerLink& link = links_.at(worker);
-    for (int cpu : link.cpu_set) cpus.emplace(link.hostname, cpu);
-  }
-  HostCpus leader_cpus = std::move(placed.back().second);
-  placed.pop_back();
-  return SpreadOverCpus(leader_cpus, std::move(placed));
+  placed.reserve(peers.size());
+  for (const std::string& peer : peers) placed.emplace_back(peer, HostCpusOfLocked(peer));
+  return SpreadOverCpus(HostCpusOfLocked(leader), std::move(placed));
 }
 
 Scheduler::ClaimedPeers Scheduler::ClaimGangPeersLocked(const std::string& worker_id) {

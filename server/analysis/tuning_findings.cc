@@ -42,9 +42,10 @@ double TuningTimeLike(double value, bool lower_is_better) {
   return lower_is_better ? value : 1 / value;
 }
 
-// The rounds of `a` against `b` for EstimateRatio (B over A), time-like.
-std::vector<ComparisonRound> TuningRounds(const TuningSettingRuns& a, const TuningSettingRuns& b,
-                                          bool lower_is_better) {
+// The runs of `a` and `b` by round name, time-like.
+std::map<std::string, ComparisonRound> RoundsByName(const TuningSettingRuns& a,
+                                                    const TuningSettingRuns& b,
+                                                    bool lower_is_better) {
   std::map<std::string, ComparisonRound> by_round;
   for (const TuningRun& run : a.runs) {
     if (run.value > 0) by_round[run.round].a.push_back(TuningTimeLike(run.value, lower_is_better));
@@ -52,6 +53,13 @@ std::vector<ComparisonRound> TuningRounds(const TuningSettingRuns& a, const Tuni
   for (const TuningRun& run : b.runs) {
     if (run.value > 0) by_round[run.round].b.push_back(TuningTimeLike(run.value, lower_is_better));
   }
+  return by_round;
+}
+
+// The rounds of `a` against `b` for EstimateRatio (B over A), time-like.
+std::vector<ComparisonRound> TuningRounds(const TuningSettingRuns& a, const TuningSettingRuns& b,
+                                          bool lower_is_better) {
+  std::map<std::string, ComparisonRound> by_round = RoundsByName(a, b, lower_is_better);
   std::vector<ComparisonRound> rounds;
   rounds.reserve(by_round.size());
   for (auto& [round, pair] : by_round) rounds.push_back(std::move(pair));
@@ -242,17 +250,11 @@ v1::TuningCheck WideCheck(const TuningSummary& s) {
 // Per round, time-like: the best several pools' median over the best one
 // pool's (below 1 where pools help).
 std::map<std::string, double> PoolRatioByRound(const TuningSummary& s, bool lower_is_better) {
-  std::map<std::string, std::vector<double>> one, pools;
-  for (const TuningRun& run : s.runs->settings[static_cast<size_t>(s.one_pool)].runs) {
-    if (run.value > 0) one[run.round].push_back(TuningTimeLike(run.value, lower_is_better));
-  }
-  for (const TuningRun& run : s.runs->settings[static_cast<size_t>(s.pools)].runs) {
-    if (run.value > 0) pools[run.round].push_back(TuningTimeLike(run.value, lower_is_better));
-  }
   std::map<std::string, double> ratio;
-  for (const auto& [round, values] : pools) {
-    const auto it = one.find(round);
-    if (it != one.end()) ratio[round] = Median(values) / Median(it->second);
+  for (const auto& [round, pair] :
+       RoundsByName(s.runs->settings[static_cast<size_t>(s.one_pool)],
+                    s.runs->settings[static_cast<size_t>(s.pools)], lower_is_better)) {
+    if (!pair.a.empty() && !pair.b.empty()) ratio[round] = Median(pair.b) / Median(pair.a);
   }
   return ratio;
 }

@@ -26,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/cpu_list.h"
 #include "worker/runner/gloo_device_nice.h"
 #include "worker/runner/gradient_buckets.h"
 
@@ -123,7 +124,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> JoinProcessGroup(const std::string& backe
   if (backend == "gloo") {
     auto options = c10d::ProcessGroupGloo::Options::create();
     options->timeout = timeout;
-    const std::vector<int> threads_before = ThreadIds();
+    const std::vector<int> threads_before = common::ThreadIds();
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(gloo_address));
     // The device starts its event loop thread; the group's workers come next.
     if (const std::string reniced = ReniceNewThreads(threads_before); !reniced.empty()) {

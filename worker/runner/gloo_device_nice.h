@@ -18,15 +18,12 @@ namespace paradnn::runner {
 
 inline constexpr char kGlooDeviceNiceEnv[] = "PARADNN_GLOO_DEVICE_NICE";
 
-// The ids of this process's threads (/proc/self/task), ascending.
-std::vector<int> ThreadIds();
-
 // PARADNN_GLOO_DEVICE_NICE as a nice value 0..19; nullopt when unset,
 // empty or anything else (ignored: the knob is experimental).
 std::optional<int> GlooDeviceNice();
 
 // Sets the nice value of every thread of this process that is not in
-// `before` (ThreadIds() taken before the Gloo device was created) to
+// `before` (common::ThreadIds() taken before the Gloo device was created) to
 // GlooDeviceNice(), when set. Returns what was done for the log ("" when
 // the knob is unset).
 std::string ReniceNewThreads(const std::vector<int>& before);

@@ -198,12 +198,9 @@ double TimedOverlap(const std::vector<ReplicaRun>& runs, size_t slowest) {
 absl::StatusOr<std::vector<std::vector<int>>> ReplicaShares(const v1::RunnerJob& job) {
   const platform::ThreadProfile profile = *platform::ParseThreadProfile(
       job.config().stack().at(platform::kThreadsStackKey), "stack.threads");
-  std::vector<int> cpus = ProcessCpusAtStart();
-  if (!job.cpus().empty()) {
-    absl::StatusOr<std::vector<int>> listed = common::ParseCpuList(job.cpus(), "cpus");
-    if (!listed.ok()) return listed.status();
-    cpus = *listed;
-  }
+  absl::StatusOr<std::vector<int>> job_cpus = JobCpus(job.cpus());
+  if (!job_cpus.ok()) return job_cpus.status();
+  std::vector<int> cpus = *std::move(job_cpus);
   std::vector<common::CpuPlace> places = common::ReadCpuPlaces(cpus);
   if (profile.physical_cores) {
     cpus = common::PhysicalCoreCpus(places);

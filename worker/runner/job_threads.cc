@@ -69,12 +69,8 @@ std::optional<model::ThreadSettings> JobThreadProfile(const v1::RunnerJob& job,
   // After ConfineProcessToCpus: RunnerJob.cpus where given, else what the
   // process started with (not the main thread's affinity, which libgomp
   // narrows under OMP_PROC_BIND).
-  std::vector<int> cpus = ProcessCpusAtStart();
-  if (!job.cpus().empty()) {
-    absl::StatusOr<std::vector<int>> confined = ParseCpuList(job.cpus());
-    if (confined.ok()) cpus = *confined;
-  }
-  const hostfacts::CpuTopology topology = hostfacts::ReadCpuTopology(cpus);
+  const hostfacts::CpuTopology topology =
+      hostfacts::ReadCpuTopology(JobCpus(job.cpus()).value_or(ProcessCpusAtStart()));
   model::CpuCores cores;
   cores.logical_cpus = topology.logical_cpus;
   cores.physical_cores = topology.cores;

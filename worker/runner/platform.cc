@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -24,6 +25,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/cpu_places.h"
 #include "common/fnv1a.h"
 #include "common/state_dir.h"
 #include "hostfacts/host_facts.h"
@@ -93,16 +95,6 @@ std::string FieldText(const google::protobuf::Message& message,
   return "";
 }
 
-// A sysfs topology number of CPU `cpu` (physical_package_id, core_id); -1
-// when unreadable.
-int ReadCpuTopologyNumber(int cpu, const char* name) {
-  int value = -1;
-  const std::string text =
-      hostfacts::ReadTextFile(absl::StrCat("/sys/devices/system/cpu/cpu", cpu, "/topology/", name));
-  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) return -1;
-  return value;
-}
-
 // The host's CPU topology narrowed to the CPUs this process may run on
 // (sched_getaffinity: the worker's --cpus, taskset, a cgroup cpuset):
 // logical_cpus counts them, cores their distinct (package, core) pairs and
@@ -118,16 +110,17 @@ hostfacts::CpuTopology UsableCpuTopology() {
   if (sched_getaffinity(0, sizeof(set), &set) != 0) return topo;
   const int usable = CPU_COUNT(&set);
   if (usable <= 0 || usable >= topo.logical_cpus) return topo;
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
   std::set<std::pair<int, int>> cores;
   std::set<int> packages;
   bool known = true;
-  for (int cpu = 0; cpu < CPU_SETSIZE && known; ++cpu) {
-    if (!CPU_ISSET(cpu, &set)) continue;
-    const int package = ReadCpuTopologyNumber(cpu, "physical_package_id");
-    const int core = ReadCpuTopologyNumber(cpu, "core_id");
-    known = package >= 0 && core >= 0;
-    cores.emplace(package, core);
-    packages.insert(package);
+  for (const common::CpuPlace& place : common::ReadCpuPlaces(cpus)) {
+    known = known && place.topology_known;
+    cores.emplace(place.package, place.core);
+    packages.insert(place.package);
   }
   if (known) {
     topo.cores = static_cast<int>(cores.size());

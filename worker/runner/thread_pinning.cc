@@ -7,11 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <set>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/cpu_list.h"
@@ -32,6 +30,11 @@ std::vector<int> ProcessCpusAtStart() {
     cpus.insert(ids.begin(), ids.end());
   }
   return cpus.empty() ? common::AllowedCpus() : std::vector<int>(cpus.begin(), cpus.end());
+}
+
+absl::StatusOr<std::vector<int>> JobCpus(const std::string& list) {
+  if (list.empty()) return ProcessCpusAtStart();
+  return ParseCpuList(list);
 }
 
 absl::StatusOr<std::string> ConfineProcessToCpus(const std::string& list) {
@@ -59,10 +62,7 @@ absl::StatusOr<int> SetProcessAffinity(const std::vector<int>& cpus) {
   // sched_setaffinity sets one thread's mask: set every thread started so
   // far (logging, a zygote's leftovers), and the ones to come inherit it.
   int threads = 0;
-  std::error_code error;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
-    int tid = 0;
-    if (!absl::SimpleAtoi(task.path().filename().string(), &tid)) continue;
+  for (int tid : common::ThreadIds()) {
     if (sched_setaffinity(tid, sizeof(wanted), &wanted) == 0) ++threads;
   }
   if (sched_setaffinity(0, sizeof(wanted), &wanted) != 0) {

@@ -23,6 +23,11 @@ absl::StatusOr<std::vector<int>> ParseCpuList(const std::string& list);
 // at start. Elsewhere AllowedCpus.
 std::vector<int> ProcessCpusAtStart();
 
+// The CPUs a job's process runs on: those of `list` (RunnerJob.cpus) where
+// given, else what the process started with (ProcessCpusAtStart).
+// InvalidArgument as ParseCpuList for a malformed list.
+absl::StatusOr<std::vector<int>> JobCpus(const std::string& list);
+
 // Confines every thread of this process to the CPUs of `list` (RunnerJob.cpus;
 // "" leaves the process as it is) and returns what was done, for
 // Measurement.thread_pinning. Call before LibTorch's thread pools start:

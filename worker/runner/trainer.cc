@@ -383,8 +383,8 @@ bool PrepareProcess(const v1::RunnerJob& job, const ModelSpec& spec, v1::RunSett
     Fail(*m, v1::UNSUPPORTED, std::string(confinement.status().message()));
     return false;
   }
-  const std::vector<int> cpus =
-      job.cpus().empty() ? ProcessCpusAtStart() : *ParseCpuList(job.cpus());
+  // ConfineProcessToCpus accepted the list.
+  const std::vector<int> cpus = *JobCpus(job.cpus());
   *settings = EffectiveSettings(spec, job.settings(),
                                 job.cpus().empty() ? 0 : static_cast<int>(cpus.size()));
   std::optional<model::ThreadSettings> profile;

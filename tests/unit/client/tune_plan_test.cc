@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "client/tune_command.h"
+#include "model/sweep.h"
 
 namespace paradnn::client {
 namespace {
@@ -136,7 +137,7 @@ TEST(TunePlanTest, ComparisonPointsAreMatchedToTheirConfiguration) {
   EXPECT_FALSE(PointIsConfig("fc layer=4 node=512 precision=float32 optimizer=rmsprop", config));
   EXPECT_FALSE(PointIsConfig("fc layer=4 node=64 precision=bfloat16 optimizer=rmsprop", config));
   EXPECT_FALSE(PointIsConfig("cnn layer=4 node=64", config));
-  EXPECT_EQ(ConfigName(config), "fc layer=4 node=64");
+  EXPECT_EQ(model::ConfigName(config), "fc layer=4 node=64");
 }
 
 TEST(TuneReportTest, SaysTheBestItsVerdictsAndTheLinesToCopy) {

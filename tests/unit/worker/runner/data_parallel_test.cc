@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cpu_list.h"
 #include "model/model_spec.h"
 #include "tests/unit/worker/runner/tiny_fc.h"
 #include "worker/runner/gloo_device_nice.h"
@@ -128,13 +129,13 @@ int ThreadNice(int tid) {
 // groups create: its new threads, and only they, run at that nice value.
 TEST(DataParallelTest, GlooDeviceThreadsTakeTheNiceOfTheStackSetting) {
   if (getpriority(PRIO_PROCESS, 0) == 19) GTEST_SKIP() << "the test itself runs at nice 19";
-  const std::vector<int> before = ThreadIds();
+  const std::vector<int> before = common::ThreadIds();
   setenv(kGlooDeviceNiceEnv, "19", 1);
   auto group = JoinProcessGroup("gloo", ReplicaStore(MakeReplicaStore()), 0, 1,
                                 milliseconds(10'000), "127.0.0.1");
   unsetenv(kGlooDeviceNiceEnv);
   int reniced = 0;
-  for (int tid : ThreadIds()) {
+  for (int tid : common::ThreadIds()) {
     const bool old = std::binary_search(before.begin(), before.end(), tid);
     if (ThreadNice(tid) == 19) ++reniced;
     if (old) {
@@ -143,10 +144,10 @@ TEST(DataParallelTest, GlooDeviceThreadsTakeTheNiceOfTheStackSetting) {
   }
   EXPECT_GE(reniced, 1);  // the device's event loop
   // Without the setting, a new group's device threads keep the process's nice.
-  const std::vector<int> between = ThreadIds();
+  const std::vector<int> between = common::ThreadIds();
   auto plain = JoinProcessGroup("gloo", ReplicaStore(MakeReplicaStore()), 0, 1,
                                 milliseconds(10'000), "127.0.0.1");
-  for (int tid : ThreadIds()) {
+  for (int tid : common::ThreadIds()) {
     if (!std::binary_search(between.begin(), between.end(), tid)) {
       EXPECT_NE(ThreadNice(tid), 19);
     }

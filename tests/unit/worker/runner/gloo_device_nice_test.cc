@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include "common/cpu_list.h"
+
 namespace paradnn::runner {
 namespace {
 
@@ -37,7 +39,7 @@ TEST_F(KnobTest, OnlyNiceValuesZeroToNineteenCount) {
 }
 
 TEST_F(KnobTest, OnlyThreadsStartedAfterTheSnapshotAreReniced) {
-  const std::vector<int> before = ThreadIds();
+  const std::vector<int> before = common::ThreadIds();
   ASSERT_TRUE(std::binary_search(before.begin(), before.end(), static_cast<int>(getpid())));
   std::mutex mu;
   std::condition_variable cv;
