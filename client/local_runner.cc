@@ -377,6 +377,13 @@ absl::Status LocalCluster::StartPendingWorkers() {
   return absl::OkStatus();
 }
 
+std::vector<std::pair<std::string, std::string>> LocalCluster::WorkerLogs() const {
+  std::vector<std::pair<std::string, std::string>> logs;
+  logs.reserve(workers_.size());
+  for (const auto& worker : workers_) logs.emplace_back(worker->name(), worker->log_path());
+  return logs;
+}
+
 LocalCluster::~LocalCluster() { Stop().IgnoreError(); }
 
 absl::Status LocalCluster::CheckAlive() {
@@ -466,12 +473,17 @@ int WatchLocalSweep(const CommandContext& ctx, const LocalOptions& options,
   const SteadyClock::time_point watch_start = SteadyClock::now();
   bool asked = false;
   bool fit_settled = most_replicas <= 1 && most_hosts <= 1;
+  WorkerStartReport start_report(std::chrono::seconds(60));
   auto health = [&]() -> absl::Status {
     if (absl::Status alive = cluster.CheckAlive(); !alive.ok()) return alive;
     if (absl::Status tended = TendLocalWorkers(client, cluster, options.workers, most_replicas,
                                                most_hosts, &fit_settled);
         !tended.ok()) {
       return tended;
+    }
+    if (start_report.due()) {
+      absl::StatusOr<std::vector<v1::WorkerInfo>> listed = client.ListWorkers();
+      if (listed.ok()) start_report.MaybeSay(ctx, cluster, *listed, options.workers);
     }
     if (asked || SteadyClock::now() - watch_start < kWorkerStartNotice) return absl::OkStatus();
     asked = true;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -199,6 +200,8 @@ class LocalCluster {
   // Whether workers wait to be started (LocalOptions.first_worker_alone),
   // and starting them (call once the first has connected).
   bool workers_pending() const { return !pending_.empty(); }
+  // The name and log file of each started worker ("paradnn-worker <id>").
+  std::vector<std::pair<std::string, std::string>> WorkerLogs() const;
   absl::Status StartPendingWorkers();
 
   // Stops the children and removes the temporary directory. Returns an

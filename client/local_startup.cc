@@ -1,15 +1,56 @@
 #include "client/local_startup.h"
 
 #include <algorithm>
-#include <chrono>
+#include <set>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 
 namespace paradnn::client {
 
 using SteadyClock = std::chrono::steady_clock;
+
+std::string LastWarningOfLog(const std::string& log_tail) {
+  const std::vector<absl::string_view> lines = absl::StrSplit(log_tail, '\n');
+  for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
+    // spdlog's pattern: "[time] [logger] [level] message".
+    for (absl::string_view level : {"] [warning] ", "] [error] "}) {
+      const size_t at = line->find(level);
+      if (at != absl::string_view::npos) return std::string(line->substr(at + level.size()));
+    }
+  }
+  return "";
+}
+
+WorkerStartReport::WorkerStartReport(std::chrono::seconds every)
+    : every_(every), start_(SteadyClock::now()), next_(start_ + every) {}
+
+void WorkerStartReport::MaybeSay(const CommandContext& ctx, const LocalCluster& cluster,
+                                 const std::vector<v1::WorkerInfo>& listed, int workers) {
+  const SteadyClock::time_point now = SteadyClock::now();
+  if (now < next_) return;
+  next_ = now + every_;
+  std::set<std::string> connected;
+  for (const v1::WorkerInfo& w : listed) {
+    if (w.connected()) connected.insert(w.worker_id());
+  }
+  if (static_cast<int>(connected.size()) >= workers) return;
+  std::string text = absl::StrCat(
+      "paradnn: ", connected.size(), " of ", workers, " local workers connected after ",
+      std::chrono::duration_cast<std::chrono::seconds>(now - start_).count(), " s\n");
+  for (const auto& [name, log_path] : cluster.WorkerLogs()) {
+    if (connected.count(std::string(absl::StripPrefix(name, "paradnn-worker "))) > 0) continue;
+    const std::string warning = LastWarningOfLog(FileTail(log_path, 4000));
+    if (warning.empty() || said_[name] == warning) continue;
+    said_[name] = warning;
+    absl::StrAppend(&text, "  ", name, ": ", warning, "\n");
+  }
+  *ctx.err << (ctx.err_is_terminal ? "\n" : "") << text << std::flush;
+}
 
 absl::Status AwaitAllLocalWorkers(const CommandContext& ctx, CoordinatorClient& client,
                                   LocalCluster& cluster, int workers) {
@@ -17,19 +58,19 @@ absl::Status AwaitAllLocalWorkers(const CommandContext& ctx, CoordinatorClient& 
            << " local workers to connect before any job runs\n"
            << std::flush;
   const SteadyClock::time_point deadline = SteadyClock::now() + std::chrono::minutes(10);
+  WorkerStartReport report(std::chrono::seconds(30));
   while (SteadyClock::now() < deadline) {
     if (ctx.interrupts != nullptr && ctx.interrupts->interrupted()) return absl::OkStatus();
     if (absl::Status alive = cluster.CheckAlive(); !alive.ok()) return alive;
     absl::StatusOr<std::vector<v1::WorkerInfo>> listed = client.ListWorkers();
-    const int connected =
-        listed.ok()
-            ? static_cast<int>(std::count_if(listed->begin(), listed->end(),
-                                             [](const v1::WorkerInfo& w) { return w.connected(); }))
-            : 0;
+    if (!listed.ok()) listed = std::vector<v1::WorkerInfo>();
+    const int connected = static_cast<int>(std::count_if(
+        listed->begin(), listed->end(), [](const v1::WorkerInfo& w) { return w.connected(); }));
     if (connected > 0 && cluster.workers_pending()) {
       if (absl::Status started = cluster.StartPendingWorkers(); !started.ok()) return started;
     }
     if (connected >= workers) return absl::OkStatus();
+    report.MaybeSay(ctx, cluster, *listed, workers);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return absl::DeadlineExceededError(absl::StrCat(

@@ -189,9 +189,11 @@ void Scheduler::StorePlatformThenAck(const std::string& worker_id, uint64_t seri
           }
           WorkerLink& link = it->second;
           if (!id.ok() && id.status().code() == absl::StatusCode::kInvalidArgument) {
-            // A platform record that cannot be true (calibrated in the future):
-            // the worker is told why and gets no work.
-            link.session->End(id.status());
+            // A platform record that cannot be true (calibrated in the future,
+            // roofs its fingerprint contradicts): the worker is told why, as a
+            // refused hello it stops on rather than resend, and gets no work.
+            link.session->End(
+                absl::InvalidArgumentError(absl::StrCat("hello.", id.status().message())));
             return;
           }
           link.platform_id = id.ok() ? *id : 0;

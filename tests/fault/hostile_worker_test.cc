@@ -216,8 +216,9 @@ TEST_F(HostileWorkerTest, AFingerprintClaimItsCalibrationContradictsIsRefused) {
   ASSERT_NO_FATAL_FAILURE(claimer.SayHello(claimed));
   const grpc::Status status = claimer.Ended();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
-  EXPECT_NE(status.error_message().find("platform.matmul_roofs[float32].flops_per_sec"),
-            std::string::npos)
+  EXPECT_NE(
+      status.error_message().find("hello.platform.matmul_roofs[float32, matmul].flops_per_sec"),
+      std::string::npos)
       << status.error_message();
   EXPECT_EQ(Query("SELECT count(*) FROM platforms"), 1);
   EXPECT_EQ(QueryText(cluster_->db_path(), "SELECT fingerprint FROM platforms"), "fleet-fp");
@@ -324,7 +325,7 @@ TEST_F(HostileWorkerTest, APlatformIsDescribedByItsFirstReporterOnly) {
       liar.SayHello(Described("Real CPU", 1e15, std::numeric_limits<int64_t>::max())));
   const grpc::Status status = liar.Ended();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(status.error_message().find("platform.calibrated_unix_ms"), std::string::npos)
+  EXPECT_NE(status.error_message().find("hello.platform.calibrated_unix_ms"), std::string::npos)
       << status.error_message();
   EXPECT_EQ(StoredPlatform(cluster_->db_path(), "shared-stack").matmul_roofs(0).flops_per_sec(),
             100e9);

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/interrupt.h"
+#include "client/local_startup.h"
 #include "tests/support/temp_file.h"
 #include "tests/support/wait_for.h"
 
@@ -25,6 +27,7 @@ namespace paradnn::client {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using SteadyClock = std::chrono::steady_clock;
 
 // How often the tests look at the fake processes' files.
@@ -66,6 +69,16 @@ trap '' TERM
 touch "$(dirname "$0")/worker.ignores-term"
 while :; do sleep 0.05; done
 )";
+
+// Logs, as a refused worker does, a warning on every retry.
+constexpr const char* kRefusedWorker = R"sh(#!/bin/sh
+trap 'exit 0' TERM
+echo "[2026-12-06 15:12:45.039] [paradnn-worker] [info] probing the host" >&2
+while :; do
+  echo "[2026-12-06 15:12:45.204] [paradnn-worker] [warning] cannot reach the coordinator (INVALID_ARGUMENT: refused)" >&2
+  sleep 0.05
+done
+)sh";
 
 constexpr const char* kCrashingWorker = R"(#!/bin/sh
 echo "worker gave up: no runner" >&2
@@ -188,6 +201,51 @@ TEST_F(LocalRunnerTest, NoticesADeadWorkerAndKillsAStubbornOne) {
   absl::Status stopped = (*cluster)->Stop();
   EXPECT_THAT(std::string(stopped.message()),
               HasSubstr("paradnn-worker local-1-cuda did not stop within 1 s and was killed"));
+}
+
+// paradnn local says how many workers connected and what a missing one's
+// log last warned of, once per new warning, rather than wait silently.
+TEST_F(LocalRunnerTest, SaysWhichWorkersAreMissingAndWhatTheyLastWarned) {
+  WriteScript("paradnn-coordinator", kFakeCoordinator);
+  WriteScript("paradnn-worker", kRefusedWorker);
+  absl::StatusOr<std::unique_ptr<LocalCluster>> cluster =
+      LocalCluster::Start(Options(2), "cpu", nullptr);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_EQ((*cluster)->WorkerLogs().size(), 2u);
+  for (const auto& [name, log] : (*cluster)->WorkerLogs()) {
+    ASSERT_TRUE(
+        testing::WaitFor([&] { return FileTail(log).find("[warning]") != std::string::npos; },
+                         std::chrono::seconds(10), kPoll))
+        << name;
+  }
+  std::vector<v1::WorkerInfo> listed(2);
+  listed[0].set_worker_id("local-1-cpu");
+  listed[0].set_connected(true);
+  listed[1].set_worker_id("local-2-cpu");
+  std::ostringstream err;
+  CommandContext ctx;
+  ctx.err = &err;
+  WorkerStartReport report(std::chrono::seconds(0));
+  report.MaybeSay(ctx, **cluster, listed, 2);
+  EXPECT_THAT(err.str(), HasSubstr("paradnn: 1 of 2 local workers connected after "));
+  EXPECT_THAT(err.str(), HasSubstr("  paradnn-worker local-2-cpu: cannot reach the coordinator "
+                                   "(INVALID_ARGUMENT: refused)\n"));
+  EXPECT_THAT(err.str(), Not(HasSubstr("local-1-cpu:")));
+  // The same warning again is not repeated; all connected says nothing.
+  err.str("");
+  report.MaybeSay(ctx, **cluster, listed, 2);
+  EXPECT_THAT(err.str(), Not(HasSubstr("local-2-cpu:")));
+  listed[1].set_connected(true);
+  err.str("");
+  report.MaybeSay(ctx, **cluster, listed, 2);
+  EXPECT_EQ(err.str(), "");
+}
+
+TEST(LastWarningOfLogTest, TakesTheLastWarningOrErrorWithoutItsStamp) {
+  EXPECT_EQ(LastWarningOfLog("[t] [w] [warning] first\n[t] [w] [error] second\n[t] [w] [info] x"),
+            "second");
+  EXPECT_EQ(LastWarningOfLog("[t] [w] [info] only info"), "");
+  EXPECT_EQ(LastWarningOfLog(""), "");
 }
 
 TEST(ChildProcessTest, ExitStatusLogAndExecFailure) {

@@ -79,6 +79,44 @@ TEST_F(WorkerStoreTest, PlatformKeepsTheNewestCalibration) {
   EXPECT_EQ(platforms_->Get(*id)->calibrated_unix_ms(), 2000);
 }
 
+// A dtype's roofs are compared path by path. On LibTorch 1.13 CPUs the
+// bfloat16 convolution roof sits ~4x below the bfloat16 GEMM one: a
+// recalibration's GEMM roof measured against the stored convolution roof
+// refused honest workers (a CI run's four local workers never connected).
+TEST_F(WorkerStoreTest, RoofsOfOneDtypeAreComparedPerKernelPath) {
+  auto add_roof = [](v1::Platform* platform, const std::string& kernel, double flops) {
+    v1::MatmulRoof* roof = platform->add_matmul_roofs();
+    roof->set_dtype("bfloat16");
+    roof->set_kernel(kernel);
+    roof->set_flops_per_sec(flops);
+  };
+  v1::Platform first = MakePlatform("fp-a", "host-1");
+  first.set_calibrated_unix_ms(1000);
+  add_roof(&first, "", 4.18e9);  // "" = matmul (older workers)
+  add_roof(&first, "conv", 1.06e9);
+  absl::StatusOr<int64_t> id = platforms_->UpsertSync(first);
+  ASSERT_TRUE(id.ok()) << id.status();
+
+  v1::Platform recalibrated = MakePlatform("fp-a", "host-1");
+  recalibrated.set_calibrated_unix_ms(2000);
+  add_roof(&recalibrated, "matmul", 4.36e9);
+  add_roof(&recalibrated, "conv", 1.1e9);
+  absl::StatusOr<int64_t> again = platforms_->UpsertSync(recalibrated);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *id);
+  EXPECT_EQ(platforms_->Get(*id)->matmul_roofs(0).flops_per_sec(), 4.36e9);
+
+  // The same path 4x off is still refused, naming dtype and path.
+  v1::Platform contradicting = recalibrated;
+  contradicting.set_calibrated_unix_ms(3000);
+  contradicting.mutable_matmul_roofs(1)->set_flops_per_sec(5e9);
+  const absl::Status refused = platforms_->UpsertSync(contradicting).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("platform.matmul_roofs[bfloat16, conv].flops_per_sec"),
+            absl::string_view::npos)
+      << refused;
+}
+
 // Rows belong to a trust domain (docs/security.md): any worker of it, and
 // no other domain's, recalibrates a row, and which domain reports a
 // fingerprint first changes no row's name.
@@ -119,7 +157,7 @@ TEST_F(WorkerStoreTest, APlatformRowBelongsToATrustDomain) {
   for (const PlatformReporter& reporter : {fleet_b, evil}) {
     const absl::Status refused = platforms_->UpsertSync(contradicting, reporter).status();
     EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << reporter.worker_id;
-    EXPECT_NE(refused.message().find("platform.matmul_roofs[float32].flops_per_sec"),
+    EXPECT_NE(refused.message().find("platform.matmul_roofs[float32, matmul].flops_per_sec"),
               absl::string_view::npos)
         << refused;
   }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,12 +35,15 @@ class FakeGateway final : public v1::WorkerGateway::Service {
     }
     cv_.SignalAll();
     v1::WorkerMessage message;
+    grpc::Status end = grpc::Status::OK;
     while (stream->Read(&message)) {
       {
         absl::MutexLock lock(&mu_);
         received_.push_back(message);
+        if (message.has_hello() && hello_refusal_.has_value()) end = *hello_refusal_;
       }
       cv_.SignalAll();
+      if (!end.ok()) break;
     }
     {
       absl::MutexLock write_lock(&write_mu_);
@@ -48,7 +52,14 @@ class FakeGateway final : public v1::WorkerGateway::Service {
       ++ended_streams_;
     }
     cv_.SignalAll();
-    return grpc::Status::OK;
+    return end;
+  }
+
+  // Every later hello ends its stream with `status`, as the coordinator
+  // refuses what a worker says of itself.
+  void RefuseHellos(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    hello_refusal_ = status;
   }
 
   // Writes `message` on the current stream; false if there is none.
@@ -104,6 +115,7 @@ class FakeGateway final : public v1::WorkerGateway::Service {
       ABSL_GUARDED_BY(mu_) = nullptr;
   std::vector<v1::WorkerMessage> received_ ABSL_GUARDED_BY(mu_);
   int ended_streams_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<grpc::Status> hello_refusal_ ABSL_GUARDED_BY(mu_);
 };
 
 struct GatewayServer {

@@ -83,6 +83,12 @@ class AgentHarness {
     boost::asio::post(io_, [this] { agent_->Shutdown(); });
   }
 
+  // Reads the agent once it stopped (WaitStopped joined its thread).
+  template <typename Fn>
+  auto ReadAfterStop(Fn fn) {
+    return fn(*agent_);
+  }
+
   // True if the agent stopped (and its io_context ran dry) within `timeout`.
   bool WaitStopped(milliseconds timeout = kWait) {
     std::future<void> stopped = stopped_.get_future();
@@ -317,6 +323,25 @@ TEST(WorkerAgentTest, SaysItsCpusAndRendezvousAndPassesAGangRoleThrough) {
   ASSERT_TRUE(gateway.service->Send(Ack(52, 1)));
   agent.Shutdown();
   EXPECT_TRUE(agent.WaitStopped());
+}
+
+// A hello the coordinator refuses for what the worker says of itself (here
+// its platform's roofs) would be refused again unchanged: the agent stops
+// with the coordinator's reason instead of resending it for ever, which left
+// `paradnn local` waiting silently on three refused workers.
+TEST(WorkerAgentTest, StopsOnARefusedHelloWithTheCoordinatorsReason) {
+  GatewayServer gateway;
+  gateway.Start(0);
+  const std::string reason =
+      "hello.platform.matmul_roofs[bfloat16, matmul].flops_per_sec: 4.4e+09 contradicts the "
+      "1e+08 calibrated for fingerprint 'test-fingerprint'";
+  gateway.service->RefuseHellos(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, reason));
+  AgentHarness agent(Address(gateway.port));
+  ASSERT_TRUE(agent.WaitStopped());
+  const std::string fatal = agent.ReadAfterStop([](WorkerAgent& a) { return a.fatal_error(); });
+  EXPECT_NE(fatal.find("refuses this worker's hello"), std::string::npos) << fatal;
+  EXPECT_NE(fatal.find(reason), std::string::npos) << fatal;
+  EXPECT_EQ(gateway.service->received().size(), 1u) << "one hello, not resent";
 }
 
 TEST(WorkerAgentTest, ShutdownWithoutCoordinatorStopsPromptly) {
