@@ -184,9 +184,11 @@ absl::StatusOr<int64_t> CheckStack(const v1::SweepSpec& spec, const std::string&
     if (absl::Status s = platform::ValidateStackKeyValue(key, list.values(i), item); !s.ok()) {
       return s;
     }
-    if (!seen.insert(list.values(i)).second) {
+    const std::string canonical = platform::CanonicalStackValue(key, list.values(i));
+    if (!seen.insert(canonical).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat(item, ": '", list.values(i), "' is listed twice"));
+          absl::StrCat(item, ": '", list.values(i), "' is listed twice",
+                       canonical == list.values(i) ? "" : absl::StrCat(" (as '", canonical, "')")));
     }
   }
   return list.values_size();
@@ -536,8 +538,10 @@ absl::StatusOr<std::vector<v1::ModelConfig>> ExpandSweep(const v1::SweepSpec& sp
     }
     for (size_t k = 0; k < stack_keys.size(); ++k) {
       const size_t axis = keys.size() + option_keys.size() + k;
-      (*config.mutable_stack())[stack_keys[k]] =
-          spec.stack().at(stack_keys[k]).values(static_cast<int>(index[axis]));
+      // One spelling per setting: equal settings are one configuration
+      // (result reuse, compare and the analyses match on it).
+      (*config.mutable_stack())[stack_keys[k]] = platform::CanonicalStackValue(
+          stack_keys[k], spec.stack().at(stack_keys[k]).values(static_cast<int>(index[axis])));
     }
     for (const std::string& precision : precisions) {
       for (const std::string& optimizer : optimizers) {

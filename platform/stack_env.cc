@@ -162,6 +162,12 @@ absl::Status ValidateStackKeyValue(absl::string_view key, absl::string_view valu
   return ValidateStackValue(*info, value, field);
 }
 
+std::string CanonicalStackValue(absl::string_view key, absl::string_view value) {
+  if (key != kThreadsStackKey) return std::string(value);
+  absl::StatusOr<ThreadProfile> profile = ParseThreadProfile(value, key);
+  return profile.ok() ? ThreadProfileValue(*profile) : std::string(value);
+}
+
 std::string AllowedStackKeysHelp() {
   return absl::StrCat(KnownSettingNames(), ", ", kThreadsStackKey, " (", ThreadProfileHelp(),
                       ") or ", AllowedEnvHelp());

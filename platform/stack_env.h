@@ -62,6 +62,13 @@ absl::Status ValidateStackKey(absl::string_view key, absl::string_view field);
 absl::Status ValidateStackKeyValue(absl::string_view key, absl::string_view value,
                                    absl::string_view field);
 
+// The one spelling of a stack value that means the same settings as
+// `value`: threads values in ThreadProfileValue's order without defaults
+// ("inter=1,intra=2,pin=off" and "intra=2,inter=1,pin=off" are one
+// configuration, not two); every other key's value, or a value that does not
+// parse, unchanged.
+std::string CanonicalStackValue(absl::string_view key, absl::string_view value);
+
 // "blas_core, aten_capability, threads (...) or env.NAME (NAME starting
 // with OMP_, ...)".
 std::string AllowedStackKeysHelp();

@@ -18,6 +18,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -25,6 +26,7 @@
 #include "db/platform_store.h"
 #include "db/result_store.h"
 #include "nlohmann/json.hpp"
+#include "platform/stack_env.h"
 #include "platform/stack_findings.h"
 #include "server/analysis/analysis_kinds.h"
 #include "server/analysis/analysis_math.h"
@@ -125,6 +127,17 @@ absl::StatusOr<SpeedupSides> ChooseSpeedupSides(
     const Selected& selected, const std::vector<std::pair<const Record*, double>>& measured,
     const v1::SpeedupRequest& request) {
   SpeedupSides sides{request.baseline(), request.candidate()};
+  if (absl::StartsWith(request.field(), platform::kStackKeyPrefix)) {
+    // A stack value as the user spells it names the configurations stored
+    // under its one spelling ("inter=1,intra=2" finds "intra=2,inter=1").
+    const absl::string_view key =
+        absl::string_view(request.field())
+            .substr(std::char_traits<char>::length(platform::kStackKeyPrefix));
+    if (!sides.baseline.empty())
+      sides.baseline = platform::CanonicalStackValue(key, sides.baseline);
+    if (!sides.candidate.empty())
+      sides.candidate = platform::CanonicalStackValue(key, sides.candidate);
+  }
   if (!sides.baseline.empty() && !sides.candidate.empty()) return sides;
   std::vector<std::string> distinct = DistinctValues(selected, measured, request.field());
   if (distinct.size() != 2) {

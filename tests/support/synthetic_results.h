@@ -26,6 +26,7 @@ namespace paradnn::testing {
 struct SyntheticResult {
   std::string family = "fc";
   std::map<std::string, int64_t> params;
+  std::map<std::string, std::string> stack;  // ModelConfig.stack, as expansion writes it
   std::string precision = "float32";
   std::string optimizer = "rmsprop";
   int32_t repeat = 0;
@@ -103,6 +104,7 @@ inline absl::StatusOr<int64_t> StoreSyntheticSweep(db::Database* database, const
     db::NewJob job;
     job.config.set_family(result.family);
     for (const auto& [key, value] : result.params) (*job.config.mutable_params())[key] = value;
+    for (const auto& [key, value] : result.stack) (*job.config.mutable_stack())[key] = value;
     job.config.set_precision(result.precision);
     job.config.set_optimizer(result.optimizer);
     job.device = device;

@@ -106,5 +106,23 @@ TEST(SweepThreadsStackTest, ProfilesAreOneAxisAndExcludeTheThreadParams) {
       << both;
 }
 
+// Settings spelled in another key order, or with a default written out, are
+// the configuration of their one spelling: stored, reused and compared as
+// one, and refused as a duplicate when a sweep lists both.
+TEST(SweepThreadsStackTest, EqualSettingsAreOneConfigurationWhateverTheirSpelling) {
+  v1::SweepSpec spec = Spec(kOneFc);
+  SetStack(&spec, "threads", {"inter=1,intra=2,pin=on", "numa=off,intra=1,inter=1,replicas=1"});
+  std::vector<v1::ModelConfig> configs;
+  ASSERT_NO_FATAL_FAILURE(ExpandValid(spec, 0, 2, &configs));
+  EXPECT_EQ(configs[0].stack().at("threads"), "intra=2,inter=1,pin=on");
+  EXPECT_EQ(configs[1].stack().at("threads"), "intra=1,inter=1");
+  ExpectStacksRefused(Spec(kOneFc),
+                      {{"threads",
+                        {"intra=2,inter=1", "inter=1,intra=2,cores=logical"},
+                        "cpu",
+                        "stack.threads[1]: 'inter=1,intra=2,cores=logical' is listed twice (as "
+                        "'intra=2,inter=1')"}});
+}
+
 }  // namespace
 }  // namespace paradnn::model

@@ -156,6 +156,30 @@ TEST_F(AnalyzerTest, SpeedupKeepsSweptThreadCountsApart) {
   EXPECT_NEAR(response->speedup().max_speedup(), 10, 1e-9);
 }
 
+// A stack.threads side spelled in another key order names the results
+// stored under the one spelling expansion gives it.
+TEST_F(AnalyzerTest, SpeedupSidesOfStackThreadsAreMatchedInTheirOneSpelling) {
+  std::vector<SyntheticResult> results;
+  for (const char* threads : {"libtorch", "intra=2,inter=1,pin=on"}) {
+    for (SyntheticResult result : Grid({"float32"})) {
+      result.stack["threads"] = threads;
+      if (std::string(threads) != "libtorch") result.examples_per_sec *= 1.5;
+      results.push_back(result);
+    }
+  }
+  const int64_t sweep = Store(results);
+  v1::AnalyzeRequest request;
+  request.mutable_selection()->add_sweep_ids(sweep);
+  request.mutable_speedup()->set_field("stack.threads");
+  request.mutable_speedup()->set_baseline("libtorch");
+  request.mutable_speedup()->set_candidate("pin=on,inter=1,intra=2");
+  absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->speedup().candidate(), "intra=2,inter=1,pin=on");
+  EXPECT_EQ(response->speedup().points_size(), 12);
+  EXPECT_NEAR(response->speedup().geomean_speedup(), 1.5, 1e-9);
+}
+
 TEST_F(AnalyzerTest, SpeedupOfBfloat16OverFloat32DefaultsToFloat32AsBaseline) {
   const int64_t sweep = Store(Grid({"float32", "bfloat16"}));
   v1::AnalyzeRequest request;
