@@ -41,6 +41,42 @@ void FlagSlowStack(const v1::Platform& platform, const std::string& dtype,
   }
 }
 
+// The calibrated roof of exactly `kernel` at `dtype`; null when none.
+const v1::MatmulRoof* CalibratedRoof(const v1::Platform& platform, const std::string& kernel,
+                                     const std::string& dtype) {
+  for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
+    const std::string roof_kernel = roof.kernel().empty() ? "matmul" : roof.kernel();
+    if (roof.dtype() == dtype && roof_kernel == kernel && roof.flops_per_sec() > 0) return &roof;
+  }
+  return nullptr;
+}
+
+// Silicon with a native 16-bit path runs it at least as fast as float32; a
+// stack that reaches under half float32's rate on the job's kernel path
+// runs a fallback instead (LibTorch 1.13 converts bfloat16 GEMMs on CPUs
+// without AVX-512 BF16, and runs bfloat16 convolutions on ATen's reference
+// kernels, aten::_slow_conv2d, where oneDNN has no bfloat16 path): the
+// result measures that fallback, not the silicon's 16-bit rate.
+constexpr double kSlowHalfPrecisionFactor = 2;
+
+void FlagSlowHalfPrecision(const v1::Platform& platform, const std::string& dtype,
+                           const std::string& kernel, v1::Measurement* m) {
+  if (dtype == "float32") return;
+  const v1::MatmulRoof* half = CalibratedRoof(platform, kernel, dtype);
+  const v1::MatmulRoof* full = CalibratedRoof(platform, kernel, "float32");
+  if (half == nullptr || full == nullptr ||
+      !(half->flops_per_sec() * kSlowHalfPrecisionFactor < full->flops_per_sec())) {
+    return;
+  }
+  m->add_suspect(absl::StrFormat(
+      "%s %ss run at %s on this stack, %.0fx below its float32 %ss (%s): no native %s path "
+      "here%s, so this result measures the stack's fallback, not the silicon",
+      dtype, kernel, platform::FlopRate(half->flops_per_sec()),
+      full->flops_per_sec() / half->flops_per_sec(), kernel,
+      platform::FlopRate(full->flops_per_sec()), dtype,
+      platform.isa_paths().empty() ? "" : absl::StrCat(" (", platform.isa_paths(), ")")));
+}
+
 // The calibrated roof of `kernel` at `dtype`, else the matmul roof (named
 // so); null when neither was calibrated.
 v1::MatmulRoof* FindRoof(v1::Platform* platform, const std::string& kernel,
@@ -165,6 +201,7 @@ bool UtilizationRoofs::Fill(v1::Measurement* m) {
   for (std::string& note : notes) m->add_suspect(std::move(note));
 
   FlagSlowStack(platform_, dtype, kernel, m);
+  FlagSlowHalfPrecision(platform_, dtype, kernel, m);
   return raised;
 }
 

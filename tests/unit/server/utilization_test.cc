@@ -264,5 +264,30 @@ TEST(UtilizationTest, SlowAtenCapabilityFlagsEveryCpuFamily) {
   EXPECT_TRUE(tuned.suspect().empty());
 }
 
+// A 16-bit path slower than half of float32's on the job's kernel path is a
+// fallback, said on the result with both roofs; one at float32's rate or
+// above, or a path without both roofs calibrated, says nothing.
+TEST(UtilizationTest, ASixteenBitFallbackSlowerThanFloat32IsFlagged) {
+  v1::Platform platform = TestPlatform();
+  platform.set_isa_paths("ATen AVX2; oneDNN AVX2; AVX-512 BF16: no; AMX: no");
+  *platform.add_matmul_roofs() = Roof("conv", "bfloat16", 1.06e9);
+  UtilizationRoofs roofs(platform);
+  v1::Measurement cnn = Job("resnet50", "bfloat16", 0.5e9, 0.5e9);
+  roofs.Fill(&cnn);
+  ASSERT_EQ(cnn.suspect_size(), 1) << cnn.DebugString();
+  EXPECT_EQ(cnn.suspect(0),
+            "bfloat16 convs run at 1.06 GFLOP/s on this stack, 236x below its float32 convs (250 "
+            "GFLOP/s): no native bfloat16 path here (ATen AVX2; oneDNN AVX2; AVX-512 BF16: no; "
+            "AMX: no), so this result measures the stack's fallback, not the silicon");
+  // The bfloat16 GEMM roof is twice float32's: no note on an FC.
+  v1::Measurement fc = Job("fc", "mixed_bf16", 100e9, 100e9);
+  roofs.Fill(&fc);
+  EXPECT_TRUE(fc.suspect().empty()) << fc.DebugString();
+  // float32 jobs never carry it.
+  v1::Measurement fp32_cnn = Job("resnet50", "float32", 100e9, 100e9);
+  roofs.Fill(&fp32_cnn);
+  EXPECT_TRUE(fp32_cnn.suspect().empty()) << fp32_cnn.DebugString();
+}
+
 }  // namespace
 }  // namespace paradnn::server
