@@ -127,7 +127,7 @@ absl::StatusOr<paradnn::v1::Platform> CalibratedPlatform(const std::string& runn
 double Float32Roof(const paradnn::v1::Platform& platform) {
   double roof = 0;
   for (const paradnn::v1::MatmulRoof& r : platform.matmul_roofs()) {
-    if (r.dtype() == "float32" && (r.kernel().empty() || r.kernel() == "matmul")) {
+    if (r.dtype() == "float32" && paradnn::platform::RoofKernel(r) == "matmul") {
       roof = std::max(roof, r.flops_per_sec());
     }
   }

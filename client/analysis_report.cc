@@ -94,9 +94,8 @@ mustache::data PlatformRows(const std::vector<v1::WorkerInfo>& workers) {
     }
     std::vector<std::string> roofs;
     for (const auto& roof : platform.matmul_roofs()) {
-      std::string text =
-          absl::StrFormat("%s %s %.0f GFLOP/s", roof.kernel().empty() ? "matmul" : roof.kernel(),
-                          roof.dtype(), roof.flops_per_sec() / 1e9);
+      std::string text = absl::StrFormat("%s %s %.0f GFLOP/s", platform::RoofKernel(roof),
+                                         roof.dtype(), roof.flops_per_sec() / 1e9);
       if (roof.theoretical_flops_per_sec() > 0) {
         absl::StrAppend(&text,
                         absl::StrFormat(" (peak %.0f)", roof.theoretical_flops_per_sec() / 1e9));

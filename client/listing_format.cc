@@ -160,11 +160,11 @@ std::string FormatSweepDetail(const v1::SweepStatus& s) {
 std::string FormatRoofs(const v1::Platform& platform) {
   std::vector<std::string> parts;
   for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
-    std::string part = absl::StrCat(
-        roof.kernel().empty() || roof.kernel() == "matmul" ? "" : absl::StrCat(roof.kernel(), " "),
-        roof.dtype(), " ",
-        roof.flops_per_sec() > 0 ? HumanCount(roof.flops_per_sec()) + "FLOP/s"
-                                 : std::string("uncalibrated"));
+    std::string part =
+        absl::StrCat(platform::RoofKernel(roof) == "matmul" ? "" : absl::StrCat(roof.kernel(), " "),
+                     roof.dtype(), " ",
+                     roof.flops_per_sec() > 0 ? HumanCount(roof.flops_per_sec()) + "FLOP/s"
+                                              : std::string("uncalibrated"));
     if (roof.theoretical_flops_per_sec() > 0) {
       absl::StrAppend(&part, " (peak ", HumanCount(roof.theoretical_flops_per_sec()), ")");
     }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "db/stores_internal.h"
+#include "platform/silicon_peak.h"
 #include "spdlog/spdlog.h"
 
 namespace paradnn::db {
@@ -167,12 +168,10 @@ absl::Status CheckRoofsAgree(const v1::Platform& report, const StoredPlatform& s
   // A dtype's roofs of different kernel paths are far apart by nature (on
   // LibTorch 1.13 CPUs bfloat16 convolutions run ~4x below bfloat16 GEMM):
   // only a roof of the same dtype and kernel path is comparable.
-  auto kernel_of = [](const v1::MatmulRoof& roof) {
-    return roof.kernel().empty() ? std::string("matmul") : roof.kernel();
-  };
   for (const v1::MatmulRoof& claimed : report.matmul_roofs()) {
     for (const v1::MatmulRoof& known : stored.details.matmul_roofs()) {
-      if (claimed.dtype() != known.dtype() || kernel_of(claimed) != kernel_of(known) ||
+      if (claimed.dtype() != known.dtype() ||
+          platform::RoofKernel(claimed) != platform::RoofKernel(known) ||
           !far(claimed.flops_per_sec(), known.flops_per_sec())) {
         continue;
       }
@@ -180,8 +179,8 @@ absl::Status CheckRoofsAgree(const v1::Platform& report, const StoredPlatform& s
           "platform.matmul_roofs[%s, %s].flops_per_sec: %.4g contradicts the %.4g calibrated "
           "for fingerprint '%s' (more than %gx apart): a host of that fingerprint cannot be "
           "this far from it; recalibrate it, or check what it fingerprints",
-          claimed.dtype(), kernel_of(claimed), claimed.flops_per_sec(), known.flops_per_sec(),
-          stored.details.fingerprint(), kMaxRoofRatio));
+          claimed.dtype(), platform::RoofKernel(claimed), claimed.flops_per_sec(),
+          known.flops_per_sec(), stored.details.fingerprint(), kMaxRoofRatio));
     }
   }
   for (const v1::BandwidthPoint& claimed : report.bandwidth()) {

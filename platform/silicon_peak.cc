@@ -27,6 +27,10 @@ std::string GigaHertz(double hz) { return absl::StrFormat("%.2f GHz", hz / 1e9);
 
 }  // namespace
 
+std::string RoofKernel(const v1::MatmulRoof& roof) {
+  return roof.kernel().empty() ? std::string("matmul") : roof.kernel();
+}
+
 std::string FlopRate(double flops_per_sec) {
   // Three significant digits in the largest unit that keeps one before the point.
   static constexpr std::pair<double, const char*> kUnits[] = {
@@ -284,9 +288,7 @@ void ReconcilePeaksWithRoofs(v1::Platform* platform) {
       continue;
     }
     CheckPeakAgainstRoof(fastest->flops_per_sec(),
-                         absl::StrCat(fastest->kernel().empty() ? "matmul" : fastest->kernel(), " ",
-                                      fastest->dtype()),
-                         &peak);
+                         absl::StrCat(RoofKernel(*fastest), " ", fastest->dtype()), &peak);
   }
 }
 

@@ -101,6 +101,11 @@ std::string PlatformClockText(const v1::Platform& platform);
 // "269 GFLOP/s", "8.60 TFLOP/s": three significant digits.
 std::string FlopRate(double flops_per_sec);
 
+// The kernel path a calibrated roof is of: its `kernel`, or "matmul" where
+// older workers left it empty. Roofs of one dtype on different paths are
+// different quantities (bfloat16 conv can sit 4x below bfloat16 GEMM).
+std::string RoofKernel(const v1::MatmulRoof& roof);
+
 // The CPU's datapath facts the arithmetic rests on, for the basis text:
 // the widest vector (bits) one FMA unit executes in one pass.
 int FmaDatapathBits(const CpuPeakFacts& facts);

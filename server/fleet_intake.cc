@@ -16,6 +16,7 @@
 #include "fleet/job_goodput.h"
 #include "fleet/model_cost.h"
 #include "model/sweep.h"
+#include "platform/silicon_peak.h"
 #include "server/analysis/analysis_math.h"
 
 namespace paradnn::server {
@@ -92,7 +93,7 @@ class FleetRoofs {
     roof.set_device_kind(kind);
     roof.set_dtype(dtype);
     for (const v1::MatmulRoof& m : platform->matmul_roofs()) {
-      if (m.dtype() == dtype && (m.kernel().empty() || m.kernel() == "matmul")) {
+      if (m.dtype() == dtype && platform::RoofKernel(m) == "matmul") {
         roof.set_flops_per_sec(std::max(roof.flops_per_sec(), m.flops_per_sec()));
       }
     }

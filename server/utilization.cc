@@ -45,8 +45,9 @@ void FlagSlowStack(const v1::Platform& platform, const std::string& dtype,
 const v1::MatmulRoof* CalibratedRoof(const v1::Platform& platform, const std::string& kernel,
                                      const std::string& dtype) {
   for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
-    const std::string roof_kernel = roof.kernel().empty() ? "matmul" : roof.kernel();
-    if (roof.dtype() == dtype && roof_kernel == kernel && roof.flops_per_sec() > 0) return &roof;
+    if (roof.dtype() == dtype && platform::RoofKernel(roof) == kernel && roof.flops_per_sec() > 0) {
+      return &roof;
+    }
   }
   return nullptr;
 }
@@ -85,7 +86,7 @@ v1::MatmulRoof* FindRoof(v1::Platform* platform, const std::string& kernel,
   v1::MatmulRoof* matmul_roof = nullptr;
   for (v1::MatmulRoof& candidate : *platform->mutable_matmul_roofs()) {
     if (candidate.dtype() != dtype || !(candidate.flops_per_sec() > 0)) continue;
-    const std::string candidate_kernel = candidate.kernel().empty() ? "matmul" : candidate.kernel();
+    const std::string candidate_kernel = platform::RoofKernel(candidate);
     if (candidate_kernel == kernel) roof = &candidate;
     if (candidate_kernel == "matmul") matmul_roof = &candidate;
   }
@@ -119,10 +120,9 @@ UtilizationRoofs::UtilizationRoofs(const v1::Platform& platform) : platform_(pla
     for (const v1::MatmulRoof& roof : platform_.matmul_roofs()) {
       if (roof.dtype() != peak.dtype() || !(roof.flops_per_sec() > peak.flops_per_sec())) continue;
       if (peak.inconsistency().empty()) {
-        platform::CheckPeakAgainstRoof(
-            roof.flops_per_sec(),
-            absl::StrCat(roof.kernel().empty() ? "matmul" : roof.kernel(), " ", roof.dtype()),
-            &peak);
+        platform::CheckPeakAgainstRoof(roof.flops_per_sec(),
+                                       absl::StrCat(platform::RoofKernel(roof), " ", roof.dtype()),
+                                       &peak);
       }
       peak.set_flops_per_sec(roof.flops_per_sec());
     }

@@ -24,6 +24,7 @@
 #include "db/platform_store.h"
 #include "db/result_store.h"
 #include "nlohmann/json.hpp"
+#include "platform/silicon_peak.h"
 #include "platform/stack_findings.h"
 #include "server/analysis/analysis_kinds.h"
 #include "server/analysis/analysis_math.h"
@@ -272,7 +273,7 @@ absl::Status AddPlatformRoofs(const db::Database& database, const std::set<int64
       value->set_dtype(roof.dtype());
       value->set_flops_per_sec(roof.flops_per_sec());
       value->set_datasheet_flops_per_sec(roof.datasheet_flops_per_sec());
-      value->set_kernel(roof.kernel().empty() ? "matmul" : roof.kernel());
+      value->set_kernel(platform::RoofKernel(roof));
       value->set_theoretical_flops_per_sec(roof.theoretical_flops_per_sec());
     }
     for (v1::BandwidthRoof& level : BandwidthRoofs(*platform)) {

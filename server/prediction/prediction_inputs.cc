@@ -7,6 +7,7 @@
 #include "model/family.h"
 #include "model/model_counts.h"
 #include "model/model_spec.h"
+#include "platform/silicon_peak.h"
 #include "server/analysis/analysis_math.h"
 
 namespace paradnn::server::prediction {
@@ -16,8 +17,7 @@ PriorRoofs PriorRoofsOf(const v1::Platform& platform, const std::string& dtype,
   PriorRoofs roofs;
   for (const char* path : {kernel.c_str(), "matmul"}) {
     for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
-      const std::string roof_kernel = roof.kernel().empty() ? "matmul" : roof.kernel();
-      if (roof.dtype() == dtype && roof_kernel == path) {
+      if (roof.dtype() == dtype && platform::RoofKernel(roof) == path) {
         roofs.compute_flops_per_sec = std::max(roofs.compute_flops_per_sec, roof.flops_per_sec());
       }
     }
