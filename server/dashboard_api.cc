@@ -25,7 +25,8 @@ namespace {
 constexpr absl::string_view kApiPrefix = "/api/v1/";
 constexpr absl::string_view kRoutes =
     "GET /api/v1/sweeps, /api/v1/sweeps/ID, /api/v1/sweeps/ID/results, /api/v1/workers, "
-    "/api/v1/fleet; POST /api/v1/analyze, /api/v1/predict (docs/dashboard.md)";
+    "/api/v1/fleet, /api/v1/fleet/report; POST /api/v1/analyze, /api/v1/predict "
+    "(docs/dashboard.md)";
 
 // gRPC's codes are absl's, number for number (as worker/worker_agent.cc uses).
 std::string StatusCodeName(grpc::StatusCode code) {
@@ -301,6 +302,21 @@ grpc::Status ParseFleetQuery(const std::string& text, v1::FleetGoodputRequest* f
   return grpc::Status::OK;
 }
 
+// The query of GET /api/v1/fleet/report: top=N jobs per badput cause, as
+// `paradnn fleet report --top` (1..1000; default 5).
+grpc::Status ParseFleetReportQuery(const std::string& text, v1::FleetReportRequest* report) {
+  std::map<std::string, std::string> query;
+  if (grpc::Status s = ParseQuery(text, {"top"}, &query); !s.ok()) return s;
+  if (query.count("top") == 0) return grpc::Status::OK;
+  int top = 0;
+  if (!absl::SimpleAtoi(query["top"], &top) || top < 1 || top > 1000) {
+    return InvalidArgument(
+        absl::StrCat("top '", query["top"], "' is not a number of jobs from 1 to 1000"));
+  }
+  report->set_top_jobs(top);
+  return grpc::Status::OK;
+}
+
 }  // namespace
 
 void DashboardApi::Prepare(const HttpRequest& request, grpc::ClientContext* context) const {
@@ -318,8 +334,8 @@ HttpResponse DashboardApi::CallApi(const HttpRequest& request) const {
   const bool is_sweep = parts.size() == 2 && parts[0] == "sweeps";
   const bool is_results = parts.size() == 3 && parts[0] == "sweeps" && parts[2] == "results";
   const bool takes_post = route == "analyze" || route == "predict";
-  if (route != "sweeps" && route != "workers" && route != "fleet" && !takes_post && !is_sweep &&
-      !is_results) {
+  if (route != "sweeps" && route != "workers" && route != "fleet" && route != "fleet/report" &&
+      !takes_post && !is_sweep && !is_results) {
     return ErrorResponse(
         {grpc::StatusCode::NOT_FOUND, absl::StrCat("no API route ", request.method, " ",
                                                    request.path, "; the routes: ", kRoutes)});
@@ -353,6 +369,15 @@ HttpResponse DashboardApi::CallApi(const HttpRequest& request) const {
     return Unary<v1::FleetGoodputResponse>(
         &context, fleet,
         [stub](auto* c, const auto& q, auto* r) { return stub->FleetGoodput(c, q, r); });
+  }
+  if (route == "fleet/report") {
+    v1::FleetReportRequest report;
+    if (grpc::Status s = ParseFleetReportQuery(request.query, &report); !s.ok()) {
+      return ErrorResponse(s);
+    }
+    return Unary<v1::FleetReportResponse>(
+        &context, report,
+        [stub](auto* c, const auto& q, auto* r) { return stub->FleetReport(c, q, r); });
   }
   std::map<std::string, std::string> query;
   if (grpc::Status s = ParseQuery(request.query, {}, &query); !s.ok()) return ErrorResponse(s);

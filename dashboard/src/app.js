@@ -489,8 +489,11 @@ function goodputRow(g, name) {
 
 async function fleetPage(main) {
   const holder = el('div', {}, el('p', { class: 'muted' }, 'loading…'));
+  const report = el('div', {}, el('p', { class: 'muted' }, 'loading…'));
   main.replaceChildren(el('h1', {}, 'Fleet goodput'),
-    el('p', { class: 'muted' }, 'goodput = scheduling (busy / connected) × runtime (timed / job wall) × program (HFU weighted by timed seconds); docs/observability.md'), holder);
+    el('p', { class: 'muted' }, 'goodput = scheduling (busy / connected) × runtime (timed / job wall) × program (HFU weighted by timed seconds); docs/observability.md'), holder,
+    el('h2', {}, 'Your training fleet'),
+    el('p', { class: 'muted' }, 'the training jobs paradnn fleet ingest stored: MPG = scheduling × runtime × program per job; docs/fleet-events.md'), report);
   every(5 * kPollMs, async () => {
     try {
       const f = await api('fleet');
@@ -499,6 +502,11 @@ async function fleetPage(main) {
           (f.device_kinds || []).map((g) => goodputRow(g, g.device_kind)).concat(f.total ? [goodputRow(f.total, 'total')] : [])));
     } catch (error) {
       holder.replaceChildren(errorBox(error));
+    }
+    try {
+      report.replaceChildren(fleetReportSection(await api('fleet/report')));
+    } catch (error) {
+      report.replaceChildren(errorBox(error));
     }
   });
 }

@@ -213,7 +213,7 @@ function fmtCount(value) {
   return unit === 0 && value === Math.floor(value) ? value.toFixed(0) : s + suffix[unit];
 }
 
-async function checkWorkersAndFleet(page, base) {
+async function checkWorkersAndFleet(page, base, address) {
   await page.goto(`${base}/#/workers`);
   await page.waitForSelector('#workers tbody tr', { timeout: 20000 });
   assert.ok(await page.locator('.platform[data-fingerprint]').count() >= 1, 'a platform card');
@@ -226,6 +226,27 @@ async function checkWorkersAndFleet(page, base) {
   await page.goto(`${base}/#/fleet`);
   await page.waitForSelector('#fleet tbody tr', { timeout: 20000 });
   assert.match(await page.locator('#fleet').innerText(), /total/);
+  await page.waitForSelector('#fleet-report-empty', { timeout: 20000 });
+  // The user's own fleet: two jobs ingested, decomposed on the same page.
+  const events = path.join(work, 'fleet.jsonl');
+  const line = (job, fields) => JSON.stringify({ v: 1, job, ...fields });
+  const job = (name, devices, initEnd) => [
+    line(name, { event: 'submitted', time: 0, framework: 'jax', workload: 'pretrain' }),
+    line(name, { event: 'requested', time: 0, device_kind: 'tpu', devices }),
+    line(name, { event: 'granted', time: 10, devices }),
+    line(name, { event: 'init', start: 10, end: initEnd }),
+    ...[1, 2, 3, 4].map((k) => line(name, { event: 'step', start: initEnd + 10 * (k - 1), end: initEnd + 10 * k, step: k, examples: 64 })),
+    line(name, { event: 'ended', time: initEnd + 40, status: 'completed' }),
+  ];
+  fs.writeFileSync(events, job('train-a', 8, 30).concat(job('train-b', 2, 60)).join('\n') + '\n');
+  assert.match(cli(address, 'fleet', 'ingest', events), /18 events stored/);
+  await page.waitForSelector('#fleet-report tbody tr', { timeout: 20000 });
+  const report = await page.locator('#fleet-report').innerText();
+  assert.match(report, /^fleet\t2\t/m, report);
+  assert.match(report, /device kind: tpu\t2\t/, report);
+  assert.match(report, /job size \(devices\): 2-8/, report);
+  assert.match(await page.locator('#fleet-badput').innerText(), /initialization\t.*train-a \(tpu × 8/);
+  await page.screenshot({ path: path.join(outDir, 'dashboard-fleet.png'), fullPage: true });
   await page.goto(`${base}/#/`);
   await page.waitForSelector('#sweeps tbody tr[data-state="done"]', { timeout: 20000 });
 }
@@ -332,7 +353,7 @@ async function main() {
     assert.strictEqual(rows.length, 12, 'the quick sweep has 12 jobs');
     assert.ok(rows.every((r) => r.measurement && r.measurement.outcome === 'OK'), 'every job measured OK');
     await checkSweepPage(page, sweepId, rows);
-    await checkWorkersAndFleet(page, base);
+    await checkWorkersAndFleet(page, base, address);
     await checkTuningHeatmap(page, base, address);
     assert.deepStrictEqual(errors, [], 'no script errors on any page');
     await checkForeignPages(browser, base);

@@ -116,8 +116,9 @@ TEST_F(DashboardApiTest, ServesThePageAndTheBundledLibraries) {
        ++it) {
     named.insert((*it)[1].str());
   }
-  for (const char* asset : {"vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "app.js",
-                            "analysis.js", "charts.js", "result_fields.js", "style.css"}) {
+  for (const char* asset :
+       {"vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "app.js", "analysis.js",
+        "charts.js", "fleet_report.js", "result_fields.js", "style.css"}) {
     EXPECT_EQ(named.count(asset), 1u) << "the page does not load " << asset;
   }
   for (const std::string& asset : named) {
@@ -195,6 +196,11 @@ TEST_F(DashboardApiTest, RoutesAnswerWhatGrpcAnswers) {
   const Answer ages = Fetch(port_, http::verb::get, "/api/v1/fleet?window_seconds=1e300");
   ASSERT_EQ(ages.status, 200) << ages.body;
   EXPECT_GT(std::stoll(ages.json()["from_unix_ms"].get<std::string>()), 0) << ages.body;
+  // The user's own fleet (paradnn fleet ingest): none ingested yet.
+  const Answer report = Fetch(port_, http::verb::get, "/api/v1/fleet/report?top=3");
+  ASSERT_EQ(report.status, 200) << report.body;
+  EXPECT_EQ(report.json()["events"], "0") << report.body;
+  EXPECT_EQ(report.json()["fleet"]["jobs"], "0") << report.body;
 }
 
 TEST_F(DashboardApiTest, BadRequestsNameWhatIsWrong) {
@@ -222,6 +228,10 @@ TEST_F(DashboardApiTest, BadRequestsNameWhatIsWrong) {
       // Infinity once overflowed the window's start to a negative time.
       {http::verb::get, "/api/v1/fleet?window_seconds=inf", "", 400, "INVALID_ARGUMENT",
        "must be a finite number of seconds"},
+      {http::verb::get, "/api/v1/fleet/report?top=0", "", 400, "INVALID_ARGUMENT",
+       "top '0' is not a number of jobs from 1 to 1000"},
+      {http::verb::get, "/api/v1/fleet/report?jobs=1", "", 400, "INVALID_ARGUMENT",
+       "query parameter 'jobs' is not one of: top"},
       {http::verb::get, "/api/v1/sweeps/1/results?include_samples=maybe", "", 400,
        "INVALID_ARGUMENT", "include_samples='maybe' is not a boolean"},
       {http::verb::post, "/api/v1/analyze", R"({"heatmap": {"colour": 1}})", 400,
