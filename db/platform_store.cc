@@ -153,18 +153,40 @@ absl::Status RefreshIfOwned(sqlite3* db, const v1::Platform& platform,
 }
 
 // How far apart (either way) a report's calibrated roof may be from the
-// stored one of the same fingerprint and facts. Shared hosts drift 10-50 %
-// over minutes and a calibration under contention can read half the
-// silicon; a roof 4x off is another machine, or a made-up one.
+// stored one of the same fingerprint and facts, once the host's own speed
+// at each calibration is taken out. Shared hosts drift 10-50 % over minutes
+// and a calibration under contention can read half the silicon; a roof 4x
+// off is another machine, or a made-up one.
 constexpr double kMaxRoofRatio = 4;
+
+// How much faster the host ran at `report`'s calibration than at `stored`'s,
+// by the host-speed probe each calibration takes (Platform.
+// probe_flops_per_sec, docs/measurement.md): a calibration on a busy host
+// reads every roof low, and an honest recalibration on a quiet one must not
+// be refused for it (a CI run's first worker calibrated with three tests
+// beside it). 1 where either lacks the probe, or where the probes themselves
+// are more than kMaxRoofRatio apart (then the roofs are compared as read).
+double HostSpeedRatio(const v1::Platform& report, const v1::Platform& stored) {
+  const double now = report.probe_flops_per_sec(), then = stored.probe_flops_per_sec();
+  if (!(now > 0) || !(then > 0)) return 1;
+  const double ratio = now / then;
+  return ratio > kMaxRoofRatio || ratio < 1 / kMaxRoofRatio ? 1 : ratio;
+}
 
 // InvalidArgument naming the roof when `report` claims `stored`'s
 // fingerprint (same facts) with a calibration more than kMaxRoofRatio from
-// it: a claim the calibration it comes with contradicts.
+// it, host speed taken out: a claim the calibration it comes with
+// contradicts.
 absl::Status CheckRoofsAgree(const v1::Platform& report, const StoredPlatform& stored) {
-  auto far = [](double a, double b) {
+  const double host_speed = HostSpeedRatio(report, stored.details);
+  auto far = [host_speed](double a, double b) {
+    a /= host_speed;
     return a > 0 && b > 0 && (a > kMaxRoofRatio * b || b > kMaxRoofRatio * a);
   };
+  const std::string speed_note =
+      host_speed == 1
+          ? std::string()
+          : absl::StrFormat(", after the host's own speed (its probe %.3gx of then)", host_speed);
   // A dtype's roofs of different kernel paths are far apart by nature (on
   // LibTorch 1.13 CPUs bfloat16 convolutions run ~4x below bfloat16 GEMM):
   // only a roof of the same dtype and kernel path is comparable.
@@ -177,10 +199,10 @@ absl::Status CheckRoofsAgree(const v1::Platform& report, const StoredPlatform& s
       }
       return absl::InvalidArgumentError(absl::StrFormat(
           "platform.matmul_roofs[%s, %s].flops_per_sec: %.4g contradicts the %.4g calibrated "
-          "for fingerprint '%s' (more than %gx apart): a host of that fingerprint cannot be "
+          "for fingerprint '%s' (more than %gx apart%s): a host of that fingerprint cannot be "
           "this far from it; recalibrate it, or check what it fingerprints",
           claimed.dtype(), platform::RoofKernel(claimed), claimed.flops_per_sec(),
-          known.flops_per_sec(), stored.details.fingerprint(), kMaxRoofRatio));
+          known.flops_per_sec(), stored.details.fingerprint(), kMaxRoofRatio, speed_note));
     }
   }
   for (const v1::BandwidthPoint& claimed : report.bandwidth()) {
@@ -191,10 +213,10 @@ absl::Status CheckRoofsAgree(const v1::Platform& report, const StoredPlatform& s
       }
       return absl::InvalidArgumentError(absl::StrFormat(
           "platform.bandwidth[%s, %d bytes].bytes_per_sec: %.4g contradicts the %.4g calibrated "
-          "for fingerprint '%s' (more than %gx apart); recalibrate it, or check what it "
+          "for fingerprint '%s' (more than %gx apart%s); recalibrate it, or check what it "
           "fingerprints",
           claimed.kernel(), claimed.bytes(), claimed.bytes_per_sec(), known.bytes_per_sec(),
-          stored.details.fingerprint(), kMaxRoofRatio));
+          stored.details.fingerprint(), kMaxRoofRatio, speed_note));
     }
   }
   return absl::OkStatus();

@@ -117,6 +117,40 @@ TEST_F(WorkerStoreTest, RoofsOfOneDtypeAreComparedPerKernelPath) {
       << refused;
 }
 
+// A roof far from the stored one is judged after the host's own speed at
+// each calibration: the stored one ran on a busy host (its probe 60.4
+// GFLOP/s), the new one on a quiet host (99.2, 1.64x), so a conv roof 4.2x
+// the stored one is 2.6x after it and taken. Without probes, or with the
+// host 1.64x slower instead, the same roof is refused, and the message says
+// what was taken out.
+TEST_F(WorkerStoreTest, TheHostsOwnSpeedIsTakenOutBeforeRoofsAreCompared) {
+  auto platform = [](int64_t calibrated, double probe, double conv_roof) {
+    v1::Platform p = MakePlatform("fp-a", "host-1");
+    p.set_calibrated_unix_ms(calibrated);
+    p.set_probe_flops_per_sec(probe);
+    v1::MatmulRoof* roof = p.add_matmul_roofs();
+    roof->set_dtype("bfloat16");
+    roof->set_kernel("conv");
+    roof->set_flops_per_sec(conv_roof);
+    return p;
+  };
+  absl::StatusOr<int64_t> id = platforms_->UpsertSync(platform(1000, 60.4e9, 1.06e9));
+  ASSERT_TRUE(id.ok()) << id.status();
+  const absl::Status slower = platforms_->UpsertSync(platform(2000, 60.4e9 / 1.64, 4.5e9)).status();
+  EXPECT_EQ(slower.code(), absl::StatusCode::kInvalidArgument) << slower;
+  EXPECT_NE(slower.message().find("after the host's own speed (its probe 0.61x of then)"),
+            absl::string_view::npos)
+      << slower;
+  EXPECT_EQ(platforms_->UpsertSync(platform(3000, 0, 4.5e9)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<int64_t> quiet = platforms_->UpsertSync(platform(4000, 99.2e9, 4.5e9));
+  ASSERT_TRUE(quiet.ok()) << quiet.status();
+  EXPECT_EQ(platforms_->Get(*id)->matmul_roofs(0).flops_per_sec(), 4.5e9);
+  // A probe itself more than 4x off explains nothing: compared as read.
+  EXPECT_EQ(platforms_->UpsertSync(platform(5000, 99.2e9 * 5, 4.5e9 * 5)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 // Rows belong to a trust domain (docs/security.md): any worker of it, and
 // no other domain's, recalibrates a row, and which domain reports a
 // fingerprint first changes no row's name.
