@@ -503,12 +503,19 @@ async function fleetPage(main) {
     } catch (error) {
       holder.replaceChildren(errorBox(error));
     }
-    try {
-      report.replaceChildren(fleetReportSection(await api('fleet/report')));
-    } catch (error) {
-      report.replaceChildren(errorBox(error));
-    }
   });
+  // Read once, not polled: it decomposes every stored event (18 s over a
+  // 1 GB fleet, docs/fleet-events.md "Figures"); the button reads it again.
+  const generation = app.generation;
+  const loadReport = async () => {
+    try {
+      const r = await api('fleet/report');
+      if (generation === app.generation) report.replaceChildren(fleetReportSection(r), el('button', { id: 'fleet-report-refresh', onclick: loadReport }, 'read again'));
+    } catch (error) {
+      if (generation === app.generation) report.replaceChildren(errorBox(error), el('button', { onclick: loadReport }, 'read again'));
+    }
+  };
+  loadReport();
 }
 
 // ---- routing ------------------------------------------------------------------

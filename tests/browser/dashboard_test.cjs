@@ -240,6 +240,7 @@ async function checkWorkersAndFleet(page, base, address) {
   ];
   fs.writeFileSync(events, job('train-a', 8, 30).concat(job('train-b', 2, 60)).join('\n') + '\n');
   assert.match(cli(address, 'fleet', 'ingest', events), /18 events stored/);
+  await page.locator('#fleet-report-refresh, button:has-text("read again")').first().click();
   await page.waitForSelector('#fleet-report tbody tr', { timeout: 20000 });
   const report = await page.locator('#fleet-report').innerText();
   assert.match(report, /^fleet\t2\t/m, report);
