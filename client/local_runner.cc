@@ -345,11 +345,11 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalOpt
     const std::string id = absl::StrCat("local-", i, "-", device);
     // Every worker can lead a gang: a port of its own, on loopback, where
     // the other local workers reach it.
-    PendingWorker worker{absl::StrCat("paradnn-worker ", id),
+    PendingWorker worker{{id, absl::StrCat("paradnn-worker ", id),
+                          absl::StrCat(cluster->coordinator_->temp_dir(), "/worker-", i, ".log")},
                          {*worker_bin, "--coordinator", cluster->address(), "--worker-id", id,
                           "--device", device, "--log-level", options.log_level, "--rendezvous-port",
-                          "0", "--advertise-address", "127.0.0.1"},
-                         absl::StrCat(cluster->coordinator_->temp_dir(), "/worker-", i, ".log")};
+                          "0", "--advertise-address", "127.0.0.1"}};
     if (!cpu_lists.empty()) worker.argv.insert(worker.argv.end(), {"--cpus", cpu_lists[i - 1]});
     if (i > 1 && options.first_worker_alone) {
       cluster->pending_.push_back(std::move(worker));
@@ -362,9 +362,10 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalOpt
 
 absl::Status LocalCluster::StartWorker(const PendingWorker& worker) {
   absl::StatusOr<std::unique_ptr<ChildProcess>> child =
-      ChildProcess::Start(worker.name, worker.argv, worker.log_path);
+      ChildProcess::Start(worker.log.name, worker.argv, worker.log.log_path);
   if (!child.ok()) return child.status();
   workers_.push_back(*std::move(child));
+  started_.push_back(worker.log);
   return absl::OkStatus();
 }
 
@@ -375,13 +376,6 @@ absl::Status LocalCluster::StartPendingWorkers() {
     if (absl::Status started = StartWorker(worker); !started.ok()) return started;
   }
   return absl::OkStatus();
-}
-
-std::vector<std::pair<std::string, std::string>> LocalCluster::WorkerLogs() const {
-  std::vector<std::pair<std::string, std::string>> logs;
-  logs.reserve(workers_.size());
-  for (const auto& worker : workers_) logs.emplace_back(worker->name(), worker->log_path());
-  return logs;
 }
 
 LocalCluster::~LocalCluster() { Stop().IgnoreError(); }
@@ -421,32 +415,26 @@ absl::Status LocalCluster::Stop() {
 
 namespace {
 
-// Tends the local workers while the sweep runs. Starts the workers
-// LocalOptions.first_worker_alone held back once one has connected (its
-// calibration is then cached for them). Once every worker is connected:
+// Tends the local workers while the sweep runs, from `listed`
+// (ListWorkers). Starts the held-back workers (StartHeldBackWorkers). Once
+// every worker is connected:
 // FailedPrecondition when the sweep's jobs could never be leased to them,
 // since the coordinator would hold them for workers that never come: jobs
 // of `most_replicas` devices need as many GPUs on one worker
 // (Platform.cuda_device_count); gangs of `most_hosts` need as many workers
 // of one platform fingerprint. Sets *settled once it could tell.
-absl::Status TendLocalWorkers(CoordinatorClient& client, LocalCluster& cluster, int workers,
-                              int64_t most_replicas, int64_t most_hosts, bool* settled) {
-  if (*settled && !cluster.workers_pending()) return absl::OkStatus();
-  absl::StatusOr<std::vector<v1::WorkerInfo>> listed = client.ListWorkers();
-  if (!listed.ok()) return absl::OkStatus();  // the watch reports a lost coordinator
-  int connected = 0;
+absl::Status TendLocalWorkers(const std::vector<v1::WorkerInfo>& listed, LocalCluster& cluster,
+                              int workers, int64_t most_replicas, int64_t most_hosts,
+                              bool* settled) {
+  if (absl::Status started = StartHeldBackWorkers(cluster, listed); !started.ok()) return started;
+  if (*settled || ConnectedWorkers(listed) < workers) return absl::OkStatus();
   int64_t lent = 0;
   std::map<std::string, int64_t> by_platform;
-  for (const v1::WorkerInfo& w : *listed) {
+  for (const v1::WorkerInfo& w : listed) {
     if (!w.connected()) continue;
-    ++connected;
     lent = std::max<int64_t>(lent, std::max(1, w.platform().cuda_device_count()));
     ++by_platform[w.platform().fingerprint()];
   }
-  if (connected > 0 && cluster.workers_pending()) {
-    if (absl::Status started = cluster.StartPendingWorkers(); !started.ok()) return started;
-  }
-  if (*settled || connected < workers) return absl::OkStatus();
   *settled = true;
   if (most_replicas > lent) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -476,22 +464,23 @@ int WatchLocalSweep(const CommandContext& ctx, const LocalOptions& options,
   WorkerStartReport start_report(std::chrono::seconds(60));
   auto health = [&]() -> absl::Status {
     if (absl::Status alive = cluster.CheckAlive(); !alive.ok()) return alive;
-    if (absl::Status tended = TendLocalWorkers(client, cluster, options.workers, most_replicas,
-                                               most_hosts, &fit_settled);
-        !tended.ok()) {
-      return tended;
+    // One listing of the workers for whatever is due at this poll.
+    const bool tending = !fit_settled || cluster.workers_pending();
+    const bool notice_due = !asked && SteadyClock::now() - watch_start >= kWorkerStartNotice;
+    if (!tending && !notice_due && !start_report.due()) return absl::OkStatus();
+    absl::StatusOr<std::vector<v1::WorkerInfo>> listed = client.ListWorkers();
+    if (!listed.ok()) return absl::OkStatus();  // the watch reports a lost coordinator
+    if (tending) {
+      if (absl::Status tended = TendLocalWorkers(*listed, cluster, options.workers, most_replicas,
+                                                 most_hosts, &fit_settled);
+          !tended.ok()) {
+        return tended;
+      }
     }
-    if (start_report.due()) {
-      absl::StatusOr<std::vector<v1::WorkerInfo>> listed = client.ListWorkers();
-      if (listed.ok()) start_report.MaybeSay(ctx, cluster, *listed, options.workers);
-    }
-    if (asked || SteadyClock::now() - watch_start < kWorkerStartNotice) return absl::OkStatus();
+    start_report.MaybeSay(ctx, cluster, *listed, options.workers);
+    if (!notice_due) return absl::OkStatus();
     asked = true;
-    absl::StatusOr<std::vector<v1::WorkerInfo>> workers = client.ListWorkers();
-    const bool none =
-        workers.ok() && std::none_of(workers->begin(), workers->end(),
-                                     [](const v1::WorkerInfo& w) { return w.connected(); });
-    if (none) {
+    if (ConnectedWorkers(*listed) == 0) {
       *ctx.err << (ctx.err_is_terminal ? "\n" : "")
                << "paradnn: the local worker is probing this host and calibrating its roofs "
                   "(about 20 s to 2 min, once per platform fingerprint; later runs reuse "

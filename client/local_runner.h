@@ -15,7 +15,6 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -200,8 +199,14 @@ class LocalCluster {
   // Whether workers wait to be started (LocalOptions.first_worker_alone),
   // and starting them (call once the first has connected).
   bool workers_pending() const { return !pending_.empty(); }
-  // The name and log file of each started worker ("paradnn-worker <id>").
-  std::vector<std::pair<std::string, std::string>> WorkerLogs() const;
+  // Each started worker: its --worker-id, its name in messages
+  // ("paradnn-worker <id>") and its log file.
+  struct WorkerLog {
+    std::string id;
+    std::string name;
+    std::string log_path;
+  };
+  const std::vector<WorkerLog>& WorkerLogs() const { return started_; }
   absl::Status StartPendingWorkers();
 
   // Stops the children and removes the temporary directory. Returns an
@@ -216,11 +221,11 @@ class LocalCluster {
   std::unique_ptr<PrivateCoordinator> coordinator_;
   std::vector<std::unique_ptr<ChildProcess>> workers_;
   struct PendingWorker {
-    std::string name;
+    WorkerLog log;
     std::vector<std::string> argv;
-    std::string log_path;
   };
   std::vector<PendingWorker> pending_;
+  std::vector<WorkerLog> started_;
   absl::Status StartWorker(const PendingWorker& worker);
   std::set<const ChildProcess*> reported_;  // worker failures CheckAlive returned
   bool stopped_ = false;

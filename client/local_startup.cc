@@ -8,11 +8,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "absl/strings/strip.h"
 
 namespace paradnn::client {
 
 using SteadyClock = std::chrono::steady_clock;
+
+int ConnectedWorkers(const std::vector<v1::WorkerInfo>& listed) {
+  return static_cast<int>(std::count_if(listed.begin(), listed.end(),
+                                        [](const v1::WorkerInfo& w) { return w.connected(); }));
+}
+
+absl::Status StartHeldBackWorkers(LocalCluster& cluster,
+                                  const std::vector<v1::WorkerInfo>& listed) {
+  if (!cluster.workers_pending() || ConnectedWorkers(listed) == 0) return absl::OkStatus();
+  return cluster.StartPendingWorkers();
+}
 
 std::string LastWarningOfLog(const std::string& log_tail) {
   const std::vector<absl::string_view> lines = absl::StrSplit(log_tail, '\n');
@@ -42,12 +52,12 @@ void WorkerStartReport::MaybeSay(const CommandContext& ctx, const LocalCluster& 
   std::string text = absl::StrCat(
       "paradnn: ", connected.size(), " of ", workers, " local workers connected after ",
       std::chrono::duration_cast<std::chrono::seconds>(now - start_).count(), " s\n");
-  for (const auto& [name, log_path] : cluster.WorkerLogs()) {
-    if (connected.count(std::string(absl::StripPrefix(name, "paradnn-worker "))) > 0) continue;
-    const std::string warning = LastWarningOfLog(FileTail(log_path, 4000));
-    if (warning.empty() || said_[name] == warning) continue;
-    said_[name] = warning;
-    absl::StrAppend(&text, "  ", name, ": ", warning, "\n");
+  for (const LocalCluster::WorkerLog& worker : cluster.WorkerLogs()) {
+    if (connected.count(worker.id) > 0) continue;
+    const std::string warning = LastWarningOfLog(FileTail(worker.log_path, 4000));
+    if (warning.empty() || said_[worker.id] == warning) continue;
+    said_[worker.id] = warning;
+    absl::StrAppend(&text, "  ", worker.name, ": ", warning, "\n");
   }
   *ctx.err << (ctx.err_is_terminal ? "\n" : "") << text << std::flush;
 }
@@ -64,12 +74,10 @@ absl::Status AwaitAllLocalWorkers(const CommandContext& ctx, CoordinatorClient& 
     if (absl::Status alive = cluster.CheckAlive(); !alive.ok()) return alive;
     absl::StatusOr<std::vector<v1::WorkerInfo>> listed = client.ListWorkers();
     if (!listed.ok()) listed = std::vector<v1::WorkerInfo>();
-    const int connected = static_cast<int>(std::count_if(
-        listed->begin(), listed->end(), [](const v1::WorkerInfo& w) { return w.connected(); }));
-    if (connected > 0 && cluster.workers_pending()) {
-      if (absl::Status started = cluster.StartPendingWorkers(); !started.ok()) return started;
+    if (absl::Status started = StartHeldBackWorkers(cluster, *listed); !started.ok()) {
+      return started;
     }
-    if (connected >= workers) return absl::OkStatus();
+    if (ConnectedWorkers(*listed) >= workers) return absl::OkStatus();
     report.MaybeSay(ctx, cluster, *listed, workers);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

@@ -13,13 +13,20 @@
 
 namespace paradnn::client {
 
+// How many of `listed` (ListWorkers) are connected.
+int ConnectedWorkers(const std::vector<v1::WorkerInfo>& listed);
+
+// Starts the workers LocalOptions.first_worker_alone held back once one of
+// `listed` has connected (its calibration is then cached for them).
+absl::Status StartHeldBackWorkers(LocalCluster& cluster, const std::vector<v1::WorkerInfo>& listed);
+
 // The message of a worker log's last warning or error line, without its
 // time stamp and logger name ("" when the tail holds none).
 std::string LastWarningOfLog(const std::string& log_tail);
 
 // Says, at most every `every`, how many of the local workers have connected
 // and, for each one still out, the last warning its log holds when it is a
-// new one (a hello the coordinator refuses, a failed calibration): such a
+// new one (a failed calibration, a coordinator it cannot reach): such a
 // worker retries for ever, and paradnn local would otherwise sit silent.
 class WorkerStartReport {
  public:
@@ -33,7 +40,7 @@ class WorkerStartReport {
   std::chrono::seconds every_;
   SteadyClock::time_point start_;
   SteadyClock::time_point next_;
-  std::map<std::string, std::string> said_;  // worker name -> last warning said
+  std::map<std::string, std::string> said_;  // worker id -> last warning said
 };
 
 // Every one of `workers` local workers connected (its host probed and, the

@@ -447,14 +447,11 @@ void Scheduler::OfferNext(const std::string& worker_id, bool clear_leasing) {
     absl::MutexLock lock(&mu_);
     if (clear_leasing) leases_.EndLease(worker_id);
     TryAssignLocked(worker_id);
-    // Neighbours that waited for its CPUs (or its host) may measure now
-    // (only a worker that names its CPUs has any, unless one measurement
-    // at a time per host: BusyCpuNeighbourLocked).
+    // Neighbours that waited for its CPUs (or its host) may measure now.
     const auto self = links_.find(worker_id);
-    if (self != links_.end() && !self->second.hostname.empty() &&
-        (options_.one_measurement_per_host || !self->second.cpu_set.empty())) {
+    if (self != links_.end()) {
       for (const auto& [other, link] : links_) {
-        if (other != worker_id && link.hostname == self->second.hostname) TryAssignLocked(other);
+        if (other != worker_id && Contend(self->second, link)) TryAssignLocked(other);
       }
     }
   }

@@ -181,19 +181,21 @@ class Scheduler {
   static v1::CoordinatorMessage AssignmentMessage(const db::Lease& granted);
   static v1::CoordinatorMessage AckMessage(int64_t job_id, int64_t attempt_id);
 
-  // The worker of the same host whose CPUs overlap `worker_id`'s and that
-  // is measuring (LeaseTable::IsOccupied), but those in `except`; "" when
-  // none. Two jobs timed on the same CPUs would disturb each other: a
-  // worker waits for such a neighbour (a gang's own ranks may share CPUs).
-  // Only workers that name their CPUs (--cpus) are compared: one without
-  // is the host's only worker, as deployed (one per host and device).
-  // With one_measurement_per_host, any measuring worker of the same host.
   // `worker`'s --cpus on its host.
   HostCpus HostCpusOfLocked(const std::string& worker) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // SpreadOverCpus of the workers' --cpus on their hosts.
   std::vector<std::string> SpreadOverCpusLocked(const std::string& leader,
                                                 const std::vector<std::string>& peers) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether two workers may not measure at once: two jobs timed on the
+  // same CPUs would disturb each other. Workers of one host whose CPUs
+  // overlap; only workers that name their CPUs (--cpus) are compared, since
+  // one without is the host's only worker, as deployed (one per host and
+  // device). With one_measurement_per_host, any two workers of one host.
+  bool Contend(const WorkerLink& a, const WorkerLink& b) const;
+  // The measuring worker (LeaseTable::IsOccupied) that Contends with
+  // `worker_id`, but those in `except`; "" when none. A worker waits for
+  // such a neighbour (a gang's own ranks may share CPUs).
   std::string BusyCpuNeighbourLocked(const std::string& worker_id,
                                      const std::vector<std::string>& except) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -46,26 +46,25 @@ v1::CoordinatorMessage Scheduler::AssignmentMessage(const db::Lease& granted) {
   return message;
 }
 
+bool Scheduler::Contend(const WorkerLink& a, const WorkerLink& b) const {
+  if (a.hostname.empty() || a.hostname != b.hostname) return false;
+  if (options_.one_measurement_per_host) return true;
+  return !a.cpu_set.empty() && !b.cpu_set.empty() &&
+         std::find_first_of(a.cpu_set.begin(), a.cpu_set.end(), b.cpu_set.begin(),
+                            b.cpu_set.end()) != a.cpu_set.end();
+}
+
 std::string Scheduler::BusyCpuNeighbourLocked(const std::string& worker_id,
                                               const std::vector<std::string>& except) const {
-  const bool whole_host = options_.one_measurement_per_host;
   const auto self = links_.find(worker_id);
-  if (self == links_.end() || self->second.hostname.empty() ||
-      (!whole_host && self->second.cpu_set.empty())) {
-    return "";
-  }
-  const std::vector<int>& mine = self->second.cpu_set;
+  if (self == links_.end()) return "";
   for (const auto& [other, link] : links_) {
-    if (other == worker_id || link.hostname != self->second.hostname ||
-        (!whole_host && link.cpu_set.empty()) ||
+    if (other == worker_id || !Contend(self->second, link) ||
         std::find(except.begin(), except.end(), other) != except.end() ||
         !leases_.IsOccupied(other)) {
       continue;
     }
-    if (whole_host || std::find_first_of(mine.begin(), mine.end(), link.cpu_set.begin(),
-                                         link.cpu_set.end()) != mine.end()) {
-      return other;
-    }
+    return other;
   }
   return "";
 }

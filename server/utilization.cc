@@ -41,15 +41,23 @@ void FlagSlowStack(const v1::Platform& platform, const std::string& dtype,
   }
 }
 
-// The calibrated roof of exactly `kernel` at `dtype`; null when none.
-const v1::MatmulRoof* CalibratedRoof(const v1::Platform& platform, const std::string& kernel,
-                                     const std::string& dtype) {
-  for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
+// The index of the calibrated roof of exactly `kernel` at `dtype` in
+// platform.matmul_roofs; -1 when none.
+int CalibratedRoofIndex(const v1::Platform& platform, const std::string& kernel,
+                        const std::string& dtype) {
+  for (int i = 0; i < platform.matmul_roofs_size(); ++i) {
+    const v1::MatmulRoof& roof = platform.matmul_roofs(i);
     if (roof.dtype() == dtype && platform::RoofKernel(roof) == kernel && roof.flops_per_sec() > 0) {
-      return &roof;
+      return i;
     }
   }
-  return nullptr;
+  return -1;
+}
+
+const v1::MatmulRoof* CalibratedRoof(const v1::Platform& platform, const std::string& kernel,
+                                     const std::string& dtype) {
+  const int i = CalibratedRoofIndex(platform, kernel, dtype);
+  return i < 0 ? nullptr : &platform.matmul_roofs(i);
 }
 
 // Silicon with a native 16-bit path runs it at least as fast as float32; a
@@ -82,20 +90,13 @@ void FlagSlowHalfPrecision(const v1::Platform& platform, const std::string& dtyp
 // so); null when neither was calibrated.
 v1::MatmulRoof* FindRoof(v1::Platform* platform, const std::string& kernel,
                          const std::string& dtype, std::string* name) {
-  v1::MatmulRoof* roof = nullptr;
-  v1::MatmulRoof* matmul_roof = nullptr;
-  for (v1::MatmulRoof& candidate : *platform->mutable_matmul_roofs()) {
-    if (candidate.dtype() != dtype || !(candidate.flops_per_sec() > 0)) continue;
-    const std::string candidate_kernel = platform::RoofKernel(candidate);
-    if (candidate_kernel == kernel) roof = &candidate;
-    if (candidate_kernel == "matmul") matmul_roof = &candidate;
-  }
+  int i = CalibratedRoofIndex(*platform, kernel, dtype);
   *name = absl::StrCat(kernel, " ", dtype);
-  if (roof == nullptr && matmul_roof != nullptr) {
-    roof = matmul_roof;
-    *name = absl::StrCat("matmul ", dtype, " (no ", kernel, " roof calibrated)");
+  if (i < 0) {
+    i = CalibratedRoofIndex(*platform, "matmul", dtype);
+    if (i >= 0) *name = absl::StrCat("matmul ", dtype, " (no ", kernel, " roof calibrated)");
   }
-  return roof;
+  return i < 0 ? nullptr : platform->mutable_matmul_roofs(i);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -193,6 +194,20 @@ std::string TuningSettingText(const TuningSummary& s, int index) {
                          s.medians[static_cast<size_t>(index)], s.unit.empty() ? "" : " ", s.unit);
 }
 
+// A check's outcome from a verdict (VerdictName) judging the setting the
+// finding is about: `agreeing` (if any) agrees with the paper,
+// `disagreeing` disagrees, not enough data (or no verdict) is not measured,
+// anything else no difference.
+const char* CheckOutcome(const std::string& verdict, std::optional<Verdict> agreeing,
+                         Verdict disagreeing) {
+  if (agreeing.has_value() && verdict == VerdictName(*agreeing)) return kTuningAgrees;
+  if (verdict == VerdictName(disagreeing)) return kTuningDisagrees;
+  if (verdict.empty() || verdict == VerdictName(Verdict::kNotEnoughData)) {
+    return kTuningNotMeasured;
+  }
+  return kTuningNoDifference;
+}
+
 // Narrow models train fastest with one pool and every core.
 v1::TuningCheck NarrowCheck(const TuningSummary& s) {
   v1::TuningCheck check;
@@ -209,13 +224,8 @@ v1::TuningCheck NarrowCheck(const TuningSummary& s) {
     const std::string versus =
         absl::StrCat("best ", TuningSettingText(s, s.best), " against one pool and every core ",
                      TuningSettingText(s, s.every_core), ": ");
-    if (s.narrow_verdict == "faster") {
-      check.set_outcome(kTuningDisagrees);
-    } else if (s.narrow_verdict == "not enough data") {
-      check.set_outcome(kTuningNotMeasured);
-    } else {
-      check.set_outcome(kTuningNoDifference);
-    }
+    // The best setting faster than one pool and every core disagrees.
+    check.set_outcome(CheckOutcome(s.narrow_verdict, std::nullopt, Verdict::kFaster));
     check.set_detail(absl::StrCat(versus, s.narrow_verdict));
   }
   return check;
@@ -232,15 +242,7 @@ v1::TuningCheck WideCheck(const TuningSummary& s) {
                                  : "no setting ran with one pool");
     return check;
   }
-  if (s.pools_verdict == "faster") {
-    check.set_outcome(kTuningAgrees);
-  } else if (s.pools_verdict == "slower") {
-    check.set_outcome(kTuningDisagrees);
-  } else if (s.pools_verdict == "not enough data") {
-    check.set_outcome(kTuningNotMeasured);
-  } else {
-    check.set_outcome(kTuningNoDifference);
-  }
+  check.set_outcome(CheckOutcome(s.pools_verdict, Verdict::kFaster, Verdict::kSlower));
   check.set_detail(absl::StrFormat("several pools %s against one pool %s, gain %.2fx: %s",
                                    TuningSettingText(s, s.pools), TuningSettingText(s, s.one_pool),
                                    s.pool_gain, s.pools_verdict));
@@ -293,15 +295,9 @@ v1::TuningCheck BatchCheck(const TuningSummary& small, const TuningSummary& larg
   const std::string gains =
       absl::StrFormat("pool gain %.2fx at batch %d, %.2fx at batch %d", small.pool_gain,
                       *small.runs->batch, large.pool_gain, *large.runs->batch);
-  if (verdict == VerdictName(Verdict::kSlower)) {
-    check.set_outcome(kTuningAgrees);
-  } else if (verdict == VerdictName(Verdict::kFaster)) {
-    check.set_outcome(kTuningDisagrees);
-  } else if (verdict == VerdictName(Verdict::kNoDifference)) {
-    check.set_outcome(kTuningNoDifference);
-  } else {
-    check.set_outcome(kTuningNotMeasured);
-  }
+  // The large batch's ratio "slower" (larger) is pools gaining more at the
+  // small batch: the paper's finding.
+  check.set_outcome(CheckOutcome(verdict, Verdict::kSlower, Verdict::kFaster));
   check.set_detail(absl::StrCat(gains, "; the gains' ratio paired by round: ", verdict));
   return check;
 }

@@ -212,11 +212,11 @@ TEST_F(LocalRunnerTest, SaysWhichWorkersAreMissingAndWhatTheyLastWarned) {
       LocalCluster::Start(Options(2), "cpu", nullptr);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   ASSERT_EQ((*cluster)->WorkerLogs().size(), 2u);
-  for (const auto& [name, log] : (*cluster)->WorkerLogs()) {
-    ASSERT_TRUE(
-        testing::WaitFor([&] { return FileTail(log).find("[warning]") != std::string::npos; },
-                         std::chrono::seconds(10), kPoll))
-        << name;
+  for (const LocalCluster::WorkerLog& worker : (*cluster)->WorkerLogs()) {
+    ASSERT_TRUE(testing::WaitFor(
+        [&] { return FileTail(worker.log_path).find("[warning]") != std::string::npos; },
+        std::chrono::seconds(10), kPoll))
+        << worker.name;
   }
   std::vector<v1::WorkerInfo> listed(2);
   listed[0].set_worker_id("local-1-cpu");
