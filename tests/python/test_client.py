@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -216,16 +217,19 @@ def test_open_db_outlives_the_thread_that_opened_it(client: paradnn.Client,
 def test_open_db_coordinator_stops_when_its_process_is_killed(cluster: Cluster) -> None:
     script = ("import os, signal, sys, paradnn\n"
               "db = paradnn.open_db(sys.argv[1])\n"
-              "print(db._reader.process.pid, flush=True)\n"
+              "print(db._reader.process.pid, db._reader.folder, flush=True)\n"
               "os.kill(os.getpid(), signal.SIGKILL)\n")
     child = subprocess.run([sys.executable, "-c", script, cluster.db], capture_output=True,
                            text=True, timeout=60, env=os.environ.copy())
     assert child.returncode == -signal.SIGKILL, child.stderr
-    coordinator_pid = int(child.stdout.split()[0])
+    coordinator_pid, folder = child.stdout.split()
     deadline = time.monotonic() + 20
-    while _is_running(coordinator_pid):
+    while _is_running(int(coordinator_pid)):
         assert time.monotonic() < deadline, "the coordinator outlived its killed process"
         time.sleep(0.05)
+    # A killed process cannot remove its private folder: the test does.
+    assert not os.path.exists(os.path.join(folder, "coordinator.sock"))
+    shutil.rmtree(folder)
 
 
 def _is_running(pid: int) -> bool:

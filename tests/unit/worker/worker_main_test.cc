@@ -215,9 +215,9 @@ TEST(WorkerMainTest, WorkersOfOneHostGetDistinctStableDefaultIds) {
 TEST(WorkerMainTest, RunsAJobAndExitsCleanlyOnSigterm) {
   GatewayServer gateway;
   gateway.Start(0);
-  char state_template[] = "/tmp/paradnn-worker-state-XXXXXX";
-  ASSERT_NE(::mkdtemp(state_template), nullptr);
-  const std::string state_dir = state_template;
+  testing::TempFolder state("worker-state");
+  ASSERT_FALSE(state.path().empty());
+  const std::string& state_dir = state.path();
   WorkerProcess worker({"--coordinator", "127.0.0.1:" + std::to_string(gateway.port), "--runner",
                         PARADNN_FAKE_RUNNER, "--device", "cuda:1", "--max-backoff-ms", "500",
                         "--state-dir", state_dir});
