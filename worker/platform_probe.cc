@@ -383,7 +383,8 @@ void CopyCalibration(const v1::Platform& from, v1::Platform* to) {
 void LogRoofs(const v1::Platform& platform, const std::string& source) {
   std::vector<std::string> roofs;
   for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
-    roofs.push_back(absl::StrFormat("%s %.1f GFLOP/s", roof.dtype(), roof.flops_per_sec() / 1e9));
+    roofs.push_back(absl::StrFormat("%s %s %.1f GFLOP/s", platform::RoofKernel(roof), roof.dtype(),
+                                    roof.flops_per_sec() / 1e9));
   }
   spdlog::info("calibrated roofs ({}): {}", source, absl::StrJoin(roofs, ", "));
 }

@@ -120,12 +120,15 @@ TEST(CalibratedPlatformTest, KeepsTheUncalibratedFingerprintAndStampsTheTime) {
   EXPECT_GT(platform.calibrated_unix_ms(), 1'600'000'000'000);
   EXPECT_GE(platform.matmul_roofs_size(), 2);
   EXPECT_EQ(platform.bandwidth_size(), 2);  // copy and triad at one size
-  // The host-speed probe, at the calibration's thread count, below the roof
-  // of larger shapes but not absurdly so.
+  // The host-speed probe, at the calibration's thread count, below the
+  // float32 GEMM roof of larger shapes but not absurdly so. Only the GEMM
+  // one: the probe is a GEMM, and a conv roof can sit 25x above it (oneDNN
+  // convs beside OpenBLAS's Prescott GEMM on an AVX-512 Xeon: 274 GFLOP/s
+  // against an 11 GFLOP/s probe).
   EXPECT_GT(platform.probe_flops_per_sec(), 0);
   EXPECT_GE(platform.probe_threads(), 1);
   for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
-    if (roof.dtype() == "float32") {
+    if (roof.dtype() == "float32" && roof.kernel() == "matmul") {
       EXPECT_GT(platform.probe_flops_per_sec(), 0.05 * roof.flops_per_sec());
     }
   }
