@@ -11,6 +11,12 @@ correct BLAS core and ATen capability, the heap thresholds, FTZ/DAZ,
 channels_last). For the CNN the two settings that matter to it are also
 switched one at a time, and every job once with only ATen as installed.
 
+Each round runs every variant of every job back to back (in reverse order
+every other round); each variant's ratio to "as installed" is paired by
+round, so the host's drift between rounds cancels, and is given with the
+min-max of the rounds' ratios (a 96.9 % interval of their median at 6
+rounds) and a verdict: faster, slower or no difference shown.
+
   bench/stack_doctor.py [--reps N]          # as this host installs it
   OPENBLAS_CORETYPE=Prescott bench/stack_doctor.py   # the Intel model-207 fallback
 """
@@ -57,7 +63,8 @@ def measure(job, flags, env):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--reps", type=int, default=6,
+                        help="rounds (default 6: fewer give no verdict)")
     args = parser.parse_args()
     platform = common.run_json([os.path.join(common.BIN, "paradnn-runner"), "--stack-doctor"])
     print(f"stack doctor: {platform['device_name']}, {common.threads()} threads, "
@@ -71,18 +78,30 @@ def main():
               + (" <- chosen" if f.get("chosen") else "")
               + (f" [{f['note']}]" if f.get("note") else ""))
     rates = {}
-    for _ in range(args.reps):
+    for round_index in range(args.reps):
         for name, job in JOBS.items():
-            for label, flags, env in variants(name):
+            # Reversed every other round: a variant is not always the one
+            # that runs first (or last) in a round.
+            ordered = variants(name)[::-1 if round_index % 2 else 1]
+            for label, flags, env in ordered:
                 rates.setdefault((name, label), []).append(measure(job, flags, env))
-    header = ["job", "variant", "examples/s", "vs as installed"]
+    header = ["job", "variant", "examples/s", "vs as installed", "rounds' range", "verdict"]
     rows = []
     for name in JOBS:
-        base = statistics.median(rates[(name, "as installed")])
+        base = rates[(name, "as installed")]
         for label, _, _ in variants(name):
             value = statistics.median(rates[(name, label)])
-            rows.append([name, label, f"{value:,.1f}", f"{value / base:.2f}x"])
+            if label == "as installed":
+                rows.append([name, label, f"{value:,.1f}", "1.00x", "", ""])
+                continue
+            median, low, high, _, verdict = common.paired_ratios(base, rates[(name, label)])
+            rows.append([name, label, f"{value:,.1f}", f"{median:.2f}x",
+                         f"{low:.2f}-{high:.2f}x", verdict])
     common.print_table(header, rows)
+    confidence = 1 - 2 * 0.5 ** args.reps
+    print(f"examples/s: the median of {args.reps} rounds; vs as installed: the median of the "
+          f"rounds' paired ratios; range: their min-max, which holds that median with "
+          f"{confidence:.1%} confidence (sign test)")
 
 
 if __name__ == "__main__":
