@@ -31,6 +31,21 @@ std::string RoofKernel(const v1::MatmulRoof& roof) {
   return roof.kernel().empty() ? std::string("matmul") : roof.kernel();
 }
 
+int CalibratedRoofIndex(const v1::Platform& platform, absl::string_view kernel,
+                        absl::string_view dtype) {
+  for (int i = 0; i < platform.matmul_roofs_size(); ++i) {
+    const v1::MatmulRoof& roof = platform.matmul_roofs(i);
+    if (roof.dtype() == dtype && RoofKernel(roof) == kernel && roof.flops_per_sec() > 0) return i;
+  }
+  return -1;
+}
+
+const v1::MatmulRoof* CalibratedRoof(const v1::Platform& platform, absl::string_view kernel,
+                                     absl::string_view dtype) {
+  const int i = CalibratedRoofIndex(platform, kernel, dtype);
+  return i < 0 ? nullptr : &platform.matmul_roofs(i);
+}
+
 std::string FlopRate(double flops_per_sec) {
   // Three significant digits in the largest unit that keeps one before the point.
   static constexpr std::pair<double, const char*> kUnits[] = {

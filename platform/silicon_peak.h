@@ -106,6 +106,14 @@ std::string FlopRate(double flops_per_sec);
 // different quantities (bfloat16 conv can sit 4x below bfloat16 GEMM).
 std::string RoofKernel(const v1::MatmulRoof& roof);
 
+// The index in platform.matmul_roofs of the calibrated roof (positive
+// flops_per_sec) of the `kernel` path (RoofKernel) at `dtype`; -1 when none
+// was calibrated. CalibratedRoof: that roof, or null.
+int CalibratedRoofIndex(const v1::Platform& platform, absl::string_view kernel,
+                        absl::string_view dtype);
+const v1::MatmulRoof* CalibratedRoof(const v1::Platform& platform, absl::string_view kernel,
+                                     absl::string_view dtype);
+
 // The CPU's datapath facts the arithmetic rests on, for the basis text:
 // the widest vector (bits) one FMA unit executes in one pass.
 int FmaDatapathBits(const CpuPeakFacts& facts);

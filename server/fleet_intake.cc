@@ -92,12 +92,9 @@ class FleetRoofs {
     v1::FleetRoof roof;
     roof.set_device_kind(kind);
     roof.set_dtype(dtype);
-    for (const v1::MatmulRoof& m : platform->matmul_roofs()) {
-      if (m.dtype() == dtype && platform::RoofKernel(m) == "matmul") {
-        roof.set_flops_per_sec(std::max(roof.flops_per_sec(), m.flops_per_sec()));
-      }
-    }
-    if (!(roof.flops_per_sec() > 0)) return std::nullopt;
+    const v1::MatmulRoof* matmul = platform::CalibratedRoof(*platform, "matmul", dtype);
+    if (matmul == nullptr) return std::nullopt;
+    roof.set_flops_per_sec(matmul->flops_per_sec());
     // The memory roof: the bandwidth of the largest working sets (DRAM).
     const std::vector<v1::BandwidthRoof> bandwidth = analysis::BandwidthRoofs(*platform);
     if (!bandwidth.empty()) roof.set_bytes_per_sec(bandwidth.back().bytes_per_sec());

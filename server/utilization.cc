@@ -41,25 +41,6 @@ void FlagSlowStack(const v1::Platform& platform, const std::string& dtype,
   }
 }
 
-// The index of the calibrated roof of exactly `kernel` at `dtype` in
-// platform.matmul_roofs; -1 when none.
-int CalibratedRoofIndex(const v1::Platform& platform, const std::string& kernel,
-                        const std::string& dtype) {
-  for (int i = 0; i < platform.matmul_roofs_size(); ++i) {
-    const v1::MatmulRoof& roof = platform.matmul_roofs(i);
-    if (roof.dtype() == dtype && platform::RoofKernel(roof) == kernel && roof.flops_per_sec() > 0) {
-      return i;
-    }
-  }
-  return -1;
-}
-
-const v1::MatmulRoof* CalibratedRoof(const v1::Platform& platform, const std::string& kernel,
-                                     const std::string& dtype) {
-  const int i = CalibratedRoofIndex(platform, kernel, dtype);
-  return i < 0 ? nullptr : &platform.matmul_roofs(i);
-}
-
 // Silicon with a native 16-bit path runs it at least as fast as float32; a
 // stack that reaches under half float32's rate on the job's kernel path
 // runs a fallback instead (LibTorch 1.13 converts bfloat16 GEMMs on CPUs
@@ -71,8 +52,8 @@ constexpr double kSlowHalfPrecisionFactor = 2;
 void FlagSlowHalfPrecision(const v1::Platform& platform, const std::string& dtype,
                            const std::string& kernel, v1::Measurement* m) {
   if (dtype == "float32") return;
-  const v1::MatmulRoof* half = CalibratedRoof(platform, kernel, dtype);
-  const v1::MatmulRoof* full = CalibratedRoof(platform, kernel, "float32");
+  const v1::MatmulRoof* half = platform::CalibratedRoof(platform, kernel, dtype);
+  const v1::MatmulRoof* full = platform::CalibratedRoof(platform, kernel, "float32");
   if (half == nullptr || full == nullptr ||
       !(half->flops_per_sec() * kSlowHalfPrecisionFactor < full->flops_per_sec())) {
     return;
@@ -90,10 +71,10 @@ void FlagSlowHalfPrecision(const v1::Platform& platform, const std::string& dtyp
 // so); null when neither was calibrated.
 v1::MatmulRoof* FindRoof(v1::Platform* platform, const std::string& kernel,
                          const std::string& dtype, std::string* name) {
-  int i = CalibratedRoofIndex(*platform, kernel, dtype);
+  int i = platform::CalibratedRoofIndex(*platform, kernel, dtype);
   *name = absl::StrCat(kernel, " ", dtype);
   if (i < 0) {
-    i = CalibratedRoofIndex(*platform, "matmul", dtype);
+    i = platform::CalibratedRoofIndex(*platform, "matmul", dtype);
     if (i >= 0) *name = absl::StrCat("matmul ", dtype, " (no ", kernel, " roof calibrated)");
   }
   return i < 0 ? nullptr : platform->mutable_matmul_roofs(i);

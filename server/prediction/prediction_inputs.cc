@@ -16,12 +16,10 @@ PriorRoofs PriorRoofsOf(const v1::Platform& platform, const std::string& dtype,
                         const std::string& kernel) {
   PriorRoofs roofs;
   for (const char* path : {kernel.c_str(), "matmul"}) {
-    for (const v1::MatmulRoof& roof : platform.matmul_roofs()) {
-      if (roof.dtype() == dtype && platform::RoofKernel(roof) == path) {
-        roofs.compute_flops_per_sec = std::max(roofs.compute_flops_per_sec, roof.flops_per_sec());
-      }
+    if (const v1::MatmulRoof* roof = platform::CalibratedRoof(platform, path, dtype)) {
+      roofs.compute_flops_per_sec = roof->flops_per_sec();
+      break;
     }
-    if (roofs.compute_flops_per_sec > 0) break;
   }
   for (const v1::BandwidthRoof& roof : analysis::BandwidthRoofs(platform)) {
     if (absl::StartsWith(roof.level(), "DRAM")) roofs.memory_bytes_per_sec = roof.bytes_per_sec();

@@ -168,12 +168,8 @@ TEST_F(AnalyzerTest, SpeedupSidesOfStackThreadsAreMatchedInTheirOneSpelling) {
     }
   }
   const int64_t sweep = Store(results);
-  v1::AnalyzeRequest request;
-  request.mutable_selection()->add_sweep_ids(sweep);
-  request.mutable_speedup()->set_field("stack.threads");
-  request.mutable_speedup()->set_baseline("libtorch");
-  request.mutable_speedup()->set_candidate("pin=on,inter=1,intra=2");
-  absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
+  absl::StatusOr<v1::AnalyzeResponse> response =
+      Analyze(SpeedupOf(sweep, "stack.threads", "libtorch", "pin=on,inter=1,intra=2"));
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->speedup().candidate(), "intra=2,inter=1,pin=on");
   EXPECT_EQ(response->speedup().points_size(), 12);
@@ -182,10 +178,7 @@ TEST_F(AnalyzerTest, SpeedupSidesOfStackThreadsAreMatchedInTheirOneSpelling) {
 
 TEST_F(AnalyzerTest, SpeedupOfBfloat16OverFloat32DefaultsToFloat32AsBaseline) {
   const int64_t sweep = Store(Grid({"float32", "bfloat16"}));
-  v1::AnalyzeRequest request;
-  request.mutable_selection()->add_sweep_ids(sweep);
-  request.mutable_speedup()->set_field("precision");
-  absl::StatusOr<v1::AnalyzeResponse> response = Analyze(request);
+  absl::StatusOr<v1::AnalyzeResponse> response = Analyze(SpeedupOf(sweep, "precision"));
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->speedup().baseline(), "float32");
   EXPECT_EQ(response->speedup().points_size(), 12);
@@ -389,12 +382,7 @@ TEST_F(AnalyzerTest, BadRequestsNameTheProblem) {
               HasSubstr("more points than terms: 3 points for 3 terms"));
 
   // No configuration on both sides.
-  v1::AnalyzeRequest speedup;
-  speedup.mutable_selection()->add_sweep_ids(sweep);
-  speedup.mutable_speedup()->set_field("precision");
-  speedup.mutable_speedup()->set_baseline("float32");
-  speedup.mutable_speedup()->set_candidate("bfloat16");
-  response = Analyze(speedup);
+  response = Analyze(SpeedupOf(sweep, "precision", "float32", "bfloat16"));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(response.status().message()), HasSubstr("bfloat16"));
 }

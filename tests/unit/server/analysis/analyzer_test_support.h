@@ -93,6 +93,20 @@ class AnalyzerTest : public ::testing::Test {
     return request;
   }
 
+  // A speedup of `field` over `sweep`, `candidate` against `baseline`
+  // ("" leaves a side for the analysis to choose).
+  static v1::AnalyzeRequest SpeedupOf(int64_t sweep, const std::string& field,
+                                      const std::string& baseline = "",
+                                      const std::string& candidate = "") {
+    v1::AnalyzeRequest request;
+    request.mutable_selection()->add_sweep_ids(sweep);
+    v1::SpeedupRequest* speedup = request.mutable_speedup();
+    speedup->set_field(field);
+    speedup->set_baseline(baseline);
+    speedup->set_candidate(candidate);
+    return request;
+  }
+
   db::testing::TempDbFile file_;
   std::unique_ptr<db::Database> database_;
   int64_t cpu_platform_ = 0;
